@@ -1,0 +1,34 @@
+import Koa from 'koa';
+import { AppError } from '../src/errors.js';
+import type { AppContext, AppDeps, AppState } from './context.js';
+import { healthRoutes } from './health/router.js';
+import { managementRoutes } from './management/router.js';
+import { errorHandler } from './middleware/errors.js';
+import { requestId } from './middleware/request-id.js';
+import { RouteRegistry } from './routes.js';
+
+export type { AppDeps };
+
+/** The Koa app, not listening: the entrypoint listens, tests use a port of their own. */
+export function buildApp(deps: AppDeps): Koa<AppState> {
+  const app = new Koa<AppState>({ proxy: true });
+  const registry = new RouteRegistry(deps);
+  healthRoutes(deps, registry);
+  managementRoutes(deps, registry);
+
+  app.use(requestId(deps.logger));
+  app.use(errorHandler());
+  app.use(async (ctx: AppContext, next) => {
+    await next();
+    if (ctx.body != null) return;
+    // Nothing answered: allowedMethods set 405/501 (with an Allow header), or no route matched at all.
+    if (ctx.status === 405) throw new AppError(405, 'method_not_allowed', `${ctx.method} is not allowed on this resource.`);
+    if (ctx.status === 501) throw new AppError(501, 'not_implemented', `${ctx.method} is not implemented.`);
+    if (ctx.status === 404) throw new AppError(404, 'route_not_found', `No route for ${ctx.method} ${ctx.path}.`);
+  });
+  app.use(registry.router.routes());
+  app.use(registry.router.allowedMethods());
+  // Errors outside a request (socket errors) are logged, never printed with internals.
+  app.on('error', (error: unknown) => deps.logger.debug({ err: error }, 'koa error'));
+  return app;
+}

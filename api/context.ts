@@ -1,0 +1,24 @@
+import type { Client, Connection } from '@temporalio/client';
+import type Koa from 'koa';
+import type { DatabasePool } from 'slonik';
+import type { Principal } from '../src/auth/principal.js';
+import type { TokenService } from '../src/auth/tokens.js';
+import type { Config } from '../src/config.js';
+import type { Logger } from '../src/logger.js';
+
+/** Everything the API needs, injected: tests pass their own pool, Temporal client and config. */
+export interface AppDeps {
+  config: Config;
+  pool: DatabasePool;
+  temporal: { client: Client; connection: Connection };
+  tokens: TokenService;
+  logger: Logger;
+}
+
+export interface AppState {
+  requestId: string;
+  principal?: Principal;
+  log: Logger;
+}
+
+export type AppContext = Koa.ParameterizedContext<AppState>;

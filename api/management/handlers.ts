@@ -1,0 +1,50 @@
+import { requireOwned } from '../../src/auth/ownership.js';
+import { addCredits, findOrganization, type OrganizationRow } from '../../src/db/repositories/organizations.js';
+import { findUser, type UserRow } from '../../src/db/repositories/users.js';
+import { NotFoundError } from '../../src/errors.js';
+import type { AppContext, AppDeps } from '../context.js';
+import { principalOf } from '../middleware/auth.js';
+import type { RouteInput } from '../routes.js';
+import type { AddCreditsBody } from './schemas.js';
+
+export function presentOrganization(org: OrganizationRow) {
+  return {
+    organizationId: org.id,
+    name: org.name,
+    recordingAllowed: org.recording_allowed,
+    creditBalance: org.credit_balance,
+    createdAt: org.created_at,
+  };
+}
+
+export function presentUser(user: UserRow) {
+  return {
+    userId: user.id,
+    email: user.email,
+    firstName: user.first_name,
+    lastName: user.last_name,
+    role: user.role,
+    status: user.status,
+    createdAt: user.created_at,
+  };
+}
+
+export function managementHandlers(deps: AppDeps) {
+  return {
+    async getOrganization(ctx: AppContext) {
+      const org = await findOrganization(deps.pool, principalOf(ctx).organizationId);
+      if (!org) throw new NotFoundError('Organization');
+      ctx.body = presentOrganization(org);
+    },
+    async addCredits(ctx: AppContext, { body }: RouteInput<AddCreditsBody, unknown>) {
+      const principal = principalOf(ctx);
+      const org = await addCredits(deps.pool, principal.organizationId, body.amount, body.reason ?? `api:${principal.kind}`);
+      if (!org) throw new NotFoundError('Organization');
+      ctx.body = { organizationId: org.id, balance: org.credit_balance };
+    },
+    async getUser(ctx: AppContext, { params }: RouteInput<unknown, unknown>) {
+      const user = requireOwned(principalOf(ctx), 'User', await findUser(deps.pool, params.userId ?? ''));
+      ctx.body = presentUser(user);
+    },
+  };
+}

@@ -1,0 +1,31 @@
+import type { AppDeps } from '../context.js';
+import type { RouteRegistry } from '../routes.js';
+import { managementHandlers } from './handlers.js';
+import { addCreditsBody, balanceSchema, organizationSchema, userSchema, type AddCreditsBody } from './schemas.js';
+
+/** The "product interface" of the spec as REST, for admin users and admin-scoped keys. */
+export function managementRoutes(deps: AppDeps, registry: RouteRegistry): void {
+  const h = managementHandlers(deps);
+  registry.add({
+    method: 'get', path: '/v3/rest/organization', operationId: 'getOrganization', tags: ['management'],
+    summary: 'The organization of the calling credential, with its credit balance',
+    auth: { accept: ['apiKey', 'user'] },
+    responses: { 200: { description: 'The organization', schema: organizationSchema } },
+    handler: h.getOrganization,
+  });
+  registry.add<AddCreditsBody, unknown>({
+    method: 'post', path: '/v3/rest/organization/credits', operationId: 'addCredits', tags: ['management'],
+    summary: 'Add credits to the organization balance (admin)',
+    auth: { accept: ['apiKey', 'user'], scope: 'admin' },
+    body: { schema: addCreditsBody },
+    responses: { 200: { description: 'The new balance', schema: balanceSchema } },
+    handler: h.addCredits,
+  });
+  registry.add({
+    method: 'get', path: '/v3/rest/users/{userId}', operationId: 'getUser', tags: ['management'],
+    summary: 'A user of the organization (admin)',
+    auth: { accept: ['apiKey', 'user'], scope: 'admin' },
+    responses: { 200: { description: 'The user', schema: userSchema } },
+    handler: h.getUser,
+  });
+}

@@ -1,0 +1,52 @@
+import type { Next } from 'koa';
+import { AppError, DependencyUnavailableError } from '../../src/errors.js';
+import { isDatabaseUnavailable, isTemporalUnavailable } from '../../src/dependency-errors.js';
+import type { AppContext } from '../context.js';
+
+interface HttpLikeError {
+  status?: number;
+  statusCode?: number;
+  type?: string;
+  expose?: boolean;
+  message?: string;
+}
+
+/** Errors raised by Koa, the router and the body parser (http-errors), mapped to our codes. */
+function fromHttpError(error: HttpLikeError): AppError | null {
+  const status = error.status ?? error.statusCode;
+  if (!status || status < 400 || status >= 500) return null;
+  if (error.type === 'entity.parse.failed') return new AppError(400, 'malformed_json', 'The request body is not valid JSON.');
+  if (error.type === 'entity.too.large' || status === 413) return new AppError(413, 'payload_too_large', 'The request body is too large.');
+  if (error.type === 'encoding.unsupported' || status === 415) return new AppError(415, 'unsupported_media_type', 'Unsupported request encoding or content type.');
+  if (error.type === 'request.aborted') return new AppError(400, 'request_aborted', 'The request was aborted by the client.');
+  return new AppError(status, 'bad_request', error.expose && error.message ? error.message : 'Bad request.');
+}
+
+function classify(error: unknown): AppError | null {
+  if (error instanceof AppError) return error;
+  if (isDatabaseUnavailable(error)) return new DependencyUnavailableError('database');
+  if (isTemporalUnavailable(error)) return new DependencyUnavailableError('temporal');
+  if (error && typeof error === 'object') return fromHttpError(error as HttpLikeError);
+  return null;
+}
+
+/** The one error middleware, registered first: every error leaves as `{message, errorCode, ...}`. */
+export function errorHandler() {
+  return async (ctx: AppContext, next: Next) => {
+    try {
+      await next();
+    } catch (error) {
+      const known = classify(error);
+      if (known) {
+        if (known.status >= 500) ctx.state.log.warn({ err: error }, `dependency unavailable: ${known.errorCode}`);
+        ctx.status = known.status;
+        ctx.set(known.headers);
+        ctx.body = { message: known.message, errorCode: known.errorCode, ...known.details };
+        return;
+      }
+      ctx.state.log.error({ err: error }, 'unhandled error');
+      ctx.status = 500;
+      ctx.body = { message: 'Internal server error.', errorCode: 'internal_error', requestId: ctx.state.requestId };
+    }
+  };
+}

@@ -1,0 +1,79 @@
+import { bodyParser } from '@koa/bodyparser';
+import { Router } from '@koa/router';
+import type { Middleware, Next } from 'koa';
+import { AppError } from '../src/errors.js';
+import type { AppContext, AppDeps } from './context.js';
+import { authenticate, type AuthRequirement } from './middleware/auth.js';
+import { compileBody, compileQuery, type JsonSchema } from './validation.js';
+
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export interface RouteInput<B, Q> {
+  body: B;
+  query: Q;
+  params: Record<string, string>;
+}
+
+export interface RouteSpec<B = unknown, Q = unknown> {
+  method: Method;
+  /** OpenAPI style: `/v3/rest/users/{userId}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  tags: string[];
+  /** Absent: a public route. */
+  auth?: AuthRequirement;
+  body?: { schema: JsonSchema; limitBytes?: number; tooLargeErrorCode?: string };
+  query?: JsonSchema;
+  responses: Record<number, { description: string; schema?: JsonSchema; headers?: Record<string, string> }>;
+  handler: (ctx: AppContext, input: RouteInput<B, Q>) => Promise<void>;
+}
+
+/** Routes are defined once: the same spec mounts the Koa route and feeds the OpenAPI document. */
+export class RouteRegistry {
+  readonly specs: RouteSpec<unknown, unknown>[] = [];
+  readonly router = new Router<AppContext['state']>();
+
+  constructor(private readonly deps: AppDeps) {}
+
+  add<B, Q>(spec: RouteSpec<B, Q>): void {
+    this.specs.push(spec as RouteSpec<unknown, unknown>);
+    const middleware: Middleware<AppContext['state']>[] = [];
+    if (spec.auth) middleware.push(authenticate(this.deps, spec.auth));
+    const validateBody = spec.body ? compileBody<B>(spec.body.schema) : null;
+    const validateQuery = spec.query ? compileQuery<Q>(spec.query) : null;
+    if (spec.body) middleware.push(...jsonBody(spec.body.limitBytes ?? this.deps.config.http.bodyLimitBytes, spec.body.tooLargeErrorCode));
+    middleware.push(async (ctx: AppContext) => {
+      const input: RouteInput<B, Q> = {
+        body: validateBody ? validateBody(ctx.request.body) : (undefined as B),
+        query: validateQuery ? validateQuery(ctx.query) : (undefined as Q),
+        params: (ctx as unknown as { params: Record<string, string> }).params,
+      };
+      await spec.handler(ctx, input);
+    });
+    const koaPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
+    this.router[spec.method](spec.operationId, koaPath, ...middleware);
+  }
+}
+
+/** JSON only (415 otherwise), bounded in size (413, with an area's own errorCode when it has one). */
+function jsonBody(limitBytes: number, tooLargeErrorCode = 'payload_too_large'): Middleware[] {
+  const parse = bodyParser({ enableTypes: ['json'], jsonLimit: limitBytes, encoding: 'utf-8' });
+  const requireJson = async (ctx: AppContext, next: Next) => {
+    const declared = Number(ctx.get('content-length') || 0);
+    if (declared > limitBytes) throw new AppError(413, tooLargeErrorCode, `The request body exceeds ${limitBytes} bytes.`);
+    // ctx.is() is null without a body (then validation answers 400) and false for another type.
+    if (ctx.is('application/json') === false) {
+      throw new AppError(415, 'unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.');
+    }
+    try {
+      await parse(ctx, next);
+    } catch (error) {
+      if ((error as { type?: string }).type === 'entity.too.large') {
+        throw new AppError(413, tooLargeErrorCode, `The request body exceeds ${limitBytes} bytes.`);
+      }
+      throw error;
+    }
+  };
+  return [requireJson as Middleware];
+}

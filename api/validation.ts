@@ -1,0 +1,56 @@
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsPlugin from 'ajv-formats';
+import { ValidationError, type FieldError } from '../src/errors.js';
+
+export type JsonSchema = Record<string, unknown>;
+
+/**
+ * One Ajv instance for JSON bodies (strict, every error reported, unknown keys rejected by the
+ * schemas' `additionalProperties: false`) and one for query strings, where every value arrives as
+ * a string: it coerces types and fills defaults. Schemas are compiled once, when a route is defined.
+ */
+const bodyAjv = new Ajv2020({ strict: true, allErrors: true, useDefaults: true });
+const queryAjv = new Ajv2020({ strict: true, allErrors: true, useDefaults: true, coerceTypes: 'array' });
+addFormatsPlugin.default(bodyAjv);
+addFormatsPlugin.default(queryAjv);
+
+export type Validator<T> = (value: unknown) => T;
+
+function toPath(error: ErrorObject): string {
+  const base = error.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  const params = error.params as { missingProperty?: string; additionalProperty?: string };
+  const extra = params.missingProperty ?? params.additionalProperty;
+  if (extra !== undefined) return base ? `${base}.${extra}` : extra;
+  return base;
+}
+
+function toMessage(error: ErrorObject): string {
+  const params = error.params as { additionalProperty?: string; allowedValues?: unknown[] };
+  if (error.keyword === 'additionalProperties') return `unknown property '${params.additionalProperty}'`;
+  if (error.keyword === 'enum') return `must be one of: ${(params.allowedValues ?? []).join(', ')}`;
+  return error.message ?? 'is invalid';
+}
+
+export function toFieldErrors(errors: ErrorObject[] | null | undefined, root: string): FieldError[] {
+  return (errors ?? []).map((e) => {
+    const path = toPath(e);
+    return { path: path ? `${root}.${path}` : root, message: toMessage(e) };
+  });
+}
+
+function makeValidator<T>(validate: ValidateFunction, root: string, copy: boolean): Validator<T> {
+  return (value: unknown) => {
+    // Query objects are cached by Koa; Ajv coerces in place, so validate a copy.
+    const input = copy && value && typeof value === 'object' ? { ...(value as object) } : value;
+    if (!validate(input)) throw new ValidationError(toFieldErrors(validate.errors, root));
+    return input as T;
+  };
+}
+
+export function compileBody<T>(schema: JsonSchema): Validator<T> {
+  return makeValidator<T>(bodyAjv.compile(schema), 'body', false);
+}
+
+export function compileQuery<T>(schema: JsonSchema): Validator<T> {
+  return makeValidator<T>(queryAjv.compile(schema), 'query', true);
+}

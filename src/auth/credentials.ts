@@ -1,0 +1,45 @@
+import type { CommonQueryMethods } from 'slonik';
+import { findApiKeyByHash, insertApiKey, touchApiKey, type ApiKeyRow } from '../db/repositories/api-keys.js';
+import { findUser } from '../db/repositories/users.js';
+import type { Principal } from './principal.js';
+import { isScope, SCOPES, scopesForRole, type Scope } from './scopes.js';
+import { displayPrefix, generateSecret, hashSecret } from './secrets.js';
+import type { TokenService } from './tokens.js';
+
+export const API_KEY_PREFIX = 'ik';
+
+export type AuthFailure = 'invalid' | 'revoked' | 'expired';
+
+export async function createApiKey(
+  db: CommonQueryMethods,
+  input: { organizationId: string; scopes?: Scope[]; name?: string },
+): Promise<{ row: ApiKeyRow; apiKey: string }> {
+  const apiKey = generateSecret(API_KEY_PREFIX);
+  const row = await insertApiKey(db, {
+    organizationId: input.organizationId,
+    name: input.name ?? null,
+    displayPrefix: displayPrefix(apiKey),
+    keyHash: hashSecret(apiKey),
+    scopes: [...new Set(input.scopes ?? SCOPES)],
+  });
+  return { row, apiKey };
+}
+
+export async function authenticateApiKey(db: CommonQueryMethods, apiKey: string): Promise<Principal | AuthFailure> {
+  if (apiKey.length > 200) return 'invalid';
+  const row = await findApiKeyByHash(db, hashSecret(apiKey));
+  if (!row) return 'invalid';
+  if (row.revoked_at) return 'revoked';
+  await touchApiKey(db, row.id);
+  return { kind: 'apiKey', organizationId: row.organization_id, apiKeyId: row.id, scopes: row.scopes.filter(isScope) };
+}
+
+/** A valid signature is not enough: the user must still exist, be active and be in the token's organization. */
+export async function authenticateToken(db: CommonQueryMethods, tokens: TokenService, token: string): Promise<Principal | AuthFailure> {
+  const verified = await tokens.verify(token);
+  if (verified === 'expired' || verified === 'invalid') return verified;
+  const user = await findUser(db, verified.userId);
+  if (!user || user.organization_id !== verified.organizationId) return 'invalid';
+  if (user.status !== 'active') return 'revoked';
+  return { kind: 'user', organizationId: user.organization_id, userId: user.id, role: user.role, scopes: scopesForRole(user.role) };
+}

@@ -1,0 +1,29 @@
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/**
+ * Random credentials that are shown once and stored only as a hash. They carry 256 bits of entropy,
+ * so a plain SHA-256 (looked up by equality) is enough; a slow hash would only slow every request.
+ */
+export function generateSecret(prefix: string): string {
+  return `${prefix}_${randomBytes(32).toString('base64url')}`;
+}
+
+export function hashSecret(secret: string): Buffer {
+  return createHash('sha256').update(secret, 'utf8').digest();
+}
+
+export function displayPrefix(secret: string): string {
+  return secret.slice(0, secret.indexOf('_') + 7);
+}
+
+/**
+ * A key for one purpose derived from SIGNING_SECRET (token signing, upload URLs, playback URLs), so
+ * that a key leaked from one purpose does not open another.
+ */
+export function deriveKey(signingSecret: string, purpose: string): Uint8Array {
+  return new Uint8Array(createHmac('sha256', signingSecret).update(`intake:${purpose}`).digest());
+}
+
+export function safeEqual(a: Buffer, b: Buffer): boolean {
+  return a.length === b.length && timingSafeEqual(a, b);
+}

@@ -1,0 +1,106 @@
+import { z } from 'zod';
+
+/**
+ * The environment, read once into a typed, validated object. Nothing else in the
+ * code base reads `process.env`: everything takes a `Config` (or a part of it).
+ * Every variable is documented in README.md ("Configuration").
+ */
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+
+const schema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  PORT: port.default(8080),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  PUBLIC_BASE_URL: z.url().optional(),
+  DATA_DIR: z.string().min(1).default('.data'),
+
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL').optional(),
+  DATABASE_POOL_SIZE: positiveInt.max(200).default(10),
+  DATABASE_STATEMENT_TIMEOUT_MS: positiveInt.default(30_000),
+  DEV_POSTGRES_PORT: port.default(54329),
+
+  TEMPORAL_ADDRESS: z.string().regex(/^[^\s:]+:\d+$/, 'must be host:port').optional(),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('intake'),
+  TEMPORAL_API_KEY: z.string().min(1).optional(),
+  TEMPORAL_TLS: bool.default(false),
+  TEMPORAL_CLI_PATH: z.string().min(1).optional(),
+  TEMPORAL_PORT: port.default(7233),
+  TEMPORAL_UI_PORT: port.default(8233),
+  WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
+  WORKER_SHUTDOWN_GRACE_SECONDS: positiveInt.default(30),
+
+  SIGNING_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  TOKEN_ISSUER: z.string().min(1).default('intake'),
+  ACCESS_TOKEN_TTL_SECONDS: positiveInt.max(31 * 24 * 3600).default(3600),
+
+  BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
+});
+
+export type Env = z.input<typeof schema>;
+type Parsed = z.output<typeof schema>;
+
+export interface Config {
+  env: Parsed['NODE_ENV'];
+  http: { host: string; port: number; publicBaseUrl: string | undefined; bodyLimitBytes: number };
+  logLevel: Parsed['LOG_LEVEL'];
+  dataDir: string;
+  database: { url: string | undefined; poolSize: number; statementTimeoutMs: number; devPort: number };
+  temporal: {
+    address: string | undefined;
+    namespace: string;
+    taskQueue: string;
+    apiKey: string | undefined;
+    tls: boolean;
+    cliPath: string | undefined;
+    devPort: number;
+    devUiPort: number;
+    workflowBundlePath: string | undefined;
+    shutdownGraceSeconds: number;
+  };
+  auth: { signingSecret: string | undefined; issuer: string; accessTokenTtlSeconds: number };
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parses the given environment; throws a ConfigError naming every bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const result = schema.safeParse(present);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration: ${lines.join('; ')}`);
+  }
+  const e = result.data;
+  return {
+    env: e.NODE_ENV,
+    http: { host: e.HOST, port: e.PORT, publicBaseUrl: e.PUBLIC_BASE_URL, bodyLimitBytes: e.BODY_LIMIT_BYTES },
+    logLevel: e.LOG_LEVEL,
+    dataDir: e.DATA_DIR,
+    database: { url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE, statementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS, devPort: e.DEV_POSTGRES_PORT },
+    temporal: {
+      address: e.TEMPORAL_ADDRESS,
+      namespace: e.TEMPORAL_NAMESPACE,
+      taskQueue: e.TEMPORAL_TASK_QUEUE,
+      apiKey: e.TEMPORAL_API_KEY,
+      tls: e.TEMPORAL_TLS,
+      cliPath: e.TEMPORAL_CLI_PATH,
+      devPort: e.TEMPORAL_PORT,
+      devUiPort: e.TEMPORAL_UI_PORT,
+      workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
+      shutdownGraceSeconds: e.WORKER_SHUTDOWN_GRACE_SECONDS,
+    },
+    auth: { signingSecret: e.SIGNING_SECRET, issuer: e.TOKEN_ISSUER, accessTokenTtlSeconds: e.ACCESS_TOKEN_TTL_SECONDS },
+  };
+}
+
+/** A value the caller cannot run without; names the variable that supplies it. */
+export function required<T>(value: T | undefined, variable: string): T {
+  if (value === undefined) throw new ConfigError(`Invalid configuration: ${variable} is required`);
+  return value;
+}

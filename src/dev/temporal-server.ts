@@ -1,0 +1,101 @@
+import { Connection } from '@temporalio/client';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { devServerSearchAttributeFlags } from '../temporal/search-attributes.js';
+import { freePort, sleep } from './net.js';
+
+export interface LocalTemporal {
+  address: string;
+  uiUrl: string | null;
+  stop(): Promise<void>;
+}
+
+export interface LocalTemporalOptions {
+  cliPath: string;
+  port: number;
+  /** null: no Web UI (tests). */
+  uiPort: number | null;
+  namespace: string;
+  /** SQLite file that keeps workflows across restarts; in memory when absent. */
+  dbFile?: string;
+  logFile: string;
+  startTimeoutMs?: number;
+}
+
+/**
+ * Starts `temporal server start-dev` as a child process and waits for it ourselves: the SDK's own
+ * spawn gives the server only 5 s, too little on a loaded 2-core machine or with a persistent file.
+ */
+export async function startLocalTemporal(options: LocalTemporalOptions): Promise<LocalTemporal> {
+  await mkdir(path.dirname(options.logFile), { recursive: true });
+  const args = [
+    'server', 'start-dev',
+    '--ip', '127.0.0.1',
+    '--port', String(options.port),
+    '--http-port', String(await freePort()),
+    '--metrics-port', String(await freePort()),
+    '--namespace', options.namespace,
+    '--log-level', 'warn',
+    '--dynamic-config-value', 'frontend.enableUpdateWorkflowExecution=true',
+    '--dynamic-config-value', 'frontend.enableUpdateWorkflowExecutionAsyncAccepted=true',
+    ...devServerSearchAttributeFlags(),
+    ...(options.dbFile ? ['--db-filename', options.dbFile] : []),
+    ...(options.uiPort === null ? ['--headless'] : ['--ui-port', String(options.uiPort), '--ui-disable-news-fetch']),
+  ];
+  const log = createWriteStream(options.logFile, { flags: 'a' });
+  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.pipe(log);
+  child.stderr.pipe(log);
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  const address = `127.0.0.1:${options.port}`;
+  try {
+    await waitReady(child, address, options.namespace, options.startTimeoutMs ?? 90_000);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+  return {
+    address,
+    uiUrl: options.uiPort === null ? null : `http://127.0.0.1:${options.uiPort}`,
+    async stop() {
+      process.removeListener('exit', killOnExit);
+      await stopChild(child);
+      log.end();
+    },
+  };
+}
+
+async function waitReady(child: ChildProcess, address: string, namespace: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let exited: number | null = null;
+  child.once('exit', (code) => (exited = code ?? -1));
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    if (exited !== null) throw new Error(`temporal server start-dev exited with code ${exited} (see its log file)`);
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: '2s' });
+      try {
+        await connection.workflowService.describeNamespace({ namespace });
+        return;
+      } finally {
+        await connection.close();
+      }
+    } catch (error) {
+      lastError = error;
+      await sleep(250);
+    }
+  }
+  throw new Error(`Temporal dev server at ${address} not ready within ${timeoutMs} ms: ${String(lastError)}`);
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}

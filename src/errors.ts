@@ -1,0 +1,60 @@
+/**
+ * The closed set of errors the service raises on purpose. The API's error middleware maps each to
+ * its status and a body `{message, errorCode, ...details}`; anything else becomes a 500 that shows
+ * no internals.
+ */
+export type ErrorDetails = Record<string, unknown>;
+
+export class AppError extends Error {
+  override name = 'AppError';
+  constructor(
+    readonly status: number,
+    readonly errorCode: string,
+    message: string,
+    readonly details: ErrorDetails = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+export class ValidationError extends AppError {
+  constructor(readonly errors: FieldError[], message = 'The request is invalid.') {
+    super(400, 'validation_failed', message, { errors });
+  }
+}
+
+export class UnauthenticatedError extends AppError {
+  constructor(errorCode: 'unauthenticated' | 'invalid_credentials' | 'token_expired' | 'credential_revoked', message: string) {
+    super(401, errorCode, message, {}, { 'WWW-Authenticate': 'Bearer realm="intake"' });
+  }
+}
+
+export class ForbiddenError extends AppError {
+  constructor(errorCode: string, message: string, details: ErrorDetails = {}) {
+    super(403, errorCode, message, details);
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(resource: string) {
+    super(404, 'not_found', `${resource} not found.`, { resource });
+  }
+}
+
+export class ConflictError extends AppError {
+  constructor(errorCode: string, message: string, details: ErrorDetails = {}) {
+    super(409, errorCode, message, details);
+  }
+}
+
+export class DependencyUnavailableError extends AppError {
+  constructor(dependency: 'database' | 'temporal') {
+    super(503, `${dependency}_unavailable`, `The service is temporarily unavailable (${dependency}); retry later.`, {}, { 'Retry-After': '5' });
+  }
+}

@@ -1,0 +1,57 @@
+import { Runtime, type Worker } from '@temporalio/worker';
+import { loadConfig, required, type Config } from '../config.js';
+import { createDatabasePool } from '../db/pool.js';
+import { createLogger, type Logger } from '../logger.js';
+import { connectTemporalWorker } from '../temporal/connection.js';
+import { ensureSearchAttributes } from '../temporal/search-attributes.js';
+import { connectTemporalClient } from '../temporal/connection.js';
+import { taskQueues } from '../temporal/task-queues.js';
+import { createWorker } from '../temporal/worker.js';
+import { retryStartup } from './retry.js';
+
+export interface RunningWorker {
+  worker: Worker;
+  /** Resolves when the worker has drained and every connection is closed. */
+  done: Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+export async function startWorker(config: Config, logger: Logger): Promise<RunningWorker> {
+  const pool = await createDatabasePool(required(config.database.url, 'DATABASE_URL'), config.database);
+  const admin = await retryStartup('Temporal', logger, () => connectTemporalClient(config));
+  await ensureSearchAttributes(admin.connection, config.temporal.namespace, logger);
+  await admin.connection.close();
+  const connection = await connectTemporalWorker(config);
+  const worker = await createWorker({
+    connection,
+    namespace: config.temporal.namespace,
+    taskQueue: taskQueues(config).main,
+    pool,
+    workflowBundlePath: config.temporal.workflowBundlePath,
+    shutdownGraceSeconds: config.temporal.shutdownGraceSeconds,
+  });
+  const done = worker.run().finally(async () => {
+    await connection.close();
+    await pool.end();
+  });
+  return {
+    worker,
+    done,
+    async shutdown() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await done;
+    },
+  };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel, 'intake-worker');
+  // The SDK Runtime shuts the worker down gracefully on SIGINT/SIGTERM (in-flight activities get
+  // WORKER_SHUTDOWN_GRACE_SECONDS to finish); run() then resolves.
+  Runtime.install({});
+  const running = await startWorker(config, logger);
+  logger.info({ taskQueue: taskQueues(config).main }, 'worker running');
+  await running.done;
+  logger.info('worker stopped');
+}

@@ -1,0 +1,27 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root, found from this file whether it runs from source (tsx) or from dist/. */
+function findRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(path.join(dir, 'migrations')) || !existsSync(path.join(dir, 'package.json'))) {
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error('Cannot find the Intake project root (a folder with package.json and migrations/)');
+    dir = parent;
+  }
+  return dir;
+}
+
+export const PROJECT_ROOT = findRoot();
+export const MIGRATIONS_DIR = path.join(PROJECT_ROOT, 'migrations');
+
+/** Workflow sources: TypeScript in development, compiled JavaScript under dist/ in production. */
+export function workflowsEntry(): string {
+  const ts = path.join(PROJECT_ROOT, 'workflows', 'index.ts');
+  return existsSync(ts) ? ts : path.join(PROJECT_ROOT, 'dist', 'workflows', 'index.js');
+}
+
+export function resolveFromRoot(p: string): string {
+  return path.isAbsolute(p) ? p : path.join(PROJECT_ROOT, p);
+}

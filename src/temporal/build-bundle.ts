@@ -1,0 +1,19 @@
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { PROJECT_ROOT, workflowsEntry } from '../paths.js';
+
+/** `npm run build` writes the workflow bundle that production workers load (WORKFLOW_BUNDLE_PATH). */
+export const DEFAULT_BUNDLE_PATH = path.join(PROJECT_ROOT, 'dist', 'workflow-bundle.js');
+
+export async function buildWorkflowBundle(outPath = DEFAULT_BUNDLE_PATH): Promise<string> {
+  const { code } = await bundleWorkflowCode({ workflowsPath: workflowsEntry() });
+  await mkdir(path.dirname(outPath), { recursive: true });
+  await writeFile(outPath, code);
+  return outPath;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const out = await buildWorkflowBundle(process.argv[2] ?? DEFAULT_BUNDLE_PATH);
+  process.stdout.write(`${JSON.stringify({ workflowBundle: out })}\n`);
+}

@@ -1,0 +1,3 @@
+// Workflow ids, in one place. Each is a pure function defined beside its workflow's contract, so
+// that workflows (which may not import src/) and the API share it.
+export { diagnosticsWorkflowId } from '../../workflows/diagnostics/contract.js';

@@ -1,0 +1,31 @@
+import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import type { DatabasePool } from 'slonik';
+import { createActivities } from '../../activities/index.js';
+import { workflowsEntry, resolveFromRoot } from '../paths.js';
+
+export interface WorkerDeps {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  pool: DatabasePool;
+  /** A prebuilt bundle (`npm run build`); without one the worker bundles the sources at start. */
+  workflowBundlePath?: string | undefined;
+  shutdownGraceSeconds?: number;
+  identity?: string;
+}
+
+export function workflowSource(bundlePath: string | undefined): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+  return bundlePath ? { workflowBundle: { codePath: resolveFromRoot(bundlePath) } } : { workflowsPath: workflowsEntry() };
+}
+
+export async function createWorker(deps: WorkerDeps): Promise<Worker> {
+  return Worker.create({
+    connection: deps.connection,
+    namespace: deps.namespace,
+    taskQueue: deps.taskQueue,
+    activities: createActivities({ pool: deps.pool }),
+    ...workflowSource(deps.workflowBundlePath),
+    shutdownGraceTime: `${deps.shutdownGraceSeconds ?? 30}s`,
+    ...(deps.identity ? { identity: deps.identity } : {}),
+  });
+}

@@ -1,0 +1,27 @@
+/**
+ * Diagnostics: a short workflow that proves the whole path works (a worker polls the task queue,
+ * runs an activity, and that activity reaches PostgreSQL). Run by `intake doctor`.
+ */
+export const DIAGNOSTICS_WORKFLOW = 'diagnosticsWorkflow';
+
+export function diagnosticsWorkflowId(runKey: string): string {
+  return `diagnostics/${runKey}`;
+}
+
+export interface DiagnosticsInput {
+  version: 1;
+  requestedBy: string;
+}
+
+export interface DatabaseCheck {
+  serverVersion: string;
+  migrationsApplied: number;
+  latestMigration: string | null;
+}
+
+export interface DiagnosticsResult {
+  version: 1;
+  requestedBy: string;
+  database: DatabaseCheck;
+  worker: { identity: string; taskQueue: string };
+}
