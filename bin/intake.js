@@ -1,0 +1,7 @@
+#!/usr/bin/env node
+// The `intake` command (package bin): runs the TypeScript CLI through tsx.
+import { register } from 'tsx/esm/api';
+
+register();
+const { runCli } = await import('../src/cli/main.ts');
+process.exitCode = await runCli(process.argv.slice(2));

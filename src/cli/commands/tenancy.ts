@@ -1,0 +1,55 @@
+import { UniqueIntegrityConstraintViolationError } from 'slonik';
+import { addCredits, createOrganization, findOrganization } from '../../db/repositories/organizations.js';
+import { createUser } from '../../db/repositories/users.js';
+import { flags, int, optStr, str } from '../args.js';
+import { CliError, type CliContext } from '../context.js';
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export async function requireOrganization(ctx: CliContext, id: string) {
+  const org = await findOrganization(await ctx.db(), id);
+  if (!org) throw new CliError(`organization ${id} not found`);
+  return org;
+}
+
+export async function orgCreate(ctx: CliContext, argv: string[]) {
+  const f = flags(argv, { name: 'string', credits: 'string', 'no-recording': 'boolean' });
+  const name = str(f, 'name');
+  if (name.length > 200) throw new CliError('--name must be at most 200 characters', 2);
+  const org = await createOrganization(await ctx.db(), {
+    name,
+    credits: int(f, 'credits', { min: 0, max: 1_000_000_000, fallback: 0 }),
+    recordingAllowed: f['no-recording'] !== true,
+  });
+  return { organizationId: org.id, name: org.name };
+}
+
+export async function userCreate(ctx: CliContext, argv: string[]) {
+  const f = flags(argv, { org: 'string', email: 'string', 'first-name': 'string', 'last-name': 'string', role: 'string' });
+  const org = await requireOrganization(ctx, str(f, 'org'));
+  const email = str(f, 'email');
+  if (!EMAIL.test(email)) throw new CliError('--email must be an e-mail address', 2);
+  const role = optStr(f, 'role') ?? 'member';
+  if (role !== 'member' && role !== 'admin') throw new CliError('--role must be member or admin', 2);
+  try {
+    const user = await createUser(await ctx.db(), {
+      organizationId: org.id,
+      email,
+      firstName: optStr(f, 'first-name'),
+      lastName: optStr(f, 'last-name'),
+      role,
+    });
+    return { userId: user.id, email: user.email };
+  } catch (error) {
+    if (error instanceof UniqueIntegrityConstraintViolationError) throw new CliError(`a user with e-mail ${email} already exists in this organization`);
+    throw error;
+  }
+}
+
+export async function creditsAdd(ctx: CliContext, argv: string[]) {
+  const f = flags(argv, { org: 'string', amount: 'string', reason: 'string' });
+  const amount = int(f, 'amount', { min: 1, max: 1_000_000_000 });
+  const org = await addCredits(await ctx.db(), str(f, 'org'), amount, optStr(f, 'reason') ?? 'cli');
+  if (!org) throw new CliError(`organization ${str(f, 'org')} not found`);
+  return { organizationId: org.id, balance: org.credit_balance };
+}

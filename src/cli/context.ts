@@ -1,0 +1,41 @@
+import type { DatabasePool } from 'slonik';
+import { TokenService } from '../auth/tokens.js';
+import type { Config } from '../config.js';
+import { createDatabasePool } from '../db/pool.js';
+import { readStackInfo } from '../dev/stack-file.js';
+
+export class CliError extends Error {
+  constructor(message: string, readonly exitCode = 1) {
+    super(message);
+  }
+}
+
+/** Connections the commands need, opened on first use and closed once at the end. */
+export class CliContext {
+  private pool: DatabasePool | undefined;
+
+  constructor(readonly config: Config) {}
+
+  /** DATABASE_URL, or the running dev stack's database (`npm start` writes it under DATA_DIR). */
+  async databaseUrl(): Promise<string> {
+    if (this.config.database.url) return this.config.database.url;
+    const stack = await readStackInfo(this.config.dataDir);
+    if (stack) return stack.databaseUrl;
+    throw new CliError('DATABASE_URL is not set and no dev stack is running here (start one with `npm start`).');
+  }
+
+  async db(): Promise<DatabasePool> {
+    this.pool ??= await createDatabasePool(await this.databaseUrl(), { poolSize: 2 });
+    return this.pool;
+  }
+
+  async tokens(): Promise<TokenService> {
+    const secret = this.config.auth.signingSecret ?? (await readStackInfo(this.config.dataDir))?.signingSecret;
+    if (!secret) throw new CliError('SIGNING_SECRET is not set and no dev stack is running here.');
+    return new TokenService({ signingSecret: secret, issuer: this.config.auth.issuer });
+  }
+
+  async close(): Promise<void> {
+    await this.pool?.end();
+  }
+}
