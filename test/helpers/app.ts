@@ -1,0 +1,68 @@
+import type { Server } from 'node:http';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import type { DatabasePool } from 'slonik';
+import { buildApp, type AppDeps } from '../../api/app.js';
+import { TokenService } from '../../src/auth/tokens.js';
+import type { Config } from '../../src/config.js';
+import { REDACTED_PATHS } from '../../src/logger.js';
+import { connectTemporalClient, type TemporalClient } from '../../src/temporal/connection.js';
+import { testConfig, TEST_SIGNING_SECRET } from './config.js';
+import { testStack } from './stack.js';
+
+export interface TestApi {
+  url: string;
+  deps: AppDeps;
+  /** Every log line the app wrote, for assertions that credentials never reach the logs. */
+  logs: string[];
+  request(path: string, init?: RequestInit & { json?: unknown }): Promise<{ status: number; headers: Headers; body: any }>;
+  close(): Promise<void>;
+}
+
+export function testTokens(): TokenService {
+  return new TokenService({ signingSecret: TEST_SIGNING_SECRET, issuer: 'intake' });
+}
+
+/** The real app on a real port, with a real pool and Temporal client (either may be overridden). */
+export async function startTestApi(options: { pool: DatabasePool; config?: Config; temporal?: TemporalClient }): Promise<TestApi> {
+  const config = options.config ?? testConfig();
+  const temporal = options.temporal ?? (await connectTemporalClient({ temporal: { ...config.temporal, address: (await testStack()).temporal.address } }));
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      logs.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  const logger = pino({ level: 'debug', redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, sink);
+  const deps: AppDeps = { config, pool: options.pool, temporal, tokens: testTokens(), logger };
+  const server = await new Promise<Server>((resolve) => {
+    const s = buildApp(deps).listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const { port } = server.address() as { port: number };
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    deps,
+    logs,
+    async request(path, init = {}) {
+      const { json, ...rest } = init;
+      const headers = new Headers(rest.headers);
+      if (json !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
+      const response = await fetch(`${url}${path}`, { ...rest, headers, body: json !== undefined ? JSON.stringify(json) : rest.body });
+      const text = await response.text();
+      let body: unknown = text;
+      try {
+        body = text ? JSON.parse(text) : null;
+      } catch {
+        // not JSON: keep the text
+      }
+      return { status: response.status, headers: response.headers, body };
+    },
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      if (!options.temporal) await temporal.connection.close();
+    },
+  };
+}

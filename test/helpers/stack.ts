@@ -1,0 +1,86 @@
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../../src/config.js';
+import { migrate } from '../../src/db/migrate.js';
+import { freePort } from '../../src/dev/net.js';
+import { startLocalPostgres, type LocalPostgres } from '../../src/dev/postgres.js';
+import { findTemporalCli } from '../../src/dev/temporal-cli.js';
+import { startLocalTemporal, type LocalTemporal } from '../../src/dev/temporal-server.js';
+import { workflowsEntry } from '../../src/paths.js';
+
+/**
+ * One real PostgreSQL and one real Temporal dev server per test run, started on first use on free
+ * ports and stopped by the root hook. Each test file gets a fresh database cloned from a migrated
+ * template, and each suite its own task queue.
+ */
+export interface TestStack {
+  postgres: LocalPostgres;
+  temporal: LocalTemporal;
+  tmpDir: string;
+}
+
+const TEMPLATE = 'intake_template';
+let stack: Promise<TestStack> | undefined;
+let bundle: Promise<{ code: string }> | undefined;
+let databases = 0;
+
+async function start(): Promise<TestStack> {
+  const tmpDir = await mkdtemp(path.join(os.tmpdir(), 'intake-test-'));
+  // PostgreSQL runs as the `postgres` user when we are root: it must be able to reach its data dir.
+  await chmod(tmpDir, 0o755);
+  const config = loadConfig();
+  const [postgres, temporal] = await Promise.all([
+    startLocalPostgres({ dataDir: path.join(tmpDir, 'pg'), port: await freePort(), persistent: false, fast: true }),
+    (async () =>
+      startLocalTemporal({
+        cliPath: await findTemporalCli(config.temporal.cliPath, (m) => process.stderr.write(`${m}\n`)),
+        port: await freePort(),
+        uiPort: null,
+        namespace: 'default',
+        logFile: path.join(tmpDir, 'temporal.log'),
+      }))(),
+  ]);
+  await postgres.createDatabase(TEMPLATE);
+  await migrate(postgres.url(TEMPLATE));
+  return { postgres, temporal, tmpDir };
+}
+
+export function testStack(): Promise<TestStack> {
+  stack ??= start();
+  return stack;
+}
+
+/** A fresh, migrated database for one test file. */
+export async function createTestDatabase(): Promise<string> {
+  const { postgres } = await testStack();
+  const name = `test_${process.pid}_${++databases}`;
+  await postgres.createDatabase(name, TEMPLATE);
+  return postgres.url(name);
+}
+
+/** An empty database (no migrations), for the migration runner's own tests. */
+export async function createEmptyDatabase(): Promise<string> {
+  const { postgres } = await testStack();
+  const name = `empty_${process.pid}_${++databases}`;
+  await postgres.createDatabase(name);
+  return postgres.url(name);
+}
+
+/** The workflow bundle, built once per run and shared by every test worker. */
+export function workflowBundle(): Promise<{ code: string }> {
+  bundle ??= bundleWorkflowCode({ workflowsPath: workflowsEntry(), logger: quietLogger });
+  return bundle;
+}
+
+const noop = () => undefined;
+const quietLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: noop, log: noop };
+
+export async function stopTestStack(): Promise<void> {
+  if (!stack) return;
+  const s = await stack;
+  stack = undefined;
+  await Promise.allSettled([s.temporal.stop(), s.postgres.stop()]);
+  await rm(s.tmpDir, { recursive: true, force: true });
+}

@@ -1,0 +1,132 @@
+import { strict as assert } from 'node:assert';
+import type { DatabasePool } from 'slonik';
+import { createDatabasePool } from '../../../src/db/pool.js';
+import { startTestApi, type TestApi } from '../../helpers/app.js';
+import { testConfig } from '../../helpers/config.js';
+import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
+import { createTestDatabase } from '../../helpers/stack.js';
+
+describe('HTTP error handling', () => {
+  let pool: DatabasePool;
+  let api: TestApi;
+  let org: TestOrg;
+  const credits = '/v3/rest/organization/credits';
+
+  before(async () => {
+    pool = await createDatabasePool(await createTestDatabase());
+    api = await startTestApi({ pool, config: testConfig({ BODY_LIMIT_BYTES: '1024' }) });
+    org = await createTestOrg(pool);
+  });
+  after(async () => {
+    await api?.close();
+    await pool?.end();
+  });
+
+  const auth = () => ({ 'X-Service-Api-Key': org.apiKey });
+
+  it('answers an unknown route with 404 JSON', async () => {
+    const res = await api.request('/v3/rest/nothing-here');
+    assert.equal(res.status, 404);
+    assert.deepEqual(res.body, { message: 'No route for GET /v3/rest/nothing-here.', errorCode: 'route_not_found' });
+  });
+
+  it('answers a wrong method with 405 and an Allow header', async () => {
+    const res = await api.request('/v3/rest/organization', { method: 'DELETE', headers: auth() });
+    assert.equal(res.status, 405);
+    assert.deepEqual(res.body, { message: 'DELETE is not allowed on this resource.', errorCode: 'method_not_allowed' });
+    assert.match(res.headers.get('allow') ?? '', /GET/);
+  });
+
+  it('answers a body over the limit with 413', async () => {
+    const res = await api.request(credits, { method: 'POST', headers: auth(), json: { amount: 1, reason: 'x'.repeat(2000) } });
+    assert.equal(res.status, 413);
+    assert.deepEqual(res.body, { message: 'The request body exceeds 1024 bytes.', errorCode: 'payload_too_large' });
+  });
+
+  it('answers a body over the limit sent without Content-Length (chunked) with 413', async () => {
+    const big = JSON.stringify({ amount: 1, reason: 'y'.repeat(4000) });
+    const stream = new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(big));
+        controller.close();
+      },
+    });
+    const res = await fetch(`${api.url}${credits}`, {
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'application/json' },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
+    assert.equal(res.status, 413);
+    assert.equal(((await res.json()) as { errorCode: string }).errorCode, 'payload_too_large');
+  });
+
+  it('answers a non-JSON body with 415', async () => {
+    const res = await api.request(credits, { method: 'POST', headers: { ...auth(), 'content-type': 'text/plain' }, body: 'amount=1' });
+    assert.equal(res.status, 415);
+    assert.deepEqual(res.body, { message: 'Send the body as JSON with Content-Type: application/json.', errorCode: 'unsupported_media_type' });
+  });
+
+  it('answers malformed JSON with 400 malformed_json', async () => {
+    const res = await api.request(credits, { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body: '{"amount": ' });
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.body, { message: 'The request body is not valid JSON.', errorCode: 'malformed_json' });
+  });
+
+  it('answers schema violations with 400 and every error by path, and stores nothing', async () => {
+    const res = await api.request(credits, { method: 'POST', headers: auth(), json: { amount: 0, bonus: true } });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.errorCode, 'validation_failed');
+    assert.deepEqual(
+      [...res.body.errors].sort((a: { path: string }, b: { path: string }) => a.path.localeCompare(b.path)),
+      [
+        { path: 'body.amount', message: 'must be >= 1' },
+        { path: 'body.bonus', message: "unknown property 'bonus'" },
+      ],
+    );
+    const missing = await api.request(credits, { method: 'POST', headers: auth(), json: {} });
+    assert.deepEqual(missing.body.errors, [{ path: 'body.amount', message: "must have required property 'amount'" }]);
+    const orgNow = await api.request('/v3/rest/organization', { headers: auth() });
+    assert.equal(orgNow.body.creditBalance, 0);
+  });
+
+  it('echoes a sane X-Request-Id and makes one up otherwise', async () => {
+    const given = await api.request('/healthz', { headers: { 'X-Request-Id': 'trace-abc-12345' } });
+    assert.equal(given.headers.get('x-request-id'), 'trace-abc-12345');
+    const made = await api.request('/healthz', { headers: { 'X-Request-Id': 'bad id with spaces' } });
+    assert.match(made.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+  });
+
+  it('hides internals on a 500', async () => {
+    const broken = { ...pool, maybeOne: async () => { throw new Error('secret internal detail: relation "x" at 10.0.0.5'); } } as unknown as DatabasePool;
+    const brokenApi = await startTestApi({ pool: broken, temporal: api.deps.temporal });
+    try {
+      const res = await brokenApi.request('/v3/rest/organization', { headers: auth() });
+      assert.equal(res.status, 500);
+      assert.deepEqual(Object.keys(res.body).sort(), ['errorCode', 'message', 'requestId']);
+      assert.equal(res.body.errorCode, 'internal_error');
+      assert.equal(res.body.message, 'Internal server error.');
+      assert.ok(!JSON.stringify(res.body).includes('secret internal detail'));
+    } finally {
+      await brokenApi.close();
+    }
+  });
+
+  it('credits an organization through the REST equivalent of `intake credits add`', async () => {
+    const res = await api.request(credits, { method: 'POST', headers: auth(), json: { amount: 25 } });
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, { organizationId: org.organizationId, balance: 25 });
+  });
+
+  it('serves an OpenAPI 3.1 document built from the validation schemas', async () => {
+    const res = await api.request('/openapi.json');
+    assert.equal(res.status, 200);
+    assert.equal(res.body.openapi, '3.1.0');
+    const op = res.body.paths['/v3/rest/organization/credits'].post;
+    assert.equal(op.requestBody.content['application/json'].schema.properties.amount.minimum, 1);
+    assert.deepEqual(op.security, [{ apiKey: [] }, { bearer: [] }]);
+    assert.ok(op.responses['401'] && op.responses['403'] && op.responses['413'] && op.responses['415']);
+    assert.ok(res.body.paths['/readyz'].get);
+    assert.ok(res.body.paths['/v3/rest/users/{userId}'].get.parameters.some((p: { name: string }) => p.name === 'userId'));
+  });
+});
