@@ -1,0 +1,97 @@
+import { strict as assert } from 'node:assert';
+import type { DatabasePool } from 'slonik';
+import { createDatabasePool } from '../../../src/db/pool.js';
+import { isDatabaseUnavailable, isTemporalUnavailable } from '../../../src/dependency-errors.js';
+import { connectTemporalClient, type TemporalClient } from '../../../src/temporal/connection.js';
+import { startTestApi, type TestApi } from '../../helpers/app.js';
+import { testConfig } from '../../helpers/config.js';
+import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
+import { createTestDatabase, testStack } from '../../helpers/stack.js';
+import { TcpProxy } from '../../helpers/tcp-proxy.js';
+
+async function eventually<T>(probe: () => Promise<T>, accept: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last = await probe();
+  while (!accept(last) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 250));
+    last = await probe();
+  }
+  return last;
+}
+
+/** PostgreSQL and Temporal reached through proxies this test cuts and restores. */
+describe('readiness and dependency outages', function () {
+  this.timeout(120_000);
+  let dbProxy: TcpProxy;
+  let temporalProxy: TcpProxy;
+  let pool: DatabasePool;
+  let temporal: TemporalClient;
+  let api: TestApi;
+  let org: TestOrg;
+
+  before(async () => {
+    const url = new URL(await createTestDatabase());
+    const stack = await testStack();
+    dbProxy = await TcpProxy.start(Number(url.port));
+    temporalProxy = await TcpProxy.start(Number(stack.temporal.address.split(':')[1]));
+    url.port = String(dbProxy.port);
+    pool = await createDatabasePool(url.toString());
+    temporal = await connectTemporalClient({ temporal: { ...testConfig().temporal, address: `127.0.0.1:${temporalProxy.port}` } });
+    api = await startTestApi({ pool, temporal });
+    org = await createTestOrg(pool);
+  });
+  after(async () => {
+    await api?.close();
+    await pool?.end();
+    await temporal?.connection.close();
+    await dbProxy?.down();
+    await temporalProxy?.down();
+  });
+
+  it('answers /healthz and /readyz with 200 while both are up', async () => {
+    assert.deepEqual((await api.request('/healthz')).body, { status: 'ok' });
+    const ready = await api.request('/readyz');
+    assert.equal(ready.status, 200);
+    assert.deepEqual(ready.body, { status: 'ready', checks: { database: 'ok', temporal: 'ok' } });
+  });
+
+  it('answers 503 while PostgreSQL is down and recovers by itself when it returns', async () => {
+    await dbProxy.down();
+    const ready = await api.request('/readyz');
+    assert.equal(ready.status, 503);
+    assert.deepEqual(ready.body, {
+      status: 'not_ready',
+      message: 'A dependency is unavailable.',
+      errorCode: 'not_ready',
+      checks: { database: 'unavailable', temporal: 'ok' },
+    });
+    const request = await api.request('/v3/rest/organization', { headers: { 'X-Service-Api-Key': org.apiKey } });
+    assert.equal(request.status, 503);
+    assert.equal(request.body.errorCode, 'database_unavailable');
+    assert.equal(request.headers.get('retry-after'), '5');
+    assert.ok(!JSON.stringify(request.body).includes('ECONNREFUSED'));
+
+    await dbProxy.up();
+    const recovered = await eventually(() => api.request('/v3/rest/organization', { headers: { 'X-Service-Api-Key': org.apiKey } }), (r) => r.status === 200);
+    assert.equal(recovered.status, 200);
+    assert.equal((await api.request('/readyz')).status, 200);
+  });
+
+  it('answers 503 while Temporal is down and recovers by itself when it returns', async () => {
+    await temporalProxy.down();
+    const ready = await eventually(() => api.request('/readyz'), (r) => r.status === 503);
+    assert.equal(ready.status, 503);
+    assert.deepEqual(ready.body.checks, { database: 'ok', temporal: 'unavailable' });
+    // What a route that starts a workflow meets while Temporal is down: classified as 503 temporal_unavailable.
+    const failure: unknown = await temporal.connection
+      .withDeadline(Date.now() + 2_000, () => temporal.client.workflow.start('diagnosticsWorkflow', { workflowId: 'outage-probe', taskQueue: 'none', args: [] }))
+      .then(() => null, (e: unknown) => e);
+    assert.ok(failure, 'starting a workflow must fail while Temporal is down');
+    assert.equal(isTemporalUnavailable(failure), true);
+    assert.equal(isDatabaseUnavailable(failure), false);
+
+    await temporalProxy.up();
+    const recovered = await eventually(() => api.request('/readyz'), (r) => r.status === 200, 60_000);
+    assert.equal(recovered.status, 200);
+  });
+});

@@ -1,0 +1,47 @@
+import { strict as assert } from 'node:assert';
+import { randomUUID } from 'node:crypto';
+import type { DatabasePool } from 'slonik';
+import { createDatabasePool } from '../../../src/db/pool.js';
+import { connectTemporalClient, type TemporalClient } from '../../../src/temporal/connection.js';
+import { diagnosticsWorkflowId } from '../../../src/temporal/ids.js';
+import { STATUS } from '../../../src/temporal/search-attributes.js';
+import { diagnosticsWorkflow } from '../../../workflows/diagnostics/workflow.js';
+import { testConfig } from '../../helpers/config.js';
+import { createTestDatabase, testStack } from '../../helpers/stack.js';
+import { startTestWorker, type TestWorker } from '../../helpers/worker.js';
+
+describe('worker and diagnostics workflow (real Temporal)', function () {
+  this.timeout(120_000);
+  let pool: DatabasePool;
+  let worker: TestWorker;
+  let temporal: TemporalClient;
+
+  before(async () => {
+    pool = await createDatabasePool(await createTestDatabase());
+    worker = await startTestWorker(pool);
+    temporal = await connectTemporalClient({ temporal: { ...testConfig().temporal, address: (await testStack()).temporal.address } });
+  });
+  after(async () => {
+    await worker?.stop();
+    await temporal?.connection.close();
+    await pool?.end();
+  });
+
+  it('runs the workflow end to end: worker polls, activity reaches PostgreSQL, search attributes set', async () => {
+    const workflowId = diagnosticsWorkflowId(randomUUID());
+    const handle = await temporal.client.workflow.start(diagnosticsWorkflow, {
+      workflowId,
+      taskQueue: worker.taskQueue,
+      args: [{ version: 1, requestedBy: 'test' }],
+    });
+    const result = await handle.result();
+    assert.equal(result.requestedBy, 'test');
+    assert.equal(result.worker.taskQueue, worker.taskQueue);
+    assert.match(result.database.serverVersion, /^\d+/);
+    assert.equal(result.database.migrationsApplied >= 1, true);
+    assert.equal(result.database.latestMigration?.endsWith('.sql'), true);
+    const description = await handle.describe();
+    assert.equal(description.typedSearchAttributes.get(STATUS), 'done');
+    assert.equal(workflowId.startsWith('diagnostics/'), true);
+  });
+});
