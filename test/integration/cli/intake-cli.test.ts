@@ -1,0 +1,126 @@
+import { strict as assert } from 'node:assert';
+import { execFile } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { DatabasePool } from 'slonik';
+import { createDatabasePool } from '../../../src/db/pool.js';
+import { writeStackInfo } from '../../../src/dev/stack-file.js';
+import { PROJECT_ROOT } from '../../../src/paths.js';
+import { startTestApi, type TestApi } from '../../helpers/app.js';
+import { TEST_SIGNING_SECRET } from '../../helpers/config.js';
+import { createTestDatabase } from '../../helpers/stack.js';
+
+const run = promisify(execFile);
+const TSX = path.join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx');
+const CLI = path.join(PROJECT_ROOT, 'src', 'cli', 'main.ts');
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  json: any;
+}
+
+/** The admin CLI as operators run it: a separate process, JSON on stdout, errors on stderr. */
+describe('intake admin CLI', function () {
+  this.timeout(60_000);
+  let databaseUrl: string;
+  let pool: DatabasePool;
+  let api: TestApi;
+  let env: Record<string, string>;
+
+  async function intake(...args: string[]): Promise<CliResult> {
+    try {
+      const { stdout, stderr } = await run(TSX, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env } });
+      return { code: 0, stdout, stderr, json: JSON.parse(stdout) };
+    } catch (error) {
+      const e = error as { code: number; stdout: string; stderr: string };
+      return { code: e.code, stdout: e.stdout, stderr: e.stderr, json: null };
+    }
+  }
+
+  before(async () => {
+    databaseUrl = await createTestDatabase();
+    pool = await createDatabasePool(databaseUrl);
+    api = await startTestApi({ pool });
+    env = { DATABASE_URL: databaseUrl, SIGNING_SECRET: TEST_SIGNING_SECRET, LOG_LEVEL: 'silent' };
+  });
+  after(async () => {
+    await api?.close();
+    await pool?.end();
+  });
+
+  it('creates an organization, a user, a token, an API key; adds credits; revokes the key', async () => {
+    const org = await intake('org', 'create', '--name', 'Acme', '--credits', '5');
+    assert.equal(org.code, 0);
+    assert.deepEqual(Object.keys(org.json).sort(), ['name', 'organizationId']);
+    assert.equal(org.json.name, 'Acme');
+    assert.equal(org.stdout.trim().split('\n').length, 1, 'exactly one JSON line on stdout');
+
+    const user = await intake('user', 'create', '--org', org.json.organizationId, '--email', 'Ada@Example.com', '--role', 'admin', '--first-name', 'Ada');
+    assert.equal(user.code, 0);
+    assert.equal(user.json.email, 'Ada@Example.com');
+
+    const token = await intake('token', 'issue', '--user', user.json.userId, '--ttl-seconds', '120');
+    assert.equal(token.code, 0);
+    const expiresIn = Date.parse(token.json.expiresAt) - Date.now();
+    assert.ok(expiresIn > 100_000 && expiresIn <= 121_000, `expiresAt ~120 s ahead, got ${expiresIn} ms`);
+    const me = await api.request(`/v3/rest/users/${user.json.userId}`, { headers: { Authorization: `Bearer ${token.json.accessToken}` } });
+    assert.equal(me.status, 200);
+    assert.equal(me.body.firstName, 'Ada');
+
+    const key = await intake('api-key', 'create', '--org', org.json.organizationId, '--scopes', 'feedback:write,admin');
+    assert.equal(key.code, 0);
+    assert.match(key.json.apiKey, /^ik_[A-Za-z0-9_-]{43}$/);
+    assert.deepEqual(key.json.scopes, ['feedback:write', 'admin']);
+
+    const credits = await intake('credits', 'add', '--org', org.json.organizationId, '--amount', '20');
+    assert.deepEqual(credits.json, { organizationId: org.json.organizationId, balance: 25 });
+    const viaApi = await api.request('/v3/rest/organization', { headers: { 'X-Service-Api-Key': key.json.apiKey } });
+    assert.equal(viaApi.body.creditBalance, 25);
+
+    const revoked = await intake('api-key', 'revoke', '--id', key.json.apiKeyId);
+    assert.equal(revoked.code, 0);
+    assert.equal(revoked.json.apiKeyId, key.json.apiKeyId);
+    assert.ok(!Number.isNaN(Date.parse(revoked.json.revokedAt)));
+    const after = await api.request('/v3/rest/organization', { headers: { 'X-Service-Api-Key': key.json.apiKey } });
+    assert.equal(after.status, 401);
+    assert.equal(after.body.errorCode, 'credential_revoked');
+  });
+
+  it('reports bad input on stderr with a non-zero exit and nothing on stdout', async () => {
+    const cases: [string[], RegExp, number][] = [
+      [['org', 'create'], /--name is required/, 2],
+      [['org', 'create', '--name', 'X', '--credits=-1'], /--credits must be an integer/, 2],
+      [['api-key', 'create', '--org', '00000000-0000-4000-8000-000000000000'], /organization .* not found/, 1],
+      [['api-key', 'revoke', '--id', 'nope'], /API key nope not found/, 1],
+      [['user', 'create', '--org', 'x', '--email', 'not-an-email'], /organization x not found/, 1],
+      [['token', 'issue', '--user', '00000000-0000-4000-8000-000000000000'], /user .* not found/, 1],
+      [['frobnicate'], /unknown command: frobnicate/, 2],
+      [['org', 'create', '--name', 'X', '--bogus'], /Unknown option '--bogus'/, 2],
+    ];
+    for (const [args, message, code] of cases) {
+      const result = await intake(...args);
+      assert.equal(result.code, code, args.join(' '));
+      assert.equal(result.stdout, '', args.join(' '));
+      assert.match(result.stderr, message, args.join(' '));
+    }
+  });
+
+  it("finds the dev stack's database when DATABASE_URL is unset", async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'intake-cli-'));
+    await writeStackInfo(dataDir, {
+      databaseUrl, temporalAddress: '127.0.0.1:1', temporalUiUrl: null, apiUrl: api.url, signingSecret: TEST_SIGNING_SECRET, pid: process.pid,
+    });
+    env = { DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
+    const org = await intake('org', 'create', '--name', 'From stack file');
+    assert.equal(org.code, 0);
+    assert.equal(org.json.name, 'From stack file');
+    env = { DATA_DIR: path.join(dataDir, 'empty'), LOG_LEVEL: 'silent' };
+    const none = await intake('org', 'create', '--name', 'Nowhere');
+    assert.equal(none.code, 1);
+    assert.match(none.stderr, /DATABASE_URL is not set and no dev stack is running/);
+  });
+});
