@@ -41,7 +41,7 @@ export function toFieldErrors(errors: ErrorObject[] | null | undefined, root: st
 function makeValidator<T>(validate: ValidateFunction, root: string, copy: boolean): Validator<T> {
   return (value: unknown) => {
     // Query objects are cached by Koa; Ajv coerces in place, so validate a copy.
-    const input = copy && value && typeof value === 'object' ? { ...(value as object) } : value;
+    const input = copy && value && typeof value === 'object' ? { ...(value) } : value;
     if (!validate(input)) throw new ValidationError(toFieldErrors(validate.errors, root));
     return input as T;
   };

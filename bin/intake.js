@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+/* global process */
 // The `intake` command (package bin): runs the TypeScript CLI through tsx.
 import { register } from 'tsx/esm/api';
 

@@ -31,18 +31,18 @@ export function presentUser(user: UserRow) {
 
 export function managementHandlers(deps: AppDeps) {
   return {
-    async getOrganization(ctx: AppContext) {
+    getOrganization: async (ctx: AppContext) => {
       const org = await findOrganization(deps.pool, principalOf(ctx).organizationId);
       if (!org) throw new NotFoundError('Organization');
       ctx.body = presentOrganization(org);
     },
-    async addCredits(ctx: AppContext, { body }: RouteInput<AddCreditsBody, unknown>) {
+    addCredits: async (ctx: AppContext, { body }: RouteInput<AddCreditsBody, unknown>) => {
       const principal = principalOf(ctx);
       const org = await addCredits(deps.pool, principal.organizationId, body.amount, body.reason ?? `api:${principal.kind}`);
       if (!org) throw new NotFoundError('Organization');
       ctx.body = { organizationId: org.id, balance: org.credit_balance };
     },
-    async getUser(ctx: AppContext, { params }: RouteInput<unknown, unknown>) {
+    getUser: async (ctx: AppContext, { params }: RouteInput<unknown, unknown>) => {
       const user = requireOwned(principalOf(ctx), 'User', await findUser(deps.pool, params.userId ?? ''));
       ctx.body = presentUser(user);
     },

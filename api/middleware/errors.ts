@@ -27,7 +27,7 @@ function classify(error: unknown): AppError | null {
   if (error instanceof AppError) return error;
   if (isDatabaseUnavailable(error)) return new DependencyUnavailableError('database');
   if (isTemporalUnavailable(error)) return new DependencyUnavailableError('temporal');
-  if (error && typeof error === 'object') return fromHttpError(error as HttpLikeError);
+  if (error && typeof error === 'object') return fromHttpError(error);
   return null;
 }
 

@@ -12,7 +12,7 @@ export function flags(argv: string[], spec: Record<string, 'string' | 'boolean'>
       strict: true,
       allowPositionals: false,
     });
-    return values as Flags;
+    return values;
   } catch (error) {
     throw new CliError((error as Error).message, 2);
   }

@@ -70,11 +70,11 @@ export async function startLocalTemporal(options: LocalTemporalOptions): Promise
 
 async function waitReady(child: ChildProcess, address: string, namespace: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  let exited: number | null = null;
-  child.once('exit', (code) => (exited = code ?? -1));
+  const state: { exitCode: number | null } = { exitCode: null };
+  child.once('exit', (code) => (state.exitCode = code ?? -1));
   let lastError: unknown;
   while (Date.now() < deadline) {
-    if (exited !== null) throw new Error(`temporal server start-dev exited with code ${exited} (see its log file)`);
+    if (state.exitCode !== null) throw new Error(`temporal server start-dev exited with code ${state.exitCode} (see its log file)`);
     try {
       const connection = await Connection.connect({ address, connectTimeout: '2s' });
       try {

@@ -56,7 +56,7 @@ describe('HTTP error handling', () => {
       headers: { ...auth(), 'content-type': 'application/json' },
       body: stream,
       duplex: 'half',
-    } as RequestInit);
+    });
     assert.equal(res.status, 413);
     assert.equal(((await res.json()) as { errorCode: string }).errorCode, 'payload_too_large');
   });

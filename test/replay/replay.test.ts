@@ -1,0 +1,47 @@
+import { strict as assert } from 'node:assert';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { DeterminismViolationError } from '@temporalio/workflow';
+import { Worker } from '@temporalio/worker';
+import { PROJECT_ROOT } from '../../src/paths.js';
+import * as workflows from '../../workflows/index.js';
+import { workflowBundle } from '../helpers/stack.js';
+
+const DIR = path.join(PROJECT_ROOT, 'test', 'replay', 'histories');
+const files = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
+
+interface HistoryJson {
+  events: {
+    eventType: string;
+    workflowExecutionStartedEventAttributes?: { workflowType: { name: string } };
+    activityTaskScheduledEventAttributes?: { activityType: { name: string } };
+  }[];
+}
+
+function load(file: string): HistoryJson {
+  return JSON.parse(readFileSync(path.join(DIR, file), 'utf8')) as HistoryJson;
+}
+
+/** Stored histories must replay against today's workflow code: a non-deterministic change fails CI. */
+describe('workflow replay', function () {
+  this.timeout(60_000);
+
+  it('has at least one stored history per workflow', () => {
+    const types = new Set(files.map((f) => load(f).events[0]?.workflowExecutionStartedEventAttributes?.workflowType.name));
+    for (const name of Object.keys(workflows)) assert.ok(types.has(name), `no stored history for ${name}: capture one`);
+  });
+
+  for (const file of files) {
+    it(`replays ${file} without a determinism violation`, async () => {
+      await Worker.runReplayHistory({ workflowBundle: await workflowBundle(), replayName: file }, load(file));
+    });
+  }
+
+  it('fails on a deliberately broken history (proves the check can fail)', async () => {
+    const history = load('diagnostics-v1.json');
+    const scheduled = history.events.find((e) => e.activityTaskScheduledEventAttributes);
+    assert.ok(scheduled?.activityTaskScheduledEventAttributes);
+    scheduled.activityTaskScheduledEventAttributes.activityType.name = 'someOtherActivity';
+    await assert.rejects(Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history), DeterminismViolationError);
+  });
+});

@@ -1,0 +1,53 @@
+import { strict as assert } from 'node:assert';
+import { ConfigError, loadConfig, required } from '../../src/config.js';
+
+describe('config', () => {
+  it('fills embedded defaults from an empty environment', () => {
+    const c = loadConfig({});
+    assert.equal(c.http.port, 8080);
+    assert.equal(c.database.url, undefined);
+    assert.equal(c.database.devPort, 54329);
+    assert.equal(c.temporal.address, undefined);
+    assert.equal(c.temporal.namespace, 'default');
+    assert.equal(c.temporal.taskQueue, 'intake');
+    assert.equal(c.temporal.devUiPort, 8233);
+    assert.equal(c.auth.accessTokenTtlSeconds, 3600);
+    assert.equal(c.http.bodyLimitBytes, 1024 * 1024);
+  });
+
+  it('parses and types given values', () => {
+    const c = loadConfig({ PORT: '9090', TEMPORAL_TLS: 'true', DATABASE_URL: 'postgres://u:p@db:5432/intake', TEMPORAL_ADDRESS: 'temporal:7233' });
+    assert.equal(c.http.port, 9090);
+    assert.equal(c.temporal.tls, true);
+    assert.equal(c.database.url, 'postgres://u:p@db:5432/intake');
+    assert.equal(c.temporal.address, 'temporal:7233');
+  });
+
+  it('treats empty strings as unset', () => {
+    assert.equal(loadConfig({ DATABASE_URL: '' }).database.url, undefined);
+  });
+
+  const bad: [Record<string, string>, RegExp][] = [
+    [{ PORT: 'eighty' }, /PORT/],
+    [{ PORT: '70000' }, /PORT/],
+    [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL: must be a postgres/],
+    [{ TEMPORAL_ADDRESS: 'no-port' }, /TEMPORAL_ADDRESS: must be host:port/],
+    [{ SIGNING_SECRET: 'short' }, /SIGNING_SECRET: must be at least 32 characters/],
+    [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+    [{ TEMPORAL_TLS: 'yes' }, /TEMPORAL_TLS/],
+  ];
+  for (const [env, message] of bad) {
+    it(`fails naming the variable for ${JSON.stringify(env)}`, () => {
+      assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && message.test(e.message));
+    });
+  }
+
+  it('names every bad variable at once', () => {
+    assert.throws(() => loadConfig({ PORT: 'x', LOG_LEVEL: 'y' }), /PORT.*LOG_LEVEL|LOG_LEVEL.*PORT/);
+  });
+
+  it('required() names the variable that supplies a missing value', () => {
+    assert.throws(() => required(undefined, 'DATABASE_URL'), /DATABASE_URL is required/);
+    assert.equal(required('x', 'A'), 'x');
+  });
+});
