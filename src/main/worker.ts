@@ -2,9 +2,9 @@ import { Runtime, type Worker } from '@temporalio/worker';
 import { loadConfig, required, type Config } from '../config.js';
 import { createDatabasePool } from '../db/pool.js';
 import { createLogger, type Logger } from '../logger.js';
-import { connectTemporalWorker } from '../temporal/connection.js';
 import { ensureSearchAttributes } from '../temporal/search-attributes.js';
-import { connectTemporalClient } from '../temporal/connection.js';
+import { connectTemporalClient, connectTemporalWorker } from '../temporal/connection.js';
+import { sdkLogger } from '../temporal/sdk-logger.js';
 import { taskQueues } from '../temporal/task-queues.js';
 import { createWorker } from '../temporal/worker.js';
 import { retryStartup } from './retry.js';
@@ -49,7 +49,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const logger = createLogger(config.logLevel, 'intake-worker');
   // The SDK Runtime shuts the worker down gracefully on SIGINT/SIGTERM (in-flight activities get
   // WORKER_SHUTDOWN_GRACE_SECONDS to finish); run() then resolves.
-  Runtime.install({});
+  Runtime.install({ logger: sdkLogger(config.logLevel) });
   const running = await startWorker(config, logger);
   logger.info({ taskQueue: taskQueues(config).main }, 'worker running');
   await running.done;

@@ -1,0 +1,115 @@
+import { strict as assert } from 'node:assert';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { chmod, mkdtemp, readFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { freePort, isPortOpen, sleep } from '../../src/dev/net.js';
+import { PROJECT_ROOT } from '../../src/paths.js';
+
+const run = promisify(execFile);
+const TSX = path.join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx');
+
+async function waitFor(probe: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await probe()) return true;
+    await sleep(250);
+  }
+  return false;
+}
+
+async function status(url: string): Promise<number> {
+  try {
+    return (await fetch(url)).status;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * `npm start` as a user runs it (src/main/dev.ts on free ports, data in a fresh DATA_DIR): embedded
+ * PostgreSQL, the Temporal dev server with its UI, worker and API; Ctrl-C stops every child; data
+ * survives a restart.
+ */
+describe('dev stack (npm start)', function () {
+  this.timeout(240_000);
+  let env: Record<string, string>;
+  let ports: { api: number; temporal: number; ui: number; pg: number };
+  let stack: ChildProcess | undefined;
+  let output = '';
+
+  async function start(): Promise<void> {
+    output = '';
+    stack = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'src', 'main', 'dev.ts')], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    stack.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+    stack.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    const ready = await waitFor(async () => (await status(`http://127.0.0.1:${ports.api}/readyz`)) === 200, 90_000);
+    assert.ok(ready, `the stack did not become ready within 90 s:\n${output.slice(-3000)}`);
+    // The API answers before the worker is up; the banner comes last, once everything runs.
+    assert.ok(await waitFor(async () => output.includes('Intake is running'), 30_000), `no banner:\n${output.slice(-3000)}`);
+  }
+
+  async function interrupt(): Promise<number | null> {
+    const child = stack!;
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGINT');
+    return exited;
+  }
+
+  before(async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'intake-dev-'));
+    await chmod(dataDir, 0o755); // PostgreSQL runs as the postgres user when we are root
+    ports = { api: await freePort(), temporal: await freePort(), ui: await freePort(), pg: await freePort() };
+    env = {
+      DATA_DIR: dataDir,
+      PORT: String(ports.api),
+      HOST: '127.0.0.1',
+      TEMPORAL_PORT: String(ports.temporal),
+      TEMPORAL_UI_PORT: String(ports.ui),
+      DEV_POSTGRES_PORT: String(ports.pg),
+      LOG_LEVEL: 'warn',
+    };
+  });
+  after(async () => {
+    if (stack && stack.exitCode === null) await interrupt();
+  });
+
+  it('starts everything, prints the banner, serves the API and the Temporal UI', async () => {
+    await start();
+    assert.match(output, new RegExp(`API +http://127\\.0\\.0\\.1:${ports.api}`));
+    assert.match(output, new RegExp(`Temporal UI +http://127\\.0\\.0\\.1:${ports.ui}`));
+    assert.match(output, /npm run intake -- org create --name Acme/);
+    assert.equal(await status(`http://127.0.0.1:${ports.ui}/`), 200);
+    const stackFile = JSON.parse(await readFile(path.join(env.DATA_DIR!, 'stack.json'), 'utf8'));
+    assert.equal(stackFile.apiUrl, `http://127.0.0.1:${ports.api}`);
+  });
+
+  it('lets the CLI find its database and the API accept the key it creates', async () => {
+    const cli = path.join(PROJECT_ROOT, 'src', 'cli', 'main.ts');
+    const exec = async (...args: string[]) => JSON.parse((await run(TSX, [cli, ...args], { env: { PATH: process.env.PATH ?? '', ...env } })).stdout);
+    const org = await exec('org', 'create', '--name', 'Acme');
+    const key = await exec('api-key', 'create', '--org', org.organizationId);
+    env.TEST_API_KEY = key.apiKey;
+    const res = await fetch(`http://127.0.0.1:${ports.api}/v3/rest/organization`, { headers: { 'X-Service-Api-Key': key.apiKey } });
+    assert.equal(res.status, 200);
+    assert.equal(((await res.json()) as { name: string }).name, 'Acme');
+    const doctor = await exec('doctor');
+    assert.equal(doctor.ok, true);
+  });
+
+  it('stops every child process on Ctrl-C', async () => {
+    const code = await interrupt();
+    assert.equal(code, 0);
+    for (const port of [ports.api, ports.temporal, ports.ui, ports.pg]) {
+      assert.ok(await waitFor(async () => !(await isPortOpen(port)), 15_000), `port ${port} still open after Ctrl-C`);
+    }
+  });
+
+  it('keeps data across a restart', async () => {
+    await start();
+    const res = await fetch(`http://127.0.0.1:${ports.api}/v3/rest/organization`, { headers: { 'X-Service-Api-Key': env.TEST_API_KEY! } });
+    assert.equal(res.status, 200);
+    assert.equal(await interrupt(), 0);
+  });
+});
