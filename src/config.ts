@@ -41,6 +41,8 @@ const schema = z.object({
 });
 
 export type Env = z.input<typeof schema>;
+/** Every variable the service reads (README.md documents each one; a unit test checks it). */
+export const ENV_VARIABLES = Object.keys(schema.shape);
 type Parsed = z.output<typeof schema>;
 
 export interface Config {
