@@ -63,7 +63,9 @@ async function temporal(): Promise<{ address: string; uiUrl: string | null }> {
 async function stopAll(): Promise<void> {
   for (const stop of stops.reverse()) {
     try {
+      const t = performance.now();
       await stop();
+      logger.debug({ step: stop.name || String(stop).slice(0, 60), ms: Math.round(performance.now() - t) }, 'stopped');
     } catch (error) {
       logger.warn({ err: error }, 'error while stopping');
     }
