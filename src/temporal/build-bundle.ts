@@ -1,4 +1,4 @@
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { bundleWorkflowCode, type Logger } from '@temporalio/worker';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PROJECT_ROOT, workflowsEntry } from '../paths.js';
@@ -6,8 +6,8 @@ import { PROJECT_ROOT, workflowsEntry } from '../paths.js';
 /** `npm run build` writes the workflow bundle that production workers load (WORKFLOW_BUNDLE_PATH). */
 export const DEFAULT_BUNDLE_PATH = path.join(PROJECT_ROOT, 'dist', 'workflow-bundle.js');
 
-export async function buildWorkflowBundle(outPath = DEFAULT_BUNDLE_PATH): Promise<string> {
-  const { code } = await bundleWorkflowCode({ workflowsPath: workflowsEntry() });
+export async function buildWorkflowBundle(outPath = DEFAULT_BUNDLE_PATH, logger?: Logger): Promise<string> {
+  const { code } = await bundleWorkflowCode({ workflowsPath: workflowsEntry(), ...(logger ? { logger } : {}) });
   await mkdir(path.dirname(outPath), { recursive: true });
   await writeFile(outPath, code);
   return outPath;

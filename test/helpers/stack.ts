@@ -75,7 +75,7 @@ export function workflowBundle(): Promise<{ code: string }> {
 }
 
 const noop = () => undefined;
-const quietLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: noop, log: noop };
+export const quietLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: noop, log: noop };
 
 export async function stopTestStack(): Promise<void> {
   if (!stack) return;

@@ -1,4 +1,9 @@
 import { strict as assert } from 'node:assert';
+import type { Server } from 'node:http';
+import Koa from 'koa';
+import type { AppState } from '../../../api/context.js';
+import { authenticate } from '../../../api/middleware/auth.js';
+import { errorHandler } from '../../../api/middleware/errors.js';
 import type { DatabasePool } from 'slonik';
 import { sql } from 'slonik';
 import { revokeApiKey } from '../../../src/db/repositories/api-keys.js';
@@ -116,5 +121,62 @@ describe('authentication and authorization', () => {
     assert.ok(api.logs.length >= 3, 'requests are logged');
     assert.ok(!all.includes(org.apiKey), 'API key must not be logged');
     assert.ok(!all.includes(admin.accessToken), 'access token must not be logged');
+  });
+});
+
+describe('credential kinds a route forbids or does not take', () => {
+  let pool: DatabasePool;
+  let server: Server;
+  let url: string;
+  let org: TestOrg;
+
+  before(async () => {
+    pool = await createDatabasePool(await createTestDatabase());
+    org = await createTestOrg(pool);
+    const api = await startTestApi({ pool });
+    // A route shaped like the spec's meeting-joins (users only, an API key is 403) and one like the
+    // feedback area (API keys only: a user token is not a credential there, 401).
+    const app = new Koa<AppState>();
+    app.use(errorHandler());
+    app.use(async (ctx, next) => {
+      ctx.state.log = api.deps.logger;
+      await next();
+    });
+    const usersOnly = authenticate(api.deps, { accept: ['user'], forbid: ['apiKey'] });
+    const keysOnly = authenticate(api.deps, { accept: ['apiKey'] });
+    app.use(async (ctx, next) => {
+      const guard = ctx.path === '/users-only' ? usersOnly : keysOnly;
+      await guard(ctx as never, async () => {
+        ctx.body = { principal: ctx.state.principal?.kind };
+      });
+      await next();
+    });
+    await api.close();
+    server = await new Promise<Server>((resolve) => {
+      const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  });
+  after(async () => {
+    await new Promise((resolve) => server?.close(resolve));
+    await pool?.end();
+  });
+
+  it('answers 403 principal_not_allowed to a valid API key where only users may call, 401 to a bad one', async () => {
+    const res = await fetch(`${url}/users-only`, { headers: { 'X-Service-Api-Key': org.apiKey } });
+    assert.equal(res.status, 403);
+    assert.deepEqual(await res.json(), { message: 'This operation requires a user access token (Authorization: Bearer).', errorCode: 'principal_not_allowed' });
+    const bad = await fetch(`${url}/users-only`, { headers: { 'X-Service-Api-Key': 'ik_wrong' } });
+    assert.equal(bad.status, 401);
+    const user = await createTestUser(pool, org.organizationId);
+    const ok = await fetch(`${url}/users-only`, { headers: { Authorization: `Bearer ${user.accessToken}` } });
+    assert.deepEqual(await ok.json(), { principal: 'user' });
+  });
+
+  it('answers 401 unauthenticated to a user token where only API keys are taken', async () => {
+    const user = await createTestUser(pool, org.organizationId);
+    const res = await fetch(`${url}/keys-only`, { headers: { Authorization: `Bearer ${user.accessToken}` } });
+    assert.equal(res.status, 401);
+    assert.deepEqual(await res.json(), { message: 'Authentication required: send an organization API key (X-Service-Api-Key).', errorCode: 'unauthenticated' });
   });
 });

@@ -10,7 +10,7 @@ import { writeStackInfo } from '../../../src/dev/stack-file.js';
 import { PROJECT_ROOT } from '../../../src/paths.js';
 import { startTestApi, type TestApi } from '../../helpers/app.js';
 import { TEST_SIGNING_SECRET } from '../../helpers/config.js';
-import { createTestDatabase } from '../../helpers/stack.js';
+import { createEmptyDatabase, createTestDatabase } from '../../helpers/stack.js';
 
 const run = promisify(execFile);
 const TSX = path.join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx');
@@ -107,6 +107,22 @@ describe('intake admin CLI', function () {
       assert.equal(result.stdout, '', args.join(' '));
       assert.match(result.stderr, message, args.join(' '));
     }
+  });
+
+  it('runs as the package bin (bin/intake.js) too', async () => {
+    const { stdout } = await run(process.execPath, [path.join(PROJECT_ROOT, 'bin', 'intake.js'), 'org', 'create', '--name', 'Via bin'], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+    });
+    assert.equal(JSON.parse(stdout).name, 'Via bin');
+  });
+
+  it('applies migrations with `npm run migrate` (src/cli/migrate.ts), then finds nothing to do', async () => {
+    const empty = await createEmptyDatabase();
+    const migrateCli = path.join(PROJECT_ROOT, 'src', 'cli', 'migrate.ts');
+    const first = JSON.parse((await run(TSX, [migrateCli], { env: { PATH: process.env.PATH ?? '', DATABASE_URL: empty } })).stdout);
+    assert.ok(first.applied.length >= 1);
+    const second = JSON.parse((await run(TSX, [migrateCli], { env: { PATH: process.env.PATH ?? '', DATABASE_URL: empty } })).stdout);
+    assert.deepEqual(second, { applied: [], alreadyApplied: first.applied.length });
   });
 
   it("finds the dev stack's database when DATABASE_URL is unset", async () => {

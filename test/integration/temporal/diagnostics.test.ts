@@ -1,4 +1,10 @@
 import { strict as assert } from 'node:assert';
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { NativeConnection } from '@temporalio/worker';
+import { buildWorkflowBundle } from '../../../src/temporal/build-bundle.js';
+import { createWorker } from '../../../src/temporal/worker.js';
 import { randomUUID } from 'node:crypto';
 import type { DatabasePool } from 'slonik';
 import { createDatabasePool } from '../../../src/db/pool.js';
@@ -7,7 +13,7 @@ import { diagnosticsWorkflowId } from '../../../src/temporal/ids.js';
 import { STATUS } from '../../../src/temporal/search-attributes.js';
 import { diagnosticsWorkflow } from '../../../workflows/diagnostics/workflow.js';
 import { testConfig } from '../../helpers/config.js';
-import { createTestDatabase, testStack } from '../../helpers/stack.js';
+import { createTestDatabase, quietLogger, testStack } from '../../helpers/stack.js';
 import { startTestWorker, type TestWorker } from '../../helpers/worker.js';
 
 describe('worker and diagnostics workflow (real Temporal)', function () {
@@ -43,5 +49,26 @@ describe('worker and diagnostics workflow (real Temporal)', function () {
     const description = await handle.describe();
     assert.equal(description.typedSearchAttributes.get(STATUS), 'done');
     assert.equal(workflowId.startsWith('diagnostics/'), true);
+  });
+
+  it('runs from the prebuilt bundle production workers load (npm run build, WORKFLOW_BUNDLE_PATH)', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'intake-bundle-'));
+    const bundlePath = await buildWorkflowBundle(path.join(dir, 'workflow-bundle.js'), quietLogger);
+    const connection = await NativeConnection.connect({ address: (await testStack()).temporal.address });
+    const taskQueue = `bundle-${randomUUID()}`;
+    const prod = await createWorker({ connection, namespace: 'default', taskQueue, pool, workflowBundlePath: bundlePath, shutdownGraceSeconds: 2 });
+    try {
+      const result = await prod.runUntil(
+        temporal.client.workflow.execute(diagnosticsWorkflow, {
+          workflowId: diagnosticsWorkflowId(randomUUID()),
+          taskQueue,
+          args: [{ version: 1, requestedBy: 'bundle' }],
+        }),
+      );
+      assert.equal(result.requestedBy, 'bundle');
+      assert.equal(result.worker.taskQueue, taskQueue);
+    } finally {
+      await connection.close();
+    }
   });
 });
