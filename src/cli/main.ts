@@ -1,4 +1,5 @@
 import { loadConfig } from '../config.js';
+import { isDatabaseUnavailable } from '../dependency-errors.js';
 import { apiKeyCreate, apiKeyRevoke, tokenIssue } from './commands/credentials.js';
 import { doctor } from './commands/doctor.js';
 import { creditsAdd, orgCreate, userCreate } from './commands/tenancy.js';
@@ -44,7 +45,10 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
     return 0;
   } catch (error) {
     const code = error instanceof CliError ? error.exitCode : 1;
-    process.stderr.write(`intake: ${(error as Error).message}\n`);
+    const message = isDatabaseUnavailable(error)
+      ? `the database is not reachable (${(error as Error).message}); is \`npm start\` running, or DATABASE_URL right?`
+      : (error as Error).message;
+    process.stderr.write(`intake: ${message}\n`);
     return code;
   } finally {
     await ctx?.close();

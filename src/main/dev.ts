@@ -21,7 +21,8 @@ const started = performance.now();
 const config = loadConfig();
 const logger = createLogger(config.logLevel, 'intake');
 const dataDir = resolveFromRoot(config.dataDir);
-const stops: (() => Promise<void>)[] = [];
+/** What to stop on Ctrl-C, in reverse order of start. */
+const stops: { name: string; stop: () => Promise<void> }[] = [];
 
 async function ensureFree(port: number, what: string, variable: string): Promise<void> {
   if (await isPortOpen(port)) {
@@ -38,7 +39,7 @@ async function database(): Promise<string> {
     persistent: true,
     onLog: (m) => logger.debug({ component: 'postgres' }, m.trim()),
   });
-  stops.push(() => pg.stop());
+  stops.push({ name: 'postgres', stop: () => pg.stop() });
   await pg.createDatabase('intake');
   return pg.url('intake');
 }
@@ -56,18 +57,18 @@ async function temporal(): Promise<{ address: string; uiUrl: string | null }> {
     dbFile: path.join(dataDir, 'temporal.db'),
     logFile: path.join(dataDir, 'temporal.log'),
   });
-  stops.push(() => server.stop());
+  stops.push({ name: 'temporal', stop: () => server.stop() });
   return { address: server.address, uiUrl: server.uiUrl };
 }
 
 async function stopAll(): Promise<void> {
-  for (const stop of stops.reverse()) {
+  for (const { name, stop } of stops.reverse()) {
     try {
       const t = performance.now();
       await stop();
-      logger.debug({ step: stop.name || String(stop).slice(0, 60), ms: Math.round(performance.now() - t) }, 'stopped');
+      logger.debug({ name, ms: Math.round(performance.now() - t) }, 'stopped');
     } catch (error) {
-      logger.warn({ err: error }, 'error while stopping');
+      logger.warn({ err: error, name }, 'error while stopping');
     }
   }
 }
@@ -83,11 +84,11 @@ async function main(): Promise<void> {
   // This process handles Ctrl-C itself, so the SDK must not shut the worker down on its own.
   Runtime.install({ shutdownSignals: [], logger: sdkLogger(config.logLevel) });
   const api = await startApi(effective, logger.child({ component: 'api' }));
-  stops.push(() => api.close());
+  stops.push({ name: 'api', stop: () => api.close() });
   const worker = await startWorker(effective, logger.child({ component: 'worker' }));
-  stops.push(() => worker.shutdown());
+  stops.push({ name: 'worker', stop: () => worker.shutdown() });
   await writeStackInfo(config.dataDir, { databaseUrl, temporalAddress: t.address, temporalUiUrl: t.uiUrl, apiUrl: api.url, signingSecret, pid: process.pid });
-  stops.push(() => removeStackInfo(config.dataDir));
+  stops.push({ name: 'stack-file', stop: () => removeStackInfo(config.dataDir) });
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   process.stdout.write(
     [

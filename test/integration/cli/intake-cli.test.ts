@@ -109,6 +109,19 @@ describe('intake admin CLI', function () {
     }
   });
 
+  it('says so when the database is unreachable', async () => {
+    const saved = env;
+    env = { ...env, DATABASE_URL: 'postgres://intake:x@127.0.0.1:1/intake' };
+    try {
+      const result = await intake('org', 'create', '--name', 'Nowhere');
+      assert.equal(result.code, 1);
+      assert.equal(result.stdout, '');
+      assert.match(result.stderr, /the database is not reachable .*DATABASE_URL right\?/);
+    } finally {
+      env = saved;
+    }
+  });
+
   it('runs as the package bin (bin/intake.js) too', async () => {
     const { stdout } = await run(process.execPath, [path.join(PROJECT_ROOT, 'bin', 'intake.js'), 'org', 'create', '--name', 'Via bin'], {
       env: { PATH: process.env.PATH ?? '', ...env },
