@@ -1,6 +1,7 @@
 import Koa from 'koa';
 import { AppError } from '../src/errors.js';
 import type { AppContext, AppDeps, AppState } from './context.js';
+import { feedbackRoutes } from './feedback/router.js';
 import { healthRoutes } from './health/router.js';
 import { managementRoutes } from './management/router.js';
 import { errorHandler } from './middleware/errors.js';
@@ -15,6 +16,7 @@ export function buildApp(deps: AppDeps): Koa<AppState> {
   const registry = new RouteRegistry(deps);
   healthRoutes(deps, registry);
   managementRoutes(deps, registry);
+  feedbackRoutes(deps, registry);
 
   app.use(requestId(deps.logger));
   app.use(errorHandler());

@@ -5,6 +5,7 @@ import type { Principal } from '../src/auth/principal.js';
 import type { TokenService } from '../src/auth/tokens.js';
 import type { Config } from '../src/config.js';
 import type { Logger } from '../src/logger.js';
+import type { RateLimitStore } from '../src/rate-limit.js';
 
 /** Everything the API needs, injected: tests pass their own pool, Temporal client and config. */
 export interface AppDeps {
@@ -13,6 +14,7 @@ export interface AppDeps {
   temporal: { client: Client; connection: Connection };
   tokens: TokenService;
   logger: Logger;
+  rateLimits: RateLimitStore;
 }
 
 export interface AppState {

@@ -23,6 +23,8 @@ export interface RouteSpec<B = unknown, Q = unknown> {
   tags: string[];
   /** Absent: a public route. */
   auth?: AuthRequirement;
+  /** Run after authentication, before the body is read (rate limits). */
+  middleware?: Middleware<AppContext['state']>[];
   body?: { schema: JsonSchema; limitBytes?: number; tooLargeErrorCode?: string };
   query?: JsonSchema;
   responses: Record<number, { description: string; schema?: JsonSchema; headers?: Record<string, string> }>;
@@ -40,6 +42,7 @@ export class RouteRegistry {
     this.specs.push(spec as RouteSpec<unknown, unknown>);
     const middleware: Middleware<AppContext['state']>[] = [];
     if (spec.auth) middleware.push(authenticate(this.deps, spec.auth));
+    middleware.push(...(spec.middleware ?? []));
     const validateBody = spec.body ? compileBody<B>(spec.body.schema) : null;
     const validateQuery = spec.query ? compileQuery<Q>(spec.query) : null;
     if (spec.body) middleware.push(...jsonBody(spec.body.limitBytes ?? this.deps.config.http.bodyLimitBytes, spec.body.tooLargeErrorCode));

@@ -38,6 +38,7 @@ const schema = z.object({
   ACCESS_TOKEN_TTL_SECONDS: positiveInt.max(31 * 24 * 3600).default(3600),
 
   BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
+  FEEDBACK_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(100),
 });
 
 export type Env = z.input<typeof schema>;
@@ -64,6 +65,8 @@ export interface Config {
     shutdownGraceSeconds: number;
   };
   auth: { signingSecret: string | undefined; issuer: string; accessTokenTtlSeconds: number };
+  /** Requests a minute per API key; 0 turns a limit off (benchmarks). */
+  rateLimits: { feedbackPerMinute: number };
 }
 
 export class ConfigError extends Error {
@@ -98,6 +101,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       shutdownGraceSeconds: e.WORKER_SHUTDOWN_GRACE_SECONDS,
     },
     auth: { signingSecret: e.SIGNING_SECRET, issuer: e.TOKEN_ISSUER, accessTokenTtlSeconds: e.ACCESS_TOKEN_TTL_SECONDS },
+    rateLimits: { feedbackPerMinute: e.FEEDBACK_RATE_LIMIT_PER_MINUTE },
   };
 }
 

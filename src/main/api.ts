@@ -5,6 +5,7 @@ import { loadConfig, required, type Config } from '../config.js';
 import { migrate } from '../db/migrate.js';
 import { createDatabasePool } from '../db/pool.js';
 import { createLogger, type Logger } from '../logger.js';
+import { createRateLimitStore } from '../rate-limit.js';
 import { connectTemporalClient } from '../temporal/connection.js';
 import { retryStartup } from './retry.js';
 
@@ -21,7 +22,8 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
   if (migrations.applied.length) logger.info({ applied: migrations.applied }, 'migrations applied');
   const pool = await createDatabasePool(databaseUrl, config.database);
   const temporal = await retryStartup('Temporal', logger, () => connectTemporalClient(config));
-  const app = buildApp({ config, pool, temporal, tokens, logger });
+  const rateLimits = createRateLimitStore(databaseUrl);
+  const app = buildApp({ config, pool, temporal, tokens, logger, rateLimits });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.http.port, config.http.host, () => resolve(s));
     s.once('error', reject);
@@ -35,6 +37,7 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await pool.end();
+      await rateLimits.close();
       await temporal.connection.close();
     },
   };

@@ -6,6 +6,7 @@ import { buildApp, type AppDeps } from '../../api/app.js';
 import { TokenService } from '../../src/auth/tokens.js';
 import type { Config } from '../../src/config.js';
 import { REDACTED_PATHS } from '../../src/logger.js';
+import { createRateLimitStore, type RateLimitStore } from '../../src/rate-limit.js';
 import { connectTemporalClient, type TemporalClient } from '../../src/temporal/connection.js';
 import { testConfig, TEST_SIGNING_SECRET } from './config.js';
 import { testStack } from './stack.js';
@@ -23,8 +24,11 @@ export function testTokens(): TokenService {
   return new TokenService({ signingSecret: TEST_SIGNING_SECRET, issuer: 'intake' });
 }
 
-/** The real app on a real port, with a real pool and Temporal client (either may be overridden). */
-export async function startTestApi(options: { pool: DatabasePool; config?: Config; temporal?: TemporalClient }): Promise<TestApi> {
+/**
+ * The real app on a real port, with a real pool and Temporal client (either may be overridden).
+ * Rate limits are counted in `databaseUrl` when it is given, and off otherwise.
+ */
+export async function startTestApi(options: { pool: DatabasePool; databaseUrl?: string; config?: Config; temporal?: TemporalClient }): Promise<TestApi> {
   const config = options.config ?? testConfig();
   const temporal = options.temporal ?? (await connectTemporalClient({ temporal: { ...config.temporal, address: (await testStack()).temporal.address } }));
   const logs: string[] = [];
@@ -35,7 +39,10 @@ export async function startTestApi(options: { pool: DatabasePool; config?: Confi
     },
   });
   const logger = pino({ level: 'debug', redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, sink);
-  const deps: AppDeps = { config, pool: options.pool, temporal, tokens: testTokens(), logger };
+  const rateLimits: RateLimitStore = options.databaseUrl
+    ? createRateLimitStore(options.databaseUrl)
+    : { limiter: () => null, close: async () => undefined };
+  const deps: AppDeps = { config, pool: options.pool, temporal, tokens: testTokens(), logger, rateLimits };
   const server = await new Promise<Server>((resolve) => {
     const s = buildApp(deps).listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -63,6 +70,7 @@ export async function startTestApi(options: { pool: DatabasePool; config?: Confi
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       if (!options.temporal) await temporal.connection.close();
+      await rateLimits.close();
     },
   };
 }

@@ -1,0 +1,133 @@
+import { checkFieldValues } from '../../src/domain/feedback-fields.js';
+import { createSource, findRecord, findSource, insertRecord, listRecords, listSources, type RecordRow, type SourceRow } from '../../src/db/repositories/feedback.js';
+import { findPersonById, listPeople, upsertPerson, type PersonRow } from '../../src/db/repositories/people.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../src/errors.js';
+import type { AppContext, AppDeps } from '../context.js';
+import { principalOf } from '../middleware/auth.js';
+import type { RouteInput } from '../routes.js';
+import type { CreateRecordBody, CreateSourceBody, PageQuery, UpsertPersonBody } from './schemas.js';
+
+/** Feedback ids are integers; anything else cannot name a row and reads as unknown (404). */
+function intId(value: string | undefined): number | null {
+  return value && /^[1-9]\d{0,14}$/.test(value) ? Number(value) : null;
+}
+
+function page<T>(rows: T[], query: PageQuery) {
+  return { items: rows.slice(0, query.limit), page: query.page, limit: query.limit, has_more: rows.length > query.limit };
+}
+
+/** Fetch one more row than asked: its presence is `has_more`. */
+function window(query: PageQuery) {
+  return { offset: (query.page - 1) * query.limit, limit: query.limit + 1 };
+}
+
+export const presentSource = (s: SourceRow) => ({ id: s.id, name: s.name, type: s.type, created_at: s.created_at });
+
+export const presentPerson = (p: PersonRow) => ({
+  id: p.id,
+  uuid: p.uuid,
+  first_name: p.first_name,
+  last_name: p.last_name,
+  email: p.email,
+  boundary: p.boundary,
+  company_id: p.company_id,
+  created_at: p.created_at,
+  updated_at: p.updated_at,
+});
+
+export const presentRecord = (r: RecordRow) => ({
+  id: r.id,
+  person_id: r.person_id,
+  feedback_source_id: r.feedback_source_id,
+  display_ts: r.display_ts,
+  external_id: r.external_id,
+  fields: r.fields,
+  created_at: r.created_at,
+});
+
+export function feedbackHandlers(deps: AppDeps) {
+  const sourceOf = async (ctx: AppContext, id: string | undefined): Promise<SourceRow> => {
+    const sourceId = intId(id);
+    const source = sourceId === null ? null : await findSource(deps.pool, principalOf(ctx).organizationId, sourceId);
+    if (!source) throw new NotFoundError('Feedback source');
+    return source;
+  };
+
+  return {
+    createSource: async (ctx: AppContext, { body }: RouteInput<CreateSourceBody, unknown>) => {
+      const source = await createSource(deps.pool, principalOf(ctx).organizationId, { name: body.name.trim(), type: body.type });
+      ctx.status = 201;
+      ctx.set('Location', `/v3/rest/feedback-sources/${source.id}`);
+      ctx.body = presentSource(source);
+    },
+
+    listSources: async (ctx: AppContext, { query }: RouteInput<unknown, PageQuery>) => {
+      const { items, ...rest } = page(await listSources(deps.pool, principalOf(ctx).organizationId, window(query)), query);
+      ctx.body = { feedback_sources: items.map(presentSource), ...rest };
+    },
+
+    getSource: async (ctx: AppContext, { params }: RouteInput<unknown, unknown>) => {
+      ctx.body = presentSource(await sourceOf(ctx, params.id));
+    },
+
+    upsertPerson: async (ctx: AppContext, { body }: RouteInput<UpsertPersonBody, unknown>) => {
+      const { person, created } = await upsertPerson(deps.pool, {
+        organizationId: principalOf(ctx).organizationId,
+        email: body.email.trim(),
+        firstName: body.first_name,
+        lastName: body.last_name,
+        boundary: body.boundary,
+        company: body.company && { name: body.company.name.trim(), domain: body.company.domain.trim() },
+      });
+      ctx.status = created ? 201 : 200;
+      ctx.body = presentPerson(person);
+    },
+
+    listPeople: async (ctx: AppContext, { query }: RouteInput<unknown, PageQuery & { email?: string }>) => {
+      const rows = await listPeople(deps.pool, principalOf(ctx).organizationId, { email: query.email, ...window(query) });
+      const { items, ...rest } = page(rows, query);
+      ctx.body = { people: items.map(presentPerson), ...rest };
+    },
+
+    createRecord: async (ctx: AppContext, { body, params }: RouteInput<CreateRecordBody, unknown>) => {
+      const fieldErrors = checkFieldValues(body.fields);
+      if (fieldErrors.length) throw new ValidationError(fieldErrors);
+      const organizationId = principalOf(ctx).organizationId;
+      const source = await sourceOf(ctx, params.id);
+      if (body.person_id !== undefined && !(await findPersonById(deps.pool, organizationId, body.person_id))) {
+        throw new NotFoundError('Person');
+      }
+      const result = await insertRecord(deps.pool, {
+        organizationId,
+        sourceId: source.id,
+        personId: body.person_id ?? null,
+        externalId: body.external_id,
+        displayTs: body.display_ts ?? null,
+        fields: body.fields,
+      });
+      if ('duplicateOf' in result) {
+        throw new ConflictError('duplicate_external_id', `A record with external_id '${body.external_id}' already exists in this source.`, {
+          id: result.duplicateOf,
+        });
+      }
+      ctx.status = 201;
+      ctx.set('Location', `/v3/rest/feedback-sources/${source.id}/records/${result.record.id}`);
+      ctx.body = presentRecord(result.record);
+    },
+
+    listRecords: async (ctx: AppContext, { params, query }: RouteInput<unknown, PageQuery & { external_id?: string }>) => {
+      const source = await sourceOf(ctx, params.id);
+      const rows = await listRecords(deps.pool, source.organization_id, source.id, { externalId: query.external_id, ...window(query) });
+      const { items, ...rest } = page(rows, query);
+      ctx.body = { records: items.map(presentRecord), ...rest };
+    },
+
+    getRecord: async (ctx: AppContext, { params }: RouteInput<unknown, unknown>) => {
+      const source = await sourceOf(ctx, params.id);
+      const recordId = intId(params.recordId);
+      const record = recordId === null ? null : await findRecord(deps.pool, source.organization_id, source.id, recordId);
+      if (!record) throw new NotFoundError('Feedback record');
+      ctx.body = presentRecord(record);
+    },
+  };
+}

@@ -1,0 +1,87 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+
+export const sourceRow = z.object({
+  id: z.number(),
+  organization_id: z.string(),
+  name: z.string(),
+  type: z.literal('api'),
+  created_at: z.string(),
+});
+export type SourceRow = z.infer<typeof sourceRow>;
+
+export const recordRow = z.object({
+  id: z.number(),
+  organization_id: z.string(),
+  feedback_source_id: z.number(),
+  person_id: z.number().nullable(),
+  external_id: z.string(),
+  display_ts: z.string(),
+  fields: z.array(z.object({ category: z.string(), type: z.string(), name: z.string(), value: z.unknown() })),
+  created_at: z.string(),
+});
+export type RecordRow = z.infer<typeof recordRow>;
+
+export async function createSource(db: CommonQueryMethods, organizationId: string, input: { name: string; type: 'api' }): Promise<SourceRow> {
+  return db.one(sql.type(sourceRow)`
+    INSERT INTO feedback_sources (organization_id, name, type) VALUES (${organizationId}, ${input.name}, ${input.type})
+    RETURNING *`);
+}
+
+export async function findSource(db: CommonQueryMethods, organizationId: string, id: number): Promise<SourceRow | null> {
+  return db.maybeOne(sql.type(sourceRow)`SELECT * FROM feedback_sources WHERE id = ${id} AND organization_id = ${organizationId}`);
+}
+
+export async function listSources(db: CommonQueryMethods, organizationId: string, page: { offset: number; limit: number }): Promise<SourceRow[]> {
+  return [
+    ...(await db.any(sql.type(sourceRow)`
+      SELECT * FROM feedback_sources WHERE organization_id = ${organizationId}
+      ORDER BY id LIMIT ${page.limit} OFFSET ${page.offset}`)),
+  ];
+}
+
+export interface RecordInput {
+  organizationId: string;
+  sourceId: number;
+  personId: number | null;
+  externalId: string;
+  displayTs: string | null;
+  fields: unknown[];
+}
+
+/**
+ * Inserts the record unless its external_id is taken in the source; then returns the existing
+ * record's id. The unique index decides concurrent duplicates: exactly one insert wins.
+ */
+export async function insertRecord(db: CommonQueryMethods, input: RecordInput): Promise<{ record: RecordRow } | { duplicateOf: number }> {
+  const record = await db.maybeOne(sql.type(recordRow)`
+    INSERT INTO feedback_records (organization_id, feedback_source_id, person_id, external_id, display_ts, fields)
+    VALUES (${input.organizationId}, ${input.sourceId}, ${input.personId}, ${input.externalId},
+            coalesce(${input.displayTs}::timestamptz, now()), ${sql.jsonb(input.fields as never)})
+    ON CONFLICT (feedback_source_id, external_id) DO NOTHING
+    RETURNING *`);
+  if (record) return { record };
+  const existing = await db.oneFirst(sql.type(z.object({ id: z.number() }))`
+    SELECT id FROM feedback_records WHERE feedback_source_id = ${input.sourceId} AND external_id = ${input.externalId}`);
+  return { duplicateOf: existing };
+}
+
+export async function findRecord(db: CommonQueryMethods, organizationId: string, sourceId: number, id: number): Promise<RecordRow | null> {
+  return db.maybeOne(sql.type(recordRow)`
+    SELECT * FROM feedback_records WHERE id = ${id} AND feedback_source_id = ${sourceId} AND organization_id = ${organizationId}`);
+}
+
+export async function listRecords(
+  db: CommonQueryMethods,
+  organizationId: string,
+  sourceId: number,
+  filter: { externalId?: string | undefined; offset: number; limit: number },
+): Promise<RecordRow[]> {
+  const byExternalId = filter.externalId !== undefined ? sql.fragment`AND external_id = ${filter.externalId}` : sql.fragment``;
+  return [
+    ...(await db.any(sql.type(recordRow)`
+      SELECT * FROM feedback_records
+      WHERE feedback_source_id = ${sourceId} AND organization_id = ${organizationId} ${byExternalId}
+      ORDER BY id LIMIT ${filter.limit} OFFSET ${filter.offset}`)),
+  ];
+}
