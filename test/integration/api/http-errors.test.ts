@@ -128,5 +128,16 @@ describe('HTTP error handling', () => {
     assert.ok(op.responses['401'] && op.responses['403'] && op.responses['413'] && op.responses['415']);
     assert.ok(res.body.paths['/readyz'].get);
     assert.ok(res.body.paths['/v3/rest/users/{userId}'].get.parameters.some((p: { name: string }) => p.name === 'userId'));
+    const feedback = res.body.paths['/v3/rest/feedback-sources/{id}/records'];
+    assert.deepEqual(feedback.post.security, [{ apiKey: [] }]);
+    assert.deepEqual(feedback.post.requestBody.content['application/json'].schema.properties.fields.items.properties.type.enum, [
+      'boolean', 'date', 'datetime', 'float', 'integer', 'json', 'string',
+    ]);
+    assert.ok(feedback.post.responses['409'] && feedback.post.responses['429']);
+    assert.ok(feedback.get.parameters.some((p: { name: string }) => p.name === 'external_id'));
+    for (const path of ['/v3/rest/feedback-sources', '/v3/rest/feedback-sources/{id}', '/v3/rest/people', '/v3/rest/feedback-sources/{id}/records/{recordId}']) {
+      assert.ok(res.body.paths[path], `OpenAPI covers ${path}`);
+    }
+    assert.ok(res.body.paths['/v3/rest/people'].put.responses['201'] && res.body.paths['/v3/rest/people'].get);
   });
 });
