@@ -29,7 +29,7 @@ describe('feedback field values', () => {
   });
 
   it('measures the serialized size in UTF-8 bytes', () => {
-    const euro = '€'.repeat(Math.floor(MAX_VALUE_BYTES / 3)); // 3 bytes each, plus 2 quotes
+    const euro = '€'.repeat(Math.floor((MAX_VALUE_BYTES - 2) / 3)); // 3 bytes each, plus 2 quotes
     assert.deepEqual(checkFieldValues([{ category: 'content', type: 'string', name: 'b', value: euro }]), []);
     const errors = checkFieldValues([{ category: 'content', type: 'string', name: 'b', value: `${euro}€` }]);
     assert.equal(errors.length, 1);
