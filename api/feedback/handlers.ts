@@ -1,6 +1,6 @@
 import { checkFieldValues } from '../../src/domain/feedback-fields.js';
 import { createSource, findRecord, findSource, insertRecord, listRecords, listSources, type RecordRow, type SourceRow } from '../../src/db/repositories/feedback.js';
-import { findPersonById, listPeople, upsertPerson, type PersonRow } from '../../src/db/repositories/people.js';
+import { listPeople, upsertPerson, type PersonRow } from '../../src/db/repositories/people.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../src/errors.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { principalOf } from '../middleware/auth.js';
@@ -92,26 +92,24 @@ export function feedbackHandlers(deps: AppDeps) {
     createRecord: async (ctx: AppContext, { body, params }: RouteInput<CreateRecordBody, unknown>) => {
       const fieldErrors = checkFieldValues(body.fields);
       if (fieldErrors.length) throw new ValidationError(fieldErrors);
-      const organizationId = principalOf(ctx).organizationId;
-      const source = await sourceOf(ctx, params.id);
-      if (body.person_id !== undefined && !(await findPersonById(deps.pool, organizationId, body.person_id))) {
-        throw new NotFoundError('Person');
-      }
+      const sourceId = intId(params.id);
+      if (sourceId === null) throw new NotFoundError('Feedback source');
       const result = await insertRecord(deps.pool, {
-        organizationId,
-        sourceId: source.id,
+        organizationId: principalOf(ctx).organizationId,
+        sourceId,
         personId: body.person_id ?? null,
         externalId: body.external_id,
         displayTs: body.display_ts ?? null,
         fields: body.fields,
       });
+      if ('missing' in result) throw new NotFoundError(result.missing === 'source' ? 'Feedback source' : 'Person');
       if ('duplicateOf' in result) {
         throw new ConflictError('duplicate_external_id', `A record with external_id '${body.external_id}' already exists in this source.`, {
           id: result.duplicateOf,
         });
       }
       ctx.status = 201;
-      ctx.set('Location', `/v3/rest/feedback-sources/${source.id}/records/${result.record.id}`);
+      ctx.set('Location', `/v3/rest/feedback-sources/${sourceId}/records/${result.record.id}`);
       ctx.body = presentRecord(result.record);
     },
 

@@ -5,7 +5,7 @@ import type { DatabasePool } from 'slonik';
 import { buildApp, type AppDeps } from '../../api/app.js';
 import { TokenService } from '../../src/auth/tokens.js';
 import type { Config } from '../../src/config.js';
-import { REDACTED_PATHS } from '../../src/logger.js';
+import { REDACTED_PATHS, type Logger } from '../../src/logger.js';
 import { createRateLimitStore, type RateLimitStore } from '../../src/rate-limit.js';
 import { connectTemporalClient, type TemporalClient } from '../../src/temporal/connection.js';
 import { testConfig, TEST_SIGNING_SECRET } from './config.js';
@@ -28,7 +28,14 @@ export function testTokens(): TokenService {
  * The real app on a real port, with a real pool and Temporal client (either may be overridden).
  * Rate limits are counted in `databaseUrl` when it is given, and off otherwise.
  */
-export async function startTestApi(options: { pool: DatabasePool; databaseUrl?: string; config?: Config; temporal?: TemporalClient }): Promise<TestApi> {
+export async function startTestApi(options: {
+  pool: DatabasePool;
+  databaseUrl?: string;
+  config?: Config;
+  temporal?: TemporalClient;
+  /** Replaces the in-memory test logger (benchmarks log like production). */
+  logger?: Logger;
+}): Promise<TestApi> {
   const config = options.config ?? testConfig();
   const temporal = options.temporal ?? (await connectTemporalClient({ temporal: { ...config.temporal, address: (await testStack()).temporal.address } }));
   const logs: string[] = [];
@@ -38,7 +45,7 @@ export async function startTestApi(options: { pool: DatabasePool; databaseUrl?: 
       done();
     },
   });
-  const logger = pino({ level: 'debug', redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, sink);
+  const logger = options.logger ?? pino({ level: 'debug', redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, sink);
   const rateLimits: RateLimitStore = options.databaseUrl
     ? createRateLimitStore(options.databaseUrl)
     : { limiter: () => null, close: async () => undefined };

@@ -49,21 +49,41 @@ export interface RecordInput {
   fields: unknown[];
 }
 
+export type InsertOutcome =
+  | { record: RecordRow }
+  | { duplicateOf: number }
+  | { missing: 'source' | 'person' };
+
 /**
- * Inserts the record unless its external_id is taken in the source; then returns the existing
- * record's id. The unique index decides concurrent duplicates: exactly one insert wins.
+ * One statement on the happy path: the record is inserted only when the source (and the person,
+ * when given) belongs to the organization, and its external_id is free in the source. When nothing
+ * was inserted, a second look tells why. The unique index decides concurrent duplicates: exactly
+ * one insert wins.
  */
-export async function insertRecord(db: CommonQueryMethods, input: RecordInput): Promise<{ record: RecordRow } | { duplicateOf: number }> {
+export async function insertRecord(db: CommonQueryMethods, input: RecordInput): Promise<InsertOutcome> {
   const record = await db.maybeOne(sql.type(recordRow)`
     INSERT INTO feedback_records (organization_id, feedback_source_id, person_id, external_id, display_ts, fields)
-    VALUES (${input.organizationId}, ${input.sourceId}, ${input.personId}, ${input.externalId},
-            coalesce(${input.displayTs}::timestamptz, now()), ${sql.jsonb(input.fields as never)})
+    SELECT ${input.organizationId}, s.id, ${input.personId}, ${input.externalId},
+           coalesce(${input.displayTs}::timestamptz, now()), ${sql.jsonb(input.fields as never)}
+    FROM feedback_sources s
+    WHERE s.id = ${input.sourceId} AND s.organization_id = ${input.organizationId}
+      AND (${input.personId}::bigint IS NULL OR EXISTS (
+        SELECT 1 FROM people p WHERE p.id = ${input.personId} AND p.organization_id = ${input.organizationId}))
     ON CONFLICT (feedback_source_id, external_id) DO NOTHING
     RETURNING *`);
   if (record) return { record };
-  const existing = await db.oneFirst(sql.type(z.object({ id: z.number() }))`
-    SELECT id FROM feedback_records WHERE feedback_source_id = ${input.sourceId} AND external_id = ${input.externalId}`);
-  return { duplicateOf: existing };
+  const why = await db.one(sql.type(z.object({ source: z.boolean(), person: z.boolean(), existing: z.number().nullable() }))`
+    SELECT
+      EXISTS (SELECT 1 FROM feedback_sources WHERE id = ${input.sourceId} AND organization_id = ${input.organizationId}) AS source,
+      (${input.personId}::bigint IS NULL OR EXISTS (
+        SELECT 1 FROM people WHERE id = ${input.personId} AND organization_id = ${input.organizationId})) AS person,
+      (SELECT id FROM feedback_records r
+        WHERE r.feedback_source_id = ${input.sourceId} AND r.organization_id = ${input.organizationId}
+          AND r.external_id = ${input.externalId}) AS existing`);
+  if (!why.source) return { missing: 'source' };
+  if (!why.person) return { missing: 'person' };
+  if (why.existing === null) throw new Error('feedback record neither inserted nor found');
+  return { duplicateOf: why.existing };
 }
 
 export async function findRecord(db: CommonQueryMethods, organizationId: string, sourceId: number, id: number): Promise<RecordRow | null> {

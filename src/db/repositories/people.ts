@@ -54,10 +54,6 @@ export async function upsertPerson(db: CommonQueryMethods, input: PersonInput): 
   });
 }
 
-export async function findPersonById(db: CommonQueryMethods, organizationId: string, id: number): Promise<PersonRow | null> {
-  return db.maybeOne(sql.type(personRow)`SELECT * FROM people WHERE id = ${id} AND organization_id = ${organizationId}`);
-}
-
 export async function listPeople(
   db: CommonQueryMethods,
   organizationId: string,
