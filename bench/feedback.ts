@@ -40,8 +40,8 @@ export async function benchFeedback(): Promise<Record<string, unknown>> {
   try {
     const org = await createTestOrg(pool);
     const headers = { 'X-Service-Api-Key': org.apiKey };
-    const source = (await api.request('/v3/rest/feedback-sources', { method: 'POST', headers, json: { name: 'bench', type: 'api' } })).body;
-    const person = (await api.request('/v3/rest/people', { method: 'PUT', headers, json: { email: 'bench@example.com' } })).body;
+    const source = (await api.request('/v3/rest/feedback-sources', { method: 'POST', headers, json: { name: 'bench', type: 'api' } })).body as { id: number };
+    const person = (await api.request('/v3/rest/people', { method: 'PUT', headers, json: { email: 'bench@example.com' } })).body as { id: number };
     const path = `/v3/rest/feedback-sources/${source.id}/records`;
     const post = (prefix: string) => async (i: number) => {
       const res = await api.request(path, {
@@ -49,7 +49,7 @@ export async function benchFeedback(): Promise<Record<string, unknown>> {
         headers,
         json: { person_id: person.id, display_ts: '2026-11-01T09:00:00Z', external_id: `${prefix}-${i}`, fields: fields(i) },
       });
-      if (res.status !== 201) throw new Error(`unexpected ${res.status}: ${JSON.stringify(res.body)}`);
+      if (res.status !== 201) throw new Error(`unexpected ${res.status}: ${JSON.stringify(res.body as unknown)}`);
     };
     const insert = (prefix: string) => async (i: number) => {
       await raw.query(
