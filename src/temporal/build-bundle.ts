@@ -14,6 +14,12 @@ export async function buildWorkflowBundle(outPath = DEFAULT_BUNDLE_PATH, logger?
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const out = await buildWorkflowBundle(process.argv[2] ?? DEFAULT_BUNDLE_PATH);
-  process.stdout.write(`${JSON.stringify({ workflowBundle: out })}\n`);
+  // No top-level await: tests import this module, and mocha require()s what it can.
+  buildWorkflowBundle(process.argv[2] ?? DEFAULT_BUNDLE_PATH).then(
+    (out) => process.stdout.write(`${JSON.stringify({ workflowBundle: out })}\n`),
+    (error: unknown) => {
+      process.stderr.write(`build-bundle: ${(error as Error).message}\n`);
+      process.exitCode = 1;
+    },
+  );
 }

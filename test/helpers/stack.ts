@@ -22,9 +22,18 @@ export interface TestStack {
 }
 
 const TEMPLATE = 'intake_template';
-let stack: Promise<TestStack> | undefined;
-let bundle: Promise<{ code: string }> | undefined;
-let databases = 0;
+
+/**
+ * Kept on globalThis, not in module variables: mocha loads a test file with require() (tsx's
+ * CommonJS transform) or, when that fails (top-level await somewhere in its imports), with
+ * import(); the two give two instances of this module, which must still share one stack.
+ */
+interface Shared {
+  stack?: Promise<TestStack> | undefined;
+  bundle?: Promise<{ code: string }> | undefined;
+  databases: number;
+}
+const shared: Shared = ((globalThis as { __intakeTestStack?: Shared }).__intakeTestStack ??= { databases: 0 });
 
 async function start(): Promise<TestStack> {
   const tmpDir = await mkdtemp(path.join(os.tmpdir(), 'intake-test-'));
@@ -48,14 +57,14 @@ async function start(): Promise<TestStack> {
 }
 
 export function testStack(): Promise<TestStack> {
-  stack ??= start();
-  return stack;
+  shared.stack ??= start();
+  return shared.stack;
 }
 
 /** A fresh, migrated database for one test file. */
 export async function createTestDatabase(): Promise<string> {
   const { postgres } = await testStack();
-  const name = `test_${process.pid}_${++databases}`;
+  const name = `test_${process.pid}_${++shared.databases}`;
   await postgres.createDatabase(name, TEMPLATE);
   return postgres.url(name);
 }
@@ -63,24 +72,24 @@ export async function createTestDatabase(): Promise<string> {
 /** An empty database (no migrations), for the migration runner's own tests. */
 export async function createEmptyDatabase(): Promise<string> {
   const { postgres } = await testStack();
-  const name = `empty_${process.pid}_${++databases}`;
+  const name = `empty_${process.pid}_${++shared.databases}`;
   await postgres.createDatabase(name);
   return postgres.url(name);
 }
 
 /** The workflow bundle, built once per run and shared by every test worker. */
 export function workflowBundle(): Promise<{ code: string }> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: workflowsEntry(), logger: quietLogger });
-  return bundle;
+  shared.bundle ??= bundleWorkflowCode({ workflowsPath: workflowsEntry(), logger: quietLogger });
+  return shared.bundle;
 }
 
 const noop = () => undefined;
 export const quietLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: noop, log: noop };
 
 export async function stopTestStack(): Promise<void> {
-  if (!stack) return;
-  const s = await stack;
-  stack = undefined;
+  if (!shared.stack) return;
+  const s = await shared.stack;
+  shared.stack = undefined;
   await Promise.allSettled([s.temporal.stop(), s.postgres.stop()]);
   await rm(s.tmpDir, { recursive: true, force: true });
 }
