@@ -45,7 +45,7 @@ export class RouteRegistry {
     middleware.push(...(spec.middleware ?? []));
     const validateBody = spec.body ? compileBody<B>(spec.body.schema) : null;
     const validateQuery = spec.query ? compileQuery<Q>(spec.query) : null;
-    if (spec.body) middleware.push(...jsonBody(spec.body.limitBytes ?? this.deps.config.http.bodyLimitBytes, spec.body.tooLargeErrorCode));
+    if (spec.body) middleware.push(jsonBody(spec.body.limitBytes ?? this.deps.config.http.bodyLimitBytes, spec.body.tooLargeErrorCode));
     middleware.push(async (ctx: AppContext) => {
       const input: RouteInput<B, Q> = {
         body: validateBody ? validateBody(ctx.request.body) : (undefined as B),
@@ -60,7 +60,7 @@ export class RouteRegistry {
 }
 
 /** JSON only (415 otherwise), bounded in size (413, with an area's own errorCode when it has one). */
-function jsonBody(limitBytes: number, tooLargeErrorCode = 'payload_too_large'): Middleware[] {
+function jsonBody(limitBytes: number, tooLargeErrorCode = 'payload_too_large'): Middleware<AppContext['state']> {
   const parse = bodyParser({ enableTypes: ['json'], jsonLimit: limitBytes, encoding: 'utf-8' });
   const requireJson = async (ctx: AppContext, next: Next) => {
     const declared = Number(ctx.get('content-length') || 0);
@@ -78,5 +78,5 @@ function jsonBody(limitBytes: number, tooLargeErrorCode = 'payload_too_large'): 
       throw error;
     }
   };
-  return [requireJson as Middleware];
+  return requireJson;
 }
