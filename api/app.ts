@@ -23,9 +23,11 @@ export function buildApp(deps: AppDeps): Koa<AppState> {
   app.use(async (ctx: AppContext, next) => {
     await next();
     if (ctx.body != null) return;
-    // Nothing answered: allowedMethods set 405/501 (with an Allow header), or no route matched at all.
-    if (ctx.status === 405) throw new AppError(405, 'method_not_allowed', `${ctx.method} is not allowed on this resource.`);
-    if (ctx.status === 501) throw new AppError(501, 'not_implemented', `${ctx.method} is not implemented.`);
+    // Nothing answered: allowedMethods set 405 (or 501 for a method the router does not know, such as
+    // TRACE; still a method this resource does not allow, so 405) with an Allow header, or no route matched.
+    if (ctx.status === 405 || ctx.status === 501) {
+      throw new AppError(405, 'method_not_allowed', `${ctx.method} is not allowed on this resource.`);
+    }
     if (ctx.status === 404) throw new AppError(404, 'route_not_found', `No route for ${ctx.method} ${ctx.path}.`);
   });
   app.use(registry.router.routes());

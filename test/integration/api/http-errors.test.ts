@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+import http from 'node:http';
 import type { DatabasePool } from 'slonik';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { startTestApi, type TestApi } from '../../helpers/app.js';
@@ -35,6 +36,18 @@ describe('HTTP error handling', () => {
     assert.equal(res.status, 405);
     assert.deepEqual(res.body, { message: 'DELETE is not allowed on this resource.', errorCode: 'method_not_allowed' });
     assert.match(res.headers.get('allow') ?? '', /GET/);
+    // fetch refuses TRACE; node:http sends it (the router does not know it and would say 501)
+    const trace = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const r = http.request(`${api.url}/v3/rest/organization`, { method: 'TRACE', headers: auth() }, (response) => {
+        let body = '';
+        response.on('data', (c: Buffer) => (body += c.toString()));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      });
+      r.on('error', reject);
+      r.end();
+    });
+    assert.equal(trace.status, 405);
+    assert.equal(JSON.parse(trace.body).errorCode, 'method_not_allowed');
   });
 
   it('answers a body over the limit with 413', async () => {
