@@ -84,7 +84,7 @@ export const createRecordBody: JsonSchema = {
   additionalProperties: false,
   required: ['external_id', 'fields'],
   properties: {
-    person_id: { type: 'integer', minimum: 1 },
+    person_id: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
     display_ts: timestamp,
     external_id: { type: 'string', minLength: 1, maxLength: 512, pattern: '\\S' },
     fields: { type: 'array', minItems: 1, maxItems: 200, items: fieldSchema },
@@ -110,7 +110,7 @@ export interface PageQuery {
   limit: number;
 }
 const pageProperties = {
-  page: { type: 'integer', minimum: 1, default: 1 },
+  page: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 1 },
   limit: { type: 'integer', minimum: 1, maximum: 100, default: 50 },
 };
 export const pageQuery: JsonSchema = { type: 'object', additionalProperties: false, properties: pageProperties };

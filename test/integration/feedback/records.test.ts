@@ -109,6 +109,22 @@ describe('feedback records', () => {
     assert.deepEqual([malformed.status, malformed.body.errorCode], [400, 'malformed_json']);
   });
 
+  it('answers 400, not 500, for what PostgreSQL cannot hold: NUL characters, out-of-range numbers (found by schemathesis)', async () => {
+    const nul = await req(recordsPath(), {
+      method: 'POST',
+      json: { external_id: 'nul\u0000', fields: [{ category: 'metadata', type: 'json', name: 'j', value: { ['k']: 'v\u0000' } }] },
+    });
+    assert.equal(nul.status, 400);
+    assert.deepEqual(nul.body.errors, [
+      { path: 'body.external_id', message: 'must not contain the NUL character (U+0000)' },
+      { path: 'body.fields.0.value.k', message: 'must not contain the NUL character (U+0000)' },
+    ]);
+    assert.equal((await req('/v3/rest/people?email=a%00b')).status, 400);
+    const hugePerson = await req(recordsPath(), { method: 'POST', json: { external_id: 'huge', person_id: 2e27, fields: [validFields[0]] } });
+    assert.deepEqual(hugePerson.body.errors, [{ path: 'body.person_id', message: 'must be <= 9007199254740991' }]);
+    assert.equal((await req('/v3/rest/feedback-sources?page=20342086789746489556992')).status, 400);
+  });
+
   it('answers 400 for a value over 10 KB serialized, and accepts one just under', async () => {
     const big = 'x'.repeat(10 * 1024);
     const over = await req(recordsPath(), { method: 'POST', json: { external_id: 'big', fields: [{ category: 'content', type: 'string', name: 'body', value: big }] } });

@@ -51,3 +51,21 @@ describe('request validation', () => {
     assert.deepEqual(errorsOf(() => query({ limit: '500' })), [{ path: 'query.limit', message: 'must be <= 100' }]);
   });
 });
+
+describe('NUL characters (PostgreSQL cannot store U+0000)', () => {
+  const any = compileBody<unknown>({ type: 'object' });
+  const query = compileQuery<unknown>({ type: 'object', properties: { email: { type: 'string' } } });
+
+  it('are a validation error wherever they are: strings, nested values, keys, query strings', () => {
+    try {
+      any({ name: 'a\u0000b', nested: { list: ['ok', 'x\u0000'] }, ['k\u0000']: 1 });
+      assert.fail('expected a ValidationError');
+    } catch (error) {
+      assert.ok(error instanceof ValidationError);
+      assert.deepEqual(error.errors.map((e) => e.path), ['body.name', 'body.nested.list.1', 'body']);
+      assert.equal(error.errors[0]?.message, 'must not contain the NUL character (U+0000)');
+    }
+    assert.throws(() => query({ email: 'a\u0000@b.co' }), ValidationError);
+    assert.deepEqual(any({ name: 'fine \\u0000 as text' }), { name: 'fine \\u0000 as text' });
+  });
+});
