@@ -121,6 +121,15 @@ describe('feedback sources and people', () => {
       assert.equal((await req('/v3/rest/people?email=not-an-email')).body.people.length, 0);
     });
 
+    it('settles concurrent upserts of one new e-mail into one person: one 201, the rest 200', async () => {
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => req('/v3/rest/people', { method: 'PUT', json: { email: `Race@Example.org`, first_name: `R${i}`, company: { name: 'Race', domain: 'example.org' } } })),
+      );
+      assert.deepEqual(results.map((r) => r.status).sort(), [200, 200, 200, 200, 200, 200, 200, 200, 200, 201]);
+      assert.equal(new Set(results.map((r) => r.body.id)).size, 1);
+      assert.equal(new Set(results.map((r) => r.body.company_id)).size, 1);
+    });
+
     it('finds people by e-mail, case-insensitively, only in the caller organization', async () => {
       const found = await req('/v3/rest/people?email=ADA@example.COM');
       assert.equal(found.status, 200);
