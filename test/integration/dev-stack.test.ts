@@ -6,13 +6,14 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort, isPortOpen, sleep } from '../../src/dev/net.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
+import { deadline } from '../helpers/deadline.js';
 
 const run = promisify(execFile);
 const TSX = path.join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx');
 
 async function waitFor(probe: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
     if (await probe()) return true;
     await sleep(250);
   }
@@ -78,7 +79,7 @@ describe('dev stack (npm start)', function () {
   });
   after(async () => {
     if (stack && stack.exitCode === null) {
-      const stopped = await Promise.race([interrupt().then(() => true), sleep(15_000).then(() => false)]);
+      const stopped = await Promise.race([interrupt().then(() => true), deadline(15_000, false)]);
       if (!stopped) process.kill(-stack.pid!, 'SIGKILL');
     }
   });
@@ -107,7 +108,7 @@ describe('dev stack (npm start)', function () {
   });
 
   it('stops every child process on Ctrl-C (SIGINT to the whole process group) within 8 s', async () => {
-    const code = await Promise.race([interrupt(), sleep(8_000).then(() => 'still running after 8 s')]);
+    const code = await Promise.race([interrupt(), deadline(8_000, 'still running after 8 s')]);
     assert.equal(code, 0);
     for (const port of [ports.api, ports.temporal, ports.ui, ports.pg]) {
       assert.ok(await waitFor(async () => !(await isPortOpen(port)), 15_000), `port ${port} still open after Ctrl-C`);
@@ -118,6 +119,6 @@ describe('dev stack (npm start)', function () {
     await start();
     const res = await fetch(`http://127.0.0.1:${ports.api}/v3/rest/organization`, { headers: { 'X-Service-Api-Key': env.TEST_API_KEY! } });
     assert.equal(res.status, 200);
-    assert.equal(await Promise.race([interrupt(), sleep(8_000).then(() => 'still running after 8 s')]), 0);
+    assert.equal(await Promise.race([interrupt(), deadline(8_000, 'still running after 8 s')]), 0);
   });
 });

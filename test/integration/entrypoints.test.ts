@@ -1,0 +1,91 @@
+import { strict as assert } from 'node:assert';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { freePort, sleep } from '../../src/dev/net.js';
+import { PROJECT_ROOT } from '../../src/paths.js';
+import { deadline } from '../helpers/deadline.js';
+import { connectTemporalClient, type TemporalClient } from '../../src/temporal/connection.js';
+import { diagnosticsWorkflowId } from '../../src/temporal/ids.js';
+import { diagnosticsWorkflow } from '../../workflows/diagnostics/workflow.js';
+import { TEST_SIGNING_SECRET, testConfig } from '../helpers/config.js';
+import { createTestDatabase, testStack } from '../helpers/stack.js';
+
+function launch(entry: string, env: Record<string, string>): { child: ChildProcess; output: () => string } {
+  let output = '';
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'src', 'main', entry)], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  return { child, output: () => output };
+}
+
+async function stop(child: ChildProcess, timeoutMs = 20_000): Promise<number | string | null> {
+  if (child.exitCode !== null) return child.exitCode;
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  child.kill('SIGTERM');
+  return Promise.race([exited, deadline(timeoutMs, 'still running')]);
+}
+
+/** The production entrypoints (`npm run start:api`, `npm run start:worker`) against the harness's services. */
+describe('API and worker entrypoints', function () {
+  this.timeout(120_000);
+  let env: Record<string, string>;
+  let temporal: TemporalClient;
+  const running: ChildProcess[] = [];
+
+  before(async () => {
+    const stack = await testStack();
+    env = {
+      DATABASE_URL: await createTestDatabase(),
+      TEMPORAL_ADDRESS: stack.temporal.address,
+      SIGNING_SECRET: TEST_SIGNING_SECRET,
+      LOG_LEVEL: 'info',
+    };
+    temporal = await connectTemporalClient({ temporal: { ...testConfig().temporal, address: stack.temporal.address } });
+  });
+  after(async () => {
+    for (const child of running) if (child.exitCode === null) child.kill('SIGKILL');
+    await temporal?.connection.close();
+  });
+
+  it('API: applies migrations, becomes ready, and exits 0 on SIGTERM', async () => {
+    const port = await freePort();
+    const api = launch('api.ts', { ...env, PORT: String(port), HOST: '127.0.0.1' });
+    running.push(api.child);
+    let status = 0;
+    for (let i = 0; i < 120 && status !== 200; i++) {
+      status = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0);
+      if (status !== 200) await sleep(250);
+    }
+    assert.equal(status, 200, api.output().slice(-2000));
+    assert.match(api.output(), /"msg":"API listening"/);
+    assert.equal(await stop(api.child), 0, api.output().slice(-2000));
+  });
+
+  it('API: refuses to start without SIGNING_SECRET, naming the variable', async () => {
+    const { SIGNING_SECRET: _omitted, ...rest } = env;
+    const api = launch('api.ts', { ...rest, PORT: String(await freePort()) });
+    running.push(api.child);
+    const code = await new Promise<number | null>((resolve) => api.child.once('exit', resolve));
+    assert.notEqual(code, 0);
+    assert.match(api.output(), /SIGNING_SECRET is required/);
+  });
+
+  it('worker: runs workflows on its task queue and drains on SIGTERM', async () => {
+    const taskQueue = `entry-${randomUUID()}`;
+    const worker = launch('worker.ts', { ...env, TEMPORAL_TASK_QUEUE: taskQueue });
+    running.push(worker.child);
+    const result = await temporal.client.workflow.execute(diagnosticsWorkflow, {
+      workflowId: diagnosticsWorkflowId(randomUUID()),
+      taskQueue,
+      args: [{ version: 1, requestedBy: 'entrypoint test' }],
+      workflowExecutionTimeout: '60s',
+    });
+    assert.equal(result.worker.taskQueue, taskQueue);
+    assert.equal(await stop(worker.child), 0, worker.output().slice(-2000));
+    assert.match(worker.output(), /worker stopped/);
+  });
+});
