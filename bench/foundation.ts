@@ -10,8 +10,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, isPortOpen, sleep } from '../src/dev/net.js';
+import { freePort, isPortOpen } from '../src/dev/net.js';
 import { PROJECT_ROOT } from '../src/paths.js';
+import { httpStatus, waitFor } from '../test/helpers/wait.js';
 
 interface StartFigures {
   readyMs: number;
@@ -20,11 +21,8 @@ interface StartFigures {
 }
 
 async function until(probe: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await sleep(100);
-  }
+  // 100 ms polls: the start-up figures are read off these waits
+  if (!(await waitFor(probe, timeoutMs, 100))) throw new Error('timed out');
 }
 
 async function measureStart(env: Record<string, string>, ports: number[]): Promise<StartFigures> {
@@ -34,7 +32,7 @@ async function measureStart(env: Record<string, string>, ports: number[]): Promi
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
   try {
-    await until(async () => (await fetch(`http://127.0.0.1:${env.PORT}/readyz`).then((r) => r.status, () => 0)) === 200, 120_000);
+    await until(async () => (await httpStatus(`http://127.0.0.1:${env.PORT}/readyz`)) === 200, 120_000);
     const readyMs = performance.now() - started;
     await until(async () => output.includes('Intake is running'), 60_000);
     const bannerMs = performance.now() - started;

@@ -4,29 +4,12 @@ import { chmod, mkdtemp, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { freePort, isPortOpen, sleep } from '../../src/dev/net.js';
+import { freePort, isPortOpen } from '../../src/dev/net.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
-import { deadline } from '../helpers/deadline.js';
+import { deadline, httpStatus, waitFor } from '../helpers/wait.js';
 
 const run = promisify(execFile);
 const TSX = path.join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx');
-
-async function waitFor(probe: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await probe()) return true;
-    await sleep(250);
-  }
-  return false;
-}
-
-async function status(url: string): Promise<number> {
-  try {
-    return (await fetch(url)).status;
-  } catch {
-    return 0;
-  }
-}
 
 /**
  * `npm start` as a user runs it (src/main/dev.ts on free ports, data in a fresh DATA_DIR): embedded
@@ -50,7 +33,7 @@ describe('dev stack (npm start)', function () {
     });
     stack.stdout!.on('data', (d: Buffer) => (output += d.toString()));
     stack.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-    const ready = await waitFor(async () => (await status(`http://127.0.0.1:${ports.api}/readyz`)) === 200, 90_000);
+    const ready = await waitFor(async () => (await httpStatus(`http://127.0.0.1:${ports.api}/readyz`)) === 200, 90_000);
     assert.ok(ready, `the stack did not become ready within 90 s:\n${output.slice(-3000)}`);
     // The API answers before the worker is up; the banner comes last, once everything runs.
     assert.ok(await waitFor(async () => output.includes('Intake is running'), 30_000), `no banner:\n${output.slice(-3000)}`);
@@ -89,7 +72,7 @@ describe('dev stack (npm start)', function () {
     assert.match(output, new RegExp(`API +http://127\\.0\\.0\\.1:${ports.api}`));
     assert.match(output, new RegExp(`Temporal UI +http://127\\.0\\.0\\.1:${ports.ui}`));
     assert.match(output, /npm run intake -- org create --name Acme/);
-    assert.equal(await status(`http://127.0.0.1:${ports.ui}/`), 200);
+    assert.equal(await httpStatus(`http://127.0.0.1:${ports.ui}/`), 200);
     const stackFile = JSON.parse(await readFile(path.join(env.DATA_DIR!, 'stack.json'), 'utf8'));
     assert.equal(stackFile.apiUrl, `http://127.0.0.1:${ports.api}`);
   });

@@ -2,9 +2,9 @@ import { strict as assert } from 'node:assert';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { freePort, sleep } from '../../src/dev/net.js';
+import { freePort } from '../../src/dev/net.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
-import { deadline } from '../helpers/deadline.js';
+import { deadline, httpStatus, waitFor } from '../helpers/wait.js';
 import { connectTemporalClient, type TemporalClient } from '../../src/temporal/connection.js';
 import { diagnosticsWorkflowId } from '../../src/temporal/ids.js';
 import { diagnosticsWorkflow } from '../../workflows/diagnostics/workflow.js';
@@ -55,12 +55,8 @@ describe('API and worker entrypoints', function () {
     const port = await freePort();
     const api = launch('api.ts', { ...env, PORT: String(port), HOST: '127.0.0.1' });
     running.push(api.child);
-    let status = 0;
-    for (let i = 0; i < 120 && status !== 200; i++) {
-      status = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0);
-      if (status !== 200) await sleep(250);
-    }
-    assert.equal(status, 200, api.output().slice(-2000));
+    const ready = await waitFor(async () => (await httpStatus(`http://127.0.0.1:${port}/readyz`)) === 200, 30_000);
+    assert.ok(ready, api.output().slice(-2000));
     assert.match(api.output(), /"msg":"API listening"/);
     assert.equal(await stop(api.child), 0, api.output().slice(-2000));
   });

@@ -1,0 +1,21 @@
+import { sleep } from '../../src/dev/net.js';
+
+/** Polls `probe` every `intervalMs` until it answers true (true) or `timeoutMs` passes (false). */
+export async function waitFor(probe: () => Promise<boolean>, timeoutMs: number, intervalMs = 250): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (await probe()) return true;
+    await sleep(intervalMs);
+  }
+  return false;
+}
+
+/** The HTTP status of a GET, or 0 when nothing answers. */
+export async function httpStatus(url: string): Promise<number> {
+  return fetch(url).then((r) => r.status, () => 0);
+}
+
+/** Resolves with `value` after `ms`, without keeping the process alive (for Promise.race bounds). */
+export function deadline<T>(ms: number, value: T): Promise<T> {
+  return new Promise((resolve) => setTimeout(() => resolve(value), ms).unref());
+}
