@@ -12,13 +12,14 @@ function intId(value: string | undefined): number | null {
   return value && /^[1-9]\d{0,14}$/.test(value) ? Number(value) : null;
 }
 
-function page<T>(rows: T[], query: PageQuery) {
-  return { items: rows.slice(0, query.limit), page: query.page, limit: query.limit, has_more: rows.length > query.limit };
-}
-
 /** Fetch one more row than asked: its presence is `has_more`. */
 function window(query: PageQuery) {
   return { offset: (query.page - 1) * query.limit, limit: query.limit + 1 };
+}
+
+/** A list body: `{<key>: [...], page, limit, has_more}` from the rows `window()` fetched. */
+function pageBody<T>(key: string, rows: readonly T[], query: PageQuery, present: (row: T) => unknown) {
+  return { [key]: rows.slice(0, query.limit).map(present), page: query.page, limit: query.limit, has_more: rows.length > query.limit };
 }
 
 export const presentSource = (s: SourceRow) => ({ id: s.id, name: s.name, type: s.type, created_at: s.created_at });
@@ -62,8 +63,8 @@ export function feedbackHandlers(deps: AppDeps) {
     },
 
     listSources: async (ctx: AppContext, { query }: RouteInput<unknown, PageQuery>) => {
-      const { items, ...rest } = page(await listSources(deps.pool, principalOf(ctx).organizationId, window(query)), query);
-      ctx.body = { feedback_sources: items.map(presentSource), ...rest };
+      const rows = await listSources(deps.pool, principalOf(ctx).organizationId, window(query));
+      ctx.body = pageBody('feedback_sources', rows, query, presentSource);
     },
 
     getSource: async (ctx: AppContext, { params }: RouteInput<unknown, unknown>) => {
@@ -85,8 +86,7 @@ export function feedbackHandlers(deps: AppDeps) {
 
     listPeople: async (ctx: AppContext, { query }: RouteInput<unknown, PageQuery & { email?: string }>) => {
       const rows = await listPeople(deps.pool, principalOf(ctx).organizationId, { email: query.email, ...window(query) });
-      const { items, ...rest } = page(rows, query);
-      ctx.body = { people: items.map(presentPerson), ...rest };
+      ctx.body = pageBody('people', rows, query, presentPerson);
     },
 
     createRecord: async (ctx: AppContext, { body, params }: RouteInput<CreateRecordBody, unknown>) => {
@@ -116,8 +116,7 @@ export function feedbackHandlers(deps: AppDeps) {
     listRecords: async (ctx: AppContext, { params, query }: RouteInput<unknown, PageQuery & { external_id?: string }>) => {
       const source = await sourceOf(ctx, params.id);
       const rows = await listRecords(deps.pool, source.organization_id, source.id, { externalId: query.external_id, ...window(query) });
-      const { items, ...rest } = page(rows, query);
-      ctx.body = { records: items.map(presentRecord), ...rest };
+      ctx.body = pageBody('records', rows, query, presentRecord);
     },
 
     getRecord: async (ctx: AppContext, { params }: RouteInput<unknown, unknown>) => {

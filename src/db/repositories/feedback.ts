@@ -32,12 +32,10 @@ export async function findSource(db: CommonQueryMethods, organizationId: string,
   return db.maybeOne(sql.type(sourceRow)`SELECT * FROM feedback_sources WHERE id = ${id} AND organization_id = ${organizationId}`);
 }
 
-export async function listSources(db: CommonQueryMethods, organizationId: string, page: { offset: number; limit: number }): Promise<SourceRow[]> {
-  return [
-    ...(await db.any(sql.type(sourceRow)`
-      SELECT * FROM feedback_sources WHERE organization_id = ${organizationId}
-      ORDER BY id LIMIT ${page.limit} OFFSET ${page.offset}`)),
-  ];
+export async function listSources(db: CommonQueryMethods, organizationId: string, page: { offset: number; limit: number }): Promise<readonly SourceRow[]> {
+  return db.any(sql.type(sourceRow)`
+    SELECT * FROM feedback_sources WHERE organization_id = ${organizationId}
+    ORDER BY id LIMIT ${page.limit} OFFSET ${page.offset}`);
 }
 
 export interface RecordInput {
@@ -96,12 +94,10 @@ export async function listRecords(
   organizationId: string,
   sourceId: number,
   filter: { externalId?: string | undefined; offset: number; limit: number },
-): Promise<RecordRow[]> {
+): Promise<readonly RecordRow[]> {
   const byExternalId = filter.externalId !== undefined ? sql.fragment`AND external_id = ${filter.externalId}` : sql.fragment``;
-  return [
-    ...(await db.any(sql.type(recordRow)`
-      SELECT * FROM feedback_records
-      WHERE feedback_source_id = ${sourceId} AND organization_id = ${organizationId} ${byExternalId}
-      ORDER BY id LIMIT ${filter.limit} OFFSET ${filter.offset}`)),
-  ];
+  return db.any(sql.type(recordRow)`
+    SELECT * FROM feedback_records
+    WHERE feedback_source_id = ${sourceId} AND organization_id = ${organizationId} ${byExternalId}
+    ORDER BY id LIMIT ${filter.limit} OFFSET ${filter.offset}`);
 }

@@ -58,11 +58,9 @@ export async function listPeople(
   db: CommonQueryMethods,
   organizationId: string,
   filter: { email?: string | undefined; offset: number; limit: number },
-): Promise<PersonRow[]> {
+): Promise<readonly PersonRow[]> {
   const byEmail = filter.email ? sql.fragment`AND lower(email) = lower(${filter.email})` : sql.fragment``;
-  return [
-    ...(await db.any(sql.type(personRow)`
-      SELECT * FROM people WHERE organization_id = ${organizationId} ${byEmail}
-      ORDER BY id LIMIT ${filter.limit} OFFSET ${filter.offset}`)),
-  ];
+  return db.any(sql.type(personRow)`
+    SELECT * FROM people WHERE organization_id = ${organizationId} ${byEmail}
+    ORDER BY id LIMIT ${filter.limit} OFFSET ${filter.offset}`);
 }
