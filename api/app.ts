@@ -1,6 +1,8 @@
 import Koa from 'koa';
 import { AppError } from '../src/errors.js';
 import type { AppContext, AppDeps, AppState } from './context.js';
+import { agentApplicationRoutes } from './agent-applications/router.js';
+import { agentConversationRoutes } from './agent-conversations/router.js';
 import { feedbackRoutes } from './feedback/router.js';
 import { healthRoutes } from './health/router.js';
 import { managementRoutes } from './management/router.js';
@@ -17,6 +19,8 @@ export function buildApp(deps: AppDeps): Koa<AppState> {
   healthRoutes(deps, registry);
   managementRoutes(deps, registry);
   feedbackRoutes(deps, registry);
+  agentApplicationRoutes(deps, registry);
+  agentConversationRoutes(deps, registry);
 
   app.use(requestId(deps.logger));
   app.use(errorHandler());

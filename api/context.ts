@@ -2,6 +2,7 @@ import type { Client, Connection } from '@temporalio/client';
 import type Koa from 'koa';
 import type { DatabasePool } from 'slonik';
 import type { Principal } from '../src/auth/principal.js';
+import type { CredentialLookup } from '../src/db/repositories/agent-applications.js';
 import type { TokenService } from '../src/auth/tokens.js';
 import type { Config } from '../src/config.js';
 import type { Logger } from '../src/logger.js';
@@ -20,6 +21,8 @@ export interface AppDeps {
 export interface AppState {
   requestId: string;
   principal?: Principal;
+  /** The agent ingest credential and its application (agent ingest only). */
+  agent?: CredentialLookup;
   log: Logger;
 }
 

@@ -6,6 +6,13 @@ import type { AppContext, AppDeps } from './context.js';
 import { authenticate, type AuthRequirement } from './middleware/auth.js';
 import { compileBody, compileQuery, type JsonSchema } from './validation.js';
 
+export interface BodySpec {
+  schema: JsonSchema;
+  limitBytes?: number;
+  /** A body past the limit: 413 `payload_too_large` unless an area's contract says otherwise. */
+  tooLarge?: { status: number; errorCode: string };
+}
+
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 export interface RouteInput<B, Q> {
@@ -25,7 +32,9 @@ export interface RouteSpec<B = unknown, Q = unknown> {
   auth?: AuthRequirement;
   /** Run after authentication, before the body is read (rate limits). */
   middleware?: Middleware<AppContext['state']>[];
-  body?: { schema: JsonSchema; limitBytes?: number; tooLargeErrorCode?: string };
+  body?: BodySpec;
+  /** Run after the body is parsed, before it is validated (a credential bound to a body field). */
+  afterBody?: Middleware<AppContext['state']>[];
   query?: JsonSchema;
   responses: Record<number, { description: string; schema?: JsonSchema; headers?: Record<string, string> }>;
   handler: (ctx: AppContext, input: RouteInput<B, Q>) => Promise<void>;
@@ -45,7 +54,8 @@ export class RouteRegistry {
     middleware.push(...(spec.middleware ?? []));
     const validateBody = spec.body ? compileBody<B>(spec.body.schema) : null;
     const validateQuery = spec.query ? compileQuery<Q>(spec.query) : null;
-    if (spec.body) middleware.push(jsonBody(spec.body.limitBytes ?? this.deps.config.http.bodyLimitBytes, spec.body.tooLargeErrorCode));
+    if (spec.body) middleware.push(jsonBody(spec.body.limitBytes ?? this.deps.config.http.bodyLimitBytes, spec.body.tooLarge));
+    middleware.push(...(spec.afterBody ?? []));
     middleware.push(async (ctx: AppContext) => {
       const input: RouteInput<B, Q> = {
         body: validateBody ? validateBody(ctx.request.body) : (undefined as B),
@@ -60,11 +70,12 @@ export class RouteRegistry {
 }
 
 /** JSON only (415 otherwise), bounded in size (413, with an area's own errorCode when it has one). */
-function jsonBody(limitBytes: number, tooLargeErrorCode = 'payload_too_large'): Middleware<AppContext['state']> {
+function jsonBody(limitBytes: number, tooLarge = { status: 413, errorCode: 'payload_too_large' }): Middleware<AppContext['state']> {
   const parse = bodyParser({ enableTypes: ['json'], jsonLimit: limitBytes, encoding: 'utf-8' });
+  const tooLargeError = () => new AppError(tooLarge.status, tooLarge.errorCode, `The request body exceeds ${limitBytes} bytes.`);
   const requireJson = async (ctx: AppContext, next: Next) => {
     const declared = Number(ctx.get('content-length') || 0);
-    if (declared > limitBytes) throw new AppError(413, tooLargeErrorCode, `The request body exceeds ${limitBytes} bytes.`);
+    if (declared > limitBytes) throw tooLargeError();
     // ctx.is() is null without a body (then validation answers 400) and false for another type.
     if (ctx.is('application/json') === false) {
       throw new AppError(415, 'unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.');
@@ -73,7 +84,7 @@ function jsonBody(limitBytes: number, tooLargeErrorCode = 'payload_too_large'): 
       await parse(ctx, next);
     } catch (error) {
       if ((error as { type?: string }).type === 'entity.too.large') {
-        throw new AppError(413, tooLargeErrorCode, `The request body exceeds ${limitBytes} bytes.`);
+        throw tooLargeError();
       }
       throw error;
     }

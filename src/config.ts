@@ -39,6 +39,8 @@ const schema = z.object({
 
   BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
   FEEDBACK_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(100),
+
+  AGENT_SESSION_IDLE_SECONDS: positiveInt.max(30 * 24 * 3600).default(3600),
 });
 
 export type Env = z.input<typeof schema>;
@@ -67,6 +69,7 @@ export interface Config {
   auth: { signingSecret: string | undefined; issuer: string; accessTokenTtlSeconds: number };
   /** Requests a minute per API key; 0 turns a limit off (benchmarks). */
   rateLimits: { feedbackPerMinute: number };
+  agents: { sessionIdleSeconds: number };
 }
 
 export class ConfigError extends Error {
@@ -102,6 +105,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     auth: { signingSecret: e.SIGNING_SECRET, issuer: e.TOKEN_ISSUER, accessTokenTtlSeconds: e.ACCESS_TOKEN_TTL_SECONDS },
     rateLimits: { feedbackPerMinute: e.FEEDBACK_RATE_LIMIT_PER_MINUTE },
+    agents: { sessionIdleSeconds: e.AGENT_SESSION_IDLE_SECONDS },
   };
 }
 

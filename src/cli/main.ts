@@ -1,8 +1,10 @@
 import { loadConfig } from '../config.js';
 import { isDatabaseUnavailable } from '../dependency-errors.js';
+import { ValidationError } from '../errors.js';
+import { agentAppCreate, agentAppRevoke, agentAppSecret, agentAppUpdate } from './commands/agent-apps.js';
 import { apiKeyCreate, apiKeyRevoke, tokenIssue } from './commands/credentials.js';
 import { doctor } from './commands/doctor.js';
-import { creditsAdd, orgCreate, userCreate } from './commands/tenancy.js';
+import { creditsAdd, orgCreate, orgUpdate, userCreate } from './commands/tenancy.js';
 import { CliContext, CliError } from './context.js';
 
 type Command = (ctx: CliContext, argv: string[]) => Promise<object>;
@@ -10,11 +12,16 @@ type Command = (ctx: CliContext, argv: string[]) => Promise<object>;
 /** `intake <group> <action> [--flags]`: a stable contract; one JSON object on stdout. */
 const COMMANDS: Record<string, Command> = {
   'org create': orgCreate,
+  'org update': orgUpdate,
   'user create': userCreate,
   'api-key create': apiKeyCreate,
   'api-key revoke': apiKeyRevoke,
   'token issue': tokenIssue,
   'credits add': creditsAdd,
+  'agent-app create': agentAppCreate,
+  'agent-app update': agentAppUpdate,
+  'agent-app secret': agentAppSecret,
+  'agent-app revoke': agentAppRevoke,
   doctor: (ctx) => doctor(ctx),
 };
 
@@ -25,6 +32,12 @@ const USAGE = `usage: intake <command> [--flags]
   user create --org O --email E [--first-name F] [--last-name L] [--role member|admin]
   token issue --user U [--ttl-seconds S]
   credits add --org O --amount A [--reason R]
+  org update --org O [--agent-chats on|off] [--recording on|off]
+  agent-app create --org O --name N --agent-key K
+  agent-app update --app A [--name N] [--status active|disabled] [--content-capture on|off] [--redact-fields a,b]
+                   [--redact-patterns p1,p2] [--retention-days D|none] [--environments a,b|any] [--access workspace|users:U1,U2]
+  agent-app secret --app A
+  agent-app revoke --credential C
   doctor`;
 
 function resolve(argv: string[]): { command: Command; rest: string[] } {
@@ -33,6 +46,13 @@ function resolve(argv: string[]): { command: Command; rest: string[] } {
   const one = argv[0] ?? '';
   if (COMMANDS[one]) return { command: COMMANDS[one], rest: argv.slice(1) };
   throw new CliError(argv.length ? `unknown command: ${argv.join(' ')}\n${USAGE}` : USAGE, 2);
+}
+
+/** A validation error names each bad field, as the REST body would. */
+function describe(error: unknown): string {
+  const message = (error as Error).message;
+  if (!(error instanceof ValidationError)) return message;
+  return `${message} ${error.errors.map((e) => `${e.path.replace(/^body\./, '')} ${e.message}`).join('; ')}`;
 }
 
 export async function runCli(argv: string[], env: Record<string, string | undefined> = process.env): Promise<number> {
@@ -47,7 +67,7 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
     const code = error instanceof CliError ? error.exitCode : 1;
     const message = isDatabaseUnavailable(error)
       ? `the database is not reachable (${(error as Error).message}); is \`npm start\` running, or DATABASE_URL right?`
-      : (error as Error).message;
+      : describe(error);
     process.stderr.write(`intake: ${message}\n`);
     return code;
   } finally {

@@ -1,3 +1,4 @@
 // Workflow ids, in one place. Each is a pure function defined beside its workflow's contract, so
 // that workflows (which may not import src/) and the API share it.
 export { diagnosticsWorkflowId } from '../../workflows/diagnostics/contract.js';
+export { agentSessionWorkflowId } from '../../workflows/agent-session/contract.js';

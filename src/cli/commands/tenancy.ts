@@ -1,5 +1,5 @@
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
-import { addCredits, createOrganization, findOrganization } from '../../db/repositories/organizations.js';
+import { addCredits, createOrganization, findOrganization, updateOrganizationFlags } from '../../db/repositories/organizations.js';
 import { createUser } from '../../db/repositories/users.js';
 import { flags, int, optStr, str } from '../args.js';
 import { CliError, type CliContext } from '../context.js';
@@ -52,4 +52,20 @@ export async function creditsAdd(ctx: CliContext, argv: string[]) {
   const org = await addCredits(await ctx.db(), str(f, 'org'), amount, optStr(f, 'reason') ?? 'cli');
   if (!org) throw new CliError(`organization ${str(f, 'org')} not found`);
   return { organizationId: org.id, balance: org.credit_balance };
+}
+
+function onOff(value: string | undefined, name: string): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value !== 'on' && value !== 'off') throw new CliError(`--${name} must be on or off`, 2);
+  return value === 'on';
+}
+
+export async function orgUpdate(ctx: CliContext, argv: string[]) {
+  const f = flags(argv, { org: 'string', 'agent-chats': 'string', recording: 'string' });
+  const agentChatsEnabled = onOff(optStr(f, 'agent-chats'), 'agent-chats');
+  const recordingAllowed = onOff(optStr(f, 'recording'), 'recording');
+  if (agentChatsEnabled === undefined && recordingAllowed === undefined) throw new CliError('nothing to update: give --agent-chats or --recording', 2);
+  const org = await updateOrganizationFlags(await ctx.db(), str(f, 'org'), { agentChatsEnabled, recordingAllowed });
+  if (!org) throw new CliError(`organization ${str(f, 'org')} not found`);
+  return { organizationId: org.id, name: org.name, agentChatsEnabled: org.agent_chats_enabled, recordingAllowed: org.recording_allowed };
 }

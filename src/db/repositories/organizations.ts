@@ -6,6 +6,7 @@ export const organizationRow = z.object({
   id: z.string(),
   name: z.string(),
   recording_allowed: z.boolean(),
+  agent_chats_enabled: z.boolean(),
   credit_balance: z.number(),
   created_at: z.string(),
   updated_at: z.string(),
@@ -54,4 +55,20 @@ export async function addCredits(
       VALUES (${organizationId}, ${amount}, ${reason}, ${org.credit_balance})`);
     return org;
   });
+}
+
+/** Switches of an organization; absent ones keep their value. Null when the organization is unknown. */
+export async function updateOrganizationFlags(
+  db: CommonQueryMethods,
+  organizationId: string,
+  flags: { agentChatsEnabled?: boolean | undefined; recordingAllowed?: boolean | undefined },
+): Promise<OrganizationRow | null> {
+  if (!isUuid(organizationId)) return null;
+  return db.maybeOne(sql.type(organizationRow)`
+    UPDATE organizations SET
+      agent_chats_enabled = coalesce(${flags.agentChatsEnabled ?? null}::boolean, agent_chats_enabled),
+      recording_allowed = coalesce(${flags.recordingAllowed ?? null}::boolean, recording_allowed),
+      updated_at = now()
+    WHERE id = ${organizationId}
+    RETURNING *`);
 }

@@ -1,0 +1,73 @@
+import {
+  changeApplication, createApplication, issueCredential, presentApplication, presentCredential,
+} from '../../src/agents/applications.js';
+import {
+  deleteApplication, findApplication, listApplications, listCredentials, revokeCredential, type ApplicationRow,
+} from '../../src/db/repositories/agent-applications.js';
+import { NotFoundError } from '../../src/errors.js';
+import type { AppContext, AppDeps } from '../context.js';
+import { principalOf } from '../middleware/auth.js';
+import type { RouteInput } from '../routes.js';
+import type { CreateApplicationBody, PageQuery, UpdateApplicationBody } from './schemas.js';
+
+export function agentApplicationHandlers(deps: AppDeps) {
+  const applicationOf = async (ctx: AppContext, id: string | undefined): Promise<ApplicationRow> => {
+    const app = id ? await findApplication(deps.pool, principalOf(ctx).organizationId, id) : null;
+    if (!app) throw new NotFoundError('Agent application');
+    return app;
+  };
+
+  return {
+    create: async (ctx: AppContext, { body }: RouteInput<CreateApplicationBody, unknown>) => {
+      const organizationId = principalOf(ctx).organizationId;
+      const { name, agentKey, ...settings } = body;
+      const app = await createApplication(deps.pool, { organizationId, name: name.trim(), agentKey, settings });
+      ctx.status = 201;
+      ctx.set('Location', `/v3/rest/agent-applications/${app.id}`);
+      ctx.body = presentApplication(app);
+    },
+
+    list: async (ctx: AppContext, { query }: RouteInput<unknown, PageQuery>) => {
+      const rows = await listApplications(deps.pool, principalOf(ctx).organizationId, { offset: (query.page - 1) * query.limit, limit: query.limit + 1 });
+      ctx.body = { applications: rows.slice(0, query.limit).map(presentApplication), page: query.page, limit: query.limit, has_more: rows.length > query.limit };
+    },
+
+    get: async (ctx: AppContext, { params }: RouteInput<unknown, unknown>) => {
+      ctx.body = presentApplication(await applicationOf(ctx, params.applicationId));
+    },
+
+    update: async (ctx: AppContext, { body, params }: RouteInput<UpdateApplicationBody, unknown>) => {
+      const app = await applicationOf(ctx, params.applicationId);
+      const patch = body.name === undefined ? body : { ...body, name: body.name.trim() };
+      ctx.body = presentApplication(await changeApplication(deps.pool, app.organization_id, app.id, patch));
+    },
+
+    remove: async (ctx: AppContext, { params }: RouteInput<unknown, unknown>) => {
+      const app = params.applicationId ? await deleteApplication(deps.pool, principalOf(ctx).organizationId, params.applicationId) : null;
+      if (!app) throw new NotFoundError('Agent application');
+      ctx.status = 204;
+    },
+
+    createCredential: async (ctx: AppContext, { params }: RouteInput<unknown, unknown>) => {
+      const app = await applicationOf(ctx, params.applicationId);
+      const { row, secret } = await issueCredential(deps.pool, app);
+      ctx.status = 201;
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = { ...presentCredential(row), secret };
+    },
+
+    listCredentials: async (ctx: AppContext, { params }: RouteInput<unknown, unknown>) => {
+      const app = await applicationOf(ctx, params.applicationId);
+      ctx.body = { credentials: (await listCredentials(deps.pool, app.id)).map(presentCredential) };
+    },
+
+    revokeCredential: async (ctx: AppContext, { params }: RouteInput<unknown, unknown>) => {
+      const app = await applicationOf(ctx, params.applicationId);
+      const row = params.credentialId
+        ? await revokeCredential(deps.pool, params.credentialId, { organizationId: app.organization_id, applicationId: app.id })
+        : null;
+      if (!row) throw new NotFoundError('Agent credential');
+      ctx.body = presentCredential(row);
+    },
+  };
+}

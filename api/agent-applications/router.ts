@@ -1,0 +1,62 @@
+import type { AppDeps } from '../context.js';
+import type { AuthRequirement } from '../middleware/auth.js';
+import type { RouteRegistry } from '../routes.js';
+import { agentApplicationHandlers } from './handlers.js';
+import {
+  applicationSchema, createApplicationBody, credentialSchema, newCredentialSchema, pageQuery, updateApplicationBody,
+  type CreateApplicationBody, type PageQuery, type UpdateApplicationBody,
+} from './schemas.js';
+
+/**
+ * Agent applications and their ingest credentials: the spec's "product interface", as REST for
+ * admin users and admin-scoped organization keys.
+ */
+export function agentApplicationRoutes(deps: AppDeps, registry: RouteRegistry): void {
+  const h = agentApplicationHandlers(deps);
+  const auth: AuthRequirement = { accept: ['apiKey', 'user'], scope: 'admin' };
+  const common = { tags: ['agent-applications'], auth };
+  const base = '/v3/rest/agent-applications';
+  const one = { 200: { description: 'The application', schema: applicationSchema } };
+
+  registry.add<CreateApplicationBody, unknown>({
+    ...common, method: 'post', path: base, operationId: 'createAgentApplication', summary: 'Register an agent application',
+    body: { schema: createApplicationBody },
+    responses: { 201: { description: 'The application', schema: applicationSchema }, 409: { description: 'agentKey already used in this organization' } },
+    handler: h.create,
+  });
+  registry.add<unknown, PageQuery>({
+    ...common, method: 'get', path: base, operationId: 'listAgentApplications', summary: 'List agent applications', query: pageQuery,
+    responses: { 200: { description: 'A page of applications', schema: { type: 'object', required: ['applications'], properties: { applications: { type: 'array', items: applicationSchema } } } } },
+    handler: h.list,
+  });
+  registry.add({
+    ...common, method: 'get', path: `${base}/{applicationId}`, operationId: 'getAgentApplication', summary: 'Get an agent application',
+    responses: one, handler: h.get,
+  });
+  registry.add<UpdateApplicationBody, unknown>({
+    ...common, method: 'patch', path: `${base}/{applicationId}`, operationId: 'updateAgentApplication',
+    summary: 'Change settings (status, content capture, redaction, retention, environments, conversation access)',
+    body: { schema: updateApplicationBody }, responses: one, handler: h.update,
+  });
+  registry.add({
+    ...common, method: 'delete', path: `${base}/{applicationId}`, operationId: 'deleteAgentApplication',
+    summary: 'Delete an application: its credentials then answer 404; stored conversations are kept',
+    responses: { 204: { description: 'Deleted' } }, handler: h.remove,
+  });
+  registry.add({
+    ...common, method: 'post', path: `${base}/{applicationId}/credentials`, operationId: 'createAgentCredential',
+    summary: 'Create an ingest secret (shown once)',
+    responses: { 201: { description: 'The credential with its secret', schema: newCredentialSchema } }, handler: h.createCredential,
+  });
+  registry.add({
+    ...common, method: 'get', path: `${base}/{applicationId}/credentials`, operationId: 'listAgentCredentials',
+    summary: 'List ingest credentials (never their secrets)',
+    responses: { 200: { description: 'Credentials', schema: { type: 'object', properties: { credentials: { type: 'array', items: credentialSchema } } } } },
+    handler: h.listCredentials,
+  });
+  registry.add({
+    ...common, method: 'delete', path: `${base}/{applicationId}/credentials/{credentialId}`, operationId: 'revokeAgentCredential',
+    summary: 'Revoke an ingest credential (repeating it is harmless)',
+    responses: { 200: { description: 'The revoked credential', schema: credentialSchema } }, handler: h.revokeCredential,
+  });
+}

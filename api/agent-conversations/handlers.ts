@@ -1,0 +1,138 @@
+import type { Client } from '@temporalio/client';
+import { ingestSession, type IngestResult } from '../../src/agents/ingest.js';
+import type { Config } from '../../src/config.js';
+import type { AgentIngestRequest } from '../../src/domain/agent-ingest.js';
+import {
+  findSession, listSessions, sessionEvents, sessionParticipants, type EventRow, type Reader,
+} from '../../src/db/repositories/agent-conversations.js';
+import type { SessionRow } from '../../src/db/repositories/agent-sessions.js';
+import { DependencyUnavailableError, NotFoundError, ValidationError } from '../../src/errors.js';
+import { ORGANIZATION_ID, SESSION_ID, STATUS } from '../../src/temporal/search-attributes.js';
+import { AGENT_SESSION_WORKFLOW, agentSessionWorkflowId, eventsIngested, type AgentSessionInput } from '../../workflows/agent-session/contract.js';
+import type { AppContext, AppDeps } from '../context.js';
+import { principalOf } from '../middleware/auth.js';
+import type { RouteInput } from '../routes.js';
+import { agentOf } from './auth.js';
+import { INGEST_LIMITS } from './schemas.js';
+
+export interface SessionsQuery {
+  applicationId?: string;
+  status?: string;
+  page: number;
+  limit: number;
+}
+export interface SessionQuery {
+  afterSequence: number;
+  eventLimit: number;
+}
+
+/** Spec limit: 256 KiB per event, measured as the event's JSON. Too large is a 400. */
+function eventSizeErrors(body: AgentIngestRequest) {
+  return body.events.flatMap((event, i) => {
+    const bytes = Buffer.byteLength(JSON.stringify(event));
+    return bytes > INGEST_LIMITS.eventBytes ? [{ path: `body.events.${i}`, message: `is ${bytes} bytes; an event may have at most ${INGEST_LIMITS.eventBytes}` }] : [];
+  });
+}
+
+/** After commit: start the session's workflow or poke the running one (spec: one per session). */
+async function signalSession(client: Client, config: Config, result: IngestResult): Promise<void> {
+  const input: AgentSessionInput = {
+    version: 1, organizationId: result.organizationId, sessionId: result.sessionId, idleTimeoutSeconds: config.agents.sessionIdleSeconds,
+  };
+  await client.workflow.signalWithStart(AGENT_SESSION_WORKFLOW, {
+    workflowId: agentSessionWorkflowId(result.sessionId),
+    taskQueue: config.temporal.taskQueue,
+    args: [input],
+    signal: eventsIngested,
+    signalArgs: [{ highestSequence: result.highestSequence, status: result.status, processingStatus: result.processingStatus }],
+    typedSearchAttributes: [
+      { key: ORGANIZATION_ID, value: result.organizationId },
+      { key: SESSION_ID, value: result.sessionId },
+      { key: STATUS, value: result.status },
+    ],
+  });
+}
+
+const presentSession = (s: SessionRow) => ({
+  sessionId: s.id,
+  applicationId: s.application_id,
+  externalSessionId: s.external_session_id,
+  status: s.status,
+  processingStatus: s.processing_status,
+  processedThroughSequence: s.processed_through_sequence,
+  highestSequence: s.highest_sequence,
+  eventCount: s.event_count,
+  agentVersion: s.agent_version,
+  source: s.source ?? null,
+  context: s.context ?? null,
+  contentPurgedAt: s.content_purged_at,
+  endedAt: s.ended_at,
+  createdAt: s.created_at,
+  updatedAt: s.updated_at,
+});
+
+const presentEvent = (e: EventRow) => ({
+  externalEventId: e.external_event_id,
+  sequence: e.sequence,
+  revision: e.revision,
+  type: e.type,
+  occurredAt: e.occurred_at,
+  ...(e.payload ?? {}),
+  ...(e.final === null ? {} : { final: e.final }),
+  contentStored: e.payload !== null,
+  previousRevisionCount: e.revision_count,
+});
+
+export function agentConversationHandlers(deps: AppDeps) {
+  const readerOf = (ctx: AppContext): Reader => {
+    const p = principalOf(ctx);
+    return { organizationId: p.organizationId, userId: p.kind === 'user' ? p.userId : null };
+  };
+
+  return {
+    ingest: async (ctx: AppContext, { body }: RouteInput<AgentIngestRequest, unknown>) => {
+      const tooLarge = eventSizeErrors(body);
+      if (tooLarge.length) throw new ValidationError(tooLarge, 'An event exceeds 256 KiB.');
+      const result = await ingestSession(deps.pool, agentOf(ctx).application, body);
+      try {
+        await signalSession(deps.temporal.client, deps.config, result);
+      } catch (error) {
+        // Committed but not yet signalled: the client's retry is deduplicated and signals again.
+        ctx.state.log.warn({ err: error, sessionId: result.sessionId }, 'agent session signal failed');
+        throw new DependencyUnavailableError('temporal');
+      }
+      ctx.status = 202;
+      ctx.body = {
+        sessionId: result.sessionId,
+        acceptedEventCount: result.acceptedEventCount,
+        deduplicatedEventCount: result.deduplicatedEventCount,
+        revisedEventCount: result.revisedEventCount,
+        processingStatus: result.processingStatus,
+      };
+    },
+
+    listSessions: async (ctx: AppContext, { query }: RouteInput<unknown, SessionsQuery>) => {
+      const rows = await listSessions(deps.pool, readerOf(ctx), {
+        applicationId: query.applicationId, status: query.status, offset: (query.page - 1) * query.limit, limit: query.limit + 1,
+      });
+      ctx.body = { sessions: rows.slice(0, query.limit).map(presentSession), page: query.page, limit: query.limit, has_more: rows.length > query.limit };
+    },
+
+    getSession: async (ctx: AppContext, { params, query }: RouteInput<unknown, SessionQuery>) => {
+      const session = params.sessionId ? await findSession(deps.pool, readerOf(ctx), params.sessionId) : null;
+      if (!session) throw new NotFoundError('Agent session');
+      const participants = await sessionParticipants(deps.pool, session.id);
+      const events = await sessionEvents(deps.pool, session.id, { afterSequence: query.afterSequence, limit: query.eventLimit + 1 });
+      const page = events.slice(0, query.eventLimit);
+      ctx.body = {
+        ...presentSession(session),
+        participants: participants.map((p) => ({
+          externalId: p.external_id, displayName: p.display_name, username: p.username, email: p.email, personId: p.person_id,
+          companyExternalId: p.company_external_id, boundary: p.boundary, ownerUserId: p.owner_user_id, properties: p.properties ?? null,
+        })),
+        events: page.map(presentEvent),
+        nextAfterSequence: events.length > query.eventLimit ? (page.at(-1)?.sequence ?? null) : null,
+      };
+    },
+  };
+}

@@ -1,0 +1,41 @@
+import type { AppDeps } from '../context.js';
+import type { RouteRegistry } from '../routes.js';
+import { agentApplication, agentSecret } from './auth.js';
+import { agentConversationHandlers, type SessionQuery, type SessionsQuery } from './handlers.js';
+import { INGEST_LIMITS, ingestBody, ingestResponse, sessionDetailSchema, sessionQuery, sessionSchema, sessionsQuery } from './schemas.js';
+import type { AgentIngestRequest } from '../../src/domain/agent-ingest.js';
+
+/** Agent chat ingestion (agent ingest secrets only) and its read side (organization keys and users). */
+export function agentConversationRoutes(deps: AppDeps, registry: RouteRegistry): void {
+  const h = agentConversationHandlers(deps);
+  registry.add<AgentIngestRequest, unknown>({
+    method: 'post', path: '/v3/rest/agent-conversations/ingest', operationId: 'ingestAgentConversation', tags: ['agent-conversations'],
+    summary: 'Send a session of ordered events (X-Service-Agent-Key); deduplicated, revised, sanitized, processed in sequence order',
+    middleware: [agentSecret(deps)],
+    body: { schema: ingestBody, limitBytes: INGEST_LIMITS.requestBytes, tooLarge: { status: 400, errorCode: 'payload_too_large' } },
+    afterBody: [agentApplication()],
+    responses: {
+      202: { description: 'Accepted', schema: ingestResponse },
+      400: { description: 'Invalid or too large; environment missing or blocked; feedback without an earlier assistant target' },
+      401: { description: 'Ingest secret missing, unknown, revoked, or not the application of agentKey' },
+      403: { description: 'The application is disabled (application_disabled)' },
+      404: { description: 'The application does not exist, or agent chats are not enabled for the workspace' },
+      409: { description: 'An event changed without a higher revision, moved, changed type, reused an occupied sequence, or went back to partial' },
+      503: { description: 'Stored, but the session workflow could not be signalled: retry (it is deduplicated)' },
+    },
+    handler: h.ingest,
+  });
+  registry.add<unknown, SessionsQuery>({
+    method: 'get', path: '/v3/rest/agent-conversations/sessions', operationId: 'listAgentSessions', tags: ['agent-conversations'],
+    summary: 'List agent sessions visible to the caller', auth: { accept: ['apiKey', 'user'], scope: 'agents:read' }, query: sessionsQuery,
+    responses: { 200: { description: 'A page of sessions', schema: { type: 'object', properties: { sessions: { type: 'array', items: sessionSchema } } } } },
+    handler: h.listSessions,
+  });
+  registry.add<unknown, SessionQuery>({
+    method: 'get', path: '/v3/rest/agent-conversations/sessions/{sessionId}', operationId: 'getAgentSession', tags: ['agent-conversations'],
+    summary: 'A session with its participants and stored (sanitized) events in sequence order',
+    auth: { accept: ['apiKey', 'user'], scope: 'agents:read' }, query: sessionQuery,
+    responses: { 200: { description: 'The session', schema: sessionDetailSchema } },
+    handler: h.getSession,
+  });
+}

@@ -1,0 +1,115 @@
+import { sql, UniqueIntegrityConstraintViolationError, type CommonQueryMethods, type DatabasePool } from 'slonik';
+import { z } from 'zod';
+import { displayPrefix, generateSecret, hashSecret } from '../auth/secrets.js';
+import {
+  findApplication, insertApplication, insertCredential, updateApplication, type ApplicationRow, type ApplicationSettings, type CredentialRow,
+} from '../db/repositories/agent-applications.js';
+import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+
+/** Agent ingest secrets: `iak_` + 256 random bits; shown once, stored as SHA-256. */
+export const AGENT_SECRET_PREFIX = 'iak';
+
+export type ConversationAccess = { type: 'workspace' } | { type: 'users'; userIds: string[] };
+
+/** A change of settings, as the REST body and the CLI flags express it; absent fields keep their value. */
+export interface SettingsPatch {
+  name?: string;
+  status?: 'active' | 'disabled';
+  contentCapture?: boolean;
+  redactedFieldNames?: string[];
+  redactedTextPatterns?: string[];
+  retentionDays?: number | null;
+  allowedEnvironments?: string[];
+  conversationAccess?: ConversationAccess;
+}
+
+export const presentApplication = (a: ApplicationRow) => ({
+  applicationId: a.id,
+  organizationId: a.organization_id,
+  name: a.name,
+  agentKey: a.agent_key,
+  status: a.status,
+  contentCapture: a.content_capture,
+  redactedFieldNames: a.redacted_field_names,
+  redactedTextPatterns: a.redacted_text_patterns,
+  retentionDays: a.retention_days,
+  allowedEnvironments: a.allowed_environments,
+  conversationAccess: a.access === 'users' ? { type: 'users', userIds: a.access_user_ids } : { type: 'workspace' },
+  createdAt: a.created_at,
+  updatedAt: a.updated_at,
+});
+
+export const presentCredential = (c: CredentialRow) => ({
+  credentialId: c.id,
+  applicationId: c.application_id,
+  displayPrefix: c.display_prefix,
+  createdAt: c.created_at,
+  lastUsedAt: c.last_used_at,
+  revokedAt: c.revoked_at,
+});
+
+/** Creates the application and applies any settings given with it, atomically. */
+export async function createApplication(
+  pool: DatabasePool,
+  input: { organizationId: string; name: string; agentKey: string; settings?: SettingsPatch },
+): Promise<ApplicationRow> {
+  try {
+    return await pool.transaction(async (tx) => {
+      const created = await insertApplication(tx, input);
+      return input.settings && Object.keys(input.settings).length ? applyPatch(tx, created, input.settings) : created;
+    });
+  } catch (error) {
+    if (error instanceof UniqueIntegrityConstraintViolationError) {
+      throw new ConflictError('agent_key_taken', `An application with agentKey '${input.agentKey}' already exists in this organization.`);
+    }
+    throw error;
+  }
+}
+
+/** Applies a patch in one transaction (settings and the restriction of existing conversations). */
+export async function changeApplication(pool: DatabasePool, organizationId: string, id: string, patch: SettingsPatch): Promise<ApplicationRow> {
+  return pool.transaction(async (tx) => {
+    const current = await findApplication(tx, organizationId, id);
+    if (!current) throw new NotFoundError('Agent application');
+    return applyPatch(tx, current, patch);
+  });
+}
+
+async function applyPatch(tx: CommonQueryMethods, current: ApplicationRow, patch: SettingsPatch): Promise<ApplicationRow> {
+  const access = patch.conversationAccess;
+  if (access?.type === 'users') await requireActiveUsers(tx, current.organization_id, access.userIds);
+  const settings: ApplicationSettings = {
+    name: patch.name ?? current.name,
+    status: patch.status ?? current.status,
+    contentCapture: patch.contentCapture ?? current.content_capture,
+    redactedFieldNames: unique(patch.redactedFieldNames ?? current.redacted_field_names),
+    redactedTextPatterns: unique(patch.redactedTextPatterns ?? current.redacted_text_patterns),
+    retentionDays: patch.retentionDays === undefined ? current.retention_days : patch.retentionDays,
+    allowedEnvironments: unique(patch.allowedEnvironments ?? current.allowed_environments),
+    access: access ? access.type : current.access,
+    accessUserIds: access ? (access.type === 'users' ? unique(access.userIds.map((u) => u.toLowerCase())) : []) : current.access_user_ids,
+  };
+  return updateApplication(tx, current.id, settings);
+}
+
+export async function issueCredential(pool: DatabasePool, application: ApplicationRow): Promise<{ row: CredentialRow; secret: string }> {
+  const secret = generateSecret(AGENT_SECRET_PREFIX);
+  const row = await insertCredential(pool, { application, displayPrefix: displayPrefix(secret), secretHash: hashSecret(secret) });
+  return { row, secret };
+}
+
+function unique(values: readonly string[]): string[] {
+  return [...new Set(values)];
+}
+
+/** Conversation access names users of the organization who can sign in; anything else is a mistake. */
+async function requireActiveUsers(db: CommonQueryMethods, organizationId: string, userIds: string[]): Promise<void> {
+  const found = await db.anyFirst(sql.type(z.object({ id: z.string() }))`
+    SELECT id FROM users WHERE organization_id = ${organizationId} AND status = 'active' AND id = ANY(${sql.array(userIds, 'uuid')})`);
+  const known = new Set(found);
+  const errors = userIds
+    .map((u, i) => ({ u: u.toLowerCase(), i }))
+    .filter(({ u }) => !known.has(u))
+    .map(({ i }) => ({ path: `body.conversationAccess.userIds.${i}`, message: 'is not an active user of this organization' }));
+  if (errors.length) throw new ValidationError(errors);
+}

@@ -1,0 +1,170 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import { isUuid } from '../uuid.js';
+
+export const applicationRow = z.object({
+  id: z.string(),
+  organization_id: z.string(),
+  name: z.string(),
+  agent_key: z.string(),
+  status: z.enum(['active', 'disabled']),
+  content_capture: z.boolean(),
+  redacted_field_names: z.array(z.string()),
+  redacted_text_patterns: z.array(z.string()),
+  retention_days: z.number().nullable(),
+  allowed_environments: z.array(z.string()),
+  access: z.enum(['workspace', 'users']),
+  access_user_ids: z.array(z.string()),
+  created_at: z.string(),
+  updated_at: z.string(),
+  deleted_at: z.string().nullable(),
+});
+export type ApplicationRow = z.infer<typeof applicationRow>;
+
+export const credentialRow = z.object({
+  id: z.string(),
+  organization_id: z.string(),
+  application_id: z.string(),
+  display_prefix: z.string(),
+  created_at: z.string(),
+  last_used_at: z.string().nullable(),
+  revoked_at: z.string().nullable(),
+});
+export type CredentialRow = z.infer<typeof credentialRow>;
+
+/** The settings table of the spec, as stored. */
+export interface ApplicationSettings {
+  name: string;
+  status: 'active' | 'disabled';
+  contentCapture: boolean;
+  redactedFieldNames: string[];
+  redactedTextPatterns: string[];
+  retentionDays: number | null;
+  allowedEnvironments: string[];
+  access: 'workspace' | 'users';
+  accessUserIds: string[];
+}
+
+const credentialColumns = sql.fragment`id, organization_id, application_id, display_prefix, created_at, last_used_at, revoked_at`;
+
+export async function insertApplication(
+  db: CommonQueryMethods,
+  input: { organizationId: string; name: string; agentKey: string },
+): Promise<ApplicationRow> {
+  return db.one(sql.type(applicationRow)`
+    INSERT INTO agent_applications (organization_id, name, agent_key)
+    VALUES (${input.organizationId}, ${input.name}, ${input.agentKey})
+    RETURNING *`);
+}
+
+/** A live (not deleted) application of the organization. */
+export async function findApplication(db: CommonQueryMethods, organizationId: string, id: string): Promise<ApplicationRow | null> {
+  if (!isUuid(id)) return null;
+  return db.maybeOne(sql.type(applicationRow)`
+    SELECT * FROM agent_applications WHERE id = ${id} AND organization_id = ${organizationId} AND deleted_at IS NULL`);
+}
+
+/** By id alone, for the operator CLI (which acts across organizations). */
+export async function findApplicationById(db: CommonQueryMethods, id: string): Promise<ApplicationRow | null> {
+  if (!isUuid(id)) return null;
+  return db.maybeOne(sql.type(applicationRow)`SELECT * FROM agent_applications WHERE id = ${id} AND deleted_at IS NULL`);
+}
+
+export async function listApplications(
+  db: CommonQueryMethods,
+  organizationId: string,
+  page: { offset: number; limit: number },
+): Promise<readonly ApplicationRow[]> {
+  return db.any(sql.type(applicationRow)`
+    SELECT * FROM agent_applications WHERE organization_id = ${organizationId} AND deleted_at IS NULL
+    ORDER BY created_at, id LIMIT ${page.limit} OFFSET ${page.offset}`);
+}
+
+/**
+ * Writes every setting and, when access is restricted, restricts the application's existing
+ * conversations too (spec: reducing access also restricts existing chats). A conversation already
+ * restricted keeps only the users in both lists; going back to workspace access restores nothing.
+ */
+export async function updateApplication(db: CommonQueryMethods, id: string, s: ApplicationSettings): Promise<ApplicationRow> {
+  const users = sql.array(s.accessUserIds, 'uuid');
+  const row = await db.one(sql.type(applicationRow)`
+    UPDATE agent_applications SET
+      name = ${s.name}, status = ${s.status}, content_capture = ${s.contentCapture},
+      redacted_field_names = ${sql.array(s.redactedFieldNames, 'text')},
+      redacted_text_patterns = ${sql.array(s.redactedTextPatterns, 'text')},
+      retention_days = ${s.retentionDays}, allowed_environments = ${sql.array(s.allowedEnvironments, 'text')},
+      access = ${s.access}, access_user_ids = ${users}, updated_at = now()
+    WHERE id = ${id} AND deleted_at IS NULL
+    RETURNING *`);
+  if (s.access === 'users') {
+    await db.query(sql.unsafe`
+      UPDATE agent_sessions SET updated_at = now(), restricted_to = CASE
+        WHEN restricted_to IS NULL THEN ${users}
+        ELSE ARRAY(SELECT unnest(restricted_to) INTERSECT SELECT unnest(${users}::uuid[])) END
+      WHERE application_id = ${id}`);
+  }
+  return row;
+}
+
+export async function deleteApplication(db: CommonQueryMethods, organizationId: string, id: string): Promise<ApplicationRow | null> {
+  if (!isUuid(id)) return null;
+  return db.maybeOne(sql.type(applicationRow)`
+    UPDATE agent_applications SET deleted_at = now(), updated_at = now()
+    WHERE id = ${id} AND organization_id = ${organizationId} AND deleted_at IS NULL
+    RETURNING *`);
+}
+
+export async function insertCredential(
+  db: CommonQueryMethods,
+  input: { application: ApplicationRow; displayPrefix: string; secretHash: Buffer },
+): Promise<CredentialRow> {
+  return db.one(sql.type(credentialRow)`
+    INSERT INTO agent_credentials (organization_id, application_id, display_prefix, secret_hash)
+    VALUES (${input.application.organization_id}, ${input.application.id}, ${input.displayPrefix}, ${sql.binary(input.secretHash)})
+    RETURNING ${credentialColumns}`);
+}
+
+export async function listCredentials(db: CommonQueryMethods, applicationId: string): Promise<readonly CredentialRow[]> {
+  return db.any(sql.type(credentialRow)`
+    SELECT ${credentialColumns} FROM agent_credentials WHERE application_id = ${applicationId} ORDER BY created_at, id`);
+}
+
+/** Revokes once (a repeat keeps the first time). `organizationId` null: the operator CLI. */
+export async function revokeCredential(
+  db: CommonQueryMethods,
+  id: string,
+  scope: { organizationId: string | null; applicationId?: string },
+): Promise<CredentialRow | null> {
+  if (!isUuid(id)) return null;
+  const org = scope.organizationId ? sql.fragment`AND organization_id = ${scope.organizationId}` : sql.fragment``;
+  const app = scope.applicationId ? sql.fragment`AND application_id = ${scope.applicationId}` : sql.fragment``;
+  return db.maybeOne(sql.type(credentialRow)`
+    UPDATE agent_credentials SET revoked_at = coalesce(revoked_at, now())
+    WHERE id = ${id} ${org} ${app}
+    RETURNING ${credentialColumns}`);
+}
+
+export const credentialLookupRow = z.object({
+  credential_id: z.string(),
+  revoked_at: z.string().nullable(),
+  last_used_at: z.string().nullable(),
+  application: applicationRow,
+  agent_chats_enabled: z.boolean(),
+});
+export type CredentialLookup = z.infer<typeof credentialLookupRow>;
+
+/** The credential with its application (deleted ones too: the caller answers 404 for those). */
+export async function findCredentialByHash(db: CommonQueryMethods, secretHash: Buffer): Promise<CredentialLookup | null> {
+  return db.maybeOne(sql.type(credentialLookupRow)`
+    SELECT c.id AS credential_id, c.revoked_at, c.last_used_at, to_jsonb(a) AS application, o.agent_chats_enabled
+    FROM agent_credentials c
+    JOIN agent_applications a ON a.id = c.application_id
+    JOIN organizations o ON o.id = c.organization_id
+    WHERE c.secret_hash = ${sql.binary(secretHash)}`);
+}
+
+export async function touchCredential(db: CommonQueryMethods, id: string): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE agent_credentials SET last_used_at = now()
+    WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`);
+}

@@ -1,0 +1,81 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import { isUuid } from '../uuid.js';
+import { sessionRow, type SessionRow } from './agent-sessions.js';
+
+/** Who reads: an API key (no user) or a user. */
+export interface Reader {
+  organizationId: string;
+  userId: string | null;
+}
+
+/**
+ * Conversation access (architecture): a restricted conversation is visible only to its allowed
+ * users and to a participant's ownerUserId; organization keys see workspace conversations.
+ */
+function visibleTo(reader: Reader) {
+  if (reader.userId === null) return sql.fragment`s.restricted_to IS NULL`;
+  return sql.fragment`(s.restricted_to IS NULL OR ${reader.userId}::uuid = ANY(s.restricted_to)
+    OR EXISTS (SELECT 1 FROM agent_participants p WHERE p.session_id = s.id AND p.owner_user_id = ${reader.userId}::uuid))`;
+}
+
+export async function listSessions(
+  db: CommonQueryMethods,
+  reader: Reader,
+  filter: { applicationId?: string | undefined; status?: string | undefined; offset: number; limit: number },
+): Promise<readonly SessionRow[]> {
+  const app = filter.applicationId ? sql.fragment`AND s.application_id = ${filter.applicationId}` : sql.fragment``;
+  const status = filter.status ? sql.fragment`AND s.status = ${filter.status}` : sql.fragment``;
+  return db.any(sql.type(sessionRow)`
+    SELECT s.* FROM agent_sessions s
+    WHERE s.organization_id = ${reader.organizationId} AND ${visibleTo(reader)} ${app} ${status}
+    ORDER BY s.created_at DESC, s.id LIMIT ${filter.limit} OFFSET ${filter.offset}`);
+}
+
+export async function findSession(db: CommonQueryMethods, reader: Reader, sessionId: string): Promise<SessionRow | null> {
+  if (!isUuid(sessionId)) return null;
+  return db.maybeOne(sql.type(sessionRow)`
+    SELECT s.* FROM agent_sessions s
+    WHERE s.id = ${sessionId} AND s.organization_id = ${reader.organizationId} AND ${visibleTo(reader)}`);
+}
+
+export const participantRow = z.object({
+  external_id: z.string().nullable(),
+  display_name: z.string().nullable(),
+  username: z.string().nullable(),
+  email: z.string().nullable(),
+  person_id: z.string().nullable(),
+  company_external_id: z.string().nullable(),
+  boundary: z.string().nullable(),
+  owner_user_id: z.string().nullable(),
+  properties: z.unknown(),
+});
+
+export async function sessionParticipants(db: CommonQueryMethods, sessionId: string) {
+  return db.any(sql.type(participantRow)`
+    SELECT p.external_id, p.display_name, p.username, p.email, pe.uuid AS person_id, p.company_external_id, p.boundary,
+      p.owner_user_id, p.properties
+    FROM agent_participants p LEFT JOIN people pe ON pe.id = p.person_id
+    WHERE p.session_id = ${sessionId} ORDER BY p.id`);
+}
+
+export const eventRow = z.object({
+  external_event_id: z.string(),
+  sequence: z.number(),
+  revision: z.number(),
+  type: z.string(),
+  occurred_at: z.string(),
+  final: z.boolean().nullable(),
+  payload: z.record(z.string(), z.unknown()).nullable(),
+  revision_count: z.number(),
+});
+export type EventRow = z.infer<typeof eventRow>;
+
+export async function sessionEvents(db: CommonQueryMethods, sessionId: string, page: { afterSequence: number; limit: number }) {
+  return db.any(sql.type(eventRow)`
+    SELECT e.external_event_id, e.sequence, e.revision, e.type, e.occurred_at, e.final, e.payload,
+      (SELECT count(*) FROM agent_event_revisions r WHERE r.event_id = e.id)::int AS revision_count
+    FROM agent_events e
+    WHERE e.session_id = ${sessionId} AND e.sequence > ${page.afterSequence}
+    ORDER BY e.sequence LIMIT ${page.limit}`);
+}

@@ -1,0 +1,171 @@
+import { createHash } from 'node:crypto';
+import { stringify } from 'safe-stable-stringify';
+import { ConflictError, ValidationError, type FieldError } from '../errors.js';
+import type { AgentEvent, AgentEventType, AgentIngestRequest, AgentSessionStatus, JsonObject } from './agent-ingest.js';
+
+/** What the service keeps of an event to decide on a later copy of it. */
+export interface EventState {
+  externalEventId: string;
+  sequence: number;
+  revision: number;
+  type: AgentEventType;
+  final: boolean | null;
+  contentHash: string;
+}
+
+/** An event of the request, sanitized; `index` is its position in the body (for error paths). */
+export interface IncomingEvent extends EventState {
+  index: number;
+  feedbackTarget: string | null;
+  participantExternalId: string | null;
+  payload: JsonObject;
+  occurredAt: string;
+}
+
+export interface IngestPlan {
+  accepted: IncomingEvent[];
+  revised: { event: IncomingEvent; previous: EventState }[];
+  deduplicated: IncomingEvent[];
+}
+
+interface Conflict extends FieldError {
+  errorCode: string;
+}
+
+/**
+ * The content an event is compared by: everything but its identity, position, revision and
+ * timestamp (spec rule 7: sequence and timestamp are fixed when the event is first persisted).
+ */
+export function eventPayload(event: AgentEvent): JsonObject {
+  const { externalEventId: _id, sequence: _seq, revision: _rev, occurredAt: _at, type: _type, ...payload } = event;
+  return payload as JsonObject;
+}
+
+export function contentHash(payload: JsonObject): string {
+  return createHash('sha256').update(stringify(payload) ?? '').digest('hex');
+}
+
+export function toIncoming(event: AgentEvent, index: number): IncomingEvent {
+  const payload = eventPayload(event);
+  return {
+    index,
+    externalEventId: event.externalEventId,
+    sequence: event.sequence,
+    revision: event.revision,
+    type: event.type,
+    final: event.type === 'assistant_message' ? event.final === true : null,
+    contentHash: contentHash(payload),
+    feedbackTarget: event.feedback?.targetEventExternalId ?? null,
+    participantExternalId: event.participantExternalId ?? null,
+    payload,
+    occurredAt: event.occurredAt,
+  };
+}
+
+/**
+ * Spec "Allowed environments": with a list configured, every event must resolve (its own context
+ * over the session context) to an allowed `context.environment`.
+ */
+export function environmentErrors(request: AgentIngestRequest, allowed: readonly string[]): FieldError[] {
+  if (allowed.length === 0) return [];
+  const errors: FieldError[] = [];
+  request.events.forEach((event, i) => {
+    const environment = event.context?.environment ?? request.context?.environment;
+    if (environment === undefined) {
+      errors.push({ path: `body.events.${i}.context.environment`, message: 'is required: this application accepts only configured environments' });
+    } else if (!allowed.includes(environment)) {
+      errors.push({ path: `body.events.${i}.context.environment`, message: `'${environment}' is not an allowed environment of this application` });
+    }
+  });
+  return errors;
+}
+
+/**
+ * The revision rules of the spec, applied in `sequence` order against what is stored and what this
+ * request already placed: retry (same content, any revision) is deduplicated; changed content needs
+ * a higher revision; an event keeps its sequence and type; a sequence holds one event; a finalized
+ * response cannot go back to partial. A feedback event must target an earlier assistant message.
+ * Throws ValidationError (400) or ConflictError (409); a throw stores nothing.
+ */
+export function planIngest(input: {
+  stored: readonly EventState[];
+  incoming: readonly IncomingEvent[];
+  sessionStatus: AgentSessionStatus | null;
+  knownParticipants: ReadonlySet<string> | null;
+}): IngestPlan {
+  const byId = new Map(input.stored.map((e) => [e.externalEventId, e]));
+  const bySequence = new Map(input.stored.map((e) => [e.sequence, e]));
+  const plan: IngestPlan = { accepted: [], revised: [], deduplicated: [] };
+  const invalid: FieldError[] = [];
+  const conflicts: Conflict[] = [];
+  const ordered = [...input.incoming].sort((a, b) => a.sequence - b.sequence || a.index - b.index);
+  for (const event of ordered) {
+    const path = `body.events.${event.index}`;
+    if (input.knownParticipants && event.participantExternalId !== null && !input.knownParticipants.has(event.participantExternalId)) {
+      invalid.push({ path: `${path}.participantExternalId`, message: `names no participant of this session ('${event.participantExternalId}')` });
+    }
+    const existing = byId.get(event.externalEventId);
+    const decision = existing ? decideKnown(event, existing) : decideNew(event, bySequence.get(event.sequence), input.sessionStatus);
+    if ('conflict' in decision) {
+      conflicts.push({ path, ...decision.conflict });
+      continue;
+    }
+    if (event.type === 'feedback' && decision.kind !== 'deduplicated') {
+      const targetError = feedbackTargetError(event, byId);
+      if (targetError) invalid.push({ path: `${path}.feedback.targetEventExternalId`, message: targetError });
+    }
+    if (decision.kind === 'deduplicated') plan.deduplicated.push(event);
+    else if (decision.kind === 'revised' && existing) plan.revised.push({ event, previous: existing });
+    else plan.accepted.push(event);
+    if (decision.kind !== 'deduplicated') {
+      byId.set(event.externalEventId, event);
+      bySequence.set(event.sequence, event);
+    }
+  }
+  if (invalid.length) throw new ValidationError(invalid);
+  if (conflicts.length) throw conflictError(conflicts);
+  return plan;
+}
+
+type Decision = { kind: 'accepted' | 'revised' | 'deduplicated' } | { conflict: { errorCode: string; message: string } };
+
+function decideKnown(event: IncomingEvent, existing: EventState): Decision {
+  if (existing.sequence !== event.sequence) {
+    return { conflict: { errorCode: 'event_sequence_changed', message: `event '${event.externalEventId}' is stored at sequence ${existing.sequence}; an event cannot move` } };
+  }
+  if (existing.type !== event.type) {
+    return { conflict: { errorCode: 'event_type_changed', message: `event '${event.externalEventId}' is stored as ${existing.type}; its type cannot change` } };
+  }
+  if (existing.contentHash === event.contentHash) return { kind: 'deduplicated' };
+  if (event.revision <= existing.revision) {
+    return { conflict: { errorCode: 'event_changed_without_revision', message: `event '${event.externalEventId}' changed; send it with a revision above ${existing.revision}` } };
+  }
+  if (existing.final === true && event.final !== true) {
+    return { conflict: { errorCode: 'final_event_reverted', message: `event '${event.externalEventId}' is finalized; it cannot be re-sent as partial` } };
+  }
+  return { kind: 'revised' };
+}
+
+function decideNew(event: IncomingEvent, occupant: EventState | undefined, status: AgentSessionStatus | null): Decision {
+  if (occupant) {
+    return { conflict: { errorCode: 'sequence_occupied', message: `sequence ${event.sequence} already holds event '${occupant.externalEventId}'` } };
+  }
+  // Ended sessions never reopen: they take revisions and feedback, not new messages.
+  if (status !== null && status !== 'open' && event.type !== 'feedback') {
+    return { conflict: { errorCode: 'session_closed', message: `the session is ${status}; it accepts revisions and feedback only` } };
+  }
+  return { kind: 'accepted' };
+}
+
+function feedbackTargetError(event: IncomingEvent, byId: ReadonlyMap<string, EventState>): string | null {
+  const target = event.feedbackTarget === null ? undefined : byId.get(event.feedbackTarget);
+  if (!target) return `names no event of this session ('${event.feedbackTarget ?? ''}')`;
+  if (target.type !== 'assistant_message') return `must name an assistant_message; '${target.externalEventId}' is a ${target.type}`;
+  if (target.sequence >= event.sequence) return `must name an earlier assistant_message; '${target.externalEventId}' is at sequence ${target.sequence}`;
+  return null;
+}
+
+function conflictError(conflicts: Conflict[]): ConflictError {
+  const first = conflicts[0] as Conflict;
+  return new ConflictError(first.errorCode, first.message, { conflicts });
+}
