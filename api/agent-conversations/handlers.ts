@@ -1,4 +1,3 @@
-import type { Client } from '@temporalio/client';
 import { ingestSession, type IngestResult } from '../../src/agents/ingest.js';
 import type { Config } from '../../src/config.js';
 import type { AgentIngestRequest } from '../../src/domain/agent-ingest.js';
@@ -34,12 +33,15 @@ function eventSizeErrors(body: AgentIngestRequest) {
   });
 }
 
+const SIGNAL_DEADLINE_MS = 10_000;
+
 /** After commit: start the session's workflow or poke the running one (spec: one per session). */
-async function signalSession(client: Client, config: Config, result: IngestResult): Promise<void> {
+async function signalSession(temporal: AppDeps['temporal'], config: Config, result: IngestResult): Promise<void> {
   const input: AgentSessionInput = {
     version: 1, organizationId: result.organizationId, sessionId: result.sessionId, idleTimeoutSeconds: config.agents.sessionIdleSeconds,
   };
-  await client.workflow.signalWithStart(AGENT_SESSION_WORKFLOW, {
+  // Bounded: while Temporal is unreachable the client would otherwise keep retrying for a long time.
+  await temporal.connection.withDeadline(Date.now() + SIGNAL_DEADLINE_MS, () => temporal.client.workflow.signalWithStart(AGENT_SESSION_WORKFLOW, {
     workflowId: agentSessionWorkflowId(result.sessionId),
     taskQueue: config.temporal.taskQueue,
     args: [input],
@@ -50,7 +52,7 @@ async function signalSession(client: Client, config: Config, result: IngestResul
       { key: SESSION_ID, value: result.sessionId },
       { key: STATUS, value: result.status },
     ],
-  });
+  }));
 }
 
 const presentSession = (s: SessionRow) => ({
@@ -95,7 +97,7 @@ export function agentConversationHandlers(deps: AppDeps) {
       if (tooLarge.length) throw new ValidationError(tooLarge, 'An event exceeds 256 KiB.');
       const result = await ingestSession(deps.pool, agentOf(ctx).application, body);
       try {
-        await signalSession(deps.temporal.client, deps.config, result);
+        await signalSession(deps.temporal, deps.config, result);
       } catch (error) {
         // Committed but not yet signalled: the client's retry is deduplicated and signals again.
         ctx.state.log.warn({ err: error, sessionId: result.sessionId }, 'agent session signal failed');

@@ -47,7 +47,7 @@ const feedback: JsonSchema = {
   additionalProperties: false,
   required: ['targetEventExternalId'],
   // A feedback event carries a rating, labels, a comment, or any combination: at least one.
-  anyOf: [{ required: ['rating'] }, { required: ['labels'] }, { required: ['comment'] }],
+  anyOf: ['rating', 'labels', 'comment'].map((p) => ({ properties: { [p]: true }, required: [p] })),
   properties: {
     targetEventExternalId: id(),
     rating: { type: 'string', enum: ['positive', 'negative'] },
@@ -85,8 +85,8 @@ const event: JsonSchema = {
   },
   // `feedback` only on feedback events, and every feedback event carries one.
   if: { properties: { type: { const: 'feedback' } } },
-  then: { required: ['feedback'] },
-  else: { not: { required: ['feedback'] } },
+  then: { properties: { feedback: true }, required: ['feedback'] },
+  else: { not: { properties: { feedback: true }, required: ['feedback'] } },
 };
 
 export const ingestBody: JsonSchema = {

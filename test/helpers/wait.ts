@@ -19,3 +19,14 @@ export async function httpStatus(url: string): Promise<number> {
 export function deadline<T>(ms: number, value: T): Promise<T> {
   return new Promise((resolve) => setTimeout(() => resolve(value), ms).unref());
 }
+
+/** Calls `probe` every 250 ms until `accept` takes its answer or `timeoutMs` passes; returns the last answer. */
+export async function eventually<T>(probe: () => Promise<T>, accept: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  let last = await probe();
+  while (!accept(last) && Date.now() < end) {
+    await sleep(250);
+    last = await probe();
+  }
+  return last;
+}

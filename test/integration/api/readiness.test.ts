@@ -8,16 +8,7 @@ import { testConfig } from '../../helpers/config.js';
 import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
 import { createTestDatabase, testStack } from '../../helpers/stack.js';
 import { TcpProxy } from '../../helpers/tcp-proxy.js';
-
-async function eventually<T>(probe: () => Promise<T>, accept: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last = await probe();
-  while (!accept(last) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 250));
-    last = await probe();
-  }
-  return last;
-}
+import { eventually } from '../../helpers/wait.js';
 
 /** PostgreSQL and Temporal reached through proxies this test cuts and restores. */
 describe('readiness and dependency outages', function () {

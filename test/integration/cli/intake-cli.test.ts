@@ -9,19 +9,12 @@ import { createDatabasePool } from '../../../src/db/pool.js';
 import { writeStackInfo } from '../../../src/dev/stack-file.js';
 import { PROJECT_ROOT } from '../../../src/paths.js';
 import { startTestApi, type TestApi } from '../../helpers/app.js';
+import { runIntake } from '../../helpers/cli.js';
 import { TEST_SIGNING_SECRET } from '../../helpers/config.js';
 import { createEmptyDatabase, createTestDatabase } from '../../helpers/stack.js';
 
 const run = promisify(execFile);
 const TSX = path.join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx');
-const CLI = path.join(PROJECT_ROOT, 'src', 'cli', 'main.ts');
-
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-  json: any;
-}
 
 /** The admin CLI as operators run it: a separate process, JSON on stdout, errors on stderr. */
 describe('intake admin CLI', function () {
@@ -31,15 +24,7 @@ describe('intake admin CLI', function () {
   let api: TestApi;
   let env: Record<string, string>;
 
-  async function intake(...args: string[]): Promise<CliResult> {
-    try {
-      const { stdout, stderr } = await run(TSX, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env } });
-      return { code: 0, stdout, stderr, json: JSON.parse(stdout) };
-    } catch (error) {
-      const e = error as { code: number; stdout: string; stderr: string };
-      return { code: e.code, stdout: e.stdout, stderr: e.stderr, json: null };
-    }
-  }
+  const intake = (...args: string[]) => runIntake(env, ...args);
 
   before(async () => {
     databaseUrl = await createTestDatabase();

@@ -1,0 +1,155 @@
+import type { AgentIngestRequest, JsonValue } from '../agent-ingest.js';
+import { findSecrets, redact, type Redaction } from './mask-secrets.js';
+
+/**
+ * Sanitizing of agent chat ingestion (application settings "Redacted field names" and "Redacted
+ * text patterns", plus built-in secret masking). Everything is sanitized before it is stored or
+ * compared, so the output depends only on the input and the settings.
+ */
+export interface SanitizeSettings {
+  readonly redactedFieldNames: readonly string[];
+  readonly redactedTextPatterns: readonly string[];
+}
+
+export const REDACTED_TEXT = '[REDACTED]';
+export const SECRET_FIELD_MASK = '[REDACTED:secret_field]';
+
+/** Keys whose values are secrets whatever they hold (compared normalized, as suffixes). */
+const SECRET_FIELD_SUFFIXES = [
+  'password', 'passwd', 'passphrase', 'secret', 'token', 'apikey', 'accesskey', 'secretkey', 'privatekey',
+  'signingkey', 'encryptionkey', 'credential', 'credentials', 'authorization', 'cookie',
+];
+
+interface Rules {
+  readonly removedFields: ReadonlySet<string>;
+  /** Configured exact texts, longest first, as one alternation: one pass, no re-matching inside a replacement. */
+  readonly textPattern: RegExp | undefined;
+}
+
+/** `apiKey`, `api_key`, `API-KEY` and `api key` are the same field name. */
+export function normalizeFieldName(name: string): string {
+  return name.toLowerCase().replace(/[\s_-]+/g, '');
+}
+
+export function isSecretFieldName(name: string): boolean {
+  const normalized = normalizeFieldName(name);
+  return SECRET_FIELD_SUFFIXES.some((suffix) => normalized.endsWith(suffix));
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
+}
+
+function compile(settings: SanitizeSettings): Rules {
+  const literals = [...new Set(settings.redactedTextPatterns.filter((p) => p.length > 0))]
+    .sort((a, b) => b.length - a.length || (a < b ? -1 : a > b ? 1 : 0));
+  return {
+    removedFields: new Set(settings.redactedFieldNames.map(normalizeFieldName).filter((n) => n.length > 0)),
+    textPattern: literals.length > 0 ? new RegExp(literals.map(escapeRegExp).join('|'), 'g') : undefined,
+  };
+}
+
+/**
+ * Configured texts and secrets are both found in the original text, then replaced together:
+ * replacing configured texts first could hide a secret from its detector (a configured
+ * `password` would turn `password=hunter22` into `[REDACTED]=hunter22`).
+ */
+async function maskText(text: string, rules: Rules): Promise<string> {
+  const configured: Redaction[] = [];
+  for (const match of rules.textPattern ? text.matchAll(rules.textPattern) : []) {
+    configured.push({ start: match.index, end: match.index + match[0].length, replacement: REDACTED_TEXT, priority: -1 });
+  }
+  const secrets = await findSecrets(text);
+  return configured.length + secrets.length === 0 ? text : redact(text, [...configured, ...secrets]);
+}
+
+/** Input is Ajv-validated JSON; `unknown` because the request walk below shares this code. */
+async function maskJson(value: unknown, rules: Rules): Promise<unknown> {
+  if (typeof value === 'string') return maskText(value, rules);
+  if (Array.isArray(value)) {
+    const items: unknown[] = [];
+    for (const item of value) items.push(await maskJson(item, rules));
+    return items;
+  }
+  if (value !== null && typeof value === 'object') return maskObject(value, undefined, rules);
+  return value;
+}
+
+// ---- The request's shape: structural fields are kept; keys not listed are generic JSON. ----
+
+interface FieldSpec {
+  /** Whether a configured field name removes it; structural fields are never removed. */
+  readonly removable: boolean;
+  readonly apply: (value: unknown, rules: Rules) => Promise<unknown>;
+}
+type Shape = ReadonlyMap<string, FieldSpec>;
+
+const keep: FieldSpec = { removable: false, apply: async (value) => value };
+const keepUnlessRemoved: FieldSpec = { removable: true, apply: async (value) => value };
+const fixedJson: FieldSpec = { removable: false, apply: maskJson };
+/** A container that holds structural fields: kept, its own keys sanitized by `shape`. */
+const nested = (shape: Shape): FieldSpec => ({ removable: false, apply: (value, rules) => maskShaped(value, shape, rules) });
+const listOf = (shape: Shape): FieldSpec => ({
+  removable: false,
+  apply: async (value, rules) => {
+    if (!Array.isArray(value)) return maskJson(value, rules);
+    const items: unknown[] = [];
+    for (const item of value) items.push(await maskShaped(item, shape, rules));
+    return items;
+  },
+});
+
+const CONTEXT = new Map<string, FieldSpec>([['environment', keep]]); // the allowed-environments check reads it verbatim
+const SOURCE = new Map<string, FieldSpec>([['sdk', fixedJson], ['version', fixedJson]]);
+const FEEDBACK = new Map<string, FieldSpec>([['targetEventExternalId', keep], ['rating', keep]]);
+const PARTICIPANT = new Map<string, FieldSpec>([
+  ...['externalId', 'personId', 'ownerUserId', 'boundary'].map((key): [string, FieldSpec] => [key, keep]),
+  ['companyExternalId', keepUnlessRemoved], // an identifier for matching: removable, never rewritten
+]);
+const EVENT = new Map<string, FieldSpec>([
+  ...['externalEventId', 'sequence', 'revision', 'occurredAt', 'type', 'participantExternalId', 'final']
+    .map((key): [string, FieldSpec] => [key, keep]),
+  ['feedback', nested(FEEDBACK)],
+  ['context', nested(CONTEXT)],
+]);
+const REQUEST = new Map<string, FieldSpec>([
+  ['agentKey', keep], ['externalSessionId', keep], ['status', keep],
+  ['agentVersion', fixedJson], ['source', nested(SOURCE)], ['context', nested(CONTEXT)],
+  ['participants', listOf(PARTICIPANT)], ['events', listOf(EVENT)],
+]);
+
+async function maskShaped(value: unknown, shape: Shape, rules: Rules): Promise<unknown> {
+  const isObject = value !== null && typeof value === 'object' && !Array.isArray(value);
+  return isObject ? maskObject(value, shape, rules) : maskJson(value, rules);
+}
+
+/**
+ * Keys not in `shape` (all keys of plain JSON) are removed when configured, masked whole when
+ * secret-named, else sanitized recursively. Key order is kept; `Object.fromEntries` also keeps a
+ * `__proto__` key a plain key.
+ */
+async function maskObject(value: object, shape: Shape | undefined, rules: Rules): Promise<Record<string, unknown>> {
+  const entries: [string, unknown][] = [];
+  for (const [key, member] of Object.entries(value as Record<string, unknown>)) {
+    const spec = shape?.get(key);
+    if (member === undefined) continue;
+    if ((spec?.removable ?? true) && rules.removedFields.has(normalizeFieldName(key))) continue;
+    if (spec) entries.push([key, await spec.apply(member, rules)]);
+    else entries.push([key, isSecretFieldName(key) ? SECRET_FIELD_MASK : await maskJson(member, rules)]);
+  }
+  return Object.fromEntries(entries);
+}
+
+/** Configured exact texts become `[REDACTED]` (longest first, literally) and secrets `[REDACTED:<kind>]`. */
+export async function sanitizeText(text: string, settings: SanitizeSettings): Promise<string> {
+  return maskText(text, compile(settings));
+}
+
+export async function sanitizeValue(value: JsonValue, settings: SanitizeSettings): Promise<JsonValue> {
+  return (await maskJson(value, compile(settings))) as JsonValue;
+}
+
+/** A new request of the same shape; the input is not modified. */
+export async function sanitizeIngestRequest(request: AgentIngestRequest, settings: SanitizeSettings): Promise<AgentIngestRequest> {
+  return (await maskObject(request, REQUEST, compile(settings))) as unknown as AgentIngestRequest;
+}

@@ -1,0 +1,153 @@
+/**
+ * Hand-written secret formats: only what secretlint's recommended preset does not catch in free
+ * chat text (see mask-secrets.ts for the preset). Each entry says why it is here.
+ *
+ * Conventions: every regex is global; when only part of a match is secret it is the named group
+ * `secret` (with the `d` flag for its indices); `accept` drops placeholders and code references.
+ */
+export interface SecretPattern {
+  /** Stable snake_case name written as `[REDACTED:<kind>]`. */
+  readonly kind: string;
+  readonly regex: RegExp;
+  readonly why: string;
+  /** Second look at the candidate (quotes included, if any), with the whole match for context. */
+  readonly accept?: (candidate: string, match: string) => boolean;
+}
+
+/** Long runs of these are binary, not text; below this length base64 is ordinary ("dGVzdA=="). */
+export const MIN_BINARY_PAYLOAD_LENGTH = 200;
+
+const PLACEHOLDER =
+  /^(?:<.*>|\$.*|%.*%|\{\{.*\}\}|\{.*\}|\*+|x+|\.+|null|undefined|none|true|false|string|number|password|passwd|pass|secret|token|changeme|example|redacted|\[REDACTED.*)$/i;
+// `process.env.X`, `config.db.password`, `getToken()`, `os.getenv(`: code, not a value.
+const CODE_REFERENCE = /^[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+(?:\(.*)?$|^[A-Za-z_$][\w$]*\(/;
+
+/**
+ * The value inside matching quotes, which stay in the text so that JSON or code keeps its syntax.
+ * A trailing backslash is the escape of the closing quote of JSON quoted inside a string.
+ */
+export function unquote(candidate: string): string {
+  const first = candidate[0];
+  const quoted = candidate.length >= 2 && (first === '"' || first === "'" || first === '`') && candidate.endsWith(first);
+  if (!quoted) return candidate;
+  const inner = candidate.slice(1, -1);
+  return inner.endsWith('\\') ? inner.slice(0, -1) : inner;
+}
+
+function isPlaceholder(value: string): boolean {
+  return PLACEHOLDER.test(value) || CODE_REFERENCE.test(value);
+}
+
+/**
+ * Assigned values: quoted ones and env-style `KEY=value` are values; other unquoted ones (after
+ * `: ` or ` = `) must not read as an English word or an identifier ("Password: forgotten").
+ */
+function acceptAssignedValue(candidate: string, match: string): boolean {
+  const value = unquote(candidate);
+  if (value.length < 4 || isPlaceholder(value)) return false;
+  const envStyle = /[\w"']=$/.test(match.slice(0, match.length - candidate.length));
+  return value !== candidate || envStyle || /[^A-Za-z]/.test(value);
+}
+
+/**
+ * Credentials in headers are opaque strings: they mix letter cases or digits. (No code check:
+ * a JWT reads like a dotted property path.)
+ */
+function acceptOpaqueCredential(candidate: string): boolean {
+  const classes = [/[a-z]/, /[A-Z]/, /\d/].filter((c) => c.test(candidate)).length;
+  return classes >= 2 && !PLACEHOLDER.test(candidate);
+}
+
+/** Random bytes in base64 use all three character classes; separator lines and words do not. */
+function acceptBinary(candidate: string): boolean {
+  return /[a-z]/.test(candidate) && /[A-Z]/.test(candidate) && /\d/.test(candidate);
+}
+
+const SECRET_KEY_WORD =
+  'password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key|client[_-]?secret|credentials?';
+
+const LONG = MIN_BINARY_PAYLOAD_LENGTH;
+const PEM_LABEL = String.raw`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`;
+
+export const SECRET_PATTERNS: readonly SecretPattern[] = [
+  {
+    kind: 'bearer_token',
+    regex: /\bbearer\s+(?<secret>[\w\-.~+/]{16,}=*)/dgi,
+    why: 'secretlint has no rule for HTTP bearer credentials (`Authorization: Bearer x` or a bare `Bearer x`).',
+    accept: acceptOpaqueCredential,
+  },
+  {
+    kind: 'authorization_header',
+    regex: /\bauthorization["']?\s*[:=]\s*["']?(?:(?:basic|bearer|token|digest|apikey)\s+)?(?<secret>[\w\-.~+/=:]{8,})/dgi,
+    why: 'Basic/Token/Digest credentials in a pasted Authorization header; secretlint only knows basic-auth URLs.',
+    accept: acceptOpaqueCredential,
+  },
+  { kind: 'jwt', regex: /\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*/g,
+    why: 'secretlint has no JWT rule; a JWT is a bearer credential wherever it appears.' },
+  { kind: 'aws_access_key_id', regex: /\b(?:A3T[A-Z0-9]|AKIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ASIA)[A-Z0-9]{16}\b/g,
+    why: "secretlint's AWS id scan is off by default and, when on, also masks any `account: 1234-5678-9012`." },
+  { kind: 'google_api_key', regex: /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g,
+    why: 'secretlint only detects GCP service-account files (.json/.p12), not API keys in text.' },
+  { kind: 'google_oauth_client_secret', regex: /\bGOCSPX-[0-9A-Za-z_-]{28}(?![0-9A-Za-z_-])/g, why: 'Not covered by secretlint.' },
+  { kind: 'google_oauth_token', regex: /\bya29\.[0-9A-Za-z_-]{20,}/g, why: 'Not covered by secretlint.' },
+  { kind: 'twilio_api_key', regex: /\bSK[0-9a-f]{32}\b/g, why: 'Not covered by secretlint.' },
+  { kind: 'twilio_account_sid', regex: /\bAC[0-9a-f]{32}\b/g,
+    why: 'Not covered by secretlint; half of a Twilio credential pair, masked with the key.' },
+  { kind: 'openai_api_key', regex: /(?<![\w-])sk-(?:(?:proj|svcacct|admin)-[\w-]{40,}|[A-Za-z0-9]{48}(?![A-Za-z0-9]))/g,
+    why: 'secretlint needs the `T3BlbkFJ` marker and exact lengths; keys without them exist.' },
+  { kind: 'anthropic_api_key', regex: /(?<![\w-])sk-ant-(?:api|admin|oat|ort)\d{2}-[\w-]{32,}/g,
+    why: 'secretlint wants an `api0N` key of 90-128 characters ending in `AA`; admin keys and others differ.' },
+  { kind: 'stripe_webhook_secret', regex: /\bwhsec_[A-Za-z0-9+/=]{24,}/g,
+    why: 'secretlint covers Stripe API keys, not webhook signing secrets.' },
+  { kind: 'gitlab_token', regex: /(?<![\w-])gl(?:dt|rt|ptt|cbt|oas|ft|imt|soat|agent)-[\w-]{20,}/g,
+    why: 'secretlint only knows personal access tokens (`glpat-`).' },
+  { kind: 'discord_webhook', regex: /https:\/\/(?:ptb\.|canary\.)?discord(?:app)?\.com\/api\/webhooks\/\d+\/[\w-]{30,}/g,
+    why: 'Not covered by secretlint.' },
+  { kind: 'mailchimp_api_key', regex: /\b[0-9a-f]{32}-us\d{1,2}\b/g, why: 'Not covered by secretlint.' },
+  { kind: 'mailgun_api_key', regex: /\bkey-[0-9a-f]{32}\b/g, why: 'Not covered by secretlint.' },
+  { kind: 'pypi_token', regex: /\bpypi-AgEIcHlwaS5vcmc[\w-]{50,}/g, why: 'Not covered by secretlint.' },
+  { kind: 'azure_storage_key', regex: /\bAccountKey=(?<secret>[A-Za-z0-9+/]{86}==)/dg,
+    why: 'Not covered by secretlint; too short for the binary payload rule.' },
+  {
+    kind: 'private_key',
+    // The body cannot hold `-----`: a BEGIN without END costs a scan to the next dashes, not 16 KiB.
+    regex: new RegExp(String.raw`${PEM_LABEL}(?:[^-]|-(?!----)){0,16384}-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`, 'g'),
+    why: 'secretlint skips ENCRYPTED and PGP keys (header lines) and bodies that do not start with its magic bytes.',
+  },
+  { kind: 'private_key', regex: new RegExp(String.raw`${PEM_LABEL}(?:(?:\s|\\[rn])+[A-Za-z0-9+/=]{16,})+`, 'g'),
+    why: 'A key pasted without its END line (truncated message) is still a key.' },
+  {
+    kind: 'binary_payload',
+    regex: new RegExp(String.raw`\bdata:[\w.+-]+\/[\w.+-]+(?:;[\w.+-]+=[\w.+-]+)*;base64,(?<secret>[A-Za-z0-9+/]{${LONG},}={0,2})`, 'dg'),
+    why: 'Long binary payloads are masked; the media type stays readable.',
+  },
+  {
+    kind: 'binary_payload',
+    regex: new RegExp(String.raw`(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{${LONG},}={0,2}`, 'g'),
+    why: 'Long base64 or base64url runs: encoded files, keys or tokens of unknown formats.',
+    accept: acceptBinary,
+  },
+  { kind: 'binary_payload', regex: new RegExp(String.raw`(?<![0-9A-Fa-f])[0-9A-Fa-f]{${LONG},}(?![0-9A-Fa-f])`, 'g'),
+    why: 'Long hex dumps (lower-case hex is not caught by the base64 rule).' },
+  {
+    kind: 'url_credentials',
+    regex: /\b[a-z][a-z0-9+.-]{1,20}:\/\/[^\s:/@?#]{0,100}:(?<secret>[^\s:/@?#]{1,200})@/dgi,
+    why: "secretlint's basic-auth rule wants [-\\w] passwords on http/ftp; its database rule only knows three schemes.",
+    accept: (candidate) => !isPlaceholder(candidate),
+  },
+  {
+    kind: 'secret_assignment',
+    regex: new RegExp(
+      String.raw`(?<![A-Za-z0-9])[A-Za-z0-9_.-]{0,40}?(?:${SECRET_KEY_WORD})\\?["']?\s*(?:=>|:=|=|:)\s*\\?(?<secret>"[^"\r\n]{4,256}"|'[^'\r\n]{4,256}'|[^\s"'\x60,;&)}\]]{4,256})`,
+      'dgi',
+    ),
+    why: 'Generic `password=...`, `"api_key": "..."`, `DB_PASSWORD=...` assignments of any provider.',
+    accept: acceptAssignedValue,
+  },
+  {
+    kind: 'secret_assignment',
+    regex: /<(?<tag>[\w.-]{0,40}?(?:password|passwd|secret|token|api[_-]?key))>(?<secret>[^<\s]{4,256})<\/\k<tag>>/dgi,
+    why: 'The same in XML configuration (`<password>...</password>`).',
+    accept: (candidate) => !isPlaceholder(candidate),
+  },
+];

@@ -1,0 +1,83 @@
+import { sql, type DatabasePool } from 'slonik';
+import { z } from 'zod';
+import { createApplication, issueCredential, changeApplication, type SettingsPatch } from '../../src/agents/applications.js';
+import { createDatabasePool } from '../../src/db/pool.js';
+import type { AgentEvent, AgentIngestRequest } from '../../src/domain/agent-ingest.js';
+import type { ApplicationRow } from '../../src/db/repositories/agent-applications.js';
+import { startTestApi, type TestApi } from './app.js';
+import { testConfig } from './config.js';
+import { createTestOrg, type TestOrg } from './fixtures.js';
+import { createTestDatabase } from './stack.js';
+
+let counter = 0;
+
+export interface TestAgentApp {
+  app: ApplicationRow;
+  agentKey: string;
+  secret: string;
+  credentialId: string;
+}
+
+export interface AgentContext {
+  databaseUrl: string;
+  pool: DatabasePool;
+  api: TestApi;
+  org: TestOrg;
+  /** A fresh application of `org` with one secret (settings applied when given). */
+  newApp(settings?: SettingsPatch, org?: TestOrg): Promise<TestAgentApp>;
+  /** POST ingest with the app's secret (or the given headers). */
+  ingest(app: TestAgentApp | null, body: unknown, headers?: Record<string, string>): ReturnType<TestApi['request']>;
+  close(): Promise<void>;
+}
+
+export async function agentContext(options: { env?: Record<string, string>; credits?: number } = {}): Promise<AgentContext> {
+  const databaseUrl = await createTestDatabase();
+  const pool = await createDatabasePool(databaseUrl);
+  const api = await startTestApi({ pool, config: testConfig(options.env ?? {}) });
+  const org = await createTestOrg(pool, { credits: options.credits ?? 1000 });
+  return {
+    databaseUrl,
+    pool,
+    api,
+    org,
+    async newApp(settings, owner = org) {
+      const agentKey = `agent-${++counter}`;
+      let app = await createApplication(pool, { organizationId: owner.organizationId, name: `App ${counter}`, agentKey });
+      if (settings) app = await changeApplication(pool, owner.organizationId, app.id, settings);
+      const { row, secret } = await issueCredential(pool, app);
+      return { app, agentKey, secret, credentialId: row.id };
+    },
+    ingest(app, body, headers = {}) {
+      const auth = app ? { 'X-Service-Agent-Key': app.secret } : {};
+      return api.request('/v3/rest/agent-conversations/ingest', { method: 'POST', headers: { ...auth, ...headers }, json: body });
+    },
+    async close() {
+      await api.close();
+      await pool.end();
+    },
+  };
+}
+
+const T0 = Date.parse('2026-11-01T10:00:00Z');
+
+export function userMessage(sequence: number, content: string, extra: Partial<AgentEvent> = {}): AgentEvent {
+  return { externalEventId: `e${sequence}`, sequence, revision: 1, occurredAt: new Date(T0 + sequence * 1000).toISOString(), type: 'user_message', content, ...extra };
+}
+
+export function assistantMessage(sequence: number, content: string, extra: Partial<AgentEvent> = {}): AgentEvent {
+  return { ...userMessage(sequence, content), type: 'assistant_message', final: true, ...extra };
+}
+
+export function feedbackEvent(sequence: number, target: string, rating: 'positive' | 'negative' = 'positive', extra: Partial<AgentEvent> = {}): AgentEvent {
+  return { ...userMessage(sequence, ''), content: undefined, type: 'feedback', feedback: { targetEventExternalId: target, rating }, ...extra } as AgentEvent;
+}
+
+/** A session request for `app` with the given events (other fields overridable). */
+export function sessionRequest(app: TestAgentApp, events: AgentEvent[], extra: Partial<AgentIngestRequest> = {}): AgentIngestRequest {
+  return { agentKey: app.agentKey, externalSessionId: 'session-1', status: 'open', participants: [], events, ...extra };
+}
+
+/** Rows of a table for the organization's sessions, to prove a refused request stored nothing. */
+export async function countRows(pool: DatabasePool, table: 'agent_sessions' | 'agent_events' | 'agent_participants' | 'agent_event_revisions'): Promise<number> {
+  return pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM ${sql.identifier([table])}`);
+}

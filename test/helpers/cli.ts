@@ -1,0 +1,26 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { PROJECT_ROOT } from '../../src/paths.js';
+
+const run = promisify(execFile);
+const TSX = path.join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx');
+const CLI = path.join(PROJECT_ROOT, 'src', 'cli', 'main.ts');
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  json: any;
+}
+
+/** The admin CLI as operators run it: a separate process, JSON on stdout, errors on stderr. */
+export async function runIntake(env: Record<string, string>, ...args: string[]): Promise<CliResult> {
+  try {
+    const { stdout, stderr } = await run(TSX, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env } });
+    return { code: 0, stdout, stderr, json: JSON.parse(stdout) };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr, json: null };
+  }
+}

@@ -1,0 +1,80 @@
+import { strict as assert } from 'node:assert';
+import type { DatabasePool } from 'slonik';
+import { createApplication, issueCredential } from '../../../src/agents/applications.js';
+import { createDatabasePool } from '../../../src/db/pool.js';
+import { connectTemporalClient, type TemporalClient } from '../../../src/temporal/connection.js';
+import { agentSessionWorkflowId } from '../../../src/temporal/ids.js';
+import { ORGANIZATION_ID, SESSION_ID, STATUS } from '../../../src/temporal/search-attributes.js';
+import { sessionView } from '../../../workflows/agent-session/contract.js';
+import { assistantMessage, sessionRequest, userMessage, type TestAgentApp } from '../../helpers/agents.js';
+import { startTestApi, type TestApi } from '../../helpers/app.js';
+import { testConfig } from '../../helpers/config.js';
+import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
+import { createTestDatabase, testStack } from '../../helpers/stack.js';
+import { TcpProxy } from '../../helpers/tcp-proxy.js';
+import { startTestWorker, type TestWorker } from '../../helpers/worker.js';
+import { eventually } from '../../helpers/wait.js';
+
+/** After commit, every ingest signal-with-starts `agent-session/<sessionId>` on a real Temporal. */
+describe('agent ingest: the session workflow is started and signalled', function () {
+  this.timeout(120_000);
+  let pool: DatabasePool;
+  let worker: TestWorker;
+  let proxy: TcpProxy;
+  let temporal: TemporalClient;
+  let api: TestApi;
+  let org: TestOrg;
+  let app: TestAgentApp;
+
+  before(async () => {
+    pool = await createDatabasePool(await createTestDatabase());
+    worker = await startTestWorker(pool);
+    const stack = await testStack();
+    proxy = await TcpProxy.start(Number(stack.temporal.address.split(':')[1]));
+    const config = testConfig({ TEMPORAL_TASK_QUEUE: worker.taskQueue, AGENT_SESSION_IDLE_SECONDS: '600' });
+    temporal = await connectTemporalClient({ temporal: { ...config.temporal, address: `127.0.0.1:${proxy.port}` } });
+    api = await startTestApi({ pool, config, temporal });
+    org = await createTestOrg(pool, { credits: 10 });
+    const row = await createApplication(pool, { organizationId: org.organizationId, name: 'Wf', agentKey: 'wf' });
+    const { row: cred, secret } = await issueCredential(pool, row);
+    app = { app: row, agentKey: 'wf', secret, credentialId: cred.id };
+  });
+  after(async () => {
+    await api?.close();
+    await temporal?.connection.close();
+    await proxy?.down();
+    await worker?.stop();
+    await pool?.end();
+  });
+
+  const ingest = (body: unknown) => api.request('/v3/rest/agent-conversations/ingest', { method: 'POST', headers: { 'X-Service-Agent-Key': app.secret }, json: body });
+
+  it('starts one workflow per session with search attributes, and signals it on the next ingest', async () => {
+    const first = await ingest(sessionRequest(app, [userMessage(1, 'q')], { externalSessionId: 'wf-1' }));
+    assert.equal(first.status, 202);
+    const handle = temporal.client.workflow.getHandle(agentSessionWorkflowId(first.body.sessionId));
+    const second = await ingest(sessionRequest(app, [assistantMessage(3, 'a')], { externalSessionId: 'wf-1', status: 'ended' }));
+    assert.equal(second.status, 202);
+    const view = await eventually(() => handle.query(sessionView), (v) => v.ingests === 2);
+    assert.deepEqual(view, { highestSequence: 3, status: 'ended', processingStatus: 'pending', ingests: 2 });
+    const description = await handle.describe();
+    assert.equal(description.status.name, 'RUNNING');
+    assert.equal(description.typedSearchAttributes.get(ORGANIZATION_ID), org.organizationId);
+    assert.equal(description.typedSearchAttributes.get(SESSION_ID), first.body.sessionId);
+    await eventually(async () => (await handle.describe()).typedSearchAttributes.get(STATUS), (s) => s === 'ended');
+  });
+
+  it('Temporal unreachable after commit: 503 temporal_unavailable; the retry is deduplicated and signals the workflow', async () => {
+    const body = sessionRequest(app, [userMessage(1, 'q'), assistantMessage(2, 'a')], { externalSessionId: 'wf-outage' });
+    await proxy.down();
+    const failed = await ingest(body);
+    assert.equal(failed.status, 503);
+    assert.equal(failed.body.errorCode, 'temporal_unavailable');
+    assert.ok(!JSON.stringify(failed.body).includes('127.0.0.1'), 'no internals');
+    await proxy.up();
+    const retry = await eventually(() => ingest(body), (r) => r.status === 202, 60_000);
+    assert.deepEqual([retry.body.acceptedEventCount, retry.body.deduplicatedEventCount], [0, 2]);
+    const view = await eventually(() => temporal.client.workflow.getHandle(agentSessionWorkflowId(retry.body.sessionId)).query(sessionView), (v) => v.ingests >= 1);
+    assert.equal(view.highestSequence, 2);
+  });
+});
