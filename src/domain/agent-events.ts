@@ -98,6 +98,7 @@ export function planIngest(input: {
   const plan: IngestPlan = { accepted: [], revised: [], deduplicated: [] };
   const invalid: FieldError[] = [];
   const conflicts: Conflict[] = [];
+  const inRequest = new Set(input.incoming.map((e) => e.externalEventId));
   const ordered = [...input.incoming].sort((a, b) => a.sequence - b.sequence || a.index - b.index);
   for (const event of ordered) {
     const path = `body.events.${event.index}`;
@@ -111,7 +112,7 @@ export function planIngest(input: {
       continue;
     }
     if (event.type === 'feedback' && decision.kind !== 'deduplicated') {
-      const targetError = feedbackTargetError(event, byId);
+      const targetError = feedbackTargetError(event, byId, inRequest);
       if (targetError) invalid.push({ path: `${path}.feedback.targetEventExternalId`, message: targetError });
     }
     if (decision.kind === 'deduplicated') plan.deduplicated.push(event);
@@ -157,9 +158,12 @@ function decideNew(event: IncomingEvent, occupant: EventState | undefined, statu
   return { kind: 'accepted' };
 }
 
-function feedbackTargetError(event: IncomingEvent, byId: ReadonlyMap<string, EventState>): string | null {
-  const target = event.feedbackTarget === null ? undefined : byId.get(event.feedbackTarget);
-  if (!target) return `names no event of this session ('${event.feedbackTarget ?? ''}')`;
+function feedbackTargetError(event: IncomingEvent, byId: ReadonlyMap<string, EventState>, inRequest: ReadonlySet<string>): string | null {
+  const id = event.feedbackTarget ?? '';
+  const target = byId.get(id);
+  // Not placed yet but sent in this request: it comes at a later sequence.
+  if (!target && inRequest.has(id)) return `must name an earlier assistant_message; '${id}' comes later in the session`;
+  if (!target) return `names no event of this session ('${id}')`;
   if (target.type !== 'assistant_message') return `must name an assistant_message; '${target.externalEventId}' is a ${target.type}`;
   if (target.sequence >= event.sequence) return `must name an earlier assistant_message; '${target.externalEventId}' is at sequence ${target.sequence}`;
   return null;
