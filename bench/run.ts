@@ -1,11 +1,12 @@
 /**
- * `npm run bench [-- foundation|feedback ...] [-- --skip-tests]`: runs the benchmarks (all by
+ * `npm run bench [-- foundation|feedback-records|agent-ingest ...] [-- --skip-tests]`: runs the benchmarks (all by
  * default) and writes each result to bench/results/<name>.json, with the machine it ran on.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../src/paths.js';
+import { benchAgentIngest } from './agent-ingest.js';
 import { benchFeedback } from './feedback.js';
 import { benchFoundation } from './foundation.js';
 
@@ -14,6 +15,7 @@ const wanted = args.filter((a) => !a.startsWith('--'));
 const all: Record<string, () => Promise<Record<string, unknown>>> = {
   foundation: () => benchFoundation({ tests: !args.includes('--skip-tests') }),
   'feedback-records': () => benchFeedback(),
+  'agent-ingest': () => benchAgentIngest(),
 };
 const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.arch()}` };
 await mkdir(path.join(PROJECT_ROOT, 'bench', 'results'), { recursive: true });

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { stringify } from 'safe-stable-stringify';
-import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
-import { z } from 'zod';
+import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import { environmentErrors, planIngest, toIncoming, type IncomingEvent } from '../domain/agent-events.js';
 import type { AgentIngestRequest, AgentParticipant, AgentSessionStatus } from '../domain/agent-ingest.js';
 import { sanitizeIngestRequest } from '../domain/sanitize/index.js';
@@ -48,17 +47,17 @@ export async function ingestSession(pool: DatabasePool, app: ApplicationRow, raw
     if (!capture) await purgeSessionContent(tx, session.id);
     const links = await linkParticipants(tx, app.organization_id, request.participants ?? [], participants);
     if (capture) await upsertParticipants(tx, session.id, links);
-    const known = capture ? await participantExternalIds(tx, session.id) : null;
+    const referencing = incoming.some((e) => e.participantExternalId !== null);
+    const known = capture && referencing ? await participantExternalIds(tx, session.id) : null;
     const targets = incoming.flatMap((e) => (e.feedbackTarget === null ? [] : [e.feedbackTarget]));
     const stored = await loadEventStates(tx, session.id, [...incoming.map((e) => e.externalEventId), ...targets], incoming.map((e) => e.sequence));
     const plan = planIngest({ stored, incoming, sessionStatus: session.status, knownParticipants: known });
     await insertEvents(tx, session.id, plan.accepted, capture);
     await reviseEvents(tx, session.id, plan.revised.map((r) => r.event), capture);
     const status = session.status === 'open' && request.status && request.status !== 'open' ? request.status : session.status;
-    const processingStatus = capture ? await billingStatus(tx, app.organization_id) : 'capture_disabled';
     const updated = await updateSessionAfterIngest(tx, session.id, {
       status,
-      processingStatus,
+      captureContent: capture,
       agentVersion: capture ? (request.agentVersion ?? null) : null,
       source: capture ? (request.source ?? null) : null,
       context: capture ? (request.context ?? null) : null,
@@ -71,7 +70,7 @@ export async function ingestSession(pool: DatabasePool, app: ApplicationRow, raw
       acceptedEventCount: plan.accepted.length,
       deduplicatedEventCount: plan.deduplicated.length,
       revisedEventCount: plan.revised.length,
-      processingStatus,
+      processingStatus: updated.processing_status as ProcessingStatus,
       status: updated.status,
       highestSequence: updated.highest_sequence,
     };
@@ -80,12 +79,6 @@ export async function ingestSession(pool: DatabasePool, app: ApplicationRow, raw
 
 function maxSequence(events: readonly IncomingEvent[]): number | null {
   return events.length ? Math.max(...events.map((e) => e.sequence)) : null;
-}
-
-async function billingStatus(tx: CommonQueryMethods, organizationId: string): Promise<ProcessingStatus> {
-  const balance = await tx.oneFirst(sql.type(z.object({ credit_balance: z.number() }))`
-    SELECT credit_balance FROM organizations WHERE id = ${organizationId}`);
-  return balance > 0 ? 'pending' : 'billing_blocked';
 }
 
 /** Participants keyed by externalId, or by their content when they have none; a repeated externalId is a 400. */

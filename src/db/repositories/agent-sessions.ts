@@ -33,14 +33,12 @@ export async function lockSession(
   input: { organizationId: string; applicationId: string; externalSessionId: string; restrictedTo: readonly string[] | null },
 ): Promise<SessionRow> {
   const restricted = input.restrictedTo ? sql.array([...input.restrictedTo], 'uuid') : null;
-  await tx.query(sql.unsafe`
-    INSERT INTO agent_sessions (organization_id, application_id, external_session_id, restricted_to)
-    VALUES (${input.organizationId}, ${input.applicationId}, ${input.externalSessionId}, ${restricted})
-    ON CONFLICT (application_id, external_session_id) DO NOTHING`);
+  // One statement: DO UPDATE takes the row lock whether the row is new or not.
   return tx.one(sql.type(sessionRow)`
-    SELECT * FROM agent_sessions
-    WHERE application_id = ${input.applicationId} AND external_session_id = ${input.externalSessionId}
-    FOR UPDATE`);
+    INSERT INTO agent_sessions AS s (organization_id, application_id, external_session_id, restricted_to)
+    VALUES (${input.organizationId}, ${input.applicationId}, ${input.externalSessionId}, ${restricted})
+    ON CONFLICT (application_id, external_session_id) DO UPDATE SET last_ingest_at = now()
+    RETURNING s.*`);
 }
 
 /**
@@ -139,7 +137,8 @@ export async function reviseEvents(tx: CommonQueryMethods, sessionId: string, ev
 
 export interface SessionUpdate {
   status: 'open' | 'ended' | 'abandoned';
-  processingStatus: 'pending' | 'billing_blocked' | 'capture_disabled';
+  /** Off: `capture_disabled`; on: `pending`, or `billing_blocked` while the organization has no credits. */
+  captureContent: boolean;
   agentVersion: string | null;
   source: unknown;
   context: unknown;
@@ -152,7 +151,8 @@ export async function updateSessionAfterIngest(tx: CommonQueryMethods, sessionId
     UPDATE agent_sessions SET
       status = ${u.status},
       ended_at = CASE WHEN ${u.status} <> 'open' THEN coalesce(ended_at, now()) ELSE ended_at END,
-      processing_status = ${u.processingStatus},
+      processing_status = CASE WHEN NOT ${u.captureContent} THEN 'capture_disabled'
+        WHEN (SELECT credit_balance FROM organizations WHERE id = organization_id) > 0 THEN 'pending' ELSE 'billing_blocked' END,
       agent_version = coalesce(${u.agentVersion}, agent_version),
       source = coalesce(${u.source === null ? null : sql.jsonb(u.source as never)}::jsonb, source),
       context = coalesce(${u.context === null ? null : sql.jsonb(u.context as never)}::jsonb, context),
