@@ -7,6 +7,7 @@ import {
 import { NotFoundError } from '../../src/errors.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { principalOf } from '../middleware/auth.js';
+import { pageBody, pageWindow } from '../paging.js';
 import type { RouteInput } from '../routes.js';
 import type { CreateApplicationBody, PageQuery, UpdateApplicationBody } from './schemas.js';
 
@@ -28,8 +29,8 @@ export function agentApplicationHandlers(deps: AppDeps) {
     },
 
     list: async (ctx: AppContext, { query }: RouteInput<unknown, PageQuery>) => {
-      const rows = await listApplications(deps.pool, principalOf(ctx).organizationId, { offset: (query.page - 1) * query.limit, limit: query.limit + 1 });
-      ctx.body = { applications: rows.slice(0, query.limit).map(presentApplication), page: query.page, limit: query.limit, has_more: rows.length > query.limit };
+      const rows = await listApplications(deps.pool, principalOf(ctx).organizationId, pageWindow(query));
+      ctx.body = pageBody('applications', rows, query, presentApplication);
     },
 
     get: async (ctx: AppContext, { params }: RouteInput<unknown, unknown>) => {

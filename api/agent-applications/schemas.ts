@@ -90,12 +90,4 @@ export const newCredentialSchema: JsonSchema = {
   properties: { ...(credentialSchema.properties as object), secret: { type: 'string', description: 'Shown once; send it as X-Service-Agent-Key' } },
 };
 
-export const pageQuery: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: { page: { type: 'integer', minimum: 1, default: 1 }, limit: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
-};
-export interface PageQuery {
-  page: number;
-  limit: number;
-}
+export { pageQuery, type PageQuery } from '../paging.js';

@@ -10,15 +10,14 @@ import { ORGANIZATION_ID, SESSION_ID, STATUS } from '../../src/temporal/search-a
 import { AGENT_SESSION_WORKFLOW, agentSessionWorkflowId, eventsIngested, type AgentSessionInput } from '../../workflows/agent-session/contract.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { principalOf } from '../middleware/auth.js';
+import { pageBody, pageWindow, type PageQuery } from '../paging.js';
 import type { RouteInput } from '../routes.js';
 import { agentOf } from './auth.js';
 import { INGEST_LIMITS } from './schemas.js';
 
-export interface SessionsQuery {
+export interface SessionsQuery extends PageQuery {
   applicationId?: string;
   status?: string;
-  page: number;
-  limit: number;
 }
 export interface SessionQuery {
   afterSequence: number;
@@ -114,10 +113,8 @@ export function agentConversationHandlers(deps: AppDeps) {
     },
 
     listSessions: async (ctx: AppContext, { query }: RouteInput<unknown, SessionsQuery>) => {
-      const rows = await listSessions(deps.pool, readerOf(ctx), {
-        applicationId: query.applicationId, status: query.status, offset: (query.page - 1) * query.limit, limit: query.limit + 1,
-      });
-      ctx.body = { sessions: rows.slice(0, query.limit).map(presentSession), page: query.page, limit: query.limit, has_more: rows.length > query.limit };
+      const rows = await listSessions(deps.pool, readerOf(ctx), { applicationId: query.applicationId, status: query.status, ...pageWindow(query) });
+      ctx.body = pageBody('sessions', rows, query, presentSession);
     },
 
     getSession: async (ctx: AppContext, { params, query }: RouteInput<unknown, SessionQuery>) => {

@@ -1,3 +1,4 @@
+import { pageProperties } from '../paging.js';
 import type { JsonSchema } from '../validation.js';
 
 /** Spec limits of agent ingest. */
@@ -128,8 +129,7 @@ export const sessionsQuery: JsonSchema = {
   properties: {
     applicationId: { type: 'string', format: 'uuid' },
     status: { type: 'string', enum: ['open', 'ended', 'abandoned'] },
-    page: { type: 'integer', minimum: 1, default: 1 },
-    limit: { type: 'integer', minimum: 1, maximum: 100, default: 50 },
+    ...pageProperties,
   },
 };
 

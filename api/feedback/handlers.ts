@@ -4,22 +4,13 @@ import { listPeople, upsertPerson, type PersonRow } from '../../src/db/repositor
 import { ConflictError, NotFoundError, ValidationError } from '../../src/errors.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { principalOf } from '../middleware/auth.js';
+import { pageBody, pageWindow } from '../paging.js';
 import type { RouteInput } from '../routes.js';
 import type { CreateRecordBody, CreateSourceBody, PageQuery, UpsertPersonBody } from './schemas.js';
 
 /** Feedback ids are integers; anything else cannot name a row and reads as unknown (404). */
 function intId(value: string | undefined): number | null {
   return value && /^[1-9]\d{0,14}$/.test(value) ? Number(value) : null;
-}
-
-/** Fetch one more row than asked: its presence is `has_more`. */
-function window(query: PageQuery) {
-  return { offset: (query.page - 1) * query.limit, limit: query.limit + 1 };
-}
-
-/** A list body: `{<key>: [...], page, limit, has_more}` from the rows `window()` fetched. */
-function pageBody<T>(key: string, rows: readonly T[], query: PageQuery, present: (row: T) => unknown) {
-  return { [key]: rows.slice(0, query.limit).map(present), page: query.page, limit: query.limit, has_more: rows.length > query.limit };
 }
 
 export const presentSource = (s: SourceRow) => ({ id: s.id, name: s.name, type: s.type, created_at: s.created_at });
@@ -63,7 +54,7 @@ export function feedbackHandlers(deps: AppDeps) {
     },
 
     listSources: async (ctx: AppContext, { query }: RouteInput<unknown, PageQuery>) => {
-      const rows = await listSources(deps.pool, principalOf(ctx).organizationId, window(query));
+      const rows = await listSources(deps.pool, principalOf(ctx).organizationId, pageWindow(query));
       ctx.body = pageBody('feedback_sources', rows, query, presentSource);
     },
 
@@ -85,7 +76,7 @@ export function feedbackHandlers(deps: AppDeps) {
     },
 
     listPeople: async (ctx: AppContext, { query }: RouteInput<unknown, PageQuery & { email?: string }>) => {
-      const rows = await listPeople(deps.pool, principalOf(ctx).organizationId, { email: query.email, ...window(query) });
+      const rows = await listPeople(deps.pool, principalOf(ctx).organizationId, { email: query.email, ...pageWindow(query) });
       ctx.body = pageBody('people', rows, query, presentPerson);
     },
 
@@ -115,7 +106,7 @@ export function feedbackHandlers(deps: AppDeps) {
 
     listRecords: async (ctx: AppContext, { params, query }: RouteInput<unknown, PageQuery & { external_id?: string }>) => {
       const source = await sourceOf(ctx, params.id);
-      const rows = await listRecords(deps.pool, source.organization_id, source.id, { externalId: query.external_id, ...window(query) });
+      const rows = await listRecords(deps.pool, source.organization_id, source.id, { externalId: query.external_id, ...pageWindow(query) });
       ctx.body = pageBody('records', rows, query, presentRecord);
     },
 

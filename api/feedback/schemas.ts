@@ -1,4 +1,5 @@
 import { FIELD_CATEGORIES, FIELD_TYPES, type FieldInput } from '../../src/domain/feedback-fields.js';
+import { pageProperties } from '../paging.js';
 import type { JsonSchema } from '../validation.js';
 
 const timestamp = { type: 'string', format: 'date-time' };
@@ -105,15 +106,7 @@ export const recordSchema: JsonSchema = {
   },
 };
 
-export interface PageQuery {
-  page: number;
-  limit: number;
-}
-const pageProperties = {
-  page: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 1 },
-  limit: { type: 'integer', minimum: 1, maximum: 100, default: 50 },
-};
-export const pageQuery: JsonSchema = { type: 'object', additionalProperties: false, properties: pageProperties };
+export { pageQuery, type PageQuery } from '../paging.js';
 export const recordsQuery: JsonSchema = {
   type: 'object',
   additionalProperties: false,

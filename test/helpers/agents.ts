@@ -69,7 +69,7 @@ export function assistantMessage(sequence: number, content: string, extra: Parti
 }
 
 export function feedbackEvent(sequence: number, target: string, rating: 'positive' | 'negative' = 'positive', extra: Partial<AgentEvent> = {}): AgentEvent {
-  return { ...userMessage(sequence, ''), content: undefined, type: 'feedback', feedback: { targetEventExternalId: target, rating }, ...extra } as AgentEvent;
+  return { ...userMessage(sequence, ''), content: undefined, type: 'feedback', feedback: { targetEventExternalId: target, rating }, ...extra };
 }
 
 /** A session request for `app` with the given events (other fields overridable). */

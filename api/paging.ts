@@ -1,0 +1,23 @@
+import type { JsonSchema } from './validation.js';
+
+/** Page-numbered lists (the spec's recordings list shape): `page` from 1, `limit` 1 to 100 (default 50). */
+export interface PageQuery {
+  page: number;
+  limit: number;
+}
+
+export const pageProperties = {
+  page: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 1 },
+  limit: { type: 'integer', minimum: 1, maximum: 100, default: 50 },
+};
+export const pageQuery: JsonSchema = { type: 'object', additionalProperties: false, properties: pageProperties };
+
+/** Fetch one more row than asked: its presence is `has_more`. */
+export function pageWindow(query: PageQuery) {
+  return { offset: (query.page - 1) * query.limit, limit: query.limit + 1 };
+}
+
+/** A list body: `{<key>: [...], page, limit, has_more}` from the rows `pageWindow()` fetched. */
+export function pageBody<T>(key: string, rows: readonly T[], query: PageQuery, present: (row: T) => unknown) {
+  return { [key]: rows.slice(0, query.limit).map(present), page: query.page, limit: query.limit, has_more: rows.length > query.limit };
+}
