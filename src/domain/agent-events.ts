@@ -37,8 +37,9 @@ interface Conflict extends FieldError {
  * timestamp (spec rule 7: sequence and timestamp are fixed when the event is first persisted).
  */
 export function eventPayload(event: AgentEvent): JsonObject {
-  const { externalEventId: _id, sequence: _seq, revision: _rev, occurredAt: _at, type: _type, ...payload } = event;
-  return payload as JsonObject;
+  const { externalEventId: _id, sequence: _seq, revision: _rev, occurredAt: _at, type: _type, final: _final, ...payload } = event;
+  // `final` means something on assistant messages only, and omitted is the same as false there.
+  return (event.type === 'assistant_message' ? { ...payload, final: event.final === true } : payload) as JsonObject;
 }
 
 export function contentHash(payload: JsonObject): string {
@@ -99,6 +100,9 @@ export function planIngest(input: {
   const invalid: FieldError[] = [];
   const conflicts: Conflict[] = [];
   const inRequest = new Set(input.incoming.map((e) => e.externalEventId));
+  const conflicted = new Set<string>();
+  // Events first placed by this request: a later copy in the same request replaces them (still one acceptance).
+  const placedNow = new Map<string, number>();
   const ordered = [...input.incoming].sort((a, b) => a.sequence - b.sequence || a.index - b.index);
   for (const event of ordered) {
     const path = `body.events.${event.index}`;
@@ -109,15 +113,18 @@ export function planIngest(input: {
     const decision = existing ? decideKnown(event, existing) : decideNew(event, bySequence.get(event.sequence), input.sessionStatus);
     if ('conflict' in decision) {
       conflicts.push({ path, ...decision.conflict });
+      conflicted.add(event.externalEventId);
       continue;
     }
     if (event.type === 'feedback' && decision.kind !== 'deduplicated') {
-      const targetError = feedbackTargetError(event, byId, inRequest);
+      const targetError = feedbackTargetError(event, byId, inRequest, conflicted);
       if (targetError) invalid.push({ path: `${path}.feedback.targetEventExternalId`, message: targetError });
     }
+    const placed = placedNow.get(event.externalEventId);
     if (decision.kind === 'deduplicated') plan.deduplicated.push(event);
+    else if (placed !== undefined) plan.accepted[placed] = event;
     else if (decision.kind === 'revised' && existing) plan.revised.push({ event, previous: existing });
-    else plan.accepted.push(event);
+    else placedNow.set(event.externalEventId, plan.accepted.push(event) - 1);
     if (decision.kind !== 'deduplicated') {
       byId.set(event.externalEventId, event);
       bySequence.set(event.sequence, event);
@@ -138,11 +145,11 @@ function decideKnown(event: IncomingEvent, existing: EventState): Decision {
     return { conflict: { errorCode: 'event_type_changed', message: `event '${event.externalEventId}' is stored as ${existing.type}; its type cannot change` } };
   }
   if (existing.contentHash === event.contentHash) return { kind: 'deduplicated' };
-  if (event.revision <= existing.revision) {
-    return { conflict: { errorCode: 'event_changed_without_revision', message: `event '${event.externalEventId}' changed; send it with a revision above ${existing.revision}` } };
-  }
   if (existing.final === true && event.final !== true) {
     return { conflict: { errorCode: 'final_event_reverted', message: `event '${event.externalEventId}' is finalized; it cannot be re-sent as partial` } };
+  }
+  if (event.revision <= existing.revision) {
+    return { conflict: { errorCode: 'event_changed_without_revision', message: `event '${event.externalEventId}' changed; send it with a revision above ${existing.revision}` } };
   }
   return { kind: 'revised' };
 }
@@ -158,8 +165,15 @@ function decideNew(event: IncomingEvent, occupant: EventState | undefined, statu
   return { kind: 'accepted' };
 }
 
-function feedbackTargetError(event: IncomingEvent, byId: ReadonlyMap<string, EventState>, inRequest: ReadonlySet<string>): string | null {
+function feedbackTargetError(
+  event: IncomingEvent,
+  byId: ReadonlyMap<string, EventState>,
+  inRequest: ReadonlySet<string>,
+  conflicted: ReadonlySet<string>,
+): string | null {
   const id = event.feedbackTarget ?? '';
+  // The target itself is in conflict: that 409 is the answer, not a 400 about the feedback.
+  if (conflicted.has(id)) return null;
   const target = byId.get(id);
   // Not placed yet but sent in this request: it comes at a later sequence.
   if (!target && inRequest.has(id)) return `must name an earlier assistant_message; '${id}' comes later in the session`;
