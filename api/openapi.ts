@@ -1,6 +1,8 @@
 import type { RouteSpec } from './routes.js';
 import type { JsonSchema } from './validation.js';
 
+export const ERROR_REF: JsonSchema = { $ref: '#/components/schemas/Error' };
+
 export const errorSchema: JsonSchema = {
   type: 'object',
   required: ['message', 'errorCode'],
@@ -50,9 +52,9 @@ function operation(spec: RouteSpec): Record<string, unknown> {
     return s === 400 ? Boolean(spec.body ?? spec.query) : true;
   });
   for (const status of relevant) {
-    responses[status] ??= { description: STANDARD_ERRORS[status], content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+    responses[status] ??= { description: STANDARD_ERRORS[status], content: { 'application/json': { schema: ERROR_REF } } };
   }
-  const security = spec.auth ? spec.auth.accept.map((k) => (k === 'apiKey' ? { apiKey: [] } : { bearer: [] })) : [];
+  const security = spec.security ?? (spec.auth ? spec.auth.accept.map((k) => (k === 'apiKey' ? { apiKey: [] } : { bearer: [] })) : []);
   return {
     operationId: spec.operationId,
     summary: spec.summary,
@@ -79,6 +81,7 @@ export function buildOpenApi(specs: readonly RouteSpec[], serverUrl: string | un
       securitySchemes: {
         apiKey: { type: 'apiKey', in: 'header', name: 'X-Service-Api-Key' },
         bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+        agentKey: { type: 'apiKey', in: 'header', name: 'X-Service-Agent-Key', description: 'Agent ingest secret (agent chat ingest only)' },
       },
     },
   };

@@ -28,8 +28,10 @@ export interface RouteSpec<B = unknown, Q = unknown> {
   operationId: string;
   summary: string;
   tags: string[];
-  /** Absent: a public route. */
+  /** Absent: a public route (or one that authenticates in its own middleware, see `security`). */
   auth?: AuthRequirement;
+  /** OpenAPI security requirements when the route authenticates by other means than `auth`. */
+  security?: Record<string, string[]>[];
   /** Run after authentication, before the body is read (rate limits). */
   middleware?: Middleware<AppContext['state']>[];
   body?: BodySpec;

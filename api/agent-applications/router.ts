@@ -1,4 +1,5 @@
 import type { AppDeps } from '../context.js';
+import { ERROR_REF } from '../openapi.js';
 import type { AuthRequirement } from '../middleware/auth.js';
 import type { RouteRegistry } from '../routes.js';
 import { agentApplicationHandlers } from './handlers.js';
@@ -21,7 +22,7 @@ export function agentApplicationRoutes(deps: AppDeps, registry: RouteRegistry): 
   registry.add<CreateApplicationBody, unknown>({
     ...common, method: 'post', path: base, operationId: 'createAgentApplication', summary: 'Register an agent application',
     body: { schema: createApplicationBody },
-    responses: { 201: { description: 'The application', schema: applicationSchema }, 409: { description: 'agentKey already used in this organization' } },
+    responses: { 201: { description: 'The application', schema: applicationSchema }, 409: { schema: ERROR_REF, description: 'agentKey already used in this organization (agent_key_taken)' } },
     handler: h.create,
   });
   registry.add<unknown, PageQuery>({

@@ -1,4 +1,5 @@
 import type { AppDeps } from '../context.js';
+import { ERROR_REF } from '../openapi.js';
 import type { RouteRegistry } from '../routes.js';
 import { agentApplication, agentSecret } from './auth.js';
 import { agentConversationHandlers, type SessionQuery, type SessionsQuery } from './handlers.js';
@@ -12,16 +13,17 @@ export function agentConversationRoutes(deps: AppDeps, registry: RouteRegistry):
     method: 'post', path: '/v3/rest/agent-conversations/ingest', operationId: 'ingestAgentConversation', tags: ['agent-conversations'],
     summary: 'Send a session of ordered events (X-Service-Agent-Key); deduplicated, revised, sanitized, processed in sequence order',
     middleware: [agentSecret(deps)],
+    security: [{ agentKey: [] }],
     body: { schema: ingestBody, limitBytes: INGEST_LIMITS.requestBytes, tooLarge: { status: 400, errorCode: 'payload_too_large' } },
     afterBody: [agentApplication()],
     responses: {
       202: { description: 'Accepted', schema: ingestResponse },
-      400: { description: 'Invalid or too large; environment missing or blocked; feedback without an earlier assistant target' },
-      401: { description: 'Ingest secret missing, unknown, revoked, or not the application of agentKey' },
-      403: { description: 'The application is disabled (application_disabled)' },
-      404: { description: 'The application does not exist, or agent chats are not enabled for the workspace' },
-      409: { description: 'An event changed without a higher revision, moved, changed type, reused an occupied sequence, or went back to partial' },
-      503: { description: 'Stored, but the session workflow could not be signalled: retry (it is deduplicated)' },
+      400: { schema: ERROR_REF, description: 'Invalid or too large; environment missing or blocked; feedback without an earlier assistant target' },
+      401: { schema: ERROR_REF, description: 'Ingest secret missing, unknown, revoked, or not the application of agentKey' },
+      403: { schema: ERROR_REF, description: 'The application is disabled (application_disabled)' },
+      404: { schema: ERROR_REF, description: 'The application does not exist, or agent chats are not enabled for the workspace' },
+      409: { schema: ERROR_REF, description: 'An event changed without a higher revision, moved, changed type, reused an occupied sequence, or went back to partial' },
+      503: { schema: ERROR_REF, description: 'Stored, but the session workflow could not be signalled: retry (it is deduplicated)' },
     },
     handler: h.ingest,
   });

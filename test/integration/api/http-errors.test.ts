@@ -152,5 +152,13 @@ describe('HTTP error handling', () => {
       assert.ok(res.body.paths[path], `OpenAPI covers ${path}`);
     }
     assert.ok(res.body.paths['/v3/rest/people'].put.responses['201'] && res.body.paths['/v3/rest/people'].get);
+    const ingest = res.body.paths['/v3/rest/agent-conversations/ingest'].post;
+    assert.deepEqual(ingest.security, [{ agentKey: [] }]);
+    assert.equal(res.body.components.securitySchemes.agentKey.name, 'X-Service-Agent-Key');
+    assert.equal(ingest.requestBody.content['application/json'].schema.properties.events.maxItems, 500);
+    for (const status of ['202', '400', '401', '403', '404', '409', '503']) assert.ok(ingest.responses[status], `ingest documents ${status}`);
+    for (const path of ['/v3/rest/agent-applications', '/v3/rest/agent-applications/{applicationId}/credentials/{credentialId}', '/v3/rest/agent-conversations/sessions/{sessionId}']) {
+      assert.ok(res.body.paths[path], `OpenAPI covers ${path}`);
+    }
   });
 });
