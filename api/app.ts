@@ -4,6 +4,8 @@ import type { AppContext, AppDeps, AppState } from './context.js';
 import { agentApplicationRoutes } from './agent-applications/router.js';
 import { agentConversationRoutes } from './agent-conversations/router.js';
 import { feedbackRoutes } from './feedback/router.js';
+import { recordingCatalogRoutes } from './recording-catalog/router.js';
+import { recordingRoutes } from './recordings/router.js';
 import { healthRoutes } from './health/router.js';
 import { managementRoutes } from './management/router.js';
 import { errorHandler } from './middleware/errors.js';
@@ -21,6 +23,8 @@ export function buildApp(deps: AppDeps): Koa<AppState> {
   feedbackRoutes(deps, registry);
   agentApplicationRoutes(deps, registry);
   agentConversationRoutes(deps, registry);
+  recordingRoutes(deps, registry);
+  recordingCatalogRoutes(deps, registry);
 
   app.use(requestId(deps.logger));
   app.use(errorHandler());

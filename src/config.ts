@@ -41,6 +41,8 @@ const schema = z.object({
   FEEDBACK_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(100),
 
   AGENT_SESSION_IDLE_SECONDS: positiveInt.max(30 * 24 * 3600).default(3600),
+
+  RECORDING_BODY_LIMIT_BYTES: positiveInt.default(16 * 1024 * 1024),
 });
 
 export type Env = z.input<typeof schema>;
@@ -70,6 +72,7 @@ export interface Config {
   /** Requests a minute per API key; 0 turns a limit off (benchmarks). */
   rateLimits: { feedbackPerMinute: number };
   agents: { sessionIdleSeconds: number };
+  recordings: { bodyLimitBytes: number };
 }
 
 export class ConfigError extends Error {
@@ -106,6 +109,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     auth: { signingSecret: e.SIGNING_SECRET, issuer: e.TOKEN_ISSUER, accessTokenTtlSeconds: e.ACCESS_TOKEN_TTL_SECONDS },
     rateLimits: { feedbackPerMinute: e.FEEDBACK_RATE_LIMIT_PER_MINUTE },
     agents: { sessionIdleSeconds: e.AGENT_SESSION_IDLE_SECONDS },
+    recordings: { bodyLimitBytes: e.RECORDING_BODY_LIMIT_BYTES },
   };
 }
 

@@ -42,8 +42,9 @@ export class ForbiddenError extends AppError {
 }
 
 export class NotFoundError extends AppError {
-  constructor(resource: string) {
-    super(404, 'not_found', `${resource} not found.`, { resource });
+  /** `details` name the id that was not found when a body carries several (`{folderId}`). */
+  constructor(resource: string, details: ErrorDetails = {}) {
+    super(404, 'not_found', `${resource} not found.`, { resource, ...details });
   }
 }
 

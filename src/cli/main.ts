@@ -4,6 +4,7 @@ import { ValidationError } from '../errors.js';
 import { agentAppCreate, agentAppRevoke, agentAppSecret, agentAppUpdate } from './commands/agent-apps.js';
 import { apiKeyCreate, apiKeyRevoke, tokenIssue } from './commands/credentials.js';
 import { doctor } from './commands/doctor.js';
+import { folderCreate, metadataFieldCreate } from './commands/recordings.js';
 import { creditsAdd, orgCreate, orgUpdate, userCreate } from './commands/tenancy.js';
 import { CliContext, CliError } from './context.js';
 
@@ -22,6 +23,8 @@ const COMMANDS: Record<string, Command> = {
   'agent-app update': agentAppUpdate,
   'agent-app secret': agentAppSecret,
   'agent-app revoke': agentAppRevoke,
+  'folder create': folderCreate,
+  'metadata-field create': metadataFieldCreate,
   doctor: (ctx) => doctor(ctx),
 };
 
@@ -38,6 +41,8 @@ const USAGE = `usage: intake <command> [--flags]
                    [--redact-patterns p1,p2] [--retention-days D|none] [--environments a,b|any] [--access workspace|users:U1,U2]
   agent-app secret --app A
   agent-app revoke --credential C
+  folder create --org O --name N
+  metadata-field create --org O --name N --type boolean|date|datetime|float|integer|json|string
   doctor`;
 
 function resolve(argv: string[]): { command: Command; rest: string[] } {

@@ -1,0 +1,50 @@
+import { createField, createFolder, presentField, presentFolder } from '../../src/recordings/catalog.js';
+import { listFields, listFolders } from '../../src/db/repositories/metadata.js';
+import type { AppContext, AppDeps } from '../context.js';
+import { principalOf, type AuthRequirement } from '../middleware/auth.js';
+import { ERROR_REF } from '../openapi.js';
+import { pageBody, pageQuery, pageWindow, type PageQuery } from '../paging.js';
+import type { RouteInput, RouteRegistry } from '../routes.js';
+import { createFieldBody, createFolderBody, fieldSchema, folderSchema, type CreateFieldBody, type CreateFolderBody } from './schemas.js';
+
+/** Folders and metadata fields of the recordings area: listed by readers, created by admins. */
+export function recordingCatalogRoutes(deps: AppDeps, registry: RouteRegistry): void {
+  const read: AuthRequirement = { accept: ['apiKey', 'user'], scope: 'recordings:read' };
+  const admin: AuthRequirement = { accept: ['apiKey', 'user'], scope: 'admin' };
+  const tags = ['recordings'];
+  const org = (ctx: AppContext) => principalOf(ctx).organizationId;
+
+  registry.add<CreateFolderBody, unknown>({
+    method: 'post', path: '/v3/rest/folders', operationId: 'createFolder', tags, auth: admin, summary: 'Create a folder (admin)',
+    body: { schema: createFolderBody }, responses: { 201: { description: 'The folder', schema: folderSchema } },
+    handler: async (ctx, { body }: RouteInput<CreateFolderBody, unknown>) => {
+      const folder = await createFolder(deps.pool, org(ctx), body.name);
+      ctx.status = 201;
+      ctx.body = presentFolder(folder);
+    },
+  });
+  registry.add<unknown, PageQuery>({
+    method: 'get', path: '/v3/rest/folders', operationId: 'listFolders', tags, auth: read, query: pageQuery, summary: 'List folders',
+    responses: { 200: { description: 'A page of folders', schema: { type: 'object', properties: { folders: { type: 'array', items: folderSchema } } } } },
+    handler: async (ctx, { query }: RouteInput<unknown, PageQuery>) => {
+      ctx.body = pageBody('folders', await listFolders(deps.pool, org(ctx), pageWindow(query)), query, presentFolder);
+    },
+  });
+  registry.add<CreateFieldBody, unknown>({
+    method: 'post', path: '/v3/rest/metadata-fields', operationId: 'createMetadataField', tags, auth: admin,
+    summary: 'Create a typed metadata field of the recordings source (admin)', body: { schema: createFieldBody },
+    responses: { 201: { description: 'The field', schema: fieldSchema }, 409: { description: 'A field of that name exists', schema: ERROR_REF } },
+    handler: async (ctx, { body }: RouteInput<CreateFieldBody, unknown>) => {
+      const field = await createField(deps.pool, org(ctx), body);
+      ctx.status = 201;
+      ctx.body = presentField(field);
+    },
+  });
+  registry.add<unknown, PageQuery>({
+    method: 'get', path: '/v3/rest/metadata-fields', operationId: 'listMetadataFields', tags, auth: read, query: pageQuery, summary: 'List metadata fields',
+    responses: { 200: { description: 'A page of fields', schema: { type: 'object', properties: { fields: { type: 'array', items: fieldSchema } } } } },
+    handler: async (ctx, { query }: RouteInput<unknown, PageQuery>) => {
+      ctx.body = pageBody('fields', await listFields(deps.pool, org(ctx), pageWindow(query)), query, presentField);
+    },
+  });
+}

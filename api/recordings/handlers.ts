@@ -1,0 +1,75 @@
+import type { Next } from 'koa';
+import { transcriptLimitError, toMonologues } from '../../src/domain/transcript.js';
+import { findRecording, listRecordings, type ListItemRow, type RecordingRow } from '../../src/db/repositories/recording-reads.js';
+import { recordingExists, utterancesOf } from '../../src/db/repositories/recordings.js';
+import { createRecording, type CreateRecordingBody } from '../../src/recordings/create.js';
+import { AppError, NotFoundError } from '../../src/errors.js';
+import type { AppContext, AppDeps } from '../context.js';
+import { principalOf } from '../middleware/auth.js';
+import { pageBody, pageWindow } from '../paging.js';
+import type { RouteInput } from '../routes.js';
+import type { ListQuery, TranscriptQuery } from './schemas.js';
+
+export const presentRecording = (r: RecordingRow) => ({
+  id: r.id,
+  name: r.name,
+  recordedAt: r.recorded_at,
+  // The playback URL is derived per request once media exists (media ingestion issue); none yet.
+  asset: { status: r.asset_status, url: null, errorCode: r.asset_error_code },
+  transcript: { status: r.transcript_status, source: r.transcript_source },
+  participants: r.participants,
+  record: r.record,
+  folderIds: r.folder_ids,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+const presentListItem = (r: ListItemRow) => r;
+
+/**
+ * Spec 413s of the transcript (`too_many_utterances`, `transcript_too_large`), decided on the parsed
+ * body before schema validation, so that an oversized transcript is a 413 and not a 400.
+ */
+export async function transcriptLimits(ctx: AppContext, next: Next) {
+  const body = ctx.request.body as { transcript?: { utterances?: unknown } } | undefined;
+  const limit = transcriptLimitError(body?.transcript?.utterances);
+  if (limit === 'too_many_utterances') throw new AppError(413, limit, 'The transcript has more than 10,000 utterances.');
+  if (limit === 'transcript_too_large') throw new AppError(413, limit, 'The transcript has more than 2,000,000 characters of text.');
+  await next();
+}
+
+export function recordingHandlers(deps: AppDeps) {
+  return {
+    create: async (ctx: AppContext, { body }: RouteInput<CreateRecordingBody, unknown>) => {
+      const principal = principalOf(ctx);
+      const id = await createRecording(deps.pool, principal, body);
+      const recording = await findRecording(deps.pool, principal.organizationId, id);
+      if (!recording) throw new Error(`recording ${id} vanished after its creation`);
+      ctx.status = 201;
+      ctx.set('Location', `/v3/rest/recordings/${id}`);
+      ctx.body = presentRecording(recording);
+    },
+
+    get: async (ctx: AppContext, { params }: RouteInput<unknown, unknown>) => {
+      const recording = params.recordingId ? await findRecording(deps.pool, principalOf(ctx).organizationId, params.recordingId) : null;
+      if (!recording) throw new NotFoundError('Recording');
+      ctx.body = presentRecording(recording);
+    },
+
+    list: async (ctx: AppContext, { query }: RouteInput<unknown, ListQuery>) => {
+      const rows = await listRecordings(deps.pool, principalOf(ctx).organizationId, {
+        gt: query.recorded_at_gt, gte: query.recorded_at_gte, lt: query.recorded_at_lt, lte: query.recorded_at_lte, ...pageWindow(query),
+      });
+      ctx.body = pageBody('recordings', rows, query, presentListItem);
+    },
+
+    transcript: async (ctx: AppContext, { params, query }: RouteInput<unknown, TranscriptQuery>) => {
+      const recordingId = params.recordingId ?? '';
+      if (!(await recordingExists(deps.pool, principalOf(ctx).organizationId, recordingId))) throw new NotFoundError('Recording');
+      const rows = (await utterancesOf(deps.pool, recordingId)).map((u) => ({ recordingId, startSec: u.start_sec, endSec: u.end_sec, speaker: u.speaker, text: u.text }));
+      ctx.body = query.type === 'monologue'
+        ? { type: 'monologue', recordingId, monologues: toMonologues(rows) }
+        : { type: 'utterance', recordingId, utterances: rows };
+    },
+  };
+}

@@ -1,0 +1,46 @@
+import type { AppDeps } from '../context.js';
+import type { AuthRequirement } from '../middleware/auth.js';
+import { ERROR_REF } from '../openapi.js';
+import type { RouteRegistry } from '../routes.js';
+import type { CreateRecordingBody } from '../../src/recordings/create.js';
+import { recordingHandlers, transcriptLimits } from './handlers.js';
+import {
+  conflictSchema, createRecordingBody, listQuery, listSchema, recordingSchema, transcriptQuery, transcriptSchema, type ListQuery, type TranscriptQuery,
+} from './schemas.js';
+
+/** The recordings area: organization API keys or user tokens, with the recordings scopes. */
+export function recordingRoutes(deps: AppDeps, registry: RouteRegistry): void {
+  const h = recordingHandlers(deps);
+  const read: AuthRequirement = { accept: ['apiKey', 'user'], scope: 'recordings:read' };
+  const write: AuthRequirement = { accept: ['apiKey', 'user'], scope: 'recordings:write' };
+  const tags = ['recordings'];
+  registry.add<CreateRecordingBody, unknown>({
+    method: 'post', path: '/v3/rest/recordings', operationId: 'createRecording', tags, auth: write,
+    summary: 'Create a recording with its metadata record, folders, participants and transcript (atomic)',
+    body: { schema: createRecordingBody, limitBytes: deps.config.recordings.bodyLimitBytes, tooLarge: { status: 413, errorCode: 'recording_payload_too_large' } },
+    afterBody: [transcriptLimits],
+    responses: {
+      201: { description: 'The recording (Location: /v3/rest/recordings/{id})', schema: recordingSchema },
+      404: { description: 'A referenced person, metadata field or folder does not exist or is not visible', schema: ERROR_REF },
+      409: { description: 'record.externalId already used: recovery of the earlier recording', schema: conflictSchema },
+      413: { description: 'too_many_utterances, transcript_too_large or recording_payload_too_large', schema: ERROR_REF },
+      422: { description: 'A metadata field of another source, or a value not matching its type', schema: ERROR_REF },
+    },
+    handler: h.create,
+  });
+  registry.add<unknown, ListQuery>({
+    method: 'get', path: '/v3/rest/recordings', operationId: 'listRecordings', tags, auth: read, query: listQuery,
+    summary: 'List recordings, newest recorded first', responses: { 200: { description: 'A page of recordings', schema: listSchema } },
+    handler: h.list,
+  });
+  registry.add({
+    method: 'get', path: '/v3/rest/recordings/{recordingId}', operationId: 'getRecording', tags, auth: read,
+    summary: 'Get a recording', responses: { 200: { description: 'The recording', schema: recordingSchema } },
+    handler: h.get,
+  });
+  registry.add<unknown, TranscriptQuery>({
+    method: 'get', path: '/v3/rest/recordings/{recordingId}/transcript', operationId: 'getTranscript', tags, auth: read, query: transcriptQuery,
+    summary: 'Get the transcript as utterances or monologues', responses: { 200: { description: 'The transcript', schema: transcriptSchema } },
+    handler: h.transcript,
+  });
+}

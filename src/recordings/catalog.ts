@@ -1,0 +1,33 @@
+import { UniqueIntegrityConstraintViolationError, type DatabasePool } from 'slonik';
+import type { FieldType } from '../domain/feedback-fields.js';
+import { insertField, insertFolder, recordingsSourceId, RECORDINGS_SOURCE, type FieldRow, type FolderRow } from '../db/repositories/metadata.js';
+import { ConflictError } from '../errors.js';
+
+export const presentFolder = (f: FolderRow) => ({ folderId: f.id, name: f.name, createdAt: f.created_at });
+
+export const presentField = (f: FieldRow) => ({
+  fieldId: f.id,
+  name: f.name,
+  type: f.type,
+  source: { id: f.source_id, type: RECORDINGS_SOURCE.type, externalEntityName: RECORDINGS_SOURCE.externalEntityName },
+  createdAt: f.created_at,
+});
+
+export async function createFolder(pool: DatabasePool, organizationId: string, name: string): Promise<FolderRow> {
+  return insertFolder(pool, organizationId, name.trim());
+}
+
+/** Fields belong to the organization's recordings source (created on demand); names are unique in it, case-insensitively. */
+export async function createField(pool: DatabasePool, organizationId: string, input: { name: string; type: FieldType }): Promise<FieldRow> {
+  try {
+    return await pool.transaction(async (tx) => {
+      const sourceId = await recordingsSourceId(tx, organizationId);
+      return insertField(tx, { organizationId, sourceId, name: input.name.trim(), type: input.type });
+    });
+  } catch (error) {
+    if (error instanceof UniqueIntegrityConstraintViolationError) {
+      throw new ConflictError('metadata_field_exists', `A metadata field named '${input.name.trim()}' already exists in the recordings source.`);
+    }
+    throw error;
+  }
+}
