@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- foundation|feedback-records|agent-ingest ...] [-- --skip-tests]`: runs the benchmarks (all by
+ * `npm run bench [-- foundation|feedback-records|agent-ingest|recordings ...] [-- --skip-tests]`: runs the benchmarks (all by
  * default) and writes each result to bench/results/<name>.json, with the machine it ran on.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -9,6 +9,7 @@ import { PROJECT_ROOT } from '../src/paths.js';
 import { benchAgentIngest } from './agent-ingest.js';
 import { benchFeedback } from './feedback.js';
 import { benchFoundation } from './foundation.js';
+import { benchRecordings } from './recordings.js';
 
 const args = process.argv.slice(2);
 const wanted = args.filter((a) => !a.startsWith('--'));
@@ -16,6 +17,7 @@ const all: Record<string, () => Promise<Record<string, unknown>>> = {
   foundation: () => benchFoundation({ tests: !args.includes('--skip-tests') }),
   'feedback-records': () => benchFeedback(),
   'agent-ingest': () => benchAgentIngest(),
+  recordings: () => benchRecordings(),
 };
 const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.arch()}` };
 await mkdir(path.join(PROJECT_ROOT, 'bench', 'results'), { recursive: true });
