@@ -1,5 +1,6 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsPlugin from 'ajv-formats';
+import { fullFormats } from 'ajv-formats/dist/formats.js';
 import { ValidationError, type FieldError } from '../src/errors.js';
 
 export type JsonSchema = Record<string, unknown>;
@@ -13,6 +14,15 @@ const bodyAjv = new Ajv2020({ strict: true, allErrors: true, useDefaults: true }
 const queryAjv = new Ajv2020({ strict: true, allErrors: true, useDefaults: true, coerceTypes: 'array' });
 addFormatsPlugin.default(bodyAjv);
 addFormatsPlugin.default(queryAjv);
+
+/**
+ * RFC 3339 date-times that can also be stored: JavaScript must read them (a leap second `:60` cannot
+ * be) and PostgreSQL must hold them (no year 0000). Timestamps reach the database as UTC instants.
+ */
+const rfc3339 = fullFormats['date-time'] as { validate: (s: string) => boolean };
+const storableDateTime = (s: string) => rfc3339.validate(s) && Number.isFinite(Date.parse(s)) && Number(s.slice(0, 4)) >= 1;
+bodyAjv.addFormat('date-time', { type: 'string', validate: storableDateTime });
+queryAjv.addFormat('date-time', { type: 'string', validate: storableDateTime });
 
 export type Validator<T> = (value: unknown) => T;
 

@@ -1,4 +1,5 @@
 import { checkFieldValues } from '../../src/domain/feedback-fields.js';
+import { toUtcInstantOrNull } from '../../src/domain/time.js';
 import { createSource, findRecord, findSource, insertRecord, listRecords, listSources, type RecordRow, type SourceRow } from '../../src/db/repositories/feedback.js';
 import { listPeople, upsertPerson, type PersonRow } from '../../src/db/repositories/people.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../src/errors.js';
@@ -90,7 +91,7 @@ export function feedbackHandlers(deps: AppDeps) {
         sourceId,
         personId: body.person_id ?? null,
         externalId: body.external_id,
-        displayTs: body.display_ts ?? null,
+        displayTs: toUtcInstantOrNull(body.display_ts),
         fields: body.fields,
       });
       if ('missing' in result) throw new NotFoundError(result.missing === 'source' ? 'Feedback source' : 'Person');

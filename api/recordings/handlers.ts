@@ -3,6 +3,7 @@ import { transcriptLimitError, toMonologues } from '../../src/domain/transcript.
 import { findRecording, listRecordings, type ListItemRow, type RecordingRow } from '../../src/db/repositories/recording-reads.js';
 import { recordingExists, utterancesOf } from '../../src/db/repositories/recordings.js';
 import { createRecording, type CreateRecordingBody } from '../../src/recordings/create.js';
+import { toUtcInstantOrNull } from '../../src/domain/time.js';
 import { AppError, NotFoundError } from '../../src/errors.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { principalOf } from '../middleware/auth.js';
@@ -25,6 +26,7 @@ export const presentRecording = (r: RecordingRow) => ({
 });
 
 const presentListItem = (r: ListItemRow) => r;
+const utc = (v: string | undefined) => toUtcInstantOrNull(v) ?? undefined;
 
 /**
  * Spec 413s of the transcript (`too_many_utterances`, `transcript_too_large`), decided on the parsed
@@ -58,7 +60,7 @@ export function recordingHandlers(deps: AppDeps) {
 
     list: async (ctx: AppContext, { query }: RouteInput<unknown, ListQuery>) => {
       const rows = await listRecordings(deps.pool, principalOf(ctx).organizationId, {
-        gt: query.recorded_at_gt, gte: query.recorded_at_gte, lt: query.recorded_at_lt, lte: query.recorded_at_lte, ...pageWindow(query),
+        gt: utc(query.recorded_at_gt), gte: utc(query.recorded_at_gte), lt: utc(query.recorded_at_lt), lte: utc(query.recorded_at_lte), ...pageWindow(query),
       });
       ctx.body = pageBody('recordings', rows, query, presentListItem);
     },

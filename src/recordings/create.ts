@@ -2,6 +2,7 @@ import type { DatabasePool, CommonQueryMethods } from 'slonik';
 import type { Principal } from '../auth/principal.js';
 import { assetUrlProblem } from '../domain/asset-url.js';
 import { valueMismatch } from '../domain/feedback-fields.js';
+import { toUtcInstantOrNull } from '../domain/time.js';
 import { missingSpeakers, transcriptErrors, type Utterance } from '../domain/transcript.js';
 import { peopleByUuid } from '../db/repositories/agent-participants.js';
 import { fieldsByIds, folderIdsIn, recordingsSourceId } from '../db/repositories/metadata.js';
@@ -75,7 +76,7 @@ export async function createRecording(pool: DatabasePool, principal: Principal, 
     const recordingId = await insertRecording(tx, {
       organizationId,
       name: body.name ?? 'Untitled recording',
-      recordedAt: body.recordedAt ?? null,
+      recordedAt: toUtcInstantOrNull(body.recordedAt),
       assetSourceUrl: body.assetUrl ?? null,
       transcriptSupplied: body.transcript !== undefined,
       createdBy: { userId: principal.kind === 'user' ? principal.userId : null, apiKeyId: principal.kind === 'apiKey' ? principal.apiKeyId : null },

@@ -1,6 +1,7 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { EventState, IncomingEvent } from '../../domain/agent-events.js';
+import { toUtcInstant } from '../../domain/time.js';
 
 export const sessionRow = z.object({
   id: z.string(),
@@ -101,7 +102,7 @@ function eventRecords(events: readonly IncomingEvent[], captureContent: boolean)
     sequence: e.sequence,
     revision: e.revision,
     type: e.type,
-    occurred_at: e.occurredAt,
+    occurred_at: toUtcInstant(e.occurredAt),
     final: e.final,
     content_hash: e.contentHash,
     payload: captureContent ? e.payload : null,

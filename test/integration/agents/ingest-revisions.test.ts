@@ -151,6 +151,12 @@ describe('agent ingest: deduplication, revisions and session status', function (
     assert.ok(row.ended_at);
   });
 
+  it('occurredAt with an offset PostgreSQL cannot hold (past ±15:59) is stored as its UTC instant', async () => {
+    const res = await send([userMessage(3, 'late', { occurredAt: '2026-11-01T10:00:00+23:00' })]);
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    assert.equal((await stored('e3')).occurred_at, '2026-10-31T11:00:00.000Z');
+  });
+
   it('the same externalSessionId under another application is another session', async () => {
     const other = await t.newApp();
     const res = await t.ingest(other, sessionRequest(other, events, { externalSessionId: `r-${n}` }));

@@ -55,6 +55,12 @@ describe('feedback records', () => {
     assert.ok(Date.parse(res.body.display_ts) >= before - 5_000);
   });
 
+  it('display_ts with any RFC 3339 offset (PostgreSQL holds only ±15:59) is stored as its UTC instant', async () => {
+    const res = await req(recordsPath(), { method: 'POST', json: { external_id: 'ticket-offset', display_ts: '2026-11-01T09:00:00+20:00', fields: [validFields[0]] } });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    assert.equal(res.body.display_ts, '2026-10-31T13:00:00.000Z');
+  });
+
   const wrongValues: [string, unknown, string][] = [
     ['boolean', 'true', 'must be a boolean for type boolean'],
     ['string', 12, 'must be a string for type string'],

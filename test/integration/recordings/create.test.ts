@@ -68,6 +68,15 @@ describe('recordings: create', function () {
     assert.deepEqual(get.body, res.body);
   });
 
+  it('recordedAt: any RFC 3339 offset is stored as its UTC instant; a leap second or year 0000 is 400', async () => {
+    const res = await create({ record: { externalId: uniqueExternalId() }, recordedAt: '2026-11-01T23:30:00-21:18' });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    assert.equal(res.body.recordedAt, '2026-11-02T20:48:00.000Z');
+    for (const recordedAt of ['2026-12-31T23:59:60Z', '0000-01-01T00:00:00Z']) {
+      assert.deepEqual(paths(await refused({ record: { externalId: uniqueExternalId() }, recordedAt }, 400)), ['body.recordedAt']);
+    }
+  });
+
   it('a valid assetUrl leaves the asset queued (the URL itself is never shown)', async () => {
     const res = await create({ record: { externalId: uniqueExternalId() }, assetUrl: 'https://media.example.com/calls/1.mp4?sig=abc' });
     assert.equal(res.status, 201);

@@ -72,6 +72,8 @@ describe('recordings: get, list, transcript', function () {
     assert.deepEqual(await names(`recorded_at_lt=${days[1]}`), ['Day 0']);
     assert.deepEqual(await names(`recorded_at_lte=${days[1]}&recorded_at_gte=${days[1]}`), ['Day 1']);
     assert.deepEqual(await names(`recorded_at_gt=${encodeURIComponent('2026-01-02T01:00:00+02:00')}`), ['Day 4', 'Day 3', 'Day 2', 'Day 1']);
+    // RFC 3339 allows offsets PostgreSQL does not (past ±15:59): normalized to UTC, not a 500.
+    assert.deepEqual(await names(`recorded_at_gte=${encodeURIComponent('2026-01-03T21:00:00-21:00')}`), ['Day 4']);
   });
 
   it('400 on bad list parameters', async () => {
