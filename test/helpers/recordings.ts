@@ -1,11 +1,9 @@
 import type { DatabasePool } from 'slonik';
 import { createField, createFolder } from '../../src/recordings/catalog.js';
-import { createDatabasePool } from '../../src/db/pool.js';
 import type { FieldType } from '../../src/domain/feedback-fields.js';
-import { startTestApi, type TestApi } from './app.js';
-import { testConfig } from './config.js';
-import { createTestOrg, type TestOrg } from './fixtures.js';
-import { createTestDatabase } from './stack.js';
+import type { TestApi } from './app.js';
+import { feedbackContext } from './feedback.js';
+import type { TestOrg } from './fixtures.js';
 
 let counter = 0;
 
@@ -22,25 +20,15 @@ export interface RecordingContext {
   close(): Promise<void>;
 }
 
+/** The feedback context's database, app and two organizations, with recordings helpers. */
 export async function recordingContext(env: Record<string, string> = {}): Promise<RecordingContext> {
-  const databaseUrl = await createTestDatabase();
-  const pool = await createDatabasePool(databaseUrl);
-  const api = await startTestApi({ pool, config: testConfig(env) });
-  const org = await createTestOrg(pool);
-  const other = await createTestOrg(pool);
+  const base = await feedbackContext({ FEEDBACK_RATE_LIMIT_PER_MINUTE: '0', ...env });
+  const { pool, api, org } = base;
   return {
-    databaseUrl,
-    pool,
-    api,
-    org,
-    other,
+    ...base,
     call: (method, path, json, headers = { 'X-Service-Api-Key': org.apiKey }) => api.request(path, { method, headers, json }),
     field: async (type, owner = org) => (await createField(pool, owner.organizationId, { name: `field_${++counter}`, type })).id,
     folder: async (owner = org) => (await createFolder(pool, owner.organizationId, `Folder ${++counter}`)).id,
-    async close() {
-      await api.close();
-      await pool.end();
-    },
   };
 }
 
