@@ -8,6 +8,7 @@ import { recordingCatalogRoutes } from './recording-catalog/router.js';
 import { recordingRoutes } from './recordings/router.js';
 import { healthRoutes } from './health/router.js';
 import { managementRoutes } from './management/router.js';
+import { mcpRoutes } from './mcp/router.js';
 import { errorHandler } from './middleware/errors.js';
 import { requestId } from './middleware/request-id.js';
 import { RouteRegistry } from './routes.js';
@@ -25,12 +26,14 @@ export function buildApp(deps: AppDeps): Koa<AppState> {
   agentConversationRoutes(deps, registry);
   recordingRoutes(deps, registry);
   recordingCatalogRoutes(deps, registry);
+  mcpRoutes(deps, registry);
 
   app.use(requestId(deps.logger));
   app.use(errorHandler());
   app.use(async (ctx: AppContext, next) => {
     await next();
-    if (ctx.body != null) return;
+    // A handler that wrote the raw response itself (the MCP transport) leaves Koa out of it.
+    if (ctx.body != null || ctx.respond === false) return;
     // Nothing answered: allowedMethods set 405 (or 501 for a method the router does not know, such as
     // TRACE; still a method this resource does not allow, so 405) with an Allow header, or no route matched.
     if (ctx.status === 405 || ctx.status === 501) {

@@ -43,6 +43,9 @@ const schema = z.object({
   AGENT_SESSION_IDLE_SECONDS: positiveInt.max(30 * 24 * 3600).default(3600),
 
   RECORDING_BODY_LIMIT_BYTES: positiveInt.default(16 * 1024 * 1024),
+
+  MCP_BODY_LIMIT_BYTES: positiveInt.default(16 * 1024 * 1024),
+  MCP_AUTHORIZATION_SERVERS: z.string().min(1).optional(),
 });
 
 export type Env = z.input<typeof schema>;
@@ -73,6 +76,8 @@ export interface Config {
   rateLimits: { feedbackPerMinute: number };
   agents: { sessionIdleSeconds: number };
   recordings: { bodyLimitBytes: number };
+  /** `authorizationServers` undefined: the service's own URL (it issues the user tokens). */
+  mcp: { bodyLimitBytes: number; authorizationServers: string[] | undefined };
 }
 
 export class ConfigError extends Error {
@@ -110,6 +115,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rateLimits: { feedbackPerMinute: e.FEEDBACK_RATE_LIMIT_PER_MINUTE },
     agents: { sessionIdleSeconds: e.AGENT_SESSION_IDLE_SECONDS },
     recordings: { bodyLimitBytes: e.RECORDING_BODY_LIMIT_BYTES },
+    mcp: {
+      bodyLimitBytes: e.MCP_BODY_LIMIT_BYTES,
+      authorizationServers: e.MCP_AUTHORIZATION_SERVERS?.split(',').map((s) => s.trim()).filter(Boolean),
+    },
   };
 }
 

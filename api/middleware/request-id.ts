@@ -24,7 +24,7 @@ export function requestId(logger: Logger) {
         {
           method: ctx.method,
           route: (ctx as { _matchedRoute?: string })._matchedRoute ?? null,
-          status: ctx.status,
+          status: ctx.respond === false ? ctx.res.statusCode : ctx.status,
           durationMs: Math.round(performance.now() - started),
           principal: ctx.state.principal ? { kind: ctx.state.principal.kind, organizationId: ctx.state.principal.organizationId } : null,
         },

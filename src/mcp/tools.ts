@@ -1,0 +1,126 @@
+import { createHash } from 'node:crypto';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { DatabasePool } from 'slonik';
+import { z } from 'zod';
+import { parseSession, SessionParseError } from '../domain/coding-sessions/index.js';
+import { sanitizeText } from '../domain/sanitize/index.js';
+import {
+  associate, associatedSessions, codingSessionExists, findProject, insertProject, upsertCodingSession, type ProjectRow,
+} from '../db/repositories/projects.js';
+
+export interface McpUser {
+  organizationId: string;
+  userId: string;
+}
+
+/** Largest session file `upload-agent-session` takes (characters of JSONL). */
+export const MAX_SESSION_CHARACTERS = 8_000_000;
+
+const FORMATS = ['normalized', 'claude-code', 'codex'] as const;
+const NO_REDACTIONS = { redactedFieldNames: [], redactedTextPatterns: [] };
+
+function ok<T extends Record<string, unknown>>(structured: T): CallToolResult {
+  return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+}
+
+/** A tool error the client shows to the user (not a protocol error). */
+function failure(message: string): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: message }] };
+}
+
+const projectOut = (p: ProjectRow) => ({
+  publicId: p.public_id, name: p.name, description: p.description, associatedSessionCount: p.associated_session_count, createdAt: p.created_at,
+});
+
+/**
+ * The coding-agent session tools, bound to one authenticated user: everything they read or write is
+ * scoped to the user's organization; another organization's ids read as unknown.
+ */
+export function createMcpServer(pool: DatabasePool, user: McpUser): McpServer {
+  const server = new McpServer({ name: 'intake', version: '1.0.0' }, { instructions: 'Upload coding-agent sessions and associate them with projects.' });
+  const mutating = { readOnlyHint: false, destructiveHint: false, openWorldHint: false };
+  const reading = { readOnlyHint: true, openWorldHint: false };
+  const notFound = (what: string, id: string) => failure(`${what} '${id}' not found in your organization.`);
+
+  server.registerTool('create-project', {
+    title: 'Create project', description: 'Create a project to associate coding-agent sessions with. Returns its publicId.',
+    inputSchema: { name: z.string().trim().min(1).max(200), description: z.string().max(5000).optional() },
+    outputSchema: { publicId: z.string(), name: z.string(), description: z.string().nullable() },
+    annotations: { ...mutating, idempotentHint: false },
+  }, async ({ name, description }) => {
+    const p = await insertProject(pool, { organizationId: user.organizationId, userId: user.userId, name, description: description ?? null });
+    return ok({ publicId: p.public_id, name: p.name, description: p.description });
+  });
+
+  server.registerTool('upload-agent-session', {
+    title: 'Upload agent session',
+    description: 'Upload a coding-agent session file: Claude Code or Codex CLI JSONL, or normalized events (one {type: user_message|assistant_message, content} per line). '
+      + 'Only visible user and assistant text is kept; secrets are masked. Uploading the same file again returns the same session.',
+    inputSchema: {
+      content: z.string().min(1).max(MAX_SESSION_CHARACTERS),
+      format: z.enum(['auto', ...FORMATS]).optional(),
+      title: z.string().trim().min(1).max(500).optional(),
+    },
+    outputSchema: { sessionId: z.string(), format: z.enum(FORMATS), eventCount: z.number().int(), title: z.string().nullable(), created: z.boolean() },
+    annotations: { ...mutating, idempotentHint: true },
+  }, async ({ content, format, title }) => {
+    let parsed;
+    try {
+      parsed = parseSession(content, format ?? 'auto');
+    } catch (error) {
+      if (error instanceof SessionParseError) return failure(`Malformed session file: ${error.message}`);
+      throw error;
+    }
+    if (parsed.messages.length === 0) return failure(`No visible user or assistant messages found (read as ${parsed.format}).`);
+    const events = await Promise.all(parsed.messages.map(async (m, i) => ({
+      sequence: i + 1, type: m.type, content: await sanitizeText(m.content, NO_REDACTIONS), occurredAt: m.occurredAt,
+    })));
+    const row = await upsertCodingSession(pool, {
+      organizationId: user.organizationId, userId: user.userId, title: title ?? (parsed.title ? await sanitizeText(parsed.title, NO_REDACTIONS) : null),
+      format: parsed.format, contentHash: createHash('sha256').update(content).digest(), events,
+    });
+    return ok({ sessionId: row.id, format: row.format, eventCount: row.event_count, title: row.title, created: row.created });
+  });
+
+  const resource = { resourceType: z.literal('project'), resourceId: z.string().min(1).max(100) };
+
+  server.registerTool('associate-agent-session', {
+    title: 'Associate agent session', description: 'Associate an uploaded session with a project (resourceType "project", resourceId: the project publicId). Repeating it is harmless.',
+    inputSchema: { ...resource, sessionId: z.string().min(1).max(100) },
+    outputSchema: { resourceType: z.literal('project'), resourceId: z.string(), sessionId: z.string(), associated: z.literal(true), associatedAt: z.string() },
+    annotations: { ...mutating, idempotentHint: true },
+  }, async ({ resourceId, sessionId }) => {
+    const project = await findProject(pool, user.organizationId, resourceId);
+    if (!project) return notFound('Project', resourceId);
+    if (!(await codingSessionExists(pool, user.organizationId, sessionId))) return notFound('Agent session', sessionId);
+    const associatedAt = await associate(pool, project.id, sessionId.toLowerCase(), user.userId);
+    return ok({ resourceType: 'project' as const, resourceId: project.public_id, sessionId: sessionId.toLowerCase(), associated: true as const, associatedAt });
+  });
+
+  server.registerTool('get-project', {
+    title: 'Get project', description: 'A project with the number of sessions associated with it.',
+    inputSchema: { publicId: z.string().min(1).max(100) },
+    outputSchema: { publicId: z.string(), name: z.string(), description: z.string().nullable(), associatedSessionCount: z.number().int(), createdAt: z.string() },
+    annotations: reading,
+  }, async ({ publicId }) => {
+    const project = await findProject(pool, user.organizationId, publicId);
+    return project ? ok(projectOut(project)) : notFound('Project', publicId);
+  });
+
+  server.registerTool('list-associated-agent-sessions', {
+    title: 'List associated agent sessions', description: 'The sessions associated with a project, oldest association first.',
+    inputSchema: resource,
+    outputSchema: {
+      sessions: z.array(z.object({ sessionId: z.string(), title: z.string().nullable(), format: z.string(), eventCount: z.number().int(), associatedAt: z.string() })),
+    },
+    annotations: reading,
+  }, async ({ resourceId }) => {
+    const project = await findProject(pool, user.organizationId, resourceId);
+    if (!project) return notFound('Project', resourceId);
+    const rows = await associatedSessions(pool, project.id);
+    return ok({ sessions: rows.map((r) => ({ sessionId: r.session_id, title: r.title, format: r.format, eventCount: r.event_count, associatedAt: r.associated_at })) });
+  });
+
+  return server;
+}

@@ -1,0 +1,154 @@
+import { strict as assert } from 'node:assert';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { PROJECT_ROOT } from '../../../src/paths.js';
+import { feedbackContext, type FeedbackContext } from '../../helpers/feedback.js';
+import { createTestOrg, createTestUser } from '../../helpers/fixtures.js';
+
+const fixture = (name: string) => readFileSync(path.join(PROJECT_ROOT, 'test', 'fixtures', 'coding-sessions', name), 'utf8');
+
+/** The MCP server driven by the SDK's own client over Streamable HTTP, as an MCP client would. */
+describe('MCP server: coding-agent session tools', function () {
+  this.timeout(60_000);
+  let t: FeedbackContext;
+  let client: Client;
+  let token: string;
+
+  async function connect(accessToken: string): Promise<Client> {
+    const c = new Client({ name: 'intake-test', version: '1.0.0' });
+    await c.connect(new StreamableHTTPClientTransport(new URL(`${t.api.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${accessToken}` } } }));
+    return c;
+  }
+  const call = async (name: string, args: Record<string, unknown>, c = client) => (await c.callTool({ name, arguments: args })) as CallToolResult;
+  const structured = (r: CallToolResult) => {
+    assert.ok(!r.isError, JSON.stringify(r.content));
+    return r.structuredContent as Record<string, any>;
+  };
+  const errorText = (r: CallToolResult) => {
+    assert.equal(r.isError, true, JSON.stringify(r));
+    return (r.content[0] as { text: string }).text;
+  };
+
+  before(async () => {
+    t = await feedbackContext();
+    token = (await createTestUser(t.pool, t.org.organizationId)).accessToken;
+    client = await connect(token);
+  });
+  after(async () => {
+    await client?.close();
+    await t?.close();
+  });
+
+  it('lists the five tools with input and output schemas; mutating tools are not read-only, reads are', async () => {
+    const { tools } = await client.listTools();
+    const byName = new Map(tools.map((tool) => [tool.name, tool]));
+    assert.deepEqual([...byName.keys()].sort(), ['associate-agent-session', 'create-project', 'get-project', 'list-associated-agent-sessions', 'upload-agent-session']);
+    for (const name of ['create-project', 'upload-agent-session', 'associate-agent-session']) {
+      assert.equal(byName.get(name)?.annotations?.readOnlyHint, false, name);
+    }
+    for (const name of ['get-project', 'list-associated-agent-sessions']) assert.equal(byName.get(name)?.annotations?.readOnlyHint, true, name);
+    for (const tool of tools) {
+      assert.equal(tool.inputSchema.type, 'object');
+      assert.equal(tool.outputSchema?.type, 'object', tool.name);
+    }
+    assert.deepEqual(byName.get('upload-agent-session')?.inputSchema.required, ['content']);
+  });
+
+  it('create, upload both native formats, associate, verify', async () => {
+    const project = structured(await call('create-project', { name: 'Checkout service', description: 'Payments refactor' }));
+    assert.equal(project.name, 'Checkout service');
+    assert.match(project.publicId, /^[0-9a-f-]{36}$/);
+
+    const claude = structured(await call('upload-agent-session', { content: fixture('claude-code.jsonl') }));
+    assert.equal(claude.format, 'claude-code');
+    assert.ok(claude.eventCount >= 2);
+    const codex = structured(await call('upload-agent-session', { content: fixture('codex.jsonl'), title: 'Fix flaky test' }));
+    assert.deepEqual([codex.format, codex.title], ['codex', 'Fix flaky test']);
+
+    for (const session of [claude, codex]) {
+      const assoc = structured(await call('associate-agent-session', { resourceType: 'project', resourceId: project.publicId, sessionId: session.sessionId }));
+      assert.deepEqual({ ...assoc, associatedAt: undefined }, { resourceType: 'project', resourceId: project.publicId, sessionId: session.sessionId, associated: true, associatedAt: undefined });
+    }
+    const again = structured(await call('associate-agent-session', { resourceType: 'project', resourceId: project.publicId, sessionId: claude.sessionId }));
+    assert.equal(again.associated, true, 'repeating is harmless');
+
+    const got = structured(await call('get-project', { publicId: project.publicId }));
+    assert.deepEqual([got.publicId, got.name, got.description, got.associatedSessionCount], [project.publicId, 'Checkout service', 'Payments refactor', 2]);
+    const listed = structured(await call('list-associated-agent-sessions', { resourceType: 'project', resourceId: project.publicId }));
+    assert.deepEqual(listed.sessions.map((s: { sessionId: string; format: string }) => [s.sessionId, s.format]), [[claude.sessionId, 'claude-code'], [codex.sessionId, 'codex']]);
+    assert.equal(listed.sessions[0].eventCount, claude.eventCount);
+  });
+
+  it('keeps visible user and assistant text only and masks secrets; the same file again is the same session', async () => {
+    const content = fixture('claude-code.jsonl');
+    const first = structured(await call('upload-agent-session', { content }));
+    const second = structured(await call('upload-agent-session', { content, format: 'claude-code' }));
+    assert.equal(second.sessionId, first.sessionId);
+    assert.equal(second.created, false);
+    const events = await t.pool.oneFirst(sql.type(z.object({ events: z.array(z.object({ type: z.string(), content: z.string() })) }))`
+      SELECT events FROM coding_sessions WHERE id = ${first.sessionId as string}`);
+    assert.ok(events.every((e) => e.type === 'user_message' || e.type === 'assistant_message'));
+    const text = JSON.stringify(events);
+    assert.ok(!/ghp_[A-Za-z0-9]{36}/.test(text), 'the token in the fixture is masked');
+    assert.match(text, /\[REDACTED:/);
+    assert.ok(!text.includes('tool_use') && !text.includes('"thinking"'));
+  });
+
+  it('normalized events upload too', async () => {
+    const r = structured(await call('upload-agent-session', { content: fixture('normalized.jsonl') }));
+    assert.equal(r.format, 'normalized');
+    assert.ok(r.eventCount >= 2);
+  });
+
+  it('tool errors: malformed JSONL names its lines; unknown or other-organization ids; no messages', async () => {
+    assert.match(errorText(await call('upload-agent-session', { content: fixture('malformed.jsonl') })), /line 2, 4/);
+    assert.match(errorText(await call('upload-agent-session', { content: '{"hello": "world"}\n' })), /detect the format/);
+    assert.match(errorText(await call('get-project', { publicId: '00000000-0000-4000-8000-000000000000' })), /Project .* not found/);
+    assert.match(errorText(await call('get-project', { publicId: 'not-a-uuid' })), /not found/);
+    const project = structured(await call('create-project', { name: 'Mine' }));
+    assert.match(errorText(await call('associate-agent-session', { resourceType: 'project', resourceId: project.publicId, sessionId: '00000000-0000-4000-8000-000000000000' })), /Agent session .* not found/);
+    const other = await createTestOrg(t.pool);
+    const stranger = await connect((await createTestUser(t.pool, other.organizationId)).accessToken);
+    try {
+      assert.match(errorText(await call('get-project', { publicId: project.publicId }, stranger)), /not found in your organization/);
+      assert.match(errorText(await call('list-associated-agent-sessions', { resourceType: 'project', resourceId: project.publicId }, stranger)), /not found/);
+      const theirs = structured(await call('upload-agent-session', { content: fixture('codex.jsonl') }, stranger));
+      assert.match(errorText(await call('associate-agent-session', { resourceType: 'project', resourceId: project.publicId, sessionId: theirs.sessionId })), /Agent session .* not found/);
+    } finally {
+      await stranger.close();
+    }
+    const invalid = await call('associate-agent-session', { resourceType: 'folder', resourceId: project.publicId, sessionId: 'x' });
+    assert.equal(invalid.isError, true, 'resourceType must be project');
+  });
+
+  it('401 with WWW-Authenticate and resource metadata without a token; API keys and agent secrets are refused', async () => {
+    const body = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
+    const headers = { accept: 'application/json, text/event-stream' };
+    const none = await t.api.request('/mcp', { method: 'POST', json: body, headers });
+    assert.equal(none.status, 401);
+    assert.match(none.headers.get('www-authenticate') ?? '', /^Bearer resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp"$/);
+    const key = await t.api.request('/mcp', { method: 'POST', json: body, headers: { ...headers, 'X-Service-Api-Key': t.org.apiKey } });
+    assert.equal(key.status, 401);
+    assert.match(key.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
+    const agent = await t.api.request('/mcp', { method: 'POST', json: body, headers: { ...headers, 'X-Service-Agent-Key': 'iak_x', Authorization: `Bearer ${token}` } });
+    assert.equal(agent.status, 401);
+    const bad = await t.api.request('/mcp', { method: 'POST', json: body, headers: { ...headers, Authorization: 'Bearer nope' } });
+    assert.deepEqual([bad.status, bad.body.errorCode], [401, 'invalid_credentials']);
+    await assert.rejects(connect('nope'), 'the SDK client fails to connect with a bad token');
+  });
+
+  it('serves protected resource metadata (RFC 9728)', async () => {
+    for (const p of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']) {
+      const res = await t.api.request(p);
+      assert.equal(res.status, 200);
+      assert.equal(res.body.resource, `${t.api.url}/mcp`);
+      assert.deepEqual(res.body.authorization_servers, [t.api.url]);
+      assert.deepEqual(res.body.bearer_methods_supported, ['header']);
+    }
+  });
+});
