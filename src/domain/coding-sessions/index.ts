@@ -1,0 +1,40 @@
+import { isClaudeCodeLine, parseClaudeCode } from './claude-code.js';
+import { isCodexLine, parseCodex } from './codex.js';
+import { readJsonl } from './jsonl.js';
+import { isNormalizedLine, parseNormalized } from './normalized.js';
+import { SessionParseError, type JsonObject, type Line, type ParsedSession, type SessionFormat } from './types.js';
+
+export { SESSION_FORMATS, SessionParseError, type ParsedSession, type SessionFormat, type SessionMessage } from './types.js';
+
+const PARSERS: Record<SessionFormat, (lines: Line[]) => ParsedSession> = {
+  'claude-code': parseClaudeCode,
+  codex: parseCodex,
+  normalized: parseNormalized,
+};
+const DETECTORS: [SessionFormat, (v: JsonObject) => boolean][] = [
+  ['claude-code', isClaudeCodeLine],
+  ['codex', isCodexLine],
+  ['normalized', isNormalizedLine],
+];
+
+/** The format most lines of the file belong to, or null when no line looks like any of them. */
+export function detectFormat(lines: Line[]): SessionFormat | null {
+  const votes = new Map<SessionFormat, number>();
+  for (const { value } of lines) {
+    const match = DETECTORS.find(([, test]) => test(value));
+    if (match) votes.set(match[0], (votes.get(match[0]) ?? 0) + 1);
+  }
+  const best = [...votes].sort((a, b) => b[1] - a[1])[0];
+  return best ? best[0] : null;
+}
+
+/**
+ * Reads a coding-agent session file: Claude Code or Codex CLI JSONL, or normalized events. Keeps the
+ * visible user and assistant text only. Throws `SessionParseError` naming the offending lines.
+ */
+export function parseSession(content: string, format: SessionFormat | 'auto' = 'auto'): ParsedSession {
+  const lines = readJsonl(content);
+  const chosen = format === 'auto' ? detectFormat(lines) : format;
+  if (!chosen) throw new SessionParseError('could not detect the format (claude-code, codex or normalized); pass `format` to choose one');
+  return PARSERS[chosen](lines);
+}
