@@ -10,7 +10,7 @@ import type { RouteRegistry } from '../routes.js';
 const METADATA_PATH = '/.well-known/oauth-protected-resource';
 
 function baseUrl(deps: AppDeps, ctx: AppContext): string {
-  return (deps.config.http.publicBaseUrl ?? ctx.origin).replace(/\/$/, '');
+  return (deps.config.http.publicBaseUrl || `${ctx.protocol}://${ctx.host}`).replace(/\/$/, '');
 }
 
 /**
@@ -74,7 +74,7 @@ export function mcpRoutes(deps: AppDeps, registry: RouteRegistry): void {
     method: 'post', path: '/mcp', operationId: 'mcp', tags: ['mcp'],
     summary: 'MCP Streamable HTTP endpoint (JSON-RPC); user access tokens only',
     middleware: [mcpAuth(deps)], security: [{ bearer: [] }],
-    body: { schema: { type: ['object', 'array'] }, limitBytes: deps.config.mcp.bodyLimitBytes },
+    body: { schema: { anyOf: [{ type: 'object' }, { type: 'array' }] }, limitBytes: deps.config.mcp.bodyLimitBytes },
     responses: { 200: { description: 'JSON-RPC response' }, 202: { description: 'Notification accepted' } },
     handler: (ctx) => handleMcp(deps, ctx),
   });
