@@ -31,7 +31,8 @@ CREATE TABLE project_sessions (
   project_id uuid NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
   session_id uuid NOT NULL REFERENCES coding_sessions (id) ON DELETE CASCADE,
   associated_by_user_id uuid REFERENCES users (id) ON DELETE SET NULL,
-  associated_at timestamptz NOT NULL DEFAULT now(),
+  -- millisecond precision: the API shows milliseconds, and list cursors carry this value exactly
+  associated_at timestamptz(3) NOT NULL DEFAULT now(),
   PRIMARY KEY (project_id, session_id)
 );
 CREATE INDEX project_sessions_session_idx ON project_sessions (session_id);

@@ -109,18 +109,39 @@ export function createMcpServer(pool: DatabasePool, user: McpUser): McpServer {
   });
 
   server.registerTool('list-associated-agent-sessions', {
-    title: 'List associated agent sessions', description: 'The sessions associated with a project, oldest association first.',
-    inputSchema: resource,
+    title: 'List associated agent sessions',
+    description: 'The sessions associated with a project, oldest association first, up to `limit` (default 100) per call; pass `nextCursor` back as `cursor` for more.',
+    inputSchema: { ...resource, limit: z.number().int().min(1).max(500).optional(), cursor: z.string().max(200).optional() },
     outputSchema: {
       sessions: z.array(z.object({ sessionId: z.string(), title: z.string().nullable(), format: z.string(), eventCount: z.number().int(), associatedAt: z.string() })),
+      nextCursor: z.string().nullable(),
     },
     annotations: reading,
-  }, async ({ resourceId }) => {
+  }, async ({ resourceId, limit = 100, cursor }) => {
+    const after = cursor === undefined ? null : decodeCursor(cursor);
+    if (after === undefined) return failure('Invalid cursor: pass the nextCursor of a previous call unchanged.');
     const project = await findProject(pool, user.organizationId, resourceId);
     if (!project) return notFound('Project', resourceId);
-    const rows = await associatedSessions(pool, project.id);
-    return ok({ sessions: rows.map((r) => ({ sessionId: r.session_id, title: r.title, format: r.format, eventCount: r.event_count, associatedAt: r.associated_at })) });
+    const rows = await associatedSessions(pool, project.id, { after, limit: limit + 1 });
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return ok({
+      sessions: page.map((r) => ({ sessionId: r.session_id, title: r.title, format: r.format, eventCount: r.event_count, associatedAt: r.associated_at })),
+      nextCursor: rows.length > limit && last ? encodeCursor({ at: last.associated_at, id: last.session_id }) : null,
+    });
   });
 
   return server;
+}
+
+const cursorShape = z.object({ at: z.iso.datetime({ offset: true }), id: z.uuid() });
+const encodeCursor = (position: z.infer<typeof cursorShape>) => Buffer.from(JSON.stringify(position)).toString('base64url');
+/** The position a cursor names; undefined when it is not one this server issued. */
+function decodeCursor(cursor: string): z.infer<typeof cursorShape> | undefined {
+  try {
+    const parsed = cursorShape.safeParse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
 }

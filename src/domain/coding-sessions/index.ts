@@ -36,5 +36,15 @@ export function parseSession(content: string, format: SessionFormat | 'auto' = '
   const lines = readJsonl(content);
   const chosen = format === 'auto' ? detectFormat(lines) : format;
   if (!chosen) throw new SessionParseError('could not detect the format (claude-code, codex or normalized); pass `format` to choose one');
-  return PARSERS[chosen](lines);
+  const session = PARSERS[chosen](lines);
+  return {
+    ...session,
+    title: session.title === null ? null : storable(session.title),
+    messages: session.messages.map((m) => ({ ...m, content: storable(m.content) })).filter((m) => m.content.trim() !== ''),
+  };
+}
+
+/** Text PostgreSQL can store: no NUL characters, no lone surrogates (a JSON escape can carry either). */
+function storable(text: string): string {
+  return text.replaceAll('\u0000', '').toWellFormed();
 }

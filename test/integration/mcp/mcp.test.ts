@@ -99,6 +99,38 @@ describe('MCP server: coding-agent session tools', function () {
     assert.ok(!text.includes('tool_use') && !text.includes('"thinking"'));
   });
 
+  it('the same file uploaded concurrently is one session', async () => {
+    const content = fixture('codex-legacy.jsonl');
+    const results = (await Promise.all(Array.from({ length: 6 }, () => call('upload-agent-session', { content })))).map(structured);
+    assert.equal(new Set(results.map((r) => r.sessionId)).size, 1);
+    assert.equal(results.filter((r) => r.created).length, 1, 'exactly one upload created it');
+    assert.equal(await t.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+      SELECT count(*)::int AS n FROM coding_sessions WHERE id = ${results[0]?.sessionId as string}`), 1);
+  });
+
+  it('lists associations page by page with a cursor', async () => {
+    const project = structured(await call('create-project', { name: 'Paged' }));
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i += 1) {
+      const content = JSON.stringify({ type: 'user_message', content: `paged session ${i}` });
+      const session = structured(await call('upload-agent-session', { content, title: `Session ${i}` }));
+      structured(await call('associate-agent-session', { resourceType: 'project', resourceId: project.publicId, sessionId: session.sessionId }));
+      ids.push(session.sessionId);
+    }
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = structured(await call('list-associated-agent-sessions', { resourceType: 'project', resourceId: project.publicId, limit: 2, ...(cursor ? { cursor } : {}) }));
+      assert.ok(page.sessions.length <= 2);
+      seen.push(...page.sessions.map((s: { sessionId: string }) => s.sessionId));
+      cursor = page.nextCursor ?? undefined;
+      pages += 1;
+    } while (cursor);
+    assert.deepEqual([seen, pages], [ids, 3]);
+    assert.match(errorText(await call('list-associated-agent-sessions', { resourceType: 'project', resourceId: project.publicId, cursor: 'bm9wZQ' })), /Invalid cursor/);
+  });
+
   it('normalized events upload too', async () => {
     const r = structured(await call('upload-agent-session', { content: fixture('normalized.jsonl') }));
     assert.equal(r.format, 'normalized');
@@ -108,6 +140,9 @@ describe('MCP server: coding-agent session tools', function () {
   it('tool errors: malformed JSONL names its lines; unknown or other-organization ids; no messages', async () => {
     assert.match(errorText(await call('upload-agent-session', { content: fixture('malformed.jsonl') })), /line 2, 4/);
     assert.match(errorText(await call('upload-agent-session', { content: '{"hello": "world"}\n' })), /detect the format/);
+    assert.match(errorText(await call('upload-agent-session', { content: '\n \n' })), /the file is empty/);
+    const onlyContext = JSON.stringify({ timestamp: '2026-10-02T14:00:00Z', type: 'response_item', payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: '<environment_context>x</environment_context>' }] } });
+    assert.match(errorText(await call('upload-agent-session', { content: onlyContext })), /No visible user or assistant messages found \(read as codex\)/);
     assert.match(errorText(await call('get-project', { publicId: '00000000-0000-4000-8000-000000000000' })), /Project .* not found/);
     assert.match(errorText(await call('get-project', { publicId: 'not-a-uuid' })), /not found/);
     const project = structured(await call('create-project', { name: 'Mine' }));

@@ -115,6 +115,11 @@ describe('coding-agent session files', () => {
     assert.match(parseError('{"hello":"world"}\n{"x":1}\n').message, /^could not detect the format \(claude-code, codex or normalized\)/);
   });
 
+  it('drops NUL characters and lone surrogates that JSON escapes can carry (PostgreSQL stores neither)', () => {
+    const content = ['{"type":"user_message","content":"a\\u0000b \\ud800c"}', '{"type":"assistant_message","content":"\\u0000"}'].join('\n');
+    assert.deepEqual(pairs(content), [['user', 'ab \uFFFDc']]);
+  });
+
   it('CRLF line endings and a byte order mark are read', () => {
     const content = '\uFEFF' + fixture('codex.jsonl').replace(/\n/g, '\r\n');
     assert.equal(parseSession(content).messages.length, 2);
