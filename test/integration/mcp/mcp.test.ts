@@ -177,6 +177,15 @@ describe('MCP server: coding-agent session tools', function () {
     await assert.rejects(connect('nope'), 'the SDK client fails to connect with a bad token');
   });
 
+  it('GET and DELETE /mcp: 405, the server is stateless and opens no event stream', async () => {
+    for (const method of ['GET', 'DELETE']) {
+      const res = await t.api.request('/mcp', { method, headers: { Authorization: `Bearer ${token}`, accept: 'text/event-stream' } });
+      assert.equal(res.status, 405, method);
+      assert.equal(res.headers.get('allow'), 'POST');
+      assert.equal(res.body.errorCode, 'method_not_allowed');
+    }
+  });
+
   it('serves protected resource metadata (RFC 9728)', async () => {
     for (const p of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']) {
       const res = await t.api.request(p);
