@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- foundation|feedback-records|agent-ingest|recordings ...] [-- --skip-tests]`: runs the benchmarks (all by
+ * `npm run bench [-- foundation|feedback-records|agent-ingest|recordings|mcp-upload ...] [-- --skip-tests]`: runs the benchmarks (all by
  * default) and writes each result to bench/results/<name>.json, with the machine it ran on.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -9,6 +9,7 @@ import { PROJECT_ROOT } from '../src/paths.js';
 import { benchAgentIngest } from './agent-ingest.js';
 import { benchFeedback } from './feedback.js';
 import { benchFoundation } from './foundation.js';
+import { benchMcpUpload } from './mcp-upload.js';
 import { benchRecordings } from './recordings.js';
 
 const args = process.argv.slice(2);
@@ -18,6 +19,7 @@ const all: Record<string, () => Promise<Record<string, unknown>>> = {
   'feedback-records': () => benchFeedback(),
   'agent-ingest': () => benchAgentIngest(),
   recordings: () => benchRecordings(),
+  'mcp-upload': () => benchMcpUpload(),
 };
 const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.arch()}` };
 await mkdir(path.join(PROJECT_ROOT, 'bench', 'results'), { recursive: true });
