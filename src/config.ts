@@ -46,6 +46,7 @@ const schema = z.object({
 
   MCP_BODY_LIMIT_BYTES: positiveInt.default(16 * 1024 * 1024),
   MCP_AUTHORIZATION_SERVERS: z.string().min(1).optional(),
+  MCP_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(300),
 });
 
 export type Env = z.input<typeof schema>;
@@ -77,7 +78,7 @@ export interface Config {
   agents: { sessionIdleSeconds: number };
   recordings: { bodyLimitBytes: number };
   /** `authorizationServers` undefined: the service's own URL (it issues the user tokens). */
-  mcp: { bodyLimitBytes: number; authorizationServers: string[] | undefined };
+  mcp: { bodyLimitBytes: number; authorizationServers: string[] | undefined; ratePerMinute: number };
 }
 
 export class ConfigError extends Error {
@@ -117,6 +118,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     recordings: { bodyLimitBytes: e.RECORDING_BODY_LIMIT_BYTES },
     mcp: {
       bodyLimitBytes: e.MCP_BODY_LIMIT_BYTES,
+      ratePerMinute: e.MCP_RATE_LIMIT_PER_MINUTE,
       authorizationServers: e.MCP_AUTHORIZATION_SERVERS?.split(',').map((s) => s.trim()).filter(Boolean),
     },
   };

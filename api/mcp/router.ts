@@ -5,6 +5,7 @@ import { AppError } from '../../src/errors.js';
 import { createMcpServer } from '../../src/mcp/tools.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { principalOf } from '../middleware/auth.js';
+import { rateLimit } from '../middleware/rate-limit.js';
 import type { RouteRegistry } from '../routes.js';
 
 const METADATA_PATH = '/.well-known/oauth-protected-resource';
@@ -56,6 +57,7 @@ async function handleMcp(deps: AppDeps, ctx: AppContext): Promise<void> {
 }
 
 export function mcpRoutes(deps: AppDeps, registry: RouteRegistry): void {
+  const limiter = deps.rateLimits.limiter('mcp', deps.config.mcp.ratePerMinute);
   const metadata = async (ctx: AppContext) => {
     const base = baseUrl(deps, ctx);
     ctx.set('Cache-Control', 'public, max-age=3600');
@@ -73,9 +75,9 @@ export function mcpRoutes(deps: AppDeps, registry: RouteRegistry): void {
   registry.add({
     method: 'post', path: '/mcp', operationId: 'mcp', tags: ['mcp'],
     summary: 'MCP Streamable HTTP endpoint (JSON-RPC); user access tokens only',
-    middleware: [mcpAuth(deps)], security: [{ bearer: [] }],
+    middleware: [mcpAuth(deps), ...(limiter ? [rateLimit(limiter)] : [])], security: [{ bearer: [] }],
     body: { schema: { anyOf: [{ type: 'object' }, { type: 'array' }] }, limitBytes: deps.config.mcp.bodyLimitBytes },
-    responses: { 200: { description: 'JSON-RPC response' }, 202: { description: 'Notification accepted' } },
+    responses: { 200: { description: 'JSON-RPC response' }, 202: { description: 'Notification accepted' }, 429: { description: 'Over MCP_RATE_LIMIT_PER_MINUTE requests a minute for this user; see Retry-After' } },
     handler: (ctx) => handleMcp(deps, ctx),
   });
 }

@@ -7,6 +7,8 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { PROJECT_ROOT } from '../../../src/paths.js';
+import { startTestApi } from '../../helpers/app.js';
+import { testConfig } from '../../helpers/config.js';
 import { feedbackContext, type FeedbackContext } from '../../helpers/feedback.js';
 import { createTestOrg, createTestUser } from '../../helpers/fixtures.js';
 
@@ -183,6 +185,24 @@ describe('MCP server: coding-agent session tools', function () {
       assert.equal(res.status, 405, method);
       assert.equal(res.headers.get('allow'), 'POST');
       assert.equal(res.body.errorCode, 'method_not_allowed');
+    }
+  });
+
+  it('rate limits each user: 429 with Retry-After past MCP_RATE_LIMIT_PER_MINUTE', async () => {
+    const limited = await startTestApi({ pool: t.pool, databaseUrl: t.databaseUrl, config: testConfig({ MCP_RATE_LIMIT_PER_MINUTE: '3' }) });
+    try {
+      const user = (await createTestUser(t.pool, t.org.organizationId)).accessToken;
+      const headers = { accept: 'application/json, text/event-stream', Authorization: `Bearer ${user}` };
+      const ping = () => limited.request('/mcp', { method: 'POST', json: { jsonrpc: '2.0', id: 1, method: 'ping' }, headers });
+      const statuses = [];
+      for (let i = 0; i < 3; i += 1) statuses.push((await ping()).status);
+      assert.deepEqual(statuses, [200, 200, 200]);
+      const over = await ping();
+      assert.deepEqual([over.status, over.body.errorCode], [429, 'rate_limited']);
+      assert.match(over.headers.get('retry-after') ?? '', /^\d+$/);
+      assert.equal(over.headers.get('ratelimit-limit'), '3');
+    } finally {
+      await limited.close();
     }
   });
 
