@@ -76,7 +76,7 @@ export function mcpRoutes(deps: AppDeps, registry: RouteRegistry): void {
     method: 'post', path: '/mcp', operationId: 'mcp', tags: ['mcp'],
     summary: 'MCP Streamable HTTP endpoint (JSON-RPC); user access tokens only',
     middleware: [mcpAuth(deps), ...(limiter ? [rateLimit(limiter)] : [])], security: [{ bearer: [] }],
-    body: { schema: { anyOf: [{ type: 'object' }, { type: 'array' }] }, limitBytes: deps.config.mcp.bodyLimitBytes },
+    body: { schema: { anyOf: [{ type: 'object' }, { type: 'array', minItems: 1 }] }, limitBytes: deps.config.mcp.bodyLimitBytes },
     responses: { 200: { description: 'JSON-RPC response' }, 202: { description: 'Notification accepted' }, 429: { description: 'Over MCP_RATE_LIMIT_PER_MINUTE requests a minute for this user; see Retry-After' } },
     handler: (ctx) => handleMcp(deps, ctx),
   });

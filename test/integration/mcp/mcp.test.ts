@@ -179,6 +179,33 @@ describe('MCP server: coding-agent session tools', function () {
     await assert.rejects(connect('nope'), 'the SDK client fails to connect with a bad token');
   });
 
+  it('malformed JSON-RPC: 400 or 406 with a JSON-RPC error or the service error body, never a 500', async () => {
+    const headers = { Authorization: `Bearer ${token}`, accept: 'application/json, text/event-stream' };
+    const post = (init: RequestInit & { json?: unknown }) => t.api.request('/mcp', { method: 'POST', ...init, headers: { ...headers, ...(init.headers as Record<string, string>) } });
+    const jsonRpcError = /^(Parse error: Invalid JSON-RPC message|Not Acceptable: Client must accept both application\/json and text\/event-stream)$/;
+    for (const [name, init, status, code] of [
+      ['empty object', { json: {} }, 400, -32700],
+      ['no method', { json: { jsonrpc: '2.0', id: 1 } }, 400, -32700],
+      ['wrong version', { json: { jsonrpc: '1.0', id: 1, method: 'ping' } }, 400, -32700],
+      ['no event-stream in Accept', { json: { jsonrpc: '2.0', id: 1, method: 'ping' }, headers: { accept: 'application/json' } }, 406, -32000],
+    ] as const) {
+      const res = await post(init);
+      assert.deepEqual([res.status, res.body.jsonrpc, res.body.error?.code, res.body.id], [status, '2.0', code, null], name);
+      assert.match(res.body.error.message, jsonRpcError, name);
+    }
+    for (const [name, init, errorCode] of [
+      ['empty batch', { json: [] }, 'validation_failed'],
+      ['not JSON', { body: '{"jsonrpc":', headers: { 'content-type': 'application/json' } }, 'malformed_json'],
+      ['a bare string', { json: 'ping' }, 'malformed_json'],
+    ] as const) {
+      const res = await post(init);
+      assert.deepEqual([res.status, res.body.errorCode], [400, errorCode], name);
+      assert.equal(typeof res.body.message, 'string', name);
+    }
+    const unknownTool = await call('no-such-tool', {});
+    assert.match(errorText(unknownTool), /no-such-tool/);
+  });
+
   it('GET and DELETE /mcp: 405, the server is stateless and opens no event stream', async () => {
     for (const method of ['GET', 'DELETE']) {
       const res = await t.api.request('/mcp', { method, headers: { Authorization: `Bearer ${token}`, accept: 'text/event-stream' } });
