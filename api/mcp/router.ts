@@ -45,7 +45,7 @@ function mcpAuth(deps: AppDeps) {
 async function handleMcp(deps: AppDeps, ctx: AppContext): Promise<void> {
   const principal = principalOf(ctx);
   if (principal.kind !== 'user') throw new Error('MCP requires a user principal');
-  const server = createMcpServer(deps.pool, { organizationId: principal.organizationId, userId: principal.userId });
+  const server = createMcpServer(deps.pool, { organizationId: principal.organizationId, userId: principal.userId }, { log: ctx.state.log, requestId: ctx.state.requestId });
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   ctx.respond = false;
   ctx.res.on('close', () => {

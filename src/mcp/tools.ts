@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { DatabasePool } from 'slonik';
+import type { Logger } from '../logger.js';
 import { z } from 'zod';
 import { parseSession, SessionParseError } from '../domain/coding-sessions/index.js';
 import { sanitizeText } from '../domain/sanitize/index.js';
@@ -12,6 +13,12 @@ import {
 export interface McpUser {
   organizationId: string;
   userId: string;
+}
+
+export interface McpRequestContext {
+  /** The request's logger (carries its request id). */
+  log: Logger;
+  requestId: string;
 }
 
 /** Largest session file `upload-agent-session` takes (characters of JSONL). */
@@ -37,7 +44,19 @@ const projectOut = (p: ProjectRow) => ({
  * The coding-agent session tools, bound to one authenticated user: everything they read or write is
  * scoped to the user's organization; another organization's ids read as unknown.
  */
-export function createMcpServer(pool: DatabasePool, user: McpUser): McpServer {
+export function createMcpServer(pool: DatabasePool, user: McpUser, request: McpRequestContext): McpServer {
+  /**
+   * The SDK turns an exception in a tool into a tool error carrying the exception's message; a database
+   * or programming error must not reach the user that way. It is logged, and the user gets the request id.
+   */
+  const guard = <A extends unknown[]>(handler: (...args: A) => Promise<CallToolResult>) => async (...args: A): Promise<CallToolResult> => {
+    try {
+      return await handler(...args);
+    } catch (error) {
+      request.log.error({ err: error }, 'MCP tool failed');
+      return failure(`The tool failed because of an internal error. Retry later, or quote request id ${request.requestId} to support.`);
+    }
+  };
   const server = new McpServer({ name: 'intake', version: '1.0.0' }, { instructions: 'Upload coding-agent sessions and associate them with projects.' });
   const mutating = { readOnlyHint: false, destructiveHint: false, openWorldHint: false };
   const reading = { readOnlyHint: true, openWorldHint: false };
@@ -48,10 +67,10 @@ export function createMcpServer(pool: DatabasePool, user: McpUser): McpServer {
     inputSchema: { name: z.string().trim().min(1).max(200), description: z.string().max(5000).optional() },
     outputSchema: { publicId: z.string(), name: z.string(), description: z.string().nullable() },
     annotations: { ...mutating, idempotentHint: false },
-  }, async ({ name, description }) => {
+  }, guard(async ({ name, description }) => {
     const p = await insertProject(pool, { organizationId: user.organizationId, userId: user.userId, name, description: description ?? null });
     return ok({ publicId: p.public_id, name: p.name, description: p.description });
-  });
+  }));
 
   server.registerTool('upload-agent-session', {
     title: 'Upload agent session',
@@ -64,7 +83,7 @@ export function createMcpServer(pool: DatabasePool, user: McpUser): McpServer {
     },
     outputSchema: { sessionId: z.string(), format: z.enum(FORMATS), eventCount: z.number().int(), title: z.string().nullable(), created: z.boolean() },
     annotations: { ...mutating, idempotentHint: true },
-  }, async ({ content, format, title }) => {
+  }, guard(async ({ content, format, title }) => {
     let parsed;
     try {
       parsed = parseSession(content, format ?? 'auto');
@@ -81,7 +100,7 @@ export function createMcpServer(pool: DatabasePool, user: McpUser): McpServer {
       format: parsed.format, contentHash: createHash('sha256').update(content).digest(), events,
     });
     return ok({ sessionId: row.id, format: row.format, eventCount: row.event_count, title: row.title, created: row.created });
-  });
+  }));
 
   const resource = { resourceType: z.literal('project'), resourceId: z.string().min(1).max(100) };
 
@@ -90,23 +109,23 @@ export function createMcpServer(pool: DatabasePool, user: McpUser): McpServer {
     inputSchema: { ...resource, sessionId: z.string().min(1).max(100) },
     outputSchema: { resourceType: z.literal('project'), resourceId: z.string(), sessionId: z.string(), associated: z.literal(true), associatedAt: z.string() },
     annotations: { ...mutating, idempotentHint: true },
-  }, async ({ resourceId, sessionId }) => {
+  }, guard(async ({ resourceId, sessionId }) => {
     const project = await findProject(pool, user.organizationId, resourceId);
     if (!project) return notFound('Project', resourceId);
     if (!(await codingSessionExists(pool, user.organizationId, sessionId))) return notFound('Agent session', sessionId);
     const associatedAt = await associate(pool, project.id, sessionId.toLowerCase(), user.userId);
     return ok({ resourceType: 'project' as const, resourceId: project.public_id, sessionId: sessionId.toLowerCase(), associated: true as const, associatedAt });
-  });
+  }));
 
   server.registerTool('get-project', {
     title: 'Get project', description: 'A project with the number of sessions associated with it.',
     inputSchema: { publicId: z.string().min(1).max(100) },
     outputSchema: { publicId: z.string(), name: z.string(), description: z.string().nullable(), associatedSessionCount: z.number().int(), createdAt: z.string() },
     annotations: reading,
-  }, async ({ publicId }) => {
+  }, guard(async ({ publicId }) => {
     const project = await findProject(pool, user.organizationId, publicId);
     return project ? ok(projectOut(project)) : notFound('Project', publicId);
-  });
+  }));
 
   server.registerTool('list-associated-agent-sessions', {
     title: 'List associated agent sessions',
@@ -117,7 +136,7 @@ export function createMcpServer(pool: DatabasePool, user: McpUser): McpServer {
       nextCursor: z.string().nullable(),
     },
     annotations: reading,
-  }, async ({ resourceId, limit = 100, cursor }) => {
+  }, guard(async ({ resourceId, limit = 100, cursor }) => {
     const after = cursor === undefined ? null : decodeCursor(cursor);
     if (after === undefined) return failure('Invalid cursor: pass the nextCursor of a previous call unchanged.');
     const project = await findProject(pool, user.organizationId, resourceId);
@@ -129,7 +148,7 @@ export function createMcpServer(pool: DatabasePool, user: McpUser): McpServer {
       sessions: page.map((r) => ({ sessionId: r.session_id, title: r.title, format: r.format, eventCount: r.event_count, associatedAt: r.associated_at })),
       nextCursor: rows.length > limit && last ? encodeCursor({ at: last.associated_at, id: last.session_id }) : null,
     });
-  });
+  }));
 
   return server;
 }

@@ -1,11 +1,16 @@
 import { strict as assert } from 'node:assert';
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { pino } from 'pino';
 import { sql } from 'slonik';
 import { z } from 'zod';
+import { createDatabasePool } from '../../../src/db/pool.js';
+import { createMcpServer } from '../../../src/mcp/tools.js';
 import { PROJECT_ROOT } from '../../../src/paths.js';
 import { startTestApi } from '../../helpers/app.js';
 import { testConfig } from '../../helpers/config.js';
@@ -230,6 +235,26 @@ describe('MCP server: coding-agent session tools', function () {
       assert.equal(over.headers.get('ratelimit-limit'), '3');
     } finally {
       await limited.close();
+    }
+  });
+
+  it('an internal failure in a tool is logged; the user sees a tool error with the request id, no internals', async () => {
+    const broken = await createDatabasePool(t.databaseUrl);
+    await broken.end();
+    const lines: string[] = [];
+    const log = pino({ level: 'error' }, { write: (line: string) => lines.push(line) });
+    const server = createMcpServer(broken, { organizationId: t.org.organizationId, userId: randomUUID() }, { log, requestId: 'req-12345678' });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const local = new Client({ name: 'intake-test', version: '1.0.0' });
+    await Promise.all([server.connect(serverSide), local.connect(clientSide)]);
+    try {
+      const text = errorText(await call('get-project', { publicId: randomUUID() }, local));
+      assert.equal(text, 'The tool failed because of an internal error. Retry later, or quote request id req-12345678 to support.');
+      assert.equal(lines.length, 1);
+      assert.match(lines[0] ?? '', /"msg":"MCP tool failed"/);
+    } finally {
+      await local.close();
+      await server.close();
     }
   });
 
