@@ -4,6 +4,7 @@ import { authenticateToken } from '../../src/auth/credentials.js';
 import { AppError } from '../../src/errors.js';
 import { createMcpServer } from '../../src/mcp/tools.js';
 import type { AppContext, AppDeps } from '../context.js';
+import { ERROR_REF } from '../openapi.js';
 import { principalOf } from '../middleware/auth.js';
 import { rateLimit } from '../middleware/rate-limit.js';
 import type { RouteRegistry } from '../routes.js';
@@ -77,7 +78,13 @@ export function mcpRoutes(deps: AppDeps, registry: RouteRegistry): void {
     summary: 'MCP Streamable HTTP endpoint (JSON-RPC); user access tokens only',
     middleware: [mcpAuth(deps), ...(limiter ? [rateLimit(limiter)] : [])], security: [{ bearer: [] }],
     body: { schema: { anyOf: [{ type: 'object' }, { type: 'array', minItems: 1 }] }, limitBytes: deps.config.mcp.bodyLimitBytes },
-    responses: { 200: { description: 'JSON-RPC response' }, 202: { description: 'Notification accepted' }, 429: { description: 'Over MCP_RATE_LIMIT_PER_MINUTE requests a minute for this user; see Retry-After' } },
+    responses: {
+      200: { description: 'JSON-RPC response' },
+      202: { description: 'Notification accepted' },
+      401: { description: 'No user access token, a bad one, or an API key or agent secret; WWW-Authenticate names the resource metadata', schema: ERROR_REF },
+      406: { description: 'Accept must include application/json and text/event-stream (JSON-RPC error body)' },
+      429: { description: 'Over MCP_RATE_LIMIT_PER_MINUTE requests a minute for this user; see Retry-After', schema: ERROR_REF },
+    },
     handler: (ctx) => handleMcp(deps, ctx),
   });
 }
