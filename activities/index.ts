@@ -1,13 +1,27 @@
 import type { DatabasePool } from 'slonik';
+import { createSignalExtractor } from '../src/providers/signal-extractor/index.js';
+import type { SignalExtractor } from '../src/providers/signal-extractor/types.js';
+import type { Config } from '../src/config.js';
+import { createAgentSessionActivities } from './agent-sessions.js';
 import { createDiagnosticsActivities } from './diagnostics.js';
+import { createRetentionActivities } from './retention.js';
 
 export interface ActivityDeps {
   pool: DatabasePool;
+  extractor: SignalExtractor;
+  analysisCreditCost: number;
 }
 
-/** Every activity the worker registers, built from injected dependencies (tests pass their own pool). */
+/** The production dependencies of the activities, from configuration. */
+export function activityDeps(pool: DatabasePool, config: Pick<Config, 'agents' | 'signalExtractor'>): ActivityDeps {
+  return { pool, extractor: createSignalExtractor(config.signalExtractor), analysisCreditCost: config.agents.analysisCreditCost };
+}
+
+/** Every activity the worker registers, built from injected dependencies (tests pass their own). */
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createDiagnosticsActivities(deps),
+    ...createAgentSessionActivities(deps),
+    ...createRetentionActivities(deps),
   };
 }

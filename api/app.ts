@@ -9,6 +9,7 @@ import { recordingRoutes } from './recordings/router.js';
 import { healthRoutes } from './health/router.js';
 import { managementRoutes } from './management/router.js';
 import { mcpRoutes } from './mcp/router.js';
+import { signalRoutes } from './signals/router.js';
 import { errorHandler } from './middleware/errors.js';
 import { requestId } from './middleware/request-id.js';
 import { RouteRegistry } from './routes.js';
@@ -24,6 +25,7 @@ export function buildApp(deps: AppDeps): Koa<AppState> {
   feedbackRoutes(deps, registry);
   agentApplicationRoutes(deps, registry);
   agentConversationRoutes(deps, registry);
+  signalRoutes(deps, registry);
   recordingRoutes(deps, registry);
   recordingCatalogRoutes(deps, registry);
   mcpRoutes(deps, registry);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ExtractorConfig } from './providers/signal-extractor/index.js';
 
 /**
  * The environment, read once into a typed, validated object. Nothing else in the
@@ -41,6 +42,17 @@ const schema = z.object({
   FEEDBACK_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(100),
 
   AGENT_SESSION_IDLE_SECONDS: positiveInt.max(30 * 24 * 3600).default(3600),
+  AGENT_SESSION_ACTIVITY_TIMEOUT_SECONDS: positiveInt.max(3600).default(30),
+  AGENT_SESSION_HISTORY_LIMIT: positiveInt.min(100).max(40_000).default(4000),
+  AGENT_BILLING_RECHECK_SECONDS: positiveInt.max(24 * 3600).default(60),
+  AGENT_ANALYSIS_CREDIT_COST: positiveInt.max(1_000_000).default(1),
+  AGENT_RETENTION_SWEEP_MINUTES: positiveInt.max(7 * 24 * 60).default(60),
+
+  SIGNAL_EXTRACTOR: z.enum(['local', 'openai']).default('local'),
+  SIGNAL_EXTRACTOR_BASE_URL: z.url().optional(),
+  SIGNAL_EXTRACTOR_API_KEY: z.string().min(1).optional(),
+  SIGNAL_EXTRACTOR_MODEL: z.string().min(1).default('gpt-4o-mini'),
+  SIGNAL_EXTRACTOR_TIMEOUT_MS: positiveInt.max(600_000).default(20_000),
 
   RECORDING_BODY_LIMIT_BYTES: positiveInt.default(16 * 1024 * 1024),
 
@@ -75,7 +87,15 @@ export interface Config {
   auth: { signingSecret: string | undefined; issuer: string; accessTokenTtlSeconds: number };
   /** Requests a minute per API key; 0 turns a limit off (benchmarks). */
   rateLimits: { feedbackPerMinute: number };
-  agents: { sessionIdleSeconds: number };
+  agents: {
+    sessionIdleSeconds: number;
+    activityTimeoutSeconds: number;
+    historyLimit: number;
+    billingRecheckSeconds: number;
+    analysisCreditCost: number;
+    retentionSweepMinutes: number;
+  };
+  signalExtractor: ExtractorConfig;
   recordings: { bodyLimitBytes: number };
   /** `authorizationServers` undefined: the service's own URL (it issues the user tokens). */
   mcp: { bodyLimitBytes: number; authorizationServers: string[] | undefined; ratePerMinute: number };
@@ -114,7 +134,23 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     auth: { signingSecret: e.SIGNING_SECRET, issuer: e.TOKEN_ISSUER, accessTokenTtlSeconds: e.ACCESS_TOKEN_TTL_SECONDS },
     rateLimits: { feedbackPerMinute: e.FEEDBACK_RATE_LIMIT_PER_MINUTE },
-    agents: { sessionIdleSeconds: e.AGENT_SESSION_IDLE_SECONDS },
+    agents: {
+      sessionIdleSeconds: e.AGENT_SESSION_IDLE_SECONDS,
+      activityTimeoutSeconds: e.AGENT_SESSION_ACTIVITY_TIMEOUT_SECONDS,
+      historyLimit: e.AGENT_SESSION_HISTORY_LIMIT,
+      billingRecheckSeconds: e.AGENT_BILLING_RECHECK_SECONDS,
+      analysisCreditCost: e.AGENT_ANALYSIS_CREDIT_COST,
+      retentionSweepMinutes: e.AGENT_RETENTION_SWEEP_MINUTES,
+    },
+    signalExtractor: e.SIGNAL_EXTRACTOR === 'openai'
+      ? {
+        kind: 'openai',
+        baseUrl: required(e.SIGNAL_EXTRACTOR_BASE_URL, 'SIGNAL_EXTRACTOR_BASE_URL (with SIGNAL_EXTRACTOR=openai)'),
+        apiKey: e.SIGNAL_EXTRACTOR_API_KEY,
+        model: e.SIGNAL_EXTRACTOR_MODEL,
+        timeoutMs: e.SIGNAL_EXTRACTOR_TIMEOUT_MS,
+      }
+      : { kind: 'local' },
     recordings: { bodyLimitBytes: e.RECORDING_BODY_LIMIT_BYTES },
     mcp: {
       bodyLimitBytes: e.MCP_BODY_LIMIT_BYTES,

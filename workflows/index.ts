@@ -1,3 +1,4 @@
 // Every workflow the worker runs. Deterministic code only (see eslint.config.js).
 export { diagnosticsWorkflow } from './diagnostics/workflow.js';
 export { agentSessionWorkflow } from './agent-session/workflow.js';
+export { retentionSweepWorkflow } from './retention-sweep/workflow.js';

@@ -6,8 +6,8 @@ import {
 } from '../../src/db/repositories/agent-conversations.js';
 import type { SessionRow } from '../../src/db/repositories/agent-sessions.js';
 import { DependencyUnavailableError, NotFoundError, ValidationError } from '../../src/errors.js';
-import { ORGANIZATION_ID, SESSION_ID, STATUS } from '../../src/temporal/search-attributes.js';
-import { AGENT_SESSION_WORKFLOW, agentSessionWorkflowId, eventsIngested, type AgentSessionInput } from '../../workflows/agent-session/contract.js';
+import { sessionWorkflowStart } from '../../src/agents/session-workflow.js';
+import { AGENT_SESSION_WORKFLOW, eventsIngested } from '../../workflows/agent-session/contract.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { principalOf } from '../middleware/auth.js';
 import { pageBody, pageWindow, type PageQuery } from '../paging.js';
@@ -36,21 +36,11 @@ const SIGNAL_DEADLINE_MS = 10_000;
 
 /** After commit: start the session's workflow or poke the running one (spec: one per session). */
 async function signalSession(temporal: AppDeps['temporal'], config: Config, result: IngestResult): Promise<void> {
-  const input: AgentSessionInput = {
-    version: 1, organizationId: result.organizationId, sessionId: result.sessionId, idleTimeoutSeconds: config.agents.sessionIdleSeconds,
-  };
   // Bounded: while Temporal is unreachable the client would otherwise keep retrying for a long time.
   await temporal.connection.withDeadline(Date.now() + SIGNAL_DEADLINE_MS, () => temporal.client.workflow.signalWithStart(AGENT_SESSION_WORKFLOW, {
-    workflowId: agentSessionWorkflowId(result.sessionId),
-    taskQueue: config.temporal.taskQueue,
-    args: [input],
+    ...sessionWorkflowStart(config, result),
     signal: eventsIngested,
     signalArgs: [{ highestSequence: result.highestSequence, status: result.status, processingStatus: result.processingStatus }],
-    typedSearchAttributes: [
-      { key: ORGANIZATION_ID, value: result.organizationId },
-      { key: SESSION_ID, value: result.sessionId },
-      { key: STATUS, value: result.status },
-    ],
   }));
 }
 

@@ -1,3 +1,4 @@
+import { resumeBlockedSessions } from '../../src/agents/session-workflow.js';
 import { requireOwned } from '../../src/auth/ownership.js';
 import { addCredits, findOrganization, type OrganizationRow } from '../../src/db/repositories/organizations.js';
 import { findUser, type UserRow } from '../../src/db/repositories/users.js';
@@ -30,6 +31,16 @@ export function presentUser(user: UserRow) {
 }
 
 export function managementHandlers(deps: AppDeps) {
+  /** Billing-blocked sessions resume now; if Temporal is unreachable they re-check by themselves. */
+  const resume = async (ctx: AppContext, organizationId: string): Promise<number> => {
+    try {
+      return await deps.temporal.connection.withDeadline(Date.now() + 10_000, () =>
+        resumeBlockedSessions(deps.pool, deps.temporal.client, deps.config, organizationId));
+    } catch (error) {
+      ctx.state.log.warn({ err: error, organizationId }, 'could not wake billing-blocked sessions after a top-up');
+      return 0;
+    }
+  };
   return {
     getOrganization: async (ctx: AppContext) => {
       const org = await findOrganization(deps.pool, principalOf(ctx).organizationId);
@@ -40,7 +51,7 @@ export function managementHandlers(deps: AppDeps) {
       const principal = principalOf(ctx);
       const org = await addCredits(deps.pool, principal.organizationId, body.amount, body.reason ?? `api:${principal.kind}`);
       if (!org) throw new NotFoundError('Organization');
-      ctx.body = { organizationId: org.id, balance: org.credit_balance };
+      ctx.body = { organizationId: org.id, balance: org.credit_balance, resumedSessions: await resume(ctx, org.id) };
     },
     getUser: async (ctx: AppContext, { params }: RouteInput<unknown, unknown>) => {
       const user = requireOwned(principalOf(ctx), 'User', await findUser(deps.pool, params.userId ?? ''));

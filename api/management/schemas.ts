@@ -30,7 +30,11 @@ export const addCreditsBody: JsonSchema = {
 export const balanceSchema: JsonSchema = {
   type: 'object',
   required: ['organizationId', 'balance'],
-  properties: { organizationId: { type: 'string', format: 'uuid' }, balance: { type: 'integer' } },
+  properties: {
+    organizationId: { type: 'string', format: 'uuid' },
+    balance: { type: 'integer' },
+    resumedSessions: { type: 'integer', description: 'Billing-blocked agent sessions woken to resume their analysis' },
+  },
 };
 
 export const userSchema: JsonSchema = {

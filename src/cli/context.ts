@@ -3,6 +3,8 @@ import { TokenService } from '../auth/tokens.js';
 import type { Config } from '../config.js';
 import { createDatabasePool } from '../db/pool.js';
 import { readStackInfo } from '../dev/stack-file.js';
+import { resumeBlockedSessions } from '../agents/session-workflow.js';
+import { connectTemporalClient, type TemporalClient } from '../temporal/connection.js';
 
 export class CliError extends Error {
   constructor(message: string, readonly exitCode = 1) {
@@ -33,6 +35,27 @@ export class CliContext {
     const secret = this.config.auth.signingSecret ?? (await readStackInfo(this.config.dataDir))?.signingSecret;
     if (!secret) throw new CliError('SIGNING_SECRET is not set and no dev stack is running here.');
     return new TokenService({ signingSecret: secret, issuer: this.config.auth.issuer });
+  }
+
+  /**
+   * After a top-up: wakes the organization's billing-blocked session workflows through Temporal
+   * (TEMPORAL_ADDRESS, or the dev stack's). Best effort: unreachable, they re-check by themselves.
+   */
+  async resumeBlockedSessions(organizationId: string): Promise<number> {
+    const address = this.config.temporal.address ?? (await readStackInfo(this.config.dataDir))?.temporalAddress;
+    if (!address) return 0;
+    let temporal: TemporalClient | undefined;
+    try {
+      temporal = await connectTemporalClient({ temporal: { ...this.config.temporal, address } });
+      const client = temporal;
+      return await client.connection.withDeadline(Date.now() + 10_000, () =>
+        resumeBlockedSessions(this.pool!, client.client, this.config, organizationId));
+    } catch (error) {
+      process.stderr.write(`note: billing-blocked sessions were not woken now (${(error as Error).message}); they resume within AGENT_BILLING_RECHECK_SECONDS\n`);
+      return 0;
+    } finally {
+      await temporal?.connection.close();
+    }
   }
 
   async close(): Promise<void> {

@@ -5,6 +5,7 @@ import { agentAppCreate, agentAppRevoke, agentAppSecret, agentAppUpdate } from '
 import { apiKeyCreate, apiKeyRevoke, tokenIssue } from './commands/credentials.js';
 import { doctor } from './commands/doctor.js';
 import { folderCreate, metadataFieldCreate } from './commands/recordings.js';
+import { retentionSweep } from './commands/retention.js';
 import { creditsAdd, orgCreate, orgUpdate, userCreate } from './commands/tenancy.js';
 import { CliContext, CliError } from './context.js';
 
@@ -23,6 +24,7 @@ const COMMANDS: Record<string, Command> = {
   'agent-app update': agentAppUpdate,
   'agent-app secret': agentAppSecret,
   'agent-app revoke': agentAppRevoke,
+  'retention sweep': retentionSweep,
   'folder create': folderCreate,
   'metadata-field create': metadataFieldCreate,
   doctor: (ctx) => doctor(ctx),
@@ -41,6 +43,7 @@ const USAGE = `usage: intake <command> [--flags]
                    [--redact-patterns p1,p2] [--retention-days D|none] [--environments a,b|any] [--access workspace|users:U1,U2]
   agent-app secret --app A
   agent-app revoke --credential C
+  retention sweep [--org O]
   folder create --org O --name N
   metadata-field create --org O --name N --type boolean|date|datetime|float|integer|json|string
   doctor`;

@@ -4,10 +4,12 @@ import { createDatabasePool } from '../db/pool.js';
 import { createLogger, type Logger } from '../logger.js';
 import { ensureSearchAttributes } from '../temporal/search-attributes.js';
 import { connectTemporalClient, connectTemporalWorker } from '../temporal/connection.js';
+import { ensureRetentionSchedule } from '../temporal/schedules.js';
 import { sdkLogger } from '../temporal/sdk-logger.js';
 import { taskQueues } from '../temporal/task-queues.js';
 import { createWorker } from '../temporal/worker.js';
 import { retryStartup } from './retry.js';
+import { activityDeps } from '../../activities/index.js';
 
 export interface RunningWorker {
   worker: Worker;
@@ -19,14 +21,18 @@ export interface RunningWorker {
 export async function startWorker(config: Config, logger: Logger): Promise<RunningWorker> {
   const pool = await createDatabasePool(required(config.database.url, 'DATABASE_URL'), config.database);
   const admin = await retryStartup('Temporal', logger, () => connectTemporalClient(config));
-  await ensureSearchAttributes(admin.connection, config.temporal.namespace, logger);
-  await admin.connection.close();
+  try {
+    await ensureSearchAttributes(admin.connection, config.temporal.namespace, logger);
+    await ensureRetentionSchedule(admin.client, { taskQueue: taskQueues(config).main, everyMinutes: config.agents.retentionSweepMinutes }, logger);
+  } finally {
+    await admin.connection.close();
+  }
   const connection = await connectTemporalWorker(config);
   const worker = await createWorker({
     connection,
     namespace: config.temporal.namespace,
     taskQueue: taskQueues(config).main,
-    pool,
+    activities: activityDeps(pool, config),
     workflowBundlePath: config.temporal.workflowBundlePath,
     shutdownGraceSeconds: config.temporal.shutdownGraceSeconds,
   });

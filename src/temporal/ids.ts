@@ -2,3 +2,4 @@
 // that workflows (which may not import src/) and the API share it.
 export { diagnosticsWorkflowId } from '../../workflows/diagnostics/contract.js';
 export { agentSessionWorkflowId } from '../../workflows/agent-session/contract.js';
+export { retentionSweepWorkflowId, RETENTION_SCHEDULE_ID } from '../../workflows/retention-sweep/contract.js';

@@ -1,13 +1,12 @@
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
-import type { DatabasePool } from 'slonik';
-import { createActivities } from '../../activities/index.js';
+import { createActivities, type ActivityDeps } from '../../activities/index.js';
 import { workflowsEntry, resolveFromRoot } from '../paths.js';
 
 export interface WorkerDeps {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
-  pool: DatabasePool;
+  activities: ActivityDeps;
   /** A prebuilt bundle (`npm run build`); without one the worker bundles the sources at start. */
   workflowBundlePath?: string | undefined;
   shutdownGraceSeconds?: number;
@@ -23,7 +22,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
-    activities: createActivities({ pool: deps.pool }),
+    activities: createActivities(deps.activities),
     ...workflowSource(deps.workflowBundlePath),
     shutdownGraceTime: `${deps.shutdownGraceSeconds ?? 30}s`,
     ...(deps.identity ? { identity: deps.identity } : {}),

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { createApplication, issueCredential, changeApplication, type SettingsPatch } from '../../src/agents/applications.js';
@@ -8,6 +9,8 @@ import { startTestApi, type TestApi } from './app.js';
 import { testConfig } from './config.js';
 import { createTestOrg, type TestOrg } from './fixtures.js';
 import { createTestDatabase } from './stack.js';
+import { waitFor } from './wait.js';
+import { startTestWorker, type TestWorker } from './worker.js';
 
 let counter = 0;
 
@@ -80,4 +83,52 @@ export function sessionRequest(app: TestAgentApp, events: AgentEvent[], extra: P
 /** Rows of a table for the organization's sessions, to prove a refused request stored nothing. */
 export async function countRows(pool: DatabasePool, table: 'agent_sessions' | 'agent_events' | 'agent_participants' | 'agent_event_revisions'): Promise<number> {
   return pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM ${sql.identifier([table])}`);
+}
+
+export interface ProcessingContext extends AgentContext {
+  worker: TestWorker;
+  /** The stored session: watermark, status and processing status. */
+  session(sessionId: string): Promise<{ processed_through_sequence: number | null; processing_status: string; status: string }>;
+  /** Waits until the session's watermark reaches `sequence` (and its analyses ran); returns the session. */
+  processedThrough(sessionId: string, sequence: number, timeoutMs?: number): ReturnType<ProcessingContext['session']>;
+  /** Counts of what processing produced for a session. */
+  outcome(sessionId: string): Promise<{ units: number; explicit: number; inferred: number; queued: number; done: number }>;
+  close(): Promise<void>;
+}
+
+/** An agent context whose API starts session workflows on a real worker (short timeouts for tests). */
+export async function processingContext(options: { env?: Record<string, string>; credits?: number } = {}): Promise<ProcessingContext> {
+  const taskQueue = `test-${randomUUID()}`;
+  const base = await agentContext({
+    credits: options.credits,
+    env: { TEMPORAL_TASK_QUEUE: taskQueue, AGENT_SESSION_IDLE_SECONDS: '60', AGENT_BILLING_RECHECK_SECONDS: '1', AGENT_SESSION_ACTIVITY_TIMEOUT_SECONDS: '5', ...options.env },
+  });
+  const worker = await startTestWorker(base.pool, { taskQueue });
+  const sessionRow = z.object({ processed_through_sequence: z.number().nullable(), processing_status: z.string(), status: z.string() });
+  const session = (id: string) => base.pool.one(sql.type(sessionRow)`
+    SELECT processed_through_sequence, processing_status, status FROM agent_sessions WHERE id = ${id}`);
+  const outcome = (id: string) => base.pool.one(sql.type(z.object({ units: z.number(), explicit: z.number(), inferred: z.number(), queued: z.number(), done: z.number() }))`
+    SELECT (SELECT count(*)::int FROM usage_records WHERE session_id = ${id}) AS units,
+      (SELECT count(*)::int FROM agent_signals WHERE session_id = ${id} AND source = 'explicit_feedback') AS explicit,
+      (SELECT count(*)::int FROM agent_signals WHERE session_id = ${id} AND source = 'qualitative_inference') AS inferred,
+      (SELECT count(*)::int FROM agent_analysis_jobs WHERE session_id = ${id} AND status = 'queued') AS queued,
+      (SELECT count(*)::int FROM agent_analysis_jobs WHERE session_id = ${id} AND status = 'done') AS done`);
+  return {
+    ...base,
+    worker,
+    session,
+    outcome,
+    async processedThrough(id, sequence, timeoutMs = 30_000) {
+      const done = async () => {
+        const s = await session(id);
+        return (s.processed_through_sequence ?? -1) >= sequence && (await outcome(id)).queued === 0;
+      };
+      if (!(await waitFor(done, timeoutMs, 100))) throw new Error(`session ${id} not processed through ${sequence}: ${JSON.stringify(await session(id))}`);
+      return session(id);
+    },
+    async close() {
+      await worker.stop();
+      await base.close();
+    },
+  };
 }

@@ -11,28 +11,97 @@ export function agentSessionWorkflowId(sessionId: string): string {
 }
 
 export type SessionStatus = 'open' | 'ended' | 'abandoned';
+export type ProcessingStatus = 'pending' | 'billing_blocked' | 'capture_disabled';
+
+/** What a run hands to the next one on continue-as-new (nothing is re-read that it already knew). */
+export interface CarriedState {
+  processedThroughSequence: number | null;
+  highestSequence: number | null;
+  status: SessionStatus;
+  processingStatus: ProcessingStatus;
+  ingests: number;
+}
 
 export interface AgentSessionInput {
-  version: 1;
+  /** 1: before processing existed (replayed histories only); 2: processing. */
+  version: 1 | 2;
   organizationId: string;
   sessionId: string;
   /** An open session with no ingest for this long closes its workflow; the next ingest starts it again. */
   idleTimeoutSeconds: number;
+  /** v2: while analysis is billing-blocked, the balance is checked again this often. */
+  billingRecheckSeconds?: number;
+  /** v2: start-to-close timeout of the database activities (a dead worker's task is retried after it). */
+  activityTimeoutSeconds?: number;
+  /** v2: continue-as-new once the history holds this many events (or when Temporal suggests it). */
+  historyLimit?: number;
+  /** Set by continue-as-new. */
+  carried?: CarriedState;
 }
+
+/** Why a run closed (visible as the workflow's result in the Temporal UI). */
+export type AgentSessionOutcome = 'idle' | 'finished' | 'session_deleted';
 
 /** Sent after each committed ingest. */
 export interface EventsIngested {
   highestSequence: number | null;
   status: SessionStatus;
-  processingStatus: 'pending' | 'billing_blocked' | 'capture_disabled';
+  processingStatus: ProcessingStatus;
 }
 
 export interface AgentSessionView {
+  /** Every sequence up to this one has been processed (null: nothing yet). */
+  processedThroughSequence: number | null;
   highestSequence: number | null;
   status: SessionStatus;
-  processingStatus: EventsIngested['processingStatus'];
+  processingStatus: ProcessingStatus;
+  /** The first missing sequence processing waits for (open sessions only). */
+  waitingForSequence: number | null;
   ingests: number;
 }
 
 export const eventsIngested = defineSignal<[EventsIngested]>('eventsIngested');
+/** Credits were added to the organization: billing-blocked analysis tries again at once. */
+export const creditsAdded = defineSignal('creditsAdded');
 export const sessionView = defineQuery<AgentSessionView>('session');
+
+/** An event the workflow may process: its sequence and the revision it saw (never content). */
+export interface EventRef {
+  sequence: number;
+  revision: number;
+}
+
+/** The session as stored, read when a run starts. Null when the session was deleted (retention). */
+export interface StoredProgress {
+  status: SessionStatus;
+  processingStatus: ProcessingStatus | 'processing' | 'completed';
+  processedThroughSequence: number | null;
+  highestSequence: number | null;
+}
+
+export interface PendingEvents {
+  /** Unprocessed events (new, or revised since processed) in sequence order. */
+  events: EventRef[];
+  /** False when the page was full: more may follow. */
+  complete: boolean;
+}
+
+export interface ProcessResult {
+  deleted: boolean;
+  processed: number;
+  signals: number;
+  units: number;
+  queued: number;
+}
+
+export interface AnalysisResult {
+  deleted: boolean;
+  analysed: number;
+  failed: number;
+  /** Queued analyses left (0 when caught up). */
+  remaining: number;
+  /** The organization's balance cannot pay the next analysis. */
+  billingBlocked: boolean;
+  /** The session's processing status after this round (as stored). */
+  processingStatus: ProcessingStatus;
+}

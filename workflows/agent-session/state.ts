@@ -1,17 +1,114 @@
-import type { AgentSessionView, EventsIngested } from './contract.js';
+import type { AgentSessionView, CarriedState, EventRef, EventsIngested, StoredProgress } from './contract.js';
 
-/** The workflow's view of its session, folded from ingest signals (pure, unit-tested without Temporal). */
+export interface Plan {
+  /** Events to process now, in sequence order. */
+  process: EventRef[];
+  /** The watermark once they are processed. */
+  processedThroughSequence: number | null;
+  /** The missing sequence processing stops at, when it stops at one. */
+  waitingFor: number | null;
+}
+
+const TERMINAL = new Set(['ended', 'abandoned']);
+
+/**
+ * One session's processing state (pure, unit-tested without Temporal).
+ *
+ * The watermark `processedThroughSequence` is contiguous: every sequence up to it has been
+ * processed. A session's sequences start at 0 or 1. While the session is open, processing advances
+ * through contiguous sequences and waits at the first gap; once it is `ended` or `abandoned` the
+ * gaps are permanent, so processing goes through them to the end. Events at or below the watermark
+ * that come back pending are revisions (or late arrivals below it) and are processed at once.
+ */
 export class SessionState {
-  view: AgentSessionView = { highestSequence: null, status: 'open', processingStatus: 'pending', ingests: 0 };
+  processedThroughSequence: number | null = null;
+  highestSequence: number | null = null;
+  status: CarriedState['status'] = 'open';
+  processingStatus: CarriedState['processingStatus'] = 'pending';
+  waitingFor: number | null = null;
+  ingests = 0;
+  /** Signalled since the pending events were last read. */
+  dirty = true;
+
+  constructor(carried?: CarriedState) {
+    if (carried) Object.assign(this, carried);
+  }
+
+  get terminal(): boolean {
+    return TERMINAL.has(this.status);
+  }
+
+  /** The stored session, read when a run starts: the database is the source of truth. */
+  load(stored: StoredProgress): void {
+    this.processedThroughSequence = maxOrNull(this.processedThroughSequence, stored.processedThroughSequence);
+    this.highestSequence = maxOrNull(this.highestSequence, stored.highestSequence);
+    if (!this.terminal) this.status = stored.status;
+    if (stored.processingStatus === 'billing_blocked' || stored.processingStatus === 'capture_disabled') this.processingStatus = stored.processingStatus;
+  }
 
   apply(signal: EventsIngested): void {
-    const highest = this.view.highestSequence;
-    this.view = {
-      highestSequence: signal.highestSequence === null ? highest : Math.max(highest ?? signal.highestSequence, signal.highestSequence),
-      // A terminal status is never left (ended sessions never reopen), also when signals arrive out of order.
-      status: this.view.status === 'open' ? signal.status : this.view.status,
-      processingStatus: signal.processingStatus,
-      ingests: this.view.ingests + 1,
+    this.highestSequence = maxOrNull(this.highestSequence, signal.highestSequence);
+    // A terminal status is never left (ended sessions never reopen), also when signals arrive out of order.
+    if (!this.terminal) this.status = signal.status;
+    this.processingStatus = signal.processingStatus;
+    this.ingests++;
+    this.dirty = true;
+  }
+
+  /** Which of the pending events (sorted by sequence) may be processed now. */
+  plan(pending: readonly EventRef[]): Plan {
+    const watermark = this.processedThroughSequence;
+    const below = pending.filter((e) => watermark !== null && e.sequence <= watermark);
+    const above = pending.filter((e) => watermark === null || e.sequence > watermark);
+    if (this.terminal) {
+      return { process: [...below, ...above], processedThroughSequence: above.at(-1)?.sequence ?? watermark, waitingFor: null };
+    }
+    const run: EventRef[] = [];
+    let expected = watermark === null ? Math.min(above[0]?.sequence ?? 0, 1) : watermark + 1;
+    for (const event of above) {
+      if (event.sequence !== expected) break;
+      run.push(event);
+      expected++;
+    }
+    const stoppedAtGap = run.length < above.length || (this.highestSequence !== null && expected <= this.highestSequence);
+    return { process: [...below, ...run], processedThroughSequence: run.at(-1)?.sequence ?? watermark, waitingFor: stoppedAtGap ? expected : null };
+  }
+
+  /** After the planned events were committed. */
+  advance(plan: Plan): void {
+    this.processedThroughSequence = maxOrNull(this.processedThroughSequence, plan.processedThroughSequence);
+    this.waitingFor = plan.waitingFor;
+  }
+
+  /** Whether every known sequence has been processed. */
+  get caughtUp(): boolean {
+    return this.highestSequence === null || (this.processedThroughSequence !== null && this.processedThroughSequence >= this.highestSequence);
+  }
+
+  get view(): AgentSessionView {
+    return {
+      processedThroughSequence: this.processedThroughSequence,
+      highestSequence: this.highestSequence,
+      status: this.status,
+      processingStatus: this.processingStatus,
+      waitingForSequence: this.terminal ? null : this.waitingFor,
+      ingests: this.ingests,
     };
   }
+
+  carry(): CarriedState {
+    return {
+      processedThroughSequence: this.processedThroughSequence,
+      highestSequence: this.highestSequence,
+      status: this.status,
+      processingStatus: this.processingStatus,
+      ingests: this.ingests,
+    };
+  }
+}
+
+function maxOrNull(a: number | null, b: number | null): number | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return Math.max(a, b);
 }

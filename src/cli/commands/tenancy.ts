@@ -51,7 +51,7 @@ export async function creditsAdd(ctx: CliContext, argv: string[]) {
   const amount = int(f, 'amount', { min: 1, max: 1_000_000_000 });
   const org = await addCredits(await ctx.db(), str(f, 'org'), amount, optStr(f, 'reason') ?? 'cli');
   if (!org) throw new CliError(`organization ${str(f, 'org')} not found`);
-  return { organizationId: org.id, balance: org.credit_balance };
+  return { organizationId: org.id, balance: org.credit_balance, resumedSessions: await ctx.resumeBlockedSessions(org.id) };
 }
 
 function onOff(value: string | undefined, name: string): boolean | undefined {

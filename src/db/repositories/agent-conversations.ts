@@ -13,7 +13,7 @@ export interface Reader {
  * Conversation access (architecture): a restricted conversation is visible only to its allowed
  * users and to a participant's ownerUserId; organization keys see workspace conversations.
  */
-function visibleTo(reader: Reader) {
+export function visibleTo(reader: Reader) {
   if (reader.userId === null) return sql.fragment`s.restricted_to IS NULL`;
   return sql.fragment`(s.restricted_to IS NULL OR ${reader.userId}::uuid = ANY(s.restricted_to)
     OR EXISTS (SELECT 1 FROM agent_participants p WHERE p.session_id = s.id AND p.owner_user_id = ${reader.userId}::uuid))`;

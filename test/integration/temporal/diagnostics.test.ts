@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import { buildWorkflowBundle } from '../../../src/temporal/build-bundle.js';
+import { testActivityDeps } from '../../helpers/worker.js';
 import { createWorker } from '../../../src/temporal/worker.js';
 import { randomUUID } from 'node:crypto';
 import type { DatabasePool } from 'slonik';
@@ -56,7 +57,7 @@ describe('worker and diagnostics workflow (real Temporal)', function () {
     const bundlePath = await buildWorkflowBundle(path.join(dir, 'workflow-bundle.js'), quietLogger);
     const connection = await NativeConnection.connect({ address: (await testStack()).temporal.address });
     const taskQueue = `bundle-${randomUUID()}`;
-    const prod = await createWorker({ connection, namespace: 'default', taskQueue, pool, workflowBundlePath: bundlePath, shutdownGraceSeconds: 2 });
+    const prod = await createWorker({ connection, namespace: 'default', taskQueue, activities: testActivityDeps(pool), workflowBundlePath: bundlePath, shutdownGraceSeconds: 2 });
     try {
       const result = await prod.runUntil(
         temporal.client.workflow.execute(diagnosticsWorkflow, {

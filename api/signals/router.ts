@@ -1,0 +1,30 @@
+import type { AppDeps } from '../context.js';
+import { ERROR_REF } from '../openapi.js';
+import type { RouteRegistry } from '../routes.js';
+import { signalHandlers } from './handlers.js';
+import { signalsPage, signalsQuery, usageQuery, usageSchema, type SignalsQuery, type UsageQuery } from './schemas.js';
+
+/** What the session workflows produce: signals (conversation access applies) and metered usage. */
+export function signalRoutes(deps: AppDeps, registry: RouteRegistry): void {
+  const h = signalHandlers(deps);
+  registry.add<unknown, SignalsQuery>({
+    method: 'get', path: '/v3/rest/signals', operationId: 'listSignals', tags: ['signals'],
+    summary: 'Signals of the agent conversations visible to the caller, newest first',
+    auth: { accept: ['apiKey', 'user'], scope: 'signals:read' }, query: signalsQuery,
+    responses: {
+      200: { description: 'A page of signals', schema: signalsPage },
+      400: { schema: ERROR_REF, description: 'Invalid filter' },
+    },
+    handler: h.listSignals,
+  });
+  registry.add<unknown, UsageQuery>({
+    method: 'get', path: '/v3/rest/usage', operationId: 'getUsage', tags: ['signals'],
+    summary: 'Metered units of the organization (agent_response_processed), in total and per UTC day',
+    auth: { accept: ['apiKey', 'user'], scope: 'agents:read' }, query: usageQuery,
+    responses: {
+      200: { description: 'Usage in [from, to)', schema: usageSchema },
+      400: { schema: ERROR_REF, description: 'Invalid unit or time range' },
+    },
+    handler: h.usage,
+  });
+}

@@ -1,0 +1,82 @@
+import { pageProperties, type PageQuery } from '../paging.js';
+import type { JsonSchema } from '../validation.js';
+
+export interface SignalsQuery extends PageQuery {
+  source?: 'explicit_feedback' | 'qualitative_inference';
+  rating?: 'positive' | 'negative';
+  sessionId?: string;
+  applicationId?: string;
+}
+
+export const signalsQuery: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    source: { type: 'string', enum: ['explicit_feedback', 'qualitative_inference'] },
+    rating: { type: 'string', enum: ['positive', 'negative'] },
+    sessionId: { type: 'string', format: 'uuid' },
+    applicationId: { type: 'string', format: 'uuid' },
+    ...pageProperties,
+  },
+};
+
+const nullableString = { anyOf: [{ type: 'string' }, { type: 'null' }] };
+
+export const signalSchema: JsonSchema = {
+  type: 'object',
+  required: ['id', 'sessionId', 'applicationId', 'eventExternalId', 'source', 'kind', 'rating', 'labels', 'comment', 'summary', 'createdAt'],
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    sessionId: { type: 'string', format: 'uuid' },
+    applicationId: { type: 'string', format: 'uuid' },
+    eventExternalId: { type: 'string', description: 'The assistant response the signal is about (the rated one, for explicit feedback)' },
+    source: { type: 'string', enum: ['explicit_feedback', 'qualitative_inference'] },
+    kind: { type: 'string', description: 'feedback (explicit), or sentiment, issue, request, praise, topic (inferred)' },
+    rating: { anyOf: [{ type: 'string', enum: ['positive', 'negative'] }, { type: 'null' }] },
+    labels: { type: 'array', items: { type: 'string' } },
+    comment: nullableString,
+    summary: nullableString,
+    producer: nullableString,
+    createdAt: { type: 'string', format: 'date-time' },
+  },
+};
+
+export const signalsPage: JsonSchema = {
+  type: 'object',
+  required: ['signals', 'page', 'limit', 'has_more'],
+  properties: { signals: { type: 'array', items: signalSchema }, page: { type: 'integer' }, limit: { type: 'integer' }, has_more: { type: 'boolean' } },
+};
+
+export interface UsageQuery {
+  unit: 'agent_response_processed';
+  from?: string;
+  to?: string;
+  applicationId?: string;
+}
+
+export const usageQuery: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    unit: { type: 'string', enum: ['agent_response_processed'], default: 'agent_response_processed' },
+    from: { type: 'string', format: 'date-time', description: 'Inclusive; default: the start of the current UTC month' },
+    to: { type: 'string', format: 'date-time', description: 'Exclusive; default: now' },
+    applicationId: { type: 'string', format: 'uuid' },
+  },
+};
+
+export const usageSchema: JsonSchema = {
+  type: 'object',
+  required: ['unit', 'from', 'to', 'quantity', 'days'],
+  properties: {
+    unit: { type: 'string' },
+    from: { type: 'string', format: 'date-time' },
+    to: { type: 'string', format: 'date-time' },
+    applicationId: nullableString,
+    quantity: { type: 'integer' },
+    days: {
+      type: 'array',
+      items: { type: 'object', required: ['date', 'quantity'], properties: { date: { type: 'string', format: 'date' }, quantity: { type: 'integer' } } },
+    },
+  },
+};

@@ -1,0 +1,61 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+import { visibleTo, type Reader } from './agent-conversations.js';
+
+export const signalRow = z.object({
+  id: z.string(),
+  session_id: z.string(),
+  application_id: z.string(),
+  event_external_id: z.string(),
+  source: z.enum(['explicit_feedback', 'qualitative_inference']),
+  kind: z.string().nullable(),
+  rating: z.enum(['positive', 'negative']).nullable(),
+  labels: z.array(z.string()),
+  comment: z.string().nullable(),
+  summary: z.string().nullable(),
+  producer: z.string().nullable(),
+  created_at: z.string(),
+});
+export type SignalRow = z.infer<typeof signalRow>;
+
+export interface SignalFilter {
+  source?: string | undefined;
+  rating?: string | undefined;
+  sessionId?: string | undefined;
+  applicationId?: string | undefined;
+  offset: number;
+  limit: number;
+}
+
+/** Signals of the conversations the reader may see (conversation access applies to signals too). */
+export async function listSignals(db: CommonQueryMethods, reader: Reader, f: SignalFilter): Promise<readonly SignalRow[]> {
+  const filters = [
+    f.source ? sql.fragment`g.source = ${f.source}` : null,
+    f.rating ? sql.fragment`g.rating = ${f.rating}` : null,
+    f.sessionId ? sql.fragment`g.session_id = ${f.sessionId}` : null,
+    f.applicationId ? sql.fragment`s.application_id = ${f.applicationId}` : null,
+  ].filter((x) => x !== null);
+  const extra = filters.length ? sql.fragment`AND ${sql.join(filters, sql.fragment` AND `)}` : sql.fragment``;
+  return db.any(sql.type(signalRow)`
+    SELECT g.id, g.session_id, s.application_id, g.event_external_id, g.source, g.kind, g.rating, g.labels, g.comment, g.summary,
+      g.producer, g.created_at
+    FROM agent_signals g JOIN agent_sessions s ON s.id = g.session_id
+    WHERE g.organization_id = ${reader.organizationId} AND ${visibleTo(reader)} ${extra}
+    ORDER BY g.created_at DESC, g.id LIMIT ${f.limit} OFFSET ${f.offset}`);
+}
+
+const dayRow = z.object({ date: z.string(), quantity: z.number() });
+
+/** Metered units of the organization in [from, to), per UTC day. */
+export async function usageByDay(
+  db: CommonQueryMethods,
+  q: { organizationId: string; unit: string; from: string; to: string; applicationId?: string | undefined },
+): Promise<readonly z.infer<typeof dayRow>[]> {
+  const app = q.applicationId ? sql.fragment`AND application_id = ${q.applicationId}` : sql.fragment``;
+  return db.any(sql.type(dayRow)`
+    SELECT to_char(date_trunc('day', recorded_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS date, sum(quantity)::int AS quantity
+    FROM usage_records
+    WHERE organization_id = ${q.organizationId} AND unit = ${q.unit}
+      AND recorded_at >= ${q.from}::timestamptz AND recorded_at < ${q.to}::timestamptz ${app}
+    GROUP BY 1 ORDER BY 1`);
+}

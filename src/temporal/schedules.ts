@@ -1,0 +1,37 @@
+import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+import type { Logger } from '../logger.js';
+import {
+  RETENTION_SCHEDULE_ID, RETENTION_SWEEP_WORKFLOW, retentionSweepWorkflowId,
+} from '../../workflows/retention-sweep/contract.js';
+
+export interface RetentionScheduleOptions {
+  taskQueue: string;
+  everyMinutes: number;
+  /** Tests use their own id; production has one schedule per namespace. */
+  scheduleId?: string;
+}
+
+/**
+ * The retention sweep's Temporal Schedule, created at worker start (idempotent: an existing one
+ * is brought to the configured interval and task queue). Overlaps are skipped: a long sweep is
+ * never joined by a second one. Run a sweep now: `temporal schedule trigger --schedule-id agent-retention-sweep`.
+ */
+export async function ensureRetentionSchedule(client: Client, o: RetentionScheduleOptions, logger: Logger): Promise<string> {
+  const scheduleId = o.scheduleId ?? RETENTION_SCHEDULE_ID;
+  const action = {
+    type: 'startWorkflow' as const,
+    workflowType: RETENTION_SWEEP_WORKFLOW,
+    workflowId: o.scheduleId ? `${retentionSweepWorkflowId()}/${scheduleId}` : retentionSweepWorkflowId(),
+    taskQueue: o.taskQueue,
+    args: [{ version: 1 }],
+  };
+  const spec = { intervals: [{ every: `${o.everyMinutes} minutes` }] };
+  try {
+    await client.schedule.create({ scheduleId, spec, action, policies: { overlap: ScheduleOverlapPolicy.SKIP } });
+    logger.info({ scheduleId, everyMinutes: o.everyMinutes }, 'created the retention sweep schedule');
+  } catch (error) {
+    if (!(error instanceof ScheduleAlreadyRunning)) throw error;
+    await client.schedule.getHandle(scheduleId).update((previous) => ({ ...previous, spec, action }));
+  }
+  return scheduleId;
+}

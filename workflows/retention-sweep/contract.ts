@@ -1,0 +1,19 @@
+/** The retention sweep, started by the Temporal Schedule `agent-retention-sweep` (or by hand). */
+export const RETENTION_SWEEP_WORKFLOW = 'retentionSweepWorkflow';
+export const RETENTION_SCHEDULE_ID = 'agent-retention-sweep';
+
+export function retentionSweepWorkflowId(): string {
+  return 'retention-sweep';
+}
+
+export interface RetentionSweepInput {
+  version: 1;
+  /** Conversations deleted per activity call. */
+  batchSize?: number;
+  /** Carried over continue-as-new. */
+  deletedSoFar?: number;
+}
+
+export interface RetentionSweepResult {
+  deletedSessions: number;
+}
