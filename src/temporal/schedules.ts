@@ -16,7 +16,7 @@ export interface RetentionScheduleOptions {
  * is brought to the configured interval and task queue). Overlaps are skipped: a long sweep is
  * never joined by a second one. Run a sweep now: `temporal schedule trigger --schedule-id agent-retention-sweep`.
  */
-export async function ensureRetentionSchedule(client: Client, o: RetentionScheduleOptions, logger: Logger): Promise<string> {
+export async function ensureRetentionSchedule(client: Client, o: RetentionScheduleOptions, logger: Pick<Logger, 'info'>): Promise<string> {
   const scheduleId = o.scheduleId ?? RETENTION_SCHEDULE_ID;
   const action = {
     type: 'startWorkflow' as const,

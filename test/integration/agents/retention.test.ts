@@ -1,0 +1,83 @@
+import { strict as assert } from 'node:assert';
+import { randomUUID } from 'node:crypto';
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { changeApplication } from '../../../src/agents/applications.js';
+import { ensureRetentionSchedule } from '../../../src/temporal/schedules.js';
+import {
+  assistantMessage, processingContext, sessionRequest, userMessage, type ProcessingContext, type TestAgentApp,
+} from '../../helpers/agents.js';
+import { runIntake } from '../../helpers/cli.js';
+import { quietLogger } from '../../helpers/stack.js';
+import { eventually } from '../../helpers/wait.js';
+
+/** The retention sweep: a Temporal Schedule (and `intake retention sweep`) deletes conversations past their retention. */
+describe('agent conversation retention', function () {
+  this.timeout(120_000);
+  let ctx: ProcessingContext;
+  let app: TestAgentApp;
+  let keep: TestAgentApp;
+  const scheduleId = `retention-test-${randomUUID()}`;
+
+  const exists = async (sessionId: string) => (await ctx.pool.maybeOne(sql.unsafe`SELECT id FROM agent_sessions WHERE id = ${sessionId}`)) !== null;
+  /** A processed conversation whose last activity was `daysAgo` days ago. */
+  const conversation = async (owner: TestAgentApp, name: string, daysAgo: number) => {
+    const res = await ctx.ingest(owner, sessionRequest(owner, [userMessage(1, 'q'), assistantMessage(2, 'a')], { externalSessionId: name, status: 'ended' }));
+    const id = res.body.sessionId as string;
+    await ctx.processedThrough(id, 2);
+    await ctx.pool.query(sql.unsafe`UPDATE agent_sessions SET last_ingest_at = now() - make_interval(days => ${daysAgo}) WHERE id = ${id}`);
+    return id;
+  };
+
+  before(async () => {
+    ctx = await processingContext();
+    app = await ctx.newApp({ retentionDays: 30 });
+    keep = await ctx.newApp();
+  });
+  after(async () => {
+    await ctx?.api.deps.temporal.client.schedule.getHandle(scheduleId).delete().catch(() => undefined);
+    await ctx?.close();
+  });
+
+  it('the schedule deletes conversations older than their application\'s retention; usage outlives them', async () => {
+    const old = await conversation(app, 'old', 40);
+    const recent = await conversation(app, 'recent', 10);
+    const noLimit = await conversation(keep, 'ancient', 4000);
+    const client = ctx.api.deps.temporal.client;
+    await ensureRetentionSchedule(client, { taskQueue: ctx.worker.taskQueue, everyMinutes: 60, scheduleId }, quietLogger);
+    // Idempotent: a second start of a worker updates the schedule instead of failing.
+    await ensureRetentionSchedule(client, { taskQueue: ctx.worker.taskQueue, everyMinutes: 30, scheduleId }, quietLogger);
+    const described = await client.schedule.getHandle(scheduleId).describe();
+    assert.equal(described.spec.intervals?.[0]?.every, 30 * 60 * 1000);
+    await client.schedule.getHandle(scheduleId).trigger();
+    assert.equal(await eventually(() => exists(old), (e) => !e), false, 'the expired conversation is deleted');
+    assert.equal(await exists(recent), true);
+    assert.equal(await exists(noLimit), true, 'no retention setting: kept');
+    const events = await ctx.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM agent_events WHERE session_id = ${old}`);
+    assert.equal(events, 0, 'its events went with it');
+    const usage = await ctx.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+      SELECT count(*)::int AS n FROM usage_records WHERE organization_id = ${ctx.org.organizationId} AND session_id IS NULL`);
+    assert.equal(usage, 1, 'the metered unit stays, detached');
+    const runs = await eventually(async () => {
+      const found = [];
+      for await (const w of client.workflow.list({ query: `WorkflowType = 'retentionSweepWorkflow' AND TaskQueue = '${ctx.worker.taskQueue}'` })) found.push(w);
+      return found;
+    }, (f) => f.some((w) => w.status.name === 'COMPLETED'));
+    const result = await client.workflow.getHandle(runs[0]!.workflowId, runs[0]!.runId).result();
+    assert.deepEqual(result, { deletedSessions: 1 });
+  });
+
+  it('reducing retention deletes older conversations on the next sweep (`intake retention sweep`)', async () => {
+    const recent = await conversation(app, 'recent-2', 10);
+    const fresh = await conversation(app, 'fresh', 0);
+    await changeApplication(ctx.pool, ctx.org.organizationId, app.app.id, { retentionDays: 5 });
+    const cli = await runIntake({ DATABASE_URL: ctx.databaseUrl, DATA_DIR: '/nonexistent' }, 'retention', 'sweep', '--org', ctx.org.organizationId);
+    assert.equal(cli.code, 0, cli.stderr);
+    assert.equal(cli.json.deletedSessions, 2, 'recent (10 days) and recent-2 (10 days) are past 5 days now');
+    assert.equal(await exists(recent), false);
+    assert.equal(await exists(fresh), true);
+    const bad = await runIntake({ DATABASE_URL: ctx.databaseUrl, DATA_DIR: '/nonexistent' }, 'retention', 'sweep', '--org', 'nope');
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--org must be an organization UUID/);
+  });
+});
