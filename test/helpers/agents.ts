@@ -97,13 +97,16 @@ export interface ProcessingContext extends AgentContext {
 }
 
 /** An agent context whose API starts session workflows on a real worker (short timeouts for tests). */
-export async function processingContext(options: { env?: Record<string, string>; credits?: number } = {}): Promise<ProcessingContext> {
+export async function processingContext(
+  options: { env?: Record<string, string>; credits?: number; worker?: boolean } = {},
+): Promise<ProcessingContext & { taskQueue: string }> {
   const taskQueue = `test-${randomUUID()}`;
   const base = await agentContext({
     credits: options.credits,
     env: { TEMPORAL_TASK_QUEUE: taskQueue, AGENT_SESSION_IDLE_SECONDS: '60', AGENT_BILLING_RECHECK_SECONDS: '1', AGENT_SESSION_ACTIVITY_TIMEOUT_SECONDS: '5', ...options.env },
   });
-  const worker = await startTestWorker(base.pool, { taskQueue });
+  // Without an in-process worker the test brings its own (a killable process).
+  const worker = options.worker === false ? { taskQueue, stop: async () => undefined } : await startTestWorker(base.pool, { taskQueue });
   const sessionRow = z.object({ processed_through_sequence: z.number().nullable(), processing_status: z.string(), status: z.string() });
   const session = (id: string) => base.pool.one(sql.type(sessionRow)`
     SELECT processed_through_sequence, processing_status, status FROM agent_sessions WHERE id = ${id}`);
@@ -115,6 +118,7 @@ export async function processingContext(options: { env?: Record<string, string>;
       (SELECT count(*)::int FROM agent_analysis_jobs WHERE session_id = ${id} AND status = 'done') AS done`);
   return {
     ...base,
+    taskQueue,
     worker,
     session,
     outcome,

@@ -1,0 +1,27 @@
+/**
+ * A worker in a process of its own, so that a test can kill it with SIGKILL mid-batch (no graceful
+ * shutdown, no finally blocks): env DATABASE_URL, TEMPORAL_ADDRESS, TASK_QUEUE, BUNDLE_PATH.
+ * Prints "ready" once it polls.
+ */
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { createActivities } from '../../activities/index.js';
+import { createDatabasePool } from '../../src/db/pool.js';
+import { testActivityDeps } from './worker.js';
+
+Runtime.install({ logger: new DefaultLogger('ERROR') });
+const env = (name: string) => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is required`);
+  return value;
+};
+const pool = await createDatabasePool(env('DATABASE_URL'));
+const connection = await NativeConnection.connect({ address: env('TEMPORAL_ADDRESS') });
+const worker = await Worker.create({
+  connection,
+  taskQueue: env('TASK_QUEUE'),
+  activities: createActivities(testActivityDeps(pool)),
+  workflowBundle: { codePath: env('BUNDLE_PATH') },
+});
+const running = worker.run();
+process.stdout.write('ready\n');
+await running;
