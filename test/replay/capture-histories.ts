@@ -1,58 +1,98 @@
 /**
- * Captures the replay suite's histories: runs each workflow once against the harness's real
- * PostgreSQL and Temporal, and writes its history to test/replay/histories/<name>.json.
- * Run after a deliberate workflow change (behind `patched()`): `npx tsx test/replay/capture-histories.ts`.
+ * Captures the replay suite's histories: runs representative workflows against the harness's real
+ * PostgreSQL and Temporal (the real API, the real worker), and writes each history to
+ * test/replay/histories/<name>.json. Run after a deliberate workflow change (behind `patched()`):
+ * `npx tsx test/replay/capture-histories.ts`. agent-session-v1.json (before processing existed) is
+ * kept from its own time and not re-captured.
  */
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createDatabasePool } from '../../src/db/pool.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
-import { connectTemporalClient } from '../../src/temporal/connection.js';
-import { agentSessionWorkflowId, diagnosticsWorkflowId } from '../../src/temporal/ids.js';
-import { eventsIngested } from '../../workflows/agent-session/contract.js';
-import { agentSessionWorkflow } from '../../workflows/agent-session/workflow.js';
+import { agentSessionWorkflowId, diagnosticsWorkflowId, retentionSweepWorkflowId } from '../../src/temporal/ids.js';
 import { diagnosticsWorkflow } from '../../workflows/diagnostics/workflow.js';
-import { testConfig } from '../helpers/config.js';
-import { createTestDatabase, stopTestStack, testStack } from '../helpers/stack.js';
-import { startTestWorker } from '../helpers/worker.js';
+import { retentionSweepWorkflow } from '../../workflows/retention-sweep/workflow.js';
+import {
+  assistantMessage, feedbackEvent, processingContext, sessionRequest, userMessage, type ProcessingContext, type TestAgentApp,
+} from '../helpers/agents.js';
+import { stopTestStack } from '../helpers/stack.js';
 
 Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
 const out = path.join(PROJECT_ROOT, 'test', 'replay', 'histories');
 
-async function save(name: string, history: Parameters<typeof historyToJSON>[0]): Promise<void> {
+async function save(name: string, handle: WorkflowHandle, run?: { client: Client; runId: string }): Promise<void> {
+  const history = run ? await run.client.workflow.getHandle(handle.workflowId, run.runId).fetchHistory() : await handle.fetchHistory();
   const file = path.join(out, name);
   await writeFile(file, `${historyToJSON(history)}\n`);
-  process.stdout.write(`wrote ${file}\n`);
+  process.stdout.write(`wrote ${file} (${history.events?.length} events)\n`);
 }
-const pool = await createDatabasePool(await createTestDatabase());
-const worker = await startTestWorker(pool);
-const { client, connection } = await connectTemporalClient({ temporal: { ...testConfig().temporal, address: (await testStack()).temporal.address } });
-try {
-  const handle = await client.workflow.start(diagnosticsWorkflow, {
-    workflowId: diagnosticsWorkflowId('replay-capture'),
-    taskQueue: worker.taskQueue,
-    args: [{ version: 1, requestedBy: 'capture' }],
-  });
-  await handle.result();
-  await save('diagnostics-v1.json', await handle.fetchHistory());
 
-  // An agent session: started by one ingest, signalled by two more (one ends it), closed when idle.
-  const session = await client.workflow.signalWithStart(agentSessionWorkflow, {
-    workflowId: agentSessionWorkflowId('00000000-0000-4000-8000-00000000c0de'),
-    taskQueue: worker.taskQueue,
-    args: [{ version: 1, organizationId: '00000000-0000-4000-8000-0000000000aa', sessionId: '00000000-0000-4000-8000-00000000c0de', idleTimeoutSeconds: 3 }],
-    signal: eventsIngested,
-    signalArgs: [{ highestSequence: 2, status: 'open', processingStatus: 'pending' }],
+async function send(ctx: ProcessingContext, app: TestAgentApp, id: string, events: ReturnType<typeof userMessage>[], status = 'open') {
+  const res = await ctx.ingest(app, sessionRequest(app, events, { externalSessionId: id, status: status as 'open' }));
+  if (res.status !== 202) throw new Error(`ingest failed: ${JSON.stringify(res.body)}`);
+  return ctx.api.deps.temporal.client.workflow.getHandle(agentSessionWorkflowId(res.body.sessionId as string));
+}
+const sessionOf = (h: WorkflowHandle) => h.workflowId.replace('agent-session/', '');
+
+const ctx = await processingContext({ credits: 2 });
+try {
+  const client = ctx.api.deps.temporal.client;
+  const diagnostics = await client.workflow.start(diagnosticsWorkflow, {
+    workflowId: diagnosticsWorkflowId('replay-capture'), taskQueue: ctx.taskQueue, args: [{ version: 1, requestedBy: 'capture' }],
   });
-  await session.signal(eventsIngested, { highestSequence: 5, status: 'open', processingStatus: 'pending' });
-  await session.signal(eventsIngested, { highestSequence: 6, status: 'ended', processingStatus: 'billing_blocked' });
-  await session.result();
-  await save('agent-session-v1.json', await session.fetchHistory());
+  await diagnostics.result();
+  await save('diagnostics-v1.json', diagnostics);
+
+  const app = await ctx.newApp();
+  // Billing-blocked after two analyses (the organization has 2 credits), resumed by a top-up.
+  let h = await send(ctx, app, 'billing', [1, 3, 5, 7].flatMap((s) => [userMessage(s, `q${s}`), assistantMessage(s + 1, `a${s}`)]), 'ended');
+  const blocked = async () => (await ctx.session(sessionOf(h))).processing_status === 'billing_blocked';
+  while (!(await blocked())) await new Promise((r) => setTimeout(r, 100));
+  await ctx.api.request('/v3/rest/organization/credits', { method: 'POST', headers: { 'X-Service-Api-Key': ctx.org.apiKey }, json: { amount: 100 } });
+  await h.result();
+  await save('agent-session-billing.json', h);
+
+  // Gap, then the end goes through it.
+  h = await send(ctx, app, 'gap', [userMessage(1, 'q'), assistantMessage(2, 'a'), userMessage(4, 'after the gap')]);
+  await ctx.processedThrough(sessionOf(h), 2);
+  await send(ctx, app, 'gap', [assistantMessage(6, 'bye')], 'ended');
+  await h.result();
+  await save('agent-session-gap-end.json', h);
+
+  // A partial response turned final, then revised (signals replaced), then the session ends.
+  h = await send(ctx, app, 'revision', [userMessage(1, 'the export is broken'), assistantMessage(2, 'draft', { final: false })]);
+  await ctx.processedThrough(sessionOf(h), 2);
+  await send(ctx, app, 'revision', [assistantMessage(2, 'final', { revision: 2 })]);
+  await ctx.processedThrough(sessionOf(h), 2);
+  await send(ctx, app, 'revision', [assistantMessage(2, 'final, corrected', { revision: 3 }), feedbackEvent(3, 'e2')], 'ended');
+  await h.result();
+  await save('agent-session-revision.json', h);
+
+  const sweep = await client.workflow.start(retentionSweepWorkflow, {
+    workflowId: `${retentionSweepWorkflowId()}/replay-capture`, taskQueue: ctx.taskQueue, args: [{ version: 1 }],
+  });
+  await sweep.result();
+  await save('retention-sweep-v1.json', sweep);
 } finally {
-  await connection.close();
-  await worker.stop();
-  await pool.end();
+  await ctx.close();
+}
+
+// Continue-as-new: a long session with a small history limit; the first run's history ends in it.
+const long = await processingContext({ env: { AGENT_SESSION_HISTORY_LIMIT: '100' } });
+try {
+  const app = await long.newApp();
+  let h: WorkflowHandle | undefined;
+  for (let i = 0; i < 12; i++) {
+    h = await send(long, app, 'long', [userMessage(2 * i + 1, `q${i}`), assistantMessage(2 * i + 2, `a${i}`)]);
+    await long.processedThrough(sessionOf(h), 2 * i + 2);
+  }
+  const runs = [];
+  for await (const w of long.api.deps.temporal.client.workflow.list({ query: `WorkflowId = '${h!.workflowId}' AND ExecutionStatus = 'ContinuedAsNew'` })) runs.push(w);
+  if (!runs.length) throw new Error('no run continued as new');
+  await save('agent-session-continue-as-new.json', h!, { client: long.api.deps.temporal.client, runId: runs.at(-1)!.runId });
+} finally {
+  await long.close();
   await stopTestStack();
 }

@@ -8,6 +8,7 @@ import * as workflows from '../../workflows/index.js';
 import { workflowBundle } from '../helpers/stack.js';
 
 const DIR = path.join(PROJECT_ROOT, 'test', 'replay', 'histories');
+const ALTERED = path.join(PROJECT_ROOT, 'test', 'replay', 'altered');
 const files = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
 
 interface HistoryJson {
@@ -18,8 +19,8 @@ interface HistoryJson {
   }[];
 }
 
-function load(file: string): HistoryJson {
-  return JSON.parse(readFileSync(path.join(DIR, file), 'utf8')) as HistoryJson;
+function load(file: string, dir = DIR): HistoryJson {
+  return JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as HistoryJson;
 }
 
 /** Stored histories must replay against today's workflow code: a non-deterministic change fails CI. */
@@ -43,5 +44,13 @@ describe('workflow replay', function () {
     assert.ok(scheduled?.activityTaskScheduledEventAttributes);
     scheduled.activityTaskScheduledEventAttributes.activityType.name = 'someOtherActivity';
     await assert.rejects(Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history), DeterminismViolationError);
+  });
+
+  it('fails on the stored, deliberately altered agent session history (an activity renamed)', async () => {
+    const altered = load('agent-session-gap-end-altered.json', ALTERED);
+    await assert.rejects(
+      Worker.runReplayHistory({ workflowBundle: await workflowBundle(), replayName: 'altered' }, altered),
+      (error: unknown) => error instanceof DeterminismViolationError && /processEvents/.test(error.message),
+    );
   });
 });

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import type { EventsIngested } from '../../../workflows/agent-session/contract.js';
+import type { EventRef, EventsIngested } from '../../../workflows/agent-session/contract.js';
 import { SessionState } from '../../../workflows/agent-session/state.js';
 
 function signal(overrides: Partial<EventsIngested> = {}): EventsIngested {
@@ -14,7 +14,9 @@ function fold(...signals: EventsIngested[]): SessionState {
 
 describe('agent session workflow state', () => {
   it('starts open and pending with nothing ingested', () => {
-    assert.deepEqual(new SessionState().view, { highestSequence: null, status: 'open', processingStatus: 'pending', ingests: 0 });
+    assert.deepEqual(new SessionState().view, {
+      processedThroughSequence: null, highestSequence: null, status: 'open', processingStatus: 'pending', waitingForSequence: null, ingests: 0,
+    });
   });
 
   it('keeps the highest sequence as the maximum of the signals', () => {
@@ -73,6 +75,77 @@ describe('agent session workflow state', () => {
       signal({ highestSequence: 6, status: 'ended' }),
       signal({ highestSequence: null, status: 'open', processingStatus: 'pending' }),
     );
-    assert.deepEqual(state.view, { highestSequence: 6, status: 'ended', processingStatus: 'pending', ingests: 4 });
+    assert.deepEqual(state.view, {
+      processedThroughSequence: null, highestSequence: 6, status: 'ended', processingStatus: 'pending', waitingForSequence: null, ingests: 4,
+    });
+  });
+
+  describe('planning: the contiguous watermark', () => {
+    const refs = (...sequences: number[]): EventRef[] => sequences.map((sequence) => ({ sequence, revision: 1 }));
+    const seqs = (plan: { process: EventRef[] }) => plan.process.map((e) => e.sequence);
+
+    it('starts at sequence 1 or 0 and advances through contiguous sequences', () => {
+      const state = fold(signal({ highestSequence: 3 }));
+      const plan = state.plan(refs(1, 2, 3));
+      assert.deepEqual([seqs(plan), plan.processedThroughSequence, plan.waitingFor], [[1, 2, 3], 3, null]);
+      const zero = fold(signal({ highestSequence: 2 })).plan(refs(0, 1, 2));
+      assert.deepEqual([seqs(zero), zero.processedThroughSequence], [[0, 1, 2], 2]);
+    });
+
+    it('waits at the first gap while the session is open', () => {
+      const state = fold(signal({ highestSequence: 6 }));
+      const plan = state.plan(refs(1, 2, 4, 5, 6));
+      assert.deepEqual([seqs(plan), plan.processedThroughSequence, plan.waitingFor], [[1, 2], 2, 3]);
+      state.advance(plan);
+      assert.deepEqual([state.processedThroughSequence, state.view.waitingForSequence, state.caughtUp], [2, 3, false]);
+      // Still missing: nothing more; the gap filled: everything after it.
+      assert.deepEqual(seqs(state.plan(refs(4, 5, 6))), []);
+      const filled = state.plan(refs(3, 4, 5, 6));
+      assert.deepEqual([seqs(filled), filled.processedThroughSequence, filled.waitingFor], [[3, 4, 5, 6], 6, null]);
+      state.advance(filled);
+      assert.equal(state.caughtUp, true);
+    });
+
+    it('waits for sequence 1 when a session starts later', () => {
+      const plan = fold(signal({ highestSequence: 5 })).plan(refs(3, 4, 5));
+      assert.deepEqual([seqs(plan), plan.processedThroughSequence, plan.waitingFor], [[], null, 1]);
+    });
+
+    it('goes through permanent gaps once the session is ended or abandoned', () => {
+      for (const status of ['ended', 'abandoned'] as const) {
+        const state = fold(signal({ highestSequence: 9, status }));
+        state.processedThroughSequence = 2;
+        const plan = state.plan(refs(4, 7, 9));
+        assert.deepEqual([seqs(plan), plan.processedThroughSequence, plan.waitingFor], [[4, 7, 9], 9, null]);
+        state.advance(plan);
+        assert.deepEqual([state.caughtUp, state.view.waitingForSequence], [true, null]);
+      }
+    });
+
+    it('processes revisions below the watermark at once, also while waiting at a gap', () => {
+      const state = fold(signal({ highestSequence: 8 }));
+      state.processedThroughSequence = 5;
+      const plan = state.plan([{ sequence: 2, revision: 3 }, ...refs(7, 8)]);
+      assert.deepEqual([plan.process, plan.processedThroughSequence, plan.waitingFor], [[{ sequence: 2, revision: 3 }], 5, 6]);
+    });
+
+    it('never moves the watermark back', () => {
+      const state = fold(signal({ highestSequence: 4 }));
+      state.processedThroughSequence = 4;
+      state.advance({ process: [], processedThroughSequence: 2, waitingFor: null });
+      assert.equal(state.processedThroughSequence, 4);
+    });
+
+    it('loads the stored progress and carries it over continue-as-new', () => {
+      const state = new SessionState();
+      state.load({ status: 'ended', processingStatus: 'billing_blocked', processedThroughSequence: 7, highestSequence: 9 });
+      assert.deepEqual([state.processedThroughSequence, state.highestSequence, state.status, state.processingStatus, state.terminal], [7, 9, 'ended', 'billing_blocked', true]);
+      const next = new SessionState(state.carry());
+      assert.deepEqual(next.view, state.view);
+      assert.equal(next.dirty, true, 'a new run looks for pending events first');
+      // A terminal status in memory survives an older stored one.
+      next.load({ status: 'open', processingStatus: 'pending', processedThroughSequence: 3, highestSequence: 4 });
+      assert.deepEqual([next.status, next.processedThroughSequence, next.highestSequence], ['ended', 7, 9]);
+    });
   });
 });
