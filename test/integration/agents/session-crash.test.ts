@@ -52,7 +52,7 @@ describe('agent session workflow: a worker killed mid-batch', function () {
       env: { ...process.env, DATABASE_URL: ctx.databaseUrl, TEMPORAL_ADDRESS: (await testStack()).temporal.address, TASK_QUEUE: ctx.taskQueue, BUNDLE_PATH: bundlePath },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
-    const [chunk] = (await once(proc.stdout!, 'data')) as [Buffer];
+    const [chunk] = (await once(proc.stdout, 'data')) as [Buffer];
     assert.equal(chunk.toString().trim(), 'ready');
     return proc;
   }
