@@ -1,9 +1,9 @@
 import { Context } from '@temporalio/activity';
 import type { DatabasePool } from 'slonik';
-import { analyseQueued, processEvents } from '../src/agents/processing.js';
-import { loadProgress, pendingEvents } from '../src/db/repositories/agent-processing.js';
+import { analyseQueued, processPending } from '../src/agents/processing.js';
+import { loadProgress } from '../src/db/repositories/agent-processing.js';
 import type { SignalExtractor } from '../src/providers/signal-extractor/types.js';
-import type { AnalysisResult, EventRef, PendingEvents, ProcessResult, StoredProgress } from '../workflows/agent-session/contract.js';
+import type { AnalysisResult, ProcessResult, ProgressSnapshot, StoredProgress } from '../workflows/agent-session/contract.js';
 
 export interface AgentSessionActivityDeps {
   pool: DatabasePool;
@@ -12,19 +12,18 @@ export interface AgentSessionActivityDeps {
   analysisCreditCost: number;
 }
 
-/** Analyses per activity call: small enough to finish well within the activity timeout. */
-const ANALYSES_PER_CALL = 10;
+/** Analyses per activity call, and provider calls in flight at once within it. */
+const ANALYSES_PER_CALL = 20;
+const PROVIDER_CONCURRENCY = 4;
 
 export function createAgentSessionActivities(deps: AgentSessionActivityDeps) {
   return {
     async loadSessionProgress(sessionId: string): Promise<StoredProgress | null> {
       return loadProgress(deps.pool, sessionId);
     },
-    async loadPendingEvents(sessionId: string, limit: number): Promise<PendingEvents> {
-      return pendingEvents(deps.pool, sessionId, limit);
-    },
-    async processEvents(sessionId: string, batch: { events: EventRef[]; processedThroughSequence: number | null }): Promise<ProcessResult> {
-      return processEvents(deps.pool, sessionId, batch);
+    /** Processes the next page of pending events that the workflow's state allows (see processPending). */
+    async processPendingEvents(sessionId: string, at: ProgressSnapshot, pageSize: number): Promise<ProcessResult> {
+      return processPending(deps.pool, sessionId, at, pageSize);
     },
     async analyseQueued(sessionId: string): Promise<AnalysisResult> {
       const ctx = Context.current();
@@ -32,6 +31,7 @@ export function createAgentSessionActivities(deps: AgentSessionActivityDeps) {
         extractor: deps.extractor,
         creditCost: deps.analysisCreditCost,
         limit: ANALYSES_PER_CALL,
+        concurrency: PROVIDER_CONCURRENCY,
         heartbeat: () => ctx.heartbeat(),
         signal: ctx.cancellationSignal,
       });

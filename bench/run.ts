@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- foundation|feedback-records|agent-ingest|recordings|mcp-upload ...] [-- --skip-tests]`: runs the benchmarks (all by
+ * `npm run bench [-- foundation|feedback-records|agent-ingest|agent-processing|recordings|mcp-upload ...] [-- --skip-tests]`: runs the benchmarks (all by
  * default) and writes each result to bench/results/<name>.json, with the machine it ran on.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../src/paths.js';
 import { benchAgentIngest } from './agent-ingest.js';
+import { benchAgentProcessing } from './agent-processing.js';
 import { benchFeedback } from './feedback.js';
 import { benchFoundation } from './foundation.js';
 import { benchMcpUpload } from './mcp-upload.js';
@@ -18,6 +19,7 @@ const all: Record<string, () => Promise<Record<string, unknown>>> = {
   foundation: () => benchFoundation({ tests: !args.includes('--skip-tests') }),
   'feedback-records': () => benchFeedback(),
   'agent-ingest': () => benchAgentIngest(),
+  'agent-processing': () => benchAgentProcessing(),
   recordings: () => benchRecordings(),
   'mcp-upload': () => benchMcpUpload(),
 };

@@ -7,7 +7,7 @@ export interface Summary {
   latencyMs: { p50: number; p90: number; p99: number; max: number; mean: number };
 }
 
-function percentile(sorted: number[], p: number): number {
+export function percentile(sorted: number[], p: number): number {
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return Number(sorted[i]!.toFixed(2));
 }

@@ -24,4 +24,7 @@ const worker = await Worker.create({
 });
 const running = worker.run();
 process.stdout.write('ready\n');
+// SIGTERM (the Runtime's shutdown signal) drains the worker; then close what it used and exit.
 await running;
+await connection.close();
+await pool.end();

@@ -1,7 +1,13 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { DatabasePool } from 'slonik';
 import { createActivities, type ActivityDeps } from '../../activities/index.js';
+import { PROJECT_ROOT } from '../../src/paths.js';
 import { LocalSignalExtractor } from '../../src/providers/signal-extractor/local.js';
 import { testStack, workflowBundle } from './stack.js';
 
@@ -36,4 +42,29 @@ export async function startTestWorker(pool: DatabasePool, options: { taskQueue?:
       await connection.close();
     },
   };
+}
+
+/**
+ * A worker in a child process (test/helpers/worker-process.ts): killable with SIGKILL, and on a
+ * core of its own beside the API (benchmarks). Resolves once it polls.
+ */
+export async function startWorkerProcess(o: { databaseUrl: string; taskQueue: string }): Promise<ChildProcess> {
+  const stack = await testStack();
+  const bundlePath = path.join(stack.tmpDir, `bundle-${process.pid}.js`);
+  if (!existsSync(bundlePath)) await writeFile(bundlePath, (await workflowBundle()).code);
+  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'test', 'helpers', 'worker-process.ts')], {
+    env: { ...process.env, DATABASE_URL: o.databaseUrl, TEMPORAL_ADDRESS: stack.temporal.address, TASK_QUEUE: o.taskQueue, BUNDLE_PATH: bundlePath },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const [chunk] = (await once(proc.stdout, 'data')) as [Buffer];
+  if (chunk.toString().trim() !== 'ready') throw new Error(`worker process said: ${chunk.toString()}`);
+  return proc;
+}
+
+/** SIGKILL, and wait until the process is gone. */
+export async function killWorkerProcess(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return;
+  const exited = once(proc, 'exit');
+  proc.kill('SIGKILL');
+  await exited;
 }

@@ -79,18 +79,33 @@ export interface StoredProgress {
   highestSequence: number | null;
 }
 
-export interface PendingEvents {
-  /** Unprocessed events (new, or revised since processed) in sequence order. */
-  events: EventRef[];
-  /** False when the page was full: more may follow. */
-  complete: boolean;
+/** What planning needs to know of the workflow's state. */
+export interface ProgressSnapshot {
+  processedThroughSequence: number | null;
+  highestSequence: number | null;
+  terminal: boolean;
+}
+
+export interface Plan {
+  /** Events to process now, in sequence order. */
+  process: EventRef[];
+  /** The watermark once they are processed. */
+  processedThroughSequence: number | null;
+  /** The missing sequence processing stops at, when it stops at one. */
+  waitingFor: number | null;
 }
 
 export interface ProcessResult {
   deleted: boolean;
+  /** The watermark and gap after this page (the plan, without its event list). */
+  processedThroughSequence: number | null;
+  waitingFor: number | null;
+  /** A full page was processed: more may be pending. */
+  more: boolean;
   processed: number;
   signals: number;
   units: number;
+  /** Analyses now queued for the session (0: nothing to analyse). */
   queued: number;
 }
 

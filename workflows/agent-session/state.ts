@@ -1,13 +1,4 @@
-import type { AgentSessionView, CarriedState, EventRef, EventsIngested, StoredProgress } from './contract.js';
-
-export interface Plan {
-  /** Events to process now, in sequence order. */
-  process: EventRef[];
-  /** The watermark once they are processed. */
-  processedThroughSequence: number | null;
-  /** The missing sequence processing stops at, when it stops at one. */
-  waitingFor: number | null;
-}
+import type { AgentSessionView, CarriedState, EventRef, EventsIngested, Plan, ProgressSnapshot, StoredProgress } from './contract.js';
 
 const TERMINAL = new Set(['ended', 'abandoned']);
 
@@ -57,25 +48,16 @@ export class SessionState {
 
   /** Which of the pending events (sorted by sequence) may be processed now. */
   plan(pending: readonly EventRef[]): Plan {
-    const watermark = this.processedThroughSequence;
-    const below = pending.filter((e) => watermark !== null && e.sequence <= watermark);
-    const above = pending.filter((e) => watermark === null || e.sequence > watermark);
-    if (this.terminal) {
-      return { process: [...below, ...above], processedThroughSequence: above.at(-1)?.sequence ?? watermark, waitingFor: null };
-    }
-    const run: EventRef[] = [];
-    let expected = watermark === null ? Math.min(above[0]?.sequence ?? 0, 1) : watermark + 1;
-    for (const event of above) {
-      if (event.sequence !== expected) break;
-      run.push(event);
-      expected++;
-    }
-    const stoppedAtGap = run.length < above.length || (this.highestSequence !== null && expected <= this.highestSequence);
-    return { process: [...below, ...run], processedThroughSequence: run.at(-1)?.sequence ?? watermark, waitingFor: stoppedAtGap ? expected : null };
+    return planProcessing(this.snapshot(), pending);
+  }
+
+  /** What planning needs; the processing activity plans with it inside its transaction. */
+  snapshot(): ProgressSnapshot {
+    return { processedThroughSequence: this.processedThroughSequence, highestSequence: this.highestSequence, terminal: this.terminal };
   }
 
   /** After the planned events were committed. */
-  advance(plan: Plan): void {
+  advance(plan: Pick<Plan, 'processedThroughSequence' | 'waitingFor'>): void {
     this.processedThroughSequence = maxOrNull(this.processedThroughSequence, plan.processedThroughSequence);
     this.waitingFor = plan.waitingFor;
   }
@@ -111,4 +93,28 @@ function maxOrNull(a: number | null, b: number | null): number | null {
   if (a === null) return b;
   if (b === null) return a;
   return Math.max(a, b);
+}
+
+/**
+ * The contiguous-watermark rule (pure): which pending events (sorted by sequence) may be processed
+ * now, and the watermark after them. Open: through contiguous sequences, stopping at the first gap
+ * (sequences start at 0 or 1). Terminal: through every gap. Pending events at or below the
+ * watermark are revisions and late arrivals: always processed.
+ */
+export function planProcessing(at: ProgressSnapshot, pending: readonly EventRef[]): Plan {
+  const watermark = at.processedThroughSequence;
+  const below = pending.filter((e) => watermark !== null && e.sequence <= watermark);
+  const above = pending.filter((e) => watermark === null || e.sequence > watermark);
+  if (at.terminal) {
+    return { process: [...below, ...above], processedThroughSequence: above.at(-1)?.sequence ?? watermark, waitingFor: null };
+  }
+  const run: EventRef[] = [];
+  let expected = watermark === null ? Math.min(above[0]?.sequence ?? 0, 1) : watermark + 1;
+  for (const event of above) {
+    if (event.sequence !== expected) break;
+    run.push(event);
+    expected++;
+  }
+  const stoppedAtGap = run.length < above.length || (at.highestSequence !== null && expected <= at.highestSequence);
+  return { process: [...below, ...run], processedThroughSequence: run.at(-1)?.sequence ?? watermark, waitingFor: stoppedAtGap ? expected : null };
 }

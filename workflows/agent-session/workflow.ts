@@ -1,15 +1,17 @@
 import {
-  allHandlersFinished, condition, continueAsNew, patched, proxyActivities, setHandler, upsertSearchAttributes, workflowInfo,
+  allHandlersFinished, condition, continueAsNew, patched, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes, workflowInfo,
 } from '@temporalio/workflow';
 import type { AgentSessionActivities } from '../../activities/agent-sessions.js';
 import { PROCESSED_THROUGH, PROCESSING_STATUS, STATUS } from '../search-attributes.js';
 import {
-  creditsAdded, eventsIngested, sessionView, type AgentSessionInput, type AgentSessionOutcome,
+  creditsAdded, eventsIngested, sessionView, type AgentSessionInput, type AgentSessionOutcome, type AnalysisResult,
 } from './contract.js';
+import { Alarm } from './alarm.js';
 import { legacySessionLoop } from './legacy.js';
 import { SessionState } from './state.js';
 
 const PAGE = 200;
+const WATERMARK_EVERY_MS = 5000;
 const DEFAULTS = { billingRecheckSeconds: 60, activityTimeoutSeconds: 30, historyLimit: 4000 };
 
 /**
@@ -35,72 +37,115 @@ export async function agentSessionWorkflow(input: AgentSessionInput): Promise<Ag
   if (!patched('session-processing')) return legacySessionLoop(input, state);
 
   const o = { ...DEFAULTS, ...input };
-  const db = proxyActivities<AgentSessionActivities>({
+  // Short database transactions run as local activities: in the worker, without a round trip
+  // through the server per call (a retry after a crash re-runs them; they are idempotent).
+  const db = proxyLocalActivities<AgentSessionActivities>({
     startToCloseTimeout: `${o.activityTimeoutSeconds} seconds`,
     retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
   });
-  // Analyses call a provider (up to ten per call): a longer budget, kept honest by heartbeats.
+  // Analyses call a provider (up to twenty per call): a longer budget, kept honest by heartbeats.
   const analysis = proxyActivities<AgentSessionActivities>({
     startToCloseTimeout: `${o.activityTimeoutSeconds * 10} seconds`,
     heartbeatTimeout: `${o.activityTimeoutSeconds * 2} seconds`,
     retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
   });
   const shown = new Shown();
+  const [idle, recheck, flush] = [new Alarm(), new Alarm(), new Alarm()];
   if (!input.carried) {
     const stored = await db.loadSessionProgress(input.sessionId);
     if (!stored) return 'session_deleted';
     state.load(stored);
   }
+  let queued = 1; // unknown at the start of a run: look
   for (;;) {
-    if ((await processPending(db, input.sessionId, state)) === 'deleted') return 'session_deleted';
-    const analysed = await analysis.analyseQueued(input.sessionId);
+    const processed = await processPending(db, input.sessionId, state);
+    if (processed === 'deleted') return 'session_deleted';
+    queued = Math.max(queued, processed);
+    const analysed = queued > 0 ? await analysis.analyseQueued(input.sessionId) : idleAnalysis(state);
+    queued = analysed.remaining;
     if (analysed.deleted) return 'session_deleted';
     state.processingStatus = analysed.processingStatus;
     shown.update(state);
     if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > o.historyLimit) {
+      shown.update(state, true);
       // Handlers finish first, so that no signal is half-applied when the run closes.
       await condition(allHandlersFinished);
       return continueAsNew<typeof agentSessionWorkflow>({ ...input, carried: state.carry() });
     }
     if (analysed.remaining > 0 && !analysed.billingBlocked) continue;
-    if (state.terminal && state.caughtUp && !state.dirty && analysed.remaining === 0) return 'finished';
+    if (state.terminal && state.caughtUp && !state.dirty && analysed.remaining === 0) {
+      shown.update(state, true);
+      return 'finished';
+    }
     // Idle: no ingest for idleTimeoutSeconds. While billing-blocked, the balance is re-checked
     // meanwhile (and at once on creditsAdded); a top-up after the close restarts the run.
     const idleLeft = lastIngestAt + input.idleTimeoutSeconds * 1000 - Date.now();
-    if (idleLeft <= 0) return 'idle';
-    const timeout = analysed.billingBlocked ? Math.min(o.billingRecheckSeconds * 1000, idleLeft) : idleLeft;
+    if (idleLeft <= 0) {
+      shown.update(state, true);
+      return 'idle';
+    }
+    idle.arm(idleLeft);
+    if (analysed.billingBlocked) recheck.arm(o.billingRecheckSeconds * 1000);
+    const due = shown.dueIn(state);
+    if (due !== null) flush.arm(due);
     creditsWake = false;
-    await condition(() => state.dirty || creditsWake, timeout);
+    await condition(() => state.dirty || creditsWake || idle.ringing || recheck.ringing || flush.ringing);
+    idle.take();
+    flush.take();
+    // A top-up (or the re-check) looks at the analyses again, also to clear billing_blocked.
+    if (recheck.take() || creditsWake) queued = Math.max(queued, 1);
   }
 }
 
-type Db = ReturnType<typeof proxyActivities<AgentSessionActivities>>;
+/** No queued analysis: nothing to call (the stored status stands). */
+function idleAnalysis(state: SessionState): AnalysisResult {
+  return { deleted: false, analysed: 0, failed: 0, remaining: 0, billingBlocked: false, processingStatus: state.processingStatus };
+}
 
-/** Reads and processes pending events page by page until nothing more may be processed now. */
-async function processPending(db: Db, sessionId: string, state: SessionState): Promise<'deleted' | 'done'> {
+type Db = ReturnType<typeof proxyLocalActivities<AgentSessionActivities>>;
+
+/**
+ * Processes pending events page by page until nothing more may be processed now. The activity
+ * applies the state's contiguous-watermark rule inside its transaction and reports the plan back.
+ * Returns the analyses queued for the session, or 'deleted'.
+ */
+async function processPending(db: Db, sessionId: string, state: SessionState): Promise<'deleted' | number> {
+  let queued = 0;
   while (state.dirty) {
     state.dirty = false;
-    const pending = await db.loadPendingEvents(sessionId, PAGE);
-    const plan = state.plan(pending.events);
-    if (plan.process.length > 0) {
-      const result = await db.processEvents(sessionId, { events: plan.process, processedThroughSequence: plan.processedThroughSequence });
-      if (result.deleted) return 'deleted';
-    }
-    state.advance(plan);
+    const result = await db.processPendingEvents(sessionId, state.snapshot(), PAGE);
+    if (result.deleted) return 'deleted';
+    state.advance(result);
+    queued = result.queued;
     // A full page that was processed means more may follow; a gap means waiting for a signal.
-    if (!pending.complete && plan.process.length > 0) state.dirty = true;
+    if (result.more) state.dirty = true;
   }
-  return 'done';
+  return queued;
 }
 
-/** Search attributes for the Temporal UI, upserted only when they change. */
+/**
+ * Search attributes for the Temporal UI. Status changes are shown at once; the watermark, which
+ * moves with every ingest, at most every WATERMARK_EVERY_MS and when the run closes: each upsert
+ * is a visibility write on the server.
+ */
 class Shown {
-  private last = '';
+  private status = '';
+  private watermark: number | null = null;
+  private at = 0;
 
-  update(state: SessionState): void {
-    const key = `${state.status}|${state.processingStatus}|${state.processedThroughSequence}`;
-    if (key === this.last) return;
-    this.last = key;
+  /** Milliseconds until a watermark not yet shown is due, or null when everything is shown. */
+  dueIn(state: SessionState): number | null {
+    if (state.processedThroughSequence === this.watermark) return null;
+    return Math.max(0, this.at + WATERMARK_EVERY_MS - Date.now());
+  }
+
+  update(state: SessionState, final = false): void {
+    const status = `${state.status}|${state.processingStatus}`;
+    const moved = state.processedThroughSequence !== this.watermark;
+    if (status === this.status && (!moved || (!final && Date.now() - this.at < WATERMARK_EVERY_MS))) return;
+    this.status = status;
+    this.watermark = state.processedThroughSequence;
+    this.at = Date.now();
     upsertSearchAttributes([
       { key: STATUS, value: state.status },
       { key: PROCESSING_STATUS, value: state.processingStatus },

@@ -9,22 +9,32 @@ const jobRow = z.object({
   event_id: z.number(),
   revision: z.number(),
   event_revision: z.number(),
-  sequence: z.number(),
   external_event_id: z.string(),
   content: z.string().nullable(),
   organization_id: z.string(),
+  user_messages: z.array(z.string()),
 });
 export type JobRow = z.infer<typeof jobRow>;
 
-export async function nextQueuedJob(db: CommonQueryMethods, sessionId: string): Promise<JobRow | null> {
-  return db.maybeOne(sql.type(jobRow)`
-    SELECT j.id, j.event_id, j.revision, e.revision AS event_revision, e.sequence, e.external_event_id,
-      e.payload->>'content' AS content, s.organization_id
+/**
+ * The session's oldest queued analyses, each with what it needs: the response's content and the
+ * visible user text since the previous assistant response (the exchange it answered, last 20).
+ */
+export async function queuedJobs(db: CommonQueryMethods, sessionId: string, limit: number): Promise<readonly JobRow[]> {
+  return db.any(sql.type(jobRow)`
+    SELECT j.id, j.event_id, j.revision, e.revision AS event_revision, e.external_event_id,
+      e.payload->>'content' AS content, s.organization_id,
+      coalesce((SELECT array_agg(u.content ORDER BY u.sequence) FROM (
+        SELECT m.payload->>'content' AS content, m.sequence FROM agent_events m
+        WHERE m.session_id = j.session_id AND m.type = 'user_message' AND m.sequence < e.sequence AND m.payload->>'content' IS NOT NULL
+          AND m.sequence > coalesce((SELECT max(p.sequence) FROM agent_events p
+            WHERE p.session_id = j.session_id AND p.type = 'assistant_message' AND p.sequence < e.sequence), -1)
+        ORDER BY m.sequence DESC LIMIT 20) u), '{}') AS user_messages
     FROM agent_analysis_jobs j
     JOIN agent_events e ON e.id = j.event_id
     JOIN agent_sessions s ON s.id = j.session_id
     WHERE j.session_id = ${sessionId} AND j.status = 'queued'
-    ORDER BY j.id LIMIT 1`);
+    ORDER BY j.id LIMIT ${limit}`);
 }
 
 export async function countQueuedJobs(db: CommonQueryMethods, sessionId: string): Promise<number> {
@@ -32,31 +42,21 @@ export async function countQueuedJobs(db: CommonQueryMethods, sessionId: string)
     SELECT count(*)::int AS n FROM agent_analysis_jobs WHERE session_id = ${sessionId} AND status = 'queued'`);
 }
 
-/** Visible user text since the previous assistant response: what the response answered. */
-export async function exchangeUserMessages(db: CommonQueryMethods, sessionId: string, sequence: number, max = 20): Promise<string[]> {
-  const rows = await db.anyFirst(sql.type(z.object({ content: z.string() }))`
-    SELECT content FROM (
-      SELECT payload->>'content' AS content, sequence FROM agent_events
-      WHERE session_id = ${sessionId} AND type = 'user_message' AND sequence < ${sequence} AND payload->>'content' IS NOT NULL
-        AND sequence > coalesce((SELECT max(sequence) FROM agent_events
-          WHERE session_id = ${sessionId} AND type = 'assistant_message' AND sequence < ${sequence}), -1)
-      ORDER BY sequence DESC LIMIT ${max}) last ORDER BY sequence`);
-  return [...rows];
-}
-
-/** Ends a job without analysis (superseded by a newer revision, content gone, provider refused). */
-export async function closeJob(db: CommonQueryMethods, jobId: number, status: 'superseded' | 'failed', errorCode: string | null): Promise<void> {
+/** Ends jobs without analysis (superseded by a newer revision, content gone, provider refused). */
+export async function closeJobs(db: CommonQueryMethods, jobs: readonly { id: number; errorCode: string | null }[], status: 'superseded' | 'failed'): Promise<void> {
+  if (!jobs.length) return;
   await db.query(sql.unsafe`
-    UPDATE agent_analysis_jobs SET status = ${status}, error_code = ${errorCode}, attempts = attempts + 1, updated_at = now()
-    WHERE id = ${jobId} AND status = 'queued'`);
+    UPDATE agent_analysis_jobs j SET status = ${status}, error_code = x.error_code, attempts = attempts + 1, updated_at = now()
+    FROM jsonb_to_recordset(${sql.jsonb(jobs.map((j) => ({ id: j.id, error_code: j.errorCode })))}) AS x(id bigint, error_code text)
+    WHERE j.id = x.id AND j.status = 'queued'`);
 }
 
-/** Locks the job if it is still queued for the event's current revision. */
-export async function lockQueuedJob(tx: CommonQueryMethods, jobId: number): Promise<boolean> {
-  const row = await tx.maybeOne(sql.type(z.object({ id: z.number() }))`
+/** Locks the jobs still queued for their event's current revision; returns their ids in queue order. */
+export async function lockQueuedJobs(tx: CommonQueryMethods, jobIds: readonly number[]): Promise<number[]> {
+  const rows = await tx.anyFirst(sql.type(z.object({ id: z.number() }))`
     SELECT j.id FROM agent_analysis_jobs j JOIN agent_events e ON e.id = j.event_id AND e.revision = j.revision
-    WHERE j.id = ${jobId} AND j.status = 'queued' FOR UPDATE OF j`);
-  return row !== null;
+    WHERE j.id = ANY(${sql.array([...jobIds], 'int8')}) AND j.status = 'queued' ORDER BY j.id FOR UPDATE OF j`);
+  return [...rows];
 }
 
 export async function balance(db: CommonQueryMethods, organizationId: string): Promise<number> {
@@ -64,50 +64,63 @@ export async function balance(db: CommonQueryMethods, organizationId: string): P
     SELECT credit_balance FROM organizations WHERE id = ${organizationId}`);
 }
 
-/** Spends credits if the balance covers them, with its ledger line; false when it does not. */
-export async function debit(tx: CommonQueryMethods, organizationId: string, amount: number, reason: string): Promise<boolean> {
-  const after = await tx.maybeOneFirst(sql.type(z.object({ credit_balance: z.number() }))`
-    UPDATE organizations SET credit_balance = credit_balance - ${amount}, updated_at = now()
-    WHERE id = ${organizationId} AND credit_balance >= ${amount}
-    RETURNING credit_balance`);
-  if (after === null) return false;
+/**
+ * Spends `cost` credits for as many of `count` analyses as the balance pays (one ledger line
+ * each), under the organization's row lock; returns how many were paid.
+ */
+export async function debitUpTo(tx: CommonQueryMethods, organizationId: string, count: number, cost: number, reason: string): Promise<number> {
+  const current = await tx.oneFirst(sql.type(z.object({ credit_balance: z.number() }))`
+    SELECT credit_balance FROM organizations WHERE id = ${organizationId} FOR UPDATE`);
+  const paid = Math.min(count, Math.floor(current / cost));
+  if (paid === 0) return 0;
+  await tx.query(sql.unsafe`
+    UPDATE organizations SET credit_balance = credit_balance - ${paid * cost}, updated_at = now() WHERE id = ${organizationId}`);
   await tx.query(sql.unsafe`
     INSERT INTO credit_transactions (organization_id, amount, reason, balance_after)
-    VALUES (${organizationId}, ${-amount}, ${reason}, ${after})`);
-  return true;
+    SELECT ${organizationId}, ${-cost}, ${reason}, ${current} - i * ${cost} FROM generate_series(1, ${paid}) AS i`);
+  return paid;
+}
+
+export interface Analysed {
+  job: JobRow;
+  signals: readonly ExtractedSignal[];
 }
 
 /** A revision's analysis replaces the qualitative signals of the response's earlier analysis. */
-export async function replaceQualitativeSignals(
-  tx: CommonQueryMethods,
-  job: JobRow & { session_id: string },
-  signals: readonly ExtractedSignal[],
-  producer: string,
-): Promise<void> {
-  await tx.query(sql.unsafe`DELETE FROM agent_signals WHERE event_id = ${job.event_id} AND source = 'qualitative_inference'`);
-  if (!signals.length) return;
-  const records = signals.map((s) => ({ kind: s.kind, rating: s.rating, summary: s.summary, labels: s.labels }));
+export async function replaceQualitativeSignals(tx: CommonQueryMethods, sessionId: string, analysed: readonly Analysed[], producer: string): Promise<void> {
+  if (!analysed.length) return;
+  await tx.query(sql.unsafe`
+    DELETE FROM agent_signals WHERE source = 'qualitative_inference' AND event_id = ANY(${sql.array(analysed.map((a) => a.job.event_id), 'int8')})`);
+  const records = analysed.flatMap((a) => a.signals.map((s) => ({
+    organization_id: a.job.organization_id, event_id: a.job.event_id, event_external_id: a.job.external_event_id, revision: a.job.revision,
+    kind: s.kind, rating: s.rating, summary: s.summary, labels: s.labels,
+  })));
+  if (!records.length) return;
   await tx.query(sql.unsafe`
     INSERT INTO agent_signals (organization_id, session_id, event_id, event_external_id, source, kind, rating, labels, summary, event_revision, producer)
-    SELECT ${job.organization_id}, ${job.session_id}, ${job.event_id}, ${job.external_event_id}, 'qualitative_inference', x.kind, x.rating,
-      ARRAY(SELECT jsonb_array_elements_text(x.labels)), x.summary, ${job.revision}, ${producer}
-    FROM jsonb_to_recordset(${sql.jsonb(records)}) AS x(kind text, rating text, summary text, labels jsonb)`);
+    SELECT x.organization_id, ${sessionId}, x.event_id, x.event_external_id, 'qualitative_inference', x.kind, x.rating,
+      ARRAY(SELECT jsonb_array_elements_text(x.labels)), x.summary, x.revision, ${producer}
+    FROM jsonb_to_recordset(${sql.jsonb(records)})
+      AS x(organization_id uuid, event_id bigint, event_external_id text, revision integer, kind text, rating text, summary text, labels jsonb)`);
 }
 
-export async function completeJob(tx: CommonQueryMethods, jobId: number, credits: number): Promise<void> {
+export async function completeJobs(tx: CommonQueryMethods, jobIds: readonly number[], credits: number): Promise<void> {
+  if (!jobIds.length) return;
   await tx.query(sql.unsafe`
-    UPDATE agent_analysis_jobs SET status = 'done', credits_spent = ${credits}, attempts = attempts + 1, updated_at = now() WHERE id = ${jobId}`);
+    UPDATE agent_analysis_jobs SET status = 'done', credits_spent = ${credits}, attempts = attempts + 1, updated_at = now()
+    WHERE id = ANY(${sql.array([...jobIds], 'int8')})`);
 }
 
 export type StoredProcessingStatus = 'pending' | 'billing_blocked' | 'capture_disabled';
 
 /** Moves between `pending` and `billing_blocked`; `capture_disabled` is the ingest's to set and clear. */
 export async function setBillingState(db: CommonQueryMethods, sessionId: string, blocked: boolean): Promise<StoredProcessingStatus | null> {
-  const from = blocked ? 'pending' : 'billing_blocked';
   const to = blocked ? 'billing_blocked' : 'pending';
   return db.maybeOneFirst(sql.type(z.object({ processing_status: z.enum(['pending', 'billing_blocked', 'capture_disabled']) }))`
-    UPDATE agent_sessions SET processing_status = CASE WHEN processing_status IN (${from}, 'processing', 'completed') THEN ${to} ELSE processing_status END,
-      updated_at = now()
-    WHERE id = ${sessionId}
-    RETURNING processing_status`);
+    WITH changed AS (
+      UPDATE agent_sessions SET processing_status = ${to}, updated_at = now()
+      WHERE id = ${sessionId} AND processing_status IN ('pending', 'billing_blocked', 'processing', 'completed') AND processing_status <> ${to}
+      RETURNING processing_status)
+    SELECT processing_status FROM changed
+    UNION ALL SELECT processing_status FROM agent_sessions WHERE id = ${sessionId} AND NOT EXISTS (SELECT 1 FROM changed)`);
 }

@@ -1,6 +1,6 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import type { EventRef, PendingEvents, StoredProgress } from '../../../workflows/agent-session/contract.js';
+import type { StoredProgress } from '../../../workflows/agent-session/contract.js';
 
 /** The session workflow's reads and writes. Every write is idempotent (ON CONFLICT, state checks). */
 
@@ -22,14 +22,6 @@ export async function loadProgress(db: CommonQueryMethods, sessionId: string): P
   };
 }
 
-export async function pendingEvents(db: CommonQueryMethods, sessionId: string, limit: number): Promise<PendingEvents> {
-  const rows = await db.any(sql.type(z.object({ sequence: z.number(), revision: z.number() }))`
-    SELECT sequence, revision FROM agent_events
-    WHERE session_id = ${sessionId} AND processed_revision IS DISTINCT FROM revision
-    ORDER BY sequence LIMIT ${limit}`);
-  return { events: rows.map((r) => ({ sequence: r.sequence, revision: r.revision })), complete: rows.length < limit };
-}
-
 export const lockedSession = z.object({ id: z.string(), organization_id: z.string(), application_id: z.string() });
 
 /** Serializes the workflow's writes with ingests of the same session (the ingest locks this row too). */
@@ -40,7 +32,7 @@ export async function lockSessionRow(tx: CommonQueryMethods, sessionId: string) 
 
 const processRow = z.object({
   id: z.number(),
-  external_event_id: z.string(),
+  sequence: z.number(),
   revision: z.number(),
   type: z.enum(['user_message', 'assistant_message', 'feedback']),
   final: z.boolean().nullable(),
@@ -54,16 +46,13 @@ const processRow = z.object({
 });
 export type ProcessRow = z.infer<typeof processRow>;
 
-/** The listed events still at the revision the workflow saw and not yet processed at it. */
-export async function eventsToProcess(tx: CommonQueryMethods, sessionId: string, refs: readonly EventRef[]): Promise<readonly ProcessRow[]> {
+/** The session's unprocessed events (new, or revised since processed), in sequence order, one page. */
+export async function pendingRows(tx: CommonQueryMethods, sessionId: string, limit: number): Promise<readonly ProcessRow[]> {
   return tx.any(sql.type(processRow)`
-    SELECT e.id, e.external_event_id, e.revision, e.type, e.final, e.payload IS NOT NULL AS has_content, e.payload->'feedback' AS feedback
-    FROM agent_events e
-    JOIN jsonb_to_recordset(${sql.jsonb(refs.map((r) => ({ ...r })))}) AS x(sequence bigint, revision integer)
-      ON e.sequence = x.sequence AND e.revision = x.revision
-    WHERE e.session_id = ${sessionId} AND e.processed_revision IS DISTINCT FROM e.revision
-    ORDER BY e.sequence
-    FOR UPDATE OF e`);
+    SELECT id, sequence, revision, type, final, payload IS NOT NULL AS has_content, payload->'feedback' AS feedback
+    FROM agent_events
+    WHERE session_id = ${sessionId} AND processed_revision IS DISTINCT FROM revision
+    ORDER BY sequence LIMIT ${limit}`);
 }
 
 type Session = z.infer<typeof lockedSession>;

@@ -1,17 +1,12 @@
 import { strict as assert } from 'node:assert';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { PROJECT_ROOT } from '../../../src/paths.js';
 import {
   assistantMessage, feedbackEvent, processingContext, sessionRequest, userMessage, type ProcessingContext, type TestAgentApp,
 } from '../../helpers/agents.js';
-import { testStack, workflowBundle } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
-import { startTestWorker, type TestWorker } from '../../helpers/worker.js';
+import { killWorkerProcess, startTestWorker, startWorkerProcess, type TestWorker } from '../../helpers/worker.js';
 
 const SESSIONS = 24;
 const TURNS = 60;
@@ -40,22 +35,10 @@ describe('agent session workflow: a worker killed mid-batch', function () {
     ctx = await processingContext({ credits: 1_000_000, worker: false });
   });
   after(async () => {
-    child?.kill('SIGKILL');
+    if (child) await killWorkerProcess(child);
     await replacement?.stop();
     await ctx?.close();
   });
-
-  async function startChildWorker(): Promise<ChildProcess> {
-    const bundlePath = path.join((await testStack()).tmpDir, `bundle-${process.pid}.js`);
-    await writeFile(bundlePath, (await workflowBundle()).code);
-    const proc = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'test', 'helpers', 'worker-process.ts')], {
-      env: { ...process.env, DATABASE_URL: ctx.databaseUrl, TEMPORAL_ADDRESS: (await testStack()).temporal.address, TASK_QUEUE: ctx.taskQueue, BUNDLE_PATH: bundlePath },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const [chunk] = (await once(proc.stdout, 'data')) as [Buffer];
-    assert.equal(chunk.toString().trim(), 'ready');
-    return proc;
-  }
 
   const ingestAll = async (app: TestAgentApp) => {
     const ids: string[] = [];
@@ -78,7 +61,7 @@ describe('agent session workflow: a worker killed mid-batch', function () {
       (SELECT coalesce(sum(processed_through_sequence), 0)::int FROM agent_sessions WHERE id = ANY(${sql.array(sessionIds, 'uuid')})) AS watermarks`);
 
   it('a new worker finishes the work; units, signals and credits equal a clean run\'s', async () => {
-    child = await startChildWorker();
+    child = await startWorkerProcess({ databaseUrl: ctx.databaseUrl, taskQueue: ctx.taskQueue });
     const crashed = await ingestAll(await ctx.newApp());
     const target = crashed.last * SESSIONS;
     // Kill while processing is under way: some progress, not all of it.
@@ -87,8 +70,7 @@ describe('agent session workflow: a worker killed mid-batch', function () {
       return t.watermarks > 0 || t.done > 0;
     }, 60_000, 20);
     assert.ok(midway, 'processing started');
-    child.kill('SIGKILL');
-    await once(child, 'exit');
+    await killWorkerProcess(child);
     child = undefined;
     const atKill = await totals(crashed.ids);
     assert.ok(atKill.watermarks < target || atKill.done < SESSIONS * TURNS, `killed before the end: ${JSON.stringify(atKill)}`);

@@ -132,7 +132,7 @@ describe('agent session workflow state', () => {
     it('never moves the watermark back', () => {
       const state = fold(signal({ highestSequence: 4 }));
       state.processedThroughSequence = 4;
-      state.advance({ process: [], processedThroughSequence: 2, waitingFor: null });
+      state.advance({ processedThroughSequence: 2, waitingFor: null });
       assert.equal(state.processedThroughSequence, 4);
     });
 

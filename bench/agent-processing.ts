@@ -1,0 +1,151 @@
+/**
+ * Agent session processing, end to end on the real stack (API, Temporal dev server, worker with
+ * the local signal extractor, PostgreSQL):
+ *  (a) lag: a steady open-loop load across 100 sessions, at several rates (requests/s round-robin
+ *      over the sessions, each one user message and one finalized assistant response); for every ingest, the time from its 202 response until the
+ *      session's processedThroughSequence reaches its last event, p50/p95 (DB polled every 20 ms);
+ *  (b) sustained throughput: a backlog ingested while no worker runs, then the time a worker takes
+ *      to process all of it (watermarks, metering, explicit signals, and every analysis paid for).
+ */
+import { once } from 'node:events';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { sleep } from '../src/dev/net.js';
+import { assistantMessage, feedbackEvent, processingContext, sessionRequest, userMessage } from '../test/helpers/agents.js';
+import { stopTestStack } from '../test/helpers/stack.js';
+import { killWorkerProcess, startWorkerProcess } from '../test/helpers/worker.js';
+import { percentile } from './stats.js';
+
+const STEADY = { sessions: 100, seconds: Number(process.env.BENCH_SECONDS ?? 20), eventsPerRequest: 2 };
+/** Offered loads, in ingest requests per second (two events each). */
+const LEVELS = (process.env.BENCH_RPS ?? '5,15,30').split(',').map(Number);
+const BACKLOG = { sessions: 100, turns: Number(process.env.BENCH_TURNS ?? 100) };
+const TEXT = 'The export to CSV drops the last column when the report has more than twenty columns. Can you add a fix? ';
+
+type Ctx = Awaited<ReturnType<typeof processingContext>>;
+
+const watermarks = (ctx: Ctx, ids: string[]) => ctx.pool.any(sql.type(z.object({ id: z.string(), w: z.number().nullable() }))`
+  SELECT id, processed_through_sequence AS w FROM agent_sessions WHERE id = ANY(${sql.array(ids, 'uuid')})`);
+
+async function steadyLag(ctx: Ctx, requestsPerSecond: number) {
+  const app = await ctx.newApp();
+  const pending = new Map<string, { sequence: number; at: number }[]>();
+  const lags: number[] = [];
+  const ingestMs: number[] = [];
+  const ids = new Set<string>();
+  let polling = true;
+  const poller = (async () => {
+    while (polling || [...pending.values()].some((p) => p.length)) {
+      const now = performance.now();
+      for (const row of await watermarks(ctx, [...ids])) {
+        const list = pending.get(row.id) ?? [];
+        while (list.length && row.w !== null && row.w >= list[0]!.sequence) lags.push(now - list.shift()!.at);
+      }
+      await sleep(20);
+    }
+  })();
+  // Open loop: requests start on a fixed schedule (round-robin over the sessions), whatever the
+  // latency of earlier ones, so that the load stays steady instead of slowing down with the system.
+  const total = requestsPerSecond * STEADY.seconds;
+  const started = performance.now();
+  const inFlight: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const s = i % STEADY.sessions;
+    const round = Math.floor(i / STEADY.sessions);
+    const due = started + (i * 1000) / requestsPerSecond;
+    await sleep(Math.max(0, due - performance.now()));
+    inFlight.push((async () => {
+      const seq = round * 2 + 1;
+      const t = performance.now();
+      const res = await ctx.ingest(app, sessionRequest(app, [userMessage(seq, `${TEXT}${round}`), assistantMessage(seq + 1, `answer ${round}`)], { externalSessionId: `steady-${requestsPerSecond}-${s}` }));
+      if (res.status !== 202) throw new Error(`ingest ${res.status}`);
+      const done = performance.now();
+      ingestMs.push(done - t);
+      const sessionId = (res.body as { sessionId: string }).sessionId;
+      ids.add(sessionId);
+      const list = pending.get(sessionId) ?? [];
+      list.push({ sequence: seq + 1, at: done });
+      list.sort((x, y) => x.sequence - y.sequence);
+      pending.set(sessionId, list);
+    })());
+  }
+  await Promise.all(inFlight);
+  const sendSeconds = (performance.now() - started) / 1000;
+  polling = false;
+  await poller;
+  const sorted = lags.sort((a, b) => a - b);
+  const ingestSorted = ingestMs.sort((a, b) => a - b);
+  const events = total * STEADY.eventsPerRequest;
+  return {
+    sessions: STEADY.sessions,
+    requestsPerSecond,
+    offeredEventsPerSecond: Number((events / sendSeconds).toFixed(1)),
+    ingests: lags.length,
+    lagMs: { p50: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99), max: percentile(sorted, 100) },
+    ingestLatencyMs: { p50: percentile(ingestSorted, 50), p95: percentile(ingestSorted, 95) },
+    pollIntervalMs: 20,
+  };
+}
+
+async function backlogThroughput(ctx: Ctx) {
+  const app = await ctx.newApp();
+  const events = Array.from({ length: BACKLOG.turns }, (_, t) => [
+    userMessage(3 * t + 1, `${TEXT}${t}`), assistantMessage(3 * t + 2, `answer ${t}`), feedbackEvent(3 * t + 3, `e${3 * t + 2}`, t % 2 ? 'positive' : 'negative'),
+  ]).flat();
+  const last = events.at(-1)!.sequence;
+  const ids: string[] = [];
+  for (let s = 0; s < BACKLOG.sessions; s++) {
+    const res = await ctx.ingest(app, sessionRequest(app, events, { externalSessionId: `backlog-${s}`, status: 'ended' }));
+    ids.push((res.body as { sessionId: string }).sessionId);
+  }
+  const started = performance.now();
+  const worker = await startWorkerProcess({ databaseUrl: ctx.databaseUrl, taskQueue: ctx.taskQueue });
+  for (;;) {
+    const rows = await watermarks(ctx, ids);
+    const queued = await ctx.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+      SELECT count(*)::int AS n FROM agent_analysis_jobs WHERE status = 'queued' AND session_id = ANY(${sql.array(ids, 'uuid')})`);
+    if (rows.every((r) => r.w === last) && queued === 0) break;
+    await sleep(100);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  await killWorkerProcess(worker);
+  const total = BACKLOG.sessions * events.length;
+  const analyses = BACKLOG.sessions * BACKLOG.turns;
+  return {
+    sessions: BACKLOG.sessions,
+    events: total,
+    analysedResponses: analyses,
+    seconds: Number(seconds.toFixed(2)),
+    eventsPerSecond: Number((total / seconds).toFixed(1)),
+    analysesPerSecond: Number((analyses / seconds).toFixed(1)),
+    includesWorkerProcessStartSeconds: true,
+  };
+}
+
+export async function benchAgentProcessing(): Promise<Record<string, unknown>> {
+  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('ERROR') });
+  // The worker runs in a process of its own, as in production (API and worker scale apart).
+  const steadyCtx = await processingContext({ credits: 10_000_000, worker: false });
+  const worker = await startWorkerProcess({ databaseUrl: steadyCtx.databaseUrl, taskQueue: steadyCtx.taskQueue });
+  const steady = [];
+  try {
+    for (const rps of LEVELS) steady.push(await steadyLag(steadyCtx, rps));
+  } finally {
+    if (process.env.BENCH_PROFILE) {
+      worker.kill('SIGTERM');
+      await once(worker, 'exit');
+    }
+    await killWorkerProcess(worker);
+    await steadyCtx.close();
+  }
+  const backlogCtx = await processingContext({ credits: 10_000_000, worker: false });
+  let backlog;
+  try {
+    backlog = await backlogThroughput(backlogCtx);
+  } finally {
+    await backlogCtx.close();
+    await stopTestStack();
+  }
+  return { name: 'agent-processing', steadyLoad: steady, backlog };
+}
