@@ -50,7 +50,7 @@ describe('workflow replay', function () {
     const altered = load('agent-session-gap-end-altered.json', ALTERED);
     await assert.rejects(
       Worker.runReplayHistory({ workflowBundle: await workflowBundle(), replayName: 'altered' }, altered),
-      (error: unknown) => error instanceof DeterminismViolationError && /processEvents/.test(error.message),
+      (error: unknown) => error instanceof DeterminismViolationError && /analyseQueued/.test(error.message),
     );
   });
 });
