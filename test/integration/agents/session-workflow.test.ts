@@ -55,10 +55,12 @@ describe('agent ingest: the session workflow is started and signalled', function
     const handle = temporal.client.workflow.getHandle(agentSessionWorkflowId(first.body.sessionId));
     const second = await ingest(sessionRequest(app, [assistantMessage(3, 'a')], { externalSessionId: 'wf-1', status: 'ended' }));
     assert.equal(second.status, 202);
-    const view = await eventually(() => handle.query(sessionView), (v) => v.ingests === 2);
-    assert.deepEqual(view, { highestSequence: 3, status: 'ended', processingStatus: 'pending', ingests: 2 });
+    const view = await eventually(() => handle.query(sessionView), (v) => v.ingests === 2 && v.processedThroughSequence === 3);
+    assert.deepEqual(view, { processedThroughSequence: 3, highestSequence: 3, status: 'ended', processingStatus: 'pending', waitingForSequence: null, ingests: 2 });
+    // Ended and fully processed: the run finishes (a later revision or feedback would start a new one).
+    assert.equal(await handle.result(), 'finished');
     const description = await handle.describe();
-    assert.equal(description.status.name, 'RUNNING');
+    assert.equal(description.status.name, 'COMPLETED');
     assert.equal(description.typedSearchAttributes.get(ORGANIZATION_ID), org.organizationId);
     assert.equal(description.typedSearchAttributes.get(SESSION_ID), first.body.sessionId);
     await eventually(async () => (await handle.describe()).typedSearchAttributes.get(STATUS), (s) => s === 'ended');

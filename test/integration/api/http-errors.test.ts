@@ -128,7 +128,7 @@ describe('HTTP error handling', () => {
   it('credits an organization through the REST equivalent of `intake credits add`', async () => {
     const res = await api.request(credits, { method: 'POST', headers: auth(), json: { amount: 25 } });
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body, { organizationId: org.organizationId, balance: 25 });
+    assert.deepEqual(res.body, { organizationId: org.organizationId, balance: 25, resumedSessions: 0 });
   });
 
   it('serves an OpenAPI 3.1 document built from the validation schemas', async () => {

@@ -62,7 +62,7 @@ describe('intake admin CLI', function () {
     assert.deepEqual(key.json.scopes, ['feedback:write', 'admin']);
 
     const credits = await intake('credits', 'add', '--org', org.json.organizationId, '--amount', '20');
-    assert.deepEqual(credits.json, { organizationId: org.json.organizationId, balance: 25 });
+    assert.deepEqual(credits.json, { organizationId: org.json.organizationId, balance: 25, resumedSessions: 0 });
     const viaApi = await api.request('/v3/rest/organization', { headers: { 'X-Service-Api-Key': key.json.apiKey } });
     assert.equal(viaApi.body.creditBalance, 25);
 
