@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { ActivityDeps } from '../../activities/index.js';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { createApplication, issueCredential, changeApplication, type SettingsPatch } from '../../src/agents/applications.js';
@@ -98,7 +99,7 @@ export interface ProcessingContext extends AgentContext {
 
 /** An agent context whose API starts session workflows on a real worker (short timeouts for tests). */
 export async function processingContext(
-  options: { env?: Record<string, string>; credits?: number; worker?: boolean } = {},
+  options: { env?: Record<string, string>; credits?: number; worker?: boolean; deps?: Partial<ActivityDeps> } = {},
 ): Promise<ProcessingContext & { taskQueue: string }> {
   const taskQueue = `test-${randomUUID()}`;
   const base = await agentContext({
@@ -106,7 +107,7 @@ export async function processingContext(
     env: { TEMPORAL_TASK_QUEUE: taskQueue, AGENT_SESSION_IDLE_SECONDS: '60', AGENT_BILLING_RECHECK_SECONDS: '1', AGENT_SESSION_ACTIVITY_TIMEOUT_SECONDS: '5', ...options.env },
   });
   // Without an in-process worker the test brings its own (a killable process).
-  const worker = options.worker === false ? { taskQueue, stop: async () => undefined } : await startTestWorker(base.pool, { taskQueue });
+  const worker = options.worker === false ? { taskQueue, stop: async () => undefined } : await startTestWorker(base.pool, { taskQueue, ...(options.deps ? { deps: options.deps } : {}) });
   const sessionRow = z.object({ processed_through_sequence: z.number().nullable(), processing_status: z.string(), status: z.string() });
   const session = (id: string) => base.pool.one(sql.type(sessionRow)`
     SELECT processed_through_sequence, processing_status, status FROM agent_sessions WHERE id = ${id}`);

@@ -50,4 +50,19 @@ describe('config', () => {
     assert.throws(() => required(undefined, 'DATABASE_URL'), /DATABASE_URL is required/);
     assert.equal(required('x', 'A'), 'x');
   });
+
+  it('chooses the signal extractor: local by default; openai needs a base URL', () => {
+    assert.deepEqual(loadConfig({}).signalExtractor, { kind: 'local' });
+    assert.throws(() => loadConfig({ SIGNAL_EXTRACTOR: 'openai' }), /SIGNAL_EXTRACTOR_BASE_URL/);
+    assert.deepEqual(loadConfig({ SIGNAL_EXTRACTOR: 'openai', SIGNAL_EXTRACTOR_BASE_URL: 'http://llm.internal/v1', SIGNAL_EXTRACTOR_API_KEY: 'k' }).signalExtractor, {
+      kind: 'openai', baseUrl: 'http://llm.internal/v1', apiKey: 'k', model: 'gpt-4o-mini', timeoutMs: 20_000,
+    });
+    assert.throws(() => loadConfig({ SIGNAL_EXTRACTOR: 'magic' }), /SIGNAL_EXTRACTOR/);
+  });
+
+  it('reads the session processing settings', () => {
+    const c = loadConfig({ AGENT_BILLING_RECHECK_SECONDS: '5', AGENT_ANALYSIS_CREDIT_COST: '3', AGENT_SESSION_HISTORY_LIMIT: '500' });
+    assert.deepEqual([c.agents.billingRecheckSeconds, c.agents.analysisCreditCost, c.agents.historyLimit, c.agents.retentionSweepMinutes], [5, 3, 500, 60]);
+    assert.throws(() => loadConfig({ AGENT_SESSION_HISTORY_LIMIT: '10' }), /AGENT_SESSION_HISTORY_LIMIT/);
+  });
 });
