@@ -137,7 +137,7 @@ export const sessionQuery: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    afterSequence: { type: 'integer', minimum: -1, default: -1, description: 'Events with a higher sequence only (paging)' },
+    afterSequence: { type: 'integer', minimum: -1, maximum: Number.MAX_SAFE_INTEGER, default: -1, description: 'Events with a higher sequence only (paging)' },
     eventLimit: { type: 'integer', minimum: 1, maximum: 1000, default: 500 },
   },
 };

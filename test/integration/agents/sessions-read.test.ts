@@ -38,6 +38,15 @@ describe('agent sessions: reads and conversation access', function () {
     assert.equal(res.body.events[1].final, true);
   });
 
+  it('afterSequence past the largest safe integer is a 400, not a database error (found by fuzzing)', async () => {
+    const res = await get(`/v3/rest/agent-conversations/sessions/${sessionId}?afterSequence=3677763118703239109022347952128`, key());
+    assert.equal(res.status, 400);
+    assert.equal(res.body.errorCode, 'validation_failed');
+    assert.equal(res.body.errors[0].path, 'query.afterSequence');
+    const max = await get(`/v3/rest/agent-conversations/sessions/${sessionId}?afterSequence=${Number.MAX_SAFE_INTEGER}`, key());
+    assert.deepEqual([max.status, max.body.events], [200, []]);
+  });
+
   it('lists sessions with filters and paging', async () => {
     await t.ingest(app, sessionRequest(app, [userMessage(1, 'x')], { externalSessionId: 'read-2', status: 'ended' }));
     const all = await get('/v3/rest/agent-conversations/sessions?limit=1', key());
