@@ -15,6 +15,7 @@ export interface AgentSessionActivityDeps {
 /** Analyses per activity call, and provider calls in flight at once within it. */
 const ANALYSES_PER_CALL = 20;
 const PROVIDER_CONCURRENCY = 4;
+const HEARTBEAT_MS = 5_000;
 
 export function createAgentSessionActivities(deps: AgentSessionActivityDeps) {
   return {
@@ -27,14 +28,20 @@ export function createAgentSessionActivities(deps: AgentSessionActivityDeps) {
     },
     async analyseQueued(sessionId: string): Promise<AnalysisResult> {
       const ctx = Context.current();
-      return analyseQueued(deps.pool, sessionId, {
-        extractor: deps.extractor,
-        creditCost: deps.analysisCreditCost,
-        limit: ANALYSES_PER_CALL,
-        concurrency: PROVIDER_CONCURRENCY,
-        heartbeat: () => ctx.heartbeat(),
-        signal: ctx.cancellationSignal,
-      });
+      // Heartbeats also while a slow provider call is in flight, whatever its own timeout.
+      const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);
+      try {
+        return await analyseQueued(deps.pool, sessionId, {
+          extractor: deps.extractor,
+          creditCost: deps.analysisCreditCost,
+          limit: ANALYSES_PER_CALL,
+          concurrency: PROVIDER_CONCURRENCY,
+          heartbeat: () => ctx.heartbeat(),
+          signal: ctx.cancellationSignal,
+        });
+      } finally {
+        clearInterval(beat);
+      }
     },
   };
 }

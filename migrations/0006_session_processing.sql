@@ -17,6 +17,8 @@ ALTER TABLE agent_analysis_jobs ADD COLUMN attempts integer NOT NULL DEFAULT 0;
 ALTER TABLE agent_analysis_jobs ADD COLUMN error_code text;
 ALTER TABLE agent_analysis_jobs ADD COLUMN credits_spent integer NOT NULL DEFAULT 0;
 CREATE INDEX agent_analysis_jobs_queued_idx ON agent_analysis_jobs (session_id, id) WHERE status = 'queued';
+-- Deleting a session (retention, purge) finds its jobs and its usage rows by these.
+CREATE INDEX agent_analysis_jobs_session_idx ON agent_analysis_jobs (session_id);
 
 -- Metered units. A unit is counted once per event and unit (retries and revisions add none); it
 -- outlives the conversation it was counted for (billing history survives retention).
@@ -32,6 +34,7 @@ CREATE TABLE usage_records (
   UNIQUE (event_id, unit)
 );
 CREATE INDEX usage_records_organization_idx ON usage_records (organization_id, unit, recorded_at);
+CREATE INDEX usage_records_session_idx ON usage_records (session_id) WHERE session_id IS NOT NULL;
 
 -- The retention sweep looks for an application's conversations by their last activity.
 CREATE INDEX agent_sessions_retention_idx ON agent_sessions (application_id, last_ingest_at);

@@ -84,7 +84,7 @@ export function agentConversationHandlers(deps: AppDeps) {
     ingest: async (ctx: AppContext, { body }: RouteInput<AgentIngestRequest, unknown>) => {
       const tooLarge = eventSizeErrors(body);
       if (tooLarge.length) throw new ValidationError(tooLarge, 'An event exceeds 256 KiB.');
-      const result = await ingestSession(deps.pool, agentOf(ctx).application, body);
+      const result = await ingestSession(deps.pool, agentOf(ctx).application, body, { analysisCreditCost: deps.config.agents.analysisCreditCost });
       try {
         await signalSession(deps.temporal, deps.config, result);
       } catch (error) {

@@ -30,7 +30,12 @@ export interface IngestResult {
  * One ingest request: sanitized first (nothing unsanitized is stored or compared), then applied in
  * a single transaction under the session's row lock. Any 400 or 409 rolls everything back.
  */
-export async function ingestSession(pool: DatabasePool, app: ApplicationRow, raw: AgentIngestRequest): Promise<IngestResult> {
+export async function ingestSession(
+  pool: DatabasePool,
+  app: ApplicationRow,
+  raw: AgentIngestRequest,
+  options: { analysisCreditCost: number },
+): Promise<IngestResult> {
   const request = await sanitizeIngestRequest(raw, { redactedFieldNames: app.redacted_field_names, redactedTextPatterns: app.redacted_text_patterns });
   const envErrors = environmentErrors(request, app.allowed_environments);
   if (envErrors.length) throw new ValidationError(envErrors, 'The environment is missing or not allowed for this application.');
@@ -58,6 +63,7 @@ export async function ingestSession(pool: DatabasePool, app: ApplicationRow, raw
     const updated = await updateSessionAfterIngest(tx, session.id, {
       status,
       captureContent: capture,
+      analysisCreditCost: options.analysisCreditCost,
       agentVersion: capture ? (request.agentVersion ?? null) : null,
       source: capture ? (request.source ?? null) : null,
       context: capture ? (request.context ?? null) : null,

@@ -1,7 +1,7 @@
 import type { DatabasePool } from 'slonik';
 import type { AnalysisResult, ProcessResult, ProgressSnapshot } from '../../workflows/agent-session/contract.js';
 import {
-  balance, closeJobs, completeJobs, countQueuedJobs, debitUpTo, lockQueuedJobs, queuedJobs, replaceQualitativeSignals, setBillingState,
+  balance, completeJobs, countQueuedJobs, debitUpTo, lockQueuedJobs, queuedJobs, replaceQualitativeSignals, setBillingState, updateJobs,
   type Analysed, type JobRow,
 } from '../db/repositories/agent-analysis.js';
 import {
@@ -22,7 +22,14 @@ export async function processPending(pool: DatabasePool, sessionId: string, at: 
     const session = await lockSessionRow(tx, sessionId);
     if (!session) return { deleted: true, processedThroughSequence: null, waitingFor: null, more: false, processed: 0, signals: 0, units: 0, queued: 0 };
     const pending = await pendingRows(tx, sessionId, pageSize);
-    const plan = planProcessing(at, pending.map((r) => ({ sequence: r.sequence, revision: r.revision })));
+    // The stored progress wins over the workflow's snapshot: a retried call (its first attempt
+    // committed, then the worker died) must not see the page it already processed as a gap.
+    const current: ProgressSnapshot = {
+      processedThroughSequence: maxOrNull(at.processedThroughSequence, session.processed_through_sequence),
+      highestSequence: at.highestSequence,
+      terminal: at.terminal || session.status !== 'open',
+    };
+    const plan = planProcessing(current, pending.map((r) => ({ sequence: r.sequence, revision: r.revision })));
     const chosen = new Set(plan.process.map((e) => e.sequence));
     const rows = pending.filter((r) => chosen.has(r.sequence));
     const signals = await upsertExplicitSignals(tx, session, rows);
@@ -32,11 +39,13 @@ export async function processPending(pool: DatabasePool, sessionId: string, at: 
     // Analysis needs the content: none is queued while content capture is off.
     await queueAnalyses(tx, sessionId, finals.filter((r) => r.has_content));
     await markProcessed(tx, sessionId, rows.map((r) => r.id), plan.processedThroughSequence);
+    // A full page may end before the next sequence only because it is full: look again first.
+    const more = pending.length === pageSize && rows.length > 0;
     return {
       deleted: false,
       processedThroughSequence: plan.processedThroughSequence,
-      waitingFor: plan.waitingFor,
-      more: pending.length === pageSize && rows.length > 0,
+      waitingFor: more ? null : plan.waitingFor,
+      more,
       processed: rows.length,
       signals,
       units,
@@ -57,18 +66,27 @@ export interface AnalysisOptions {
   signal?: AbortSignal;
 }
 
+/** Provider failures that say nothing about the response: wait and try the batch again later. */
+const PROVIDER_DOWN = new Set(['provider_unreachable', 'provider_unavailable']);
+/** A response the provider keeps answering badly is given up after this many tries. */
+export const MAX_ANALYSIS_ATTEMPTS = 3;
+
 /**
  * Runs a batch of the session's queued analyses, in queue order, as far as the organization's
  * balance pays. The provider is called outside any transaction; the results are written, the
  * credits spent (one ledger line per response) and the jobs closed in one transaction, so a
- * retried call never pays or writes twice.
+ * retried call never pays or writes twice. A provider that is down ends the batch with
+ * `providerUnavailable` (the workflow waits and keeps processing events meanwhile); a refusal fails
+ * that analysis; a bad answer is tried again up to MAX_ANALYSIS_ATTEMPTS times.
  */
 export async function analyseQueued(pool: DatabasePool, sessionId: string, o: AnalysisOptions): Promise<AnalysisResult> {
   const jobs = await queuedJobs(pool, sessionId, o.limit);
   const superseded = jobs.filter((j) => j.event_revision !== j.revision);
   const contentless = jobs.filter((j) => j.event_revision === j.revision && j.content === null);
-  await closeJobs(pool, superseded.map((j) => ({ id: j.id, errorCode: null })), 'superseded');
-  await closeJobs(pool, contentless.map((j) => ({ id: j.id, errorCode: 'content_not_stored' })), 'failed');
+  await closeJobs(pool, sessionId, [
+    ...superseded.map((j) => ({ id: j.id, status: 'superseded' as const, errorCode: null })),
+    ...contentless.map((j) => ({ id: j.id, status: 'failed' as const, errorCode: 'content_not_stored' })),
+  ]);
   let ready = jobs.filter((j) => j.event_revision === j.revision && j.content !== null);
   let billingBlocked = false;
   const organizationId = jobs[0]?.organization_id;
@@ -78,8 +96,8 @@ export async function analyseQueued(pool: DatabasePool, sessionId: string, o: An
     if (affordable < ready.length) billingBlocked = true;
     ready = ready.slice(0, affordable);
   }
-  const { analysed, refused } = await extractAll(ready, o);
-  await closeJobs(pool, refused, 'failed');
+  const { analysed, refused, providerUnavailable } = await extractAll(ready, o);
+  await closeJobs(pool, sessionId, refused);
   let written = 0;
   if (analysed.length) {
     const outcome = await writeAnalyses(pool, sessionId, analysed, o);
@@ -87,33 +105,51 @@ export async function analyseQueued(pool: DatabasePool, sessionId: string, o: An
     billingBlocked ||= outcome.blocked;
   }
   const status = await setBillingState(pool, sessionId, billingBlocked);
-  const failed = contentless.length + refused.length;
-  if (status === null) return { deleted: true, analysed: written, failed, remaining: 0, billingBlocked, processingStatus: 'pending' };
-  return { deleted: false, analysed: written, failed, remaining: await countQueuedJobs(pool, sessionId), billingBlocked, processingStatus: status };
+  const failed = contentless.length + refused.filter((r) => r.status === 'failed').length;
+  const base = { analysed: written, failed, billingBlocked, providerUnavailable };
+  if (status === null) return { ...base, deleted: true, remaining: 0, processingStatus: 'pending' };
+  return { ...base, deleted: false, remaining: await countQueuedJobs(pool, sessionId), processingStatus: status };
 }
 
-/** Calls the provider for each job, `concurrency` at a time; a refusal fails only its job. */
+type Closing = { id: number; status: 'failed' | 'superseded' | 'queued'; errorCode: string | null };
+
+/** Calls the provider for each job, `concurrency` at a time, until the provider is found down. */
 async function extractAll(jobs: readonly JobRow[], o: AnalysisOptions) {
   const analysed: Analysed[] = [];
-  const refused: { id: number; errorCode: string }[] = [];
+  const refused: Closing[] = [];
+  let providerUnavailable = false;
   let next = 0;
   const run = async () => {
-    for (let i = next++; i < jobs.length; i = next++) {
+    for (let i = next++; i < jobs.length && !providerUnavailable; i = next++) {
       const job = jobs[i]!;
       try {
         const signals = await o.extractor.extract({ userMessages: job.user_messages, response: job.content ?? '' }, o.signal ? { signal: o.signal } : {});
         analysed.push({ job, signals });
       } catch (error) {
-        // Retryable provider errors propagate: the activity retries with backoff.
-        if (!(error instanceof ExtractorError) || error.retryable) throw error;
-        refused.push({ id: job.id, errorCode: error.code });
+        if (!(error instanceof ExtractorError)) throw error;
+        if (PROVIDER_DOWN.has(error.code)) {
+          providerUnavailable = true;
+        } else {
+          // A refusal fails the analysis at once; a bad answer is retried a few times, then fails.
+          const exhausted = !error.retryable || job.attempts + 1 >= MAX_ANALYSIS_ATTEMPTS;
+          refused.push({ id: job.id, status: exhausted ? 'failed' : 'queued', errorCode: error.code });
+        }
       }
       o.heartbeat?.();
     }
   };
   await Promise.all(Array.from({ length: Math.min(o.concurrency, jobs.length) }, run));
   analysed.sort((a, b) => a.job.id - b.job.id);
-  return { analysed, refused };
+  return { analysed, refused, providerUnavailable };
+}
+
+/** Closes (or counts an attempt of) jobs under the session's lock, like every other write. */
+async function closeJobs(pool: DatabasePool, sessionId: string, jobs: readonly Closing[]): Promise<void> {
+  if (!jobs.length) return;
+  await pool.transaction(async (tx) => {
+    if (!(await lockSessionRow(tx, sessionId))) return;
+    await updateJobs(tx, jobs);
+  });
 }
 
 async function writeAnalyses(pool: DatabasePool, sessionId: string, analysed: readonly Analysed[], o: AnalysisOptions) {
@@ -129,4 +165,10 @@ async function writeAnalyses(pool: DatabasePool, sessionId: string, analysed: re
     await completeJobs(tx, kept.map((a) => a.job.id), o.creditCost);
     return { written: kept.length, blocked: paid < current.length };
   });
+}
+
+function maxOrNull(a: number | null, b: number | null): number | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return Math.max(a, b);
 }

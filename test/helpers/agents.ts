@@ -107,7 +107,9 @@ export async function processingContext(
     env: { TEMPORAL_TASK_QUEUE: taskQueue, AGENT_SESSION_IDLE_SECONDS: '60', AGENT_BILLING_RECHECK_SECONDS: '1', AGENT_SESSION_ACTIVITY_TIMEOUT_SECONDS: '5', ...options.env },
   });
   // Without an in-process worker the test brings its own (a killable process).
-  const worker = options.worker === false ? { taskQueue, stop: async () => undefined } : await startTestWorker(base.pool, { taskQueue, ...(options.deps ? { deps: options.deps } : {}) });
+  const worker = options.worker === false ? { taskQueue, stop: async () => undefined } : await startTestWorker(base.pool, {
+    taskQueue, deps: { analysisCreditCost: base.api.deps.config.agents.analysisCreditCost, ...options.deps },
+  });
   const sessionRow = z.object({ processed_through_sequence: z.number().nullable(), processing_status: z.string(), status: z.string() });
   const session = (id: string) => base.pool.one(sql.type(sessionRow)`
     SELECT processed_through_sequence, processing_status, status FROM agent_sessions WHERE id = ${id}`);

@@ -117,6 +117,8 @@ export interface AnalysisResult {
   remaining: number;
   /** The organization's balance cannot pay the next analysis. */
   billingBlocked: boolean;
+  /** The signal extractor is unreachable or overloaded: try again later. */
+  providerUnavailable: boolean;
   /** The session's processing status after this round (as stored). */
   processingStatus: ProcessingStatus;
 }

@@ -57,10 +57,13 @@ export async function agentSessionWorkflow(input: AgentSessionInput): Promise<Ag
     state.load(stored);
   }
   let queued = 1; // unknown at the start of a run: look
+  let lastLook = false;
   for (;;) {
     const processed = await processPending(db, input.sessionId, state);
     if (processed === 'deleted') return 'session_deleted';
     queued = Math.max(queued, processed);
+    // A top-up that arrives while this analysis runs wakes the next wait.
+    creditsWake = false;
     const analysed = queued > 0 ? await analysis.analyseQueued(input.sessionId) : idleAnalysis(state);
     queued = analysed.remaining;
     if (analysed.deleted) return 'session_deleted';
@@ -72,34 +75,39 @@ export async function agentSessionWorkflow(input: AgentSessionInput): Promise<Ag
       await condition(allHandlersFinished);
       return continueAsNew<typeof agentSessionWorkflow>({ ...input, carried: state.carry() });
     }
-    if (analysed.remaining > 0 && !analysed.billingBlocked) continue;
-    if (state.terminal && state.caughtUp && !state.dirty && analysed.remaining === 0) {
+    const waiting = analysed.billingBlocked || analysed.providerUnavailable;
+    if (queued > 0 && !waiting) continue;
+    if (state.terminal && state.caughtUp && !state.dirty && queued === 0) {
       shown.update(state, true);
       return 'finished';
     }
-    // Idle: no ingest for idleTimeoutSeconds. While billing-blocked, the balance is re-checked
-    // meanwhile (and at once on creditsAdded); a top-up after the close restarts the run.
+    // Idle: no ingest for idleTimeoutSeconds. Analyses still waiting (credits, provider) get one
+    // last look first; a top-up after the close restarts the run (creditsAdded signal-with-start).
     const idleLeft = lastIngestAt + input.idleTimeoutSeconds * 1000 - Date.now();
     if (idleLeft <= 0) {
+      if (queued > 0 && !lastLook) {
+        lastLook = true;
+        continue;
+      }
       shown.update(state, true);
       return 'idle';
     }
+    lastLook = false;
     idle.arm(idleLeft);
-    if (analysed.billingBlocked) recheck.arm(o.billingRecheckSeconds * 1000);
+    // While analyses wait for credits or for the provider, look again every billingRecheckSeconds.
+    if (waiting) recheck.arm(o.billingRecheckSeconds * 1000);
     const due = shown.dueIn(state);
     if (due !== null) flush.arm(due);
-    creditsWake = false;
     await condition(() => state.dirty || creditsWake || idle.ringing || recheck.ringing || flush.ringing);
     idle.take();
     flush.take();
-    // A top-up (or the re-check) looks at the analyses again, also to clear billing_blocked.
     if (recheck.take() || creditsWake) queued = Math.max(queued, 1);
   }
 }
 
 /** No queued analysis: nothing to call (the stored status stands). */
 function idleAnalysis(state: SessionState): AnalysisResult {
-  return { deleted: false, analysed: 0, failed: 0, remaining: 0, billingBlocked: false, processingStatus: state.processingStatus };
+  return { deleted: false, analysed: 0, failed: 0, remaining: 0, billingBlocked: false, providerUnavailable: false, processingStatus: state.processingStatus };
 }
 
 type Db = ReturnType<typeof proxyLocalActivities<AgentSessionActivities>>;

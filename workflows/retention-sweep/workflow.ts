@@ -3,7 +3,7 @@ import type { RetentionActivities } from '../../activities/retention.js';
 import type { RetentionSweepInput, RetentionSweepResult } from './contract.js';
 
 const { deleteExpiredConversations } = proxyActivities<RetentionActivities>({
-  startToCloseTimeout: '2 minutes',
+  startToCloseTimeout: '5 minutes',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 
@@ -14,7 +14,7 @@ const BATCHES_PER_RUN = 500;
  * comes back short. Each batch is its own transaction, so a crash resumes where it stopped.
  */
 export async function retentionSweepWorkflow(input: RetentionSweepInput): Promise<RetentionSweepResult> {
-  const batchSize = input.batchSize ?? 100;
+  const batchSize = input.batchSize ?? 25;
   let deleted = input.deletedSoFar ?? 0;
   for (let i = 0; i < BATCHES_PER_RUN; i++) {
     const n = await deleteExpiredConversations(batchSize);

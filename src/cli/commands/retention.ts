@@ -3,7 +3,7 @@ import { isUuid } from '../../db/uuid.js';
 import { CliError, type CliContext } from '../context.js';
 import { flags, optStr } from '../args.js';
 
-const BATCH = 100;
+const BATCH = 25;
 
 /**
  * Runs the retention sweep now, in this process (the same deletion the scheduled sweep runs):

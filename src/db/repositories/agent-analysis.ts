@@ -12,6 +12,7 @@ const jobRow = z.object({
   external_event_id: z.string(),
   content: z.string().nullable(),
   organization_id: z.string(),
+  attempts: z.number(),
   user_messages: z.array(z.string()),
 });
 export type JobRow = z.infer<typeof jobRow>;
@@ -23,7 +24,7 @@ export type JobRow = z.infer<typeof jobRow>;
 export async function queuedJobs(db: CommonQueryMethods, sessionId: string, limit: number): Promise<readonly JobRow[]> {
   return db.any(sql.type(jobRow)`
     SELECT j.id, j.event_id, j.revision, e.revision AS event_revision, e.external_event_id,
-      e.payload->>'content' AS content, s.organization_id,
+      e.payload->>'content' AS content, s.organization_id, j.attempts,
       coalesce((SELECT array_agg(u.content ORDER BY u.sequence) FROM (
         SELECT m.payload->>'content' AS content, m.sequence FROM agent_events m
         WHERE m.session_id = j.session_id AND m.type = 'user_message' AND m.sequence < e.sequence AND m.payload->>'content' IS NOT NULL
@@ -42,12 +43,19 @@ export async function countQueuedJobs(db: CommonQueryMethods, sessionId: string)
     SELECT count(*)::int AS n FROM agent_analysis_jobs WHERE session_id = ${sessionId} AND status = 'queued'`);
 }
 
-/** Ends jobs without analysis (superseded by a newer revision, content gone, provider refused). */
-export async function closeJobs(db: CommonQueryMethods, jobs: readonly { id: number; errorCode: string | null }[], status: 'superseded' | 'failed'): Promise<void> {
+/**
+ * Ends jobs without analysis (`superseded` by a newer revision; `failed`: content gone, provider
+ * refused, bad answers exhausted) or, with `queued`, only counts a failed attempt.
+ */
+export async function updateJobs(
+  tx: CommonQueryMethods,
+  jobs: readonly { id: number; status: 'superseded' | 'failed' | 'queued'; errorCode: string | null }[],
+): Promise<void> {
   if (!jobs.length) return;
-  await db.query(sql.unsafe`
-    UPDATE agent_analysis_jobs j SET status = ${status}, error_code = x.error_code, attempts = attempts + 1, updated_at = now()
-    FROM jsonb_to_recordset(${sql.jsonb(jobs.map((j) => ({ id: j.id, error_code: j.errorCode })))}) AS x(id bigint, error_code text)
+  await tx.query(sql.unsafe`
+    UPDATE agent_analysis_jobs j SET status = x.status, error_code = x.error_code, attempts = attempts + 1, updated_at = now()
+    FROM jsonb_to_recordset(${sql.jsonb(jobs.map((j) => ({ id: j.id, status: j.status, error_code: j.errorCode })))})
+      AS x(id bigint, status text, error_code text)
     WHERE j.id = x.id AND j.status = 'queued'`);
 }
 
@@ -66,11 +74,12 @@ export async function balance(db: CommonQueryMethods, organizationId: string): P
 
 /**
  * Spends `cost` credits for as many of `count` analyses as the balance pays (one ledger line
- * each), under the organization's row lock; returns how many were paid.
+ * each), under the organization's row lock; returns how many were paid. NO KEY UPDATE: inserts
+ * that reference the organization (signals, usage, sessions) are not blocked meanwhile.
  */
 export async function debitUpTo(tx: CommonQueryMethods, organizationId: string, count: number, cost: number, reason: string): Promise<number> {
   const current = await tx.oneFirst(sql.type(z.object({ credit_balance: z.number() }))`
-    SELECT credit_balance FROM organizations WHERE id = ${organizationId} FOR UPDATE`);
+    SELECT credit_balance FROM organizations WHERE id = ${organizationId} FOR NO KEY UPDATE`);
   const paid = Math.min(count, Math.floor(current / cost));
   if (paid === 0) return 0;
   await tx.query(sql.unsafe`
@@ -113,14 +122,17 @@ export async function completeJobs(tx: CommonQueryMethods, jobIds: readonly numb
 
 export type StoredProcessingStatus = 'pending' | 'billing_blocked' | 'capture_disabled';
 
-/** Moves between `pending` and `billing_blocked`; `capture_disabled` is the ingest's to set and clear. */
+/**
+ * Moves between `pending` and `billing_blocked` (`capture_disabled` is the ingest's to set and
+ * clear) and returns the stored status; null when the session is gone. Two statements: the read
+ * after a non-matching update sees rows committed meanwhile.
+ */
 export async function setBillingState(db: CommonQueryMethods, sessionId: string, blocked: boolean): Promise<StoredProcessingStatus | null> {
   const to = blocked ? 'billing_blocked' : 'pending';
-  return db.maybeOneFirst(sql.type(z.object({ processing_status: z.enum(['pending', 'billing_blocked', 'capture_disabled']) }))`
-    WITH changed AS (
-      UPDATE agent_sessions SET processing_status = ${to}, updated_at = now()
-      WHERE id = ${sessionId} AND processing_status IN ('pending', 'billing_blocked', 'processing', 'completed') AND processing_status <> ${to}
-      RETURNING processing_status)
-    SELECT processing_status FROM changed
-    UNION ALL SELECT processing_status FROM agent_sessions WHERE id = ${sessionId} AND NOT EXISTS (SELECT 1 FROM changed)`);
+  const status = z.object({ processing_status: z.enum(['pending', 'billing_blocked', 'capture_disabled']) });
+  const changed = await db.maybeOneFirst(sql.type(status)`
+    UPDATE agent_sessions SET processing_status = ${to}, updated_at = now()
+    WHERE id = ${sessionId} AND processing_status IN ('pending', 'billing_blocked', 'processing', 'completed') AND processing_status <> ${to}
+    RETURNING processing_status`);
+  return changed ?? db.maybeOneFirst(sql.type(status)`SELECT processing_status FROM agent_sessions WHERE id = ${sessionId}`);
 }

@@ -22,12 +22,18 @@ export async function loadProgress(db: CommonQueryMethods, sessionId: string): P
   };
 }
 
-export const lockedSession = z.object({ id: z.string(), organization_id: z.string(), application_id: z.string() });
+export const lockedSession = z.object({
+  id: z.string(),
+  organization_id: z.string(),
+  application_id: z.string(),
+  status: z.enum(['open', 'ended', 'abandoned']),
+  processed_through_sequence: z.number().nullable(),
+});
 
 /** Serializes the workflow's writes with ingests of the same session (the ingest locks this row too). */
 export async function lockSessionRow(tx: CommonQueryMethods, sessionId: string) {
   return tx.maybeOne(sql.type(lockedSession)`
-    SELECT id, organization_id, application_id FROM agent_sessions WHERE id = ${sessionId} FOR UPDATE`);
+    SELECT id, organization_id, application_id, status, processed_through_sequence FROM agent_sessions WHERE id = ${sessionId} FOR UPDATE`);
 }
 
 const processRow = z.object({

@@ -138,8 +138,10 @@ export async function reviseEvents(tx: CommonQueryMethods, sessionId: string, ev
 
 export interface SessionUpdate {
   status: 'open' | 'ended' | 'abandoned';
-  /** Off: `capture_disabled`; on: `pending`, or `billing_blocked` while the organization has no credits. */
+  /** Off: `capture_disabled`; on: `pending`, or `billing_blocked` while the balance cannot pay an analysis. */
   captureContent: boolean;
+  /** Credits one analysis costs. */
+  analysisCreditCost: number;
   agentVersion: string | null;
   source: unknown;
   context: unknown;
@@ -153,7 +155,7 @@ export async function updateSessionAfterIngest(tx: CommonQueryMethods, sessionId
       status = ${u.status},
       ended_at = CASE WHEN ${u.status} <> 'open' THEN coalesce(ended_at, now()) ELSE ended_at END,
       processing_status = CASE WHEN NOT ${u.captureContent} THEN 'capture_disabled'
-        WHEN (SELECT credit_balance FROM organizations WHERE id = organization_id) > 0 THEN 'pending' ELSE 'billing_blocked' END,
+        WHEN (SELECT credit_balance FROM organizations WHERE id = organization_id) >= ${u.analysisCreditCost} THEN 'pending' ELSE 'billing_blocked' END,
       agent_version = coalesce(${u.agentVersion}, agent_version),
       source = coalesce(${u.source === null ? null : sql.jsonb(u.source as never)}::jsonb, source),
       context = coalesce(${u.context === null ? null : sql.jsonb(u.context as never)}::jsonb, context),

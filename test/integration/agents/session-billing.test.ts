@@ -101,4 +101,26 @@ describe('agent session workflow: credits and billing_blocked', function () {
       assert.equal((await ctx.session(sessionId)).processing_status, 'pending');
     });
   });
+
+  describe('an analysis that costs more than one credit', () => {
+    let ctx: ProcessingContext;
+    let app: TestAgentApp;
+    before(async () => {
+      ctx = await processingContext({ credits: 2, env: { AGENT_ANALYSIS_CREDIT_COST: '3' } });
+      app = await ctx.newApp();
+    });
+    after(async () => ctx?.close());
+
+    it('is blocked while the balance is below its cost, in the ingest response too', async () => {
+      const res = await ctx.ingest(app, sessionRequest(app, conversation(1), { externalSessionId: 'dear' }));
+      assert.equal(res.body.processingStatus, 'billing_blocked', 'a balance of 2 cannot pay 3');
+      const sessionId = res.body.sessionId as string;
+      await eventually(() => ctx.outcome(sessionId), (o) => o.units === 1);
+      assert.deepEqual([(await ctx.outcome(sessionId)).done, (await ctx.session(sessionId)).processing_status], [0, 'billing_blocked']);
+      await addCredits(ctx.pool, ctx.org.organizationId, 1, 'test');
+      await ctx.processedThrough(sessionId, 2);
+      assert.equal(await balance(ctx), 0);
+      assert.equal((await ctx.session(sessionId)).processing_status, 'pending');
+    });
+  });
 });

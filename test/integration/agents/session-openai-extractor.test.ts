@@ -4,8 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { OpenAiSignalExtractor } from '../../../src/providers/signal-extractor/openai.js';
+import { eventually } from '../../helpers/wait.js';
 import {
-  assistantMessage, processingContext, sessionRequest, userMessage, type ProcessingContext, type TestAgentApp,
+  assistantMessage, feedbackEvent, processingContext, sessionRequest, userMessage, type ProcessingContext, type TestAgentApp,
 } from '../../helpers/agents.js';
 
 const API_KEY = 'sk-session-test-key';
@@ -21,7 +22,7 @@ describe('agent session workflow with the OpenAI-compatible signal extractor', f
   let ctx: ProcessingContext;
   let app: TestAgentApp;
   /** What the fake model does with the next calls, by the response text it sees. */
-  let mode: Record<string, 'ok' | 'unauthorized' | 'flaky'> = {};
+  let mode: Record<string, 'ok' | 'unauthorized' | 'flaky' | 'down' | 'garbage'> = {};
   let calls: { response: string; auth: string | undefined }[] = [];
   const failuresLeft = new Map<string, number>();
 
@@ -35,6 +36,10 @@ describe('agent session workflow with the OpenAI-compatible signal extractor', f
         calls.push({ response: exchange.response, auth: req.headers.authorization });
         const m = mode[exchange.response] ?? 'ok';
         if (m === 'unauthorized') return void res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":{"message":"bad key"}}');
+        if (m === 'down') return void res.writeHead(503).end('down for maintenance');
+        if (m === 'garbage') {
+          return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ choices: [{ message: { content: 'I think it is fine.' } }] }));
+        }
         if (m === 'flaky' && (failuresLeft.get(exchange.response) ?? 2) > 0) {
           failuresLeft.set(exchange.response, (failuresLeft.get(exchange.response) ?? 2) - 1);
           return void res.writeHead(503).end('overloaded');
@@ -99,5 +104,35 @@ describe('agent session workflow with the OpenAI-compatible signal extractor', f
     const stored = await ctx.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
       SELECT count(*)::int AS n FROM agent_signals WHERE summary LIKE ${'%' + API_KEY + '%'}`);
     assert.equal(stored, 0);
+  });
+
+  it('a provider that is down holds analyses back while explicit feedback, metering and the watermark go on', async () => {
+    mode = { 'answer while down': 'down' };
+    const res = await ctx.ingest(app, sessionRequest(app, [
+      userMessage(1, 'q'), assistantMessage(2, 'answer while down'), feedbackEvent(3, 'e2', 'negative'),
+    ], { externalSessionId: 'down' }));
+    const sessionId = res.body.sessionId as string;
+    const during = await eventually(async () => ({ s: await ctx.session(sessionId), o: await ctx.outcome(sessionId), c: calls.length }),
+      (x) => x.s.processed_through_sequence === 3 && x.o.explicit === 1 && x.c >= 2);
+    assert.deepEqual([during.o.units, during.o.explicit, during.o.queued, during.o.done], [1, 1, 1, 0]);
+    assert.equal(during.s.processing_status, 'pending', 'an outage is not a billing problem');
+    // More events are processed while the provider is still down.
+    await ctx.ingest(app, sessionRequest(app, [feedbackEvent(4, 'e2', 'positive')], { externalSessionId: 'down' }));
+    await eventually(() => ctx.outcome(sessionId), (o) => o.explicit === 2);
+    assert.equal((await ctx.outcome(sessionId)).explicit, 2);
+    mode = {};
+    await eventually(() => ctx.outcome(sessionId), (o) => o.done === 1, 30_000);
+    assert.deepEqual(await jobs(sessionId), [{ status: 'done', error_code: null, credits_spent: 1 }]);
+  });
+
+  it('an answer that is never the expected JSON fails that analysis after three attempts', async () => {
+    mode = { 'garbled answer': 'garbage' };
+    const res = await ctx.ingest(app, sessionRequest(app, [userMessage(1, 'q'), assistantMessage(2, 'garbled answer')], { externalSessionId: 'garbage', status: 'ended' }));
+    const sessionId = res.body.sessionId as string;
+    await ctx.processedThrough(sessionId, 2);
+    assert.deepEqual(await jobs(sessionId), [{ status: 'failed', error_code: 'invalid_response', credits_spent: 0 }]);
+    assert.equal(calls.filter((c) => c.response === 'garbled answer').length, 3);
+    const attempts = await ctx.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT attempts AS n FROM agent_analysis_jobs WHERE session_id = ${sessionId}`);
+    assert.equal(attempts, 3);
   });
 });
