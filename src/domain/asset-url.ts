@@ -62,6 +62,16 @@ function hostProblem(hostname: string): string | null {
   return null;
 }
 
+/**
+ * Whether a resolved or literal IP address is a public unicast address the worker may dial (the
+ * same rules as the creation-time check); the reason when it is not.
+ */
+export function publicAddressProblem(address: string): string | null {
+  if (!ipaddr.isValid(address)) return 'must have a valid IP address';
+  const parsed = ipaddr.parse(address);
+  return parsed.kind() === 'ipv4' ? ipv4Problem(parsed as ipaddr.IPv4) : ipv6Problem(parsed as ipaddr.IPv6);
+}
+
 function isLocalhostName(hostname: string): boolean {
   // A trailing dot is the same name written as fully qualified.
   const name = hostname.toLowerCase().replace(/\.+$/, '');
