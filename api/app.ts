@@ -9,6 +9,7 @@ import { recordingRoutes } from './recordings/router.js';
 import { healthRoutes } from './health/router.js';
 import { managementRoutes } from './management/router.js';
 import { mcpRoutes } from './mcp/router.js';
+import { mediaRoutes } from './media/router.js';
 import { signalRoutes } from './signals/router.js';
 import { errorHandler } from './middleware/errors.js';
 import { requestId } from './middleware/request-id.js';
@@ -28,6 +29,7 @@ export function buildApp(deps: AppDeps): Koa<AppState> {
   signalRoutes(deps, registry);
   recordingRoutes(deps, registry);
   recordingCatalogRoutes(deps, registry);
+  mediaRoutes(deps, registry);
   mcpRoutes(deps, registry);
 
   app.use(requestId(deps.logger));

@@ -55,6 +55,8 @@ const schema = z.object({
   SIGNAL_EXTRACTOR_TIMEOUT_MS: positiveInt.max(600_000).default(20_000),
 
   RECORDING_BODY_LIMIT_BYTES: positiveInt.default(16 * 1024 * 1024),
+  STORAGE_DIR: z.string().min(1).optional(),
+  PLAYBACK_URL_TTL_SECONDS: positiveInt.min(60).max(7 * 24 * 3600).default(3600),
 
   MCP_BODY_LIMIT_BYTES: positiveInt.default(16 * 1024 * 1024),
   MCP_AUTHORIZATION_SERVERS: z.string().min(1).optional(),
@@ -97,6 +99,8 @@ export interface Config {
   };
   signalExtractor: ExtractorConfig;
   recordings: { bodyLimitBytes: number };
+  /** `dir`: where media (uploads, renditions) is kept; default `<DATA_DIR>/media`. */
+  media: { dir: string; playbackTtlSeconds: number };
   /** `authorizationServers` undefined: the service's own URL (it issues the user tokens). */
   mcp: { bodyLimitBytes: number; authorizationServers: string[] | undefined; ratePerMinute: number };
 }
@@ -152,6 +156,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       }
       : { kind: 'local' },
     recordings: { bodyLimitBytes: e.RECORDING_BODY_LIMIT_BYTES },
+    media: { dir: e.STORAGE_DIR ?? `${e.DATA_DIR}/media`, playbackTtlSeconds: e.PLAYBACK_URL_TTL_SECONDS },
     mcp: {
       bodyLimitBytes: e.MCP_BODY_LIMIT_BYTES,
       ratePerMinute: e.MCP_RATE_LIMIT_PER_MINUTE,

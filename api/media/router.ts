@@ -1,0 +1,68 @@
+import type { ServerResponse } from 'node:http';
+import send from 'send';
+import { required } from '../../src/config.js';
+import { AppError, NotFoundError } from '../../src/errors.js';
+import { PlaybackSigner, renditionRelativePath } from '../../src/media/playback.js';
+import { resolveFromRoot } from '../../src/paths.js';
+import type { AppContext, AppDeps } from '../context.js';
+import { ERROR_REF } from '../openapi.js';
+import type { RouteRegistry } from '../routes.js';
+
+const playbackQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { expires: { type: 'string', pattern: '^[0-9]{1,12}$' }, signature: { type: 'string', maxLength: 100 } },
+};
+
+/**
+ * Playback of a recording's rendition through its signed URL (no other credential: the URL is
+ * one). Served with `send`: byte ranges (206, 416), ETag and Last-Modified, HEAD; private caching
+ * no longer than the URL lives.
+ */
+export function mediaRoutes(deps: AppDeps, registry: RouteRegistry): void {
+  const signer = new PlaybackSigner(required(deps.config.auth.signingSecret, 'SIGNING_SECRET'), deps.config.media.playbackTtlSeconds);
+  const root = resolveFromRoot(deps.config.media.dir);
+  registry.add<unknown, { expires?: string; signature?: string }>({
+    method: 'get', path: '/v3/media/playback/{recordingId}/{file}', operationId: 'playMedia', tags: ['recordings'],
+    summary: 'The playback rendition of a recording, by the signed URL in `asset.url` (supports Range requests)',
+    security: [], query: playbackQuery,
+    responses: {
+      200: { description: 'The media' },
+      206: { description: 'A byte range of the media' },
+      403: { schema: ERROR_REF, description: 'The signature is invalid (playback_url_invalid) or the URL expired (playback_url_expired)' },
+      404: { schema: ERROR_REF, description: 'No such rendition' },
+      416: { schema: ERROR_REF, description: 'The range cannot be satisfied' },
+    },
+    handler: async (ctx: AppContext, { params, query }) => {
+      const recordingId = params.recordingId ?? '';
+      const file = params.file ?? '';
+      const verdict = signer.verify(recordingId, file, query.expires, query.signature);
+      if (verdict === 'invalid') throw new AppError(403, 'playback_url_invalid', 'The playback URL is not valid.');
+      if (verdict === 'expired') throw new AppError(403, 'playback_url_expired', 'The playback URL has expired: read the recording again for a fresh one.');
+      const remaining = Math.max(0, Number(query.expires) - Math.floor(Date.now() / 1000));
+      await serve(ctx, root, renditionRelativePath(recordingId, file), remaining);
+    },
+  });
+}
+
+/** Hands the response to `send`; its errors (before any byte is written) become the API's errors. */
+function serve(ctx: AppContext, root: string, relative: string, maxAgeSeconds: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const stream = send(ctx.req, `/${relative}`, { root, index: false, dotfiles: 'deny', cacheControl: false, acceptRanges: true, etag: true, lastModified: true });
+    stream.on('error', (error: { status?: number }) => {
+      if (error.status === 404) return reject(new NotFoundError('Media'));
+      if (error.status === 416) return reject(new AppError(416, 'range_not_satisfiable', 'The requested range is outside the media.'));
+      reject(error instanceof Error ? error : new Error('media could not be served'));
+    });
+    stream.on('headers', (res: ServerResponse) => res.setHeader('Cache-Control', `private, max-age=${maxAgeSeconds}`));
+    stream.on('end', resolve);
+    ctx.res.on('close', resolve);
+    // Koa starts every response as 404; `send` sets 206/304 itself but leaves a full response's status.
+    ctx.status = 200;
+    ctx.respond = false;
+    stream.pipe(ctx.res);
+  }).catch((error: unknown) => {
+    ctx.respond = true;
+    throw error;
+  });
+}

@@ -1,0 +1,96 @@
+import { strict as assert } from 'node:assert';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createDatabasePool } from '../../../src/db/pool.js';
+import { PlaybackSigner } from '../../../src/media/playback.js';
+import type { DatabasePool } from 'slonik';
+import { startTestApi, type TestApi } from '../../helpers/app.js';
+import { testConfig, TEST_SIGNING_SECRET } from '../../helpers/config.js';
+import { createTestDatabase } from '../../helpers/stack.js';
+
+/** Signed playback URLs: byte ranges, expiry, tampering, and nothing outside the renditions. */
+describe('media playback by signed URL', function () {
+  this.timeout(60_000);
+  let dir: string;
+  let pool: DatabasePool;
+  let api: TestApi;
+  const signer = new PlaybackSigner(TEST_SIGNING_SECRET, 3600);
+  const recordingId = randomUUID();
+  const file = `${randomUUID()}.m4a`;
+  const bytes = randomBytes(10_000);
+
+  before(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'intake-media-'));
+    await mkdir(path.join(dir, 'renditions', recordingId), { recursive: true });
+    await writeFile(path.join(dir, 'renditions', recordingId, file), bytes);
+    await writeFile(path.join(dir, 'secret.txt'), 'not for playback');
+    pool = await createDatabasePool(await createTestDatabase());
+    api = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: dir }) });
+  });
+  after(async () => {
+    await api?.close();
+    await pool?.end();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('serves the rendition whole, with its type, ranges advertised and private caching', async () => {
+    const { path: url } = signer.sign(recordingId, file);
+    const res = await fetch(`${api.url}${url}`);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'audio/mp4');
+    assert.equal(res.headers.get('accept-ranges'), 'bytes');
+    assert.match(res.headers.get('cache-control') ?? '', /^private, max-age=\d+$/);
+    assert.ok(Buffer.from(await res.arrayBuffer()).equals(bytes));
+  });
+
+  it('serves byte ranges (206) and refuses impossible ones (416)', async () => {
+    const { path: url } = signer.sign(recordingId, file);
+    const part = await fetch(`${api.url}${url}`, { headers: { range: 'bytes=100-199' } });
+    assert.equal(part.status, 206);
+    assert.equal(part.headers.get('content-range'), `bytes 100-199/${bytes.length}`);
+    assert.ok(Buffer.from(await part.arrayBuffer()).equals(bytes.subarray(100, 200)));
+    const tail = await fetch(`${api.url}${url}`, { headers: { range: 'bytes=-10' } });
+    assert.equal(tail.status, 206);
+    assert.ok(Buffer.from(await tail.arrayBuffer()).equals(bytes.subarray(-10)));
+    const beyond = await api.request(url, { headers: { range: 'bytes=20000-20010' } });
+    assert.equal(beyond.status, 416);
+    assert.equal(beyond.body.errorCode, 'range_not_satisfiable');
+  });
+
+  it('refuses a tampered, foreign or expired URL with 403 and a reason', async () => {
+    const { path: url } = signer.sign(recordingId, file);
+    const tampered = await api.request(url.replace(/signature=.{4}/, 'signature=AAAA'));
+    assert.deepEqual([tampered.status, tampered.body.errorCode], [403, 'playback_url_invalid']);
+    assert.equal(typeof tampered.body.message, 'string');
+    const foreign = await api.request(url.replace(recordingId, randomUUID()));
+    assert.deepEqual([foreign.status, foreign.body.errorCode], [403, 'playback_url_invalid']);
+    const longer = await api.request(url.replace(/expires=(\d+)/, (_m, e: string) => `expires=${Number(e) + 3600}`));
+    assert.deepEqual([longer.status, longer.body.errorCode], [403, 'playback_url_invalid']);
+    const old = signer.sign(recordingId, file, Date.now() - 2 * 3600 * 1000);
+    const expired = await api.request(old.path);
+    assert.deepEqual([expired.status, expired.body.errorCode], [403, 'playback_url_expired']);
+    const bare = await api.request(`/v3/media/playback/${recordingId}/${file}`);
+    assert.deepEqual([bare.status, bare.body.errorCode], [403, 'playback_url_invalid']);
+  });
+
+  it('reaches nothing but renditions: other names are invalid, a missing rendition is 404', async () => {
+    for (const name of ['..%2Fsecret.txt', 'secret.txt', `${randomUUID()}.txt`]) {
+      const res = await api.request(`/v3/media/playback/${recordingId}/${name}?expires=9999999999&signature=x`);
+      assert.equal(res.status, 403, name);
+    }
+    const missing = signer.sign(recordingId, `${randomUUID()}.mp4`);
+    const res = await api.request(missing.path);
+    assert.deepEqual([res.status, res.body.errorCode], [404, 'not_found']);
+  });
+
+  it('signs stably within a 5-minute step and never for less than the TTL', () => {
+    const now = Date.parse('2026-11-23T12:00:01Z');
+    const a = signer.sign(recordingId, file, now);
+    const b = signer.sign(recordingId, file, now + 60_000);
+    assert.equal(a.path, b.path);
+    assert.ok(Date.parse(a.expiresAt) - now >= 3600 * 1000);
+    assert.equal(signer.verify(recordingId, file, a.path.match(/expires=(\d+)/)![1], a.path.match(/signature=([^&]+)/)![1], now), 'ok');
+  });
+});
