@@ -4,17 +4,27 @@ import type { SignalExtractor } from '../src/providers/signal-extractor/types.js
 import type { Config } from '../src/config.js';
 import { createAgentSessionActivities } from './agent-sessions.js';
 import { createDiagnosticsActivities } from './diagnostics.js';
+import { createMediaActivities, type MediaActivityDeps } from './media.js';
+import { PUBLIC_ADDRESSES } from '../src/media/safe-fetch.js';
+import { resolveFromRoot } from '../src/paths.js';
 import { createRetentionActivities } from './retention.js';
 
-export interface ActivityDeps {
+export interface ActivityDeps extends MediaActivityDeps {
   pool: DatabasePool;
   extractor: SignalExtractor;
   analysisCreditCost: number;
 }
 
 /** The production dependencies of the activities, from configuration. */
-export function activityDeps(pool: DatabasePool, config: Pick<Config, 'agents' | 'signalExtractor'>): ActivityDeps {
-  return { pool, extractor: createSignalExtractor(config.signalExtractor), analysisCreditCost: config.agents.analysisCreditCost };
+export function activityDeps(pool: DatabasePool, config: Pick<Config, 'agents' | 'signalExtractor' | 'media'>): ActivityDeps {
+  return {
+    pool,
+    extractor: createSignalExtractor(config.signalExtractor),
+    analysisCreditCost: config.agents.analysisCreditCost,
+    mediaDir: resolveFromRoot(config.media.dir),
+    // Production dials public addresses only; there is no setting that opens anything else.
+    addressPolicy: PUBLIC_ADDRESSES,
+  };
 }
 
 /** Every activity the worker registers, built from injected dependencies (tests pass their own). */
@@ -23,5 +33,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createDiagnosticsActivities(deps),
     ...createAgentSessionActivities(deps),
     ...createRetentionActivities(deps),
+    ...createMediaActivities(deps),
   };
 }

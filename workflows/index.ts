@@ -2,3 +2,4 @@
 export { diagnosticsWorkflow } from './diagnostics/workflow.js';
 export { agentSessionWorkflow } from './agent-session/workflow.js';
 export { retentionSweepWorkflow } from './retention-sweep/workflow.js';
+export { mediaIngestionWorkflow } from './media-ingestion/workflow.js';

@@ -3,3 +3,4 @@
 export { diagnosticsWorkflowId } from '../../workflows/diagnostics/contract.js';
 export { agentSessionWorkflowId } from '../../workflows/agent-session/contract.js';
 export { retentionSweepWorkflowId, RETENTION_SCHEDULE_ID } from '../../workflows/retention-sweep/contract.js';
+export { mediaIngestionWorkflowId } from '../../workflows/media-ingestion/contract.js';

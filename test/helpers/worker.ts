@@ -3,12 +3,14 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { DatabasePool } from 'slonik';
 import { createActivities, type ActivityDeps } from '../../activities/index.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
 import { LocalSignalExtractor } from '../../src/providers/signal-extractor/local.js';
+import { PUBLIC_ADDRESSES } from '../../src/media/safe-fetch.js';
 import { testStack, workflowBundle } from './stack.js';
 
 export interface TestWorker {
@@ -18,7 +20,14 @@ export interface TestWorker {
 
 /** The activities' dependencies as tests use them: the local extractor, one credit per analysis. */
 export function testActivityDeps(pool: DatabasePool, overrides: Partial<ActivityDeps> = {}): ActivityDeps {
-  return { pool, extractor: new LocalSignalExtractor(), analysisCreditCost: 1, ...overrides };
+  return {
+    pool,
+    extractor: new LocalSignalExtractor(),
+    analysisCreditCost: 1,
+    mediaDir: path.join(os.tmpdir(), `intake-test-media-${process.pid}`),
+    addressPolicy: PUBLIC_ADDRESSES,
+    ...overrides,
+  };
 }
 
 /** A real worker on a task queue of its own (or the given one), running the shared prebuilt bundle. */

@@ -8,10 +8,19 @@
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import { promisify } from 'node:util';
+import { insertIngestion } from '../../src/db/repositories/media-ingestions.js';
+import { publicAddressProblem } from '../../src/domain/asset-url.js';
+import { FFMPEG_PATH } from '../../src/media/ffmpeg.js';
+import { mediaIngestionWorkflow } from '../../workflows/media-ingestion/workflow.js';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../src/paths.js';
-import { agentSessionWorkflowId, diagnosticsWorkflowId, retentionSweepWorkflowId } from '../../src/temporal/ids.js';
+import { agentSessionWorkflowId, diagnosticsWorkflowId, mediaIngestionWorkflowId, retentionSweepWorkflowId } from '../../src/temporal/ids.js';
 import { diagnosticsWorkflow } from '../../workflows/diagnostics/workflow.js';
 import { retentionSweepWorkflow } from '../../workflows/retention-sweep/workflow.js';
 import {
@@ -94,5 +103,38 @@ try {
   await save('agent-session-continue-as-new.json', h!, { client: long.api.deps.temporal.client, runId: runs.at(-1)!.runId });
 } finally {
   await long.close();
+}
+
+// A media ingestion: a URL transfer from a local server, encoded and published.
+const mediaDir = await mkdtemp(path.join(os.tmpdir(), 'intake-capture-media-'));
+const wav = path.join(mediaDir, 'tone.wav');
+await promisify(execFile)(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=duration=2', wav]);
+const tone = await readFile(wav);
+const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': tone.length }).end(tone));
+await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+const media = await processingContext({
+  deps: {
+    mediaDir,
+    resolver: async () => [{ address: '127.0.0.1', family: 4 }],
+    addressPolicy: { problem: (a) => (a === '127.0.0.1' ? null : publicAddressProblem(a)) },
+  },
+});
+try {
+  const port = (server.address() as AddressInfo).port;
+  const created = await media.api.request('/v3/rest/recordings', {
+    method: 'POST', headers: { 'X-Service-Api-Key': media.org.apiKey }, json: { record: { externalId: 'capture' }, assetUrl: `http://media.test:${port}/tone.wav` },
+  });
+  const recordingId = (created.body as { id: string }).id;
+  const ingestion = await media.pool.transaction((tx) => insertIngestion(tx, { organizationId: media.org.organizationId, recordingId, kind: 'url' }));
+  const h = await media.api.deps.temporal.client.workflow.start(mediaIngestionWorkflow, {
+    workflowId: mediaIngestionWorkflowId(recordingId), taskQueue: media.taskQueue,
+    args: [{ version: 1, organizationId: media.org.organizationId, recordingId, ingestionId: ingestion.id, kind: 'url' }],
+  });
+  await h.result();
+  await save('media-ingestion-url-v1.json', h);
+} finally {
+  await media.close();
+  server.close();
+  await rm(mediaDir, { recursive: true, force: true });
   await stopTestStack();
 }

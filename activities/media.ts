@@ -1,0 +1,110 @@
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { DatabasePool } from 'slonik';
+import { findIngestion, movePhase, publishRendition, setBytes, setProgress, sourceUrl } from '../src/db/repositories/media-ingestions.js';
+import { encodeRendition, MediaProcessingError, probeMedia } from '../src/media/ffmpeg.js';
+import { renditionRelativePath } from '../src/media/playback.js';
+import { AssetFetchError, SafeFetcher, type AddressPolicy, type Resolver } from '../src/media/safe-fetch.js';
+import type { Rendition } from '../workflows/media-ingestion/contract.js';
+
+export interface MediaActivityDeps {
+  pool: DatabasePool;
+  /** STORAGE_DIR, absolute. */
+  mediaDir: string;
+  /** Production: PUBLIC_ADDRESSES. Tests allow their own loopback server. */
+  addressPolicy: AddressPolicy;
+  resolver?: Resolver;
+}
+
+/** A permanent failure carries the asset's errorCode as its type; a transient one is retried by Temporal. */
+function failure(code: string, message: string, retryable: boolean): ApplicationFailure {
+  return ApplicationFailure.create({ type: code, message, nonRetryable: !retryable });
+}
+
+export function createMediaActivities(deps: MediaActivityDeps) {
+  const incoming = (ingestionId: string) => path.join(deps.mediaDir, 'incoming', ingestionId);
+
+  return {
+    /** Downloads the recording's `assetUrl` through the SSRF-safe fetcher (the asset stays `queued`). */
+    async transferUrlMedia(ingestionId: string): Promise<{ bytes: number }> {
+      const ingestion = await findIngestion(deps.pool, ingestionId);
+      if (!ingestion) throw failure('ingestion_gone', 'the media ingestion no longer exists', false);
+      const url = await sourceUrl(deps.pool, ingestion.recording_id);
+      if (!url) throw failure('asset_url_invalid', 'the recording has no assetUrl', false);
+      const ctx = Context.current();
+      const fetcher = new SafeFetcher({ policy: deps.addressPolicy, ...(deps.resolver ? { resolver: deps.resolver } : {}) });
+      const target = incoming(ingestionId);
+      await mkdir(path.dirname(target), { recursive: true });
+      let bytes = 0;
+      try {
+        const media = await fetcher.open(url, ctx.cancellationSignal);
+        const count = new Transform({
+          transform(chunk: Buffer, _e, done) {
+            bytes += chunk.length;
+            ctx.heartbeat({ bytes });
+            done(null, chunk);
+          },
+        });
+        await pipeline(media.body, count, createWriteStream(target));
+      } catch (error) {
+        await rm(target, { force: true });
+        if (error instanceof AssetFetchError) throw failure(error.code, error.message, error.retryable);
+        throw error;
+      } finally {
+        await fetcher.close();
+      }
+      await setBytes(deps.pool, ingestionId, bytes);
+      return { bytes };
+    },
+
+    /**
+     * Probes and encodes the playback rendition, reporting `encodeProgress` through the database
+     * and heartbeats. The rendition's name is the ingestion's id: a restart after a crash rewrites
+     * the same file, so there is one rendition whatever happens.
+     */
+    async encodeMedia(ingestionId: string, recordingId: string): Promise<Rendition> {
+      await deps.pool.transaction((tx) => movePhase(tx, ingestionId, { phase: 'encoding', asset: 'processing', progress: 0 }));
+      const ctx = Context.current();
+      try {
+        const probe = await probeMedia(incoming(ingestionId), ctx.cancellationSignal);
+        const ext = probe.hasVideo ? 'mp4' : 'm4a';
+        const file = `${ingestionId}.${ext}`;
+        const final = path.join(deps.mediaDir, renditionRelativePath(recordingId, file));
+        await mkdir(path.dirname(final), { recursive: true });
+        const partial = `${final}.partial`;
+        const rendition = await encodeRendition(incoming(ingestionId), partial, probe, {
+          signal: ctx.cancellationSignal,
+          onProgress: (percent) => {
+            ctx.heartbeat({ percent });
+            void setProgress(deps.pool, ingestionId, percent);
+          },
+        });
+        await rename(partial, final);
+        return { file, contentType: rendition.contentType, durationSec: probe.durationSec };
+      } catch (error) {
+        if (error instanceof MediaProcessingError) throw failure('processing_failed', error.message, false);
+        throw error;
+      }
+    },
+
+    /** Publishes the rendition: the recording's asset is `completed` and gets a playback URL. */
+    async finalizeMedia(ingestionId: string, recordingId: string, rendition: Rendition): Promise<void> {
+      await deps.pool.transaction(async (tx) => {
+        await movePhase(tx, ingestionId, { phase: 'finalizing', asset: 'processing' });
+        await publishRendition(tx, ingestionId, { recordingId, ...rendition });
+      });
+      await rm(incoming(ingestionId), { force: true });
+    },
+
+    async failMedia(ingestionId: string, errorCode: string): Promise<void> {
+      await deps.pool.transaction((tx) => movePhase(tx, ingestionId, { phase: 'failed', asset: 'failed', errorCode }));
+      await rm(incoming(ingestionId), { force: true });
+    },
+  };
+}
+
+export type MediaActivities = ReturnType<typeof createMediaActivities>;

@@ -1,0 +1,120 @@
+import { strict as assert } from 'node:assert';
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import type { LookupAddress } from 'node:dns';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { DatabasePool } from 'slonik';
+import { createDatabasePool } from '../../../src/db/pool.js';
+import { findIngestion, insertIngestion } from '../../../src/db/repositories/media-ingestions.js';
+import { publicAddressProblem } from '../../../src/domain/asset-url.js';
+import { FFMPEG_PATH } from '../../../src/media/ffmpeg.js';
+import { mediaIngestionWorkflowId } from '../../../src/temporal/ids.js';
+import { MEDIA_INGESTION_WORKFLOW, type MediaIngestionInput, type MediaIngestionResult } from '../../../workflows/media-ingestion/contract.js';
+import { startTestApi, type TestApi } from '../../helpers/app.js';
+import { testConfig } from '../../helpers/config.js';
+import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
+import { createTestDatabase } from '../../helpers/stack.js';
+import { startTestWorker, type TestWorker } from '../../helpers/worker.js';
+
+const exec = promisify(execFile);
+
+/** URL media end to end on the real stack: SSRF-safe transfer, ffprobe, ffmpeg, the recording's asset. */
+describe('media ingestion workflow: URL media', function () {
+  this.timeout(120_000);
+  let mediaDir: string;
+  let server: Server;
+  let port: number;
+  let pool: DatabasePool;
+  let worker: TestWorker;
+  let api: TestApi;
+  let org: TestOrg;
+  let tone: Buffer;
+
+  before(async () => {
+    mediaDir = await mkdtemp(path.join(os.tmpdir(), 'intake-url-media-'));
+    const wav = path.join(mediaDir, 'tone.wav');
+    await exec(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=frequency=330:duration=5', wav]);
+    tone = await readFile(wav);
+    server = createServer((req, res) => {
+      if (req.url === '/tone.wav') return void res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': tone.length }).end(tone);
+      if (req.url === '/page.html') return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html></html>');
+      if (req.url === '/noise.bin') return void res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(Buffer.alloc(5000, 9));
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+    pool = await createDatabasePool(await createTestDatabase());
+    const resolver = async (host: string): Promise<LookupAddress[]> => {
+      if (host === 'media.test') return [{ address: '127.0.0.1', family: 4 }];
+      if (host === 'internal.test') return [{ address: '10.1.2.3', family: 4 }];
+      throw Object.assign(new Error('ENOTFOUND'), { code: 'ENOTFOUND' });
+    };
+    worker = await startTestWorker(pool, {
+      deps: { mediaDir, resolver, addressPolicy: { problem: (a) => (a === '127.0.0.1' ? null : publicAddressProblem(a)) } },
+    });
+    api = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: worker.taskQueue }) });
+    org = await createTestOrg(pool);
+  });
+  after(async () => {
+    await api?.close();
+    await worker?.stop();
+    await pool?.end();
+    server?.closeAllConnections();
+    await new Promise<void>((resolve) => server?.close(() => resolve()));
+    await rm(mediaDir, { recursive: true, force: true });
+  });
+
+  /** Creates a recording with `assetUrl` and runs its ingestion to the end. */
+  async function ingest(assetUrl: string): Promise<{ recordingId: string; ingestionId: string; result: MediaIngestionResult }> {
+    const created = await api.request('/v3/rest/recordings', {
+      method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: { record: { externalId: randomUUID() }, assetUrl },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal(created.body.asset.status, 'queued');
+    const recordingId = created.body.id as string;
+    const ingestion = await pool.transaction((tx) => insertIngestion(tx, { organizationId: org.organizationId, recordingId, kind: 'url' }));
+    const input: MediaIngestionInput = { version: 1, organizationId: org.organizationId, recordingId, ingestionId: ingestion.id, kind: 'url' };
+    const result = await api.deps.temporal.client.workflow.execute<(i: MediaIngestionInput) => Promise<MediaIngestionResult>>(MEDIA_INGESTION_WORKFLOW, {
+      workflowId: mediaIngestionWorkflowId(recordingId), taskQueue: worker.taskQueue, args: [input],
+    });
+    return { recordingId, ingestionId: ingestion.id, result };
+  }
+  const recording = async (id: string) => (await api.request(`/v3/rest/recordings/${id}`, { headers: { 'X-Service-Api-Key': org.apiKey } })).body;
+
+  it('transfers, encodes and publishes the rendition: asset completed, ingestion ready', async () => {
+    const { recordingId, ingestionId, result } = await ingest(`http://media.test:${port}/tone.wav`);
+    assert.deepEqual(result, { phase: 'ready', errorCode: null });
+    const body = await recording(recordingId);
+    assert.deepEqual([body.asset.status, body.asset.errorCode], ['completed', null]);
+    const row = await findIngestion(pool, ingestionId);
+    // Spec: encodeProgress is null outside the encoding phase.
+    assert.deepEqual([row?.phase, row?.encode_progress, row?.bytes_received], ['ready', null, tone.length]);
+    assert.deepEqual(await readdir(path.join(mediaDir, 'renditions', recordingId)), [`${ingestionId}.m4a`]);
+    assert.equal(existsSync(path.join(mediaDir, 'incoming', ingestionId)), false, 'the download is cleaned up');
+  });
+
+  for (const [name, url, code] of [
+    ['not a media type', '/page.html', 'asset_unsupported_content_type'],
+    ['missing', '/nothing-here.mp3', 'asset_not_found'],
+    ['not decodable media', '/noise.bin', 'processing_failed'],
+  ] as const) {
+    it(`fails with ${code} when the URL is ${name}`, async () => {
+      const { recordingId, result } = await ingest(`http://media.test:${port}${url}`);
+      assert.deepEqual(result, { phase: 'failed', errorCode: code });
+      const body = await recording(recordingId);
+      assert.deepEqual([body.asset.status, body.asset.errorCode, body.asset.url], ['failed', code, null]);
+    });
+  }
+
+  it('a name that resolves to a private address is blocked in the worker (asset_url_blocked)', async () => {
+    const { recordingId, result } = await ingest(`http://internal.test:${port}/tone.wav`);
+    assert.deepEqual(result, { phase: 'failed', errorCode: 'asset_url_blocked' });
+    assert.equal((await recording(recordingId)).asset.errorCode, 'asset_url_blocked');
+  });
+});

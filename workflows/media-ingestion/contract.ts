@@ -1,0 +1,25 @@
+/** One media ingestion of a recording (a URL transfer; direct uploads follow), `media-ingestion/<recordingId>`. */
+export const MEDIA_INGESTION_WORKFLOW = 'mediaIngestionWorkflow';
+
+export function mediaIngestionWorkflowId(recordingId: string): string {
+  return `media-ingestion/${recordingId}`;
+}
+
+export interface MediaIngestionInput {
+  version: 1;
+  organizationId: string;
+  recordingId: string;
+  ingestionId: string;
+  kind: 'url';
+}
+
+export interface MediaIngestionResult {
+  phase: 'ready' | 'failed' | 'cancelled';
+  errorCode: string | null;
+}
+
+export interface Rendition {
+  file: string;
+  contentType: string;
+  durationSec: number | null;
+}

@@ -1,0 +1,49 @@
+import { ActivityFailure, ApplicationFailure, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
+import type { MediaActivities } from '../../activities/media.js';
+import { STATUS } from '../search-attributes.js';
+import type { MediaIngestionInput, MediaIngestionResult } from './contract.js';
+
+// Transient transfer failures (DNS, network, 5xx, an empty answer) are retried with backoff for
+// about a day while the asset stays `queued`; permanent ones fail at once.
+const transfer = proxyActivities<MediaActivities>({
+  startToCloseTimeout: '6 hours',
+  heartbeatTimeout: '2 minutes',
+  retry: { initialInterval: '10 seconds', backoffCoefficient: 2, maximumInterval: '30 minutes', maximumAttempts: 60 },
+});
+const encode = proxyActivities<MediaActivities>({
+  startToCloseTimeout: '6 hours',
+  heartbeatTimeout: '2 minutes',
+  retry: { initialInterval: '10 seconds', maximumInterval: '5 minutes', maximumAttempts: 5 },
+});
+const db = proxyActivities<MediaActivities>({ startToCloseTimeout: '1 minute', retry: { initialInterval: '1 second', maximumInterval: '1 minute' } });
+
+/**
+ * One media ingestion, `media-ingestion/<recordingId>`: transfer (URL media), encode the playback
+ * rendition, publish it. Its phase is shown as `IntakeStatus` in the Temporal UI; the database row
+ * is the source of the recording's `asset` and of the upload status.
+ */
+export async function mediaIngestionWorkflow(input: MediaIngestionInput): Promise<MediaIngestionResult> {
+  const show = (phase: string) => upsertSearchAttributes([{ key: STATUS, value: phase }]);
+  try {
+    show('transferring');
+    await transfer.transferUrlMedia(input.ingestionId);
+    show('encoding');
+    const rendition = await encode.encodeMedia(input.ingestionId, input.recordingId);
+    show('finalizing');
+    await db.finalizeMedia(input.ingestionId, input.recordingId, rendition);
+    show('ready');
+    return { phase: 'ready', errorCode: null };
+  } catch (error) {
+    const code = errorCode(error);
+    await db.failMedia(input.ingestionId, code);
+    show('failed');
+    return { phase: 'failed', errorCode: code };
+  }
+}
+
+/** The asset's stable errorCode: the failure type an activity gave (retries exhausted or permanent). */
+function errorCode(error: unknown): string {
+  if (error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type) return error.cause.type;
+  if (error instanceof ActivityFailure) return 'processing_failed';
+  throw error;
+}
