@@ -29,6 +29,14 @@ export function createMediaActivities(deps: MediaActivityDeps) {
   const incoming = (ingestionId: string) => path.join(deps.mediaDir, 'incoming', ingestionId);
 
   return {
+    /**
+     * The workflow starts before the request that created the recording commits: its rows appear
+     * within moments, or never (the request failed). Missing: retried a few times by Temporal.
+     */
+    async awaitIngestion(ingestionId: string): Promise<void> {
+      if (!(await findIngestion(deps.pool, ingestionId))) throw failure('ingestion_not_found', 'the media ingestion is not (yet) stored', true);
+    },
+
     /** Downloads the recording's `assetUrl` through the SSRF-safe fetcher (the asset stays `queued`). */
     async transferUrlMedia(ingestionId: string): Promise<{ bytes: number }> {
       const ingestion = await findIngestion(deps.pool, ingestionId);

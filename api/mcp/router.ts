@@ -3,6 +3,7 @@ import type { Next } from 'koa';
 import { authenticateToken } from '../../src/auth/credentials.js';
 import { AppError } from '../../src/errors.js';
 import { createMcpServer } from '../../src/mcp/tools.js';
+import { publicBaseUrl } from '../base-url.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { ERROR_REF } from '../openapi.js';
 import { principalOf } from '../middleware/auth.js';
@@ -11,16 +12,13 @@ import type { RouteRegistry } from '../routes.js';
 
 const METADATA_PATH = '/.well-known/oauth-protected-resource';
 
-function baseUrl(deps: AppDeps, ctx: AppContext): string {
-  return (deps.config.http.publicBaseUrl || `${ctx.protocol}://${ctx.host}`).replace(/\/$/, '');
-}
 
 /**
  * MCP authorization (protected resource, RFC 9728): a 401 names the resource metadata so a client
  * can find the authorization server; `error="invalid_token"` when a token was sent but is not good.
  */
 function unauthorized(deps: AppDeps, ctx: AppContext, message: string, invalidToken: boolean): AppError {
-  const metadata = `${baseUrl(deps, ctx)}${METADATA_PATH}/mcp`;
+  const metadata = `${publicBaseUrl(deps, ctx)}${METADATA_PATH}/mcp`;
   const challenge = invalidToken
     ? `Bearer error="invalid_token", error_description="${message}", resource_metadata="${metadata}"`
     : `Bearer resource_metadata="${metadata}"`;
@@ -60,7 +58,7 @@ async function handleMcp(deps: AppDeps, ctx: AppContext): Promise<void> {
 export function mcpRoutes(deps: AppDeps, registry: RouteRegistry): void {
   const limiter = deps.rateLimits.limiter('mcp', deps.config.mcp.ratePerMinute);
   const metadata = async (ctx: AppContext) => {
-    const base = baseUrl(deps, ctx);
+    const base = publicBaseUrl(deps, ctx);
     ctx.set('Cache-Control', 'public, max-age=3600');
     ctx.body = {
       resource: `${base}/mcp`,

@@ -1,22 +1,33 @@
+import { randomUUID } from 'node:crypto';
 import type { Next } from 'koa';
 import { transcriptLimitError, toMonologues } from '../../src/domain/transcript.js';
 import { findRecording, listRecordings, type ListItemRow, type RecordingRow } from '../../src/db/repositories/recording-reads.js';
 import { recordingExists, utterancesOf } from '../../src/db/repositories/recordings.js';
-import { createRecording, type CreateRecordingBody } from '../../src/recordings/create.js';
+import { createRecording, validateRecordingBody, type CreateRecordingBody } from '../../src/recordings/create.js';
+import { startUrlIngestion } from '../../src/recordings/media.js';
 import { toUtcInstantOrNull } from '../../src/domain/time.js';
-import { AppError, NotFoundError } from '../../src/errors.js';
+import { required } from '../../src/config.js';
+import { AppError, DependencyUnavailableError, NotFoundError } from '../../src/errors.js';
+import { PlaybackSigner } from '../../src/media/playback.js';
+import { publicBaseUrl } from '../base-url.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { principalOf } from '../middleware/auth.js';
 import { pageBody, pageWindow } from '../paging.js';
 import type { RouteInput } from '../routes.js';
 import type { ListQuery, TranscriptQuery } from './schemas.js';
 
-export const presentRecording = (r: RecordingRow) => ({
+/** The playback URL is derived per request (signed, expiring) once a rendition exists. */
+export type PlaybackUrl = (recordingId: string, file: string) => string;
+
+export const presentRecording = (r: RecordingRow, playbackUrl: PlaybackUrl | null = null) => ({
   id: r.id,
   name: r.name,
   recordedAt: r.recorded_at,
-  // The playback URL is derived per request once media exists (media ingestion issue); none yet.
-  asset: { status: r.asset_status, url: null, errorCode: r.asset_error_code },
+  asset: {
+    status: r.asset_status,
+    url: r.asset_status === 'completed' && r.asset_rendition_file && playbackUrl ? playbackUrl(r.id, r.asset_rendition_file) : null,
+    errorCode: r.asset_error_code,
+  },
   transcript: { status: r.transcript_status, source: r.transcript_source },
   participants: r.participants,
   record: r.record,
@@ -41,21 +52,39 @@ export async function transcriptLimits(ctx: AppContext, next: Next) {
 }
 
 export function recordingHandlers(deps: AppDeps) {
+  const signer = new PlaybackSigner(required(deps.config.auth.signingSecret, 'SIGNING_SECRET'), deps.config.media.playbackTtlSeconds);
+  const playback = (ctx: AppContext): PlaybackUrl => {
+    const base = publicBaseUrl(deps, ctx);
+    return (recordingId, file) => `${base}${signer.sign(recordingId, file).path}`;
+  };
+  const startIngestion = async (ctx: AppContext, organizationId: string, recordingId: string, ingestionId: string) => {
+    try {
+      await startUrlIngestion(deps.temporal, deps.config, { organizationId, recordingId, ingestionId });
+    } catch (error) {
+      ctx.state.log.warn({ err: error, recordingId }, 'media ingestion workflow could not be started');
+      throw new DependencyUnavailableError('temporal');
+    }
+  };
   return {
     create: async (ctx: AppContext, { body }: RouteInput<CreateRecordingBody, unknown>) => {
       const principal = principalOf(ctx);
-      const id = await createRecording(deps.pool, principal, body);
+      validateRecordingBody(body);
+      const ids = { recordingId: randomUUID(), ingestionId: body.assetUrl === undefined ? null : randomUUID() };
+      // URL media: the ingestion workflow starts first and waits for the rows this request commits;
+      // Temporal unreachable is a 503 before anything is stored, so a retry starts cleanly.
+      if (ids.ingestionId) await startIngestion(ctx, principal.organizationId, ids.recordingId, ids.ingestionId);
+      const id = await createRecording(deps.pool, principal, body, ids);
       const recording = await findRecording(deps.pool, principal.organizationId, id);
       if (!recording) throw new Error(`recording ${id} vanished after its creation`);
       ctx.status = 201;
       ctx.set('Location', `/v3/rest/recordings/${id}`);
-      ctx.body = presentRecording(recording);
+      ctx.body = presentRecording(recording, playback(ctx));
     },
 
     get: async (ctx: AppContext, { params }: RouteInput<unknown, unknown>) => {
       const recording = params.recordingId ? await findRecording(deps.pool, principalOf(ctx).organizationId, params.recordingId) : null;
       if (!recording) throw new NotFoundError('Recording');
-      ctx.body = presentRecording(recording);
+      ctx.body = presentRecording(recording, playback(ctx));
     },
 
     list: async (ctx: AppContext, { query }: RouteInput<unknown, ListQuery>) => {

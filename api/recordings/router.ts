@@ -25,6 +25,7 @@ export function recordingRoutes(deps: AppDeps, registry: RouteRegistry): void {
       409: { description: 'record.externalId already used: recovery of the earlier recording', schema: conflictSchema },
       413: { description: 'too_many_utterances, transcript_too_large or recording_payload_too_large', schema: ERROR_REF },
       422: { description: 'A metadata field of another source, or a value not matching its type', schema: ERROR_REF },
+      503: { description: 'With assetUrl: its ingestion could not be started (Temporal unreachable); nothing was stored, retry', schema: ERROR_REF },
     },
     handler: h.create,
   });

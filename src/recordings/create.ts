@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import type { DatabasePool, CommonQueryMethods } from 'slonik';
 import type { Principal } from '../auth/principal.js';
 import { assetUrlProblem } from '../domain/asset-url.js';
+import { insertIngestion } from '../db/repositories/media-ingestions.js';
 import { valueMismatch } from '../domain/feedback-fields.js';
 import { toUtcInstantOrNull } from '../domain/time.js';
 import { missingSpeakers, transcriptErrors, type Utterance } from '../domain/transcript.js';
@@ -38,6 +40,12 @@ class MetadataValueError extends AppError {
   }
 }
 
+/** The 400s decided on the body alone, before anything is started or written. */
+export function validateRecordingBody(body: CreateRecordingBody): void {
+  const errors = bodyErrors(body, body.record.externalId.trim());
+  if (errors.length) throw new ValidationError(errors);
+}
+
 /** The 400s decided on the body alone (before anything is written). */
 function bodyErrors(body: CreateRecordingBody, externalId: string): FieldError[] {
   const errors: FieldError[] = [];
@@ -66,14 +74,19 @@ function bodyErrors(body: CreateRecordingBody, externalId: string): FieldError[]
  * Creates the recording, its folder links, canonical record and values, participants and transcript
  * in one transaction: any error (400, 404, 409, 422) leaves nothing behind, not even the external id.
  */
-export async function createRecording(pool: DatabasePool, principal: Principal, body: CreateRecordingBody): Promise<string> {
+export async function createRecording(
+  pool: DatabasePool,
+  principal: Principal,
+  body: CreateRecordingBody,
+  ids: { recordingId: string; ingestionId: string | null } = { recordingId: randomUUID(), ingestionId: null },
+): Promise<string> {
+  validateRecordingBody(body);
   const externalId = body.record.externalId.trim();
-  const errors = bodyErrors(body, externalId);
-  if (errors.length) throw new ValidationError(errors);
   const organizationId = principal.organizationId;
   return pool.transaction(async (tx) => {
     const sourceId = await recordingsSourceId(tx, organizationId);
     const recordingId = await insertRecording(tx, {
+      id: ids.recordingId,
       organizationId,
       name: body.name ?? 'Untitled recording',
       recordedAt: toUtcInstantOrNull(body.recordedAt),
@@ -87,6 +100,8 @@ export async function createRecording(pool: DatabasePool, principal: Principal, 
     await linkFolders(tx, recordingId, await resolvedFolders(tx, organizationId, body.folderIds ?? []));
     await insertParticipants(tx, recordingId, await resolvedParticipants(tx, organizationId, body.participants ?? []));
     await insertUtterances(tx, recordingId, body.transcript?.utterances ?? []);
+    // URL media: the ingestion its workflow (already started) waits for, committed with the recording.
+    if (body.assetUrl !== undefined && ids.ingestionId) await insertIngestion(tx, { id: ids.ingestionId, organizationId, recordingId, kind: 'url' });
     return recordingId;
   });
 }

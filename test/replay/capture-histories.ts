@@ -14,10 +14,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { promisify } from 'node:util';
-import { insertIngestion } from '../../src/db/repositories/media-ingestions.js';
 import { publicAddressProblem } from '../../src/domain/asset-url.js';
 import { FFMPEG_PATH } from '../../src/media/ffmpeg.js';
-import { mediaIngestionWorkflow } from '../../workflows/media-ingestion/workflow.js';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../src/paths.js';
 import { agentSessionWorkflowId, diagnosticsWorkflowId, mediaIngestionWorkflowId, retentionSweepWorkflowId } from '../../src/temporal/ids.js';
@@ -125,11 +123,8 @@ try {
     method: 'POST', headers: { 'X-Service-Api-Key': media.org.apiKey }, json: { record: { externalId: 'capture' }, assetUrl: `http://media.test:${port}/tone.wav` },
   });
   const recordingId = (created.body as { id: string }).id;
-  const ingestion = await media.pool.transaction((tx) => insertIngestion(tx, { organizationId: media.org.organizationId, recordingId, kind: 'url' }));
-  const h = await media.api.deps.temporal.client.workflow.start(mediaIngestionWorkflow, {
-    workflowId: mediaIngestionWorkflowId(recordingId), taskQueue: media.taskQueue,
-    args: [{ version: 1, organizationId: media.org.organizationId, recordingId, ingestionId: ingestion.id, kind: 'url' }],
-  });
+  // Creating the recording started its ingestion.
+  const h = media.api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId));
   await h.result();
   await save('media-ingestion-url-v1.json', h);
 } finally {

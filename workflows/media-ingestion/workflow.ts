@@ -16,6 +16,8 @@ const encode = proxyActivities<MediaActivities>({
   retry: { initialInterval: '10 seconds', maximumInterval: '5 minutes', maximumAttempts: 5 },
 });
 const db = proxyActivities<MediaActivities>({ startToCloseTimeout: '1 minute', retry: { initialInterval: '1 second', maximumInterval: '1 minute' } });
+// About a minute for the creating request to commit (1 + 2 + 4 + 8 + 16 + 32 s).
+const created = proxyActivities<MediaActivities>({ startToCloseTimeout: '30 seconds', retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 7 } });
 
 /**
  * One media ingestion, `media-ingestion/<recordingId>`: transfer (URL media), encode the playback
@@ -24,6 +26,13 @@ const db = proxyActivities<MediaActivities>({ startToCloseTimeout: '1 minute', r
  */
 export async function mediaIngestionWorkflow(input: MediaIngestionInput): Promise<MediaIngestionResult> {
   const show = (phase: string) => upsertSearchAttributes([{ key: STATUS, value: phase }]);
+  try {
+    await created.awaitIngestion(input.ingestionId);
+  } catch {
+    // The request that started this run stored nothing (it failed validation or lost a race).
+    show('abandoned');
+    return { phase: 'cancelled', errorCode: null };
+  }
   try {
     show('transferring');
     await transfer.transferUrlMedia(input.ingestionId);

@@ -16,9 +16,13 @@ export const ingestionRow = z.object({
 export type IngestionRow = z.infer<typeof ingestionRow>;
 
 /** The ingestion of a URL recording, created with the recording (same transaction). */
-export async function insertIngestion(tx: CommonQueryMethods, i: { organizationId: string; recordingId: string; kind: 'url' | 'upload' }): Promise<IngestionRow> {
+export async function insertIngestion(
+  tx: CommonQueryMethods,
+  i: { id?: string; organizationId: string; recordingId: string; kind: 'url' | 'upload' },
+): Promise<IngestionRow> {
   return tx.one(sql.type(ingestionRow)`
-    INSERT INTO media_ingestions (organization_id, recording_id, kind) VALUES (${i.organizationId}, ${i.recordingId}, ${i.kind})
+    INSERT INTO media_ingestions (id, organization_id, recording_id, kind)
+    VALUES (coalesce(${i.id ?? null}::uuid, gen_random_uuid()), ${i.organizationId}, ${i.recordingId}, ${i.kind})
     RETURNING *`);
 }
 

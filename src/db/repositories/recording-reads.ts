@@ -8,6 +8,7 @@ export const recordingRow = z.object({
   recorded_at: z.string(),
   asset_status: z.string(),
   asset_error_code: z.string().nullable(),
+  asset_rendition_file: z.string().nullable(),
   transcript_status: z.string(),
   transcript_source: z.string().nullable(),
   created_at: z.string(),
@@ -30,7 +31,7 @@ export type RecordingRow = z.infer<typeof recordingRow>;
 export async function findRecording(db: CommonQueryMethods, organizationId: string, id: string): Promise<RecordingRow | null> {
   if (!isUuid(id)) return null;
   return db.maybeOne(sql.type(recordingRow)`
-    SELECT r.id, r.name, r.recorded_at, r.asset_status, r.asset_error_code, r.transcript_status, r.transcript_source, r.created_at, r.updated_at,
+    SELECT r.id, r.name, r.recorded_at, r.asset_status, r.asset_error_code, r.asset_rendition_file, r.transcript_status, r.transcript_source, r.created_at, r.updated_at,
       (SELECT coalesce(jsonb_agg(jsonb_build_object('speaker', rp.speaker, 'person',
           jsonb_build_object('id', p.uuid, 'firstName', p.first_name, 'lastName', p.last_name, 'email', p.email)) ORDER BY rp.speaker), '[]')
         FROM recording_participants rp JOIN people p ON p.id = rp.person_id WHERE rp.recording_id = r.id) AS participants,

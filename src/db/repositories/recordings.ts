@@ -4,6 +4,7 @@ import type { Utterance } from '../../domain/transcript.js';
 import { isUuid } from '../uuid.js';
 
 export interface NewRecording {
+  id: string;
   organizationId: string;
   name: string;
   recordedAt: string | null;
@@ -15,9 +16,9 @@ export interface NewRecording {
 /** The recording row; media waits (`waiting`) or, with a URL, is `queued` for the ingestion worker. */
 export async function insertRecording(tx: CommonQueryMethods, r: NewRecording): Promise<string> {
   return tx.oneFirst(sql.type(z.object({ id: z.string() }))`
-    INSERT INTO recordings (organization_id, name, recorded_at, asset_status, asset_source_url, transcript_status, transcript_source,
+    INSERT INTO recordings (id, organization_id, name, recorded_at, asset_status, asset_source_url, transcript_status, transcript_source,
       created_by_user_id, created_by_api_key_id)
-    VALUES (${r.organizationId}, ${r.name}, coalesce(${r.recordedAt}::timestamptz, now()), ${r.assetSourceUrl ? 'queued' : 'waiting'},
+    VALUES (${r.id}, ${r.organizationId}, ${r.name}, coalesce(${r.recordedAt}::timestamptz, now()), ${r.assetSourceUrl ? 'queued' : 'waiting'},
       ${r.assetSourceUrl}, ${r.transcriptSupplied ? 'completed' : 'waiting'}, ${r.transcriptSupplied ? 'api' : null},
       ${r.createdBy.userId}, ${r.createdBy.apiKeyId})
     RETURNING id`);

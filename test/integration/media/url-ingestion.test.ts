@@ -11,11 +11,14 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { DatabasePool } from 'slonik';
 import { createDatabasePool } from '../../../src/db/pool.js';
-import { findIngestion, insertIngestion } from '../../../src/db/repositories/media-ingestions.js';
+import { findIngestion } from '../../../src/db/repositories/media-ingestions.js';
+import { RECORDING_ID, STATUS } from '../../../src/temporal/search-attributes.js';
+import { sql } from 'slonik';
+import { z } from 'zod';
 import { publicAddressProblem } from '../../../src/domain/asset-url.js';
 import { FFMPEG_PATH } from '../../../src/media/ffmpeg.js';
 import { mediaIngestionWorkflowId } from '../../../src/temporal/ids.js';
-import { MEDIA_INGESTION_WORKFLOW, type MediaIngestionInput, type MediaIngestionResult } from '../../../workflows/media-ingestion/contract.js';
+import type { MediaIngestionResult } from '../../../workflows/media-ingestion/contract.js';
 import { startTestApi, type TestApi } from '../../helpers/app.js';
 import { testConfig } from '../../helpers/config.js';
 import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
@@ -70,20 +73,18 @@ describe('media ingestion workflow: URL media', function () {
     await rm(mediaDir, { recursive: true, force: true });
   });
 
-  /** Creates a recording with `assetUrl` and runs its ingestion to the end. */
+  /** Creates a recording with `assetUrl` (which starts its ingestion) and waits for the ingestion's end. */
   async function ingest(assetUrl: string): Promise<{ recordingId: string; ingestionId: string; result: MediaIngestionResult }> {
     const created = await api.request('/v3/rest/recordings', {
       method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: { record: { externalId: randomUUID() }, assetUrl },
     });
     assert.equal(created.status, 201, JSON.stringify(created.body));
-    assert.equal(created.body.asset.status, 'queued');
+    assert.deepEqual(created.body.asset, { status: 'queued', url: null, errorCode: null });
     const recordingId = created.body.id as string;
-    const ingestion = await pool.transaction((tx) => insertIngestion(tx, { organizationId: org.organizationId, recordingId, kind: 'url' }));
-    const input: MediaIngestionInput = { version: 1, organizationId: org.organizationId, recordingId, ingestionId: ingestion.id, kind: 'url' };
-    const result = await api.deps.temporal.client.workflow.execute<(i: MediaIngestionInput) => Promise<MediaIngestionResult>>(MEDIA_INGESTION_WORKFLOW, {
-      workflowId: mediaIngestionWorkflowId(recordingId), taskQueue: worker.taskQueue, args: [input],
-    });
-    return { recordingId, ingestionId: ingestion.id, result };
+    const handle = api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId));
+    const result = (await handle.result()) as MediaIngestionResult;
+    const ingestionId = (await pool.oneFirst(sql.type(z.object({ id: z.string() }))`SELECT id FROM media_ingestions WHERE recording_id = ${recordingId}`));
+    return { recordingId, ingestionId, result };
   }
   const recording = async (id: string) => (await api.request(`/v3/rest/recordings/${id}`, { headers: { 'X-Service-Api-Key': org.apiKey } })).body;
 
@@ -97,6 +98,15 @@ describe('media ingestion workflow: URL media', function () {
     assert.deepEqual([row?.phase, row?.encode_progress, row?.bytes_received], ['ready', null, tone.length]);
     assert.deepEqual(await readdir(path.join(mediaDir, 'renditions', recordingId)), [`${ingestionId}.m4a`]);
     assert.equal(existsSync(path.join(mediaDir, 'incoming', ingestionId)), false, 'the download is cleaned up');
+    // asset.url: a signed playback URL that serves the rendition, with byte ranges.
+    assert.match(body.asset.url, new RegExp(`^${api.url}/v3/media/playback/${recordingId}/${ingestionId}\\.m4a\\?expires=\\d+&signature=`));
+    const whole = await fetch(body.asset.url as string);
+    assert.deepEqual([whole.status, whole.headers.get('content-type')], [200, 'audio/mp4']);
+    const size = (await whole.arrayBuffer()).byteLength;
+    const part = await fetch(body.asset.url as string, { headers: { range: 'bytes=0-99' } });
+    assert.deepEqual([part.status, part.headers.get('content-range')], [206, `bytes 0-99/${size}`]);
+    const described = await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).describe();
+    assert.deepEqual([described.typedSearchAttributes.get(RECORDING_ID), described.typedSearchAttributes.get(STATUS)], [recordingId, 'ready']);
   });
 
   for (const [name, url, code] of [

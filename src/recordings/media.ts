@@ -1,0 +1,25 @@
+import type { Config } from '../config.js';
+import type { TemporalClient } from '../temporal/connection.js';
+import { ORGANIZATION_ID, RECORDING_ID, STATUS } from '../temporal/search-attributes.js';
+import { MEDIA_INGESTION_WORKFLOW, mediaIngestionWorkflowId, type MediaIngestionInput } from '../../workflows/media-ingestion/contract.js';
+
+const START_DEADLINE_MS = 10_000;
+
+/** Starts `media-ingestion/<recordingId>` for URL media (Temporal's id uniqueness: one per recording at a time). */
+export async function startUrlIngestion(
+  temporal: TemporalClient,
+  config: Pick<Config, 'temporal'>,
+  ids: { organizationId: string; recordingId: string; ingestionId: string },
+): Promise<void> {
+  const input: MediaIngestionInput = { version: 1, ...ids, kind: 'url' };
+  await temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () => temporal.client.workflow.start(MEDIA_INGESTION_WORKFLOW, {
+    workflowId: mediaIngestionWorkflowId(ids.recordingId),
+    taskQueue: config.temporal.taskQueue,
+    args: [input],
+    typedSearchAttributes: [
+      { key: ORGANIZATION_ID, value: ids.organizationId },
+      { key: RECORDING_ID, value: ids.recordingId },
+      { key: STATUS, value: 'queued' },
+    ],
+  }));
+}

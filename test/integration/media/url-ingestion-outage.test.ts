@@ -1,0 +1,64 @@
+import { strict as assert } from 'node:assert';
+import { randomUUID } from 'node:crypto';
+import { sql, type DatabasePool } from 'slonik';
+import { z } from 'zod';
+import { createDatabasePool } from '../../../src/db/pool.js';
+import { connectTemporalClient, type TemporalClient } from '../../../src/temporal/connection.js';
+import { startTestApi, type TestApi } from '../../helpers/app.js';
+import { testConfig } from '../../helpers/config.js';
+import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
+import { createTestDatabase, testStack } from '../../helpers/stack.js';
+import { TcpProxy } from '../../helpers/tcp-proxy.js';
+
+/** A recording with URL media needs its ingestion workflow: without Temporal, nothing is stored. */
+describe('recording with assetUrl while Temporal is unreachable', function () {
+  this.timeout(60_000);
+  let pool: DatabasePool;
+  let proxy: TcpProxy;
+  let temporal: TemporalClient;
+  let api: TestApi;
+  let org: TestOrg;
+
+  before(async () => {
+    pool = await createDatabasePool(await createTestDatabase());
+    proxy = await TcpProxy.start(Number((await testStack()).temporal.address.split(':')[1]));
+    const config = testConfig();
+    temporal = await connectTemporalClient({ temporal: { ...config.temporal, address: `127.0.0.1:${proxy.port}` } });
+    api = await startTestApi({ pool, config, temporal });
+    org = await createTestOrg(pool);
+  });
+  after(async () => {
+    await api?.close();
+    await temporal?.connection.close();
+    await proxy?.down();
+    await pool?.end();
+  });
+
+  const create = (body: object) => api.request('/v3/rest/recordings', { method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: body });
+  const stored = (externalId: string) => pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+    SELECT count(*)::int AS n FROM metadata_records WHERE external_id = ${externalId}`);
+
+  it('503 temporal_unavailable, nothing stored; the retry succeeds once Temporal is back', async () => {
+    const externalId = randomUUID();
+    await proxy.down();
+    const failed = await create({ record: { externalId }, assetUrl: 'https://media.example.com/call.mp3' });
+    assert.deepEqual([failed.status, failed.body.errorCode], [503, 'temporal_unavailable']);
+    assert.ok(!JSON.stringify(failed.body).includes('127.0.0.1'));
+    assert.equal(await stored(externalId), 0, 'the external id is not reserved');
+    const withoutMedia = await create({ record: { externalId: randomUUID() } });
+    assert.equal(withoutMedia.status, 201, 'a recording without URL media does not need Temporal');
+    await proxy.up();
+    const retried = await create({ record: { externalId }, assetUrl: 'https://media.example.com/call.mp3' });
+    assert.equal(retried.status, 201);
+    assert.equal(retried.body.asset.status, 'queued');
+    const ingestions = await pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+      SELECT count(*)::int AS n FROM media_ingestions WHERE recording_id = ${retried.body.id as string} AND kind = 'url' AND phase = 'waiting'`);
+    assert.equal(ingestions, 1);
+  });
+
+  it('an invalid body is a 400 before any workflow starts', async () => {
+    const res = await create({ record: { externalId: ' ' }, assetUrl: 'http://10.0.0.1/x.mp3' });
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.body.errors.map((e: { path: string }) => e.path).sort(), ['body.assetUrl', 'body.record.externalId']);
+  });
+});
