@@ -8,10 +8,10 @@ const START_DEADLINE_MS = 10_000;
 /** Starts `media-ingestion/<recordingId>` for URL media (Temporal's id uniqueness: one per recording at a time). */
 export async function startUrlIngestion(
   temporal: TemporalClient,
-  config: Pick<Config, 'temporal'>,
+  config: Pick<Config, 'temporal' | 'media'>,
   ids: { organizationId: string; recordingId: string; ingestionId: string },
 ): Promise<void> {
-  const input: MediaIngestionInput = { version: 1, ...ids, kind: 'url' };
+  const input: MediaIngestionInput = { version: 1, ...ids, kind: 'url', transferRetryInitialSeconds: config.media.transferRetryInitialSeconds };
   await temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () => temporal.client.workflow.start(MEDIA_INGESTION_WORKFLOW, {
     workflowId: mediaIngestionWorkflowId(ids.recordingId),
     taskQueue: config.temporal.taskQueue,

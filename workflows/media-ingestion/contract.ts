@@ -11,6 +11,8 @@ export interface MediaIngestionInput {
   recordingId: string;
   ingestionId: string;
   kind: 'url';
+  /** First retry delay of a transient transfer failure (doubling up to 30 minutes); default 10. */
+  transferRetryInitialSeconds?: number;
 }
 
 export interface MediaIngestionResult {

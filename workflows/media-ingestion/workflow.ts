@@ -3,13 +3,17 @@ import type { MediaActivities } from '../../activities/media.js';
 import { STATUS } from '../search-attributes.js';
 import type { MediaIngestionInput, MediaIngestionResult } from './contract.js';
 
-// Transient transfer failures (DNS, network, 5xx, an empty answer) are retried with backoff for
-// about a day while the asset stays `queued`; permanent ones fail at once.
-const transfer = proxyActivities<MediaActivities>({
-  startToCloseTimeout: '6 hours',
-  heartbeatTimeout: '2 minutes',
-  retry: { initialInterval: '10 seconds', backoffCoefficient: 2, maximumInterval: '30 minutes', maximumAttempts: 60 },
-});
+/**
+ * Transient transfer failures (DNS, network, 5xx, an empty answer) are retried with backoff for
+ * about a day while the asset stays `queued`; permanent ones fail at once.
+ */
+function transferActivities(initialSeconds: number) {
+  return proxyActivities<MediaActivities>({
+    startToCloseTimeout: '6 hours',
+    heartbeatTimeout: '2 minutes',
+    retry: { initialInterval: `${initialSeconds} seconds`, backoffCoefficient: 2, maximumInterval: '30 minutes', maximumAttempts: 60 },
+  });
+}
 const encode = proxyActivities<MediaActivities>({
   startToCloseTimeout: '6 hours',
   heartbeatTimeout: '2 minutes',
@@ -26,6 +30,7 @@ const created = proxyActivities<MediaActivities>({ startToCloseTimeout: '30 seco
  */
 export async function mediaIngestionWorkflow(input: MediaIngestionInput): Promise<MediaIngestionResult> {
   const show = (phase: string) => upsertSearchAttributes([{ key: STATUS, value: phase }]);
+  const transfer = transferActivities(input.transferRetryInitialSeconds ?? 10);
   try {
     await created.awaitIngestion(input.ingestionId);
   } catch {

@@ -24,6 +24,7 @@ import { testConfig } from '../../helpers/config.js';
 import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
 import { createTestDatabase } from '../../helpers/stack.js';
 import { startTestWorker, type TestWorker } from '../../helpers/worker.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const exec = promisify(execFile);
 
@@ -38,6 +39,7 @@ describe('media ingestion workflow: URL media', function () {
   let api: TestApi;
   let org: TestOrg;
   let tone: Buffer;
+  let flakyCalls = 0;
 
   before(async () => {
     mediaDir = await mkdtemp(path.join(os.tmpdir(), 'intake-url-media-'));
@@ -45,6 +47,13 @@ describe('media ingestion workflow: URL media', function () {
     await exec(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=frequency=330:duration=5', wav]);
     tone = await readFile(wav);
     server = createServer((req, res) => {
+      // Overloaded, then empty, then the media: each transient failure is retried.
+      if (req.url === '/flaky.wav') {
+        const n = (flakyCalls += 1);
+        if (n === 1) return void res.writeHead(503).end();
+        if (n === 2) return void res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': 0 }).end();
+        return void res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': tone.length }).end(tone);
+      }
       if (req.url === '/tone.wav') return void res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': tone.length }).end(tone);
       if (req.url === '/page.html') return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html></html>');
       if (req.url === '/noise.bin') return void res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(Buffer.alloc(5000, 9));
@@ -61,7 +70,7 @@ describe('media ingestion workflow: URL media', function () {
     worker = await startTestWorker(pool, {
       deps: { mediaDir, resolver, addressPolicy: { problem: (a) => (a === '127.0.0.1' ? null : publicAddressProblem(a)) } },
     });
-    api = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: worker.taskQueue }) });
+    api = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: worker.taskQueue, MEDIA_TRANSFER_RETRY_INITIAL_SECONDS: '1' }) });
     org = await createTestOrg(pool);
   });
   after(async () => {
@@ -126,5 +135,18 @@ describe('media ingestion workflow: URL media', function () {
     const { recordingId, result } = await ingest(`http://internal.test:${port}/tone.wav`);
     assert.deepEqual(result, { phase: 'failed', errorCode: 'asset_url_blocked' });
     assert.equal((await recording(recordingId)).asset.errorCode, 'asset_url_blocked');
+  });
+
+  it('retries transient failures (503, an empty answer) while the asset stays queued, then completes', async () => {
+    const created = await api.request('/v3/rest/recordings', {
+      method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: { record: { externalId: randomUUID() }, assetUrl: `http://media.test:${port}/flaky.wav` },
+    });
+    const recordingId = created.body.id as string;
+    await waitFor(async () => flakyCalls >= 1, 20_000, 50);
+    assert.deepEqual((await recording(recordingId)).asset, { status: 'queued', url: null, errorCode: null }, 'queued between attempts');
+    const result = await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result();
+    assert.deepEqual(result, { phase: 'ready', errorCode: null });
+    assert.equal(flakyCalls, 3);
+    assert.equal((await recording(recordingId)).asset.status, 'completed');
   });
 });
