@@ -5,7 +5,12 @@ import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { DatabasePool } from 'slonik';
-import { findIngestion, movePhase, publishRendition, setBytes, setProgress, sourceUrl } from '../src/db/repositories/media-ingestions.js';
+import { sql } from 'slonik';
+import {
+  findIngestion, movePhase, publishRendition, renditionFile, setAutomaticTranscript, setBytes, setProgress, sourceUrl,
+} from '../src/db/repositories/media-ingestions.js';
+import { insertUtterances } from '../src/db/repositories/recordings.js';
+import { TranscriberError, type Transcriber } from '../src/providers/transcriber/types.js';
 import { encodeRendition, MediaProcessingError, probeMedia } from '../src/media/ffmpeg.js';
 import { renditionRelativePath } from '../src/media/playback.js';
 import { AssetFetchError, SafeFetcher, type AddressPolicy, type Resolver } from '../src/media/safe-fetch.js';
@@ -18,6 +23,8 @@ export interface MediaActivityDeps {
   /** Production: PUBLIC_ADDRESSES. Tests allow their own loopback server. */
   addressPolicy: AddressPolicy;
   resolver?: Resolver;
+  /** None configured: recordings without a supplied transcript get status `unavailable`. */
+  transcriber?: Transcriber | undefined;
 }
 
 /** A permanent failure carries the asset's errorCode as its type; a transient one is retried by Temporal. */
@@ -106,6 +113,34 @@ export function createMediaActivities(deps: MediaActivityDeps) {
         await publishRendition(tx, ingestionId, { recordingId, ...rendition });
       });
       await rm(incoming(ingestionId), { force: true });
+    },
+
+    /**
+     * Automatic transcription once the media is ready; a supplied transcript is never touched. The
+     * utterances and the `completed` status are written in one transaction.
+     */
+    async transcribeMedia(recordingId: string): Promise<'completed' | 'unavailable' | 'supplied'> {
+      if (!deps.transcriber) return (await setAutomaticTranscript(deps.pool, recordingId, 'unavailable')) ? 'unavailable' : 'supplied';
+      if (!(await setAutomaticTranscript(deps.pool, recordingId, 'processing'))) return 'supplied';
+      const file = await renditionFile(deps.pool, recordingId);
+      if (!file) throw failure('transcription_failed', 'the recording has no rendition', false);
+      try {
+        const utterances = await deps.transcriber.transcribe(path.join(deps.mediaDir, renditionRelativePath(recordingId, file)), { signal: Context.current().cancellationSignal });
+        await deps.pool.transaction(async (tx) => {
+          await tx.query(sql.unsafe`DELETE FROM transcript_utterances WHERE recording_id = ${recordingId}`);
+          await insertUtterances(tx, recordingId, utterances);
+          await setAutomaticTranscript(tx, recordingId, 'completed');
+        });
+        return 'completed';
+      } catch (error) {
+        if (error instanceof TranscriberError) throw failure(error.code, error.message, error.retryable);
+        throw error;
+      }
+    },
+
+    /** Transcription gave up: the transcript says so (the media stays ready). */
+    async failTranscript(recordingId: string): Promise<void> {
+      await setAutomaticTranscript(deps.pool, recordingId, 'failed');
     },
 
     async failMedia(ingestionId: string, errorCode: string): Promise<void> {

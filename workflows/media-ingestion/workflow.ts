@@ -20,6 +20,10 @@ const encode = proxyActivities<MediaActivities>({
   retry: { initialInterval: '10 seconds', maximumInterval: '5 minutes', maximumAttempts: 5 },
 });
 const db = proxyActivities<MediaActivities>({ startToCloseTimeout: '1 minute', retry: { initialInterval: '1 second', maximumInterval: '1 minute' } });
+// A transcription engine may take a while on long media; transient failures are retried a few times.
+const transcription = proxyActivities<MediaActivities>({
+  startToCloseTimeout: '2 hours', retry: { initialInterval: '10 seconds', maximumInterval: '10 minutes', maximumAttempts: 5 },
+});
 // About a minute for the creating request to commit (1 + 2 + 4 + 8 + 16 + 32 s).
 const created = proxyActivities<MediaActivities>({ startToCloseTimeout: '30 seconds', retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 7 } });
 
@@ -46,13 +50,19 @@ export async function mediaIngestionWorkflow(input: MediaIngestionInput): Promis
     show('finalizing');
     await db.finalizeMedia(input.ingestionId, input.recordingId, rendition);
     show('ready');
-    return { phase: 'ready', errorCode: null };
   } catch (error) {
     const code = errorCode(error);
     await db.failMedia(input.ingestionId, code);
     show('failed');
     return { phase: 'failed', errorCode: code };
   }
+  // The media is ready whatever transcription does; its own status tells how that went.
+  try {
+    await transcription.transcribeMedia(input.recordingId);
+  } catch {
+    await db.failTranscript(input.recordingId);
+  }
+  return { phase: 'ready', errorCode: null };
 }
 
 /** The asset's stable errorCode: the failure type an activity gave (retries exhausted or permanent). */

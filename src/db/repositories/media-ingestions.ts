@@ -81,3 +81,22 @@ export async function publishRendition(
     WHERE id = ${r.recordingId}`);
   return true;
 }
+
+type TranscriptStatus = 'processing' | 'completed' | 'failed' | 'unavailable';
+
+/**
+ * Moves an automatic transcript's status. A supplied transcript (source `api`) is never touched:
+ * the update matches only recordings whose transcript is not from the API.
+ */
+export async function setAutomaticTranscript(db: CommonQueryMethods, recordingId: string, status: TranscriptStatus): Promise<boolean> {
+  const row = await db.maybeOne(sql.type(z.object({ id: z.string() }))`
+    UPDATE recordings SET transcript_status = ${status}, transcript_source = ${status === 'completed' ? 'automatic' : null}, updated_at = now()
+    WHERE id = ${recordingId} AND transcript_source IS DISTINCT FROM 'api'
+    RETURNING id`);
+  return row !== null;
+}
+
+export async function renditionFile(db: CommonQueryMethods, recordingId: string): Promise<string | null> {
+  return db.maybeOneFirst(sql.type(z.object({ asset_rendition_file: z.string().nullable() }))`
+    SELECT asset_rendition_file FROM recordings WHERE id = ${recordingId}`);
+}

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { LookupAddress } from 'node:dns';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -17,6 +17,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { publicAddressProblem } from '../../../src/domain/asset-url.js';
 import { FFMPEG_PATH } from '../../../src/media/ffmpeg.js';
+import { TranscriberError, type Transcriber } from '../../../src/providers/transcriber/types.js';
 import { mediaIngestionWorkflowId } from '../../../src/temporal/ids.js';
 import type { MediaIngestionResult } from '../../../workflows/media-ingestion/contract.js';
 import { startTestApi, type TestApi } from '../../helpers/app.js';
@@ -114,6 +115,8 @@ describe('media ingestion workflow: URL media', function () {
     const size = (await whole.arrayBuffer()).byteLength;
     const part = await fetch(body.asset.url as string, { headers: { range: 'bytes=0-99' } });
     assert.deepEqual([part.status, part.headers.get('content-range')], [206, `bytes 0-99/${size}`]);
+    // No transcription engine is configured here: the transcript says so.
+    assert.deepEqual(body.transcript, { status: 'unavailable', source: null });
     const described = await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).describe();
     assert.deepEqual([described.typedSearchAttributes.get(RECORDING_ID), described.typedSearchAttributes.get(STATUS)], [recordingId, 'ready']);
   });
@@ -148,5 +151,92 @@ describe('media ingestion workflow: URL media', function () {
     assert.deepEqual(result, { phase: 'ready', errorCode: null });
     assert.equal(flakyCalls, 3);
     assert.equal((await recording(recordingId)).asset.status, 'completed');
+  });
+
+  it('a supplied transcript is never touched by the media\'s ingestion', async () => {
+    const created = await api.request('/v3/rest/recordings', {
+      method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey },
+      json: { record: { externalId: randomUUID() }, assetUrl: `http://media.test:${port}/tone.wav`, transcript: { utterances: [{ startSec: 0, endSec: 1, speaker: 0, text: 'supplied' }] } },
+    });
+    const recordingId = created.body.id as string;
+    await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result();
+    const body = await recording(recordingId);
+    assert.deepEqual([body.asset.status, body.transcript], ['completed', { status: 'completed', source: 'api' }]);
+    const transcript = await api.request(`/v3/rest/recordings/${recordingId}/transcript`, { headers: { 'X-Service-Api-Key': org.apiKey } });
+    assert.deepEqual(transcript.body.utterances.map((u: { text: string }) => u.text), ['supplied']);
+  });
+});
+
+/** With a transcription engine (the Transcriber interface; its real implementations come with meeting joins). */
+describe('media ingestion workflow: automatic transcription after the media is ready', function () {
+  this.timeout(120_000);
+  let mediaDir: string;
+  let server: Server;
+  let pool: DatabasePool;
+  let worker: TestWorker;
+  let api: TestApi;
+  let org: TestOrg;
+  let fail = false;
+  const heard: string[] = [];
+  /** Stands in for a speech-recognition provider: it reads the file it is given. */
+  const transcriber: Transcriber = {
+    name: 'test-engine',
+    async transcribe(file) {
+      heard.push(file);
+      if (fail) throw new TranscriberError('engine refused', 'transcription_refused', false);
+      const { size } = await stat(file);
+      return [{ startSec: 0, endSec: 2.5, speaker: 0, text: `heard ${size > 0 ? 'audio' : 'nothing'}` }, { startSec: 2.5, endSec: 5, speaker: 1, text: 'and a reply' }];
+    },
+  };
+
+  before(async () => {
+    mediaDir = await mkdtemp(path.join(os.tmpdir(), 'intake-transcribe-'));
+    const wav = path.join(mediaDir, 'tone.wav');
+    await exec(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=duration=5', wav]);
+    const tone = await readFile(wav);
+    server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': tone.length }).end(tone));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    pool = await createDatabasePool(await createTestDatabase());
+    worker = await startTestWorker(pool, {
+      deps: { mediaDir, transcriber, resolver: async () => [{ address: '127.0.0.1', family: 4 }], addressPolicy: { problem: (a) => (a === '127.0.0.1' ? null : publicAddressProblem(a)) } },
+    });
+    api = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: worker.taskQueue }) });
+    org = await createTestOrg(pool);
+  });
+  after(async () => {
+    await api?.close();
+    await worker?.stop();
+    await pool?.end();
+    server?.closeAllConnections();
+    await new Promise<void>((resolve) => server?.close(() => resolve()));
+    await rm(mediaDir, { recursive: true, force: true });
+  });
+
+  const run = async () => {
+    const port = (server.address() as AddressInfo).port;
+    const created = await api.request('/v3/rest/recordings', {
+      method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: { record: { externalId: randomUUID() }, assetUrl: `http://media.test:${port}/a.wav` },
+    });
+    const recordingId = created.body.id as string;
+    assert.deepEqual(created.body.transcript, { status: 'waiting', source: null });
+    assert.deepEqual(await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result(), { phase: 'ready', errorCode: null });
+    return { recordingId, body: (await api.request(`/v3/rest/recordings/${recordingId}`, { headers: { 'X-Service-Api-Key': org.apiKey } })).body };
+  };
+
+  it('transcribes the rendition: status completed, source automatic, utterances and monologues readable', async () => {
+    const { recordingId, body } = await run();
+    assert.deepEqual(body.transcript, { status: 'completed', source: 'automatic' });
+    assert.match(heard.at(-1)!, new RegExp(`renditions/${recordingId}/[0-9a-f-]{36}\\.m4a$`));
+    const utterances = await api.request(`/v3/rest/recordings/${recordingId}/transcript`, { headers: { 'X-Service-Api-Key': org.apiKey } });
+    assert.deepEqual(utterances.body.utterances.map((u: { speaker: number; text: string }) => [u.speaker, u.text]), [[0, 'heard audio'], [1, 'and a reply']]);
+    const monologues = await api.request(`/v3/rest/recordings/${recordingId}/transcript?type=monologue`, { headers: { 'X-Service-Api-Key': org.apiKey } });
+    assert.equal(monologues.body.monologues.length, 2);
+  });
+
+  it('a failed transcription leaves the media ready and the transcript failed', async () => {
+    fail = true;
+    const { body } = await run();
+    fail = false;
+    assert.deepEqual([body.asset.status, body.transcript], ['completed', { status: 'failed', source: null }]);
   });
 });
