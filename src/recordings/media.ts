@@ -11,7 +11,10 @@ export async function startUrlIngestion(
   config: Pick<Config, 'temporal' | 'media'>,
   ids: { organizationId: string; recordingId: string; ingestionId: string },
 ): Promise<void> {
-  const input: MediaIngestionInput = { version: 1, ...ids, kind: 'url', transferRetryInitialSeconds: config.media.transferRetryInitialSeconds };
+  const input: MediaIngestionInput = { version: 1, ...ids, kind: 'url',
+    transferRetryInitialSeconds: config.media.transferRetryInitialSeconds,
+    heartbeatTimeoutSeconds: config.media.heartbeatTimeoutSeconds,
+  };
   await temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () => temporal.client.workflow.start(MEDIA_INGESTION_WORKFLOW, {
     workflowId: mediaIngestionWorkflowId(ids.recordingId),
     taskQueue: config.temporal.taskQueue,

@@ -57,12 +57,15 @@ export async function startTestWorker(pool: DatabasePool, options: { taskQueue?:
  * A worker in a child process (test/helpers/worker-process.ts): killable with SIGKILL, and on a
  * core of its own beside the API (benchmarks). Resolves once it polls.
  */
-export async function startWorkerProcess(o: { databaseUrl: string; taskQueue: string }): Promise<ChildProcess> {
+export async function startWorkerProcess(o: { databaseUrl: string; taskQueue: string; mediaDir?: string }): Promise<ChildProcess> {
   const stack = await testStack();
   const bundlePath = path.join(stack.tmpDir, `bundle-${process.pid}.js`);
   if (!existsSync(bundlePath)) await writeFile(bundlePath, (await workflowBundle()).code);
   const proc = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'test', 'helpers', 'worker-process.ts')], {
-    env: { ...process.env, DATABASE_URL: o.databaseUrl, TEMPORAL_ADDRESS: stack.temporal.address, TASK_QUEUE: o.taskQueue, BUNDLE_PATH: bundlePath },
+    env: {
+      ...process.env, DATABASE_URL: o.databaseUrl, TEMPORAL_ADDRESS: stack.temporal.address, TASK_QUEUE: o.taskQueue, BUNDLE_PATH: bundlePath,
+      ...(o.mediaDir ? { MEDIA_DIR: o.mediaDir } : {}),
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const [chunk] = (await once(proc.stdout, 'data')) as [Buffer];

@@ -13,6 +13,8 @@ export interface MediaIngestionInput {
   kind: 'url';
   /** First retry delay of a transient transfer failure (doubling up to 30 minutes); default 10. */
   transferRetryInitialSeconds?: number;
+  /** A transfer or encode without a heartbeat for this long is retried (a dead worker); default 120. */
+  heartbeatTimeoutSeconds?: number;
 }
 
 export interface MediaIngestionResult {

@@ -7,18 +7,21 @@ import type { MediaIngestionInput, MediaIngestionResult } from './contract.js';
  * Transient transfer failures (DNS, network, 5xx, an empty answer) are retried with backoff for
  * about a day while the asset stays `queued`; permanent ones fail at once.
  */
-function transferActivities(initialSeconds: number) {
+function transferActivities(initialSeconds: number, heartbeatSeconds: number) {
   return proxyActivities<MediaActivities>({
     startToCloseTimeout: '6 hours',
-    heartbeatTimeout: '2 minutes',
+    heartbeatTimeout: `${heartbeatSeconds} seconds`,
     retry: { initialInterval: `${initialSeconds} seconds`, backoffCoefficient: 2, maximumInterval: '30 minutes', maximumAttempts: 60 },
   });
 }
-const encode = proxyActivities<MediaActivities>({
-  startToCloseTimeout: '6 hours',
-  heartbeatTimeout: '2 minutes',
-  retry: { initialInterval: '10 seconds', maximumInterval: '5 minutes', maximumAttempts: 5 },
-});
+/** A worker that dies mid-encode stops heartbeating: another starts the encode again (same file). */
+function encodeActivities(heartbeatSeconds: number) {
+  return proxyActivities<MediaActivities>({
+    startToCloseTimeout: '6 hours',
+    heartbeatTimeout: `${heartbeatSeconds} seconds`,
+    retry: { initialInterval: '1 second', maximumInterval: '5 minutes', maximumAttempts: 5 },
+  });
+}
 const db = proxyActivities<MediaActivities>({ startToCloseTimeout: '1 minute', retry: { initialInterval: '1 second', maximumInterval: '1 minute' } });
 // A transcription engine may take a while on long media; transient failures are retried a few times.
 const transcription = proxyActivities<MediaActivities>({
@@ -34,7 +37,9 @@ const created = proxyActivities<MediaActivities>({ startToCloseTimeout: '30 seco
  */
 export async function mediaIngestionWorkflow(input: MediaIngestionInput): Promise<MediaIngestionResult> {
   const show = (phase: string) => upsertSearchAttributes([{ key: STATUS, value: phase }]);
-  const transfer = transferActivities(input.transferRetryInitialSeconds ?? 10);
+  const heartbeat = input.heartbeatTimeoutSeconds ?? 120;
+  const transfer = transferActivities(input.transferRetryInitialSeconds ?? 10, heartbeat);
+  const encode = encodeActivities(heartbeat);
   try {
     await created.awaitIngestion(input.ingestionId);
   } catch {

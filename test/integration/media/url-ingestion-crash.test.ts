@@ -1,0 +1,98 @@
+import { strict as assert } from 'node:assert';
+import type { ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { sql, type DatabasePool } from 'slonik';
+import { z } from 'zod';
+import { createDatabasePool } from '../../../src/db/pool.js';
+import { publicAddressProblem } from '../../../src/domain/asset-url.js';
+import { FFMPEG_PATH } from '../../../src/media/ffmpeg.js';
+import { mediaIngestionWorkflowId } from '../../../src/temporal/ids.js';
+import { startTestApi, type TestApi } from '../../helpers/app.js';
+import { testConfig } from '../../helpers/config.js';
+import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
+import { createTestDatabase } from '../../helpers/stack.js';
+import { waitFor } from '../../helpers/wait.js';
+import { killWorkerProcess, startTestWorker, startWorkerProcess, type TestWorker } from '../../helpers/worker.js';
+
+const exec = promisify(execFile);
+
+/** A worker killed (SIGKILL) in the middle of encoding: another finishes; one rendition, one `ready`. */
+describe('media ingestion: a worker killed mid-encode', function () {
+  this.timeout(240_000);
+  let mediaDir: string;
+  let source: string;
+  let server: Server;
+  let pool: DatabasePool;
+  let databaseUrl: string;
+  let api: TestApi;
+  let org: TestOrg;
+  let child: ChildProcess | undefined;
+  let replacement: TestWorker | undefined;
+  const taskQueue = `media-crash-${randomUUID()}`;
+
+  before(async () => {
+    mediaDir = await mkdtemp(path.join(os.tmpdir(), 'intake-media-crash-'));
+    source = path.join(mediaDir, 'long.wav');
+    // Long enough that encoding takes a few seconds on this machine.
+    await exec(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=frequency=200:duration=600', '-ar', '48000', source]);
+    const size = (await stat(source)).size;
+    server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': size });
+      createReadStream(source).pipe(res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    databaseUrl = await createTestDatabase();
+    pool = await createDatabasePool(databaseUrl);
+    api = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: taskQueue, MEDIA_HEARTBEAT_TIMEOUT_SECONDS: '3' }) });
+    org = await createTestOrg(pool);
+  });
+  after(async () => {
+    if (child) await killWorkerProcess(child);
+    await replacement?.stop();
+    await api?.close();
+    await pool?.end();
+    server?.closeAllConnections();
+    await new Promise<void>((resolve) => server?.close(() => resolve()));
+    await rm(mediaDir, { recursive: true, force: true });
+  });
+
+  const ingestion = (recordingId: string) => pool.maybeOne(sql.type(z.object({ id: z.string(), phase: z.string(), encode_progress: z.number().nullable() }))`
+    SELECT id, phase, encode_progress FROM media_ingestions WHERE recording_id = ${recordingId}`);
+
+  it('restarts the encode on another worker and publishes one rendition', async () => {
+    child = await startWorkerProcess({ databaseUrl, taskQueue, mediaDir });
+    const port = (server.address() as AddressInfo).port;
+    const created = await api.request('/v3/rest/recordings', {
+      method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: { record: { externalId: randomUUID() }, assetUrl: `http://media.test:${port}/long.wav` },
+    });
+    assert.equal(created.status, 201);
+    const recordingId = created.body.id as string;
+    const encoding = await waitFor(async () => (await ingestion(recordingId))?.phase === 'encoding', 120_000, 20);
+    assert.ok(encoding, 'the encode started');
+    await killWorkerProcess(child);
+    child = undefined;
+    const atKill = await ingestion(recordingId);
+    assert.equal(atKill?.phase, 'encoding', 'killed mid-encode');
+    replacement = await startTestWorker(pool, {
+      taskQueue,
+      deps: { mediaDir, resolver: async () => [{ address: '127.0.0.1', family: 4 }], addressPolicy: { problem: (a) => (a === '127.0.0.1' ? null : publicAddressProblem(a)) } },
+    });
+    const result = await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result();
+    assert.deepEqual(result, { phase: 'ready', errorCode: null });
+    const done = await ingestion(recordingId);
+    assert.equal(done?.phase, 'ready');
+    assert.deepEqual(await readdir(path.join(mediaDir, 'renditions', recordingId)), [`${done.id}.m4a`], 'one rendition, no partial left');
+    const rows = await pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM media_ingestions WHERE recording_id = ${recordingId}`);
+    assert.equal(rows, 1);
+    const recording = await api.request(`/v3/rest/recordings/${recordingId}`, { headers: { 'X-Service-Api-Key': org.apiKey } });
+    assert.equal(recording.body.asset.status, 'completed');
+  });
+});
