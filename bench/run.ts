@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- foundation|feedback-records|agent-ingest|agent-processing|recordings|mcp-upload ...] [-- --skip-tests]`: runs the benchmarks (all by
+ * `npm run bench [-- foundation|feedback-records|agent-ingest|agent-processing|recordings|mcp-upload|media ...] [-- --skip-tests]`: runs the benchmarks (all by
  * default) and writes each result to bench/results/<name>.json, with the machine it ran on.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -11,6 +11,7 @@ import { benchAgentProcessing } from './agent-processing.js';
 import { benchFeedback } from './feedback.js';
 import { benchFoundation } from './foundation.js';
 import { benchMcpUpload } from './mcp-upload.js';
+import { benchMedia } from './media.js';
 import { benchRecordings } from './recordings.js';
 
 const args = process.argv.slice(2);
@@ -22,6 +23,7 @@ const all: Record<string, () => Promise<Record<string, unknown>>> = {
   'agent-processing': () => benchAgentProcessing(),
   recordings: () => benchRecordings(),
   'mcp-upload': () => benchMcpUpload(),
+  media: () => benchMedia(),
 };
 const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.arch()}` };
 await mkdir(path.join(PROJECT_ROOT, 'bench', 'results'), { recursive: true });

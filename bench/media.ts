@@ -1,0 +1,80 @@
+/**
+ * Media ingestion (issue 7, in progress): time from the last byte of a 10-minute audio file to
+ * `ready` (probe, encode to AAC, publish), for URL media transferred from a local server, with the
+ * worker in its own process. The direct-upload figures (tus throughput beside raw disk speed, API
+ * RSS while uploading 2 GiB) come with the upload flow.
+ */
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { createDatabasePool } from '../src/db/pool.js';
+import { FFMPEG_PATH } from '../src/media/ffmpeg.js';
+import { mediaIngestionWorkflowId } from '../src/temporal/ids.js';
+import { startTestApi } from '../test/helpers/app.js';
+import { testConfig } from '../test/helpers/config.js';
+import { createTestOrg } from '../test/helpers/fixtures.js';
+import { createTestDatabase, stopTestStack } from '../test/helpers/stack.js';
+import { killWorkerProcess, startWorkerProcess } from '../test/helpers/worker.js';
+import { percentile } from './stats.js';
+
+const RUNS = 3;
+const SECONDS_OF_AUDIO = 600;
+
+export async function benchMedia(): Promise<Record<string, unknown>> {
+  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('ERROR') });
+  const mediaDir = await mkdtemp(path.join(os.tmpdir(), 'intake-bench-media-'));
+  const source = path.join(mediaDir, 'ten-minutes.mp3');
+  await promisify(execFile)(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `sine=frequency=300:duration=${SECONDS_OF_AUDIO}`, '-b:a', '128k', source]);
+  const size = (await stat(source)).size;
+  let lastByteAt = 0;
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'audio/mpeg', 'content-length': size });
+    const stream = createReadStream(source);
+    stream.on('end', () => (lastByteAt = performance.now()));
+    stream.pipe(res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const databaseUrl = await createTestDatabase();
+  const pool = await createDatabasePool(databaseUrl);
+  const taskQueue = `bench-media-${randomUUID()}`;
+  const api = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: taskQueue }) });
+  const worker = await startWorkerProcess({ databaseUrl, taskQueue, mediaDir });
+  const durations: number[] = [];
+  try {
+    const org = await createTestOrg(pool);
+    const port = (server.address() as AddressInfo).port;
+    for (let i = 0; i < RUNS; i++) {
+      const created = await api.request('/v3/rest/recordings', {
+        method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: { record: { externalId: randomUUID() }, assetUrl: `http://media.test:${port}/a.mp3` },
+      });
+      const recordingId = (created.body as { id: string }).id;
+      await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result();
+      // Ready is the commit of the publish; the row's finished_at marks it.
+      const readyAt = await pool.oneFirst(sql.type(z.object({ ms: z.number() }))`
+        SELECT (extract(epoch FROM finished_at) * 1000)::float8 AS ms FROM media_ingestions WHERE recording_id = ${recordingId}`);
+      durations.push(readyAt - (performance.timeOrigin + lastByteAt));
+    }
+  } finally {
+    await killWorkerProcess(worker);
+    await api.close();
+    await pool.end();
+    server.close();
+    await rm(mediaDir, { recursive: true, force: true });
+    await stopTestStack();
+  }
+  const sorted = [...durations].sort((a, b) => a - b);
+  return {
+    name: 'media',
+    lastByteToReadyMs: { audioSeconds: SECONDS_OF_AUDIO, sourceBytes: size, runs: RUNS, p50: percentile(sorted, 50), max: percentile(sorted, 100), all: sorted.map((d) => Math.round(d)) },
+    notYetMeasured: ['tus upload throughput beside raw disk speed (1 GiB)', 'API peak RSS while uploading 2 GiB'],
+  };
+}
