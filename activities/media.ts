@@ -95,7 +95,8 @@ export function createMediaActivities(deps: MediaActivityDeps) {
           signal: ctx.cancellationSignal,
           onProgress: (percent) => {
             ctx.heartbeat({ percent });
-            void setProgress(deps.pool, ingestionId, percent);
+            // Progress is advisory: a failed write must not fail (or crash) the encode.
+            setProgress(deps.pool, ingestionId, percent).catch(() => undefined);
           },
         });
         await rename(partial, final);
