@@ -34,6 +34,8 @@ export function sessionWorkflowStart(
   };
 }
 
+const RESUME_CONCURRENCY = 16;
+
 const blockedRow = z.object({ id: z.string(), status: z.enum(['open', 'ended', 'abandoned']) });
 
 /**
@@ -49,10 +51,20 @@ export async function resumeBlockedSessions(
 ): Promise<number> {
   const sessions = await pool.any(sql.type(blockedRow)`
     SELECT id, status FROM agent_sessions WHERE organization_id = ${organizationId} AND processing_status = 'billing_blocked'`);
-  const results = await Promise.allSettled(sessions.map((s) => client.workflow.signalWithStart(AGENT_SESSION_WORKFLOW, {
-    ...sessionWorkflowStart(config, { organizationId, sessionId: s.id, status: s.status }),
-    signal: creditsAdded,
-    signalArgs: [],
-  })));
-  return results.filter((r) => r.status === 'fulfilled').length;
+  // A bounded number in flight: an organization may have many blocked sessions.
+  let next = 0;
+  let resumed = 0;
+  const wake = async () => {
+    for (let i = next++; i < sessions.length; i = next++) {
+      const s = sessions[i]!;
+      const ok = await client.workflow.signalWithStart(AGENT_SESSION_WORKFLOW, {
+        ...sessionWorkflowStart(config, { organizationId, sessionId: s.id, status: s.status }),
+        signal: creditsAdded,
+        signalArgs: [],
+      }).then(() => true, () => false);
+      if (ok) resumed++;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(RESUME_CONCURRENCY, sessions.length) }, wake));
+  return resumed;
 }
