@@ -7,7 +7,7 @@ import {
 import {
   lockSessionRow, markProcessed, meterResponses, pendingRows, queueAnalyses, upsertExplicitSignals,
 } from '../db/repositories/agent-processing.js';
-import { planProcessing } from '../../workflows/agent-session/state.js';
+import { maxOrNull, planProcessing } from '../../workflows/agent-session/state.js';
 import { ExtractorError, type SignalExtractor } from '../providers/signal-extractor/types.js';
 
 /**
@@ -165,10 +165,4 @@ async function writeAnalyses(pool: DatabasePool, sessionId: string, analysed: re
     await completeJobs(tx, kept.map((a) => a.job.id), o.creditCost);
     return { written: kept.length, blocked: paid < current.length };
   });
-}
-
-function maxOrNull(a: number | null, b: number | null): number | null {
-  if (a === null) return b;
-  if (b === null) return a;
-  return Math.max(a, b);
 }

@@ -89,7 +89,8 @@ export class SessionState {
   }
 }
 
-function maxOrNull(a: number | null, b: number | null): number | null {
+/** The larger of two optional sequences (null when both are). */
+export function maxOrNull(a: number | null, b: number | null): number | null {
   if (a === null) return b;
   if (b === null) return a;
   return Math.max(a, b);
