@@ -6,8 +6,7 @@
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities/index.js';
 import { createDatabasePool } from '../../src/db/pool.js';
-import { publicAddressProblem } from '../../src/domain/asset-url.js';
-import { testActivityDeps } from './worker.js';
+import { loopbackMediaDeps, testActivityDeps } from './worker.js';
 
 Runtime.install({ logger: new DefaultLogger('ERROR') });
 const env = (name: string) => {
@@ -22,11 +21,7 @@ const worker = await Worker.create({
   taskQueue: env('TASK_QUEUE'),
   // MEDIA_DIR set: media activities store there and may fetch from the test's own loopback server
   // (`media.test` resolves to 127.0.0.1); production code has no such switch.
-  activities: createActivities(testActivityDeps(pool, process.env.MEDIA_DIR ? {
-    mediaDir: process.env.MEDIA_DIR,
-    resolver: async () => [{ address: '127.0.0.1', family: 4 }],
-    addressPolicy: { problem: (a) => (a === '127.0.0.1' ? null : publicAddressProblem(a)) },
-  } : {})),
+  activities: createActivities(testActivityDeps(pool, process.env.MEDIA_DIR ? loopbackMediaDeps(process.env.MEDIA_DIR) : {})),
   workflowBundle: { codePath: env('BUNDLE_PATH') },
 });
 const running = worker.run();

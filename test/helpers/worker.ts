@@ -10,12 +10,21 @@ import type { DatabasePool } from 'slonik';
 import { createActivities, type ActivityDeps } from '../../activities/index.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
 import { LocalSignalExtractor } from '../../src/providers/signal-extractor/local.js';
-import { PUBLIC_ADDRESSES } from '../../src/media/safe-fetch.js';
+import { publicAddressProblem } from '../../src/domain/asset-url.js';
+import { PUBLIC_ADDRESSES, type AddressPolicy } from '../../src/media/safe-fetch.js';
 import { testStack, workflowBundle } from './stack.js';
 
 export interface TestWorker {
   taskQueue: string;
   stop(): Promise<void>;
+}
+
+/** Tests may dial their own server on 127.0.0.1; every other address follows the production rule. */
+export const LOOPBACK_POLICY: AddressPolicy = { problem: (a) => (a === '127.0.0.1' ? null : publicAddressProblem(a)) };
+
+/** Media activities that store under `mediaDir` and fetch from the test's server: every name resolves to 127.0.0.1. */
+export function loopbackMediaDeps(mediaDir: string): Pick<ActivityDeps, 'mediaDir' | 'resolver' | 'addressPolicy'> {
+  return { mediaDir, resolver: async () => [{ address: '127.0.0.1', family: 4 }], addressPolicy: LOOPBACK_POLICY };
 }
 
 /** The activities' dependencies as tests use them: the local extractor, one credit per analysis. */

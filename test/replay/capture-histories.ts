@@ -14,7 +14,6 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { promisify } from 'node:util';
-import { publicAddressProblem } from '../../src/domain/asset-url.js';
 import { FFMPEG_PATH } from '../../src/media/ffmpeg.js';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../src/paths.js';
@@ -25,6 +24,7 @@ import {
   assistantMessage, feedbackEvent, processingContext, sessionRequest, userMessage, type ProcessingContext, type TestAgentApp,
 } from '../helpers/agents.js';
 import { stopTestStack } from '../helpers/stack.js';
+import { loopbackMediaDeps } from '../helpers/worker.js';
 
 Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
 const out = path.join(PROJECT_ROOT, 'test', 'replay', 'histories');
@@ -111,11 +111,7 @@ const tone = await readFile(wav);
 const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': tone.length }).end(tone));
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const media = await processingContext({
-  deps: {
-    mediaDir,
-    resolver: async () => [{ address: '127.0.0.1', family: 4 }],
-    addressPolicy: { problem: (a) => (a === '127.0.0.1' ? null : publicAddressProblem(a)) },
-  },
+  deps: loopbackMediaDeps(mediaDir),
 });
 try {
   const port = (server.address() as AddressInfo).port;

@@ -3,11 +3,9 @@ import type { LookupAddress } from 'node:dns';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buffer } from 'node:stream/consumers';
-import { publicAddressProblem } from '../../../src/domain/asset-url.js';
 import { AssetFetchError, MAX_MEDIA_BYTES, PUBLIC_ADDRESSES, SafeFetcher, type AddressPolicy } from '../../../src/media/safe-fetch.js';
+import { LOOPBACK_POLICY } from '../../helpers/worker.js';
 
-/** Tests may dial their own server on 127.0.0.1; everything else follows the production rules. */
-const TEST_POLICY: AddressPolicy = { problem: (a) => (a === '127.0.0.1' ? null : publicAddressProblem(a)) };
 
 /** A resolver that answers like DNS would, for the names the tests use. */
 async function testResolver(hostname: string): Promise<LookupAddress[]> {
@@ -77,7 +75,7 @@ describe('SafeFetcher: SSRF-safe media transfer', function () {
   });
 
   const fetcher = (o: { policy?: AddressPolicy; maxBytes?: number } = {}) =>
-    new SafeFetcher({ policy: o.policy ?? TEST_POLICY, resolver: testResolver, ...(o.maxBytes ? { maxBytes: o.maxBytes } : {}) });
+    new SafeFetcher({ policy: o.policy ?? LOOPBACK_POLICY, resolver: testResolver, ...(o.maxBytes ? { maxBytes: o.maxBytes } : {}) });
   async function failure(url: string, o: Parameters<typeof fetcher>[0] = {}): Promise<AssetFetchError> {
     const f = fetcher(o);
     try {

@@ -12,7 +12,6 @@ import { promisify } from 'node:util';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { createDatabasePool } from '../../../src/db/pool.js';
-import { publicAddressProblem } from '../../../src/domain/asset-url.js';
 import { FFMPEG_PATH } from '../../../src/media/ffmpeg.js';
 import { mediaIngestionWorkflowId } from '../../../src/temporal/ids.js';
 import { startTestApi, type TestApi } from '../../helpers/app.js';
@@ -20,7 +19,7 @@ import { testConfig } from '../../helpers/config.js';
 import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
 import { createTestDatabase } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
-import { killWorkerProcess, startTestWorker, startWorkerProcess, type TestWorker } from '../../helpers/worker.js';
+import { killWorkerProcess, loopbackMediaDeps, startTestWorker, startWorkerProcess, type TestWorker } from '../../helpers/worker.js';
 
 const exec = promisify(execFile);
 
@@ -83,7 +82,7 @@ describe('media ingestion: a worker killed mid-encode', function () {
     assert.equal(atKill?.phase, 'encoding', 'killed mid-encode');
     replacement = await startTestWorker(pool, {
       taskQueue,
-      deps: { mediaDir, resolver: async () => [{ address: '127.0.0.1', family: 4 }], addressPolicy: { problem: (a) => (a === '127.0.0.1' ? null : publicAddressProblem(a)) } },
+      deps: loopbackMediaDeps(mediaDir),
     });
     const result = await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result();
     assert.deepEqual(result, { phase: 'ready', errorCode: null });

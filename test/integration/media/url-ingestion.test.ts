@@ -15,7 +15,6 @@ import { findIngestion } from '../../../src/db/repositories/media-ingestions.js'
 import { RECORDING_ID, STATUS } from '../../../src/temporal/search-attributes.js';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { publicAddressProblem } from '../../../src/domain/asset-url.js';
 import { FFMPEG_PATH } from '../../../src/media/ffmpeg.js';
 import { TranscriberError, type Transcriber } from '../../../src/providers/transcriber/types.js';
 import { mediaIngestionWorkflowId } from '../../../src/temporal/ids.js';
@@ -24,7 +23,7 @@ import { startTestApi, type TestApi } from '../../helpers/app.js';
 import { testConfig } from '../../helpers/config.js';
 import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
 import { createTestDatabase } from '../../helpers/stack.js';
-import { startTestWorker, type TestWorker } from '../../helpers/worker.js';
+import { LOOPBACK_POLICY, loopbackMediaDeps, startTestWorker, type TestWorker } from '../../helpers/worker.js';
 import { waitFor } from '../../helpers/wait.js';
 
 const exec = promisify(execFile);
@@ -69,7 +68,7 @@ describe('media ingestion workflow: URL media', function () {
       throw Object.assign(new Error('ENOTFOUND'), { code: 'ENOTFOUND' });
     };
     worker = await startTestWorker(pool, {
-      deps: { mediaDir, resolver, addressPolicy: { problem: (a) => (a === '127.0.0.1' ? null : publicAddressProblem(a)) } },
+      deps: { mediaDir, resolver, addressPolicy: LOOPBACK_POLICY },
     });
     api = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: worker.taskQueue, MEDIA_TRANSFER_RETRY_INITIAL_SECONDS: '1' }) });
     org = await createTestOrg(pool);
@@ -198,7 +197,7 @@ describe('media ingestion workflow: automatic transcription after the media is r
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     pool = await createDatabasePool(await createTestDatabase());
     worker = await startTestWorker(pool, {
-      deps: { mediaDir, transcriber, resolver: async () => [{ address: '127.0.0.1', family: 4 }], addressPolicy: { problem: (a) => (a === '127.0.0.1' ? null : publicAddressProblem(a)) } },
+      deps: { ...loopbackMediaDeps(mediaDir), transcriber },
     });
     api = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: worker.taskQueue }) });
     org = await createTestOrg(pool);
