@@ -8,6 +8,7 @@ import {
   lockSessionRow, markProcessed, meterResponses, pendingRows, queueAnalyses, upsertExplicitSignals,
 } from '../db/repositories/agent-processing.js';
 import { maxOrNull, planProcessing } from '../../workflows/agent-session/state.js';
+import { forEachLimited } from '../concurrency.js';
 import { ExtractorError, type SignalExtractor } from '../providers/signal-extractor/types.js';
 
 /**
@@ -118,27 +119,22 @@ async function extractAll(jobs: readonly JobRow[], o: AnalysisOptions) {
   const analysed: Analysed[] = [];
   const refused: Closing[] = [];
   let providerUnavailable = false;
-  let next = 0;
-  const run = async () => {
-    for (let i = next++; i < jobs.length && !providerUnavailable; i = next++) {
-      const job = jobs[i]!;
-      try {
-        const signals = await o.extractor.extract({ userMessages: job.user_messages, response: job.content ?? '' }, o.signal ? { signal: o.signal } : {});
-        analysed.push({ job, signals });
-      } catch (error) {
-        if (!(error instanceof ExtractorError)) throw error;
-        if (PROVIDER_DOWN.has(error.code)) {
-          providerUnavailable = true;
-        } else {
-          // A refusal fails the analysis at once; a bad answer is retried a few times, then fails.
-          const exhausted = !error.retryable || job.attempts + 1 >= MAX_ANALYSIS_ATTEMPTS;
-          refused.push({ id: job.id, status: exhausted ? 'failed' : 'queued', errorCode: error.code });
-        }
+  await forEachLimited(jobs, o.concurrency, async (job) => {
+    try {
+      const signals = await o.extractor.extract({ userMessages: job.user_messages, response: job.content ?? '' }, o.signal ? { signal: o.signal } : {});
+      analysed.push({ job, signals });
+    } catch (error) {
+      if (!(error instanceof ExtractorError)) throw error;
+      if (PROVIDER_DOWN.has(error.code)) {
+        providerUnavailable = true;
+      } else {
+        // A refusal fails the analysis at once; a bad answer is retried a few times, then fails.
+        const exhausted = !error.retryable || job.attempts + 1 >= MAX_ANALYSIS_ATTEMPTS;
+        refused.push({ id: job.id, status: exhausted ? 'failed' : 'queued', errorCode: error.code });
       }
-      o.heartbeat?.();
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(o.concurrency, jobs.length) }, run));
+    o.heartbeat?.();
+  }, () => providerUnavailable);
   analysed.sort((a, b) => a.job.id - b.job.id);
   return { analysed, refused, providerUnavailable };
 }

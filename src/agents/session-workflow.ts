@@ -3,6 +3,7 @@ import type { DatabasePool } from 'slonik';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { Config } from '../config.js';
+import { forEachLimited } from '../concurrency.js';
 import { ORGANIZATION_ID, SESSION_ID, STATUS } from '../temporal/search-attributes.js';
 import {
   AGENT_SESSION_WORKFLOW, agentSessionWorkflowId, creditsAdded, type AgentSessionInput, type SessionStatus,
@@ -52,19 +53,14 @@ export async function resumeBlockedSessions(
   const sessions = await pool.any(sql.type(blockedRow)`
     SELECT id, status FROM agent_sessions WHERE organization_id = ${organizationId} AND processing_status = 'billing_blocked'`);
   // A bounded number in flight: an organization may have many blocked sessions.
-  let next = 0;
   let resumed = 0;
-  const wake = async () => {
-    for (let i = next++; i < sessions.length; i = next++) {
-      const s = sessions[i]!;
-      const ok = await client.workflow.signalWithStart(AGENT_SESSION_WORKFLOW, {
-        ...sessionWorkflowStart(config, { organizationId, sessionId: s.id, status: s.status }),
-        signal: creditsAdded,
-        signalArgs: [],
-      }).then(() => true, () => false);
-      if (ok) resumed++;
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(RESUME_CONCURRENCY, sessions.length) }, wake));
+  await forEachLimited(sessions, RESUME_CONCURRENCY, async (s) => {
+    const ok = await client.workflow.signalWithStart(AGENT_SESSION_WORKFLOW, {
+      ...sessionWorkflowStart(config, { organizationId, sessionId: s.id, status: s.status }),
+      signal: creditsAdded,
+      signalArgs: [],
+    }).then(() => true, () => false);
+    if (ok) resumed++;
+  });
   return resumed;
 }
