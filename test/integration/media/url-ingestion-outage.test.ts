@@ -9,6 +9,7 @@ import { testConfig } from '../../helpers/config.js';
 import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
 import { createTestDatabase, testStack } from '../../helpers/stack.js';
 import { TcpProxy } from '../../helpers/tcp-proxy.js';
+import { eventually } from '../../helpers/wait.js';
 
 /** A recording with URL media needs its ingestion workflow: without Temporal, nothing is stored. */
 describe('recording with assetUrl while Temporal is unreachable', function () {
@@ -48,7 +49,9 @@ describe('recording with assetUrl while Temporal is unreachable', function () {
     const withoutMedia = await create({ record: { externalId: randomUUID() } });
     assert.equal(withoutMedia.status, 201, 'a recording without URL media does not need Temporal');
     await proxy.up();
-    const retried = await create({ record: { externalId }, assetUrl: 'https://media.example.com/call.mp3' });
+    // The client's gRPC connection comes back with backoff: retry as an integrator would (each
+    // 503 meanwhile stores nothing, or the external id would be taken and the retry a 409).
+    const retried = await eventually(() => create({ record: { externalId }, assetUrl: 'https://media.example.com/call.mp3' }), (r) => r.status !== 503, 60_000);
     assert.equal(retried.status, 201);
     assert.equal(retried.body.asset.status, 'queued');
     const ingestions = await pool.oneFirst(sql.type(z.object({ n: z.number() }))`
