@@ -7,6 +7,7 @@ import { createDiagnosticsActivities } from './diagnostics.js';
 import { createMediaActivities, type MediaActivityDeps } from './media.js';
 import { PUBLIC_ADDRESSES } from '../src/media/safe-fetch.js';
 import { resolveFromRoot } from '../src/paths.js';
+import { createUploadStore } from '../src/media/upload-store.js';
 import { createRetentionActivities } from './retention.js';
 
 export interface ActivityDeps extends MediaActivityDeps {
@@ -22,6 +23,7 @@ export function activityDeps(pool: DatabasePool, config: Pick<Config, 'agents' |
     extractor: createSignalExtractor(config.signalExtractor),
     analysisCreditCost: config.agents.analysisCreditCost,
     mediaDir: resolveFromRoot(config.media.dir),
+    uploadStore: createUploadStore(config.media),
     // Production dials public addresses only; there is no setting that opens anything else.
     addressPolicy: PUBLIC_ADDRESSES,
   };

@@ -1,5 +1,5 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, existsSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform } from 'node:stream';
@@ -7,19 +7,22 @@ import { pipeline } from 'node:stream/promises';
 import type { DatabasePool } from 'slonik';
 import { sql } from 'slonik';
 import {
-  findIngestion, movePhase, publishRendition, renditionFile, setAutomaticTranscript, setBytes, setProgress, sourceUrl,
+  findIngestion, movePhase, publishRendition, renditionFile, setAutomaticTranscript, setBytes, setProgress, sourceUrl, uploadTiming, type IngestionRow,
 } from '../src/db/repositories/media-ingestions.js';
 import { insertUtterances } from '../src/db/repositories/recordings.js';
 import { TranscriberError, type Transcriber } from '../src/providers/transcriber/types.js';
 import { encodeRendition, MediaProcessingError, probeMedia } from '../src/media/ffmpeg.js';
 import { renditionRelativePath } from '../src/media/playback.js';
 import { AssetFetchError, SafeFetcher, type AddressPolicy, type Resolver } from '../src/media/safe-fetch.js';
-import type { Rendition } from '../workflows/media-ingestion/contract.js';
+import { FileUploadStore, uploadsDirectory, type UploadStore } from '../src/media/upload-store.js';
+import type { MediaIngestionResult, Rendition, UploadState } from '../workflows/media-ingestion/contract.js';
 
 export interface MediaActivityDeps {
   pool: DatabasePool;
   /** STORAGE_DIR, absolute. */
   mediaDir: string;
+  /** Where direct uploads' bytes are (the tus endpoint's datastore); default: files under `mediaDir`. */
+  uploadStore?: UploadStore;
   /** Production: PUBLIC_ADDRESSES. Tests allow their own loopback server. */
   addressPolicy: AddressPolicy;
   resolver?: Resolver;
@@ -32,8 +35,21 @@ function failure(code: string, message: string, retryable: boolean): Application
   return ApplicationFailure.create({ type: code, message, nonRetryable: !retryable });
 }
 
+/** How an ingestion that ended reads to the workflow. */
+function outcome(row: Pick<IngestionRow, 'phase' | 'error_code'>): MediaIngestionResult {
+  if (row.phase === 'ready' || row.phase === 'failed') return { phase: row.phase, errorCode: row.error_code };
+  return { phase: 'cancelled', errorCode: null };
+}
+
 export function createMediaActivities(deps: MediaActivityDeps) {
   const incoming = (ingestionId: string) => path.join(deps.mediaDir, 'incoming', ingestionId);
+  const uploads = deps.uploadStore ?? new FileUploadStore(uploadsDirectory(deps.mediaDir));
+  /** The bytes to encode: the URL transfer's download, or the direct upload's file. */
+  const source = async (ingestion: IngestionRow) => (ingestion.kind === 'url' ? incoming(ingestion.id) : uploads.localFile(ingestion.id));
+  const release = async (ingestionId: string) => {
+    await rm(incoming(ingestionId), { force: true });
+    await uploads.remove(ingestionId);
+  };
 
   return {
     /**
@@ -76,22 +92,75 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       return { bytes };
     },
 
+    /** A direct upload's phase, whether every byte is stored, and its deadline. */
+    async uploadState(ingestionId: string): Promise<UploadState> {
+      const timing = await uploadTiming(deps.pool, ingestionId);
+      if (!timing) throw failure('ingestion_gone', 'the upload no longer exists', false);
+      const progress = await uploads.progress(ingestionId);
+      const complete = progress !== null && progress.size > 0 && progress.offset === progress.size;
+      return { phase: timing.phase, complete, deadlineMs: timing.deadline_ms, expired: timing.expired };
+    },
+
+    /** Every byte is in: `waiting` to `encoding` (from now on a cancel is 409). False: it was cancelled first. */
+    async startUploadProcessing(ingestionId: string): Promise<boolean> {
+      const progress = await uploads.progress(ingestionId);
+      return deps.pool.transaction(async (tx) => {
+        if (progress) await setBytes(tx, ingestionId, progress.offset);
+        if (await movePhase(tx, ingestionId, { phase: 'encoding', asset: 'processing', progress: 0 }, 'waiting')) return true;
+        // A retry of a call that already moved it.
+        return (await findIngestion(tx, ingestionId))?.phase === 'encoding';
+      });
+    },
+
+    /**
+     * The deadline passed: without a byte the upload is `cancelled`, begun but unfinished it is
+     * `failed` with `upload_expired`. Null: not expired after all (a byte arrived meanwhile).
+     */
+    async expireUpload(ingestionId: string): Promise<MediaIngestionResult | null> {
+      const ended = await deps.pool.transaction(async (tx) => {
+        const row = await findIngestion(tx, ingestionId);
+        if (!row) throw failure('ingestion_gone', 'the upload no longer exists', false);
+        if (row.phase !== 'waiting') return outcome(row);
+        const timing = await uploadTiming(tx, ingestionId);
+        if (!timing?.expired) return null;
+        if (timing.began) await movePhase(tx, ingestionId, { phase: 'failed', asset: 'failed', errorCode: 'upload_expired' }, 'waiting');
+        else await movePhase(tx, ingestionId, { phase: 'cancelled', asset: 'cancelled' }, 'waiting');
+        return outcome((await findIngestion(tx, ingestionId)) ?? row);
+      });
+      if (ended) await release(ingestionId);
+      return ended;
+    },
+
+    /** A cancelled (or otherwise closed) upload: still waiting means cancelled now; its bytes are deleted. */
+    async closeUpload(ingestionId: string): Promise<MediaIngestionResult> {
+      const row = await deps.pool.transaction(async (tx) => {
+        await movePhase(tx, ingestionId, { phase: 'cancelled', asset: 'cancelled' }, 'waiting');
+        return findIngestion(tx, ingestionId);
+      });
+      await release(ingestionId);
+      return row ? outcome(row) : { phase: 'cancelled', errorCode: null };
+    },
+
     /**
      * Probes and encodes the playback rendition, reporting `encodeProgress` through the database
      * and heartbeats. The rendition's name is the ingestion's id: a restart after a crash rewrites
      * the same file, so there is one rendition whatever happens.
      */
     async encodeMedia(ingestionId: string, recordingId: string): Promise<Rendition> {
+      const ingestion = await findIngestion(deps.pool, ingestionId);
+      if (!ingestion) throw failure('ingestion_gone', 'the media ingestion no longer exists', false);
       await deps.pool.transaction((tx) => movePhase(tx, ingestionId, { phase: 'encoding', asset: 'processing', progress: 0 }));
       const ctx = Context.current();
+      const input = await source(ingestion);
+      if (!existsSync(input)) throw failure(ingestion.kind === 'upload' ? 'upload_failed' : 'processing_failed', 'the media to encode is missing', false);
       try {
-        const probe = await probeMedia(incoming(ingestionId), ctx.cancellationSignal);
+        const probe = await probeMedia(input, ctx.cancellationSignal);
         const ext = probe.hasVideo ? 'mp4' : 'm4a';
         const file = `${ingestionId}.${ext}`;
         const final = path.join(deps.mediaDir, renditionRelativePath(recordingId, file));
         await mkdir(path.dirname(final), { recursive: true });
         const partial = `${final}.partial`;
-        const rendition = await encodeRendition(incoming(ingestionId), partial, probe, {
+        const rendition = await encodeRendition(input, partial, probe, {
           signal: ctx.cancellationSignal,
           onProgress: (percent) => {
             ctx.heartbeat({ percent });
@@ -113,7 +182,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
         await movePhase(tx, ingestionId, { phase: 'finalizing', asset: 'processing' });
         await publishRendition(tx, ingestionId, { recordingId, ...rendition });
       });
-      await rm(incoming(ingestionId), { force: true });
+      await release(ingestionId);
     },
 
     /**
@@ -146,7 +215,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
 
     async failMedia(ingestionId: string, errorCode: string): Promise<void> {
       await deps.pool.transaction((tx) => movePhase(tx, ingestionId, { phase: 'failed', asset: 'failed', errorCode }));
-      await rm(incoming(ingestionId), { force: true });
+      await release(ingestionId);
     },
   };
 }

@@ -11,6 +11,9 @@ import { managementRoutes } from './management/router.js';
 import { mcpRoutes } from './mcp/router.js';
 import { mediaRoutes } from './media/router.js';
 import { signalRoutes } from './signals/router.js';
+import { uploadRoutes } from './uploads/router.js';
+import { tusEndpoint } from './uploads/tus.js';
+import { createUploadStore } from '../src/media/upload-store.js';
 import { errorHandler } from './middleware/errors.js';
 import { requestId } from './middleware/request-id.js';
 import { RouteRegistry } from './routes.js';
@@ -29,6 +32,8 @@ export function buildApp(deps: AppDeps): Koa<AppState> {
   signalRoutes(deps, registry);
   recordingRoutes(deps, registry);
   recordingCatalogRoutes(deps, registry);
+  const uploads = createUploadStore(deps.config.media);
+  uploadRoutes(deps, registry, uploads);
   mediaRoutes(deps, registry);
   mcpRoutes(deps, registry);
 
@@ -45,6 +50,7 @@ export function buildApp(deps: AppDeps): Koa<AppState> {
     }
     if (ctx.status === 404) throw new AppError(404, 'route_not_found', `No route for ${ctx.method} ${ctx.path}.`);
   });
+  app.use(tusEndpoint(deps, uploads));
   app.use(registry.router.routes());
   app.use(registry.router.allowedMethods());
   // Errors outside a request (socket errors) are logged, never printed with internals.

@@ -59,6 +59,7 @@ const schema = z.object({
   PLAYBACK_URL_TTL_SECONDS: positiveInt.min(60).max(7 * 24 * 3600).default(3600),
   MEDIA_TRANSFER_RETRY_INITIAL_SECONDS: positiveInt.max(3600).default(10),
   MEDIA_HEARTBEAT_TIMEOUT_SECONDS: positiveInt.min(2).max(3600).default(120),
+  UPLOAD_TIMEOUT_SECONDS: positiveInt.max(7 * 24 * 3600).default(3600),
 
   MCP_BODY_LIMIT_BYTES: positiveInt.default(16 * 1024 * 1024),
   MCP_AUTHORIZATION_SERVERS: z.string().min(1).optional(),
@@ -102,7 +103,7 @@ export interface Config {
   signalExtractor: ExtractorConfig;
   recordings: { bodyLimitBytes: number };
   /** `dir`: where media (uploads, renditions) is kept; default `<DATA_DIR>/media`. */
-  media: { dir: string; playbackTtlSeconds: number; transferRetryInitialSeconds: number; heartbeatTimeoutSeconds: number };
+  media: { dir: string; playbackTtlSeconds: number; transferRetryInitialSeconds: number; heartbeatTimeoutSeconds: number; uploadTimeoutSeconds: number };
   /** `authorizationServers` undefined: the service's own URL (it issues the user tokens). */
   mcp: { bodyLimitBytes: number; authorizationServers: string[] | undefined; ratePerMinute: number };
 }
@@ -163,6 +164,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       playbackTtlSeconds: e.PLAYBACK_URL_TTL_SECONDS,
       transferRetryInitialSeconds: e.MEDIA_TRANSFER_RETRY_INITIAL_SECONDS,
       heartbeatTimeoutSeconds: e.MEDIA_HEARTBEAT_TIMEOUT_SECONDS,
+      uploadTimeoutSeconds: e.UPLOAD_TIMEOUT_SECONDS,
     },
     mcp: {
       bodyLimitBytes: e.MCP_BODY_LIMIT_BYTES,

@@ -4,7 +4,7 @@ import { transcriptLimitError, toMonologues } from '../../src/domain/transcript.
 import { findRecording, listRecordings, type ListItemRow, type RecordingRow } from '../../src/db/repositories/recording-reads.js';
 import { recordingExists, utterancesOf } from '../../src/db/repositories/recordings.js';
 import { createRecording, validateRecordingBody, type CreateRecordingBody } from '../../src/recordings/create.js';
-import { startUrlIngestion } from '../../src/recordings/media.js';
+import { startMediaIngestion } from '../../src/recordings/media.js';
 import { toUtcInstantOrNull } from '../../src/domain/time.js';
 import { required } from '../../src/config.js';
 import { AppError, DependencyUnavailableError, NotFoundError } from '../../src/errors.js';
@@ -59,7 +59,7 @@ export function recordingHandlers(deps: AppDeps) {
   };
   const startIngestion = async (ctx: AppContext, organizationId: string, recordingId: string, ingestionId: string) => {
     try {
-      await startUrlIngestion(deps.temporal, deps.config, { organizationId, recordingId, ingestionId });
+      await startMediaIngestion(deps.temporal, deps.config, { organizationId, recordingId, ingestionId, kind: 'url' });
     } catch (error) {
       ctx.state.log.warn({ err: error, recordingId }, 'media ingestion workflow could not be started');
       throw new DependencyUnavailableError('temporal');

@@ -5,14 +5,17 @@ import { MEDIA_INGESTION_WORKFLOW, mediaIngestionWorkflowId, type MediaIngestion
 
 const START_DEADLINE_MS = 10_000;
 
-/** Starts `media-ingestion/<recordingId>` for URL media (Temporal's id uniqueness: one per recording at a time). */
-export async function startUrlIngestion(
+/**
+ * Starts `media-ingestion/<recordingId>` (Temporal's id uniqueness: one per recording at a time):
+ * URL media is `queued` until transferred, a direct upload is `waiting` for its bytes.
+ */
+export async function startMediaIngestion(
   temporal: TemporalClient,
   config: Pick<Config, 'temporal' | 'media'>,
-  ids: { organizationId: string; recordingId: string; ingestionId: string },
+  ids: { organizationId: string; recordingId: string; ingestionId: string; kind: MediaIngestionInput['kind'] },
 ): Promise<void> {
-  const input: MediaIngestionInput = { version: 1, ...ids, kind: 'url',
-    transferRetryInitialSeconds: config.media.transferRetryInitialSeconds,
+  const input: MediaIngestionInput = { version: 1, ...ids,
+    ...(ids.kind === 'url' ? { transferRetryInitialSeconds: config.media.transferRetryInitialSeconds } : {}),
     heartbeatTimeoutSeconds: config.media.heartbeatTimeoutSeconds,
   };
   await temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () => temporal.client.workflow.start(MEDIA_INGESTION_WORKFLOW, {
@@ -22,7 +25,7 @@ export async function startUrlIngestion(
     typedSearchAttributes: [
       { key: ORGANIZATION_ID, value: ids.organizationId },
       { key: RECORDING_ID, value: ids.recordingId },
-      { key: STATUS, value: 'queued' },
+      { key: STATUS, value: ids.kind === 'url' ? 'queued' : 'waiting' },
     ],
   }));
 }

@@ -1,7 +1,7 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities, upsertSearchAttributes } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, condition, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { MediaActivities } from '../../activities/media.js';
 import { STATUS } from '../search-attributes.js';
-import type { MediaIngestionInput, MediaIngestionResult } from './contract.js';
+import { uploadCancelledSignal, uploadFinishedSignal, type MediaIngestionInput, type MediaIngestionResult } from './contract.js';
 
 /**
  * Transient transfer failures (DNS, network, 5xx, an empty answer) are retried with backoff for
@@ -30,13 +30,54 @@ const transcription = proxyActivities<MediaActivities>({
 // About a minute for the creating request to commit (1 + 2 + 4 + 8 + 16 + 32 s).
 const created = proxyActivities<MediaActivities>({ startToCloseTimeout: '30 seconds', retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 7 } });
 
+const show = (phase: string) => upsertSearchAttributes([{ key: STATUS, value: phase }]);
+
 /**
- * One media ingestion, `media-ingestion/<recordingId>`: transfer (URL media), encode the playback
- * rendition, publish it. Its phase is shown as `IntakeStatus` in the Temporal UI; the database row
- * is the source of the recording's `asset` and of the upload status.
+ * A direct upload waits for its bytes: until the tus endpoint signals the last byte (or the
+ * workflow finds the upload complete by itself), a cancel, or its deadline: `timeoutSeconds` after
+ * creation or after the latest byte. Expired without a byte: `cancelled`; begun: `failed`
+ * `upload_expired`. Null: every byte is stored, go on.
+ */
+async function awaitUpload(ingestionId: string): Promise<MediaIngestionResult | null> {
+  let finished = false;
+  let cancelled = false;
+  setHandler(uploadFinishedSignal, () => void (finished = true));
+  setHandler(uploadCancelledSignal, () => void (cancelled = true));
+  show('waiting');
+  for (;;) {
+    const state = cancelled ? null : await db.uploadState(ingestionId);
+    if (!state || state.phase !== 'waiting') {
+      // Cancelled by the API (or closed otherwise): release the bytes and end as the row says.
+      const closed = await db.closeUpload(ingestionId);
+      show(closed.phase);
+      return closed;
+    }
+    if (state.complete) {
+      // False: cancelled a moment ago; the next round closes it.
+      if (await db.startUploadProcessing(ingestionId)) return null;
+      continue;
+    }
+    if (state.expired) {
+      const expired = await db.expireUpload(ingestionId);
+      if (expired) {
+        show(expired.phase);
+        return expired;
+      }
+      continue; // a byte arrived meanwhile: a later deadline
+    }
+    // The database's clock decides expiry; a second's floor keeps a skewed clock from spinning.
+    await condition(() => finished || cancelled, Math.max(1000, state.deadlineMs - Date.now()));
+    finished = false;
+  }
+}
+
+/**
+ * One media ingestion, `media-ingestion/<recordingId>`: transfer (URL media) or wait for the
+ * bytes of a direct upload, encode the playback rendition, publish it. Its phase is shown as
+ * `IntakeStatus` in the Temporal UI; the database row is the source of the recording's `asset` and
+ * of the upload status.
  */
 export async function mediaIngestionWorkflow(input: MediaIngestionInput): Promise<MediaIngestionResult> {
-  const show = (phase: string) => upsertSearchAttributes([{ key: STATUS, value: phase }]);
   const heartbeat = input.heartbeatTimeoutSeconds ?? 120;
   const transfer = transferActivities(input.transferRetryInitialSeconds ?? 10, heartbeat);
   const encode = encodeActivities(heartbeat);
@@ -47,9 +88,15 @@ export async function mediaIngestionWorkflow(input: MediaIngestionInput): Promis
     show('abandoned');
     return { phase: 'cancelled', errorCode: null };
   }
+  if (input.kind === 'upload') {
+    const closed = await awaitUpload(input.ingestionId);
+    if (closed) return closed;
+  }
   try {
-    show('transferring');
-    await transfer.transferUrlMedia(input.ingestionId);
+    if (input.kind === 'url') {
+      show('transferring');
+      await transfer.transferUrlMedia(input.ingestionId);
+    }
     show('encoding');
     const rendition = await encode.encodeMedia(input.ingestionId, input.recordingId);
     show('finalizing');
@@ -70,9 +117,12 @@ export async function mediaIngestionWorkflow(input: MediaIngestionInput): Promis
   return { phase: 'ready', errorCode: null };
 }
 
-/** The asset's stable errorCode: the failure type an activity gave (retries exhausted or permanent). */
+/**
+ * The asset's stable errorCode: the failure type an activity gave (retries exhausted or permanent)
+ * when it is one of the documented codes; any other failure is `processing_failed`.
+ */
 function errorCode(error: unknown): string {
-  if (error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type) return error.cause.type;
-  if (error instanceof ActivityFailure) return 'processing_failed';
-  throw error;
+  if (!(error instanceof ActivityFailure)) throw error;
+  const type = error.cause instanceof ApplicationFailure ? error.cause.type : null;
+  return type && (type.startsWith('asset_') || type === 'upload_failed') ? type : 'processing_failed';
 }

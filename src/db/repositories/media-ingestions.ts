@@ -10,6 +10,16 @@ export const ingestionRow = z.object({
   encode_progress: z.number().nullable(),
   error_code: z.string().nullable(),
   bytes_received: z.number(),
+  file_name: z.string().nullable(),
+  file_size: z.number().nullable(),
+  folder_id: z.string().nullable(),
+  batch_id: z.string().nullable(),
+  in_mobile_app: z.boolean(),
+  created_by: z.string().nullable(),
+  origin: z.string().nullable(),
+  timeout_seconds: z.number().nullable(),
+  began_at: z.string().nullable(),
+  last_byte_at: z.string().nullable(),
   created_at: z.string(),
   updated_at: z.string(),
 });
@@ -35,7 +45,7 @@ export async function sourceUrl(db: CommonQueryMethods, recordingId: string): Pr
     SELECT asset_source_url FROM recordings WHERE id = ${recordingId}`);
 }
 
-type AssetStatus = 'queued' | 'uploading' | 'processing' | 'completed' | 'failed' | 'cancelled';
+type AssetStatus = 'waiting' | 'queued' | 'uploading' | 'processing' | 'completed' | 'failed' | 'cancelled';
 
 /**
  * Moves an ingestion to a phase (never out of a terminal one) and the recording's asset with it,
@@ -45,12 +55,14 @@ export async function movePhase(
   tx: CommonQueryMethods,
   ingestionId: string,
   to: { phase: IngestionRow['phase']; asset: AssetStatus; errorCode?: string | null; progress?: number | null },
+  /** Only from this phase (a direct upload's moves out of `waiting`). */
+  from?: IngestionRow['phase'],
 ): Promise<boolean> {
   const terminal = ['ready', 'failed', 'cancelled'].includes(to.phase);
   const moved = await tx.maybeOne(sql.type(z.object({ recording_id: z.string() }))`
     UPDATE media_ingestions SET phase = ${to.phase}, error_code = ${to.errorCode ?? null}, encode_progress = ${to.progress ?? null},
       updated_at = now(), finished_at = CASE WHEN ${terminal} THEN now() ELSE NULL END
-    WHERE id = ${ingestionId} AND phase NOT IN ('ready', 'failed', 'cancelled')
+    WHERE id = ${ingestionId} AND phase NOT IN ('ready', 'failed', 'cancelled') AND phase = coalesce(${from ?? null}, phase)
     RETURNING recording_id`);
   if (!moved) return false;
   await tx.query(sql.unsafe`
@@ -99,4 +111,96 @@ export async function setAutomaticTranscript(db: CommonQueryMethods, recordingId
 export async function renditionFile(db: CommonQueryMethods, recordingId: string): Promise<string | null> {
   return db.maybeOneFirst(sql.type(z.object({ asset_rendition_file: z.string().nullable() }))`
     SELECT asset_rendition_file FROM recordings WHERE id = ${recordingId}`);
+}
+
+/** What a direct upload was created with: the identical-retry rule compares these. */
+export interface UploadRequest {
+  fileName: string;
+  fileSize: number;
+  folderId: string | null;
+  batchId: string | null;
+  inMobileApp: boolean;
+  /** 'apiKey:<id>' or 'user:<id>'. */
+  createdBy: string;
+  origin: string | null;
+}
+
+/** The recording's ingestion that has not ended (at most one: a partial unique index), locked. */
+export async function activeIngestionForUpdate(tx: CommonQueryMethods, recordingId: string): Promise<IngestionRow | null> {
+  return tx.maybeOne(sql.type(ingestionRow)`
+    SELECT * FROM media_ingestions WHERE recording_id = ${recordingId} AND phase NOT IN ('ready', 'failed', 'cancelled') FOR UPDATE`);
+}
+
+/** A new direct upload, `waiting`; the recording's asset waits with it. */
+export async function insertUpload(
+  tx: CommonQueryMethods,
+  u: UploadRequest & { id: string; organizationId: string; recordingId: string; timeoutSeconds: number },
+): Promise<IngestionRow> {
+  const row = await tx.one(sql.type(ingestionRow)`
+    INSERT INTO media_ingestions (id, organization_id, recording_id, kind, file_name, file_size, folder_id, batch_id, in_mobile_app, created_by, origin, timeout_seconds)
+    VALUES (${u.id}, ${u.organizationId}, ${u.recordingId}, 'upload', ${u.fileName}, ${u.fileSize}, ${u.folderId}, ${u.batchId}, ${u.inMobileApp},
+      ${u.createdBy}, ${u.origin}, ${u.timeoutSeconds})
+    RETURNING *`);
+  await tx.query(sql.unsafe`UPDATE recordings SET asset_status = 'waiting', asset_error_code = NULL, updated_at = now() WHERE id = ${u.recordingId}`);
+  return row;
+}
+
+/** A waiting upload expires `timeout_seconds` after its creation, or after its latest byte once bytes flow. */
+const deadline = sql.fragment`(coalesce(last_byte_at, created_at) + timeout_seconds * interval '1 second')`;
+
+/** Seconds left before a waiting upload expires (by the database's clock; 0 when past). */
+export async function uploadSecondsLeft(db: CommonQueryMethods, uploadId: string): Promise<number> {
+  return db.oneFirst(sql.type(z.object({ left: z.number() }))`
+    SELECT greatest(0, ceil(extract(epoch FROM ${deadline} - now())))::int AS left FROM media_ingestions WHERE id = ${uploadId}`);
+}
+
+/** A direct upload of the organization's recording, or null (unknown, another recording's, a URL ingestion). */
+export async function findUpload(
+  db: CommonQueryMethods,
+  ids: { organizationId: string; recordingId: string; uploadId: string },
+  lock = false,
+): Promise<IngestionRow | null> {
+  return db.maybeOne(sql.type(ingestionRow)`
+    SELECT * FROM media_ingestions
+    WHERE id = ${ids.uploadId} AND recording_id = ${ids.recordingId} AND organization_id = ${ids.organizationId} AND kind = 'upload'
+    ${lock ? sql.fragment`FOR UPDATE` : sql.fragment``}`);
+}
+
+/** A direct upload by id alone (the tus endpoint: the signed URL is the credential). */
+export async function findUploadById(db: CommonQueryMethods, uploadId: string): Promise<(IngestionRow & { expired: boolean }) | null> {
+  return db.maybeOne(sql.type(ingestionRow.extend({ expired: z.boolean() }))`
+    SELECT *, ${deadline} <= now() AS expired FROM media_ingestions WHERE id = ${uploadId} AND kind = 'upload'`);
+}
+
+/**
+ * Bytes arrived through the tus endpoint: the offset so far, the first and latest byte's time (the
+ * deadline moves with it), and the recording's asset is `uploading`.
+ */
+export async function recordUploadBytes(db: CommonQueryMethods, uploadId: string, offset: number | null): Promise<void> {
+  await db.query(sql.unsafe`
+    WITH moved AS (
+      UPDATE media_ingestions SET bytes_received = greatest(bytes_received, coalesce(${offset}::bigint, bytes_received)),
+        began_at = coalesce(began_at, now()), last_byte_at = now(), updated_at = now()
+      WHERE id = ${uploadId} AND phase = 'waiting'
+      RETURNING recording_id
+    )
+    UPDATE recordings SET asset_status = 'uploading', updated_at = now()
+    WHERE id IN (SELECT recording_id FROM moved) AND asset_status = 'waiting'`);
+}
+
+/** The upload's phase, deadline and whether it passed, by the database's clock. */
+export async function uploadTiming(db: CommonQueryMethods, uploadId: string): Promise<{ phase: string; deadline_ms: number; expired: boolean; began: boolean } | null> {
+  return db.maybeOne(sql.type(z.object({ phase: z.string(), deadline_ms: z.number(), expired: z.boolean(), began: z.boolean() }))`
+    SELECT phase, (extract(epoch FROM ${deadline}) * 1000)::float8 AS deadline_ms, ${deadline} <= now() AS expired, began_at IS NOT NULL AS began
+    FROM media_ingestions WHERE id = ${uploadId}`);
+}
+
+/** Batches are user-scoped: true when the batch is the user's. */
+export async function userOwnsBatch(db: CommonQueryMethods, userId: string, batchId: string): Promise<boolean> {
+  return db.exists(sql.unsafe`SELECT 1 FROM upload_batches WHERE id = ${batchId} AND user_id = ${userId}`);
+}
+
+export async function createBatch(db: CommonQueryMethods, organizationId: string, userId: string): Promise<string> {
+  return db.oneFirst(sql.type(z.object({ id: z.string() }))`
+    INSERT INTO upload_batches (organization_id, user_id) VALUES (${organizationId}, ${userId}) RETURNING id`);
 }

@@ -1,0 +1,171 @@
+import { randomUUID } from 'node:crypto';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import type { DatabasePool } from 'slonik';
+import { sql } from 'slonik';
+import { z } from 'zod';
+import type { Principal } from '../auth/principal.js';
+import type { Config } from '../config.js';
+import { folderIdsIn } from '../db/repositories/metadata.js';
+import {
+  activeIngestionForUpdate, findUpload, insertUpload, movePhase, uploadSecondsLeft, userOwnsBatch, type IngestionRow, type UploadRequest,
+} from '../db/repositories/media-ingestions.js';
+import { findOrganization } from '../db/repositories/organizations.js';
+import { AppError, ConflictError, DependencyUnavailableError, NotFoundError } from '../errors.js';
+import type { UploadStore } from '../media/upload-store.js';
+import type { TemporalClient } from '../temporal/connection.js';
+import { mediaIngestionWorkflowId, uploadCancelledSignal } from '../../workflows/media-ingestion/contract.js';
+import { startMediaIngestion } from './media.js';
+
+const TEMPORAL_DEADLINE_MS = 10_000;
+
+export interface CreateUploadBody {
+  fileName: string;
+  fileSize: number;
+  folderId?: string;
+  batchId?: string;
+  inMobileApp?: boolean;
+}
+
+/** The spec's upload status object. */
+export interface UploadStatus {
+  recordingId: string;
+  uploadId: string;
+  phase: 'waiting' | 'encoding' | 'finalizing' | 'ready' | 'failed' | 'cancelled';
+  encodeProgress: number | null;
+  errorCode: string | null;
+}
+
+export interface UploadServiceDeps {
+  pool: DatabasePool;
+  temporal: TemporalClient;
+  config: Pick<Config, 'temporal' | 'media'>;
+  store: UploadStore;
+}
+
+export function uploadStatus(row: IngestionRow): UploadStatus {
+  // A direct upload is never `transferring` (that is URL media); it waits for its bytes instead.
+  const phase = row.phase === 'transferring' ? 'waiting' : row.phase;
+  return {
+    recordingId: row.recording_id,
+    uploadId: row.id,
+    phase,
+    encodeProgress: phase === 'encoding' ? row.encode_progress : null,
+    errorCode: phase === 'failed' ? row.error_code : null,
+  };
+}
+
+function creatorOf(principal: Principal): string {
+  return principal.kind === 'apiKey' ? `apiKey:${principal.apiKeyId}` : `user:${principal.userId}`;
+}
+
+/** Spec: an identical retry names the same recording, file, size, source, folder and batch. */
+function sameRequest(row: IngestionRow, r: UploadRequest): boolean {
+  return row.kind === 'upload' && row.file_name === r.fileName && row.file_size === r.fileSize && row.folder_id === r.folderId
+    && row.batch_id === r.batchId && row.in_mobile_app === r.inMobileApp && row.created_by === r.createdBy && row.origin === r.origin;
+}
+
+/** 401 when the organization may not record (spec: on recording upload and meeting join). */
+export async function requireRecordingAllowed(pool: DatabasePool, organizationId: string): Promise<void> {
+  const org = await findOrganization(pool, organizationId);
+  if (!org?.recording_allowed) {
+    throw new AppError(401, 'recording_not_allowed', 'Recording is not enabled for this organization.');
+  }
+}
+
+/**
+ * Creates a direct upload: validates the destination, then, under a lock on the recording, returns
+ * the waiting attempt of an identical retry, refuses a second active ingestion (409), or stores
+ * the attempt, creates its tus resource and starts `media-ingestion/<recordingId>` before
+ * committing (Temporal unreachable: 503, nothing stored).
+ */
+export async function createUpload(
+  deps: UploadServiceDeps,
+  principal: Principal,
+  recordingId: string,
+  body: CreateUploadBody,
+  origin: string | null,
+): Promise<{ row: IngestionRow; timeoutSeconds: number; created: boolean }> {
+  const request: UploadRequest = {
+    fileName: body.fileName, fileSize: body.fileSize, folderId: body.folderId?.toLowerCase() ?? null, batchId: body.batchId?.toLowerCase() ?? null,
+    inMobileApp: body.inMobileApp ?? false, createdBy: creatorOf(principal), origin,
+  };
+  await requireRecordingAllowed(deps.pool, principal.organizationId);
+  if (request.batchId && principal.kind !== 'user') {
+    throw new AppError(400, 'batch_requires_user', 'Batches are user-scoped: an organization API key cannot attach an upload to a batch.');
+  }
+  if (request.folderId && !(await folderIdsIn(deps.pool, principal.organizationId, [request.folderId])).has(request.folderId)) {
+    throw new NotFoundError('Folder');
+  }
+  if (request.batchId && principal.kind === 'user' && !(await userOwnsBatch(deps.pool, principal.userId, request.batchId))) {
+    throw new NotFoundError('Batch');
+  }
+  return deps.pool.transaction(async (tx) => {
+    const asset = await tx.maybeOneFirst(sql.type(z.object({ asset_status: z.string() }))`
+      SELECT asset_status FROM recordings WHERE id = ${recordingId} AND organization_id = ${principal.organizationId} FOR UPDATE`);
+    if (asset === null) throw new NotFoundError('Recording');
+    const active = await activeIngestionForUpdate(tx, recordingId);
+    if (active) {
+      const left = active.phase === 'waiting' ? await uploadSecondsLeft(tx, active.id) : 0;
+      if (sameRequest(active, request) && left > 0) return { row: active, timeoutSeconds: left, created: false };
+      throw new ConflictError('media_ingestion_active', 'The recording already has an active media ingestion; wait for it to end or cancel it.', {
+        ...(active.kind === 'upload' ? { uploadId: active.id } : {}),
+      });
+    }
+    if (asset === 'completed') {
+      throw new ConflictError('asset_already_completed', 'The recording already has its media; create a new recording for other media.');
+    }
+    const timeoutSeconds = deps.config.media.uploadTimeoutSeconds;
+    const row = await insertUpload(tx, { ...request, id: randomUUID(), organizationId: principal.organizationId, recordingId, timeoutSeconds });
+    await deps.store.create(row.id, request.fileSize);
+    try {
+      await startUploadWorkflow(deps, { organizationId: principal.organizationId, recordingId, ingestionId: row.id });
+    } catch (error) {
+      await deps.store.remove(row.id);
+      if (error instanceof WorkflowExecutionAlreadyStartedError) {
+        throw new ConflictError('media_ingestion_active', 'The previous media ingestion of this recording is still closing; retry in a moment.');
+      }
+      throw error;
+    }
+    return { row, timeoutSeconds, created: true };
+  });
+}
+
+async function startUploadWorkflow(deps: UploadServiceDeps, ids: { organizationId: string; recordingId: string; ingestionId: string }) {
+  try {
+    await startMediaIngestion(deps.temporal, deps.config, { ...ids, kind: 'upload' });
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError) throw error;
+    throw new DependencyUnavailableError('temporal');
+  }
+}
+
+/**
+ * Cancels a waiting upload (spec moves): `waiting` to `cancelled` and its workflow told, in one
+ * transaction (Temporal unreachable: 503, nothing changed); `cancelled` again returns the same
+ * body; any later phase is 409.
+ */
+export async function cancelUpload(
+  deps: UploadServiceDeps,
+  ids: { organizationId: string; recordingId: string; uploadId: string },
+): Promise<UploadStatus> {
+  return deps.pool.transaction(async (tx) => {
+    const row = await findUpload(tx, ids, true);
+    if (!row) throw new NotFoundError('Upload');
+    if (row.phase === 'cancelled') return uploadStatus(row);
+    if (row.phase !== 'waiting') {
+      const begun = row.phase !== 'failed';
+      throw new ConflictError(begun ? 'upload_processing_begun' : 'upload_failed',
+        begun ? 'Processing has begun: the upload can no longer be cancelled; keep polling its status.' : 'The upload has already failed.',
+        { phase: uploadStatus(row).phase });
+    }
+    await movePhase(tx, row.id, { phase: 'cancelled', asset: 'cancelled' }, 'waiting');
+    try {
+      const handle = deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(ids.recordingId));
+      await deps.temporal.connection.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () => handle.signal(uploadCancelledSignal));
+    } catch (error) {
+      // No run to tell (it ended): the database move is the whole cancel.
+      if (!(error instanceof WorkflowNotFoundError)) throw new DependencyUnavailableError('temporal');
+    }
+    return { ...uploadStatus(row), phase: 'cancelled', encodeProgress: null, errorCode: null };
+  });
+}
