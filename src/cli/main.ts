@@ -4,7 +4,7 @@ import { ValidationError } from '../errors.js';
 import { agentAppCreate, agentAppRevoke, agentAppSecret, agentAppUpdate } from './commands/agent-apps.js';
 import { apiKeyCreate, apiKeyRevoke, tokenIssue } from './commands/credentials.js';
 import { doctor } from './commands/doctor.js';
-import { folderCreate, metadataFieldCreate } from './commands/recordings.js';
+import { batchCreate, folderCreate, metadataFieldCreate } from './commands/recordings.js';
 import { retentionSweep } from './commands/retention.js';
 import { creditsAdd, orgCreate, orgUpdate, userCreate } from './commands/tenancy.js';
 import { CliContext, CliError } from './context.js';
@@ -26,6 +26,7 @@ const COMMANDS: Record<string, Command> = {
   'agent-app revoke': agentAppRevoke,
   'retention sweep': retentionSweep,
   'folder create': folderCreate,
+  'batch create': batchCreate,
   'metadata-field create': metadataFieldCreate,
   doctor: (ctx) => doctor(ctx),
 };
@@ -45,6 +46,7 @@ const USAGE = `usage: intake <command> [--flags]
   agent-app revoke --credential C
   retention sweep [--org O]
   folder create --org O --name N
+  batch create --user U
   metadata-field create --org O --name N --type boolean|date|datetime|float|integer|json|string
   doctor`;
 

@@ -2,6 +2,9 @@ import { FIELD_TYPES, type FieldType } from '../../domain/feedback-fields.js';
 import { createField, createFolder } from '../../recordings/catalog.js';
 import { flags, str } from '../args.js';
 import { CliError, type CliContext } from '../context.js';
+import { createBatch } from '../../db/repositories/media-ingestions.js';
+import { findUser } from '../../db/repositories/users.js';
+import { isUuid } from '../../db/uuid.js';
 import { requireOrganization } from './tenancy.js';
 
 function name(value: string): string {
@@ -23,4 +26,14 @@ export async function metadataFieldCreate(ctx: CliContext, argv: string[]) {
   const org = await requireOrganization(ctx, str(f, 'org'));
   const field = await createField(await ctx.db(), org.id, { name: name(str(f, 'name')), type: type as FieldType });
   return { fieldId: field.id, name: field.name, type: field.type };
+}
+
+/** An upload batch of a user (batches are user-scoped: uploads with a `batchId` need that user's token). */
+export async function batchCreate(ctx: CliContext, argv: string[]) {
+  const f = flags(argv, { user: 'string' });
+  const userId = str(f, 'user');
+  const db = await ctx.db();
+  const user = isUuid(userId) ? await findUser(db, userId) : null;
+  if (!user) throw new CliError(`user ${userId} not found`, 1);
+  return { batchId: await createBatch(db, user.organization_id, user.id), userId: user.id };
 }

@@ -1,0 +1,463 @@
+import { strict as assert } from 'node:assert';
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { promisify } from 'node:util';
+import { sql, type DatabasePool } from 'slonik';
+import * as tus from 'tus-js-client';
+import { z } from 'zod';
+import { createDatabasePool } from '../../../src/db/pool.js';
+import { createBatch } from '../../../src/db/repositories/media-ingestions.js';
+import { createFolder } from '../../../src/recordings/catalog.js';
+import { FFMPEG_PATH } from '../../../src/media/ffmpeg.js';
+import { FileUploadStore } from '../../../src/media/upload-store.js';
+import { RECORDING_ID, STATUS } from '../../../src/temporal/search-attributes.js';
+import { mediaIngestionWorkflowId } from '../../../src/temporal/ids.js';
+import type { MediaIngestionResult } from '../../../workflows/media-ingestion/contract.js';
+import { startTestApi, type TestApi } from '../../helpers/app.js';
+import { testConfig } from '../../helpers/config.js';
+import { createTestKey, createTestOrg, createTestUser, type TestOrg } from '../../helpers/fixtures.js';
+import { createTestDatabase } from '../../helpers/stack.js';
+import { eventually } from '../../helpers/wait.js';
+import { startTestWorker, type TestWorker } from '../../helpers/worker.js';
+
+const exec = promisify(execFile);
+const ORIGIN = 'https://app.example.com';
+
+/**
+ * Direct uploads end to end on the real stack: the REST API (create, status, cancel), the tus
+ * endpoint driven by tus-js-client and by raw HTTP, the media ingestion workflow and the recording's asset.
+ */
+describe('direct uploads (tus)', function () {
+  this.timeout(120_000);
+  let mediaDir: string;
+  let pool: DatabasePool;
+  let worker: TestWorker;
+  let api: TestApi;
+  let org: TestOrg;
+  let other: TestOrg;
+  let tone: Buffer;
+
+  before(async () => {
+    mediaDir = await mkdtemp(path.join(os.tmpdir(), 'intake-uploads-'));
+    const wav = path.join(mediaDir, 'tone.wav');
+    await exec(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=5', wav]);
+    tone = await readFile(wav);
+    pool = await createDatabasePool(await createTestDatabase());
+    worker = await startTestWorker(pool, { deps: { mediaDir } });
+    api = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: worker.taskQueue }) });
+    org = await createTestOrg(pool);
+    other = await createTestOrg(pool);
+  });
+  after(async () => {
+    await api?.close();
+    await worker?.stop();
+    await pool?.end();
+    await rm(mediaDir, { recursive: true, force: true });
+  });
+
+  const keyHeaders = (o: TestOrg = org) => ({ 'X-Service-Api-Key': o.apiKey });
+  async function newRecording(o: TestOrg = org): Promise<string> {
+    const res = await api.request('/v3/rest/recordings', { method: 'POST', headers: keyHeaders(o), json: { record: { externalId: randomUUID() } } });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    return res.body.id as string;
+  }
+  const createUpload = (recordingId: string, json: unknown, headers: Record<string, string> = keyHeaders()) =>
+    api.request(`/v3/rest/recordings/${recordingId}/uploads`, { method: 'POST', headers, json });
+  const status = (recordingId: string, uploadId: string, headers: Record<string, string> = keyHeaders()) =>
+    api.request(`/v3/rest/recordings/${recordingId}/uploads/${uploadId}`, { headers });
+  const cancel = (recordingId: string, uploadId: string, headers: Record<string, string> = keyHeaders()) =>
+    api.request(`/v3/rest/recordings/${recordingId}/uploads/${uploadId}`, { method: 'DELETE', headers });
+  const recording = async (id: string) => (await api.request(`/v3/rest/recordings/${id}`, { headers: keyHeaders() })).body;
+  const ingestions = (recordingId: string) => pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+    SELECT count(*)::int AS n FROM media_ingestions WHERE recording_id = ${recordingId}`);
+  const result = (recordingId: string) => api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result() as Promise<MediaIngestionResult>;
+
+  /** Sends the whole file with tus-js-client, resuming the service-created resource by its URL. */
+  function tusUpload(uploadUrl: string, data: Buffer, options: Partial<tus.UploadOptions> = {}): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const upload = new tus.Upload(data, { uploadUrl, retryDelays: [0, 200, 500], ...options, onSuccess: () => resolve(), onError: reject });
+      upload.start();
+    });
+  }
+  const tusHeaders = { 'Tus-Resumable': '1.0.0' };
+  const patch = (uploadUrl: string, offset: number, chunk: Buffer, headers: Record<string, string> = {}) => fetch(uploadUrl, {
+    method: 'PATCH', body: chunk, headers: { ...tusHeaders, 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream', ...headers },
+  });
+
+  describe('create', () => {
+    it('201 with a tus uploadUrl for the declared size; the status and the asset wait for bytes', async () => {
+      const recordingId = await newRecording();
+      const res = await createUpload(recordingId, { fileName: 'call.wav', fileSize: tone.length });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      assert.deepEqual(Object.keys(res.body).sort(), ['phase', 'recordingId', 'timeoutSeconds', 'uploadId', 'uploadUrl']);
+      assert.equal(res.body.recordingId, recordingId);
+      assert.equal(res.body.phase, 'waiting');
+      assert.equal(res.body.timeoutSeconds, 3600);
+      assert.match(res.body.uploadUrl, new RegExp(`^${api.url}/v3/uploads/${res.body.uploadId}\\.[A-Za-z0-9_-]{43}$`));
+      const head = await fetch(res.body.uploadUrl, { method: 'HEAD', headers: tusHeaders });
+      assert.deepEqual([head.status, head.headers.get('upload-offset'), head.headers.get('upload-length')], [200, '0', String(tone.length)]);
+      assert.deepEqual((await status(recordingId, res.body.uploadId)).body, { recordingId, uploadId: res.body.uploadId, phase: 'waiting', encodeProgress: null, errorCode: null });
+      assert.deepEqual((await recording(recordingId)).asset, { status: 'waiting', url: null, errorCode: null });
+      const described = await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).describe();
+      assert.deepEqual([described.typedSearchAttributes.get(RECORDING_ID), described.typedSearchAttributes.get(STATUS)], [recordingId, 'waiting']);
+      assert.equal(api.logs.join('').includes(res.body.uploadUrl.split('.').pop() as string), false, 'the URL token is never logged');
+    });
+
+    it('an identical retry returns the same waiting attempt; a different one is 409 while it is active', async () => {
+      const recordingId = await newRecording();
+      const body = { fileName: 'call.wav', fileSize: 1000, inMobileApp: false };
+      const first = await createUpload(recordingId, body);
+      const again = await createUpload(recordingId, { fileName: 'call.wav', fileSize: 1000 });
+      assert.deepEqual([again.status, again.body.uploadId, again.body.uploadUrl], [201, first.body.uploadId, first.body.uploadUrl]);
+      assert.ok(again.body.timeoutSeconds <= 3600 && again.body.timeoutSeconds > 3590);
+      const different = await createUpload(recordingId, { fileName: 'call.wav', fileSize: 1001 });
+      assert.deepEqual([different.status, different.body.errorCode, different.body.uploadId], [409, 'media_ingestion_active', first.body.uploadId]);
+      assert.equal(typeof different.body.message, 'string');
+      // Another source (a different key of the organization) is not the same request either.
+      const key = await createTestKey(pool, org.organizationId, ['recordings:write']);
+      const otherKey = await createUpload(recordingId, body, { 'X-Service-Api-Key': key.apiKey });
+      assert.deepEqual([otherKey.status, otherKey.body.errorCode], [409, 'media_ingestion_active']);
+      assert.equal(await ingestions(recordingId), 1);
+    });
+
+    it('400 for an invalid body, storing nothing', async () => {
+      const recordingId = await newRecording();
+      const cases: [unknown, string][] = [
+        [{ fileSize: 10 }, 'body.fileName'],
+        [{ fileName: '   ', fileSize: 10 }, 'body.fileName'],
+        [{ fileName: 'a.wav' }, 'body.fileSize'],
+        [{ fileName: 'a.wav', fileSize: 0 }, 'body.fileSize'],
+        [{ fileName: 'a.wav', fileSize: 9_007_199_254_740_992 }, 'body.fileSize'],
+        [{ fileName: 'a.wav', fileSize: 1.5 }, 'body.fileSize'],
+        [{ fileName: 'a.wav', fileSize: '10' }, 'body.fileSize'],
+        [{ fileName: 'a.wav', fileSize: 10, folderId: '123' }, 'body.folderId'],
+        [{ fileName: 'a.wav', fileSize: 10, batchId: 'batch-1' }, 'body.batchId'],
+        [{ fileName: 'a.wav', fileSize: 10, inMobileApp: 'yes' }, 'body.inMobileApp'],
+        [{ fileName: 'a.wav', fileSize: 10, source: 'x' }, 'body'],
+      ];
+      for (const [body, where] of cases) {
+        const res = await createUpload(recordingId, body);
+        assert.equal(res.status, 400, JSON.stringify(body));
+        assert.equal(res.body.errorCode, 'validation_failed');
+        assert.ok(res.body.errors.some((e: { path: string }) => e.path.startsWith(where)), `${JSON.stringify(body)}: ${JSON.stringify(res.body.errors)}`);
+      }
+      // The largest size the spec allows is accepted.
+      const largest = await createUpload(recordingId, { fileName: 'huge.mp4', fileSize: 9_007_199_254_740_991 });
+      assert.equal(largest.status, 201, JSON.stringify(largest.body));
+      assert.equal((await cancel(recordingId, largest.body.uploadId)).status, 200);
+      assert.equal(await ingestions(recordingId), 1);
+    });
+
+    it('a user request needs an Origin (400 otherwise) and that Origin scopes CORS on the upload URL', async () => {
+      const recordingId = await newRecording();
+      const user = await createTestUser(pool, org.organizationId);
+      const bearer = { Authorization: `Bearer ${user.accessToken}` };
+      const missing = await createUpload(recordingId, { fileName: 'a.wav', fileSize: 10 }, bearer);
+      assert.deepEqual([missing.status, missing.body.errorCode], [400, 'origin_required']);
+      const invalid = await createUpload(recordingId, { fileName: 'a.wav', fileSize: 10 }, { ...bearer, Origin: 'https://app.example.com/path' });
+      assert.deepEqual([invalid.status, invalid.body.errorCode], [400, 'origin_invalid']);
+      assert.equal(await ingestions(recordingId), 0);
+      const res = await createUpload(recordingId, { fileName: 'a.wav', fileSize: 10 }, { ...bearer, Origin: ORIGIN });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      const preflight = await fetch(res.body.uploadUrl, {
+        method: 'OPTIONS', headers: { Origin: ORIGIN, 'Access-Control-Request-Method': 'PATCH', 'Access-Control-Request-Headers': 'tus-resumable,upload-offset,content-type' },
+      });
+      assert.equal(preflight.status, 204);
+      assert.equal(preflight.headers.get('access-control-allow-origin'), ORIGIN);
+      assert.match(preflight.headers.get('access-control-allow-methods') ?? '', /PATCH/);
+      const head = await fetch(res.body.uploadUrl, { method: 'HEAD', headers: { ...tusHeaders, Origin: ORIGIN } });
+      assert.equal(head.headers.get('access-control-allow-origin'), ORIGIN);
+      assert.match(head.headers.get('access-control-expose-headers') ?? '', /Upload-Offset/);
+      const foreign = await fetch(res.body.uploadUrl, { method: 'HEAD', headers: { ...tusHeaders, Origin: 'https://evil.example' } });
+      assert.equal(foreign.headers.get('access-control-allow-origin'), null);
+      // An API key needs no Origin.
+      const keyed = await createUpload(await newRecording(), { fileName: 'a.wav', fileSize: 10 });
+      assert.equal(keyed.status, 201);
+    });
+
+    it('401 without credentials or when the organization may not record; 403 without the write scope', async () => {
+      const recordingId = await newRecording();
+      const none = await createUpload(recordingId, { fileName: 'a.wav', fileSize: 10 }, {});
+      assert.deepEqual([none.status, none.body.errorCode], [401, 'unauthenticated']);
+      const bad = await createUpload(recordingId, { fileName: 'a.wav', fileSize: 10 }, { 'X-Service-Api-Key': 'ik_nope' });
+      assert.deepEqual([bad.status, bad.body.errorCode], [401, 'invalid_credentials']);
+      const readOnly = await createTestKey(pool, org.organizationId, ['recordings:read']);
+      const forbidden = await createUpload(recordingId, { fileName: 'a.wav', fileSize: 10 }, { 'X-Service-Api-Key': readOnly.apiKey });
+      assert.deepEqual([forbidden.status, forbidden.body.errorCode], [403, 'insufficient_scope']);
+      const noRecording = await createTestOrg(pool, { recordingAllowed: false });
+      const theirs = await pool.oneFirst(sql.type(z.object({ id: z.string() }))`
+        INSERT INTO recordings (organization_id, name) VALUES (${noRecording.organizationId}, 'r') RETURNING id`);
+      const notAllowed = await createUpload(theirs, { fileName: 'a.wav', fileSize: 10 }, keyHeaders(noRecording));
+      assert.deepEqual([notAllowed.status, notAllowed.body.errorCode], [401, 'recording_not_allowed']);
+      const user = await createTestUser(pool, noRecording.organizationId);
+      const asUser = await createUpload(theirs, { fileName: 'a.wav', fileSize: 10 }, { Authorization: `Bearer ${user.accessToken}`, Origin: ORIGIN });
+      assert.deepEqual([asUser.status, asUser.body.errorCode], [401, 'recording_not_allowed']);
+      assert.equal(await ingestions(recordingId) + await ingestions(theirs), 0);
+    });
+
+    it('404 for an unknown or foreign recording, folder or batch; 400 for a batch with an API key', async () => {
+      const recordingId = await newRecording();
+      const body = { fileName: 'a.wav', fileSize: 10 };
+      const unknown = await createUpload(randomUUID(), body);
+      assert.deepEqual([unknown.status, unknown.body.errorCode], [404, 'not_found']);
+      const notUuid = await createUpload('123', body);
+      assert.equal(notUuid.status, 404);
+      const foreign = await createUpload(await newRecording(other), body);
+      assert.deepEqual([foreign.status, foreign.body.errorCode], [404, 'not_found']);
+      const foreignFolder = (await createFolder(pool, other.organizationId, 'theirs')).id;
+      const folder = await createUpload(recordingId, { ...body, folderId: foreignFolder });
+      assert.deepEqual([folder.status, folder.body.errorCode, folder.body.message], [404, 'not_found', 'Folder not found.']);
+      const user = await createTestUser(pool, org.organizationId);
+      const colleague = await createTestUser(pool, org.organizationId);
+      const theirBatch = await createBatch(pool, org.organizationId, colleague.userId);
+      const asUser = { Authorization: `Bearer ${user.accessToken}`, Origin: ORIGIN };
+      const batch = await createUpload(recordingId, { ...body, batchId: theirBatch }, asUser);
+      assert.deepEqual([batch.status, batch.body.errorCode, batch.body.message], [404, 'not_found', 'Batch not found.']);
+      const unknownBatch = await createUpload(recordingId, { ...body, batchId: randomUUID() }, asUser);
+      assert.equal(unknownBatch.status, 404);
+      const keyBatch = await createUpload(recordingId, { ...body, batchId: theirBatch });
+      assert.deepEqual([keyBatch.status, keyBatch.body.errorCode], [400, 'batch_requires_user']);
+      assert.equal(await ingestions(recordingId), 0);
+      // The user's own batch and a visible folder are accepted.
+      const ownBatch = await createBatch(pool, org.organizationId, user.userId);
+      const ownFolder = (await createFolder(pool, org.organizationId, 'ours')).id;
+      const ok = await createUpload(recordingId, { ...body, batchId: ownBatch, folderId: ownFolder }, asUser);
+      assert.equal(ok.status, 201, JSON.stringify(ok.body));
+    });
+  });
+
+  describe('status and cancel', () => {
+    it('404 for an unknown upload, one of another recording, or another organization', async () => {
+      const recordingId = await newRecording();
+      const created = await createUpload(recordingId, { fileName: 'a.wav', fileSize: 10 });
+      const otherRecording = await newRecording();
+      for (const [rec, up, headers] of [
+        [recordingId, randomUUID(), keyHeaders()], [otherRecording, created.body.uploadId, keyHeaders()],
+        [recordingId, created.body.uploadId, keyHeaders(other)], [recordingId, 'nope', keyHeaders()],
+      ] as [string, string, Record<string, string>][]) {
+        const got = await status(rec, up, headers);
+        assert.deepEqual([got.status, got.body.errorCode], [404, 'not_found']);
+        const cancelled = await cancel(rec, up, headers);
+        assert.deepEqual([cancelled.status, cancelled.body.errorCode], [404, 'not_found']);
+      }
+      assert.equal((await status(recordingId, created.body.uploadId)).body.phase, 'waiting');
+    });
+
+    it('waiting to cancelled (the claim released, a new upload possible); a repeat returns the same body', async () => {
+      const recordingId = await newRecording();
+      const created = await createUpload(recordingId, { fileName: 'a.wav', fileSize: tone.length });
+      const cancelled = await cancel(recordingId, created.body.uploadId);
+      const expected = { recordingId, uploadId: created.body.uploadId, phase: 'cancelled', encodeProgress: null, errorCode: null };
+      assert.deepEqual([cancelled.status, cancelled.body], [200, expected]);
+      assert.deepEqual(await result(recordingId), { phase: 'cancelled', errorCode: null });
+      const again = await cancel(recordingId, created.body.uploadId);
+      assert.deepEqual([again.status, again.body], [200, expected]);
+      assert.deepEqual((await status(recordingId, created.body.uploadId)).body, expected);
+      assert.equal((await recording(recordingId)).asset.status, 'cancelled');
+      // The tus resource is gone: bytes are refused, and its files were deleted.
+      const refused = await patch(created.body.uploadUrl, 0, tone.subarray(0, 10));
+      assert.deepEqual([refused.status, ((await refused.json()) as { errorCode: string }).errorCode], [410, 'upload_closed']);
+      assert.equal(existsSync(path.join(mediaDir, 'uploads', created.body.uploadId)), false);
+      // A new upload may be created, with a new destination.
+      const next = await createUpload(recordingId, { fileName: 'a.wav', fileSize: tone.length });
+      assert.equal(next.status, 201);
+      assert.notEqual(next.body.uploadId, created.body.uploadId);
+      assert.equal((await recording(recordingId)).asset.status, 'waiting');
+    });
+  });
+
+  describe('transfer and processing', () => {
+    it('tus-js-client sends the file: encoding, finalizing, ready; the asset is completed and playable', async () => {
+      const recordingId = await newRecording();
+      const created = await createUpload(recordingId, { fileName: 'tone.wav', fileSize: tone.length });
+      const phases = new Set<string>();
+      const poll = setInterval(() => {
+        status(recordingId, created.body.uploadId).then((s) => phases.add(s.body.phase as string), () => undefined);
+      }, 50);
+      await tusUpload(created.body.uploadUrl, tone, { chunkSize: 64 * 1024 });
+      assert.deepEqual(await result(recordingId), { phase: 'ready', errorCode: null });
+      clearInterval(poll);
+      const final = (await status(recordingId, created.body.uploadId)).body;
+      assert.deepEqual(final, { recordingId, uploadId: created.body.uploadId, phase: 'ready', encodeProgress: null, errorCode: null });
+      assert.ok(phases.has('waiting'), [...phases].join());
+      const body = await recording(recordingId);
+      assert.equal(body.asset.status, 'completed');
+      const media = await fetch(body.asset.url as string, { headers: { range: 'bytes=0-9' } });
+      assert.deepEqual([media.status, media.headers.get('content-type')], [206, 'audio/mp4']);
+      // The upload's bytes are deleted once the rendition is published.
+      assert.equal(existsSync(path.join(mediaDir, 'uploads', created.body.uploadId)), false);
+      // Processing has begun: cancel is 409 and changes nothing.
+      const late = await cancel(recordingId, created.body.uploadId);
+      assert.deepEqual([late.status, late.body.errorCode, late.body.phase], [409, 'upload_processing_begun', 'ready']);
+      // The recording has its media now: another upload is refused.
+      const more = await createUpload(recordingId, { fileName: 'tone.wav', fileSize: tone.length });
+      assert.deepEqual([more.status, more.body.errorCode], [409, 'asset_already_completed']);
+    });
+
+    it('raw tus over HTTP: HEAD for the offset, PATCH in parts, a wrong offset is 409; the asset is uploading meanwhile', async () => {
+      const recordingId = await newRecording();
+      const created = await createUpload(recordingId, { fileName: 'tone.wav', fileSize: tone.length });
+      const url = created.body.uploadUrl as string;
+      const half = Math.floor(tone.length / 2);
+      const first = await patch(url, 0, tone.subarray(0, half));
+      assert.deepEqual([first.status, first.headers.get('upload-offset')], [204, String(half)]);
+      const head = await fetch(url, { method: 'HEAD', headers: tusHeaders });
+      assert.equal(head.headers.get('upload-offset'), String(half));
+      assert.equal((await recording(recordingId)).asset.status, 'uploading');
+      assert.equal((await status(recordingId, created.body.uploadId)).body.phase, 'waiting');
+      const wrong = await patch(url, 0, tone.subarray(0, 10));
+      assert.equal(wrong.status, 409);
+      const tooMuch = await patch(url, half, Buffer.concat([tone.subarray(half), Buffer.alloc(10)]));
+      assert.equal(tooMuch.status, 413);
+      const rest = await patch(url, half, tone.subarray(half));
+      assert.deepEqual([rest.status, rest.headers.get('upload-offset')], [204, String(tone.length)]);
+      assert.deepEqual(await result(recordingId), { phase: 'ready', errorCode: null });
+      const after = await patch(url, tone.length, Buffer.alloc(0));
+      assert.deepEqual([after.status, ((await after.json()) as { errorCode: string }).errorCode], [409, 'upload_complete']);
+    });
+
+    it('the tus endpoint refuses creation, termination, GET, a wrong token and a missing Tus-Resumable', async () => {
+      const recordingId = await newRecording();
+      const created = await createUpload(recordingId, { fileName: 'a.wav', fileSize: 10 });
+      const url = created.body.uploadUrl as string;
+      const post = await fetch(`${api.url}/v3/uploads/${created.body.uploadId}.x`, { method: 'POST', headers: { ...tusHeaders, 'Upload-Length': '10' } });
+      assert.equal(post.status, 404);
+      for (const method of ['POST', 'DELETE', 'GET']) {
+        const res = await fetch(url, { method, headers: tusHeaders });
+        assert.deepEqual([res.status, res.headers.get('allow'), ((await res.json()) as { errorCode: string }).errorCode], [405, 'HEAD, PATCH, OPTIONS', 'method_not_allowed'], method);
+      }
+      const forged = url.replace(/\.[^.]+$/, '.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA');
+      const wrongToken = await fetch(forged, { method: 'HEAD', headers: tusHeaders });
+      assert.equal(wrongToken.status, 404);
+      const noToken = await fetch(`${api.url}/v3/uploads/${created.body.uploadId}`, { method: 'HEAD', headers: tusHeaders });
+      assert.equal(noToken.status, 404);
+      const noVersion = await fetch(url, { method: 'HEAD' });
+      assert.equal(noVersion.status, 412);
+      assert.equal((await status(recordingId, created.body.uploadId)).body.phase, 'waiting');
+    });
+
+    it('an interrupted transfer resumes from the stored offset with a new client', async () => {
+      const recordingId = await newRecording();
+      const created = await createUpload(recordingId, { fileName: 'tone.wav', fileSize: tone.length });
+      // The first client stops after its first chunk (a closed tab, a lost connection).
+      await new Promise<void>((resolve, reject) => {
+        const upload = new tus.Upload(tone, {
+          uploadUrl: created.body.uploadUrl, chunkSize: 32 * 1024, retryDelays: [],
+          onChunkComplete: () => void upload.abort().then(resolve, reject),
+          onError: reject,
+        });
+        upload.start();
+      });
+      const head = await fetch(created.body.uploadUrl, { method: 'HEAD', headers: tusHeaders });
+      assert.equal(head.headers.get('upload-offset'), String(32 * 1024));
+      let resumedFrom = -1;
+      await tusUpload(created.body.uploadUrl, tone, { onProgress: (sent) => { if (resumedFrom < 0) resumedFrom = sent; } });
+      assert.ok(resumedFrom >= 32 * 1024, `resumed at ${resumedFrom}`);
+      assert.deepEqual(await result(recordingId), { phase: 'ready', errorCode: null });
+    });
+
+    it('bytes that are not media: failed with processing_failed', async () => {
+      const recordingId = await newRecording();
+      const junk = Buffer.from('this is not audio at all\n'.repeat(200));
+      const created = await createUpload(recordingId, { fileName: 'notes.txt', fileSize: junk.length });
+      await tusUpload(created.body.uploadUrl, junk);
+      assert.deepEqual(await result(recordingId), { phase: 'failed', errorCode: 'processing_failed' });
+      assert.deepEqual((await status(recordingId, created.body.uploadId)).body, {
+        recordingId, uploadId: created.body.uploadId, phase: 'failed', encodeProgress: null, errorCode: 'processing_failed',
+      });
+      assert.deepEqual((await recording(recordingId)).asset, { status: 'failed', url: null, errorCode: 'processing_failed' });
+      const late = await cancel(recordingId, created.body.uploadId);
+      assert.deepEqual([late.status, late.body.errorCode], [409, 'upload_failed']);
+      // A failed attempt released the recording: a new upload may start.
+      assert.equal((await createUpload(recordingId, { fileName: 'tone.wav', fileSize: tone.length })).status, 201);
+    });
+
+    it('a lost finish signal: the workflow finds the complete upload at its deadline', async () => {
+      const shortApi = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: worker.taskQueue, UPLOAD_TIMEOUT_SECONDS: '2' }) });
+      try {
+        const recordingId = await newRecording();
+        const created = await shortApi.request(`/v3/rest/recordings/${recordingId}/uploads`, { method: 'POST', headers: keyHeaders(), json: { fileName: 't.wav', fileSize: tone.length } });
+        // The bytes land in the store without passing the endpoint (as if its signal were lost).
+        const store = new FileUploadStore(path.join(mediaDir, 'uploads'));
+        await store.datastore.write(Readable.from([tone]), created.body.uploadId as string, 0);
+        assert.equal((await status(recordingId, created.body.uploadId)).body.phase, 'waiting');
+        assert.deepEqual(await result(recordingId), { phase: 'ready', errorCode: null });
+      } finally {
+        await shortApi.close();
+      }
+    });
+  });
+
+  describe('timeout', () => {
+    let shortApi: TestApi;
+    before(async () => {
+      shortApi = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: worker.taskQueue, UPLOAD_TIMEOUT_SECONDS: '2' }) });
+    });
+    after(async () => shortApi?.close());
+    const createShort = (recordingId: string, fileSize: number) =>
+      shortApi.request(`/v3/rest/recordings/${recordingId}/uploads`, { method: 'POST', headers: keyHeaders(), json: { fileName: 't.wav', fileSize } });
+
+    it('no byte within timeoutSeconds: cancelled', async () => {
+      const recordingId = await newRecording();
+      const created = await createShort(recordingId, tone.length);
+      assert.equal(created.body.timeoutSeconds, 2);
+      assert.deepEqual(await result(recordingId), { phase: 'cancelled', errorCode: null });
+      assert.deepEqual((await status(recordingId, created.body.uploadId)).body.phase, 'cancelled');
+      assert.equal((await recording(recordingId)).asset.status, 'cancelled');
+      // An expired attempt is not returned to an identical retry: a new one is created.
+      const retry = await createShort(recordingId, tone.length);
+      assert.equal(retry.status, 201);
+      assert.notEqual(retry.body.uploadId, created.body.uploadId);
+    });
+
+    it('begun but unfinished by the deadline: failed with upload_expired; further bytes are refused', async () => {
+      const recordingId = await newRecording();
+      const created = await createShort(recordingId, tone.length);
+      assert.equal((await patch(created.body.uploadUrl, 0, tone.subarray(0, 1000))).status, 204);
+      assert.deepEqual(await result(recordingId), { phase: 'failed', errorCode: 'upload_expired' });
+      assert.deepEqual((await status(recordingId, created.body.uploadId)).body, {
+        recordingId, uploadId: created.body.uploadId, phase: 'failed', encodeProgress: null, errorCode: 'upload_expired',
+      });
+      assert.deepEqual((await recording(recordingId)).asset, { status: 'failed', url: null, errorCode: 'upload_expired' });
+      const late = await patch(created.body.uploadUrl, 1000, tone.subarray(1000, 2000));
+      assert.equal(late.status, 410);
+    });
+
+    it('bytes keep arriving: the deadline moves with the latest byte', async () => {
+      const recordingId = await newRecording();
+      const created = await createShort(recordingId, tone.length);
+      const step = Math.ceil(tone.length / 4);
+      for (let offset = 0; offset < tone.length; offset += step) {
+        const res = await patch(created.body.uploadUrl, offset, tone.subarray(offset, offset + step));
+        assert.equal(res.status, 204);
+        if (offset + step < tone.length) await new Promise((r) => setTimeout(r, 1200));
+      }
+      assert.deepEqual(await result(recordingId), { phase: 'ready', errorCode: null });
+    });
+  });
+
+  it('reports encodeProgress (0 to 100) while encoding, null outside it', async () => {
+    const recordingId = await newRecording();
+    const long = path.join(mediaDir, 'long.wav');
+    await exec(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=frequency=220:duration=900:sample_rate=16000', '-y', long]);
+    const data = await readFile(long);
+    const created = await createUpload(recordingId, { fileName: 'long.wav', fileSize: data.length });
+    await tusUpload(created.body.uploadUrl, data, { chunkSize: 8 * 1024 * 1024 });
+    const seen: { phase: string; encodeProgress: number | null }[] = [];
+    await eventually(async () => {
+      const s = (await status(recordingId, created.body.uploadId)).body as { phase: string; encodeProgress: number | null };
+      seen.push(s);
+      return s;
+    }, (s) => s.phase === 'ready' || s.phase === 'failed', 90_000);
+    const encoding = seen.filter((s) => s.phase === 'encoding');
+    assert.ok(encoding.some((s) => Number.isInteger(s.encodeProgress) && (s.encodeProgress as number) > 0), JSON.stringify(seen));
+    assert.ok(encoding.every((s) => s.encodeProgress === null || (Number.isInteger(s.encodeProgress) && s.encodeProgress >= 0 && s.encodeProgress <= 100)));
+    assert.ok(seen.filter((s) => s.phase !== 'encoding').every((s) => s.encodeProgress === null));
+    assert.deepEqual(await result(recordingId), { phase: 'ready', errorCode: null });
+  });
+});
