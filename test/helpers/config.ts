@@ -1,8 +1,13 @@
+import os from 'node:os';
+import path from 'node:path';
 import { loadConfig, type Config } from '../../src/config.js';
+
+/** Media of tests that do not choose a directory (the test worker's default too). */
+export const TEST_MEDIA_DIR = path.join(os.tmpdir(), `intake-test-media-${process.pid}`);
 
 export const TEST_SIGNING_SECRET = 'test-signing-secret-test-signing-secret-0123456789';
 
 /** A config for tests: the real parser, with test values. */
 export function testConfig(env: Record<string, string> = {}): Config {
-  return loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', SIGNING_SECRET: TEST_SIGNING_SECRET, ...env });
+  return loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', SIGNING_SECRET: TEST_SIGNING_SECRET, STORAGE_DIR: TEST_MEDIA_DIR, ...env });
 }

@@ -12,6 +12,7 @@ import { PROJECT_ROOT } from '../../src/paths.js';
 import { LocalSignalExtractor } from '../../src/providers/signal-extractor/local.js';
 import { publicAddressProblem } from '../../src/domain/asset-url.js';
 import { PUBLIC_ADDRESSES, type AddressPolicy } from '../../src/media/safe-fetch.js';
+import { TEST_MEDIA_DIR } from './config.js';
 import { testStack, workflowBundle } from './stack.js';
 
 export interface TestWorker {
@@ -33,7 +34,7 @@ export function testActivityDeps(pool: DatabasePool, overrides: Partial<Activity
     pool,
     extractor: new LocalSignalExtractor(),
     analysisCreditCost: 1,
-    mediaDir: path.join(os.tmpdir(), `intake-test-media-${process.pid}`),
+    mediaDir: TEST_MEDIA_DIR,
     addressPolicy: PUBLIC_ADDRESSES,
     ...overrides,
   };

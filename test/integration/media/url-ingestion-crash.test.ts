@@ -2,8 +2,8 @@ import { strict as assert } from 'node:assert';
 import type { ChildProcess } from 'node:child_process';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
-import { createReadStream } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { createReadStream, existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -93,5 +93,33 @@ describe('media ingestion: a worker killed mid-encode', function () {
     assert.equal(rows, 1);
     const recording = await api.request(`/v3/rest/recordings/${recordingId}`, { headers: { 'X-Service-Api-Key': org.apiKey } });
     assert.equal(recording.body.asset.status, 'completed');
+  });
+
+  it('a direct upload: the encode restarts from the stored upload, which is kept until the rendition is published', async () => {
+    // Only the worker process polls until it is killed.
+    await replacement?.stop();
+    replacement = undefined;
+    child = await startWorkerProcess({ databaseUrl, taskQueue, mediaDir });
+    const created = await api.request('/v3/rest/recordings', { method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: { record: { externalId: randomUUID() } } });
+    const recordingId = created.body.id as string;
+    const data = await readFile(source);
+    const upload = await api.request(`/v3/rest/recordings/${recordingId}/uploads`, {
+      method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: { fileName: 'long.wav', fileSize: data.length },
+    });
+    assert.equal(upload.status, 201);
+    const put = await fetch(upload.body.uploadUrl as string, {
+      method: 'PATCH', body: data, headers: { 'Tus-Resumable': '1.0.0', 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream' },
+    });
+    assert.equal(put.status, 204);
+    assert.ok(await waitFor(async () => (await ingestion(recordingId))?.phase === 'encoding', 120_000, 20), 'the encode started');
+    await killWorkerProcess(child);
+    child = undefined;
+    assert.equal((await ingestion(recordingId))?.phase, 'encoding', 'killed mid-encode');
+    replacement = await startTestWorker(pool, { taskQueue, deps: loopbackMediaDeps(mediaDir) });
+    assert.ok(existsSync(path.join(mediaDir, 'uploads', upload.body.uploadId as string)), 'the upload is still there for the restart');
+    const result = await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result();
+    assert.deepEqual(result, { phase: 'ready', errorCode: null });
+    assert.deepEqual(await readdir(path.join(mediaDir, 'renditions', recordingId)), [`${upload.body.uploadId as string}.m4a`], 'one rendition, no partial left');
+    assert.equal(existsSync(path.join(mediaDir, 'uploads', upload.body.uploadId as string)), false, 'the upload is deleted once published');
   });
 });

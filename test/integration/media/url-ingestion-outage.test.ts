@@ -1,5 +1,9 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { createDatabasePool } from '../../../src/db/pool.js';
@@ -19,11 +23,12 @@ describe('recording with assetUrl while Temporal is unreachable', function () {
   let temporal: TemporalClient;
   let api: TestApi;
   let org: TestOrg;
+  const storageDir = path.join(os.tmpdir(), `intake-outage-${randomUUID()}`);
 
   before(async () => {
     pool = await createDatabasePool(await createTestDatabase());
     proxy = await TcpProxy.start(Number((await testStack()).temporal.address.split(':')[1]));
-    const config = testConfig();
+    const config = testConfig({ STORAGE_DIR: storageDir });
     temporal = await connectTemporalClient({ temporal: { ...config.temporal, address: `127.0.0.1:${proxy.port}` } });
     api = await startTestApi({ pool, config, temporal });
     org = await createTestOrg(pool);
@@ -33,6 +38,7 @@ describe('recording with assetUrl while Temporal is unreachable', function () {
     await temporal?.connection.close();
     await proxy?.down();
     await pool?.end();
+    await rm(storageDir, { recursive: true, force: true });
   });
 
   const create = (body: object) => api.request('/v3/rest/recordings', { method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: body });
@@ -63,5 +69,33 @@ describe('recording with assetUrl while Temporal is unreachable', function () {
     const res = await create({ record: { externalId: ' ' }, assetUrl: 'http://10.0.0.1/x.mp3' });
     assert.equal(res.status, 400);
     assert.deepEqual(res.body.errors.map((e: { path: string }) => e.path).sort(), ['body.assetUrl', 'body.record.externalId']);
+  });
+
+  describe('direct uploads', () => {
+    const uploadsStored = (recordingId: string) => pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+      SELECT count(*)::int AS n FROM media_ingestions WHERE recording_id = ${recordingId}`);
+    const headers = () => ({ 'X-Service-Api-Key': org.apiKey });
+
+    it('create: 503 and nothing stored while Temporal is down; cancel: 503 and nothing changed', async () => {
+      const recording = await create({ record: { externalId: randomUUID() } });
+      const recordingId = recording.body.id as string;
+      const body = { fileName: 'call.wav', fileSize: 1000 };
+      await proxy.down();
+      const failed = await api.request(`/v3/rest/recordings/${recordingId}/uploads`, { method: 'POST', headers: headers(), json: body });
+      assert.deepEqual([failed.status, failed.body.errorCode], [503, 'temporal_unavailable']);
+      assert.equal(await uploadsStored(recordingId), 0);
+      assert.equal(existsSync(path.join(storageDir, 'uploads')) ? (await readdir(path.join(storageDir, 'uploads'))).length : 0, 0, 'no tus resource left behind');
+      await proxy.up();
+      const created = await eventually(() => api.request(`/v3/rest/recordings/${recordingId}/uploads`, { method: 'POST', headers: headers(), json: body }), (r) => r.status !== 503, 60_000);
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const uploadPath = `/v3/rest/recordings/${recordingId}/uploads/${created.body.uploadId as string}`;
+      await proxy.down();
+      const notCancelled = await api.request(uploadPath, { method: 'DELETE', headers: headers() });
+      assert.deepEqual([notCancelled.status, notCancelled.body.errorCode], [503, 'temporal_unavailable']);
+      assert.equal((await api.request(uploadPath, { headers: headers() })).body.phase, 'waiting', 'the status is read without Temporal');
+      await proxy.up();
+      const cancelled = await eventually(() => api.request(uploadPath, { method: 'DELETE', headers: headers() }), (r) => r.status !== 503, 60_000);
+      assert.deepEqual([cancelled.status, cancelled.body.phase], [200, 'cancelled']);
+    });
   });
 });
