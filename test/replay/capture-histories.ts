@@ -111,6 +111,7 @@ const tone = await readFile(wav);
 const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': tone.length }).end(tone));
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const media = await processingContext({
+  env: { STORAGE_DIR: mediaDir },
   deps: loopbackMediaDeps(mediaDir),
 });
 try {
@@ -123,6 +124,28 @@ try {
   const h = media.api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId));
   await h.result();
   await save('media-ingestion-url-v1.json', h);
+
+  // A direct upload: created, its bytes sent in two tus PATCHes, encoded and published; and one cancelled.
+  const call = (p: string, init: RequestInit & { json?: unknown } = {}) =>
+    media.api.request(p, { ...init, headers: { 'X-Service-Api-Key': media.org.apiKey } });
+  const uploaded = async (cancel: boolean) => {
+    const recording = await call('/v3/rest/recordings', { method: 'POST', json: { record: { externalId: `capture-upload-${cancel}` } } });
+    const id = (recording.body as { id: string }).id;
+    const upload = (await call(`/v3/rest/recordings/${id}/uploads`, { method: 'POST', json: { fileName: 'tone.wav', fileSize: tone.length } })).body as { uploadId: string; uploadUrl: string };
+    if (cancel) {
+      await call(`/v3/rest/recordings/${id}/uploads/${upload.uploadId}`, { method: 'DELETE' });
+    } else {
+      const half = Math.floor(tone.length / 2);
+      for (const [offset, chunk] of [[0, tone.subarray(0, half)], [half, tone.subarray(half)]] as const) {
+        await fetch(upload.uploadUrl, { method: 'PATCH', body: chunk, headers: { 'Tus-Resumable': '1.0.0', 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream' } });
+      }
+    }
+    const handle = media.api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(id));
+    await handle.result();
+    return handle;
+  };
+  await save('media-ingestion-upload-v1.json', await uploaded(false));
+  await save('media-ingestion-upload-cancelled-v1.json', await uploaded(true));
 } finally {
   await media.close();
   server.close();
