@@ -1,8 +1,8 @@
 /**
- * Media ingestion (issue 7, in progress): time from the last byte of a 10-minute audio file to
- * `ready` (probe, encode to AAC, publish), for URL media transferred from a local server, with the
- * worker in its own process. The direct-upload figures (tus throughput beside raw disk speed, API
- * RSS while uploading 2 GiB) come with the upload flow.
+ * Media ingestion: time from the last byte of a 10-minute audio file to `ready` (probe, encode to
+ * AAC, publish), for URL media transferred from a local server, with the worker in its own
+ * process. The direct-upload figures (tus throughput beside raw disk speed, API memory while
+ * uploading 2 GiB) are in bench/uploads.ts.
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -75,6 +75,5 @@ export async function benchMedia(): Promise<Record<string, unknown>> {
   return {
     name: 'media',
     lastByteToReadyMs: { audioSeconds: SECONDS_OF_AUDIO, sourceBytes: size, runs: RUNS, p50: percentile(sorted, 50), max: percentile(sorted, 100), all: sorted.map((d) => Math.round(d)) },
-    notYetMeasured: ['tus upload throughput beside raw disk speed (1 GiB)', 'API peak RSS while uploading 2 GiB'],
   };
 }

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- foundation|feedback-records|agent-ingest|agent-processing|recordings|mcp-upload|media ...] [-- --skip-tests]`: runs the benchmarks (all by
+ * `npm run bench [-- foundation|feedback-records|agent-ingest|agent-processing|recordings|mcp-upload|media|uploads ...] [-- --skip-tests]`: runs the benchmarks (all by
  * default) and writes each result to bench/results/<name>.json, with the machine it ran on.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -13,6 +13,7 @@ import { benchFoundation } from './foundation.js';
 import { benchMcpUpload } from './mcp-upload.js';
 import { benchMedia } from './media.js';
 import { benchRecordings } from './recordings.js';
+import { benchUploads } from './uploads.js';
 
 const args = process.argv.slice(2);
 const wanted = args.filter((a) => !a.startsWith('--'));
@@ -24,6 +25,7 @@ const all: Record<string, () => Promise<Record<string, unknown>>> = {
   recordings: () => benchRecordings(),
   'mcp-upload': () => benchMcpUpload(),
   media: () => benchMedia(),
+  uploads: () => benchUploads(),
 };
 const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.arch()}` };
 await mkdir(path.join(PROJECT_ROOT, 'bench', 'results'), { recursive: true });
