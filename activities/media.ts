@@ -152,7 +152,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       await deps.pool.transaction((tx) => movePhase(tx, ingestionId, { phase: 'encoding', asset: 'processing', progress: 0 }));
       const ctx = Context.current();
       const input = await source(ingestion);
-      if (!existsSync(input)) throw failure(ingestion.kind === 'upload' ? 'upload_failed' : 'processing_failed', 'the media to encode is missing', false);
+      if (!input || !existsSync(input)) throw failure(ingestion.kind === 'upload' ? 'upload_failed' : 'processing_failed', 'the media to encode is missing', false);
       try {
         const probe = await probeMedia(input, ctx.cancellationSignal);
         const ext = probe.hasVideo ? 'mp4' : 'm4a';

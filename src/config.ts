@@ -60,6 +60,14 @@ const schema = z.object({
   MEDIA_TRANSFER_RETRY_INITIAL_SECONDS: positiveInt.max(3600).default(10),
   MEDIA_HEARTBEAT_TIMEOUT_SECONDS: positiveInt.min(2).max(3600).default(120),
   UPLOAD_TIMEOUT_SECONDS: positiveInt.max(7 * 24 * 3600).default(3600),
+  UPLOAD_STORE: z.enum(['file', 's3']).default('file'),
+  S3_BUCKET: z.string().min(1).optional(),
+  S3_REGION: z.string().min(1).default('us-east-1'),
+  S3_ENDPOINT: z.string().url().optional(),
+  S3_FORCE_PATH_STYLE: bool.default(false),
+  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  S3_PART_SIZE_BYTES: positiveInt.min(5 * 1024 * 1024).default(8 * 1024 * 1024),
 
   MCP_BODY_LIMIT_BYTES: positiveInt.default(16 * 1024 * 1024),
   MCP_AUTHORIZATION_SERVERS: z.string().min(1).optional(),
@@ -103,7 +111,11 @@ export interface Config {
   signalExtractor: ExtractorConfig;
   recordings: { bodyLimitBytes: number };
   /** `dir`: where media (uploads, renditions) is kept; default `<DATA_DIR>/media`. */
-  media: { dir: string; playbackTtlSeconds: number; transferRetryInitialSeconds: number; heartbeatTimeoutSeconds: number; uploadTimeoutSeconds: number };
+  media: {
+    dir: string; playbackTtlSeconds: number; transferRetryInitialSeconds: number; heartbeatTimeoutSeconds: number; uploadTimeoutSeconds: number;
+    /** Where direct uploads' bytes go: files under `dir`, or an S3-compatible bucket. */
+    uploadStore: { kind: 'file' } | ({ kind: 's3' } & S3Settings);
+  };
   /** `authorizationServers` undefined: the service's own URL (it issues the user tokens). */
   mcp: { bodyLimitBytes: number; authorizationServers: string[] | undefined; ratePerMinute: number };
 }
@@ -165,6 +177,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       transferRetryInitialSeconds: e.MEDIA_TRANSFER_RETRY_INITIAL_SECONDS,
       heartbeatTimeoutSeconds: e.MEDIA_HEARTBEAT_TIMEOUT_SECONDS,
       uploadTimeoutSeconds: e.UPLOAD_TIMEOUT_SECONDS,
+      uploadStore: e.UPLOAD_STORE === 's3'
+        ? {
+          kind: 's3',
+          bucket: required(e.S3_BUCKET, 'S3_BUCKET (with UPLOAD_STORE=s3)'),
+          region: e.S3_REGION,
+          endpoint: e.S3_ENDPOINT,
+          forcePathStyle: e.S3_FORCE_PATH_STYLE,
+          accessKeyId: e.S3_ACCESS_KEY_ID,
+          secretAccessKey: e.S3_SECRET_ACCESS_KEY,
+          partSizeBytes: e.S3_PART_SIZE_BYTES,
+        }
+        : { kind: 'file' },
     },
     mcp: {
       bodyLimitBytes: e.MCP_BODY_LIMIT_BYTES,
@@ -172,6 +196,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       authorizationServers: e.MCP_AUTHORIZATION_SERVERS?.split(',').map((s) => s.trim()).filter(Boolean),
     },
   };
+}
+
+/** An S3-compatible bucket (AWS, MinIO, R2, …); without keys, the AWS SDK's default credential chain. */
+export interface S3Settings {
+  bucket: string;
+  region: string;
+  endpoint: string | undefined;
+  forcePathStyle: boolean;
+  accessKeyId: string | undefined;
+  secretAccessKey: string | undefined;
+  partSizeBytes: number;
 }
 
 /** A value the caller cannot run without; names the variable that supplies it. */
