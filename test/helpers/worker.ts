@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { DatabasePool } from 'slonik';
