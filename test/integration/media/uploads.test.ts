@@ -125,6 +125,19 @@ describe('direct uploads (tus)', function () {
       assert.equal(await ingestions(recordingId), 1);
     });
 
+    it('409 while the recording\'s URL media is still being ingested (one active ingestion, upload or URL)', async () => {
+      // The host does not resolve here: the transfer is retried and the asset stays queued.
+      const created = await api.request('/v3/rest/recordings', {
+        method: 'POST', headers: keyHeaders(), json: { record: { externalId: randomUUID() }, assetUrl: 'https://media.invalid/call.mp3' },
+      });
+      assert.equal(created.status, 201);
+      const res = await createUpload(created.body.id as string, { fileName: 'call.wav', fileSize: 1000 });
+      assert.deepEqual([res.status, res.body.errorCode], [409, 'media_ingestion_active']);
+      assert.equal(res.body.uploadId, undefined);
+      assert.equal(await ingestions(created.body.id as string), 1);
+      await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(created.body.id as string)).terminate('test over');
+    });
+
     it('400 for an invalid body, storing nothing', async () => {
       const recordingId = await newRecording();
       const cases: [unknown, string][] = [
