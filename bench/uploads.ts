@@ -12,12 +12,12 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, open, readFile, rm, stat } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import * as tus from 'tus-js-client';
 import { createDatabasePool } from '../src/db/pool.js';
+import { freePort } from '../src/dev/net.js';
 import { PROJECT_ROOT } from '../src/paths.js';
 import { createTestOrg } from '../test/helpers/fixtures.js';
 import { TEST_SIGNING_SECRET } from '../test/helpers/config.js';
@@ -25,15 +25,6 @@ import { createTestDatabase, stopTestStack, testStack } from '../test/helpers/st
 
 const GiB = 2 ** 30;
 const MiB = 2 ** 20;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
-}
 
 /** A file of `bytes` incompressible bytes (a random MiB repeated). */
 async function makeFile(file: string, bytes: number): Promise<void> {

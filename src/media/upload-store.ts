@@ -33,12 +33,9 @@ export interface UploadStore {
   remove(uploadId: string): Promise<void>;
 }
 
-export class FileUploadStore implements UploadStore {
-  readonly datastore: FileStore;
-
-  constructor(private readonly directory: string) {
-    this.datastore = new FileStore({ directory });
-  }
+/** What every tus datastore gives alike: creation for a declared size and the stored offset. */
+abstract class DatastoreUploadStore<D extends DataStore> implements UploadStore {
+  constructor(readonly datastore: D) {}
 
   async create(uploadId: string, size: number): Promise<void> {
     await this.datastore.create(new Upload({ id: uploadId, size, offset: 0, creation_date: new Date().toISOString() }));
@@ -52,6 +49,15 @@ export class FileUploadStore implements UploadStore {
       if (isMissing(error)) return null;
       throw error;
     }
+  }
+
+  abstract localFile(uploadId: string): Promise<string | null>;
+  abstract remove(uploadId: string): Promise<void>;
+}
+
+export class FileUploadStore extends DatastoreUploadStore<FileStore> {
+  constructor(private readonly directory: string) {
+    super(new FileStore({ directory }));
   }
 
   async localFile(uploadId: string): Promise<string | null> {
@@ -91,11 +97,9 @@ class BucketStore extends S3Store {
  * object named by the upload id, its tus record beside it as `<id>.info`). API processes share
  * nothing but the bucket. The worker copies a complete upload to `scratchDir` to encode it.
  */
-export class S3UploadStore implements UploadStore {
-  readonly datastore: BucketStore;
-
+export class S3UploadStore extends DatastoreUploadStore<BucketStore> {
   constructor(settings: S3Settings, private readonly scratchDir: string) {
-    this.datastore = new BucketStore({
+    super(new BucketStore({
       partSize: settings.partSizeBytes,
       s3ClientConfig: {
         bucket: settings.bucket,
@@ -106,21 +110,7 @@ export class S3UploadStore implements UploadStore {
           ? { credentials: { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey } }
           : {}),
       },
-    });
-  }
-
-  async create(uploadId: string, size: number): Promise<void> {
-    await this.datastore.create(new Upload({ id: uploadId, size, offset: 0, creation_date: new Date().toISOString() }));
-  }
-
-  async progress(uploadId: string): Promise<UploadProgress | null> {
-    try {
-      const upload = await this.datastore.getUpload(uploadId);
-      return { offset: upload.offset, size: upload.size ?? 0 };
-    } catch (error) {
-      if (isMissing(error)) return null;
-      throw error;
-    }
+    }));
   }
 
   async localFile(uploadId: string): Promise<string | null> {

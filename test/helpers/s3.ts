@@ -1,10 +1,10 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { freePort } from '../../src/dev/net.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
 
 const exec = promisify(execFile);
@@ -28,14 +28,6 @@ async function ensureMoto(): Promise<void> {
   await exec('python3', ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--target', MOTO_DIR, `moto[server]==${MOTO_VERSION}`], {
     timeout: 600_000,
   });
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
 }
 
 /**

@@ -22,7 +22,7 @@ import { startTestApi, type TestApi } from '../../helpers/app.js';
 import { testConfig } from '../../helpers/config.js';
 import { createTestKey, createTestOrg, createTestUser, type TestOrg } from '../../helpers/fixtures.js';
 import { createTestDatabase } from '../../helpers/stack.js';
-import { eventually } from '../../helpers/wait.js';
+import { eventually, waitFor } from '../../helpers/wait.js';
 import { startTestWorker, type TestWorker } from '../../helpers/worker.js';
 
 const exec = promisify(execFile);
@@ -395,11 +395,17 @@ describe('direct uploads (tus)', function () {
       try {
         const recordingId = await newRecording();
         const created = await shortApi.request(`/v3/rest/recordings/${recordingId}/uploads`, { method: 'POST', headers: keyHeaders(), json: { fileName: 't.wav', fileSize: tone.length } });
+        const handle = api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId));
+        const events = async () => (await handle.fetchHistory()).events ?? [];
+        assert.ok(await waitFor(async () => (await events()).some((e) => e.timerStartedEventAttributes), 10_000, 50), 'the workflow sleeps until its deadline');
         // The bytes land in the store without passing the endpoint (as if its signal were lost).
         const store = new FileUploadStore(path.join(mediaDir, 'uploads'));
         await store.datastore.write(Readable.from([tone]), created.body.uploadId as string, 0);
         assert.equal((await status(recordingId, created.body.uploadId)).body.phase, 'waiting');
         assert.deepEqual(await result(recordingId), { phase: 'ready', errorCode: null });
+        const history = await events();
+        assert.ok(history.some((e) => e.timerFiredEventAttributes), 'woken by its deadline');
+        assert.equal(history.some((e) => e.workflowExecutionSignaledEventAttributes), false, 'no signal reached it');
       } finally {
         await shortApi.close();
       }
