@@ -11,7 +11,7 @@ import {
 } from '../src/db/repositories/media-ingestions.js';
 import { insertUtterances } from '../src/db/repositories/recordings.js';
 import { TranscriberError, type Transcriber } from '../src/providers/transcriber/types.js';
-import { encodeRendition, MediaProcessingError, probeMedia } from '../src/media/ffmpeg.js';
+import { encodeRendition, MediaProcessingError, probeMedia, renditionFor } from '../src/media/ffmpeg.js';
 import { renditionRelativePath } from '../src/media/playback.js';
 import { AssetFetchError, SafeFetcher, type AddressPolicy, type Resolver } from '../src/media/safe-fetch.js';
 import { FileUploadStore, uploadsDirectory, type UploadStore } from '../src/media/upload-store.js';
@@ -155,8 +155,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       if (!input || !existsSync(input)) throw failure(ingestion.kind === 'upload' ? 'upload_failed' : 'processing_failed', 'the media to encode is missing', false);
       try {
         const probe = await probeMedia(input, ctx.cancellationSignal);
-        const ext = probe.hasVideo ? 'mp4' : 'm4a';
-        const file = `${ingestionId}.${ext}`;
+        const file = `${ingestionId}.${renditionFor(probe).extension}`;
         const final = path.join(deps.mediaDir, renditionRelativePath(recordingId, file));
         await mkdir(path.dirname(final), { recursive: true });
         const partial = `${final}.partial`;

@@ -25,11 +25,13 @@ export interface MediaProbe {
   durationSec: number | null;
   hasAudio: boolean;
   hasVideo: boolean;
+  /** The codec of the first audio stream (`mp3`, `aac`, `pcm_s16le`, …). */
+  audioCodec: string | null;
 }
 
 const probeJson = z.object({
   format: z.object({ format_name: z.string(), duration: z.string().optional() }).optional(),
-  streams: z.array(z.object({ codec_type: z.string().optional(), disposition: z.object({ attached_pic: z.number().optional() }).optional() })).default([]),
+  streams: z.array(z.object({ codec_type: z.string().optional(), codec_name: z.string().optional(), disposition: z.object({ attached_pic: z.number().optional() }).optional() })).default([]),
 });
 
 /** What the file holds; a file without an audio or video stream is not media. */
@@ -49,22 +51,41 @@ export async function probeMedia(file: string, signal?: AbortSignal): Promise<Me
     throw new MediaProcessingError(`not an audio or video recording (${formatName})`);
   }
   const duration = Number(parsed.data.format.duration);
-  return { formatName, durationSec: Number.isFinite(duration) && duration > 0 ? duration : null, hasAudio, hasVideo };
+  const audioCodec = real.find((s) => s.codec_type === 'audio')?.codec_name ?? null;
+  return { formatName, durationSec: Number.isFinite(duration) && duration > 0 ? duration : null, hasAudio, hasVideo, audioCodec };
 }
 
 export interface Rendition {
-  /** `audio/mp4` (AAC in M4A) for audio, `video/mp4` (H.264 and AAC, fast start) for video. */
-  contentType: 'audio/mp4' | 'video/mp4';
-  extension: 'm4a' | 'mp4';
+  /**
+   * `video/mp4` (H.264 and AAC, fast start) for video; for audio `audio/mpeg` (an MP3 source,
+   * copied) or `audio/mp4` (AAC in M4A: an AAC source copied, anything else encoded).
+   */
+  contentType: 'audio/mp4' | 'audio/mpeg' | 'video/mp4';
+  extension: 'm4a' | 'mp3' | 'mp4';
+  /** The audio is already browser-playable: copied into the rendition, not encoded again. */
+  copy: boolean;
 }
 
 export function renditionFor(probe: MediaProbe): Rendition {
-  return probe.hasVideo ? { contentType: 'video/mp4', extension: 'mp4' } : { contentType: 'audio/mp4', extension: 'm4a' };
+  if (probe.hasVideo) return { contentType: 'video/mp4', extension: 'mp4', copy: false };
+  if (probe.audioCodec === 'mp3') return { contentType: 'audio/mpeg', extension: 'mp3', copy: true };
+  return { contentType: 'audio/mp4', extension: 'm4a', copy: probe.audioCodec === 'aac' };
+}
+
+/** ffmpeg's output options for a rendition: stream copy or an encode, and the container. */
+function outputArgs(rendition: Rendition): string[] {
+  // Only the first audio stream: no cover art, no second language track.
+  const audioOnly = ['-vn', '-map', '0:a:0'];
+  if (rendition.extension === 'mp3') return [...audioOnly, '-c:a', 'copy', '-f', 'mp3'];
+  const faststart = ['-movflags', '+faststart', '-f', 'mp4'];
+  if (rendition.extension === 'm4a') return [...audioOnly, ...(rendition.copy ? ['-c:a', 'copy'] : ['-c:a', 'aac', '-b:a', '128k']), ...faststart];
+  return ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p', '-vf', 'scale=trunc(min(1280\\,iw)/2)*2:-2', '-c:a', 'aac', '-b:a', '128k', ...faststart];
 }
 
 /**
- * Encodes the playback rendition (browser-playable, seekable: the index at the front), reporting
- * progress 0 to 100 from ffmpeg's `-progress` output against the probed duration.
+ * Produces the playback rendition (browser-playable, seekable: the index at the front), reporting
+ * progress 0 to 100 from ffmpeg's `-progress` output against the probed duration. MP3 and AAC audio
+ * is copied as it is (no quality loss, seconds instead of minutes); other media is encoded.
  */
 export async function encodeRendition(
   input: string,
@@ -73,10 +94,7 @@ export async function encodeRendition(
   o: { onProgress?: (percent: number) => void; signal?: AbortSignal } = {},
 ): Promise<Rendition> {
   const rendition = renditionFor(probe);
-  const codecs = probe.hasVideo
-    ? ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p', '-vf', 'scale=trunc(min(1280\\,iw)/2)*2:-2', '-c:a', 'aac', '-b:a', '128k']
-    : ['-vn', '-c:a', 'aac', '-b:a', '128k'];
-  const args = ['-nostdin', '-hide_banner', '-loglevel', 'error', '-y', '-i', input, ...codecs, '-movflags', '+faststart', '-progress', 'pipe:1', '-nostats', '-f', 'mp4', output];
+  const args = ['-nostdin', '-hide_banner', '-loglevel', 'error', '-y', '-i', input, ...outputArgs(rendition), '-progress', 'pipe:1', '-nostats', output];
   let last = -1;
   const report = (percent: number) => {
     const p = Math.max(0, Math.min(100, Math.floor(percent)));

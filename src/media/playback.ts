@@ -12,7 +12,7 @@ import { isUuid } from '../db/uuid.js';
  */
 const STEP_SECONDS = 300;
 /** Renditions are named by the service: a UUID and the rendition's extension. */
-const FILE = /^[0-9a-f-]{36}\.(m4a|mp4)$/;
+const FILE = /^[0-9a-f-]{36}\.(m4a|mp3|mp4)$/;
 
 export class PlaybackSigner {
   private readonly key: Uint8Array;

@@ -38,13 +38,38 @@ describe('media probing and encoding (bundled ffmpeg)', function () {
     const progress: number[] = [];
     const out = path.join(dir, 'tone.m4a');
     const rendition = await encodeRendition(tone, out, await probeMedia(tone), { onProgress: (p) => progress.push(p) });
-    assert.deepEqual(rendition, { contentType: 'audio/mp4', extension: 'm4a' });
+    assert.deepEqual(rendition, { contentType: 'audio/mp4', extension: 'm4a', copy: false });
     assert.equal(progress[0], 0);
     assert.equal(progress.at(-1), 100);
     assert.ok(progress.every((p, i) => i === 0 || p > progress[i - 1]!), `monotonic: ${progress.join(',')}`);
     const encoded = await probeMedia(out);
     assert.deepEqual([encoded.hasAudio, encoded.hasVideo], [true, false]);
     assert.ok(Math.abs((encoded.durationSec ?? 0) - 20) < 0.2);
+  });
+
+  it('copies MP3 and AAC audio as it is (no second encode), without cover art', async () => {
+    const mp3 = path.join(dir, 'call.mp3');
+    const cover = path.join(dir, 'cover.png');
+    await exec(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=64x64', '-frames:v', '1', cover]);
+    await exec(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-i', tone, '-i', cover, '-map', '0:a', '-map', '1:v', '-c:a', 'libmp3lame', '-b:a', '96k',
+      '-c:v', 'png', '-disposition:v', 'attached_pic', '-id3v2_version', '3', mp3]);
+    const m4a = path.join(dir, 'call.m4a');
+    await exec(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-i', tone, '-c:a', 'aac', '-b:a', '96k', m4a]);
+    const codecs = async (file: string) => (await exec(FFPROBE_PATH, ['-v', 'error', '-show_entries', 'stream=codec_name,codec_type', '-of', 'csv=p=0', file])).stdout.trim().split('\n');
+    for (const [source, expected, codec] of [[mp3, { contentType: 'audio/mpeg', extension: 'mp3', copy: true }, 'mp3'], [m4a, { contentType: 'audio/mp4', extension: 'm4a', copy: true }, 'aac']] as const) {
+      const probe = await probeMedia(source);
+      assert.deepEqual([probe.hasAudio, probe.hasVideo, probe.audioCodec], [true, false, codec], 'cover art is not video');
+      const progress: number[] = [];
+      const out = path.join(dir, `copied.${expected.extension}`);
+      assert.deepEqual(await encodeRendition(source, out, probe, { onProgress: (p) => progress.push(p) }), expected);
+      assert.deepEqual([progress[0], progress.at(-1)], [0, 100]);
+      assert.deepEqual(await codecs(out), [`${codec},audio`], 'one audio stream, copied, no picture');
+      const copied = await probeMedia(out);
+      assert.ok(Math.abs((copied.durationSec ?? 0) - 20) < 0.2, String(copied.durationSec));
+      // The same bytes of audio: the bit rate is the source's, not 128 kb/s.
+      const { stdout } = await exec(FFPROBE_PATH, ['-v', 'error', '-select_streams', 'a:0', '-show_entries', 'stream=bit_rate', '-of', 'csv=p=0', out]);
+      assert.ok(Math.abs(Number(stdout.trim()) - 96_000) < 8_000, stdout);
+    }
   });
 
   it('encodes video to H.264 in MP4', async () => {
