@@ -8,6 +8,7 @@ import { createMediaActivities, type MediaActivityDeps } from './media.js';
 import { PUBLIC_ADDRESSES } from '../src/media/safe-fetch.js';
 import { resolveFromRoot } from '../src/paths.js';
 import { createUploadStore } from '../src/media/upload-store.js';
+import { createTranscriber } from '../src/providers/transcriber/index.js';
 import { createRetentionActivities } from './retention.js';
 
 export interface ActivityDeps extends MediaActivityDeps {
@@ -17,13 +18,14 @@ export interface ActivityDeps extends MediaActivityDeps {
 }
 
 /** The production dependencies of the activities, from configuration. */
-export function activityDeps(pool: DatabasePool, config: Pick<Config, 'agents' | 'signalExtractor' | 'media'>): ActivityDeps {
+export function activityDeps(pool: DatabasePool, config: Pick<Config, 'agents' | 'signalExtractor' | 'media' | 'transcriber'>): ActivityDeps {
   return {
     pool,
     extractor: createSignalExtractor(config.signalExtractor),
     analysisCreditCost: config.agents.analysisCreditCost,
     mediaDir: resolveFromRoot(config.media.dir),
     uploadStore: createUploadStore(config.media),
+    transcriber: createTranscriber(config.transcriber),
     // Production dials public addresses only; there is no setting that opens anything else.
     addressPolicy: PUBLIC_ADDRESSES,
   };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ExtractorConfig } from './providers/signal-extractor/index.js';
+import type { TranscriberConfig } from './providers/transcriber/index.js';
 
 /**
  * The environment, read once into a typed, validated object. Nothing else in the
@@ -53,6 +54,12 @@ const schema = z.object({
   SIGNAL_EXTRACTOR_API_KEY: z.string().min(1).optional(),
   SIGNAL_EXTRACTOR_MODEL: z.string().min(1).default('gpt-4o-mini'),
   SIGNAL_EXTRACTOR_TIMEOUT_MS: positiveInt.max(600_000).default(20_000),
+
+  TRANSCRIBER: z.enum(['none', 'openai']).default('none'),
+  TRANSCRIBER_BASE_URL: z.string().url().optional(),
+  TRANSCRIBER_API_KEY: z.string().min(1).optional(),
+  TRANSCRIBER_MODEL: z.string().min(1).default('whisper-1'),
+  TRANSCRIBER_TIMEOUT_MS: positiveInt.max(3_600_000).default(600_000),
 
   RECORDING_BODY_LIMIT_BYTES: positiveInt.default(16 * 1024 * 1024),
   STORAGE_DIR: z.string().min(1).optional(),
@@ -109,6 +116,8 @@ export interface Config {
     retentionSweepMinutes: number;
   };
   signalExtractor: ExtractorConfig;
+  /** Automatic transcription of recordings without a supplied transcript; `none`: status `unavailable`. */
+  transcriber: TranscriberConfig;
   recordings: { bodyLimitBytes: number };
   /** `dir`: where media (uploads, renditions) is kept; default `<DATA_DIR>/media`. */
   media: {
@@ -170,6 +179,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         timeoutMs: e.SIGNAL_EXTRACTOR_TIMEOUT_MS,
       }
       : { kind: 'local' },
+    transcriber: e.TRANSCRIBER === 'openai'
+      ? {
+        kind: 'openai',
+        baseUrl: required(e.TRANSCRIBER_BASE_URL, 'TRANSCRIBER_BASE_URL (with TRANSCRIBER=openai)'),
+        apiKey: e.TRANSCRIBER_API_KEY,
+        model: e.TRANSCRIBER_MODEL,
+        timeoutMs: e.TRANSCRIBER_TIMEOUT_MS,
+      }
+      : { kind: 'none' },
     recordings: { bodyLimitBytes: e.RECORDING_BODY_LIMIT_BYTES },
     media: {
       dir: e.STORAGE_DIR ?? `${e.DATA_DIR}/media`,

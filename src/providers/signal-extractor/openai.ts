@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { callProvider, parseJson, ProviderCallError, redact } from '../http.js';
 import {
   clip, ExtractorError, MAX_LABEL_CHARS, MAX_LABELS, SIGNAL_KINDS,
   type Exchange, type ExtractedSignal, type SignalExtractor, type SignalKind,
@@ -50,8 +51,6 @@ export class OpenAiSignalExtractor implements SignalExtractor {
 
   async extract(exchange: Exchange, options: { signal?: AbortSignal } = {}): Promise<ExtractedSignal[]> {
     const { apiKey, model, timeoutMs } = this.options;
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
     if (apiKey) headers.authorization = `Bearer ${apiKey}`;
     const body = JSON.stringify({
@@ -63,21 +62,13 @@ export class OpenAiSignalExtractor implements SignalExtractor {
         { role: 'user', content: JSON.stringify({ userMessages: exchange.userMessages, response: exchange.response }) },
       ],
     });
-
-    let status: number;
     let text: string;
     try {
-      const response = await this.fetch(this.url, { method: 'POST', headers, body, signal });
-      status = response.status;
-      text = await response.text();
+      text = await callProvider({ what: 'Signal extraction provider', apiKey, timeoutMs, signal: options.signal, fetch: this.fetch }, this.url, { method: 'POST', headers, body });
     } catch (error) {
-      // A cancelled caller is not a provider failure: let the cancellation itself propagate.
-      if (options.signal?.aborted) throw options.signal.reason;
-      if (timeout.aborted) throw this.error(`Signal extraction provider did not answer within ${timeoutMs} ms.`, 'provider_unreachable', true);
-      throw this.error(`Signal extraction provider is unreachable (${describe(error)}).`, 'provider_unreachable', true);
+      if (error instanceof ProviderCallError) throw new ExtractorError(error.failure.message, error.failure.code, error.failure.retryable);
+      throw error;
     }
-
-    if (status < 200 || status > 299) throw this.httpError(status, text);
     return normalize(this.parse(text));
   }
 
@@ -91,35 +82,11 @@ export class OpenAiSignalExtractor implements SignalExtractor {
     return signals.data;
   }
 
-  private httpError(status: number, body: string): ExtractorError {
-    const excerpt = clip(body.replace(/\s+/g, ' ').trim(), 200);
-    const message = `Signal extraction provider answered HTTP ${status}${excerpt ? `: ${excerpt}` : '.'}`;
-    if (status === 401 || status === 403) return this.error(message, 'provider_unauthorized', false);
-    if (status === 408 || status === 409 || status === 429 || status >= 500) return this.error(message, 'provider_unavailable', true);
-    if (status >= 400) return this.error(message, 'provider_rejected', false);
-    return this.error(message, 'invalid_response', true);
-  }
-
   /** Every message passes through here so the key never leaks, even when a server echoes it back. */
   private error(message: string, code: string, retryable: boolean): ExtractorError {
     const { apiKey } = this.options;
-    return new ExtractorError(apiKey ? message.replaceAll(apiKey, '[redacted]') : message, code, retryable);
+    return new ExtractorError(redact(message, apiKey), code, retryable);
   }
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Names the low-level cause (e.g. ECONNREFUSED) that fetch hides behind "fetch failed". */
-function describe(error: unknown): string {
-  const cause = error instanceof Error ? (error.cause ?? error) : error;
-  if (cause instanceof Error) return 'code' in cause && typeof cause.code === 'string' ? cause.code : cause.message;
-  return String(cause);
 }
 
 function normalize(data: z.infer<typeof Signals>): ExtractedSignal[] {

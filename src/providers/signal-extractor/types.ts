@@ -1,3 +1,5 @@
+import { clip as clipText } from '../http.js';
+
 /** One finalized assistant response with the visible user text that led to it. */
 export interface Exchange {
   /** Visible user messages since the previous assistant response, oldest first (may be empty). */
@@ -17,9 +19,7 @@ export const MAX_LABEL_CHARS = 64;
 
 /** Cuts to the summary limit without leaving half of a surrogate pair at the end. */
 export function clip(text: string, max = MAX_SUMMARY_CHARS): string {
-  if (text.length <= max) return text;
-  const cut = text.slice(0, max - 1);
-  return `${/[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut}…`;
+  return clipText(text, max);
 }
 
 export interface ExtractedSignal {

@@ -1,0 +1,19 @@
+import { OpenAiTranscriber } from './openai.js';
+import type { Transcriber } from './types.js';
+
+export { OpenAiTranscriber, type OpenAiTranscriberOptions } from './openai.js';
+export * from './types.js';
+
+export type TranscriberConfig =
+  | { kind: 'none' }
+  | { kind: 'openai'; baseUrl: string; apiKey?: string | undefined; model: string; timeoutMs: number };
+
+/** The configured engine; none: recordings without a supplied transcript say `unavailable`. */
+export function createTranscriber(config: TranscriberConfig): Transcriber | undefined {
+  switch (config.kind) {
+    case 'none':
+      return undefined;
+    case 'openai':
+      return new OpenAiTranscriber({ baseUrl: config.baseUrl, apiKey: config.apiKey, model: config.model, timeoutMs: config.timeoutMs });
+  }
+}
