@@ -7,19 +7,24 @@ import { createDiagnosticsActivities } from './diagnostics.js';
 import { createMediaActivities, type MediaActivityDeps } from './media.js';
 import { PUBLIC_ADDRESSES } from '../src/media/safe-fetch.js';
 import { resolveFromRoot } from '../src/paths.js';
-import { createUploadStore } from '../src/media/upload-store.js';
+import { createUploadStore, FileUploadStore, uploadsDirectory } from '../src/media/upload-store.js';
+import { createRecorder, type Recorder } from '../src/providers/recorder/index.js';
+import { createMeetingActivities } from './meeting-joins.js';
 import { createTranscriber } from '../src/providers/transcriber/index.js';
 import { createRetentionActivities } from './retention.js';
 
 export interface ActivityDeps extends MediaActivityDeps {
   pool: DatabasePool;
+  /** The meeting recorder the meeting-join workflow drives. */
+  recorder: Recorder;
   extractor: SignalExtractor;
   analysisCreditCost: number;
 }
 
 /** The production dependencies of the activities, from configuration. */
-export function activityDeps(pool: DatabasePool, config: Pick<Config, 'agents' | 'signalExtractor' | 'media' | 'transcriber'>): ActivityDeps {
+export function activityDeps(pool: DatabasePool, config: Pick<Config, 'agents' | 'signalExtractor' | 'media' | 'transcriber' | 'meetings'>): ActivityDeps {
   return {
+    recorder: createRecorder(config.meetings.recorder, resolveFromRoot(config.media.dir)),
     pool,
     extractor: createSignalExtractor(config.signalExtractor),
     analysisCreditCost: config.agents.analysisCreditCost,
@@ -33,10 +38,12 @@ export function activityDeps(pool: DatabasePool, config: Pick<Config, 'agents' |
 
 /** Every activity the worker registers, built from injected dependencies (tests pass their own). */
 export function createActivities(deps: ActivityDeps) {
+  const uploadStore = deps.uploadStore ?? new FileUploadStore(uploadsDirectory(deps.mediaDir));
   return {
     ...createDiagnosticsActivities(deps),
     ...createAgentSessionActivities(deps),
     ...createRetentionActivities(deps),
-    ...createMediaActivities(deps),
+    ...createMediaActivities({ ...deps, uploadStore }),
+    ...createMeetingActivities({ pool: deps.pool, recorder: deps.recorder, uploadStore }),
   };
 }

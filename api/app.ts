@@ -10,6 +10,7 @@ import { healthRoutes } from './health/router.js';
 import { managementRoutes } from './management/router.js';
 import { mcpRoutes } from './mcp/router.js';
 import { mediaRoutes } from './media/router.js';
+import { meetingJoinRoutes } from './meeting-joins/router.js';
 import { signalRoutes } from './signals/router.js';
 import { uploadRoutes } from './uploads/router.js';
 import { tusEndpoint } from './uploads/tus.js';
@@ -30,6 +31,7 @@ export function buildApp(deps: AppDeps): Koa<AppState> {
   agentApplicationRoutes(deps, registry);
   agentConversationRoutes(deps, registry);
   signalRoutes(deps, registry);
+  meetingJoinRoutes(deps, registry);
   recordingRoutes(deps, registry);
   recordingCatalogRoutes(deps, registry);
   const uploads = createUploadStore(deps.config.media);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ExtractorConfig } from './providers/signal-extractor/index.js';
 import type { TranscriberConfig } from './providers/transcriber/index.js';
+import type { RecorderConfig } from './providers/recorder/index.js';
 
 /**
  * The environment, read once into a typed, validated object. Nothing else in the
@@ -61,6 +62,15 @@ const schema = z.object({
   TRANSCRIBER_MODEL: z.string().min(1).default('whisper-1'),
   TRANSCRIBER_TIMEOUT_MS: positiveInt.max(3_600_000).default(600_000),
 
+  RECORDER: z.enum(['local', 'recall']).default('local'),
+  RECORDER_BOT_NAME: z.string().min(1).max(100).default('Intake Recorder'),
+  LOCAL_RECORDER_MEETING_SECONDS: positiveInt.max(3600).default(10),
+  RECALL_BASE_URL: z.string().url().optional(),
+  RECALL_API_KEY: z.string().min(1).optional(),
+  RECALL_TIMEOUT_MS: positiveInt.max(120_000).default(20_000),
+  MEETING_STATUS_POLL_SECONDS: positiveInt.max(600).default(5),
+  MEETING_MAX_HOURS: positiveInt.max(48).default(6),
+
   RECORDING_BODY_LIMIT_BYTES: positiveInt.default(16 * 1024 * 1024),
   STORAGE_DIR: z.string().min(1).optional(),
   PLAYBACK_URL_TTL_SECONDS: positiveInt.min(60).max(7 * 24 * 3600).default(3600),
@@ -118,6 +128,8 @@ export interface Config {
   signalExtractor: ExtractorConfig;
   /** Automatic transcription of recordings without a supplied transcript; `none`: status `unavailable`. */
   transcriber: TranscriberConfig;
+  /** The meeting recorder: the built-in local one, or a Recall.ai-style bot API. */
+  meetings: { recorder: RecorderConfig; botName: string; pollSeconds: number; maxHours: number };
   recordings: { bodyLimitBytes: number };
   /** `dir`: where media (uploads, renditions) is kept; default `<DATA_DIR>/media`. */
   media: {
@@ -188,6 +200,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         timeoutMs: e.TRANSCRIBER_TIMEOUT_MS,
       }
       : { kind: 'none' },
+    meetings: {
+      recorder: e.RECORDER === 'recall'
+        ? {
+          kind: 'recall',
+          baseUrl: required(e.RECALL_BASE_URL, 'RECALL_BASE_URL (with RECORDER=recall)'),
+          apiKey: required(e.RECALL_API_KEY, 'RECALL_API_KEY (with RECORDER=recall)'),
+          timeoutMs: e.RECALL_TIMEOUT_MS,
+        }
+        : { kind: 'local', meetingSeconds: e.LOCAL_RECORDER_MEETING_SECONDS },
+      botName: e.RECORDER_BOT_NAME,
+      pollSeconds: e.MEETING_STATUS_POLL_SECONDS,
+      maxHours: e.MEETING_MAX_HOURS,
+    },
     recordings: { bodyLimitBytes: e.RECORDING_BODY_LIMIT_BYTES },
     media: {
       dir: e.STORAGE_DIR ?? `${e.DATA_DIR}/media`,

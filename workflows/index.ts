@@ -3,3 +3,4 @@ export { diagnosticsWorkflow } from './diagnostics/workflow.js';
 export { agentSessionWorkflow } from './agent-session/workflow.js';
 export { retentionSweepWorkflow } from './retention-sweep/workflow.js';
 export { mediaIngestionWorkflow } from './media-ingestion/workflow.js';
+export { meetingJoinWorkflow } from './meeting-join/workflow.js';

@@ -2,7 +2,7 @@ import type { Next } from 'koa';
 import { authenticateApiKey, authenticateToken, type AuthFailure } from '../../src/auth/credentials.js';
 import type { Principal, PrincipalKind } from '../../src/auth/principal.js';
 import type { Scope } from '../../src/auth/scopes.js';
-import { ForbiddenError, UnauthenticatedError } from '../../src/errors.js';
+import { ForbiddenError, NotFoundError, UnauthenticatedError } from '../../src/errors.js';
 import type { AppContext, AppDeps } from '../context.js';
 
 export interface AuthRequirement {
@@ -12,6 +12,8 @@ export interface AuthRequirement {
   forbid?: PrincipalKind[];
   /** Scope the principal needs: 403 `insufficient_scope` without it. */
   scope?: Scope;
+  /** A valid user token whose user cannot be found: 404 `user_not_found` (spec: meeting joins) instead of 401. */
+  unknownUserNotFound?: boolean;
 }
 
 const CREDENTIAL_NAMES: Record<PrincipalKind, string> = {
@@ -50,6 +52,7 @@ export function authenticate(deps: AppDeps, requirement: AuthRequirement) {
       throw new UnauthenticatedError('unauthenticated', `Authentication required: send ${expected}.`);
     }
     const principal = await verify(deps, credential.kind, credential.secret);
+    if (principal === 'unknown_user' && requirement.unknownUserNotFound) throw new NotFoundError('User');
     if (typeof principal === 'string') throw failure(credential.kind, principal);
     ctx.state.principal = principal;
     if (forbid.includes(principal.kind)) {

@@ -8,7 +8,8 @@ import type { TokenService } from './tokens.js';
 
 export const API_KEY_PREFIX = 'ik';
 
-export type AuthFailure = 'invalid' | 'revoked' | 'expired';
+/** `unknown_user`: a valid token whose user no longer exists (401 unless a route says otherwise). */
+export type AuthFailure = 'invalid' | 'revoked' | 'expired' | 'unknown_user';
 
 export async function createApiKey(
   db: CommonQueryMethods,
@@ -40,7 +41,8 @@ export async function authenticateToken(db: CommonQueryMethods, tokens: TokenSer
   const verified = await tokens.verify(token);
   if (verified === 'expired' || verified === 'invalid') return verified;
   const user = await findUser(db, verified.userId);
-  if (!user || user.organization_id !== verified.organizationId) return 'invalid';
+  if (!user) return 'unknown_user';
+  if (user.organization_id !== verified.organizationId) return 'invalid';
   if (user.status !== 'active') return 'revoked';
   return { kind: 'user', organizationId: user.organization_id, userId: user.id, role: user.role, scopes: scopesForRole(user.role) };
 }

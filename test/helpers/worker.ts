@@ -12,6 +12,7 @@ import { LocalSignalExtractor } from '../../src/providers/signal-extractor/local
 import { publicAddressProblem } from '../../src/domain/asset-url.js';
 import { PUBLIC_ADDRESSES, type AddressPolicy } from '../../src/media/safe-fetch.js';
 import { TEST_MEDIA_DIR } from './config.js';
+import { LocalRecorder } from '../../src/providers/recorder/local.js';
 import { testStack, workflowBundle } from './stack.js';
 
 export interface TestWorker {
@@ -34,6 +35,7 @@ export function testActivityDeps(pool: DatabasePool, overrides: Partial<Activity
     extractor: new LocalSignalExtractor(),
     analysisCreditCost: 1,
     mediaDir: TEST_MEDIA_DIR,
+    recorder: new LocalRecorder({ dir: path.join(overrides.mediaDir ?? TEST_MEDIA_DIR, 'recorder'), meetingSeconds: 2 }),
     addressPolicy: PUBLIC_ADDRESSES,
     ...overrides,
   };

@@ -1,0 +1,44 @@
+import { joinMeeting } from '../../src/recordings/meeting-joins.js';
+import type { AppDeps } from '../context.js';
+import { principalOf } from '../middleware/auth.js';
+import { ERROR_REF } from '../openapi.js';
+import type { RouteRegistry } from '../routes.js';
+import type { JsonSchema } from '../validation.js';
+
+const meetingJoinBody: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'joinUrl'],
+  properties: {
+    type: { const: 'meetingUrl' },
+    joinUrl: { type: 'string', minLength: 1, maxLength: 2048, pattern: '\\S', description: 'A Zoom, Google Meet, Microsoft Teams or Webex meeting link' },
+  },
+};
+
+/** Spec "Meeting join": user tokens only (an organization API key is 403). */
+export function meetingJoinRoutes(deps: AppDeps, registry: RouteRegistry): void {
+  registry.add<{ type: 'meetingUrl'; joinUrl: string }, unknown>({
+    method: 'post', path: '/v3/rest/recordings/meeting-joins', operationId: 'joinMeeting', tags: ['recordings'],
+    auth: { accept: ['user'], forbid: ['apiKey'], scope: 'recordings:write', unknownUserNotFound: true },
+    summary: 'Ask the recorder to join a meeting; an active recording of the same meeting is returned instead of a new one',
+    body: { schema: meetingJoinBody },
+    responses: {
+      201: { description: 'The recording the bot makes', schema: { type: 'object', required: ['recordingId'], properties: { recordingId: { type: 'string', format: 'uuid' } } } },
+      400: { description: 'The body is not {type: meetingUrl, joinUrl}', schema: ERROR_REF },
+      401: { description: 'User authentication missing or invalid, or recording not allowed (recording_not_allowed)', schema: ERROR_REF },
+      403: { description: 'An organization API key was used', schema: ERROR_REF },
+      404: { description: 'The authenticated user cannot be resolved', schema: ERROR_REF },
+      409: { description: 'The URL is not a meeting the recorder supports (meeting_url_not_supported)', schema: ERROR_REF },
+      502: { description: 'The recorder provider could not create the bot (recorder_failed); nothing is left behind', schema: ERROR_REF },
+      503: { description: 'Temporal unreachable; retry', schema: ERROR_REF },
+    },
+    handler: async (ctx, { body }) => {
+      const principal = principalOf(ctx);
+      if (principal.kind !== 'user') throw new Error('meeting joins require a user principal');
+      const { recordingId } = await joinMeeting(deps, principal, body.joinUrl);
+      ctx.status = 201;
+      ctx.set('Location', `/v3/rest/recordings/${recordingId}`);
+      ctx.body = { recordingId };
+    },
+  });
+}

@@ -1,0 +1,22 @@
+import path from 'node:path';
+import { LocalRecorder } from './local.js';
+import { RecallRecorder } from './recall.js';
+import type { Recorder } from './types.js';
+
+export { LocalRecorder, type LocalRecorderOptions } from './local.js';
+export { RecallRecorder, type RecallRecorderOptions } from './recall.js';
+export * from './types.js';
+
+export type RecorderConfig =
+  | { kind: 'local'; meetingSeconds: number }
+  | { kind: 'recall'; baseUrl: string; apiKey: string; timeoutMs: number };
+
+/** The configured recorder; the local one writes its recordings under `<mediaDir>/recorder`. */
+export function createRecorder(config: RecorderConfig, mediaDir: string): Recorder {
+  switch (config.kind) {
+    case 'local':
+      return new LocalRecorder({ dir: path.join(mediaDir, 'recorder'), meetingSeconds: config.meetingSeconds });
+    case 'recall':
+      return new RecallRecorder({ baseUrl: config.baseUrl, apiKey: config.apiKey, timeoutMs: config.timeoutMs });
+  }
+}

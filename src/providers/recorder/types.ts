@@ -1,0 +1,42 @@
+import type { MeetingPlatform } from '../../domain/meeting-url.js';
+
+/**
+ * A meeting recorder: a bot that joins a meeting, records it and hands over the media. The
+ * meeting-join workflow drives it (create, poll the status, leave); implementations: a built-in
+ * local recorder (development and tests) and an adapter for a Recall.ai-style HTTP bot API.
+ */
+export type BotState = 'joining' | 'waiting_room' | 'in_call' | 'recording' | 'done' | 'failed';
+
+/** Where the finished recording is: a URL the worker downloads (SSRF-safe), or a local file. */
+export type BotMedia = { kind: 'url'; url: string } | { kind: 'file'; path: string; contentType: string };
+
+export interface BotStatus {
+  state: BotState;
+  /** `failed`: why (`waiting_room_timeout`, `denied`, `meeting_not_found`, …). */
+  reason?: string | null;
+  /** `done`: the recording. */
+  media?: BotMedia;
+}
+
+export interface MeetingToJoin {
+  joinUrl: string;
+  platform: MeetingPlatform;
+  /** Shown to the meeting's participants. */
+  botName: string;
+}
+
+export interface Recorder {
+  readonly name: string;
+  createBot(meeting: MeetingToJoin, options?: { signal?: AbortSignal }): Promise<{ botId: string }>;
+  botStatus(botId: string, options?: { signal?: AbortSignal }): Promise<BotStatus>;
+  /** Asks the bot to leave (the meeting-join was abandoned); a bot already gone is fine. */
+  leave(botId: string, options?: { signal?: AbortSignal }): Promise<void>;
+}
+
+/** A recorder failure; `retryable` ones are tried again by Temporal. */
+export class RecorderError extends Error {
+  override name = 'RecorderError';
+  constructor(message: string, readonly code: string, readonly retryable: boolean) {
+    super(message);
+  }
+}

@@ -1,0 +1,62 @@
+import { randomUUID } from 'node:crypto';
+import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
+import type { DatabasePool } from 'slonik';
+import type { Config } from '../config.js';
+import { parseMeetingUrl } from '../domain/meeting-url.js';
+import { AppError, ConflictError, DependencyUnavailableError } from '../errors.js';
+import type { TemporalClient } from '../temporal/connection.js';
+import { ORGANIZATION_ID, RECORDING_ID, STATUS } from '../temporal/search-attributes.js';
+import { botAcceptedUpdate, MEETING_JOIN_WORKFLOW, meetingJoinWorkflowId, type MeetingJoinInput } from '../../workflows/meeting-join/contract.js';
+import { requireRecordingAllowed } from './uploads.js';
+
+/** Bot creation takes a few seconds; three attempts with backoff fit well within this. */
+const ACCEPT_DEADLINE_MS = 60_000;
+
+export interface MeetingJoinDeps {
+  pool: DatabasePool;
+  temporal: TemporalClient;
+  config: Pick<Config, 'temporal' | 'media' | 'meetings'>;
+}
+
+/**
+ * Asks the recorder to join a meeting: `meeting-join/<organizationId>/<identity>` with
+ * update-with-start and the use-existing conflict policy, answered once the recorder accepted the
+ * bot. A run already active for the meeting (or one started by a racing request) answers with its
+ * own recording.
+ */
+export async function joinMeeting(
+  deps: MeetingJoinDeps,
+  user: { organizationId: string; userId: string },
+  joinUrl: string,
+): Promise<{ recordingId: string }> {
+  await requireRecordingAllowed(deps.pool, user.organizationId);
+  const meeting = parseMeetingUrl(joinUrl);
+  if (!meeting) {
+    throw new ConflictError('meeting_url_not_supported', 'The recorder cannot join this URL: Zoom, Google Meet, Microsoft Teams and Webex meeting links are supported.');
+  }
+  const input: MeetingJoinInput = {
+    version: 1, organizationId: user.organizationId, userId: user.userId, recordingId: randomUUID(),
+    platform: meeting.platform, meetingIdentity: meeting.identity, joinUrl: meeting.joinUrl, botName: deps.config.meetings.botName,
+    pollSeconds: deps.config.meetings.pollSeconds, maxHours: deps.config.meetings.maxHours, heartbeatTimeoutSeconds: deps.config.media.heartbeatTimeoutSeconds,
+  };
+  const start = new WithStartWorkflowOperation(MEETING_JOIN_WORKFLOW, {
+    workflowId: meetingJoinWorkflowId(user.organizationId, meeting.identity),
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    taskQueue: deps.config.temporal.taskQueue,
+    args: [input],
+    typedSearchAttributes: [
+      { key: ORGANIZATION_ID, value: user.organizationId },
+      { key: RECORDING_ID, value: input.recordingId },
+      { key: STATUS, value: 'creating_bot' },
+    ],
+  });
+  try {
+    return await deps.temporal.connection.withDeadline(Date.now() + ACCEPT_DEADLINE_MS, () =>
+      deps.temporal.client.workflow.executeUpdateWithStart(botAcceptedUpdate, { startWorkflowOperation: start }));
+  } catch (error) {
+    if (error instanceof WorkflowUpdateFailedError) {
+      throw new AppError(502, 'recorder_failed', `The recorder could not create the bot: ${error.cause?.message ?? 'unknown failure'}`);
+    }
+    throw new DependencyUnavailableError('temporal');
+  }
+}

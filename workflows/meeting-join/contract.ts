@@ -1,0 +1,43 @@
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+
+/**
+ * One recorder bot per meeting: `meeting-join/<organizationId>/<meetingIdentity>`, started with
+ * update-with-start and the use-existing conflict policy, so that every request for a meeting
+ * whose recording is still active gets that recording (also when requests race).
+ */
+export const MEETING_JOIN_WORKFLOW = 'meetingJoinWorkflow';
+
+export function meetingJoinWorkflowId(organizationId: string, meetingIdentity: string): string {
+  return `meeting-join/${organizationId}/${meetingIdentity}`;
+}
+
+export type MeetingPlatformName = 'zoom' | 'google_meet' | 'microsoft_teams' | 'webex';
+
+export interface MeetingJoinInput {
+  version: 1;
+  organizationId: string;
+  userId: string;
+  /** Chosen by the request that started the run; a request that found the run gets the run's. */
+  recordingId: string;
+  platform: MeetingPlatformName;
+  meetingIdentity: string;
+  joinUrl: string;
+  botName: string;
+  /** How often the bot's status is read. */
+  pollSeconds: number;
+  /** A bot still in the meeting after this long is asked to leave. */
+  maxHours: number;
+  heartbeatTimeoutSeconds?: number;
+}
+
+export type BotStateName = 'joining' | 'waiting_room' | 'in_call' | 'recording' | 'done' | 'failed';
+
+export interface MeetingJoinResult {
+  state: 'done' | 'failed' | 'bot_not_created';
+  reason: string | null;
+}
+
+/** Resolves once the recorder accepted the bot: the recording's id; fails (`recorder_failed`) when it did not. */
+export const botAcceptedUpdate = defineUpdate<{ recordingId: string }>('botAccepted');
+/** The recording this run makes and where its bot is. */
+export const meetingJoinQuery = defineQuery<{ recordingId: string; botState: BotStateName | 'creating' }>('meetingJoin');
