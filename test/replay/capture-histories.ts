@@ -25,6 +25,9 @@ import {
 } from '../helpers/agents.js';
 import { stopTestStack } from '../helpers/stack.js';
 import { loopbackMediaDeps } from '../helpers/worker.js';
+import { createTestUser } from '../helpers/fixtures.js';
+import { LocalRecorder } from '../../src/providers/recorder/local.js';
+import { meetingJoinWorkflowId } from '../../workflows/meeting-join/contract.js';
 
 Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
 const out = path.join(PROJECT_ROOT, 'test', 'replay', 'histories');
@@ -111,8 +114,8 @@ const tone = await readFile(wav);
 const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': tone.length }).end(tone));
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const media = await processingContext({
-  env: { STORAGE_DIR: mediaDir },
-  deps: loopbackMediaDeps(mediaDir),
+  env: { STORAGE_DIR: mediaDir, MEETING_STATUS_POLL_SECONDS: '1' },
+  deps: { ...loopbackMediaDeps(mediaDir), recorder: new LocalRecorder({ dir: path.join(mediaDir, 'recorder'), meetingSeconds: 2 }) },
 });
 try {
   const port = (server.address() as AddressInfo).port;
@@ -146,6 +149,16 @@ try {
   };
   await save('media-ingestion-upload-v1.json', await uploaded(false));
   await save('media-ingestion-upload-cancelled-v1.json', await uploaded(true));
+
+  // A meeting join with the local recorder: bot created, joining, in call, recording, done, media handed off.
+  const member = await createTestUser(media.pool, media.org.organizationId);
+  const joined = await media.api.request('/v3/rest/recordings/meeting-joins', {
+    method: 'POST', headers: { Authorization: `Bearer ${member.accessToken}` }, json: { type: 'meetingUrl', joinUrl: 'https://meet.google.com/abc-defg-hij' },
+  });
+  if (joined.status !== 201) throw new Error(`meeting join: ${joined.status}`);
+  const meeting = media.api.deps.temporal.client.workflow.getHandle(meetingJoinWorkflowId(media.org.organizationId, 'google_meet:abc-defg-hij'));
+  await meeting.result();
+  await save('meeting-join-v1.json', meeting);
 } finally {
   await media.close();
   server.close();
