@@ -4,6 +4,7 @@ import { ValidationError } from '../errors.js';
 import { agentAppCreate, agentAppRevoke, agentAppSecret, agentAppUpdate } from './commands/agent-apps.js';
 import { apiKeyCreate, apiKeyRevoke, tokenIssue } from './commands/credentials.js';
 import { doctor } from './commands/doctor.js';
+import { meetingProviders } from './commands/meetings.js';
 import { batchCreate, folderCreate, metadataFieldCreate } from './commands/recordings.js';
 import { retentionSweep } from './commands/retention.js';
 import { creditsAdd, orgCreate, orgUpdate, userCreate } from './commands/tenancy.js';
@@ -29,6 +30,7 @@ const COMMANDS: Record<string, Command> = {
   'batch create': batchCreate,
   'metadata-field create': metadataFieldCreate,
   doctor: (ctx) => doctor(ctx),
+  'meeting-providers': async (ctx) => meetingProviders(ctx),
 };
 
 const USAGE = `usage: intake <command> [--flags]
@@ -48,6 +50,7 @@ const USAGE = `usage: intake <command> [--flags]
   folder create --org O --name N
   batch create --user U
   metadata-field create --org O --name N --type boolean|date|datetime|float|integer|json|string
+  meeting-providers
   doctor`;
 
 function resolve(argv: string[]): { command: Command; rest: string[] } {

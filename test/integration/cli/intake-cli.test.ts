@@ -94,6 +94,35 @@ describe('intake admin CLI', function () {
     }
   });
 
+  it('batch create: an upload batch of a user, usable in that user\'s uploads', async () => {
+    const org = await intake('org', 'create', '--name', 'Batches');
+    const user = await intake('user', 'create', '--org', org.json.organizationId, '--email', 'batch@example.com');
+    const batch = await intake('batch', 'create', '--user', user.json.userId);
+    assert.equal(batch.code, 0, batch.stderr);
+    assert.equal(batch.json.userId, user.json.userId);
+    assert.match(batch.json.batchId, /^[0-9a-f-]{36}$/);
+    const missing = await intake('batch', 'create', '--user', '00000000-0000-4000-8000-000000000000');
+    assert.deepEqual([missing.code, missing.stdout], [1, '']);
+    assert.match(missing.stderr, /user .* not found/);
+  });
+
+  it('meeting-providers: the configured recorder and transcriber, never their keys', async () => {
+    const local = await runIntake({ ...env, RECORDER: 'local' }, 'meeting-providers');
+    assert.equal(local.code, 0, local.stderr);
+    assert.deepEqual([local.json.recorder.kind, local.json.transcriber.kind], ['local', 'none']);
+    assert.deepEqual(local.json.platforms, ['zoom', 'google_meet', 'microsoft_teams', 'webex']);
+    const recall = await runIntake({
+      ...env, RECORDER: 'recall', RECALL_BASE_URL: 'https://us-east-1.recall.ai', RECALL_API_KEY: 'very-secret-recall-key',
+      TRANSCRIBER: 'openai', TRANSCRIBER_BASE_URL: 'https://api.openai.com/v1', TRANSCRIBER_API_KEY: 'very-secret-openai-key',
+    }, 'meeting-providers');
+    assert.deepEqual([recall.json.recorder.kind, recall.json.recorder.baseUrl, recall.json.recorder.apiKey], ['recall', 'https://us-east-1.recall.ai', 'set']);
+    assert.deepEqual([recall.json.transcriber.kind, recall.json.transcriber.model, recall.json.transcriber.apiKey], ['openai', 'whisper-1', 'set']);
+    assert.equal(recall.stdout.includes('very-secret'), false);
+    const incomplete = await runIntake({ ...env, RECORDER: 'recall' }, 'meeting-providers');
+    assert.notEqual(incomplete.code, 0);
+    assert.match(incomplete.stderr, /RECALL_BASE_URL/);
+  });
+
   it('says so when the database is unreachable', async () => {
     const saved = env;
     env = { ...env, DATABASE_URL: 'postgres://intake:x@127.0.0.1:1/intake' };
