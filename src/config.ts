@@ -56,7 +56,7 @@ const schema = z.object({
   SIGNAL_EXTRACTOR_MODEL: z.string().min(1).default('gpt-4o-mini'),
   SIGNAL_EXTRACTOR_TIMEOUT_MS: positiveInt.max(600_000).default(20_000),
 
-  TRANSCRIBER: z.enum(['none', 'openai']).default('none'),
+  TRANSCRIBER: z.enum(['none', 'openai', 'pocketsphinx']).default('none'),
   TRANSCRIBER_BASE_URL: z.string().url().optional(),
   TRANSCRIBER_API_KEY: z.string().min(1).optional(),
   TRANSCRIBER_MODEL: z.string().min(1).default('whisper-1'),
@@ -199,7 +199,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         model: e.TRANSCRIBER_MODEL,
         timeoutMs: e.TRANSCRIBER_TIMEOUT_MS,
       }
-      : { kind: 'none' },
+      : e.TRANSCRIBER === 'pocketsphinx' ? { kind: 'pocketsphinx' } : { kind: 'none' },
     meetings: {
       recorder: e.RECORDER === 'recall'
         ? {

@@ -14,6 +14,6 @@ export function meetingProviders(ctx: CliContext) {
     platforms: ['zoom', 'google_meet', 'microsoft_teams', 'webex'],
     transcriber: transcriber.kind === 'openai'
       ? { kind: 'openai', baseUrl: transcriber.baseUrl, model: transcriber.model, apiKey: transcriber.apiKey ? 'set' : 'not set' }
-      : { kind: 'none' },
+      : { kind: transcriber.kind },
   };
 }

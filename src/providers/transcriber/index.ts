@@ -1,11 +1,14 @@
 import { OpenAiTranscriber } from './openai.js';
+import { PocketSphinxTranscriber } from './pocketsphinx.js';
 import type { Transcriber } from './types.js';
 
 export { OpenAiTranscriber, type OpenAiTranscriberOptions } from './openai.js';
+export { ensurePocketSphinx, PocketSphinxTranscriber, POCKETSPHINX_DIR } from './pocketsphinx.js';
 export * from './types.js';
 
 export type TranscriberConfig =
   | { kind: 'none' }
+  | { kind: 'pocketsphinx' }
   | { kind: 'openai'; baseUrl: string; apiKey?: string | undefined; model: string; timeoutMs: number };
 
 /** The configured engine; none: recordings without a supplied transcript say `unavailable`. */
@@ -13,6 +16,8 @@ export function createTranscriber(config: TranscriberConfig): Transcriber | unde
   switch (config.kind) {
     case 'none':
       return undefined;
+    case 'pocketsphinx':
+      return new PocketSphinxTranscriber();
     case 'openai':
       return new OpenAiTranscriber({ baseUrl: config.baseUrl, apiKey: config.apiKey, model: config.model, timeoutMs: config.timeoutMs });
   }

@@ -1,0 +1,73 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { z } from 'zod';
+import type { Utterance } from '../../domain/transcript.js';
+import { FFMPEG_PATH } from '../../media/ffmpeg.js';
+import { PROJECT_ROOT } from '../../paths.js';
+import { TranscriberError, type Transcriber } from './types.js';
+
+const exec = promisify(execFile);
+export const POCKETSPHINX_VERSION = '5.1.1';
+/** Where the PyPI wheel (engine and its US English model, 38 MB) is installed, like the Temporal CLI. */
+export const POCKETSPHINX_DIR = path.join(PROJECT_ROOT, '.tools', `pocketsphinx-${POCKETSPHINX_VERSION}`);
+const SCRIPT = fileURLToPath(new URL('./sphinx_transcribe.py', import.meta.url));
+
+const Output = z.array(z.object({ startSec: z.number(), endSec: z.number(), text: z.string() }));
+
+let installing: Promise<void> | undefined;
+
+/** Installs the pocketsphinx wheel into .tools/ once (PyPI is reachable where npm is). */
+export function ensurePocketSphinx(dir = POCKETSPHINX_DIR): Promise<void> {
+  if (existsSync(path.join(dir, 'pocketsphinx', '__init__.py'))) return Promise.resolve();
+  installing ??= exec('python3', ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-deps', '--target', dir, `pocketsphinx==${POCKETSPHINX_VERSION}`], {
+    timeout: 600_000,
+  }).then(() => undefined).finally(() => {
+    installing = undefined;
+  });
+  return installing;
+}
+
+/**
+ * A built-in offline engine: PocketSphinx with its bundled US English model, run by Python on the
+ * worker. Utterances are the stretches of speech its voice activity detector finds, speaker 0 (it
+ * does not tell speakers apart). Accuracy is modest (about 30% word errors on clean read speech),
+ * speed about half of real time on one core: good for development and for offline installations;
+ * `TRANSCRIBER=openai` for quality.
+ */
+export class PocketSphinxTranscriber implements Transcriber {
+  readonly name = 'pocketsphinx';
+
+  constructor(private readonly options: { dir?: string } = {}) {}
+
+  async transcribe(mediaFile: string, options: { signal?: AbortSignal } = {}): Promise<Utterance[]> {
+    const dir = this.options.dir ?? POCKETSPHINX_DIR;
+    try {
+      await ensurePocketSphinx(dir);
+    } catch (error) {
+      throw new TranscriberError(`PocketSphinx could not be installed: ${(error as Error).message.split('\n')[0] ?? ''}`, 'engine_unavailable', true);
+    }
+    const scratch = await mkdtemp(path.join(os.tmpdir(), 'intake-sphinx-'));
+    const signal = options.signal ? { signal: options.signal } : {};
+    try {
+      const raw = path.join(scratch, 'speech.raw');
+      await exec(FFMPEG_PATH, ['-nostdin', '-v', 'error', '-i', mediaFile, '-vn', '-f', 's16le', '-ac', '1', '-ar', '16000', raw], signal).catch((error: unknown) => {
+        if (options.signal?.aborted) throw options.signal.reason;
+        throw new TranscriberError(`the media could not be prepared for transcription: ${(error as Error).message.split('\n')[0] ?? ''}`, 'transcription_failed', false);
+      });
+      const { stdout } = await exec('python3', [SCRIPT, raw], { ...signal, env: { ...process.env, PYTHONPATH: dir }, maxBuffer: 64 * 1024 * 1024 }).catch((error: unknown) => {
+        if (options.signal?.aborted) throw options.signal.reason;
+        throw new TranscriberError(`PocketSphinx failed: ${(error as Error).message.split('\n').at(-2) ?? ''}`, 'transcription_failed', true);
+      });
+      const parsed = Output.safeParse(JSON.parse(stdout));
+      if (!parsed.success) throw new TranscriberError('PocketSphinx gave output that could not be read', 'transcription_failed', true);
+      return parsed.data.map((u) => ({ startSec: u.startSec, endSec: Math.max(u.startSec, u.endSec), speaker: 0, text: u.text }));
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
+  }
+}

@@ -1,0 +1,44 @@
+import { strict as assert } from 'node:assert';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { PROJECT_ROOT } from '../../../src/paths.js';
+import { ensurePocketSphinx, PocketSphinxTranscriber, TranscriberError } from '../../../src/providers/transcriber/index.js';
+
+const SPEECH = path.join(PROJECT_ROOT, 'test', 'fixtures', 'speech', 'librivox-sense-and-sensibility-0870.flac');
+const REFERENCE = 'and mister john dashwood had then leisure to consider how much there might be prudently in his power to do for them';
+
+/** The built-in offline engine (PyPI pocketsphinx and its model, installed into .tools/) on real read speech. */
+describe('offline transcriber (PocketSphinx)', function () {
+  this.timeout(300_000);
+  let dir: string;
+
+  before(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'intake-sphinx-test-'));
+    await ensurePocketSphinx();
+  });
+  after(async () => rm(dir, { recursive: true, force: true }));
+
+  it('transcribes 7 s of read English into timed utterances that share most words with the reference', async () => {
+    const utterances = await new PocketSphinxTranscriber().transcribe(SPEECH);
+    assert.ok(utterances.length >= 1);
+    for (const u of utterances) {
+      assert.equal(u.speaker, 0);
+      assert.ok(u.startSec >= 0 && u.endSec >= u.startSec && u.endSec <= 7.5, JSON.stringify(u));
+      assert.match(u.text, /^[a-z' ]+$/, 'words only: no fillers, no alternate-pronunciation marks');
+    }
+    const heard = new Set(utterances.flatMap((u) => u.text.split(' ')));
+    const reference = REFERENCE.split(' ');
+    const found = reference.filter((w) => heard.has(w)).length / reference.length;
+    assert.ok(found >= 0.5, `only ${Math.round(found * 100)}% of the reference words were heard: ${utterances.map((u) => u.text).join(' / ')}`);
+    assert.ok(heard.has('leisure') && heard.has('consider') && heard.has('power'));
+  });
+
+  it('bytes that are not media fail permanently', async () => {
+    const junk = path.join(dir, 'notes.txt');
+    await writeFile(junk, 'not audio');
+    const error = await new PocketSphinxTranscriber().transcribe(junk).then(() => null, (e: unknown) => e);
+    assert.ok(error instanceof TranscriberError);
+    assert.deepEqual([error.code, error.retryable], ['transcription_failed', false]);
+  });
+});
