@@ -1,15 +1,11 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { z } from 'zod';
 import type { Utterance } from '../../domain/transcript.js';
-import { FFMPEG_PATH } from '../../media/ffmpeg.js';
 import { callProvider, parseJson, ProviderCallError } from '../http.js';
-import { TranscriberError, type Transcriber } from './types.js';
+import { extractSpeech, TranscriberError, type Transcriber } from './types.js';
 
-const exec = promisify(execFile);
 
 export interface OpenAiTranscriberOptions {
   baseUrl: string;
@@ -54,12 +50,7 @@ export class OpenAiTranscriber implements Transcriber {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'intake-transcribe-'));
     try {
       const speech = path.join(dir, 'speech.mp3');
-      await exec(FFMPEG_PATH, ['-nostdin', '-hide_banner', '-loglevel', 'error', '-i', mediaFile, '-vn', '-ac', '1', '-ar', '16000', '-b:a', '32k', '-f', 'mp3', speech], {
-        ...(options.signal ? { signal: options.signal } : {}),
-      }).catch((error: unknown) => {
-        if (options.signal?.aborted) throw options.signal.reason;
-        throw new TranscriberError(`the media could not be prepared for transcription: ${(error as Error).message.split('\n')[0] ?? ''}`, 'transcription_failed', false);
-      });
+      await extractSpeech(mediaFile, speech, 'mp3', options.signal);
       const audio = await readFile(speech);
       if (audio.length > MAX_UPLOAD_BYTES) {
         throw new TranscriberError(`the speech audio is ${audio.length} bytes; the provider takes at most ${MAX_UPLOAD_BYTES}`, 'media_too_long', false);

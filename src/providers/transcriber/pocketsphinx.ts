@@ -7,9 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { z } from 'zod';
 import type { Utterance } from '../../domain/transcript.js';
-import { FFMPEG_PATH } from '../../media/ffmpeg.js';
 import { PROJECT_ROOT } from '../../paths.js';
-import { TranscriberError, type Transcriber } from './types.js';
+import { extractSpeech, TranscriberError, type Transcriber } from './types.js';
 
 const exec = promisify(execFile);
 export const POCKETSPHINX_VERSION = '5.1.1';
@@ -55,10 +54,7 @@ export class PocketSphinxTranscriber implements Transcriber {
     const signal = options.signal ? { signal: options.signal } : {};
     try {
       const raw = path.join(scratch, 'speech.raw');
-      await exec(FFMPEG_PATH, ['-nostdin', '-v', 'error', '-i', mediaFile, '-vn', '-f', 's16le', '-ac', '1', '-ar', '16000', raw], signal).catch((error: unknown) => {
-        if (options.signal?.aborted) throw options.signal.reason;
-        throw new TranscriberError(`the media could not be prepared for transcription: ${(error as Error).message.split('\n')[0] ?? ''}`, 'transcription_failed', false);
-      });
+      await extractSpeech(mediaFile, raw, 's16le', options.signal);
       const { stdout } = await exec('python3', [SCRIPT, raw], { ...signal, env: { ...process.env, PYTHONPATH: dir }, maxBuffer: 64 * 1024 * 1024 }).catch((error: unknown) => {
         if (options.signal?.aborted) throw options.signal.reason;
         throw new TranscriberError(`PocketSphinx failed: ${(error as Error).message.split('\n').at(-2) ?? ''}`, 'transcription_failed', true);
