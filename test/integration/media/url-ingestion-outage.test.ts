@@ -10,7 +10,7 @@ import { createDatabasePool } from '../../../src/db/pool.js';
 import { connectTemporalClient, type TemporalClient } from '../../../src/temporal/connection.js';
 import { startTestApi, type TestApi } from '../../helpers/app.js';
 import { testConfig } from '../../helpers/config.js';
-import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
+import { createTestOrg, createTestUser, type TestOrg } from '../../helpers/fixtures.js';
 import { createTestDatabase, testStack } from '../../helpers/stack.js';
 import { TcpProxy } from '../../helpers/tcp-proxy.js';
 import { eventually } from '../../helpers/wait.js';
@@ -97,5 +97,19 @@ describe('recording with assetUrl while Temporal is unreachable', function () {
       const cancelled = await eventually(() => api.request(uploadPath, { method: 'DELETE', headers: headers() }), (r) => r.status !== 503, 60_000);
       assert.deepEqual([cancelled.status, cancelled.body.phase], [200, 'cancelled']);
     });
+  });
+
+  it('meeting join: 503 without internals while Temporal is down, nothing stored', async () => {
+    const user = await createTestUser(pool, org.organizationId);
+    const join = () => api.request('/v3/rest/recordings/meeting-joins', {
+      method: 'POST', headers: { Authorization: `Bearer ${user.accessToken}` }, json: { type: 'meetingUrl', joinUrl: 'https://meet.google.com/out-agex-tst' },
+    });
+    await proxy.down();
+    const failed = await join();
+    assert.deepEqual([failed.status, failed.body.errorCode], [503, 'temporal_unavailable']);
+    assert.ok(!JSON.stringify(failed.body).includes('127.0.0.1'));
+    const stored = await pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM meeting_joins`);
+    assert.equal(stored, 0);
+    await proxy.up();
   });
 });
