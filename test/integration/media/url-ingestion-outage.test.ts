@@ -17,7 +17,8 @@ import { eventually } from '../../helpers/wait.js';
 
 /** A recording with URL media needs its ingestion workflow: without Temporal, nothing is stored. */
 describe('recording with assetUrl while Temporal is unreachable', function () {
-  this.timeout(60_000);
+  // Each outage leaves the gRPC client reconnecting with backoff: the next test may wait a while for it.
+  this.timeout(240_000);
   let pool: DatabasePool;
   let proxy: TcpProxy;
   let temporal: TemporalClient;
@@ -57,7 +58,7 @@ describe('recording with assetUrl while Temporal is unreachable', function () {
     await proxy.up();
     // The client's gRPC connection comes back with backoff: retry as an integrator would (each
     // 503 meanwhile stores nothing, or the external id would be taken and the retry a 409).
-    const retried = await eventually(() => create({ record: { externalId }, assetUrl: 'https://media.example.com/call.mp3' }), (r) => r.status !== 503, 60_000);
+    const retried = await eventually(() => create({ record: { externalId }, assetUrl: 'https://media.example.com/call.mp3' }), (r) => r.status !== 503, 120_000);
     assert.equal(retried.status, 201);
     assert.equal(retried.body.asset.status, 'queued');
     const ingestions = await pool.oneFirst(sql.type(z.object({ n: z.number() }))`
@@ -86,7 +87,7 @@ describe('recording with assetUrl while Temporal is unreachable', function () {
       assert.equal(await uploadsStored(recordingId), 0);
       assert.equal(existsSync(path.join(storageDir, 'uploads')) ? (await readdir(path.join(storageDir, 'uploads'))).length : 0, 0, 'no tus resource left behind');
       await proxy.up();
-      const created = await eventually(() => api.request(`/v3/rest/recordings/${recordingId}/uploads`, { method: 'POST', headers: headers(), json: body }), (r) => r.status !== 503, 60_000);
+      const created = await eventually(() => api.request(`/v3/rest/recordings/${recordingId}/uploads`, { method: 'POST', headers: headers(), json: body }), (r) => r.status !== 503, 120_000);
       assert.equal(created.status, 201, JSON.stringify(created.body));
       const uploadPath = `/v3/rest/recordings/${recordingId}/uploads/${created.body.uploadId as string}`;
       await proxy.down();
@@ -94,7 +95,7 @@ describe('recording with assetUrl while Temporal is unreachable', function () {
       assert.deepEqual([notCancelled.status, notCancelled.body.errorCode], [503, 'temporal_unavailable']);
       assert.equal((await api.request(uploadPath, { headers: headers() })).body.phase, 'waiting', 'the status is read without Temporal');
       await proxy.up();
-      const cancelled = await eventually(() => api.request(uploadPath, { method: 'DELETE', headers: headers() }), (r) => r.status !== 503, 60_000);
+      const cancelled = await eventually(() => api.request(uploadPath, { method: 'DELETE', headers: headers() }), (r) => r.status !== 503, 120_000);
       assert.deepEqual([cancelled.status, cancelled.body.phase], [200, 'cancelled']);
     });
   });
