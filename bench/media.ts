@@ -25,6 +25,7 @@ import { createTestOrg } from '../test/helpers/fixtures.js';
 import { createTestDatabase, stopTestStack } from '../test/helpers/stack.js';
 import { killWorkerProcess, startWorkerProcess } from '../test/helpers/worker.js';
 import { percentile } from './stats.js';
+import { listenLocal } from '../test/helpers/http.js';
 
 const RUNS = 3;
 const SECONDS_OF_AUDIO = 600;
@@ -48,7 +49,7 @@ export async function benchMedia(): Promise<Record<string, unknown>> {
     stream.on('end', () => (lastByteAt = performance.now()));
     stream.pipe(res);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await listenLocal(server);
   const databaseUrl = await createTestDatabase();
   const pool = await createDatabasePool(databaseUrl);
   const taskQueue = `bench-media-${randomUUID()}`;

@@ -28,6 +28,7 @@ import { loopbackMediaDeps } from '../helpers/worker.js';
 import { createTestUser } from '../helpers/fixtures.js';
 import { LocalRecorder } from '../../src/providers/recorder/local.js';
 import { meetingJoinWorkflowId } from '../../workflows/meeting-join/contract.js';
+import { listenLocal } from '../helpers/http.js';
 
 Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
 const out = path.join(PROJECT_ROOT, 'test', 'replay', 'histories');
@@ -112,7 +113,7 @@ const wav = path.join(mediaDir, 'tone.wav');
 await promisify(execFile)(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=duration=2', wav]);
 const tone = await readFile(wav);
 const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': tone.length }).end(tone));
-await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+await listenLocal(server);
 const media = await processingContext({
   env: { STORAGE_DIR: mediaDir, MEETING_STATUS_POLL_SECONDS: '1' },
   deps: { ...loopbackMediaDeps(mediaDir), recorder: new LocalRecorder({ dir: path.join(mediaDir, 'recorder'), meetingSeconds: 2 }) },

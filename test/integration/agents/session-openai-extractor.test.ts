@@ -1,6 +1,5 @@
 import { strict as assert } from 'node:assert';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { OpenAiSignalExtractor } from '../../../src/providers/signal-extractor/openai.js';
@@ -8,6 +7,7 @@ import { eventually } from '../../helpers/wait.js';
 import {
   assistantMessage, feedbackEvent, processingContext, sessionRequest, userMessage, type ProcessingContext, type TestAgentApp,
 } from '../../helpers/agents.js';
+import { listenLocal, closeServer } from '../../helpers/http.js';
 
 const API_KEY = 'sk-session-test-key';
 
@@ -50,8 +50,7 @@ describe('agent session workflow with the OpenAI-compatible signal extractor', f
         }));
       });
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    const baseUrl = `http://127.0.0.1:${await listenLocal(server)}/v1`;
     ctx = await processingContext({
       credits: 100,
       deps: { extractor: new OpenAiSignalExtractor({ baseUrl, apiKey: API_KEY, model: 'test-model', timeoutMs: 2000 }) },
@@ -60,8 +59,7 @@ describe('agent session workflow with the OpenAI-compatible signal extractor', f
   });
   after(async () => {
     await ctx?.close();
-    server?.closeAllConnections();
-    await new Promise<void>((resolve) => server?.close(() => resolve()));
+    await closeServer(server);
   });
   beforeEach(() => {
     mode = {};

@@ -17,6 +17,7 @@ import { testConfig } from '../../helpers/config.js';
 import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
 import { createTestDatabase } from '../../helpers/stack.js';
 import { loopbackMediaDeps, startTestWorker, type TestWorker } from '../../helpers/worker.js';
+import { listenLocal, closeServer } from '../../helpers/http.js';
 
 const exec = promisify(execFile);
 const KEY = 'sk-test-transcriber-key-0123456789';
@@ -63,12 +64,10 @@ describe('OpenAI-compatible transcriber', function () {
         res.writeHead(answer.status, { 'content-type': 'application/json' }).end(answer.body);
       })();
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    baseUrl = `http://127.0.0.1:${await listenLocal(server)}/v1`;
   });
   after(async () => {
-    server?.closeAllConnections();
-    await new Promise<void>((resolve) => server?.close(() => resolve()));
+    await closeServer(server);
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -147,7 +146,7 @@ describe('OpenAI-compatible transcriber', function () {
     before(async () => {
       const wav = await readFile(tone);
       media = createServer((_req, res) => res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': wav.length }).end(wav));
-      await new Promise<void>((resolve) => media.listen(0, '127.0.0.1', resolve));
+      await listenLocal(media);
       pool = await createDatabasePool(await createTestDatabase());
       worker = await startTestWorker(pool, { deps: { ...loopbackMediaDeps(dir), transcriber: transcriber() } });
       api = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: dir, TEMPORAL_TASK_QUEUE: worker.taskQueue }) });
@@ -157,8 +156,7 @@ describe('OpenAI-compatible transcriber', function () {
       await api?.close();
       await worker?.stop();
       await pool?.end();
-      media?.closeAllConnections();
-      await new Promise<void>((resolve) => media?.close(() => resolve()));
+      await closeServer(media);
     });
 
     it('a recording without a supplied transcript gets an automatic one: utterances and monologues', async () => {

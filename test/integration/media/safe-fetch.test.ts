@@ -1,10 +1,11 @@
 import { strict as assert } from 'node:assert';
 import type { LookupAddress } from 'node:dns';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { buffer } from 'node:stream/consumers';
 import { AssetFetchError, MAX_MEDIA_BYTES, PUBLIC_ADDRESSES, SafeFetcher, type AddressPolicy } from '../../../src/media/safe-fetch.js';
 import { LOOPBACK_POLICY } from '../../helpers/worker.js';
+import { listenLocal, closeServer } from '../../helpers/http.js';
+import { freePort } from '../../../src/dev/net.js';
 
 
 /** A resolver that answers like DNS would, for the names the tests use. */
@@ -63,12 +64,10 @@ describe('SafeFetcher: SSRF-safe media transfer', function () {
       }
       (routes[url.pathname] ?? routes['/missing']!)(req, res);
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as AddressInfo).port;
+    port = await listenLocal(server);
   });
   after(async () => {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await closeServer(server);
   });
   beforeEach(() => {
     seen = [];
@@ -188,10 +187,7 @@ describe('SafeFetcher: SSRF-safe media transfer', function () {
     assert.deepEqual([nx.code, nx.retryable], ['asset_dns_failed', true]);
     const flaky = await failure(`http://flaky.test:${port}/audio.mp3`);
     assert.deepEqual([flaky.code, flaky.retryable], ['asset_dns_failed', true]);
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const closedPort = (closed.address() as AddressInfo).port;
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const closedPort = await freePort(); // nothing listens there
     const refused = await failure(`http://media.test:${closedPort}/audio.mp3`);
     assert.deepEqual([refused.code, refused.retryable], ['asset_network_error', true]);
   });

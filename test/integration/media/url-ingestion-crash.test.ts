@@ -20,6 +20,7 @@ import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
 import { createTestDatabase } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
 import { killWorkerProcess, loopbackMediaDeps, startTestWorker, startWorkerProcess, type TestWorker } from '../../helpers/worker.js';
+import { listenLocal, closeServer } from '../../helpers/http.js';
 
 const exec = promisify(execFile);
 
@@ -47,7 +48,7 @@ describe('media ingestion: a worker killed mid-encode', function () {
       res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': size });
       createReadStream(source).pipe(res);
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await listenLocal(server);
     databaseUrl = await createTestDatabase();
     pool = await createDatabasePool(databaseUrl);
     api = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: taskQueue, MEDIA_HEARTBEAT_TIMEOUT_SECONDS: '3' }) });
@@ -58,8 +59,7 @@ describe('media ingestion: a worker killed mid-encode', function () {
     await replacement?.stop();
     await api?.close();
     await pool?.end();
-    server?.closeAllConnections();
-    await new Promise<void>((resolve) => server?.close(() => resolve()));
+    await closeServer(server);
     await rm(mediaDir, { recursive: true, force: true });
   });
 

@@ -25,6 +25,7 @@ import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
 import { createTestDatabase } from '../../helpers/stack.js';
 import { LOOPBACK_POLICY, loopbackMediaDeps, startTestWorker, type TestWorker } from '../../helpers/worker.js';
 import { waitFor } from '../../helpers/wait.js';
+import { listenLocal, closeServer } from '../../helpers/http.js';
 
 const exec = promisify(execFile);
 
@@ -59,8 +60,7 @@ describe('media ingestion workflow: URL media', function () {
       if (req.url === '/noise.bin') return void res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(Buffer.alloc(5000, 9));
       res.writeHead(404).end();
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as AddressInfo).port;
+    port = await listenLocal(server);
     pool = await createDatabasePool(await createTestDatabase());
     const resolver = async (host: string): Promise<LookupAddress[]> => {
       if (host === 'media.test') return [{ address: '127.0.0.1', family: 4 }];
@@ -77,8 +77,7 @@ describe('media ingestion workflow: URL media', function () {
     await api?.close();
     await worker?.stop();
     await pool?.end();
-    server?.closeAllConnections();
-    await new Promise<void>((resolve) => server?.close(() => resolve()));
+    await closeServer(server);
     await rm(mediaDir, { recursive: true, force: true });
   });
 
@@ -194,7 +193,7 @@ describe('media ingestion workflow: automatic transcription after the media is r
     await exec(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=duration=5', wav]);
     const tone = await readFile(wav);
     server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': tone.length }).end(tone));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await listenLocal(server);
     pool = await createDatabasePool(await createTestDatabase());
     worker = await startTestWorker(pool, {
       deps: { ...loopbackMediaDeps(mediaDir), transcriber },
@@ -206,8 +205,7 @@ describe('media ingestion workflow: automatic transcription after the media is r
     await api?.close();
     await worker?.stop();
     await pool?.end();
-    server?.closeAllConnections();
-    await new Promise<void>((resolve) => server?.close(() => resolve()));
+    await closeServer(server);
     await rm(mediaDir, { recursive: true, force: true });
   });
 

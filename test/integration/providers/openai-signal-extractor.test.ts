@@ -1,9 +1,10 @@
 import { strict as assert } from 'node:assert';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import {
   createSignalExtractor, ExtractorError, OpenAiSignalExtractor, type Exchange,
 } from '../../../src/providers/signal-extractor/index.js';
+import { listenLocal, closeServer } from '../../helpers/http.js';
+import { freePort } from '../../../src/dev/net.js';
 
 const API_KEY = 'sk-test-5ecret-key-do-not-leak';
 const exchange: Exchange = { userMessages: ['The export crashes.', 'Can you fix it?'], response: 'Try the streaming export.' };
@@ -46,8 +47,7 @@ describe('OpenAiSignalExtractor against a chat-completions server', () => {
         handler(req, res, body);
       });
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    baseUrl = `http://127.0.0.1:${await listenLocal(server)}`;
   });
 
   beforeEach(() => {
@@ -56,8 +56,7 @@ describe('OpenAiSignalExtractor against a chat-completions server', () => {
   });
 
   after(async () => {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await closeServer(server);
   });
 
   it('sends a chat-completions request with the model, JSON mode, instructions and the exchange', async () => {
@@ -165,10 +164,7 @@ describe('OpenAiSignalExtractor against a chat-completions server', () => {
   });
 
   it('gives provider_unreachable when the connection is refused', async () => {
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const port = await freePort(); // nothing listens there
     const error = await failure(extractor(5_000, `http://127.0.0.1:${port}`).extract(exchange));
     assert.equal(error.code, 'provider_unreachable');
     assert.equal(error.retryable, true);

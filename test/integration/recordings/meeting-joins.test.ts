@@ -21,6 +21,7 @@ import { testConfig } from '../../helpers/config.js';
 import { createTestKey, createTestOrg, createTestUser, type TestOrg } from '../../helpers/fixtures.js';
 import { createTestDatabase } from '../../helpers/stack.js';
 import { LOOPBACK_POLICY, startTestWorker, type TestWorker } from '../../helpers/worker.js';
+import { closeServer, listenLocal } from '../../helpers/http.js';
 
 const exec = promisify(execFile);
 const RECALL_KEY = 'recall-test-key-0123456789';
@@ -74,7 +75,6 @@ describe('meeting joins', function () {
   let viaRecall: { worker: TestWorker; api: TestApi };
 
   const port = (s: Server) => (s.address() as AddressInfo).port;
-  const listen = async (s: Server) => new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
 
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'intake-meetings-'));
@@ -89,7 +89,7 @@ describe('meeting joins', function () {
       })));
     });
     recall = fakeRecall(() => `http://media.test:${port(media)}/recording.wav`);
-    await Promise.all([listen(media), listen(transcription), listen(recall.server)]);
+    await Promise.all([listenLocal(media), listenLocal(transcription), listenLocal(recall.server)]);
     pool = await createDatabasePool(await createTestDatabase());
     const transcriber = new OpenAiTranscriber({ baseUrl: `http://127.0.0.1:${port(transcription)}/v1`, model: 'whisper-1', timeoutMs: 10_000 });
     const mediaDeps = { mediaDir: dir, resolver: async () => [{ address: '127.0.0.1', family: 4 as const }], addressPolicy: LOOPBACK_POLICY, transcriber };
@@ -110,8 +110,7 @@ describe('meeting joins', function () {
     }
     await pool?.end();
     for (const s of [media, transcription, recall?.server]) {
-      s?.closeAllConnections();
-      await new Promise<void>((resolve) => s?.close(() => resolve()));
+      await closeServer(s);
     }
     await rm(dir, { recursive: true, force: true });
   });
