@@ -83,7 +83,7 @@ export function createMeetingActivities(deps: MeetingActivityDeps) {
         SELECT id, kind FROM media_ingestions WHERE recording_id = ${recordingId} ORDER BY created_at DESC LIMIT 1`);
       const organizationId = await deps.pool.oneFirst(sql.type(z.object({ organization_id: z.string() }))`
         SELECT organization_id FROM recordings WHERE id = ${recordingId}`);
-      await deps.pool.query(sql.unsafe`UPDATE meeting_joins SET bot_state = 'done', bot_reason = NULL, updated_at = now() WHERE recording_id = ${recordingId}`);
+      await setBot(deps.pool, recordingId, { state: 'done' });
       if (media.kind === 'url') {
         if (existing) return { ingestionId: existing.id, kind: existing.kind };
         const ingestionId = randomUUID();
