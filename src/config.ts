@@ -24,6 +24,8 @@ const schema = z.object({
   DATABASE_POOL_SIZE: positiveInt.max(200).default(10),
   DATABASE_STATEMENT_TIMEOUT_MS: positiveInt.default(30_000),
   DEV_POSTGRES_PORT: port.default(54329),
+  DEV_POSTGRES_SHARED_DIR: z.string().min(1).default('/var/lib/intake'),
+  TOOLS_DIR: z.string().min(1).default('.tools'),
 
   TEMPORAL_ADDRESS: z.string().regex(/^[^\s:]+:\d+$/, 'must be host:port').optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
@@ -101,7 +103,9 @@ export interface Config {
   http: { host: string; port: number; publicBaseUrl: string | undefined; bodyLimitBytes: number };
   logLevel: Parsed['LOG_LEVEL'];
   dataDir: string;
-  database: { url: string | undefined; poolSize: number; statementTimeoutMs: number; devPort: number };
+  database: { url: string | undefined; poolSize: number; statementTimeoutMs: number; devPort: number; devSharedDir: string };
+  /** Where the dev stack and the tests find and install tools (the Temporal CLI). */
+  toolsDir: string;
   temporal: {
     address: string | undefined;
     namespace: string;
@@ -159,7 +163,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     http: { host: e.HOST, port: e.PORT, publicBaseUrl: e.PUBLIC_BASE_URL, bodyLimitBytes: e.BODY_LIMIT_BYTES },
     logLevel: e.LOG_LEVEL,
     dataDir: e.DATA_DIR,
-    database: { url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE, statementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS, devPort: e.DEV_POSTGRES_PORT },
+    database: { url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE, statementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS, devPort: e.DEV_POSTGRES_PORT, devSharedDir: e.DEV_POSTGRES_SHARED_DIR },
+    toolsDir: e.TOOLS_DIR,
     temporal: {
       address: e.TEMPORAL_ADDRESS,
       namespace: e.TEMPORAL_NAMESPACE,

@@ -54,8 +54,9 @@ export function uploadRoutes(deps: AppDeps, registry: RouteRegistry, store: Uplo
     body: { schema: createUploadBody },
     responses: {
       201: { description: 'The upload destination (an identical retry returns the same waiting attempt)', schema: createdUploadSchema },
-      400: { description: 'Invalid body, a user request without Origin (origin_required), or a batch with an API key (batch_requires_user)', schema: ERROR_REF },
+      400: { description: 'Invalid body, or a user request without Origin (origin_required)', schema: ERROR_REF },
       401: { description: 'Authentication invalid, or recording not allowed for the organization (recording_not_allowed)', schema: ERROR_REF },
+      403: { description: 'The principal cannot use the destination: a batch with an organization API key (batch_user_scoped: batches are user-scoped)', schema: ERROR_REF },
       404: { description: 'Recording, folder or batch unknown or not visible', schema: ERROR_REF },
       409: { description: 'The recording has an active media ingestion (media_ingestion_active) or its media already (asset_already_completed)', schema: ERROR_REF },
       503: { description: 'The ingestion could not be started (Temporal unreachable); nothing was stored, retry', schema: ERROR_REF },

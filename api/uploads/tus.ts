@@ -18,8 +18,8 @@ const SIGNAL_DEADLINE_MS = 5_000;
  * The tus endpoint that receives a direct upload's bytes (HEAD for the offset, PATCH to append;
  * any tus client resumes with the `uploadUrl`). Uploads are created by the REST API only: tus
  * creation (POST) and termination (DELETE) are refused. The URL's signed segment is the credential:
- * a wrong token is an unknown upload (404). CORS answers only the Origin the upload was created
- * from. The last byte signals `media-ingestion/<recordingId>`; if that signal is lost, the
+ * a wrong token is an unknown upload (404). CORS answers only the Origins the upload was created
+ * (or identically retried) from. The last byte signals `media-ingestion/<recordingId>`; if that signal is lost, the
  * workflow still finds the complete upload at its deadline.
  */
 export function tusEndpoint(deps: AppDeps, store: UploadStore): Middleware<AppState> {
@@ -61,7 +61,7 @@ export function tusEndpoint(deps: AppDeps, store: UploadStore): Middleware<AppSt
     const row = uploadId ? await findUploadById(deps.pool, uploadId) : null;
     if (!row) throw new NotFoundError('Upload');
     const origin = ctx.get('origin');
-    if (origin && row.origin === origin) {
+    if (origin && row.cors_origins.includes(origin)) {
       ctx.set('Access-Control-Allow-Origin', origin);
       ctx.set('Vary', 'Origin');
     }

@@ -27,3 +27,13 @@ export async function isPortOpen(port: number, host = '127.0.0.1'): Promise<bool
 export async function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/** Whether this process could listen on `host:port` now (what start-up needs, on any interface). */
+export async function canListen(port: number, host: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen({ port, host, exclusive: true }, () => server.close(() => resolve(true)));
+  });
+}

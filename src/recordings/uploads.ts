@@ -1,16 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
-import type { DatabasePool } from 'slonik';
+import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { Principal } from '../auth/principal.js';
 import type { Config } from '../config.js';
 import { folderIdsIn } from '../db/repositories/metadata.js';
 import {
-  activeIngestionForUpdate, findUpload, insertUpload, movePhase, uploadSecondsLeft, userOwnsBatch, type IngestionRow, type UploadRequest,
+  activeIngestionForUpdate, addCorsOrigin, findUpload, insertUpload, latestEndedUpload, movePhase, uploadSecondsLeft, userOwnsBatch, type IngestionRow,
+  type UploadRequest,
 } from '../db/repositories/media-ingestions.js';
+import { linkFolders } from '../db/repositories/recordings.js';
 import { findOrganization } from '../db/repositories/organizations.js';
-import { AppError, ConflictError, DependencyUnavailableError, NotFoundError } from '../errors.js';
+import { AppError, ConflictError, DependencyUnavailableError, ForbiddenError, NotFoundError } from '../errors.js';
 import type { UploadStore } from '../media/upload-store.js';
 import type { TemporalClient } from '../temporal/connection.js';
 import { mediaIngestionWorkflowId, uploadCancelledSignal } from '../../workflows/media-ingestion/contract.js';
@@ -58,10 +60,14 @@ function creatorOf(principal: Principal): string {
   return principal.kind === 'apiKey' ? `apiKey:${principal.apiKeyId}` : `user:${principal.userId}`;
 }
 
-/** Spec: an identical retry names the same recording, file, size, source, folder and batch. */
+/**
+ * Spec: an identical retry names the same recording, `fileName`, `fileSize`, source, `folderId` and
+ * `batchId`, and nothing else: another credential of the organization, or another browser Origin,
+ * retries the same upload. The source is where the file comes from: the mobile app (`inMobileApp`) or not.
+ */
 function sameRequest(row: IngestionRow, r: UploadRequest): boolean {
   return row.kind === 'upload' && row.file_name === r.fileName && row.file_size === r.fileSize && row.folder_id === r.folderId
-    && row.batch_id === r.batchId && row.in_mobile_app === r.inMobileApp && row.created_by === r.createdBy && row.origin === r.origin;
+    && row.batch_id === r.batchId && row.in_mobile_app === r.inMobileApp;
 }
 
 /** 401 when the organization may not record (spec: on recording upload and meeting join). */
@@ -91,7 +97,7 @@ export async function createUpload(
   };
   await requireRecordingAllowed(deps.pool, principal.organizationId);
   if (request.batchId && principal.kind !== 'user') {
-    throw new AppError(400, 'batch_requires_user', 'Batches are user-scoped: an organization API key cannot attach an upload to a batch.');
+    throw new ForbiddenError('batch_user_scoped', "Batches are user-scoped: an organization API key cannot attach an upload to a batch; send the request with the batch owner's user token.");
   }
   if (request.folderId && !(await folderIdsIn(deps.pool, principal.organizationId, [request.folderId])).has(request.folderId)) {
     throw new NotFoundError('Folder');
@@ -106,7 +112,10 @@ export async function createUpload(
     const active = await activeIngestionForUpdate(tx, recordingId);
     if (active) {
       const left = active.phase === 'waiting' ? await uploadSecondsLeft(tx, active.id) : 0;
-      if (sameRequest(active, request) && left > 0) return { row: active, timeoutSeconds: left, created: false };
+      if (sameRequest(active, request) && left > 0) {
+        const row = request.origin && !active.cors_origins.includes(request.origin) ? await addCorsOrigin(tx, active.id, request.origin) : active;
+        return { row, timeoutSeconds: left, created: false };
+      }
       throw new ConflictError('media_ingestion_active', 'The recording already has an active media ingestion; wait for it to end or cancel it.', {
         ...(active.kind === 'upload' ? { uploadId: active.id } : {}),
       });
@@ -116,25 +125,49 @@ export async function createUpload(
     }
     const timeoutSeconds = deps.config.media.uploadTimeoutSeconds;
     const row = await insertUpload(tx, { ...request, id: randomUUID(), organizationId: principal.organizationId, recordingId, timeoutSeconds });
+    // The upload's folder files the recording there, as `folderIds` does on create.
+    if (request.folderId) await linkFolders(tx, recordingId, [request.folderId]);
     await deps.store.create(row.id, request.fileSize);
     try {
-      await startUploadWorkflow(deps, { organizationId: principal.organizationId, recordingId, ingestionId: row.id });
+      await startUploadWorkflow(deps, tx, { organizationId: principal.organizationId, recordingId, ingestionId: row.id });
     } catch (error) {
       await deps.store.remove(row.id);
-      if (error instanceof WorkflowExecutionAlreadyStartedError) {
-        throw new ConflictError('media_ingestion_active', 'The previous media ingestion of this recording is still closing; retry in a moment.');
-      }
       throw error;
     }
     return { row, timeoutSeconds, created: true };
   });
 }
 
-async function startUploadWorkflow(deps: UploadServiceDeps, ids: { organizationId: string; recordingId: string; ingestionId: string }) {
+/**
+ * Starts the upload's `media-ingestion/<recordingId>`. Under the recording's lock, with no active
+ * ingestion in the database, a run of that id still open belongs to an ingestion that has ended (a
+ * cancelled upload still closing) or to a request that stored nothing: the spec releases the
+ * recording when the cancel is answered, so that run is superseded (terminated, the ended upload's
+ * bytes released here instead) and the new upload starts at once.
+ */
+async function startUploadWorkflow(deps: UploadServiceDeps, tx: CommonQueryMethods, ids: { organizationId: string; recordingId: string; ingestionId: string }) {
+  const start = () => startMediaIngestion(deps.temporal, deps.config, { ...ids, kind: 'upload' });
   try {
-    await startMediaIngestion(deps.temporal, deps.config, { ...ids, kind: 'upload' });
+    await start();
+    return;
   } catch (error) {
-    if (error instanceof WorkflowExecutionAlreadyStartedError) throw error;
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw new DependencyUnavailableError('temporal');
+  }
+  try {
+    const handle = deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(ids.recordingId));
+    await deps.temporal.connection.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () =>
+      handle.terminate(`superseded by upload ${ids.ingestionId}: this run's ingestion had ended`));
+  } catch (error) {
+    if (!(error instanceof WorkflowNotFoundError)) throw new DependencyUnavailableError('temporal'); // closed meanwhile: fine
+  }
+  const ended = await latestEndedUpload(tx, ids.recordingId);
+  if (ended) await deps.store.remove(ended);
+  try {
+    await start();
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError) {
+      throw new ConflictError('media_ingestion_active', 'Another media ingestion of this recording started at the same moment; retry in a moment.');
+    }
     throw new DependencyUnavailableError('temporal');
   }
 }

@@ -17,6 +17,7 @@ export const ingestionRow = z.object({
   in_mobile_app: z.boolean(),
   created_by: z.string().nullable(),
   origin: z.string().nullable(),
+  cors_origins: z.array(z.string()),
   timeout_seconds: z.number().nullable(),
   began_at: z.string().nullable(),
   last_byte_at: z.string().nullable(),
@@ -120,8 +121,9 @@ export interface UploadRequest {
   folderId: string | null;
   batchId: string | null;
   inMobileApp: boolean;
-  /** 'apiKey:<id>' or 'user:<id>'. */
+  /** 'apiKey:<id>' or 'user:<id>': recorded, not part of the identity. */
   createdBy: string;
+  /** The browser Origin of a user request: the tus endpoint answers CORS for it; not part of the identity. */
   origin: string | null;
 }
 
@@ -137,12 +139,32 @@ export async function insertUpload(
   u: UploadRequest & { id: string; organizationId: string; recordingId: string; timeoutSeconds: number },
 ): Promise<IngestionRow> {
   const row = await tx.one(sql.type(ingestionRow)`
-    INSERT INTO media_ingestions (id, organization_id, recording_id, kind, file_name, file_size, folder_id, batch_id, in_mobile_app, created_by, origin, timeout_seconds)
+    INSERT INTO media_ingestions (id, organization_id, recording_id, kind, file_name, file_size, folder_id, batch_id, in_mobile_app, created_by, origin,
+      cors_origins, timeout_seconds)
     VALUES (${u.id}, ${u.organizationId}, ${u.recordingId}, 'upload', ${u.fileName}, ${u.fileSize}, ${u.folderId}, ${u.batchId}, ${u.inMobileApp},
-      ${u.createdBy}, ${u.origin}, ${u.timeoutSeconds})
+      ${u.createdBy}, ${u.origin}, ${sql.array(u.origin ? [u.origin] : [], 'text')}, ${u.timeoutSeconds})
     RETURNING *`);
   await tx.query(sql.unsafe`UPDATE recordings SET asset_status = 'waiting', asset_error_code = NULL, updated_at = now() WHERE id = ${u.recordingId}`);
   return row;
+}
+
+/** Most browser origins one upload answers CORS for (the creating request's and its retries'). */
+export const MAX_CORS_ORIGINS = 16;
+
+/** An identical retry from another browser Origin: the tus endpoint answers CORS for it too. */
+export async function addCorsOrigin(tx: CommonQueryMethods, uploadId: string, origin: string): Promise<IngestionRow> {
+  const updated = await tx.maybeOne(sql.type(ingestionRow)`
+    UPDATE media_ingestions SET cors_origins = array_append(cors_origins, ${origin}), updated_at = now()
+    WHERE id = ${uploadId} AND NOT (${origin} = ANY(cors_origins)) AND cardinality(cors_origins) < ${MAX_CORS_ORIGINS}
+    RETURNING *`);
+  return updated ?? tx.one(sql.type(ingestionRow)`SELECT * FROM media_ingestions WHERE id = ${uploadId}`);
+}
+
+/** The most recent ended upload of a recording (its bytes may still be in the store), or null. */
+export async function latestEndedUpload(tx: CommonQueryMethods, recordingId: string): Promise<string | null> {
+  return tx.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+    SELECT id FROM media_ingestions WHERE recording_id = ${recordingId} AND kind = 'upload' AND phase IN ('cancelled', 'failed')
+    ORDER BY created_at DESC LIMIT 1`);
 }
 
 /** A waiting upload expires `timeout_seconds` after its creation, or after its latest byte once bytes flow. */

@@ -56,7 +56,8 @@ export async function linkFolders(tx: CommonQueryMethods, recordingId: string, f
   if (folderIds.length === 0) return;
   await tx.query(sql.unsafe`
     INSERT INTO recording_folders (recording_id, folder_id)
-    SELECT ${recordingId}, unnest(${sql.array([...folderIds], 'uuid')})`);
+    SELECT ${recordingId}, unnest(${sql.array([...folderIds], 'uuid')})
+    ON CONFLICT DO NOTHING`);
 }
 
 export async function insertParticipants(tx: CommonQueryMethods, recordingId: string, pairs: readonly { speaker: number; personId: number }[]) {

@@ -1,10 +1,13 @@
 /**
- * Hand-written secret formats: only what secretlint's recommended preset does not catch in free
- * chat text (see mask-secrets.ts for the preset). Each entry says why it is here.
+ * Hand-written secret formats: what secretlint's recommended preset does not catch in free chat
+ * text (see mask-secrets.ts for the preset), and, in prefixed-tokens.ts, every token format known by
+ * its prefix, at any length from a minimum on. Each entry says why it is here.
  *
  * Conventions: every regex is global; when only part of a match is secret it is the named group
  * `secret` (with the `d` flag for its indices); `accept` drops placeholders and code references.
  */
+import { PREFIXED_TOKEN_PATTERNS } from './prefixed-tokens.js';
+
 export interface SecretPattern {
   /** Stable snake_case name written as `[REDACTED:<kind>]`. */
   readonly kind: string;
@@ -84,30 +87,10 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   },
   { kind: 'jwt', regex: /\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*/g,
     why: 'secretlint has no JWT rule; a JWT is a bearer credential wherever it appears.' },
-  { kind: 'aws_access_key_id', regex: /\b(?:A3T[A-Z0-9]|AKIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ASIA)[A-Z0-9]{16}\b/g,
-    why: "secretlint's AWS id scan is off by default and, when on, also masks any `account: 1234-5678-9012`." },
-  { kind: 'google_api_key', regex: /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g,
-    why: 'secretlint only detects GCP service-account files (.json/.p12), not API keys in text.' },
-  { kind: 'google_oauth_client_secret', regex: /\bGOCSPX-[0-9A-Za-z_-]{28}(?![0-9A-Za-z_-])/g, why: 'Not covered by secretlint.' },
-  { kind: 'google_oauth_token', regex: /\bya29\.[0-9A-Za-z_-]{20,}/g, why: 'Not covered by secretlint.' },
-  { kind: 'twilio_api_key', regex: /\bSK[0-9a-f]{32}\b/g, why: 'Not covered by secretlint.' },
-  { kind: 'twilio_account_sid', regex: /\bAC[0-9a-f]{32}\b/g,
-    why: 'Not covered by secretlint; half of a Twilio credential pair, masked with the key.' },
-  { kind: 'openai_api_key', regex: /(?<![\w-])sk-(?:(?:proj|svcacct|admin)-[\w-]{40,}|[A-Za-z0-9]{48}(?![A-Za-z0-9]))/g,
-    why: 'secretlint needs the `T3BlbkFJ` marker and exact lengths; keys without them exist.' },
-  { kind: 'anthropic_api_key', regex: /(?<![\w-])sk-ant-(?:api|admin|oat|ort)\d{2}-[\w-]{32,}/g,
-    why: 'secretlint wants an `api0N` key of 90-128 characters ending in `AA`; admin keys and others differ.' },
-  { kind: 'stripe_webhook_secret', regex: /\bwhsec_[A-Za-z0-9+/=]{24,}/g,
-    why: 'secretlint covers Stripe API keys, not webhook signing secrets.' },
-  { kind: 'gitlab_token', regex: /(?<![\w-])gl(?:dt|rt|ptt|cbt|oas|ft|imt|soat|agent)-[\w-]{20,}/g,
-    why: 'secretlint only knows personal access tokens (`glpat-`).' },
-  { kind: 'discord_webhook', regex: /https:\/\/(?:ptb\.|canary\.)?discord(?:app)?\.com\/api\/webhooks\/\d+\/[\w-]{30,}/g,
-    why: 'Not covered by secretlint.' },
+  ...PREFIXED_TOKEN_PATTERNS,
   { kind: 'mailchimp_api_key', regex: /\b[0-9a-f]{32}-us\d{1,2}\b/g, why: 'Not covered by secretlint.' },
-  { kind: 'mailgun_api_key', regex: /\bkey-[0-9a-f]{32}\b/g, why: 'Not covered by secretlint.' },
-  { kind: 'pypi_token', regex: /\bpypi-AgEIcHlwaS5vcmc[\w-]{50,}/g, why: 'Not covered by secretlint.' },
-  { kind: 'azure_storage_key', regex: /\bAccountKey=(?<secret>[A-Za-z0-9+/]{86}==)/dg,
-    why: 'Not covered by secretlint; too short for the binary payload rule.' },
+  { kind: 'azure_storage_key', regex: /\bAccountKey=(?<secret>[A-Za-z0-9+/]{58,}={0,2})/dg,
+    why: 'Not covered by secretlint; too short for the binary payload rule. 86 characters and `==`, masked from 58 (two-thirds).' },
   {
     kind: 'private_key',
     // The body cannot hold `-----`: a BEGIN without END costs a scan to the next dashes, not 16 KiB.

@@ -108,21 +108,49 @@ describe('direct uploads (tus)', function () {
       assert.equal(api.logs.join('').includes(res.body.uploadUrl.split('.').pop() as string), false, 'the URL token is never logged');
     });
 
-    it('an identical retry returns the same waiting attempt; a different one is 409 while it is active', async () => {
+    it('an identical retry (recording, fileName, fileSize, source, folderId, batchId) returns the same waiting attempt, whatever credential sends it', async () => {
       const recordingId = await newRecording();
-      const body = { fileName: 'call.wav', fileSize: 1000, inMobileApp: false };
+      const folderId = (await createFolder(pool, org.organizationId, 'retries')).id;
+      const body = { fileName: 'call.wav', fileSize: 1000, inMobileApp: false, folderId };
       const first = await createUpload(recordingId, body);
-      const again = await createUpload(recordingId, { fileName: 'call.wav', fileSize: 1000 });
+      assert.equal(first.status, 201, JSON.stringify(first.body));
+      const again = await createUpload(recordingId, { fileName: 'call.wav', fileSize: 1000, folderId: folderId.toUpperCase() });
       assert.deepEqual([again.status, again.body.uploadId, again.body.uploadUrl], [201, first.body.uploadId, first.body.uploadUrl]);
       assert.ok(again.body.timeoutSeconds <= 3600 && again.body.timeoutSeconds > 3590);
-      const different = await createUpload(recordingId, { fileName: 'call.wav', fileSize: 1001 });
-      assert.deepEqual([different.status, different.body.errorCode, different.body.uploadId], [409, 'media_ingestion_active', first.body.uploadId]);
-      assert.equal(typeof different.body.message, 'string');
-      // Another source (a different key of the organization) is not the same request either.
+      // Another credential of the same organization: an API key, and a user's token (from a browser Origin).
       const key = await createTestKey(pool, org.organizationId, ['recordings:write']);
       const otherKey = await createUpload(recordingId, body, { 'X-Service-Api-Key': key.apiKey });
-      assert.deepEqual([otherKey.status, otherKey.body.errorCode], [409, 'media_ingestion_active']);
+      assert.deepEqual([otherKey.status, otherKey.body.uploadId, otherKey.body.uploadUrl], [201, first.body.uploadId, first.body.uploadUrl]);
+      const user = await createTestUser(pool, org.organizationId);
+      const asUser = await createUpload(recordingId, body, { Authorization: `Bearer ${user.accessToken}`, Origin: ORIGIN });
+      assert.deepEqual([asUser.status, asUser.body.uploadId, asUser.body.uploadUrl], [201, first.body.uploadId, first.body.uploadUrl]);
+      // That browser may send the bytes: the upload URL answers CORS for the retry's Origin.
+      const head = await fetch(first.body.uploadUrl, { method: 'HEAD', headers: { ...tusHeaders, Origin: ORIGIN } });
+      assert.equal(head.headers.get('access-control-allow-origin'), ORIGIN);
+      // Any other field of the identity makes another request: 409 while the first is active.
+      for (const different of [
+        { ...body, fileSize: 1001 }, { ...body, fileName: 'other.wav' }, { ...body, inMobileApp: true },
+        { fileName: 'call.wav', fileSize: 1000 }, { ...body, folderId: (await createFolder(pool, org.organizationId, 'elsewhere')).id },
+      ]) {
+        const res = await createUpload(recordingId, different);
+        assert.deepEqual([res.status, res.body.errorCode, res.body.uploadId], [409, 'media_ingestion_active', first.body.uploadId], JSON.stringify(different));
+        assert.equal(typeof res.body.message, 'string');
+      }
       assert.equal(await ingestions(recordingId), 1);
+    });
+
+    it('folderId files the recording in that folder, as folderIds does on create', async () => {
+      const recordingId = await newRecording();
+      const folderId = (await createFolder(pool, org.organizationId, 'uploads here')).id;
+      const res = await createUpload(recordingId, { fileName: 'call.wav', fileSize: 1000, folderId });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      assert.deepEqual((await recording(recordingId)).folderIds, [folderId]);
+      // A recording already in folders keeps them and gains this one.
+      const filed = (await createFolder(pool, org.organizationId, 'filed at create')).id;
+      const created = await api.request('/v3/rest/recordings', { method: 'POST', headers: keyHeaders(), json: { record: { externalId: randomUUID() }, folderIds: [filed] } });
+      const second = await createUpload(created.body.id as string, { fileName: 'call.wav', fileSize: 1000, folderId });
+      assert.equal(second.status, 201, JSON.stringify(second.body));
+      assert.deepEqual(new Set((await recording(created.body.id as string)).folderIds), new Set([filed, folderId]));
     });
 
     it('409 while the recording\'s URL media is still being ingested (one active ingestion, upload or URL)', async () => {
@@ -213,7 +241,7 @@ describe('direct uploads (tus)', function () {
       assert.equal(await ingestions(recordingId) + await ingestions(theirs), 0);
     });
 
-    it('404 for an unknown or foreign recording, folder or batch; 400 for a batch with an API key', async () => {
+    it('404 for an unknown or foreign recording, folder or batch; 403 for a batch with an API key (batches are user-scoped)', async () => {
       const recordingId = await newRecording();
       const body = { fileName: 'a.wav', fileSize: 10 };
       const unknown = await createUpload(randomUUID(), body);
@@ -234,7 +262,8 @@ describe('direct uploads (tus)', function () {
       const unknownBatch = await createUpload(recordingId, { ...body, batchId: randomUUID() }, asUser);
       assert.equal(unknownBatch.status, 404);
       const keyBatch = await createUpload(recordingId, { ...body, batchId: theirBatch });
-      assert.deepEqual([keyBatch.status, keyBatch.body.errorCode], [400, 'batch_requires_user']);
+      assert.deepEqual([keyBatch.status, keyBatch.body.errorCode], [403, 'batch_user_scoped']);
+      assert.match(keyBatch.body.message, /user-scoped/);
       assert.equal(await ingestions(recordingId), 0);
       // The user's own batch and a visible folder are accepted.
       const ownBatch = await createBatch(pool, org.organizationId, user.userId);
@@ -281,6 +310,28 @@ describe('direct uploads (tus)', function () {
       assert.equal(next.status, 201);
       assert.notEqual(next.body.uploadId, created.body.uploadId);
       assert.equal((await recording(recordingId)).asset.status, 'waiting');
+    });
+
+    it('the claim is released when the cancel is answered: an immediate new upload is 201, again and again', async () => {
+      const recordingId = await newRecording();
+      const seen = new Set<string>();
+      let previous = await createUpload(recordingId, { fileName: 'a.wav', fileSize: tone.length });
+      assert.equal(previous.status, 201, JSON.stringify(previous.body));
+      for (let round = 0; round < 5; round++) {
+        seen.add(previous.body.uploadId);
+        const cancelled = await cancel(recordingId, previous.body.uploadId);
+        assert.deepEqual([cancelled.status, cancelled.body.phase], [200, 'cancelled']);
+        const next = await createUpload(recordingId, { fileName: 'a.wav', fileSize: tone.length });
+        assert.equal(next.status, 201, `round ${round}: ${JSON.stringify(next.body)}`);
+        assert.equal(seen.has(next.body.uploadId), false);
+        assert.equal(next.body.phase, 'waiting');
+        previous = next;
+      }
+      // The last one is a working upload: its bytes go through to ready; the superseded ones left no bytes behind.
+      await tusUpload(previous.body.uploadUrl, tone);
+      assert.deepEqual(await result(recordingId), { phase: 'ready', errorCode: null });
+      assert.equal((await recording(recordingId)).asset.status, 'completed');
+      for (const id of seen) assert.equal(existsSync(path.join(mediaDir, 'uploads', id)), false, `bytes of ${id} left behind`);
     });
   });
 

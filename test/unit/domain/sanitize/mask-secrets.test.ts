@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import { performance } from 'node:perf_hooks';
 import { maskSecrets } from '../../../../src/domain/sanitize/mask-secrets.js';
 import { MIN_BINARY_PAYLOAD_LENGTH, SECRET_PATTERNS } from '../../../../src/domain/sanitize/secret-patterns.js';
+import { ISSUE_EXAMPLE, MAX_EXTRA, maskedToken, PREFIXED_FORMATS, tokenOfLength } from './prefixed-token-formats.js';
 
 // Fake secrets are generated (seeded, so runs are identical) rather than written out: they have
 // the shape of real credentials, and literal ones would trip secret scanners on this repository.
@@ -160,6 +161,49 @@ describe('maskSecrets', () => {
         assert.equal(await maskSecrets(text), text);
       });
     }
+  });
+
+  describe('masks prefixed tokens whole at any length from a minimum on (issue 15)', () => {
+    const contexts = [(t: string): string => `before ${t} after`, (t: string): string => `("${t}").`];
+
+    it('masks the example of the issue, 38 characters after ghp_', async () => {
+      assert.equal(ISSUE_EXAMPLE.length, 4 + 38);
+      assert.equal(await maskSecrets(`my token is ${ISSUE_EXAMPLE} thanks`), 'my token is [REDACTED:github_token] thanks');
+    });
+
+    for (const format of PREFIXED_FORMATS) {
+      const standard = format.body.length;
+      const lengths = [standard, standard + 2, standard + 20, standard + MAX_EXTRA, Math.ceil((standard + format.min) / 2), format.min];
+      it(`${format.name}: body of ${lengths.join(', ')} characters`, async () => {
+        for (const length of lengths) {
+          const token = tokenOfLength(format, length);
+          // Equality: no character of the token is left next to the mask.
+          for (const context of contexts) assert.equal(await maskSecrets(context(token)), context(maskedToken(format)), `${length}: ${token}`);
+        }
+      });
+
+      it(`${format.name}: body of ${format.min - 1} characters left alone`, async () => {
+        const token = tokenOfLength(format, format.min - 1);
+        if (!format.anyLength) {
+          assert.equal(await maskSecrets(`before ${token} after`), `before ${token} after`);
+          return;
+        }
+        // secretlint's own rule masks this format at any length: the table's minimum is pinned instead.
+        const matching = SECRET_PATTERNS.filter((pattern) => [...token.matchAll(pattern.regex)].length > 0);
+        assert.deepEqual(matching.map((pattern) => pattern.kind), []);
+      });
+    }
+
+    it('leaves the prefixes alone in prose and code', async () => {
+      const texts = [
+        'Stripe keys start with sk_live_ or rk_test_, GitHub ones with ghp_ or github_pat_, Slack ones with xoxb-.',
+        'npm_config_strict_peer_dependencies=true npm_package_devDependencies_typescript=5.9.3',
+        'The scikit-learn task-specific-parameters-for-classification estimator is fine.',
+        'hf_hub_download(repo_id="bert-base-uncased"); AIDA, AROA and ASIA are AWS id prefixes.',
+        'SG.Singapore.Region and key-0123abcd are labels; AccountKey= holds the storage account key.',
+      ];
+      for (const text of texts) assert.equal(await maskSecrets(text), text);
+    });
   });
 
   it('masks base64 from the binary payload length on, not below', async () => {
