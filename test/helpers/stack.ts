@@ -44,7 +44,7 @@ async function start(): Promise<TestStack> {
     startLocalPostgres({ dataDir: path.join(tmpDir, 'pg'), port: await freePort(), persistent: false, fast: true }),
     (async () =>
       startLocalTemporal({
-        cliPath: await findTemporalCli(config.temporal.cliPath, (m) => process.stderr.write(`${m}\n`)),
+        cliPath: await findTemporalCli(config.temporal.cliPath, (m) => process.stderr.write(`${m}\n`), config.toolsDir),
         port: await freePort(),
         uiPort: null,
         namespace: 'default',

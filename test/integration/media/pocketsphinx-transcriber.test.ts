@@ -5,7 +5,7 @@ import path from 'node:path';
 import { PROJECT_ROOT } from '../../../src/paths.js';
 import { ensurePocketSphinx, PocketSphinxTranscriber, TranscriberError } from '../../../src/providers/transcriber/index.js';
 
-const SPEECH = path.join(PROJECT_ROOT, 'test', 'fixtures', 'speech', 'librivox-sense-and-sensibility-0870.flac');
+const SPEECH = path.join(PROJECT_ROOT, 'samples', 'librivox-sense-and-sensibility-0870.flac');
 const REFERENCE = 'and mister john dashwood had then leisure to consider how much there might be prudently in his power to do for them';
 
 /** The built-in offline engine (PyPI pocketsphinx and its model, installed into .tools/) on real read speech. */

@@ -1,0 +1,69 @@
+import { strict as assert } from 'node:assert';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { DatabasePool } from 'slonik';
+import { createDatabasePool } from '../../src/db/pool.js';
+import { PROJECT_ROOT } from '../../src/paths.js';
+import { startTestApi, type TestApi } from '../helpers/app.js';
+import { testConfig } from '../helpers/config.js';
+import { createTestOrg, type TestOrg } from '../helpers/fixtures.js';
+import { createTestDatabase } from '../helpers/stack.js';
+import { startTestWorker, type TestWorker } from '../helpers/worker.js';
+
+const run = promisify(execFile);
+
+/** The shell block that follows `marker` in README.md. */
+function readmeBlock(marker: string): string {
+  const readme = readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8');
+  const at = readme.indexOf(marker);
+  assert.ok(at >= 0, `README.md has no ${marker}`);
+  const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(at));
+  assert.ok(block, `no sh block after ${marker}`);
+  return block[1]!;
+}
+
+/**
+ * The README's offline media quick-start, run as written (curl and jq in bash) against the real
+ * stack: no media server and no internet, the bundled sample goes up as a direct upload and the
+ * recording's asset ends `completed` with a playback URL.
+ */
+describe('README: offline media quick-start', function () {
+  this.timeout(120_000);
+  let mediaDir: string;
+  let pool: DatabasePool;
+  let worker: TestWorker;
+  let api: TestApi;
+  let org: TestOrg;
+
+  before(async () => {
+    mediaDir = await mkdtemp(path.join(os.tmpdir(), 'intake-readme-media-'));
+    pool = await createDatabasePool(await createTestDatabase());
+    worker = await startTestWorker(pool, { deps: { mediaDir } });
+    api = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: worker.taskQueue }) });
+    org = await createTestOrg(pool);
+  });
+  after(async () => {
+    await api?.close();
+    await worker?.stop();
+    await pool?.end();
+    await rm(mediaDir, { recursive: true, force: true });
+  });
+
+  it('uploads the bundled sample with curl and ends with a completed, playable asset', async () => {
+    const host = new URL(api.url).host;
+    const script = readmeBlock('<!-- offline media quick-start -->').replaceAll('localhost:8080', host);
+    const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], {
+      cwd: PROJECT_ROOT, env: { PATH: process.env.PATH ?? '', KEY: org.apiKey }, timeout: 90_000,
+    });
+    const asset = JSON.parse(stdout.trim().split('\n').at(-1) ?? '');
+    assert.equal(asset.status, 'completed', stdout);
+    assert.equal(asset.errorCode, null);
+    const playback = await fetch(asset.url, { headers: { Range: 'bytes=0-1023' } });
+    assert.equal(playback.status, 206);
+    assert.ok((await playback.arrayBuffer()).byteLength > 0);
+  });
+});
