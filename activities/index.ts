@@ -12,6 +12,7 @@ import { createRecorder, type Recorder } from '../src/providers/recorder/index.j
 import { createMeetingActivities } from './meeting-joins.js';
 import { createTranscriber } from '../src/providers/transcriber/index.js';
 import { createRetentionActivities } from './retention.js';
+import { createSessionWakeActivities } from './session-wakes.js';
 
 export interface ActivityDeps extends MediaActivityDeps {
   pool: DatabasePool;
@@ -43,6 +44,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createDiagnosticsActivities(deps),
     ...createAgentSessionActivities(deps),
     ...createRetentionActivities(deps),
+    ...createSessionWakeActivities(deps),
     ...createMediaActivities({ ...deps, uploadStore }),
     ...createMeetingActivities({ pool: deps.pool, recorder: deps.recorder, uploadStore }),
   };

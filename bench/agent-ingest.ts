@@ -49,7 +49,7 @@ export async function benchAgentIngest(): Promise<Record<string, unknown>> {
   const pool = await createDatabasePool(databaseUrl, { poolSize: CONCURRENCY });
   const config = testConfig({ DATABASE_POOL_SIZE: String(CONCURRENCY) });
   const logger = pino({ level: 'info', redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, pino.destination('/dev/null'));
-  const api = await startTestApi({ pool, config, logger });
+  const api = await startTestApi({ pool, config, logger, awaitWakes: false });
   const raw = new pg.Pool({ connectionString: databaseUrl, max: CONCURRENCY });
   try {
     const org = await createTestOrg(pool, { credits: 1000 });
@@ -87,13 +87,22 @@ export async function benchAgentIngest(): Promise<Record<string, unknown>> {
     const pgBatch = await load(BATCH.requests, BATCH.concurrency, (i) => insertBatch(batchSessions[i]!, batchEvents));
     await load(300, CONCURRENCY, single('warm-single'));
     const apiSingle = await load(SINGLE.requests, CONCURRENCY, single('single'));
-    const pgSingle = await load(SINGLE.requests, CONCURRENCY, (i) => insertBatch(singleSessions[i % SINGLE.sessions]!, [event(Math.floor(i / SINGLE.sessions))]));
+    // The physical limit of single-row commits on this disk is reached at a few writers and falls
+    // with more (each commit waits for its fsync): the baseline is the best writer count.
+    const pgSingleByWriters: Record<string, Summary> = {};
+    for (const writers of [1, 2, 4, 8, 16, 32]) {
+      pgSingleByWriters[writers] = await load(SINGLE.requests, writers, (i) => insertBatch(singleSessions[i % SINGLE.sessions]!, [event(10_000 * writers + Math.floor(i / SINGLE.sessions))]));
+    }
+    const pgSingle = Object.values(pgSingleByWriters).reduce((best, s) => (s.throughputPerSecond > best.throughputPerSecond ? s : best));
     return {
       benchmark: 'agent-ingest',
       measuredAt: new Date().toISOString(),
       setup: { batch: BATCH, single: { ...SINGLE, concurrency: CONCURRENCY }, poolSize: CONCURRENCY, contentBytesPerEvent: Buffer.byteLength(TEXT) + 6 },
       batchOf500: { api: perEvent(apiBatch, BATCH.events), baselinePg: perEvent(pgBatch, BATCH.events), ratio: ratio(apiBatch, pgBatch) },
-      singleEvent: { api: perEvent(apiSingle, 1), baselinePg: perEvent(pgSingle, 1), ratio: ratio(apiSingle, pgSingle) },
+      singleEvent: {
+        api: perEvent(apiSingle, 1), baselinePg: perEvent(pgSingle, 1), ratio: ratio(apiSingle, pgSingle),
+        baselinePgByWriters: Object.fromEntries(Object.entries(pgSingleByWriters).map(([w, s]) => [w, { throughputPerSecond: s.throughputPerSecond, p99: s.latencyMs.p99 }])),
+      },
     };
   } finally {
     await raw.end();

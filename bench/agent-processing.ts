@@ -126,7 +126,7 @@ async function backlogThroughput(ctx: Ctx) {
 export async function benchAgentProcessing(): Promise<Record<string, unknown>> {
   Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('ERROR') });
   // The worker runs in a process of its own, as in production (API and worker scale apart).
-  const steadyCtx = await processingContext({ credits: 10_000_000, worker: false });
+  const steadyCtx = await processingContext({ credits: 10_000_000, worker: false, awaitWakes: false });
   const worker = await startWorkerProcess({ databaseUrl: steadyCtx.databaseUrl, taskQueue: steadyCtx.taskQueue });
   const steady = [];
   try {
@@ -139,7 +139,7 @@ export async function benchAgentProcessing(): Promise<Record<string, unknown>> {
     await killWorkerProcess(worker);
     await steadyCtx.close();
   }
-  const backlogCtx = await processingContext({ credits: 10_000_000, worker: false });
+  const backlogCtx = await processingContext({ credits: 10_000_000, worker: false, awaitWakes: false });
   let backlog;
   try {
     backlog = await backlogThroughput(backlogCtx);

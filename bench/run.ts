@@ -2,6 +2,7 @@
  * `npm run bench [-- foundation|feedback-records|agent-ingest|agent-processing|recordings|mcp-upload|media|uploads ...] [-- --skip-tests]`: runs the benchmarks (all by
  * default) and writes each result to bench/results/<name>.json, with the machine it ran on.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +15,7 @@ import { benchMcpUpload } from './mcp-upload.js';
 import { benchMedia } from './media.js';
 import { benchRecordings } from './recordings.js';
 import { benchUploads } from './uploads.js';
+import { useDurablePostgres } from '../test/helpers/stack.js';
 
 const args = process.argv.slice(2);
 const wanted = args.filter((a) => !a.startsWith('--'));
@@ -27,11 +29,15 @@ const all: Record<string, () => Promise<Record<string, unknown>>> = {
   media: () => benchMedia(),
   uploads: () => benchUploads(),
 };
-const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.arch()}` };
+// Every benchmark measures with the durability `npm start` runs with: fsync on, on both sides.
+useDurablePostgres();
+const git = (...a: string[]) => execFileSync('git', a, { cwd: PROJECT_ROOT, encoding: 'utf8' }).trim();
+const commit = { sha: git('rev-parse', 'HEAD'), dirty: git('status', '--porcelain', '--untracked-files=no') !== '' };
+const machine = { hostname: os.hostname(), cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.arch()}` };
 await mkdir(path.join(PROJECT_ROOT, 'bench', 'results'), { recursive: true });
 for (const [name, run] of Object.entries(all)) {
   if (wanted.length && !wanted.includes(name)) continue;
-  const result = { ...(await run()), machine };
+  const result = { ...(await run()), commit, machine, postgres: { fsync: true, synchronousCommit: 'on' } };
   await writeFile(path.join(PROJECT_ROOT, 'bench', 'results', `${name}.json`), `${JSON.stringify(result, null, 2)}\n`);
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 }

@@ -51,6 +51,7 @@ const schema = z.object({
   AGENT_BILLING_RECHECK_SECONDS: positiveInt.max(24 * 3600).default(60),
   AGENT_ANALYSIS_CREDIT_COST: positiveInt.max(1_000_000).default(1),
   AGENT_RETENTION_SWEEP_MINUTES: positiveInt.max(7 * 24 * 60).default(60),
+  AGENT_WAKE_RECONCILE_SECONDS: positiveInt.max(3600).default(15),
 
   SIGNAL_EXTRACTOR: z.enum(['local', 'openai']).default('local'),
   SIGNAL_EXTRACTOR_BASE_URL: z.url().optional(),
@@ -128,6 +129,8 @@ export interface Config {
     billingRecheckSeconds: number;
     analysisCreditCost: number;
     retentionSweepMinutes: number;
+    /** How often stranded session wakes are looked for, and how old a wake must be to count as stranded. */
+    wakeReconcileSeconds: number;
   };
   signalExtractor: ExtractorConfig;
   /** Automatic transcription of recordings without a supplied transcript; `none`: status `unavailable`. */
@@ -186,6 +189,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       billingRecheckSeconds: e.AGENT_BILLING_RECHECK_SECONDS,
       analysisCreditCost: e.AGENT_ANALYSIS_CREDIT_COST,
       retentionSweepMinutes: e.AGENT_RETENTION_SWEEP_MINUTES,
+      wakeReconcileSeconds: e.AGENT_WAKE_RECONCILE_SECONDS,
     },
     signalExtractor: e.SIGNAL_EXTRACTOR === 'openai'
       ? {

@@ -4,3 +4,4 @@ export { agentSessionWorkflow } from './agent-session/workflow.js';
 export { retentionSweepWorkflow } from './retention-sweep/workflow.js';
 export { mediaIngestionWorkflow } from './media-ingestion/workflow.js';
 export { meetingJoinWorkflow } from './meeting-join/workflow.js';
+export { sessionWakesWorkflow } from './session-wakes/workflow.js';

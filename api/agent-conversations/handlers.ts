@@ -1,13 +1,11 @@
-import { ingestSession, type IngestResult } from '../../src/agents/ingest.js';
-import type { Config } from '../../src/config.js';
+import { ingestSession } from '../../src/agents/ingest.js';
 import type { AgentIngestRequest } from '../../src/domain/agent-ingest.js';
 import {
   findSession, listSessions, sessionEvents, sessionParticipants, type EventRow, type Reader,
 } from '../../src/db/repositories/agent-conversations.js';
 import type { SessionRow } from '../../src/db/repositories/agent-sessions.js';
-import { DependencyUnavailableError, NotFoundError, ValidationError } from '../../src/errors.js';
-import { sessionWorkflowStart } from '../../src/agents/session-workflow.js';
-import { AGENT_SESSION_WORKFLOW, eventsIngested } from '../../workflows/agent-session/contract.js';
+import { NotFoundError, ValidationError } from '../../src/errors.js';
+import { SessionWaker, sessionWorkflowSettings } from '../../src/agents/session-workflow.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { principalOf } from '../middleware/auth.js';
 import { pageBody, pageWindow, type PageQuery } from '../paging.js';
@@ -30,18 +28,6 @@ function eventSizeErrors(body: AgentIngestRequest) {
     const bytes = Buffer.byteLength(JSON.stringify(event));
     return bytes > INGEST_LIMITS.eventBytes ? [{ path: `body.events.${i}`, message: `is ${bytes} bytes; an event may have at most ${INGEST_LIMITS.eventBytes}` }] : [];
   });
-}
-
-const SIGNAL_DEADLINE_MS = 10_000;
-
-/** After commit: start the session's workflow or poke the running one (spec: one per session). */
-async function signalSession(temporal: AppDeps['temporal'], config: Config, result: IngestResult): Promise<void> {
-  // Bounded: while Temporal is unreachable the client would otherwise keep retrying for a long time.
-  await temporal.connection.withDeadline(Date.now() + SIGNAL_DEADLINE_MS, () => temporal.client.workflow.signalWithStart(AGENT_SESSION_WORKFLOW, {
-    ...sessionWorkflowStart(config, result),
-    signal: eventsIngested,
-    signalArgs: [{ highestSequence: result.highestSequence, status: result.status, processingStatus: result.processingStatus }],
-  }));
 }
 
 const presentSession = (s: SessionRow) => ({
@@ -75,6 +61,7 @@ const presentEvent = (e: EventRow) => ({
 });
 
 export function agentConversationHandlers(deps: AppDeps) {
+  const waker = deps.sessionWaker ?? new SessionWaker(deps.temporal, sessionWorkflowSettings(deps.config), deps.logger);
   const readerOf = (ctx: AppContext): Reader => {
     const p = principalOf(ctx);
     return { organizationId: p.organizationId, userId: p.kind === 'user' ? p.userId : null };
@@ -85,13 +72,8 @@ export function agentConversationHandlers(deps: AppDeps) {
       const tooLarge = eventSizeErrors(body);
       if (tooLarge.length) throw new ValidationError(tooLarge, 'An event exceeds 256 KiB.');
       const result = await ingestSession(deps.pool, agentOf(ctx).application, body, { analysisCreditCost: deps.config.agents.analysisCreditCost });
-      try {
-        await signalSession(deps.temporal, deps.config, result);
-      } catch (error) {
-        // Committed but not yet signalled: the client's retry is deduplicated and signals again.
-        ctx.state.log.warn({ err: error, sessionId: result.sessionId }, 'agent session signal failed');
-        throw new DependencyUnavailableError('temporal');
-      }
+      // Committed: the wake goes out off the request path (a durable hand-off, see SessionWaker).
+      if (result.wake) waker.wake(result);
       ctx.status = 202;
       ctx.body = {
         sessionId: result.sessionId,

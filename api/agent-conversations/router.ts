@@ -23,7 +23,7 @@ export function agentConversationRoutes(deps: AppDeps, registry: RouteRegistry):
       403: { schema: ERROR_REF, description: 'The application is disabled (application_disabled)' },
       404: { schema: ERROR_REF, description: 'The application does not exist, or agent chats are not enabled for the workspace' },
       409: { schema: ERROR_REF, description: 'An event changed without a higher revision, moved, changed type, reused an occupied sequence, or went back to partial' },
-      503: { schema: ERROR_REF, description: 'Stored, but the session workflow could not be signalled: retry (it is deduplicated)' },
+      503: { schema: ERROR_REF, description: 'The database is unavailable: nothing was stored; retry. (An ingest that was stored is always answered 202: its processing is handed off durably, also while Temporal is unreachable.)' },
     },
     handler: h.ingest,
   });

@@ -24,6 +24,8 @@ export interface IngestResult {
   processingStatus: ProcessingStatus;
   status: AgentSessionStatus;
   highestSequence: number | null;
+  /** This ingest requested the session workflow's wake (none was pending): it must signal it. */
+  wake: boolean;
 }
 
 /**
@@ -60,6 +62,8 @@ export async function ingestSession(
     await insertEvents(tx, session.id, plan.accepted, capture);
     await reviseEvents(tx, session.id, plan.revised.map((r) => r.event), capture);
     const status = session.status === 'open' && request.status && request.status !== 'open' ? request.status : session.status;
+    // Work for the workflow; only the ingest that finds no wake pending signals it (coalescing).
+    const work = plan.accepted.length > 0 || plan.revised.length > 0 || status !== session.status;
     const updated = await updateSessionAfterIngest(tx, session.id, {
       status,
       captureContent: capture,
@@ -69,6 +73,7 @@ export async function ingestSession(
       context: capture ? (request.context ?? null) : null,
       newEvents: plan.accepted.length,
       highestSequence: maxSequence(plan.accepted),
+      wake: work,
     });
     return {
       sessionId: session.id,
@@ -79,6 +84,7 @@ export async function ingestSession(
       processingStatus: updated.processing_status as ProcessingStatus,
       status: updated.status,
       highestSequence: updated.highest_sequence,
+      wake: work && session.wake_requested_at === null,
     };
   });
 }

@@ -16,7 +16,9 @@ import { ExtractorError, type SignalExtractor } from '../providers/signal-extrac
  * orders it with ingests of the session): the workflow's snapshot decides, by the pure
  * contiguous-watermark rule, which may be processed now; for those it writes explicit feedback
  * signals, metered units and queued analyses, marks them processed at their current revision,
- * and advances the watermark. Run twice (a retry after a crash), it changes nothing more.
+ * and advances the watermark. A pass that leaves nothing it may process now takes the session's
+ * wake request, in the same transaction: an ingest committed after it requests (and signals) a new
+ * one; one committed before it is in this page. Run twice (a retry after a crash), it changes nothing more.
  */
 export async function processPending(pool: DatabasePool, sessionId: string, at: ProgressSnapshot, pageSize: number): Promise<ProcessResult> {
   return pool.transaction(async (tx) => {
@@ -39,11 +41,12 @@ export async function processPending(pool: DatabasePool, sessionId: string, at: 
     const units = await meterResponses(tx, session, finals.map((r) => r.id));
     // Analysis needs the content: none is queued while content capture is off.
     await queueAnalyses(tx, sessionId, finals.filter((r) => r.has_content));
-    await markProcessed(tx, sessionId, rows.map((r) => r.id), plan.processedThroughSequence);
     // A full page may end before the next sequence only because it is full: look again first.
     const more = pending.length === pageSize && rows.length > 0;
+    const stored = await markProcessed(tx, sessionId, rows.map((r) => r.id), plan.processedThroughSequence, !more);
     return {
       deleted: false,
+      stored: { status: stored.status, highestSequence: stored.highest_sequence },
       processedThroughSequence: plan.processedThroughSequence,
       waitingFor: more ? null : plan.waitingFor,
       more,

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { buildApp } from '../../api/app.js';
+import type { AppDeps } from '../../api/context.js';
 import { TokenService } from '../auth/tokens.js';
 import { loadConfig, required, type Config } from '../config.js';
 import { migrate } from '../db/migrate.js';
@@ -23,7 +24,8 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
   const pool = await createDatabasePool(databaseUrl, config.database);
   const temporal = await retryStartup('Temporal', logger, () => connectTemporalClient(config));
   const rateLimits = createRateLimitStore(databaseUrl);
-  const app = buildApp({ config, pool, temporal, tokens, logger, rateLimits });
+  const deps: AppDeps = { config, pool, temporal, tokens, logger, rateLimits };
+  const app = buildApp(deps);
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.http.port, config.http.host, () => resolve(s));
     s.once('error', reject);
@@ -36,6 +38,8 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      // Wakes already handed off go out before the connection closes (any that fail: the reconciler).
+      await deps.sessionWaker?.settled();
       await pool.end();
       await rateLimits.close();
       await temporal.connection.close();

@@ -4,7 +4,8 @@ import { createDatabasePool } from '../db/pool.js';
 import { createLogger, type Logger } from '../logger.js';
 import { ensureSearchAttributes } from '../temporal/search-attributes.js';
 import { connectTemporalClient, connectTemporalWorker } from '../temporal/connection.js';
-import { ensureRetentionSchedule } from '../temporal/schedules.js';
+import { ensureRetentionSchedule, ensureSessionWakesSchedule } from '../temporal/schedules.js';
+import { sessionWorkflowSettings } from '../agents/session-workflow.js';
 import { sdkLogger } from '../temporal/sdk-logger.js';
 import { taskQueues } from '../temporal/task-queues.js';
 import { createWorker } from '../temporal/worker.js';
@@ -24,6 +25,9 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
   try {
     await ensureSearchAttributes(admin.connection, config.temporal.namespace, logger);
     await ensureRetentionSchedule(admin.client, { taskQueue: taskQueues(config).main, everyMinutes: config.agents.retentionSweepMinutes }, logger);
+    await ensureSessionWakesSchedule(admin.client, {
+      taskQueue: taskQueues(config).main, everySeconds: config.agents.wakeReconcileSeconds, settings: sessionWorkflowSettings(config),
+    }, logger);
   } finally {
     await admin.connection.close();
   }

@@ -3,6 +3,9 @@ import type { Logger } from '../logger.js';
 import {
   RETENTION_SCHEDULE_ID, RETENTION_SWEEP_WORKFLOW, retentionSweepWorkflowId,
 } from '../../workflows/retention-sweep/contract.js';
+import {
+  SESSION_WAKES_SCHEDULE_ID, SESSION_WAKES_WORKFLOW, sessionWakesWorkflowId, type SessionWakesInput, type SessionWorkflowSettingsInput,
+} from '../../workflows/session-wakes/contract.js';
 
 export interface RetentionScheduleOptions {
   taskQueue: string;
@@ -29,6 +32,41 @@ export async function ensureRetentionSchedule(client: Client, o: RetentionSchedu
   try {
     await client.schedule.create({ scheduleId, spec, action, policies: { overlap: ScheduleOverlapPolicy.SKIP } });
     logger.info({ scheduleId, everyMinutes: o.everyMinutes }, 'created the retention sweep schedule');
+  } catch (error) {
+    if (!(error instanceof ScheduleAlreadyRunning)) throw error;
+    await client.schedule.getHandle(scheduleId).update((previous) => ({ ...previous, spec, action }));
+  }
+  return scheduleId;
+}
+
+export interface SessionWakesScheduleOptions {
+  taskQueue: string;
+  /** How often it runs, and how old a requested wake must be to count as stranded. */
+  everySeconds: number;
+  settings: SessionWorkflowSettingsInput;
+  /** Tests use their own id; production has one schedule per namespace. */
+  scheduleId?: string;
+}
+
+/**
+ * The reconciler of agent session wakes (`agent-session-wakes`), created at worker start like the
+ * retention sweep's schedule: every AGENT_WAKE_RECONCILE_SECONDS it wakes the sessions whose
+ * requested wake is older than that (see SessionWaker). Overlaps are skipped.
+ */
+export async function ensureSessionWakesSchedule(client: Client, o: SessionWakesScheduleOptions, logger: Pick<Logger, 'info'>): Promise<string> {
+  const scheduleId = o.scheduleId ?? SESSION_WAKES_SCHEDULE_ID;
+  const input: SessionWakesInput = { version: 1, olderThanSeconds: o.everySeconds, settings: o.settings };
+  const action = {
+    type: 'startWorkflow' as const,
+    workflowType: SESSION_WAKES_WORKFLOW,
+    workflowId: o.scheduleId ? `${sessionWakesWorkflowId()}/${scheduleId}` : sessionWakesWorkflowId(),
+    taskQueue: o.taskQueue,
+    args: [input],
+  };
+  const spec = { intervals: [{ every: `${o.everySeconds} seconds` }] };
+  try {
+    await client.schedule.create({ scheduleId, spec, action, policies: { overlap: ScheduleOverlapPolicy.SKIP } });
+    logger.info({ scheduleId, everySeconds: o.everySeconds }, 'created the session wakes schedule');
   } catch (error) {
     if (!(error instanceof ScheduleAlreadyRunning)) throw error;
     await client.schedule.getHandle(scheduleId).update((previous) => ({ ...previous, spec, action }));

@@ -34,10 +34,10 @@ export interface AgentContext {
   close(): Promise<void>;
 }
 
-export async function agentContext(options: { env?: Record<string, string>; credits?: number } = {}): Promise<AgentContext> {
+export async function agentContext(options: { env?: Record<string, string>; credits?: number; awaitWakes?: boolean } = {}): Promise<AgentContext> {
   const databaseUrl = await createTestDatabase();
   const pool = await createDatabasePool(databaseUrl);
-  const api = await startTestApi({ pool, config: testConfig(options.env ?? {}) });
+  const api = await startTestApi({ pool, config: testConfig(options.env ?? {}), awaitWakes: options.awaitWakes ?? true });
   const org = await createTestOrg(pool, { credits: options.credits ?? 1000 });
   return {
     databaseUrl,
@@ -99,11 +99,12 @@ export interface ProcessingContext extends AgentContext {
 
 /** An agent context whose API starts session workflows on a real worker (short timeouts for tests). */
 export async function processingContext(
-  options: { env?: Record<string, string>; credits?: number; worker?: boolean; deps?: Partial<ActivityDeps> } = {},
+  options: { env?: Record<string, string>; credits?: number; worker?: boolean; deps?: Partial<ActivityDeps>; awaitWakes?: boolean } = {},
 ): Promise<ProcessingContext & { taskQueue: string }> {
   const taskQueue = `test-${randomUUID()}`;
   const base = await agentContext({
     credits: options.credits,
+    awaitWakes: options.awaitWakes ?? true,
     env: { TEMPORAL_TASK_QUEUE: taskQueue, AGENT_SESSION_IDLE_SECONDS: '60', AGENT_BILLING_RECHECK_SECONDS: '1', AGENT_SESSION_ACTIVITY_TIMEOUT_SECONDS: '5', ...options.env },
   });
   // Without an in-process worker the test brings its own (a killable process).

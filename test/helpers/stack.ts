@@ -32,6 +32,8 @@ interface Shared {
   stack?: Promise<TestStack> | undefined;
   bundle?: Promise<{ code: string }> | undefined;
   databases: number;
+  /** Benchmarks: PostgreSQL with the durability `npm start` runs with (fsync on). */
+  durable?: boolean;
 }
 const shared: Shared = ((globalThis as { __intakeTestStack?: Shared }).__intakeTestStack ??= { databases: 0 });
 
@@ -41,7 +43,7 @@ async function start(): Promise<TestStack> {
   await chmod(tmpDir, 0o755);
   const config = loadConfig();
   const [postgres, temporal] = await Promise.all([
-    startLocalPostgres({ dataDir: path.join(tmpDir, 'pg'), port: await freePort(), persistent: false, fast: true }),
+    startLocalPostgres({ dataDir: path.join(tmpDir, 'pg'), port: await freePort(), persistent: false, fast: !shared.durable }),
     (async () =>
       startLocalTemporal({
         cliPath: await findTemporalCli(config.temporal.cliPath, (m) => process.stderr.write(`${m}\n`), config.toolsDir),
@@ -54,6 +56,15 @@ async function start(): Promise<TestStack> {
   await postgres.createDatabase(TEMPLATE);
   await migrate(postgres.url(TEMPLATE));
   return { postgres, temporal, tmpDir };
+}
+
+/**
+ * Benchmarks call this before anything starts the stack: PostgreSQL then runs with fsync on, as
+ * `npm start` does (tests trade durability for speed).
+ */
+export function useDurablePostgres(): void {
+  if (shared.stack) throw new Error('useDurablePostgres() must come before the test stack starts');
+  shared.durable = true;
 }
 
 export function testStack(): Promise<TestStack> {

@@ -97,6 +97,11 @@ export interface Plan {
 
 export interface ProcessResult {
   deleted: boolean;
+  /**
+   * The session as stored after the pass (absent in histories recorded before coalesced wakes):
+   * ingests within a pass do not signal, so the workflow adopts their status and highest sequence here.
+   */
+  stored?: { status: SessionStatus; highestSequence: number | null };
   /** The watermark and gap after this page (the plan, without its event list). */
   processedThroughSequence: number | null;
   waitingFor: number | null;

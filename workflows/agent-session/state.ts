@@ -56,6 +56,12 @@ export class SessionState {
     return { processedThroughSequence: this.processedThroughSequence, highestSequence: this.highestSequence, terminal: this.terminal };
   }
 
+  /** The session as a processing pass found it stored (ingests within a pass do not signal). */
+  adopt(stored: { status: CarriedState['status']; highestSequence: number | null }): void {
+    this.highestSequence = maxOrNull(this.highestSequence, stored.highestSequence);
+    if (!this.terminal) this.status = stored.status;
+  }
+
   /** After the planned events were committed. */
   advance(plan: Pick<Plan, 'processedThroughSequence' | 'waitingFor'>): void {
     this.processedThroughSequence = maxOrNull(this.processedThroughSequence, plan.processedThroughSequence);

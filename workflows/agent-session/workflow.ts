@@ -123,6 +123,7 @@ async function processPending(db: Db, sessionId: string, state: SessionState): P
     state.dirty = false;
     const result = await db.processPendingEvents(sessionId, state.snapshot(), PAGE);
     if (result.deleted) return 'deleted';
+    if (result.stored) state.adopt(result.stored);
     state.advance(result);
     queued = result.queued;
     // A full page that was processed means more may follow; a gap means waiting for a signal.

@@ -114,12 +114,19 @@ export async function queueAnalyses(tx: CommonQueryMethods, sessionId: string, e
   return inserted.length;
 }
 
-export async function markProcessed(tx: CommonQueryMethods, sessionId: string, eventIds: readonly number[], watermark: number | null): Promise<void> {
+/**
+ * Marks events processed and advances the watermark. `settled`: the pass found nothing more it may
+ * process now, so the session's wake request is taken (the next ingest with work signals again).
+ * Returns the session as stored, which the workflow adopts (ingests within a pass do not signal).
+ */
+export async function markProcessed(tx: CommonQueryMethods, sessionId: string, eventIds: readonly number[], watermark: number | null, settled: boolean) {
   if (eventIds.length) {
     await tx.query(sql.unsafe`
       UPDATE agent_events SET processed_revision = revision WHERE id = ANY(${sql.array([...eventIds], 'int8')})`);
   }
-  await tx.query(sql.unsafe`
-    UPDATE agent_sessions SET processed_through_sequence = greatest(processed_through_sequence, ${watermark}::bigint), updated_at = now()
-    WHERE id = ${sessionId}`);
+  return tx.one(sql.type(z.object({ status: z.enum(['open', 'ended', 'abandoned']), highest_sequence: z.number().nullable() }))`
+    UPDATE agent_sessions SET processed_through_sequence = greatest(processed_through_sequence, ${watermark}::bigint), updated_at = now(),
+      wake_requested_at = CASE WHEN ${settled} THEN NULL ELSE wake_requested_at END
+    WHERE id = ${sessionId}
+    RETURNING status, highest_sequence`);
 }

@@ -19,6 +19,8 @@ export const sessionRow = z.object({
   restricted_to: z.array(z.string()).nullable(),
   content_purged_at: z.string().nullable(),
   ended_at: z.string().nullable(),
+  /** Set by an ingest that gave the workflow work, cleared by the workflow's pass (see migration 0011). */
+  wake_requested_at: z.string().nullable(),
   last_ingest_at: z.string(),
   created_at: z.string(),
   updated_at: z.string(),
@@ -147,6 +149,8 @@ export interface SessionUpdate {
   context: unknown;
   newEvents: number;
   highestSequence: number | null;
+  /** The ingest gave the workflow work (new or revised events, a status change): request a wake. */
+  wake: boolean;
 }
 
 export async function updateSessionAfterIngest(tx: CommonQueryMethods, sessionId: string, u: SessionUpdate): Promise<SessionRow> {
@@ -161,7 +165,22 @@ export async function updateSessionAfterIngest(tx: CommonQueryMethods, sessionId
       context = coalesce(${u.context === null ? null : sql.jsonb(u.context as never)}::jsonb, context),
       event_count = event_count + ${u.newEvents},
       highest_sequence = greatest(highest_sequence, ${u.highestSequence}::bigint),
+      wake_requested_at = CASE WHEN ${u.wake} THEN coalesce(wake_requested_at, now()) ELSE wake_requested_at END,
       last_ingest_at = now(), updated_at = now()
     WHERE id = ${sessionId}
     RETURNING *`);
+}
+
+/**
+ * Sessions whose wake was requested more than `olderThanSeconds` ago and never taken (the signal
+ * was lost or Temporal was unreachable): the reconciler wakes them. Oldest first.
+ */
+export async function strandedWakes(db: CommonQueryMethods, olderThanSeconds: number, limit: number) {
+  return db.any(sql.type(z.object({
+    id: z.string(), organization_id: z.string(), status: z.enum(['open', 'ended', 'abandoned']), highest_sequence: z.number().nullable(),
+    processing_status: z.string(),
+  }))`
+    SELECT id, organization_id, status, highest_sequence, processing_status FROM agent_sessions
+    WHERE wake_requested_at < now() - ${olderThanSeconds} * interval '1 second'
+    ORDER BY wake_requested_at LIMIT ${limit}`);
 }
