@@ -1,12 +1,15 @@
 /**
  * Agent chat ingest: throughput (events/s) and p50/p99 latency of POST /v3/rest/agent-conversations/ingest
  * for (a) 500-event requests, each a new session, and (b) single-event requests at concurrency 32
- * spread over many sessions; beside a baseline measured in the same run: the same event rows
+ * spread over many sessions, sent by a client in its own process (bench/agent-ingest-client.ts); beside a baseline measured in the same run: the same event rows
  * inserted straight through `pg` (one multi-row statement per 500-event batch, one insert per single
  * event). The API path also sanitizes every string (secretlint + patterns), takes the session lock,
  * checks the revision rules and signal-with-starts the session workflow on the real Temporal server.
  */
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import pg from 'pg';
 import { pino } from 'pino';
@@ -14,27 +17,18 @@ import { REDACTED_PATHS } from '../src/logger.js';
 import { createDatabasePool } from '../src/db/pool.js';
 import { createApplication, issueCredential } from '../src/agents/applications.js';
 import type { AgentEvent } from '../src/domain/agent-ingest.js';
+import { PROJECT_ROOT } from '../src/paths.js';
+import { event, TEXT, type IngestLoad } from './agent-events.js';
 import { startTestApi } from '../test/helpers/app.js';
 import { testConfig } from '../test/helpers/config.js';
 import { createTestOrg } from '../test/helpers/fixtures.js';
 import { createTestDatabase, stopTestStack } from '../test/helpers/stack.js';
 import { load, type Summary } from './stats.js';
 
+const run = promisify(execFile);
 const CONCURRENCY = 32;
 const BATCH = { requests: 40, concurrency: 4, events: 500 };
 const SINGLE = { requests: 3000, sessions: 300 };
-
-const TEXT = 'The export to CSV drops the last column when the report has more than twenty columns; '
-  + 'here is what I tried: reloading, another browser, and exporting a smaller range. ';
-
-function event(sequence: number): AgentEvent {
-  const assistant = sequence % 2 === 1;
-  return {
-    externalEventId: `e${sequence}`, sequence, revision: 1, occurredAt: new Date(Date.UTC(2026, 10, 1, 10, 0, sequence)).toISOString(),
-    type: assistant ? 'assistant_message' : 'user_message', content: `${TEXT}(${sequence})`,
-    ...(assistant ? { final: true, model: { provider: 'openai', name: 'gpt-4.1' }, usage: { inputTokens: 120, outputTokens: 80, latencyMs: 900 } } : {}),
-  };
-}
 
 const perEvent = (s: Summary, events: number) => ({ ...s, eventsPerSecond: Number((s.throughputPerSecond * events).toFixed(1)) });
 const ratio = (api: Summary, base: Summary) => ({
@@ -55,14 +49,15 @@ export async function benchAgentIngest(): Promise<Record<string, unknown>> {
     const org = await createTestOrg(pool, { credits: 1000 });
     const app = await createApplication(pool, { organizationId: org.organizationId, name: 'bench', agentKey: 'bench' });
     const { secret } = await issueCredential(pool, app);
-    const ingest = async (body: unknown) => {
-      const res = await api.request('/v3/rest/agent-conversations/ingest', { method: 'POST', headers: { 'X-Service-Agent-Key': secret }, json: body });
-      if (res.status !== 202) throw new Error(`unexpected ${res.status}: ${JSON.stringify(res.body as unknown)}`);
+    // The HTTP client runs in a process of its own, as an integrator's does.
+    const client = async (phase: Pick<IngestLoad, 'prefix' | 'requests' | 'concurrency' | 'kind'>): Promise<Summary> => {
+      const spec: IngestLoad = { url: api.url, secret, sessions: SINGLE.sessions, events: BATCH.events, ...phase };
+      const { stdout } = await run(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'bench', 'agent-ingest-client.ts'), JSON.stringify(spec)], {
+        cwd: PROJECT_ROOT, maxBuffer: 1 << 20,
+      });
+      return JSON.parse(stdout) as Summary;
     };
     const batchEvents = Array.from({ length: BATCH.events }, (_, i) => event(i));
-    const batch = (prefix: string) => (i: number) => ingest({ agentKey: 'bench', externalSessionId: `${prefix}-${i}`, participants: [], events: batchEvents });
-    const single = (prefix: string) => (i: number) =>
-      ingest({ agentKey: 'bench', externalSessionId: `${prefix}-${i % SINGLE.sessions}`, participants: [], events: [event(Math.floor(i / SINGLE.sessions))] });
 
     // Baseline: sessions made up front, then the same event rows through pg.
     const session = async () => (await raw.query<{ id: string }>(
@@ -81,12 +76,12 @@ export async function benchAgentIngest(): Promise<Record<string, unknown>> {
     const batchSessions = await Promise.all(Array.from({ length: BATCH.requests + 4 }, session));
     const singleSessions = await Promise.all(Array.from({ length: SINGLE.sessions }, session));
 
-    await load(4, BATCH.concurrency, batch('warm'));
-    const apiBatch = await load(BATCH.requests, BATCH.concurrency, batch('batch'));
+    await client({ prefix: 'warm', requests: 4, concurrency: BATCH.concurrency, kind: 'batch' });
+    const apiBatch = await client({ prefix: 'batch', requests: BATCH.requests, concurrency: BATCH.concurrency, kind: 'batch' });
     await load(4, BATCH.concurrency, (i) => insertBatch(batchSessions[BATCH.requests + i]!, batchEvents));
     const pgBatch = await load(BATCH.requests, BATCH.concurrency, (i) => insertBatch(batchSessions[i]!, batchEvents));
-    await load(300, CONCURRENCY, single('warm-single'));
-    const apiSingle = await load(SINGLE.requests, CONCURRENCY, single('single'));
+    await client({ prefix: 'warm-single', requests: 300, concurrency: CONCURRENCY, kind: 'single' });
+    const apiSingle = await client({ prefix: 'single', requests: SINGLE.requests, concurrency: CONCURRENCY, kind: 'single' });
     // The physical limit of single-row commits on this disk is reached at a few writers and falls
     // with more (each commit waits for its fsync): the baseline is the best writer count.
     const pgSingleByWriters: Record<string, Summary> = {};

@@ -52,6 +52,7 @@ const schema = z.object({
   AGENT_ANALYSIS_CREDIT_COST: positiveInt.max(1_000_000).default(1),
   AGENT_RETENTION_SWEEP_MINUTES: positiveInt.max(7 * 24 * 60).default(60),
   AGENT_WAKE_RECONCILE_SECONDS: positiveInt.max(3600).default(15),
+  AGENT_CREDENTIAL_CACHE_SECONDS: z.coerce.number().int().min(0).max(60).default(2),
 
   SIGNAL_EXTRACTOR: z.enum(['local', 'openai']).default('local'),
   SIGNAL_EXTRACTOR_BASE_URL: z.url().optional(),
@@ -131,6 +132,8 @@ export interface Config {
     retentionSweepMinutes: number;
     /** How often stranded session wakes are looked for, and how old a wake must be to count as stranded. */
     wakeReconcileSeconds: number;
+    /** How long an API process reuses an ingest secret's lookup (0: never); revocation takes effect within it. */
+    credentialCacheSeconds: number;
   };
   signalExtractor: ExtractorConfig;
   /** Automatic transcription of recordings without a supplied transcript; `none`: status `unavailable`. */
@@ -190,6 +193,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       analysisCreditCost: e.AGENT_ANALYSIS_CREDIT_COST,
       retentionSweepMinutes: e.AGENT_RETENTION_SWEEP_MINUTES,
       wakeReconcileSeconds: e.AGENT_WAKE_RECONCILE_SECONDS,
+      credentialCacheSeconds: e.AGENT_CREDENTIAL_CACHE_SECONDS,
     },
     signalExtractor: e.SIGNAL_EXTRACTOR === 'openai'
       ? {

@@ -1,6 +1,7 @@
 import type { Next } from 'koa';
 import { hashSecret } from '../../src/auth/secrets.js';
-import { findCredentialByHash, touchCredential, type CredentialLookup } from '../../src/db/repositories/agent-applications.js';
+import { touchCredential, type CredentialLookup } from '../../src/db/repositories/agent-applications.js';
+import { CredentialCache } from '../../src/agents/credential-cache.js';
 import { AppError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../../src/errors.js';
 import type { AppContext, AppDeps } from '../context.js';
 
@@ -11,13 +12,17 @@ const HEADER = 'x-service-agent-key';
  * 401, decided before anything else (also before the body is read).
  */
 export function agentSecret(deps: AppDeps) {
+  const credentials = new CredentialCache(deps.config.agents.credentialCacheSeconds);
   return async (ctx: AppContext, next: Next) => {
     const secret = ctx.get(HEADER).trim();
     if (!secret) throw new UnauthenticatedError('unauthenticated', 'Authentication required: send the ingest secret in X-Service-Agent-Key.');
-    const found = secret.length > 200 ? null : await findCredentialByHash(deps.pool, hashSecret(secret));
+    const found = secret.length > 200 ? null : await credentials.lookup(deps.pool, hashSecret(secret));
     if (!found) throw new UnauthenticatedError('invalid_credentials', 'The ingest secret is not valid.');
     if (found.revoked_at) throw new UnauthenticatedError('credential_revoked', 'The ingest secret has been revoked.');
-    if (!found.last_used_at || Date.parse(found.last_used_at) < Date.now() - 60_000) await touchCredential(deps.pool, found.credential_id);
+    if (!found.last_used_at || Date.parse(found.last_used_at) < Date.now() - 60_000) {
+      await touchCredential(deps.pool, found.credential_id);
+      found.last_used_at = new Date().toISOString(); // the cached lookup too: one touch a minute
+    }
     ctx.state.agent = found;
     await next();
   };

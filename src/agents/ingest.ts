@@ -9,7 +9,7 @@ import {
   activeUserIds, peopleByEmail, peopleByUuid, upsertParticipants, type ParticipantRecord,
 } from '../db/repositories/agent-participants.js';
 import {
-  insertEvents, loadEventStates, lockSession, participantExternalIds, purgeSessionContent, reviseEvents, updateSessionAfterIngest,
+  loadEventStates, lockSession, participantExternalIds, purgeSessionContent, reviseEvents, updateSessionAfterIngest,
 } from '../db/repositories/agent-sessions.js';
 import { ValidationError, type FieldError } from '../errors.js';
 
@@ -59,7 +59,6 @@ export async function ingestSession(
     const targets = incoming.flatMap((e) => (e.feedbackTarget === null ? [] : [e.feedbackTarget]));
     const stored = await loadEventStates(tx, session.id, [...incoming.map((e) => e.externalEventId), ...targets], incoming.map((e) => e.sequence));
     const plan = planIngest({ stored, incoming, sessionStatus: session.status, knownParticipants: known });
-    await insertEvents(tx, session.id, plan.accepted, capture);
     await reviseEvents(tx, session.id, plan.revised.map((r) => r.event), capture);
     const status = session.status === 'open' && request.status && request.status !== 'open' ? request.status : session.status;
     // Work for the workflow; only the ingest that finds no wake pending signals it (coalescing).
@@ -71,7 +70,7 @@ export async function ingestSession(
       agentVersion: capture ? (request.agentVersion ?? null) : null,
       source: capture ? (request.source ?? null) : null,
       context: capture ? (request.context ?? null) : null,
-      newEvents: plan.accepted.length,
+      newEvents: plan.accepted,
       highestSequence: maxSequence(plan.accepted),
       wake: work,
     });

@@ -7,7 +7,12 @@ export const TEST_MEDIA_DIR = path.join(os.tmpdir(), `intake-test-media-${proces
 
 export const TEST_SIGNING_SECRET = 'test-signing-secret-test-signing-secret-0123456789';
 
-/** A config for tests: the real parser, with test values. */
+/**
+ * A config for tests: the real parser, with test values. Ingest secrets are looked up on every
+ * request (no cache), so that a revocation in a test applies to its next request; the cache has its own test.
+ */
 export function testConfig(env: Record<string, string> = {}): Config {
-  return loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', SIGNING_SECRET: TEST_SIGNING_SECRET, STORAGE_DIR: TEST_MEDIA_DIR, ...env });
+  return loadConfig({
+    NODE_ENV: 'test', LOG_LEVEL: 'silent', SIGNING_SECRET: TEST_SIGNING_SECRET, STORAGE_DIR: TEST_MEDIA_DIR, AGENT_CREDENTIAL_CACHE_SECONDS: '0', ...env,
+  });
 }

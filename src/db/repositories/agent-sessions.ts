@@ -112,15 +112,6 @@ function eventRecords(events: readonly IncomingEvent[], captureContent: boolean)
 }
 
 /** One statement for the whole batch (up to 500 events). */
-export async function insertEvents(tx: CommonQueryMethods, sessionId: string, events: readonly IncomingEvent[], captureContent: boolean) {
-  if (events.length === 0) return;
-  await tx.query(sql.unsafe`
-    INSERT INTO agent_events (session_id, external_event_id, sequence, revision, type, occurred_at, final, content_hash, payload)
-    SELECT ${sessionId}, x.external_event_id, x.sequence, x.revision, x.type, x.occurred_at, x.final, decode(x.content_hash, 'hex'), x.payload
-    FROM jsonb_to_recordset(${sql.jsonb(eventRecords(events, captureContent))})
-      AS x(external_event_id text, sequence bigint, revision integer, type text, occurred_at timestamptz, final boolean, content_hash text, payload jsonb)`);
-}
-
 /** Keeps each replaced content in the revision history, then writes the new revision in place. */
 export async function reviseEvents(tx: CommonQueryMethods, sessionId: string, events: readonly IncomingEvent[], captureContent: boolean) {
   if (events.length === 0) return;
@@ -147,14 +138,26 @@ export interface SessionUpdate {
   agentVersion: string | null;
   source: unknown;
   context: unknown;
-  newEvents: number;
+  /** The accepted new events, inserted by the same statement. */
+  newEvents: readonly IncomingEvent[];
   highestSequence: number | null;
   /** The ingest gave the workflow work (new or revised events, a status change): request a wake. */
   wake: boolean;
 }
 
+/**
+ * Inserts the accepted new events and updates the session (status, counts, highest sequence, the
+ * wake request) in one statement: one round trip fewer on every ingest.
+ */
 export async function updateSessionAfterIngest(tx: CommonQueryMethods, sessionId: string, u: SessionUpdate): Promise<SessionRow> {
   return tx.one(sql.type(sessionRow)`
+    WITH inserted AS (
+      INSERT INTO agent_events (session_id, external_event_id, sequence, revision, type, occurred_at, final, content_hash, payload)
+      SELECT ${sessionId}, x.external_event_id, x.sequence, x.revision, x.type, x.occurred_at, x.final, decode(x.content_hash, 'hex'), x.payload
+      FROM jsonb_to_recordset(${sql.jsonb(eventRecords(u.newEvents, u.captureContent))})
+        AS x(external_event_id text, sequence bigint, revision integer, type text, occurred_at timestamptz, final boolean, content_hash text, payload jsonb)
+      RETURNING 1
+    )
     UPDATE agent_sessions SET
       status = ${u.status},
       ended_at = CASE WHEN ${u.status} <> 'open' THEN coalesce(ended_at, now()) ELSE ended_at END,
@@ -163,7 +166,7 @@ export async function updateSessionAfterIngest(tx: CommonQueryMethods, sessionId
       agent_version = coalesce(${u.agentVersion}, agent_version),
       source = coalesce(${u.source === null ? null : sql.jsonb(u.source as never)}::jsonb, source),
       context = coalesce(${u.context === null ? null : sql.jsonb(u.context as never)}::jsonb, context),
-      event_count = event_count + ${u.newEvents},
+      event_count = event_count + (SELECT count(*) FROM inserted),
       highest_sequence = greatest(highest_sequence, ${u.highestSequence}::bigint),
       wake_requested_at = CASE WHEN ${u.wake} THEN coalesce(wake_requested_at, now()) ELSE wake_requested_at END,
       last_ingest_at = now(), updated_at = now()

@@ -1,0 +1,28 @@
+/**
+ * The agent-ingest benchmark's HTTP client, in a process of its own (as an integrator's client
+ * is): the API's event loop is not shared with the load generator. Usage: node --import tsx
+ * bench/agent-ingest-client.ts '<IngestLoad JSON>'; prints the phase's Summary as JSON.
+ */
+import { Agent, request } from 'undici';
+import { event, type IngestLoad } from './agent-events.js';
+import { load } from './stats.js';
+
+const o = JSON.parse(process.argv[2] ?? '{}') as IngestLoad;
+const dispatcher = new Agent({ connections: o.concurrency, keepAliveTimeout: 30_000 });
+const batchEvents = Array.from({ length: o.events }, (_, i) => event(i));
+
+function body(i: number): string {
+  return JSON.stringify(o.kind === 'batch'
+    ? { agentKey: 'bench', externalSessionId: `${o.prefix}-${i}`, participants: [], events: batchEvents }
+    : { agentKey: 'bench', externalSessionId: `${o.prefix}-${i % o.sessions}`, participants: [], events: [event(Math.floor(i / o.sessions))] });
+}
+
+const summary = await load(o.requests, o.concurrency, async (i) => {
+  const res = await request(`${o.url}/v3/rest/agent-conversations/ingest`, {
+    method: 'POST', dispatcher, body: body(i), headers: { 'content-type': 'application/json', 'x-service-agent-key': o.secret },
+  });
+  const text = await res.body.text();
+  if (res.statusCode !== 202) throw new Error(`unexpected ${res.statusCode}: ${text}`);
+});
+process.stdout.write(`${JSON.stringify(summary)}\n`);
+await dispatcher.close();
