@@ -99,11 +99,18 @@ async function waitReady(child: ChildProcess, address: string, namespace: string
   throw new StartupError(`the Temporal dev server at ${address} was not ready within ${timeoutMs} ms (${String((lastError as Error)?.message ?? lastError).split('\n')[0]})`, todo);
 }
 
+/**
+ * A graceful stop, bounded: the dev server drains for a few seconds, longer while schedules and
+ * workflows are busy; Ctrl-C must not wait for that. Its SQLite commits are atomic, so a kill after
+ * the grace loses nothing it acknowledged.
+ */
+const STOP_GRACE_MS = 3_000;
+
 async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
   await exited;
   clearTimeout(timer);
 }

@@ -78,7 +78,9 @@ async function stopAll(): Promise<void> {
     try {
       const t = performance.now();
       await stop();
-      logger.debug({ name, ms: Math.round(performance.now() - t) }, 'stopped');
+      const ms = Math.round(performance.now() - t);
+      if (ms > 2_000) logger.warn({ name, ms }, 'slow to stop');
+      else logger.debug({ name, ms }, 'stopped');
     } catch (error) {
       logger.warn({ err: error, name }, 'error while stopping');
     }

@@ -92,7 +92,7 @@ describe('dev stack (npm start)', function () {
 
   it('stops every child process on Ctrl-C (SIGINT to the whole process group) within 8 s', async () => {
     const code = await Promise.race([interrupt(), deadline(8_000, 'still running after 8 s')]);
-    assert.equal(code, 0);
+    assert.equal(code, 0, output.slice(-3000));
     for (const port of [ports.api, ports.temporal, ports.ui, ports.pg]) {
       assert.ok(await waitFor(async () => !(await isPortOpen(port)), 15_000), `port ${port} still open after Ctrl-C`);
     }
@@ -102,6 +102,6 @@ describe('dev stack (npm start)', function () {
     await start();
     const res = await fetch(`http://127.0.0.1:${ports.api}/v3/rest/organization`, { headers: { 'X-Service-Api-Key': env.TEST_API_KEY! } });
     assert.equal(res.status, 200);
-    assert.equal(await Promise.race([interrupt(), deadline(8_000, 'still running after 8 s')]), 0);
+    assert.equal(await Promise.race([interrupt(), deadline(8_000, 'still running after 8 s')]), 0, output.slice(-3000));
   });
 });
