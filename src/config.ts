@@ -6,7 +6,7 @@ import type { RecorderConfig } from './providers/recorder/index.js';
 /**
  * The environment, read once into a typed, validated object. Nothing else in the
  * code base reads `process.env`: everything takes a `Config` (or a part of it).
- * Every variable is documented in README.md ("Configuration").
+ * Every variable is documented in docs/configuration.md.
  */
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 const port = z.coerce.number().int().min(0).max(65535);
@@ -96,7 +96,7 @@ const schema = z.object({
 });
 
 export type Env = z.input<typeof schema>;
-/** Every variable the service reads (README.md documents each one; a unit test checks it). */
+/** Every variable the service reads (docs/configuration.md documents each one; a unit test checks it). */
 export const ENV_VARIABLES = Object.keys(schema.shape);
 type Parsed = z.output<typeof schema>;
 

@@ -31,7 +31,7 @@ function loadOrExit(): Config {
   try {
     return loadConfig();
   } catch (error) {
-    process.stderr.write(`${startupFailureLine(new StartupError((error as Error).message, 'correct the environment variables named (README, "Configuration")'))}\n`);
+    process.stderr.write(`${startupFailureLine(new StartupError((error as Error).message, 'correct the environment variables named (docs/configuration.md)'))}\n`);
     process.exit(1);
   }
 }

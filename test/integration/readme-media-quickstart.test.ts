@@ -16,22 +16,24 @@ import { startTestWorker, type TestWorker } from '../helpers/worker.js';
 
 const run = promisify(execFile);
 
-/** The shell block that follows `marker` in README.md. */
-function readmeBlock(marker: string): string {
-  const readme = readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8');
+const GUIDE = path.join('docs', 'guides', 'recordings.md');
+
+/** The shell block that follows `marker` in the recordings guide. */
+function guideBlock(marker: string): string {
+  const readme = readFileSync(path.join(PROJECT_ROOT, GUIDE), 'utf8');
   const at = readme.indexOf(marker);
-  assert.ok(at >= 0, `README.md has no ${marker}`);
+  assert.ok(at >= 0, `${GUIDE} has no ${marker}`);
   const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(at));
   assert.ok(block, `no sh block after ${marker}`);
   return block[1]!;
 }
 
 /**
- * The README's offline media quick-start, run as written (curl and jq in bash) against the real
+ * The offline media quick-start of docs/guides/recordings.md, run as written (curl and jq in bash) against the real
  * stack: no media server and no internet, the bundled sample goes up as a direct upload and the
  * recording's asset ends `completed` with a playback URL.
  */
-describe('README: offline media quick-start', function () {
+describe('recordings guide: offline media quick-start', function () {
   this.timeout(120_000);
   let mediaDir: string;
   let pool: DatabasePool;
@@ -55,7 +57,7 @@ describe('README: offline media quick-start', function () {
 
   it('uploads the bundled sample with curl and ends with a completed, playable asset', async () => {
     const host = new URL(api.url).host;
-    const script = readmeBlock('<!-- offline media quick-start -->').replaceAll('localhost:8080', host);
+    const script = guideBlock('<!-- offline media quick-start -->').replaceAll('localhost:8080', host);
     const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], {
       cwd: PROJECT_ROOT, env: { PATH: process.env.PATH ?? '', KEY: org.apiKey }, timeout: 90_000,
     });
