@@ -2,27 +2,11 @@ import { strict as assert } from 'node:assert';
 import { performance } from 'node:perf_hooks';
 import { maskSecrets } from '../../../../src/domain/sanitize/mask-secrets.js';
 import { MIN_BINARY_PAYLOAD_LENGTH, SECRET_PATTERNS } from '../../../../src/domain/sanitize/secret-patterns.js';
+import { ALNUM, B64, B64URL, DIGITS, fakeSecrets, HEX, LOWER, UPPER } from './fake-secrets.js';
 import { ISSUE_EXAMPLE, MAX_EXTRA, maskedToken, PREFIXED_FORMATS, tokenOfLength } from './prefixed-token-formats.js';
 
-// Fake secrets are generated (seeded, so runs are identical) rather than written out: they have
-// the shape of real credentials, and literal ones would trip secret scanners on this repository.
-const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
-const LOWER = 'abcdefghijklmnopqrstuvwxyz';
-const DIGITS = '0123456789';
-const ALNUM = UPPER + LOWER + DIGITS;
-const HEX = '0123456789abcdef';
-const B64 = `${ALNUM}+/`;
-const B64URL = `${ALNUM}-_`;
-
-let seed = 20240611;
-function fake(alphabet: string, length: number): string {
-  let out = '';
-  for (let i = 0; i < length; i += 1) {
-    seed = (seed * 1103515245 + 12345) % 2147483648;
-    out += alphabet[seed % alphabet.length];
-  }
-  return out;
-}
+// Seeded fake secrets (./fake-secrets.ts); this corpus was made from the generator's low bits and keeps them.
+const fake = fakeSecrets(20240611, 'low');
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 const pemBody = (magic: string, length: number): string => (magic + fake(B64, length)).replace(/(.{64})/g, '$1\n');
 const pem = (label: string, magic: string): string =>

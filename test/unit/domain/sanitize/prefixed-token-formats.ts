@@ -1,3 +1,4 @@
+import { ALNUM, B64, B64URL, DIGITS, fakeSecrets, HEX, LOWER, UPPER } from './fake-secrets.js';
 /**
  * Prefix-identified token formats for the length-variant corpus of mask-secrets.test.ts (issue 15):
  * each with a body of the provider's standard length and the shortest body that must be masked.
@@ -21,26 +22,8 @@ export interface PrefixedFormat {
   readonly anyLength?: boolean;
 }
 
-// Generated (seeded) rather than written out, as in mask-secrets.test.ts: literal tokens would trip
-// secret scanners on this repository.
-const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
-const LOWER = 'abcdefghijklmnopqrstuvwxyz';
-const DIGITS = '0123456789';
-const ALNUM = UPPER + LOWER + DIGITS;
-const HEX = '0123456789abcdef';
-const B64 = `${ALNUM}+/`;
-const B64URL = `${ALNUM}-_`;
-
-let seed = 20260115;
-function fake(alphabet: string, length: number): string {
-  let out = '';
-  for (let i = 0; i < length; i += 1) {
-    seed = (seed * 1103515245 + 12345) % 2147483648;
-    // The high bits: the low bits of this generator repeat with a short period.
-    out += alphabet[Math.floor(seed / 65536) % alphabet.length];
-  }
-  return out;
-}
+// Generated (seeded) rather than written out: literal tokens would trip secret scanners on this repository.
+const fake = fakeSecrets(20260115);
 
 /** The issue's example, exactly: 38 characters after `ghp_` (the standard is 36). */
 export const ISSUE_EXAMPLE = ['ghp', '1234567890abcdefghijklmnopqrstuvwxyzAB'].join('_');
