@@ -12,15 +12,13 @@ import {
   AGENT_SESSION_WORKFLOW, agentSessionWorkflowId, creditsAdded, eventsIngested, type AgentSessionInput, type EventsIngested, type ProcessingStatus,
   type SessionStatus,
 } from '../../workflows/agent-session/contract.js';
+import type { SessionWorkflowSettingsInput } from '../../workflows/session-wakes/contract.js';
 
-/** What starting `agent-session/<sessionId>` needs besides the session: from configuration, or carried by the reconciler's schedule. */
-export interface SessionWorkflowSettings {
-  taskQueue: string;
-  idleTimeoutSeconds: number;
-  billingRecheckSeconds: number;
-  activityTimeoutSeconds: number;
-  historyLimit: number;
-}
+/**
+ * What starting `agent-session/<sessionId>` needs besides the session: from configuration, or
+ * carried by the reconciler's schedule (whose input declares the shape).
+ */
+export type SessionWorkflowSettings = SessionWorkflowSettingsInput;
 
 export function sessionWorkflowSettings(config: Pick<Config, 'agents' | 'temporal'>): SessionWorkflowSettings {
   return {

@@ -1,4 +1,4 @@
-import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptionsAction } from '@temporalio/client';
 import type { Logger } from '../logger.js';
 import {
   RETENTION_SCHEDULE_ID, RETENTION_SWEEP_WORKFLOW, retentionSweepWorkflowId,
@@ -28,15 +28,28 @@ export async function ensureRetentionSchedule(client: Client, o: RetentionSchedu
     taskQueue: o.taskQueue,
     args: [{ version: 1 }],
   };
-  const spec = { intervals: [{ every: `${o.everyMinutes} minutes` }] };
+  await createOrUpdate(client, { scheduleId, every: `${o.everyMinutes} minutes`, action }, () =>
+    logger.info({ scheduleId, everyMinutes: o.everyMinutes }, 'created the retention sweep schedule'));
+  return scheduleId;
+}
+
+/**
+ * Creates a schedule, or brings an existing one to this interval and action (every worker runs
+ * this at start). Overlaps are skipped: a long run is never joined by a second one.
+ */
+async function createOrUpdate(
+  client: Client,
+  s: { scheduleId: string; every: `${number} ${'seconds' | 'minutes'}`; action: ScheduleOptionsAction },
+  created: () => void,
+): Promise<void> {
+  const spec = { intervals: [{ every: s.every }] };
   try {
-    await client.schedule.create({ scheduleId, spec, action, policies: { overlap: ScheduleOverlapPolicy.SKIP } });
-    logger.info({ scheduleId, everyMinutes: o.everyMinutes }, 'created the retention sweep schedule');
+    await client.schedule.create({ scheduleId: s.scheduleId, spec, action: s.action, policies: { overlap: ScheduleOverlapPolicy.SKIP } });
+    created();
   } catch (error) {
     if (!(error instanceof ScheduleAlreadyRunning)) throw error;
-    await client.schedule.getHandle(scheduleId).update((previous) => ({ ...previous, spec, action }));
+    await client.schedule.getHandle(s.scheduleId).update((previous) => ({ ...previous, spec, action: s.action }));
   }
-  return scheduleId;
 }
 
 export interface SessionWakesScheduleOptions {
@@ -63,13 +76,7 @@ export async function ensureSessionWakesSchedule(client: Client, o: SessionWakes
     taskQueue: o.taskQueue,
     args: [input],
   };
-  const spec = { intervals: [{ every: `${o.everySeconds} seconds` }] };
-  try {
-    await client.schedule.create({ scheduleId, spec, action, policies: { overlap: ScheduleOverlapPolicy.SKIP } });
-    logger.info({ scheduleId, everySeconds: o.everySeconds }, 'created the session wakes schedule');
-  } catch (error) {
-    if (!(error instanceof ScheduleAlreadyRunning)) throw error;
-    await client.schedule.getHandle(scheduleId).update((previous) => ({ ...previous, spec, action }));
-  }
+  await createOrUpdate(client, { scheduleId, every: `${o.everySeconds} seconds`, action }, () =>
+    logger.info({ scheduleId, everySeconds: o.everySeconds }, 'created the session wakes schedule'));
   return scheduleId;
 }
