@@ -5,7 +5,6 @@ import {
 } from '../../src/db/repositories/agent-conversations.js';
 import type { SessionRow } from '../../src/db/repositories/agent-sessions.js';
 import { NotFoundError, ValidationError } from '../../src/errors.js';
-import { SessionWaker, sessionWorkflowSettings } from '../../src/agents/session-workflow.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { principalOf } from '../middleware/auth.js';
 import { pageBody, pageWindow, type PageQuery } from '../paging.js';
@@ -61,7 +60,8 @@ const presentEvent = (e: EventRow) => ({
 });
 
 export function agentConversationHandlers(deps: AppDeps) {
-  const waker = deps.sessionWaker ?? new SessionWaker(deps.temporal, sessionWorkflowSettings(deps.config), deps.logger);
+  const waker = deps.sessionWaker;
+  if (!waker) throw new Error('buildApp gives every app a sessionWaker');
   const readerOf = (ctx: AppContext): Reader => {
     const p = principalOf(ctx);
     return { organizationId: p.organizationId, userId: p.kind === 'user' ? p.userId : null };

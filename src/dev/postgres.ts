@@ -129,7 +129,6 @@ async function reachableBinaries(nativeDir: string, version: string, ids: Ids, s
 
 /** The data directory, or its stand-in under the shared directory when the postgres user cannot reach it. */
 async function reachableDataDir(dataDir: string, ids: Ids, sharedDir: string): Promise<string> {
-  await mkdir(path.dirname(dataDir), { recursive: true });
   if (await canAccess(ids, '-x', path.dirname(dataDir))) return dataDir;
   const id = createHash('sha256').update(dataDir).digest('hex').slice(0, 12);
   // `<checkout>-<data dir>-<hash>`, e.g. intake-data-a0b2fd2d038c for ~/intake/.data/postgres.
@@ -153,13 +152,14 @@ function firstLine(error: unknown): string {
  */
 export async function startLocalPostgres(options: LocalPostgresOptions): Promise<LocalPostgres> {
   const requested = path.resolve(options.dataDir);
+  await mkdir(path.dirname(requested), { recursive: true });
   const sharedDir = path.resolve(options.sharedDir ?? DEFAULT_SHARED_DIR);
   const { nativeDir, version } = await binaries(options.nativeDir);
   const asRoot = process.getuid?.() === 0;
   const ids = asRoot ? await postgresUser() : undefined;
   const bin = ids ? await reachableBinaries(nativeDir, version, ids, sharedDir) : nativeDir;
+  // A stand-in's parent is made (world-traversable) by reachableDataDir.
   const dataDir = ids ? await reachableDataDir(requested, ids, sharedDir) : requested;
-  await mkdir(path.dirname(dataDir), { recursive: true });
 
   const recent: string[] = [];
   const remember = (chunk: string) => {
