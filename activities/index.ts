@@ -13,6 +13,8 @@ import { createMeetingActivities } from './meeting-joins.js';
 import { createTranscriber } from '../src/providers/transcriber/index.js';
 import { createRetentionActivities } from './retention.js';
 import { createSessionWakeActivities } from './session-wakes.js';
+import { createSessionDrainerActivities } from './session-drainer.js';
+import { drainerSettings, type DrainerSettings } from '../src/agents/drainer.js';
 
 export interface ActivityDeps extends MediaActivityDeps {
   pool: DatabasePool;
@@ -20,15 +22,18 @@ export interface ActivityDeps extends MediaActivityDeps {
   recorder: Recorder;
   extractor: SignalExtractor;
   analysisCreditCost: number;
+  /** The session drainer's settings (its task queue is the worker's). */
+  drainer: DrainerSettings;
 }
 
 /** The production dependencies of the activities, from configuration. */
-export function activityDeps(pool: DatabasePool, config: Pick<Config, 'agents' | 'signalExtractor' | 'media' | 'transcriber' | 'meetings'>): ActivityDeps {
+export function activityDeps(pool: DatabasePool, config: Pick<Config, 'agents' | 'temporal' | 'signalExtractor' | 'media' | 'transcriber' | 'meetings'>): ActivityDeps {
   return {
     recorder: createRecorder(config.meetings.recorder, resolveFromRoot(config.media.dir)),
     pool,
     extractor: createSignalExtractor(config.signalExtractor),
     analysisCreditCost: config.agents.analysisCreditCost,
+    drainer: drainerSettings(config),
     mediaDir: resolveFromRoot(config.media.dir),
     uploadStore: createUploadStore(config.media),
     transcriber: createTranscriber(config.transcriber),
@@ -45,6 +50,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createAgentSessionActivities(deps),
     ...createRetentionActivities(deps),
     ...createSessionWakeActivities(deps),
+    ...createSessionDrainerActivities(deps),
     ...createMediaActivities({ ...deps, uploadStore }),
     ...createMeetingActivities({ pool: deps.pool, recorder: deps.recorder, uploadStore }),
   };

@@ -1,4 +1,3 @@
-import { SessionWaker, sessionWorkflowSettings } from '../src/agents/session-workflow.js';
 import Koa from 'koa';
 import { AppError } from '../src/errors.js';
 import type { AppContext, AppDeps, AppState } from './context.js';
@@ -24,7 +23,6 @@ export type { AppDeps };
 
 /** The Koa app, not listening: the entrypoint listens, tests use a port of their own. */
 export function buildApp(deps: AppDeps): Koa<AppState> {
-  deps.sessionWaker ??= new SessionWaker(deps.temporal, sessionWorkflowSettings(deps.config), deps.logger);
   const app = new Koa<AppState>({ proxy: true });
   const registry = new RouteRegistry(deps);
   healthRoutes(deps, registry);

@@ -7,7 +7,6 @@ import type { TokenService } from '../src/auth/tokens.js';
 import type { Config } from '../src/config.js';
 import type { Logger } from '../src/logger.js';
 import type { RateLimitStore } from '../src/rate-limit.js';
-import type { SessionWaker } from '../src/agents/session-workflow.js';
 
 /** Everything the API needs, injected: tests pass their own pool, Temporal client and config. */
 export interface AppDeps {
@@ -17,8 +16,6 @@ export interface AppDeps {
   tokens: TokenService;
   logger: Logger;
   rateLimits: RateLimitStore;
-  /** The hand-off of agent ingests to their session workflows; buildApp makes one when absent. */
-  sessionWaker?: SessionWaker;
 }
 
 export interface AppState {

@@ -43,7 +43,7 @@ export async function benchAgentIngest(): Promise<Record<string, unknown>> {
   const pool = await createDatabasePool(databaseUrl, { poolSize: CONCURRENCY });
   const config = testConfig({ DATABASE_POOL_SIZE: String(CONCURRENCY) });
   const logger = pino({ level: 'info', redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, pino.destination('/dev/null'));
-  const api = await startTestApi({ pool, config, logger, awaitWakes: false });
+  const api = await startTestApi({ pool, config, logger });
   const raw = new pg.Pool({ connectionString: databaseUrl, max: CONCURRENCY });
   try {
     const org = await createTestOrg(pool, { credits: 1000 });

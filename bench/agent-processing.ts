@@ -7,6 +7,7 @@
  *  (b) sustained throughput: a backlog ingested while no worker runs, then the time a worker takes
  *      to process all of it (watermarks, metering, explicit signals, and every analysis paid for).
  */
+import { drainerSettings } from '../src/agents/drainer.js';
 import { once } from 'node:events';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { sql } from 'slonik';
@@ -17,6 +18,8 @@ import { stopTestStack } from '../test/helpers/stack.js';
 import { killWorkerProcess, startWorkerProcess } from '../test/helpers/worker.js';
 import { percentile } from './stats.js';
 
+/** The production defaults of what tests shorten: session workflows are told at most once a minute. */
+const PRODUCTION_CADENCE = { AGENT_SESSION_IDLE_SECONDS: '3600', AGENT_WORKFLOW_SIGNAL_SECONDS: '60' };
 const STEADY = { sessions: 100, seconds: Number(process.env.BENCH_SECONDS ?? 20), eventsPerRequest: 2 };
 /** Offered loads, in ingest requests per second (two events each). */
 const LEVELS = (process.env.BENCH_RPS ?? '5,15,30').split(',').map(Number);
@@ -100,7 +103,7 @@ async function backlogThroughput(ctx: Ctx) {
     ids.push((res.body as { sessionId: string }).sessionId);
   }
   const started = performance.now();
-  const worker = await startWorkerProcess({ databaseUrl: ctx.databaseUrl, taskQueue: ctx.taskQueue });
+  const worker = await startWorkerProcess({ databaseUrl: ctx.databaseUrl, taskQueue: ctx.taskQueue, drainer: drainerSettings(ctx.api.deps.config) });
   for (;;) {
     const rows = await watermarks(ctx, ids);
     const queued = await ctx.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
@@ -126,8 +129,8 @@ async function backlogThroughput(ctx: Ctx) {
 export async function benchAgentProcessing(): Promise<Record<string, unknown>> {
   Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('ERROR') });
   // The worker runs in a process of its own, as in production (API and worker scale apart).
-  const steadyCtx = await processingContext({ credits: 10_000_000, worker: false, awaitWakes: false });
-  const worker = await startWorkerProcess({ databaseUrl: steadyCtx.databaseUrl, taskQueue: steadyCtx.taskQueue });
+  const steadyCtx = await processingContext({ credits: 10_000_000, worker: false, env: PRODUCTION_CADENCE });
+  const worker = await startWorkerProcess({ databaseUrl: steadyCtx.databaseUrl, taskQueue: steadyCtx.taskQueue, drainer: drainerSettings(steadyCtx.api.deps.config) });
   const steady = [];
   try {
     for (const rps of LEVELS) steady.push(await steadyLag(steadyCtx, rps));
@@ -139,7 +142,7 @@ export async function benchAgentProcessing(): Promise<Record<string, unknown>> {
     await killWorkerProcess(worker);
     await steadyCtx.close();
   }
-  const backlogCtx = await processingContext({ credits: 10_000_000, worker: false, awaitWakes: false });
+  const backlogCtx = await processingContext({ credits: 10_000_000, worker: false, env: PRODUCTION_CADENCE });
   let backlog;
   try {
     backlog = await backlogThroughput(backlogCtx);

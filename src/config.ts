@@ -53,6 +53,9 @@ const schema = z.object({
   AGENT_RETENTION_SWEEP_MINUTES: positiveInt.max(7 * 24 * 60).default(60),
   AGENT_WAKE_RECONCILE_SECONDS: positiveInt.max(3600).default(15),
   AGENT_CREDENTIAL_CACHE_SECONDS: z.coerce.number().int().min(0).max(60).default(2),
+  AGENT_DRAIN_CONCURRENCY: positiveInt.max(256).default(8),
+  AGENT_DRAIN_POLL_MS: positiveInt.min(10).max(10_000).default(50),
+  AGENT_WORKFLOW_SIGNAL_SECONDS: z.coerce.number().int().min(0).max(24 * 3600).default(60),
 
   SIGNAL_EXTRACTOR: z.enum(['local', 'openai']).default('local'),
   SIGNAL_EXTRACTOR_BASE_URL: z.url().optional(),
@@ -134,6 +137,11 @@ export interface Config {
     wakeReconcileSeconds: number;
     /** How long an API process reuses an ingest secret's lookup (0: never); revocation takes effect within it. */
     credentialCacheSeconds: number;
+    /** The session drainer: sessions processed at once, and how often it looks for due wakes while idle. */
+    drainConcurrency: number;
+    drainPollMs: number;
+    /** The drainer tells a session's workflow at most this often while nothing needs it (0: every pass). */
+    workflowSignalSeconds: number;
   };
   signalExtractor: ExtractorConfig;
   /** Automatic transcription of recordings without a supplied transcript; `none`: status `unavailable`. */
@@ -164,6 +172,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration: ${lines.join('; ')}`);
   }
   const e = result.data;
+  if (e.AGENT_WORKFLOW_SIGNAL_SECONDS >= e.AGENT_SESSION_IDLE_SECONDS) {
+    // An active session's workflow would be closed as idle between two signals.
+    throw new ConfigError('Invalid configuration: AGENT_WORKFLOW_SIGNAL_SECONDS: must be less than AGENT_SESSION_IDLE_SECONDS');
+  }
   return {
     env: e.NODE_ENV,
     http: { host: e.HOST, port: e.PORT, publicBaseUrl: e.PUBLIC_BASE_URL, bodyLimitBytes: e.BODY_LIMIT_BYTES },
@@ -194,6 +206,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       retentionSweepMinutes: e.AGENT_RETENTION_SWEEP_MINUTES,
       wakeReconcileSeconds: e.AGENT_WAKE_RECONCILE_SECONDS,
       credentialCacheSeconds: e.AGENT_CREDENTIAL_CACHE_SECONDS,
+      drainConcurrency: e.AGENT_DRAIN_CONCURRENCY,
+      drainPollMs: e.AGENT_DRAIN_POLL_MS,
+      workflowSignalSeconds: e.AGENT_WORKFLOW_SIGNAL_SECONDS,
     },
     signalExtractor: e.SIGNAL_EXTRACTOR === 'openai'
       ? {

@@ -60,8 +60,6 @@ const presentEvent = (e: EventRow) => ({
 });
 
 export function agentConversationHandlers(deps: AppDeps) {
-  const waker = deps.sessionWaker;
-  if (!waker) throw new Error('buildApp gives every app a sessionWaker');
   const readerOf = (ctx: AppContext): Reader => {
     const p = principalOf(ctx);
     return { organizationId: p.organizationId, userId: p.kind === 'user' ? p.userId : null };
@@ -72,8 +70,7 @@ export function agentConversationHandlers(deps: AppDeps) {
       const tooLarge = eventSizeErrors(body);
       if (tooLarge.length) throw new ValidationError(tooLarge, 'An event exceeds 256 KiB.');
       const result = await ingestSession(deps.pool, agentOf(ctx).application, body, { analysisCreditCost: deps.config.agents.analysisCreditCost });
-      // Committed: the wake goes out off the request path (a durable hand-off, see SessionWaker).
-      if (result.wake) waker.wake(result);
+      // Committed, with the session's wake requested when there is work: the worker's drainer takes it.
       ctx.status = 202;
       ctx.body = {
         sessionId: result.sessionId,

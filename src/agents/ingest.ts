@@ -24,8 +24,6 @@ export interface IngestResult {
   processingStatus: ProcessingStatus;
   status: AgentSessionStatus;
   highestSequence: number | null;
-  /** This ingest requested the session workflow's wake (none was pending): it must signal it. */
-  wake: boolean;
 }
 
 /**
@@ -61,7 +59,7 @@ export async function ingestSession(
     const plan = planIngest({ stored, incoming, sessionStatus: session.status, knownParticipants: known });
     await reviseEvents(tx, session.id, plan.revised.map((r) => r.event), capture);
     const status = session.status === 'open' && request.status && request.status !== 'open' ? request.status : session.status;
-    // Work for the workflow; only the ingest that finds no wake pending signals it (coalescing).
+    // Work for the drainer: the session's wake is requested (once, however many ingests ask).
     const work = plan.accepted.length > 0 || plan.revised.length > 0 || status !== session.status;
     const updated = await updateSessionAfterIngest(tx, session.id, {
       status,
@@ -83,7 +81,6 @@ export async function ingestSession(
       processingStatus: updated.processing_status as ProcessingStatus,
       status: updated.status,
       highestSequence: updated.highest_sequence,
-      wake: work && session.wake_requested_at === null,
     };
   });
 }

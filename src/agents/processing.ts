@@ -1,11 +1,11 @@
-import type { DatabasePool } from 'slonik';
+import type { DatabasePool, DatabaseTransactionConnection } from 'slonik';
 import type { AnalysisResult, ProcessResult, ProgressSnapshot } from '../../workflows/agent-session/contract.js';
 import {
   balance, completeJobs, countQueuedJobs, debitUpTo, lockQueuedJobs, queuedJobs, replaceQualitativeSignals, setBillingState, updateJobs,
   type Analysed, type JobRow,
 } from '../db/repositories/agent-analysis.js';
 import {
-  lockSessionRow, markProcessed, meterResponses, pendingRows, queueAnalyses, upsertExplicitSignals,
+  lockSessionRow, markProcessed, meterResponses, pendingRows, queueAnalyses, upsertExplicitSignals, type LockedSession,
 } from '../db/repositories/agent-processing.js';
 import { maxOrNull, planProcessing } from '../../workflows/agent-session/state.js';
 import { forEachLimited } from '../concurrency.js';
@@ -20,42 +20,62 @@ import { ExtractorError, type SignalExtractor } from '../providers/signal-extrac
  * wake request, in the same transaction: an ingest committed after it requests (and signals) a new
  * one; one committed before it is in this page. Run twice (a retry after a crash), it changes nothing more.
  */
-export async function processPending(pool: DatabasePool, sessionId: string, at: ProgressSnapshot, pageSize: number): Promise<ProcessResult> {
+export async function processPending(pool: DatabasePool, sessionId: string, at: ProgressSnapshot, pageSize: number, o: PassOptions = {}): Promise<ProcessResult> {
   return pool.transaction(async (tx) => {
     const session = await lockSessionRow(tx, sessionId);
     if (!session) return { deleted: true, processedThroughSequence: null, waitingFor: null, more: false, processed: 0, signals: 0, units: 0, queued: 0 };
-    const pending = await pendingRows(tx, sessionId, pageSize);
-    // The stored progress wins over the workflow's snapshot: a retried call (its first attempt
-    // committed, then the worker died) must not see the page it already processed as a gap.
-    const current: ProgressSnapshot = {
-      processedThroughSequence: maxOrNull(at.processedThroughSequence, session.processed_through_sequence),
-      highestSequence: at.highestSequence,
-      terminal: at.terminal || session.status !== 'open',
-    };
-    const plan = planProcessing(current, pending.map((r) => ({ sequence: r.sequence, revision: r.revision })));
-    const chosen = new Set(plan.process.map((e) => e.sequence));
-    const rows = pending.filter((r) => chosen.has(r.sequence));
-    const signals = await upsertExplicitSignals(tx, session, rows);
-    // Spec (metering): one unit per visible finalized assistant response; a retry or revision adds none.
-    const finals = rows.filter((r) => r.type === 'assistant_message' && r.final === true);
-    const units = await meterResponses(tx, session, finals.map((r) => r.id));
-    // Analysis needs the content: none is queued while content capture is off.
-    await queueAnalyses(tx, sessionId, finals.filter((r) => r.has_content));
-    // A full page may end before the next sequence only because it is full: look again first.
-    const more = pending.length === pageSize && rows.length > 0;
-    const stored = await markProcessed(tx, sessionId, rows.map((r) => r.id), plan.processedThroughSequence, !more);
-    return {
-      deleted: false,
-      stored: { status: stored.status, highestSequence: stored.highest_sequence },
-      processedThroughSequence: plan.processedThroughSequence,
-      waitingFor: more ? null : plan.waitingFor,
-      more,
-      processed: rows.length,
-      signals,
-      units,
-      queued: await countQueuedJobs(tx, sessionId),
-    };
+    return processPage(tx, session, at, pageSize, o);
   });
+}
+
+export interface PassOptions {
+  /**
+   * The drainer's passes: the wake is taken only when no analysis is queued either, since the
+   * drainer runs them next, outside any durable record but the wake (the workflow's own activities
+   * are durable in its history).
+   */
+  holdWakeWhileQueued?: boolean;
+}
+
+/** What a caller with no state of its own knows of a session: what is stored (the drainer). */
+export const STORED_ONLY: ProgressSnapshot = { processedThroughSequence: null, highestSequence: null, terminal: false };
+
+/** One page of `processPending`, for a session the transaction has locked. */
+async function processPage(tx: DatabaseTransactionConnection, session: LockedSession, at: ProgressSnapshot, pageSize: number, o: PassOptions = {}): Promise<ProcessResult> {
+  const sessionId = session.id;
+  const pending = await pendingRows(tx, sessionId, pageSize);
+  // The stored progress wins over the caller's snapshot: a retried call (its first attempt
+  // committed, then the worker died) must not see the page it already processed as a gap.
+  const current: ProgressSnapshot = {
+    processedThroughSequence: maxOrNull(at.processedThroughSequence, session.processed_through_sequence),
+    highestSequence: maxOrNull(at.highestSequence, session.highest_sequence),
+    terminal: at.terminal || session.status !== 'open',
+  };
+  const plan = planProcessing(current, pending.map((r) => ({ sequence: r.sequence, revision: r.revision })));
+  const chosen = new Set(plan.process.map((e) => e.sequence));
+  const rows = pending.filter((r) => chosen.has(r.sequence));
+  const signals = await upsertExplicitSignals(tx, session, rows);
+  // Spec (metering): one unit per visible finalized assistant response; a retry or revision adds none.
+  const finals = rows.filter((r) => r.type === 'assistant_message' && r.final === true);
+  const units = await meterResponses(tx, session, finals.map((r) => r.id));
+  // Analysis needs the content: none is queued while content capture is off.
+  await queueAnalyses(tx, sessionId, finals.filter((r) => r.has_content));
+  // A full page may end before the next sequence only because it is full: look again first.
+  const more = pending.length === pageSize && rows.length > 0;
+  const queued = await countQueuedJobs(tx, sessionId);
+  const settled = !more && !(o.holdWakeWhileQueued && queued > 0);
+  const stored = await markProcessed(tx, sessionId, rows.map((r) => r.id), plan.processedThroughSequence, settled);
+  return {
+    deleted: false,
+    stored: { status: stored.status, highestSequence: stored.highest_sequence },
+    processedThroughSequence: plan.processedThroughSequence,
+    waitingFor: more ? null : plan.waitingFor,
+    more,
+    processed: rows.length,
+    signals,
+    units,
+    queued,
+  };
 }
 
 export interface AnalysisOptions {

@@ -5,8 +5,6 @@ import { z } from 'zod';
 import type { Config } from '../config.js';
 import { forEachLimited } from '../concurrency.js';
 import { strandedWakes } from '../db/repositories/agent-sessions.js';
-import type { Logger } from '../logger.js';
-import type { TemporalClient } from '../temporal/connection.js';
 import { ORGANIZATION_ID, SESSION_ID, STATUS } from '../temporal/search-attributes.js';
 import {
   AGENT_SESSION_WORKFLOW, agentSessionWorkflowId, creditsAdded, eventsIngested, type AgentSessionInput, type EventsIngested, type ProcessingStatus,
@@ -65,65 +63,26 @@ export interface WakeTarget {
   processingStatus: ProcessingStatus;
 }
 
+/** A stored session as the wake target its workflow is told about. */
+export function wakeTargetOf(s: { id: string; organization_id: string; status: SessionStatus; highest_sequence: number | null; processing_status: string }): WakeTarget {
+  const processingStatus = (['billing_blocked', 'capture_disabled'].includes(s.processing_status) ? s.processing_status : 'pending') as ProcessingStatus;
+  return { organizationId: s.organization_id, sessionId: s.id, status: s.status, highestSequence: s.highest_sequence, processingStatus };
+}
+
 /** Starts the session's workflow, or pokes the running one (spec: one per session). */
 export async function wakeSession(client: Client, settings: SessionWorkflowSettings, target: WakeTarget): Promise<void> {
   const signal: EventsIngested = { highestSequence: target.highestSequence, status: target.status, processingStatus: target.processingStatus };
-  await client.workflow.signalWithStart(AGENT_SESSION_WORKFLOW, {
+  // Bounded: a caller with Temporal unreachable tries again later instead of waiting on gRPC retries.
+  await client.connection.withDeadline(Date.now() + WAKE_DEADLINE_MS, () => client.workflow.signalWithStart(AGENT_SESSION_WORKFLOW, {
     ...sessionWorkflowStart(settings, target),
     signal: eventsIngested,
     signalArgs: [signal],
-  });
+  }));
 }
 
 const WAKE_DEADLINE_MS = 5_000;
+
 const WAKES_IN_FLIGHT = 16;
-
-/**
- * The API's hand-off of committed ingests to their session workflows, off the request path: an
- * ingest that requested a wake (none was pending, see migration 0011) is queued here and answered
- * at once; wakes go out a bounded number at a time, one per session however many ingests asked.
- * A wake that fails (Temporal unreachable, the process dies first) stays requested in the
- * database, and the reconciler schedule (`agent-session-wakes`) wakes the session within
- * AGENT_WAKE_RECONCILE_SECONDS or so: nothing committed is stranded.
- */
-export class SessionWaker {
-  private readonly queued = new Map<string, WakeTarget>();
-  private inFlight = 0;
-  private idleWaiters: (() => void)[] = [];
-
-  constructor(
-    private readonly temporal: TemporalClient,
-    private readonly settings: SessionWorkflowSettings,
-    private readonly logger: Pick<Logger, 'warn'>,
-  ) {}
-
-  wake(target: WakeTarget): void {
-    this.queued.set(target.sessionId, target);
-    this.pump();
-  }
-
-  /** Resolves once every queued wake has been sent (or has failed): for shutdown and tests. */
-  async settled(): Promise<void> {
-    if (this.inFlight === 0 && this.queued.size === 0) return;
-    await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
-  }
-
-  private pump(): void {
-    while (this.inFlight < WAKES_IN_FLIGHT && this.queued.size > 0) {
-      const [sessionId, target] = this.queued.entries().next().value as [string, WakeTarget];
-      this.queued.delete(sessionId);
-      this.inFlight++;
-      this.temporal.connection
-        .withDeadline(Date.now() + WAKE_DEADLINE_MS, () => wakeSession(this.temporal.client, this.settings, target))
-        .catch((error: unknown) => this.logger.warn({ err: error, sessionId }, 'agent session wake failed; the reconciler wakes it'))
-        .finally(() => {
-          this.inFlight--;
-          this.pump();
-          if (this.inFlight === 0 && this.queued.size === 0) for (const done of this.idleWaiters.splice(0)) done();
-        });
-    }
-  }
-}
 
 /**
  * The reconciler: wakes sessions whose wake was requested more than `olderThanSeconds` ago and
@@ -139,10 +98,8 @@ export async function wakeStrandedSessions(
   const stranded = await strandedWakes(pool, o.olderThanSeconds, o.limit);
   let woken = 0;
   await forEachLimited(stranded, WAKES_IN_FLIGHT, async (s) => {
-    const processingStatus = (['billing_blocked', 'capture_disabled'].includes(s.processing_status) ? s.processing_status : 'pending') as ProcessingStatus;
-    const target = { organizationId: s.organization_id, sessionId: s.id, status: s.status, highestSequence: s.highest_sequence, processingStatus };
     // One that cannot be woken now stays requested for the next round; the others go on.
-    if (await wakeSession(client, settings, target).then(() => true, () => false)) woken++;
+    if (await wakeSession(client, settings, wakeTargetOf(s)).then(() => true, () => false)) woken++;
   });
   return { stranded: stranded.length, woken };
 }

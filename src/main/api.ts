@@ -38,8 +38,6 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
-      // Wakes already handed off go out before the connection closes (any that fail: the reconciler).
-      await deps.sessionWaker?.settled();
       await pool.end();
       await rateLimits.close();
       await temporal.connection.close();

@@ -6,6 +6,7 @@ import { ensureSearchAttributes } from '../temporal/search-attributes.js';
 import { connectTemporalClient, connectTemporalWorker } from '../temporal/connection.js';
 import { ensureRetentionSchedule, ensureSessionWakesSchedule } from '../temporal/schedules.js';
 import { sessionWorkflowSettings } from '../agents/session-workflow.js';
+import { ensureSessionDrainer } from '../agents/drainer-workflow.js';
 import { sdkLogger } from '../temporal/sdk-logger.js';
 import { taskQueues } from '../temporal/task-queues.js';
 import { createWorker } from '../temporal/worker.js';
@@ -28,6 +29,7 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
     await ensureSessionWakesSchedule(admin.client, {
       taskQueue: taskQueues(config).main, everySeconds: config.agents.wakeReconcileSeconds, settings: sessionWorkflowSettings(config),
     }, logger);
+    await ensureSessionDrainer(admin.client, taskQueues(config).main);
   } finally {
     await admin.connection.close();
   }

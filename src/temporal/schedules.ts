@@ -64,7 +64,7 @@ export interface SessionWakesScheduleOptions {
 /**
  * The reconciler of agent session wakes (`agent-session-wakes`), created at worker start like the
  * retention sweep's schedule: every AGENT_WAKE_RECONCILE_SECONDS it wakes the sessions whose
- * requested wake is older than that (see SessionWaker). Overlaps are skipped.
+ * requested wake is older than that: a safety net behind the session drainer. Overlaps are skipped.
  */
 export async function ensureSessionWakesSchedule(client: Client, o: SessionWakesScheduleOptions, logger: Pick<Logger, 'info'>): Promise<string> {
   const scheduleId = o.scheduleId ?? SESSION_WAKES_SCHEDULE_ID;

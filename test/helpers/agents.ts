@@ -1,3 +1,4 @@
+import { drainerSettings } from '../../src/agents/drainer.js';
 import { randomUUID } from 'node:crypto';
 import type { ActivityDeps } from '../../activities/index.js';
 import { sql, type DatabasePool } from 'slonik';
@@ -34,10 +35,10 @@ export interface AgentContext {
   close(): Promise<void>;
 }
 
-export async function agentContext(options: { env?: Record<string, string>; credits?: number; awaitWakes?: boolean } = {}): Promise<AgentContext> {
+export async function agentContext(options: { env?: Record<string, string>; credits?: number } = {}): Promise<AgentContext> {
   const databaseUrl = await createTestDatabase();
   const pool = await createDatabasePool(databaseUrl);
-  const api = await startTestApi({ pool, config: testConfig(options.env ?? {}), awaitWakes: options.awaitWakes ?? true });
+  const api = await startTestApi({ pool, config: testConfig(options.env ?? {}) });
   const org = await createTestOrg(pool, { credits: options.credits ?? 1000 });
   return {
     databaseUrl,
@@ -99,17 +100,16 @@ export interface ProcessingContext extends AgentContext {
 
 /** An agent context whose API starts session workflows on a real worker (short timeouts for tests). */
 export async function processingContext(
-  options: { env?: Record<string, string>; credits?: number; worker?: boolean; deps?: Partial<ActivityDeps>; awaitWakes?: boolean } = {},
+  options: { env?: Record<string, string>; credits?: number; worker?: boolean; deps?: Partial<ActivityDeps> } = {},
 ): Promise<ProcessingContext & { taskQueue: string }> {
   const taskQueue = `test-${randomUUID()}`;
   const base = await agentContext({
     credits: options.credits,
-    awaitWakes: options.awaitWakes ?? true,
     env: { TEMPORAL_TASK_QUEUE: taskQueue, AGENT_SESSION_IDLE_SECONDS: '60', AGENT_BILLING_RECHECK_SECONDS: '1', AGENT_SESSION_ACTIVITY_TIMEOUT_SECONDS: '5', ...options.env },
   });
   // Without an in-process worker the test brings its own (a killable process).
   const worker = options.worker === false ? { taskQueue, stop: async () => undefined } : await startTestWorker(base.pool, {
-    taskQueue, deps: { analysisCreditCost: base.api.deps.config.agents.analysisCreditCost, ...options.deps },
+    taskQueue, deps: { analysisCreditCost: base.api.deps.config.agents.analysisCreditCost, drainer: drainerSettings(base.api.deps.config), ...options.deps },
   });
   const sessionRow = z.object({ processed_through_sequence: z.number().nullable(), processing_status: z.string(), status: z.string() });
   const session = (id: string) => base.pool.one(sql.type(sessionRow)`

@@ -35,11 +35,6 @@ export async function startTestApi(options: {
   temporal?: TemporalClient;
   /** Replaces the in-memory test logger (benchmarks log like production). */
   logger?: Logger;
-  /**
-   * Default true: an ingest request resolves once the API's wake of the session workflow went out
-   * (tests then find the workflow); benchmarks pass false and time what a client sees.
-   */
-  awaitWakes?: boolean;
 }): Promise<TestApi> {
   const config = options.config ?? testConfig();
   const temporal = options.temporal ?? (await connectTemporalClient({ temporal: { ...config.temporal, address: (await testStack()).temporal.address } }));
@@ -76,14 +71,11 @@ export async function startTestApi(options: {
       } catch {
         // not JSON: keep the text
       }
-      // Tests see what a synchronous signal gave them: the session's workflow is woken when the 202 arrives.
-      if (options.awaitWakes !== false && path.startsWith('/v3/rest/agent-conversations/ingest')) await deps.sessionWaker?.settled();
       return { status: response.status, headers: response.headers, body };
     },
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
-      await deps.sessionWaker?.settled();
       if (!options.temporal) await temporal.connection.close();
       await rateLimits.close();
     },

@@ -13,6 +13,6 @@ export const TEST_SIGNING_SECRET = 'test-signing-secret-test-signing-secret-0123
  */
 export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({
-    NODE_ENV: 'test', LOG_LEVEL: 'silent', SIGNING_SECRET: TEST_SIGNING_SECRET, STORAGE_DIR: TEST_MEDIA_DIR, AGENT_CREDENTIAL_CACHE_SECONDS: '0', ...env,
+    NODE_ENV: 'test', LOG_LEVEL: 'silent', SIGNING_SECRET: TEST_SIGNING_SECRET, STORAGE_DIR: TEST_MEDIA_DIR, AGENT_CREDENTIAL_CACHE_SECONDS: '0', AGENT_WORKFLOW_SIGNAL_SECONDS: '0', ...env,
   });
 }

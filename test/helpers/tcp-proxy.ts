@@ -19,7 +19,9 @@ export class TcpProxy {
     return proxy;
   }
 
+  /** Listens again (nothing to do when it listens already). */
   async up(): Promise<void> {
+    if (this.server?.listening) return;
     this.server = net.createServer((client) => {
       const upstream = net.connect(this.targetPort, '127.0.0.1');
       for (const s of [client, upstream]) {

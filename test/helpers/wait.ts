@@ -20,13 +20,20 @@ export function deadline<T>(ms: number, value: T): Promise<T> {
   return new Promise((resolve) => setTimeout(() => resolve(value), ms).unref());
 }
 
-/** Calls `probe` every 250 ms until `accept` takes its answer or `timeoutMs` passes; returns the last answer. */
+/**
+ * Calls `probe` every 250 ms until `accept` takes its answer or `timeoutMs` passes; returns the last
+ * answer. A workflow not found yet counts as no answer: the drainer starts a session's workflow
+ * shortly after the ingest that created the session.
+ */
 export async function eventually<T>(probe: () => Promise<T>, accept: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
   const end = Date.now() + timeoutMs;
-  let last = await probe();
-  while (!accept(last) && Date.now() < end) {
+  for (;;) {
+    try {
+      const last = await probe();
+      if (accept(last) || Date.now() >= end) return last;
+    } catch (error) {
+      if ((error as Error).name !== 'WorkflowNotFoundError' || Date.now() >= end) throw error;
+    }
     await sleep(250);
-    last = await probe();
   }
-  return last;
 }

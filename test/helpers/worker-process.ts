@@ -3,7 +3,10 @@
  * shutdown, no finally blocks): env DATABASE_URL, TEMPORAL_ADDRESS, TASK_QUEUE, BUNDLE_PATH.
  * Prints "ready" once it polls.
  */
+import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { ensureSessionDrainer } from '../../src/agents/drainer-workflow.js';
+import type { DrainerSettings } from '../../src/agents/drainer.js';
 import { createActivities } from '../../activities/index.js';
 import { createDatabasePool } from '../../src/db/pool.js';
 import { loopbackMediaDeps, testActivityDeps } from './worker.js';
@@ -16,15 +19,22 @@ const env = (name: string) => {
 };
 const pool = await createDatabasePool(env('DATABASE_URL'));
 const connection = await NativeConnection.connect({ address: env('TEMPORAL_ADDRESS') });
+const taskQueue = env('TASK_QUEUE');
+// MEDIA_DIR set: media activities store there and may fetch from the test's own loopback server
+// (`media.test` resolves to 127.0.0.1); production code has no such switch.
+// DRAINER_SETTINGS: the drainer's settings as the test's configuration has them (JSON).
+const deps = testActivityDeps(pool, {
+  ...(process.env.MEDIA_DIR ? loopbackMediaDeps(process.env.MEDIA_DIR) : {}),
+  ...(process.env.DRAINER_SETTINGS ? { drainer: JSON.parse(process.env.DRAINER_SETTINGS) as DrainerSettings } : {}),
+});
 const worker = await Worker.create({
   connection,
-  taskQueue: env('TASK_QUEUE'),
-  // MEDIA_DIR set: media activities store there and may fetch from the test's own loopback server
-  // (`media.test` resolves to 127.0.0.1); production code has no such switch.
-  activities: createActivities(testActivityDeps(pool, process.env.MEDIA_DIR ? loopbackMediaDeps(process.env.MEDIA_DIR) : {})),
+  taskQueue,
+  activities: createActivities({ ...deps, drainer: { ...deps.drainer, sessions: { ...deps.drainer.sessions, taskQueue } } }),
   workflowBundle: { codePath: env('BUNDLE_PATH') },
 });
 const running = worker.run();
+await ensureSessionDrainer(new Client({ connection }), taskQueue);
 process.stdout.write('ready\n');
 // SIGTERM (the Runtime's shutdown signal) drains the worker; then close what it used and exit.
 await running;

@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { DatabasePool } from 'slonik';
 import { createActivities, type ActivityDeps } from '../../activities/index.js';
@@ -11,9 +12,11 @@ import { PROJECT_ROOT } from '../../src/paths.js';
 import { LocalSignalExtractor } from '../../src/providers/signal-extractor/local.js';
 import { publicAddressProblem } from '../../src/domain/asset-url.js';
 import { PUBLIC_ADDRESSES, type AddressPolicy } from '../../src/media/safe-fetch.js';
-import { TEST_MEDIA_DIR } from './config.js';
+import { TEST_MEDIA_DIR, testConfig } from './config.js';
 import { LocalRecorder } from '../../src/providers/recorder/local.js';
 import { testStack, workflowBundle } from './stack.js';
+import { drainerSettings, type DrainerSettings } from '../../src/agents/drainer.js';
+import { ensureSessionDrainer } from '../../src/agents/drainer-workflow.js';
 
 export interface TestWorker {
   taskQueue: string;
@@ -32,6 +35,7 @@ export function loopbackMediaDeps(mediaDir: string): Pick<ActivityDeps, 'mediaDi
 export function testActivityDeps(pool: DatabasePool, overrides: Partial<ActivityDeps> = {}): ActivityDeps {
   return {
     pool,
+    drainer: drainerSettings(testConfig()),
     extractor: new LocalSignalExtractor(),
     analysisCreditCost: 1,
     mediaDir: TEST_MEDIA_DIR,
@@ -42,18 +46,24 @@ export function testActivityDeps(pool: DatabasePool, overrides: Partial<Activity
 }
 
 /** A real worker on a task queue of its own (or the given one), running the shared prebuilt bundle. */
-export async function startTestWorker(pool: DatabasePool, options: { taskQueue?: string; deps?: Partial<ActivityDeps> } = {}): Promise<TestWorker> {
+export async function startTestWorker(
+  pool: DatabasePool,
+  /** drainer false: the task queue's session drainer is not started (a test runs its own). */
+  options: { taskQueue?: string; deps?: Partial<ActivityDeps>; drainer?: boolean } = {},
+): Promise<TestWorker> {
   const { temporal } = await testStack();
   const connection = await NativeConnection.connect({ address: temporal.address });
   const taskQueue = options.taskQueue ?? `test-${randomUUID()}`;
+  const deps = testActivityDeps(pool, options.deps);
   const worker = await Worker.create({
     connection,
     taskQueue,
-    activities: createActivities(testActivityDeps(pool, options.deps)),
+    activities: createActivities({ ...deps, drainer: { ...deps.drainer, sessions: { ...deps.drainer.sessions, taskQueue } } }),
     workflowBundle: await workflowBundle(),
     shutdownGraceTime: '2s',
   });
   const running = worker.run();
+  if (options.drainer !== false) await ensureSessionDrainer(new Client({ connection }), taskQueue);
   return {
     taskQueue,
     async stop() {
@@ -68,7 +78,7 @@ export async function startTestWorker(pool: DatabasePool, options: { taskQueue?:
  * A worker in a child process (test/helpers/worker-process.ts): killable with SIGKILL, and on a
  * core of its own beside the API (benchmarks). Resolves once it polls.
  */
-export async function startWorkerProcess(o: { databaseUrl: string; taskQueue: string; mediaDir?: string }): Promise<ChildProcess> {
+export async function startWorkerProcess(o: { databaseUrl: string; taskQueue: string; mediaDir?: string; drainer?: DrainerSettings }): Promise<ChildProcess> {
   const stack = await testStack();
   const bundlePath = path.join(stack.tmpDir, `bundle-${process.pid}.js`);
   if (!existsSync(bundlePath)) await writeFile(bundlePath, (await workflowBundle()).code);
@@ -76,6 +86,7 @@ export async function startWorkerProcess(o: { databaseUrl: string; taskQueue: st
     env: {
       ...process.env, DATABASE_URL: o.databaseUrl, TEMPORAL_ADDRESS: stack.temporal.address, TASK_QUEUE: o.taskQueue, BUNDLE_PATH: bundlePath,
       ...(o.mediaDir ? { MEDIA_DIR: o.mediaDir } : {}),
+      ...(o.drainer ? { DRAINER_SETTINGS: JSON.stringify(o.drainer) } : {}),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -28,12 +28,14 @@ export const lockedSession = z.object({
   application_id: z.string(),
   status: z.enum(['open', 'ended', 'abandoned']),
   processed_through_sequence: z.number().nullable(),
+  highest_sequence: z.number().nullable(),
 });
+export type LockedSession = z.infer<typeof lockedSession>;
 
 /** Serializes the workflow's writes with ingests of the same session (the ingest locks this row too). */
 export async function lockSessionRow(tx: CommonQueryMethods, sessionId: string) {
   return tx.maybeOne(sql.type(lockedSession)`
-    SELECT id, organization_id, application_id, status, processed_through_sequence FROM agent_sessions WHERE id = ${sessionId} FOR UPDATE`);
+    SELECT id, organization_id, application_id, status, processed_through_sequence, highest_sequence FROM agent_sessions WHERE id = ${sessionId} FOR UPDATE`);
 }
 
 const processRow = z.object({
@@ -129,4 +131,34 @@ export async function markProcessed(tx: CommonQueryMethods, sessionId: string, e
       wake_requested_at = CASE WHEN ${settled} THEN NULL ELSE wake_requested_at END
     WHERE id = ${sessionId}
     RETURNING status, highest_sequence`);
+}
+
+const signalTarget = z.object({
+  organization_id: z.string(),
+  status: z.enum(['open', 'ended', 'abandoned']),
+  highest_sequence: z.number().nullable(),
+  processing_status: z.string(),
+});
+
+/**
+ * Whether the drainer tells the session's workflow now: always when `force` or when the session
+ * has ended (the workflow finishes its run), else when it has not been told for `everySeconds` (or
+ * ever). Taking the turn records it; null: not this time.
+ */
+export async function takeWorkflowSignalTurn(db: CommonQueryMethods, sessionId: string, everySeconds: number, force: boolean) {
+  return db.maybeOne(sql.type(signalTarget)`
+    UPDATE agent_sessions SET workflow_signalled_at = now()
+    WHERE id = ${sessionId}
+      AND (${force} OR status <> 'open' OR workflow_signalled_at IS NULL OR workflow_signalled_at <= now() - ${everySeconds} * interval '1 second')
+    RETURNING organization_id, status, highest_sequence, processing_status`);
+}
+
+/**
+ * A signal that failed: the session is told at its next turn, and the drainer looks at it again
+ * after `retrySeconds` (not before: Temporal may be down for a while), even with no ingest.
+ */
+export async function deferWorkflowSignal(db: CommonQueryMethods, sessionId: string, retrySeconds: number): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE agent_sessions SET workflow_signalled_at = NULL, wake_requested_at = now() + ${retrySeconds} * interval '1 second'
+    WHERE id = ${sessionId}`);
 }

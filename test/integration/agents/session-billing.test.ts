@@ -87,6 +87,8 @@ describe('agent session workflow: credits and billing_blocked', function () {
       assert.equal(res.body.processingStatus, 'billing_blocked');
       const sessionId = res.body.sessionId as string;
       const handle = ctx.api.deps.temporal.client.workflow.getHandle(agentSessionWorkflowId(sessionId));
+      // The drainer hands the waiting analyses to the session's workflow (it starts it).
+      await eventually(() => handle.describe(), () => true);
       assert.equal(await handle.result(), 'idle', 'the blocked run closes when idle');
       assert.deepEqual(await ctx.outcome(sessionId), { units: 2, explicit: 0, inferred: 0, queued: 2, done: 0 });
       const { temporal } = await testStack();

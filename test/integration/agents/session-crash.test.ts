@@ -1,3 +1,4 @@
+import { drainerSettings } from '../../../src/agents/drainer.js';
 import { strict as assert } from 'node:assert';
 import type { ChildProcess } from 'node:child_process';
 import { sql } from 'slonik';
@@ -61,7 +62,7 @@ describe('agent session workflow: a worker killed mid-batch', function () {
       (SELECT coalesce(sum(processed_through_sequence), 0)::int FROM agent_sessions WHERE id = ANY(${sql.array(sessionIds, 'uuid')})) AS watermarks`);
 
   it('a new worker finishes the work; units, signals and credits equal a clean run\'s', async () => {
-    child = await startWorkerProcess({ databaseUrl: ctx.databaseUrl, taskQueue: ctx.taskQueue });
+    child = await startWorkerProcess({ databaseUrl: ctx.databaseUrl, taskQueue: ctx.taskQueue, drainer: drainerSettings(ctx.api.deps.config) });
     const crashed = await ingestAll(await ctx.newApp());
     const target = crashed.last * SESSIONS;
     // Kill while processing is under way: some progress, not all of it.

@@ -17,11 +17,16 @@ import { eventually, waitFor } from '../../helpers/wait.js';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { sessionWorkflowSettings } from '../../../src/agents/session-workflow.js';
+import { sessionWorkflowSettings, wakeSession } from '../../../src/agents/session-workflow.js';
+import { drainSessionWakes } from '../../../src/agents/drainer.js';
+import { LocalSignalExtractor } from '../../../src/providers/signal-extractor/local.js';
 import { ensureSessionWakesSchedule } from '../../../src/temporal/schedules.js';
 
-/** After commit, every ingest signal-with-starts `agent-session/<sessionId>` on a real Temporal. */
-describe('agent ingest: the session workflow is started and signalled', function () {
+/**
+ * The API stores and requests a wake; the drainer (here run by the test, its Temporal client behind a
+ * proxy the test can cut) processes it and tells `agent-session/<sessionId>` with signal-with-start.
+ */
+describe('agent ingest: the drainer processes sessions and tells their workflows', function () {
   this.timeout(120_000);
   let pool: DatabasePool;
   let worker: TestWorker;
@@ -30,13 +35,16 @@ describe('agent ingest: the session workflow is started and signalled', function
   let api: TestApi;
   let org: TestOrg;
   let app: TestAgentApp;
+  let settings: ReturnType<typeof sessionWorkflowSettings>;
 
   before(async () => {
     pool = await createDatabasePool(await createTestDatabase());
-    worker = await startTestWorker(pool);
+    // The session workflows run on this worker; the drainer is the test's own.
+    worker = await startTestWorker(pool, { drainer: false });
     const stack = await testStack();
     proxy = await TcpProxy.start(Number(stack.temporal.address.split(':')[1]));
     const config = testConfig({ TEMPORAL_TASK_QUEUE: worker.taskQueue, AGENT_SESSION_IDLE_SECONDS: '600' });
+    settings = sessionWorkflowSettings(config);
     temporal = await connectTemporalClient({ temporal: { ...config.temporal, address: `127.0.0.1:${proxy.port}` } });
     api = await startTestApi({ pool, config, temporal });
     org = await createTestOrg(pool, { credits: 10 });
@@ -53,45 +61,80 @@ describe('agent ingest: the session workflow is started and signalled', function
   });
 
   const ingest = (body: unknown) => api.request('/v3/rest/agent-conversations/ingest', { method: 'POST', headers: { 'X-Service-Agent-Key': app.secret }, json: body });
+  const stored = (sessionId: string) => pool.one(sql.type(z.object({ w: z.number().nullable(), wake: z.boolean(), told: z.boolean() }))`
+    SELECT processed_through_sequence AS w, wake_requested_at IS NOT NULL AS wake, workflow_signalled_at IS NOT NULL AS told
+    FROM agent_sessions WHERE id = ${sessionId}`);
 
-  it('starts one workflow per session with search attributes, and signals it on the next ingest', async () => {
+  /** Runs the drainer until the returned stop() (which resolves with what it did and the warnings it logged). */
+  function drainer() {
+    const abort = new AbortController();
+    const warnings: string[] = [];
+    const run = drainSessionWakes({
+      pool, extractor: new LocalSignalExtractor(), analysisCreditCost: 1, concurrency: 4, pollMs: 50, signalEverySeconds: 0,
+      tell: (target) => wakeSession(temporal.client, settings, target),
+      heartbeat: () => undefined, signal: abort.signal, runForMs: 110_000,
+      logger: { warn: (meta, message) => warnings.push(`${message} ${String(meta.sessionId)}`) },
+    });
+    return { warnings, stop: async () => (abort.abort(), { ...(await run), warnings }) };
+  }
+
+  it('processes a session and starts its one workflow with search attributes; the run finishes once the session ended', async () => {
     const first = await ingest(sessionRequest(app, [userMessage(1, 'q')], { externalSessionId: 'wf-1' }));
     assert.equal(first.status, 202);
-    const handle = temporal.client.workflow.getHandle(agentSessionWorkflowId(first.body.sessionId));
+    const sessionId = first.body.sessionId as string;
+    assert.deepEqual(await stored(sessionId), { w: null, wake: true, told: false }, 'stored, the wake requested, nothing processed without a drainer');
     const second = await ingest(sessionRequest(app, [assistantMessage(3, 'a')], { externalSessionId: 'wf-1', status: 'ended' }));
     assert.equal(second.status, 202);
-    const view = await eventually(() => handle.query(sessionView), (v) => v.status === 'ended' && v.processedThroughSequence === 3);
-    // The second ingest signals only if the first one's wake was taken already (coalescing); either way its work is seen.
-    assert.ok(view.ingests >= 1 && view.ingests <= 2, JSON.stringify(view));
-    assert.deepEqual({ ...view, ingests: 0 }, { processedThroughSequence: 3, highestSequence: 3, status: 'ended', processingStatus: 'pending', waitingForSequence: null, ingests: 0 });
-    // Ended and fully processed: the run finishes (a later revision or feedback would start a new one).
-    assert.equal(await handle.result(), 'finished');
-    const description = await handle.describe();
-    assert.equal(description.status.name, 'COMPLETED');
-    assert.equal(description.typedSearchAttributes.get(ORGANIZATION_ID), org.organizationId);
-    assert.equal(description.typedSearchAttributes.get(SESSION_ID), first.body.sessionId);
-    await eventually(async () => (await handle.describe()).typedSearchAttributes.get(STATUS), (s) => s === 'ended');
+    const d = drainer();
+    try {
+      const handle = temporal.client.workflow.getHandle(agentSessionWorkflowId(sessionId));
+      const view = await eventually(() => handle.query(sessionView), (v) => v.status === 'ended' && v.processedThroughSequence === 3);
+      assert.deepEqual({ ...view, ingests: 0 }, { processedThroughSequence: 3, highestSequence: 3, status: 'ended', processingStatus: 'pending', waitingForSequence: null, ingests: 0 });
+      // Ended and fully processed: the run finishes (a later revision or feedback would start a new one).
+      assert.equal(await handle.result(), 'finished');
+      const description = await handle.describe();
+      assert.equal(description.status.name, 'COMPLETED');
+      assert.equal(description.typedSearchAttributes.get(ORGANIZATION_ID), org.organizationId);
+      assert.equal(description.typedSearchAttributes.get(SESSION_ID), sessionId);
+      await eventually(async () => (await handle.describe()).typedSearchAttributes.get(STATUS), (s) => s === 'ended');
+      assert.deepEqual(await stored(sessionId), { w: 3, wake: false, told: true });
+    } finally {
+      const done = await d.stop();
+      assert.equal(done.sessions >= 1 && done.events === 2, true, JSON.stringify(done));
+    }
   });
 
-  it('Temporal unreachable after commit: 202 all the same; the reconciler schedule wakes the session once Temporal is back, with no retry', async () => {
-    const body = sessionRequest(app, [userMessage(1, 'q'), assistantMessage(2, 'a')], { externalSessionId: 'wf-outage' });
+  it('Temporal unreachable: 202 all the same, the drainer processes without it, and tells the workflow once Temporal is back', async () => {
     await proxy.down();
-    const accepted = await ingest(body);
+    const accepted = await ingest(sessionRequest(app, [userMessage(1, 'q'), assistantMessage(2, 'a')], { externalSessionId: 'wf-outage' }));
     assert.deepEqual([accepted.status, accepted.body.acceptedEventCount], [202, 2]);
     const sessionId = accepted.body.sessionId as string;
-    assert.ok(await waitFor(async () => api.logs.some((l) => l.includes('agent session wake failed') && l.includes(sessionId)), 30_000), 'the wake did not fail');
-    const stored = () => pool.one(sql.type(z.object({ w: z.number().nullable(), wake: z.boolean() }))`
-      SELECT processed_through_sequence AS w, wake_requested_at IS NOT NULL AS wake FROM agent_sessions WHERE id = ${sessionId}`);
-    assert.deepEqual(await stored(), { w: null, wake: true }, 'stored, not processed, the wake still requested');
-    await proxy.up();
+    const d = drainer();
+    try {
+      assert.ok(await waitFor(async () => d.warnings.some((w) => w.includes('could not tell the session workflow') && w.includes(sessionId)), 30_000), 'the signal did not fail');
+      const during = await stored(sessionId);
+      assert.deepEqual([during.w, during.told], [2, false], 'processed while Temporal is down; the workflow not told yet');
+      await proxy.up();
+      // The drainer looks at the session again a few seconds later, with no new ingest.
+      assert.deepEqual(await eventually(() => stored(sessionId), (s) => s.told && !s.wake, 60_000), { w: 2, wake: false, told: true });
+      const view = await eventually(() => temporal.client.workflow.getHandle(agentSessionWorkflowId(sessionId)).query(sessionView), (v) => v.processedThroughSequence === 2);
+      assert.equal(view.processedThroughSequence, 2);
+    } finally {
+      await proxy.up();
+      await d.stop();
+    }
+  });
+
+  it('no drainer running: the reconciler schedule wakes the stranded session, whose workflow processes it', async () => {
+    const accepted = await ingest(sessionRequest(app, [userMessage(1, 'q'), assistantMessage(2, 'a')], { externalSessionId: 'wf-stranded' }));
+    assert.equal(accepted.status, 202);
+    const sessionId = accepted.body.sessionId as string;
+    assert.deepEqual(await stored(sessionId), { w: null, wake: true, told: false });
     // What the worker creates at start: the reconciler, here every 2 s on this suite's task queue.
     const scheduleId = `wakes-${randomUUID()}`;
-    await ensureSessionWakesSchedule(temporal.client, {
-      taskQueue: worker.taskQueue, everySeconds: 2, scheduleId,
-      settings: sessionWorkflowSettings(testConfig({ TEMPORAL_TASK_QUEUE: worker.taskQueue, AGENT_SESSION_IDLE_SECONDS: '600' })),
-    }, { info: () => undefined });
+    await ensureSessionWakesSchedule(temporal.client, { taskQueue: worker.taskQueue, everySeconds: 2, scheduleId, settings }, { info: () => undefined });
     try {
-      assert.deepEqual(await eventually(stored, (s) => s.w === 2 && !s.wake, 60_000), { w: 2, wake: false });
+      assert.deepEqual(await eventually(() => stored(sessionId), (s) => s.w === 2 && !s.wake, 60_000), { w: 2, wake: false, told: false });
       const view = await temporal.client.workflow.getHandle(agentSessionWorkflowId(sessionId)).query(sessionView);
       assert.equal(view.processedThroughSequence, 2);
     } finally {

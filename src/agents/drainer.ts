@@ -1,0 +1,181 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { DatabasePool } from 'slonik';
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { deferWorkflowSignal, takeWorkflowSignalTurn } from '../db/repositories/agent-processing.js';
+import type { SignalExtractor } from '../providers/signal-extractor/types.js';
+import { analyseQueued, processPending, STORED_ONLY, type PassOptions } from './processing.js';
+import type { Config } from '../config.js';
+import { sessionWorkflowSettings, wakeTargetOf, type SessionWorkflowSettings, type WakeTarget } from './session-workflow.js';
+
+/** The worker's drainer settings (configuration). */
+export interface DrainerSettings {
+  concurrency: number;
+  pollMs: number;
+  signalEverySeconds: number;
+  /** How long one activity call runs. */
+  runSeconds: number;
+  /** How the session workflows it tells are started. */
+  sessions: SessionWorkflowSettings;
+}
+
+export function drainerSettings(config: Pick<Config, 'agents' | 'temporal'>): DrainerSettings {
+  return {
+    concurrency: config.agents.drainConcurrency,
+    pollMs: config.agents.drainPollMs,
+    signalEverySeconds: config.agents.workflowSignalSeconds,
+    runSeconds: 60,
+    sessions: sessionWorkflowSettings(config),
+  };
+}
+
+export interface DrainOptions {
+  pool: DatabasePool;
+  extractor: SignalExtractor;
+  analysisCreditCost: number;
+  /** Sessions processed at once. */
+  concurrency: number;
+  /** While no wake is due, how long to wait before looking again. */
+  pollMs: number;
+  /** A session's workflow is told at most this often while nothing needs it (0: after every pass). */
+  signalEverySeconds: number;
+  /** Tells the session's workflow (signal-with-start: it is started when not running). */
+  tell: (target: WakeTarget) => Promise<void>;
+  /** Called after every look at the queue and every session (the activity's heartbeat). */
+  heartbeat: () => void;
+  /** Stops taking sessions; those in progress finish their current transaction. */
+  signal: AbortSignal;
+  /** Returns after this long (the workflow calls again), so that a run's history stays small. */
+  runForMs: number;
+  logger?: { warn(meta: Record<string, unknown>, message: string): void };
+}
+
+export interface DrainResult {
+  sessions: number;
+  events: number;
+  analyses: number;
+  signals: number;
+}
+
+const PAGE = 500;
+const ANALYSES_PER_CALL = 20;
+const PROVIDER_CONCURRENCY = 4;
+/** A workflow signal that failed is tried again after this long, even with no new ingest. */
+const SIGNAL_RETRY_SECONDS = 5;
+
+const dueIds = z.object({ id: z.string() });
+
+/**
+ * The session drainer: the worker's consumer of requested wakes (`agent_sessions.wake_requested_at`,
+ * set by ingests in their own transaction). It processes each due session exactly as the session
+ * workflow's pass does (`processPending`, page by page under the session's row lock, then the queued
+ * analyses), with no Temporal call per ingest. The session's workflow keeps what only it does
+ * (status in the Temporal UI, idle close, continue-as-new, waiting for credits or the provider): the
+ * drainer tells it at once when it has work (the session ended, analyses wait) and otherwise at most
+ * every `signalEverySeconds`. A crash anywhere loses nothing: the wake stays requested until a pass
+ * that found nothing more to process takes it, and every write is idempotent.
+ */
+export async function drainSessionWakes(o: DrainOptions): Promise<DrainResult> {
+  const totals: DrainResult = { sessions: 0, events: 0, analyses: 0, signals: 0 };
+  const deadline = Date.now() + o.runForMs;
+  const inFlight = new Set<string>();
+  const running = new Set<Promise<void>>();
+  const done = () => o.signal.aborted || Date.now() >= deadline;
+  while (!done()) {
+    const free = o.concurrency - inFlight.size;
+    const due = free > 0 ? await dueSessions(o.pool, [...inFlight], free) : [];
+    o.heartbeat();
+    for (const id of due) {
+      inFlight.add(id);
+      const task = drainSession(o, id, totals)
+        .catch((error: unknown) => o.logger?.warn({ err: error, sessionId: id }, 'session drain failed; its wake stays requested'))
+        .finally(() => {
+          inFlight.delete(id);
+          running.delete(task);
+        });
+      running.add(task);
+    }
+    // A full batch: more may be due at once. Every slot busy: look again when one frees up. Else
+    // nothing more is due now: look again after pollMs.
+    if (free > 0 && due.length === free) continue;
+    await Promise.race([sleep(o.pollMs, undefined, { signal: o.signal }).catch(() => undefined), ...(free === 0 ? running : [])]);
+  }
+  await Promise.all(running);
+  return totals;
+}
+
+/** Due sessions, oldest wake first, except those this drainer is working on. */
+async function dueSessions(pool: DatabasePool, busy: string[], limit: number): Promise<string[]> {
+  const rows = await pool.any(sql.type(dueIds)`
+    SELECT id FROM agent_sessions
+    WHERE wake_requested_at <= now() AND NOT (id = ANY(${sql.array(busy, 'uuid')}))
+    ORDER BY wake_requested_at LIMIT ${limit}`);
+  return rows.map((r) => r.id);
+}
+
+/**
+ * One session, until a pass under its lock finds nothing to process and no analysis queued (that
+ * pass takes the wake): pending events page by page, then the queued analyses, then a pass again
+ * (for what was ingested meanwhile). Analyses that must wait (credits, provider) go to the session's
+ * workflow, which waits durably; the wake is taken only once the workflow was told.
+ */
+async function drainSession(o: DrainOptions, sessionId: string, totals: DrainResult): Promise<void> {
+  let told = false;
+  for (;;) {
+    const result = await passes(o, sessionId, totals, { holdWakeWhileQueued: true });
+    if (!result) return;
+    if (result.queued === 0) break;
+    const analysed = await analyse(o, sessionId, totals);
+    if (analysed === 'deleted' || o.signal.aborted) return;
+    if (analysed === 'waiting') {
+      if (!(await tell(o, sessionId, true, totals))) return;
+      told = true;
+      await passes(o, sessionId, totals, {});
+      break;
+    }
+  }
+  totals.sessions++;
+  if (!told) await tell(o, sessionId, false, totals);
+}
+
+/** Passes until one is not full; null when the session was deleted. */
+async function passes(o: DrainOptions, sessionId: string, totals: DrainResult, pass: PassOptions) {
+  for (;;) {
+    const result = await processPending(o.pool, sessionId, STORED_ONLY, PAGE, pass);
+    if (result.deleted) return null;
+    totals.events += result.processed;
+    if (!result.more) return result;
+  }
+}
+
+/** Runs the queued analyses until none is left ('done') or they must wait ('waiting'). */
+async function analyse(o: DrainOptions, sessionId: string, totals: DrainResult): Promise<'done' | 'waiting' | 'deleted'> {
+  for (;;) {
+    const analysed = await analyseQueued(o.pool, sessionId, {
+      extractor: o.extractor, creditCost: o.analysisCreditCost, limit: ANALYSES_PER_CALL, concurrency: PROVIDER_CONCURRENCY,
+      heartbeat: o.heartbeat, signal: o.signal,
+    });
+    totals.analyses += analysed.analysed;
+    if (analysed.deleted) return 'deleted';
+    if (analysed.billingBlocked || analysed.providerUnavailable) return 'waiting';
+    if (analysed.remaining === 0 || o.signal.aborted) return 'done';
+  }
+}
+
+/**
+ * Tells the session's workflow when `force` or when its turn has come (a session that ended always
+ * has it). False when that failed: the session is looked at again shortly (deferWorkflowSignal).
+ */
+async function tell(o: DrainOptions, sessionId: string, force: boolean, totals: DrainResult): Promise<boolean> {
+  const turn = await takeWorkflowSignalTurn(o.pool, sessionId, o.signalEverySeconds, force);
+  if (!turn) return true;
+  try {
+    await o.tell(wakeTargetOf({ id: sessionId, ...turn }));
+    totals.signals++;
+    return true;
+  } catch (error) {
+    o.logger?.warn({ err: error, sessionId }, 'could not tell the session workflow; trying again shortly');
+    await deferWorkflowSignal(o.pool, sessionId, SIGNAL_RETRY_SECONDS);
+    return false;
+  }
+}
