@@ -1,9 +1,12 @@
 /**
  * Agent session processing, end to end on the real stack (API, Temporal dev server, worker with
  * the local signal extractor, PostgreSQL):
- *  (a) lag: a steady open-loop load across 100 sessions, at several rates (requests/s round-robin
- *      over the sessions, each one user message and one finalized assistant response); for every ingest, the time from its 202 response until the
- *      session's processedThroughSequence reaches its last event, p50/p95 (DB polled every 20 ms);
+ *  (a) lag: BENCH_SESSIONS (1,000) sessions are opened (one turn each, processed, workflows running;
+ *      the rate at which that happens is reported apart), then a steady open-loop load at several
+ *      rates (BENCH_RPS requests/s, round-robin over the sessions, each one user message and one
+ *      finalized assistant response) for BENCH_SECONDS; for every ingest, the time from its 202
+ *      response until the session's processedThroughSequence reaches its last event, p50/p95 (DB
+ *      polled every 20 ms);
  *  (b) sustained throughput: a backlog ingested while no worker runs, then the time a worker takes
  *      to process all of it (watermarks, metering, explicit signals, and every analysis paid for).
  */
@@ -20,9 +23,9 @@ import { percentile } from './stats.js';
 
 /** The production defaults of what tests shorten: session workflows are told at most once a minute. */
 const PRODUCTION_CADENCE = { AGENT_SESSION_IDLE_SECONDS: '3600', AGENT_WORKFLOW_SIGNAL_SECONDS: '60' };
-const STEADY = { sessions: 100, seconds: Number(process.env.BENCH_SECONDS ?? 20), eventsPerRequest: 2 };
+const STEADY = { sessions: Number(process.env.BENCH_SESSIONS ?? 1000), seconds: Number(process.env.BENCH_SECONDS ?? 20), eventsPerRequest: 2 };
 /** Offered loads, in ingest requests per second (two events each). */
-const LEVELS = (process.env.BENCH_RPS ?? '5,15,30').split(',').map(Number);
+const LEVELS = (process.env.BENCH_RPS ?? '30,100,300').split(',').map(Number);
 const BACKLOG = { sessions: 100, turns: Number(process.env.BENCH_TURNS ?? 100) };
 const TEXT = 'The export to CSV drops the last column when the report has more than twenty columns. Can you add a fix? ';
 
@@ -30,6 +33,12 @@ type Ctx = Awaited<ReturnType<typeof processingContext>>;
 
 const watermarks = (ctx: Ctx, ids: string[]) => ctx.pool.any(sql.type(z.object({ id: z.string(), w: z.number().nullable() }))`
   SELECT id, processed_through_sequence AS w FROM agent_sessions WHERE id = ANY(${sql.array(ids, 'uuid')})`);
+
+/** Every session processed through its first turn, its analyses done and its workflow told. */
+const sessionsSettled = (ctx: Ctx, ids: string[]) => ctx.pool.oneFirst(sql.type(z.object({ ok: z.boolean() }))`
+  SELECT bool_and(s.processed_through_sequence = 2 AND s.workflow_signalled_at IS NOT NULL
+    AND NOT EXISTS (SELECT 1 FROM agent_analysis_jobs j WHERE j.session_id = s.id AND j.status = 'queued')) AS ok
+  FROM agent_sessions s WHERE s.id = ANY(${sql.array(ids, 'uuid')})`);
 
 async function steadyLag(ctx: Ctx, requestsPerSecond: number) {
   const app = await ctx.newApp();
@@ -48,6 +57,21 @@ async function steadyLag(ctx: Ctx, requestsPerSecond: number) {
       await sleep(20);
     }
   })();
+  // The sessions are open first (one turn each, processed, their workflows running), as in
+  // production, where sessions last far longer than a benchmark: session starts are timed apart.
+  const send = async (s: number, round: number) => {
+    const seq = round * 2 + 1;
+    const res = await ctx.ingest(app, sessionRequest(app, [userMessage(seq, `${TEXT}${round}`), assistantMessage(seq + 1, `answer ${round}`)], { externalSessionId: `steady-${requestsPerSecond}-${s}` }));
+    if (res.status !== 202) throw new Error(`ingest ${res.status}`);
+    return res.body as { sessionId: string };
+  };
+  const warmStart = performance.now();
+  const opened: string[] = [];
+  for (let s = 0; s < STEADY.sessions; s += 50) {
+    opened.push(...(await Promise.all(Array.from({ length: Math.min(50, STEADY.sessions - s) }, (_, k) => send(s + k, 0)))).map((b) => b.sessionId));
+  }
+  while (!(await sessionsSettled(ctx, opened))) await sleep(100);
+  const openSeconds = (performance.now() - warmStart) / 1000;
   // Open loop: requests start on a fixed schedule (round-robin over the sessions), whatever the
   // latency of earlier ones, so that the load stays steady instead of slowing down with the system.
   const total = requestsPerSecond * STEADY.seconds;
@@ -55,17 +79,15 @@ async function steadyLag(ctx: Ctx, requestsPerSecond: number) {
   const inFlight: Promise<void>[] = [];
   for (let i = 0; i < total; i++) {
     const s = i % STEADY.sessions;
-    const round = Math.floor(i / STEADY.sessions);
+    const round = Math.floor(i / STEADY.sessions) + 1;
     const due = started + (i * 1000) / requestsPerSecond;
     await sleep(Math.max(0, due - performance.now()));
     inFlight.push((async () => {
       const seq = round * 2 + 1;
       const t = performance.now();
-      const res = await ctx.ingest(app, sessionRequest(app, [userMessage(seq, `${TEXT}${round}`), assistantMessage(seq + 1, `answer ${round}`)], { externalSessionId: `steady-${requestsPerSecond}-${s}` }));
-      if (res.status !== 202) throw new Error(`ingest ${res.status}`);
+      const { sessionId } = await send(s, round);
       const done = performance.now();
       ingestMs.push(done - t);
-      const sessionId = (res.body as { sessionId: string }).sessionId;
       ids.add(sessionId);
       const list = pending.get(sessionId) ?? [];
       list.push({ sequence: seq + 1, at: done });
@@ -82,6 +104,7 @@ async function steadyLag(ctx: Ctx, requestsPerSecond: number) {
   const events = total * STEADY.eventsPerRequest;
   return {
     sessions: STEADY.sessions,
+    sessionsOpenedPerSecond: Number((STEADY.sessions / openSeconds).toFixed(1)),
     requestsPerSecond,
     offeredEventsPerSecond: Number((events / sendSeconds).toFixed(1)),
     ingests: lags.length,

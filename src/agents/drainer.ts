@@ -62,6 +62,30 @@ const ANALYSES_PER_CALL = 20;
 const PROVIDER_CONCURRENCY = 4;
 /** A workflow signal that failed is tried again after this long, even with no new ingest. */
 const SIGNAL_RETRY_SECONDS = 5;
+/** Routine signals in flight at once, off the sessions' lanes (a lane waits only when this many are). */
+const TELLS_IN_FLIGHT = 32;
+
+/** Background tasks, at most `limit` at once: add() waits for a free place (back-pressure). */
+class Bounded {
+  private readonly pending = new Set<Promise<void>>();
+  constructor(private readonly limit: number) {}
+
+  async add(task: () => Promise<void>): Promise<void> {
+    while (this.pending.size >= this.limit) await Promise.race(this.pending);
+    const p: Promise<void> = task().finally(() => this.pending.delete(p));
+    this.pending.add(p);
+  }
+
+  async settled(): Promise<void> {
+    await Promise.all(this.pending);
+  }
+}
+
+interface Run {
+  o: DrainOptions;
+  totals: DrainResult;
+  tells: Bounded;
+}
 
 const dueIds = z.object({ id: z.string() });
 
@@ -77,6 +101,7 @@ const dueIds = z.object({ id: z.string() });
  */
 export async function drainSessionWakes(o: DrainOptions): Promise<DrainResult> {
   const totals: DrainResult = { sessions: 0, events: 0, analyses: 0, signals: 0 };
+  const run: Run = { o, totals, tells: new Bounded(TELLS_IN_FLIGHT) };
   const deadline = Date.now() + o.runForMs;
   const inFlight = new Set<string>();
   const running = new Set<Promise<void>>();
@@ -87,7 +112,7 @@ export async function drainSessionWakes(o: DrainOptions): Promise<DrainResult> {
     o.heartbeat();
     for (const id of due) {
       inFlight.add(id);
-      const task = drainSession(o, id, totals)
+      const task = drainSession(run, id)
         .catch((error: unknown) => o.logger?.warn({ err: error, sessionId: id }, 'session drain failed; its wake stays requested'))
         .finally(() => {
           inFlight.delete(id);
@@ -101,6 +126,7 @@ export async function drainSessionWakes(o: DrainOptions): Promise<DrainResult> {
     await Promise.race([sleep(o.pollMs, undefined, { signal: o.signal }).catch(() => undefined), ...(free === 0 ? running : [])]);
   }
   await Promise.all(running);
+  await run.tells.settled();
   return totals;
 }
 
@@ -119,7 +145,8 @@ async function dueSessions(pool: DatabasePool, busy: string[], limit: number): P
  * (for what was ingested meanwhile). Analyses that must wait (credits, provider) go to the session's
  * workflow, which waits durably; the wake is taken only once the workflow was told.
  */
-async function drainSession(o: DrainOptions, sessionId: string, totals: DrainResult): Promise<void> {
+async function drainSession(run: Run, sessionId: string): Promise<void> {
+  const { o, totals } = run;
   let told = false;
   for (;;) {
     const result = await passes(o, sessionId, totals, { holdWakeWhileQueued: true });
@@ -128,14 +155,14 @@ async function drainSession(o: DrainOptions, sessionId: string, totals: DrainRes
     const analysed = await analyse(o, sessionId, totals);
     if (analysed === 'deleted' || o.signal.aborted) return;
     if (analysed === 'waiting') {
-      if (!(await tell(o, sessionId, true, totals))) return;
+      if (!(await tell(run, sessionId, true))) return;
       told = true;
       await passes(o, sessionId, totals, {});
       break;
     }
   }
   totals.sessions++;
-  if (!told) await tell(o, sessionId, false, totals);
+  if (!told) await tell(run, sessionId, false);
 }
 
 /** Passes until one is not full; null when the session was deleted. */
@@ -164,18 +191,27 @@ async function analyse(o: DrainOptions, sessionId: string, totals: DrainResult):
 
 /**
  * Tells the session's workflow when `force` or when its turn has come (a session that ended always
- * has it). False when that failed: the session is looked at again shortly (deferWorkflowSignal).
+ * has it). A forced signal is sent before the session's wake may be taken: false when it failed. A
+ * routine one goes out in the background, the lane moves on. Either way a failed signal has the
+ * session looked at again shortly (deferWorkflowSignal); a process that dies before sending a
+ * routine one leaves it to the session's next turn.
  */
-async function tell(o: DrainOptions, sessionId: string, force: boolean, totals: DrainResult): Promise<boolean> {
+async function tell(run: Run, sessionId: string, force: boolean): Promise<boolean> {
+  const { o, totals } = run;
   const turn = await takeWorkflowSignalTurn(o.pool, sessionId, o.signalEverySeconds, force);
   if (!turn) return true;
-  try {
-    await o.tell(wakeTargetOf({ id: sessionId, ...turn }));
-    totals.signals++;
-    return true;
-  } catch (error) {
-    o.logger?.warn({ err: error, sessionId }, 'could not tell the session workflow; trying again shortly');
-    await deferWorkflowSignal(o.pool, sessionId, SIGNAL_RETRY_SECONDS);
-    return false;
-  }
+  const send = async () => {
+    try {
+      await o.tell(wakeTargetOf({ id: sessionId, ...turn }));
+      totals.signals++;
+      return true;
+    } catch (error) {
+      o.logger?.warn({ err: error, sessionId }, 'could not tell the session workflow; trying again shortly');
+      await deferWorkflowSignal(o.pool, sessionId, SIGNAL_RETRY_SECONDS).catch(() => undefined);
+      return false;
+    }
+  };
+  if (force || turn.status !== 'open') return send();
+  await run.tells.add(async () => void (await send()));
+  return true;
 }

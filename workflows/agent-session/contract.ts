@@ -1,8 +1,8 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 
 /**
- * The agent session workflow: one per conversation, started or poked by every ingest with
- * signal-with-start. Versioned input and message types live here so that the API can import them.
+ * The agent session workflow: one per conversation, started or poked with signal-with-start by the
+ * session drainer (see src/agents/drainer.ts) and the wakes reconciler. Versioned input and message types live here so that the API can import them.
  */
 export const AGENT_SESSION_WORKFLOW = 'agentSessionWorkflow';
 
@@ -42,7 +42,7 @@ export interface AgentSessionInput {
 /** Why a run closed (visible as the workflow's result in the Temporal UI). */
 export type AgentSessionOutcome = 'idle' | 'finished' | 'session_deleted';
 
-/** Sent after each committed ingest. */
+/** Sent by the drainer (and the reconciler): the session as stored. */
 export interface EventsIngested {
   highestSequence: number | null;
   status: SessionStatus;

@@ -15,8 +15,11 @@ const WATERMARK_EVERY_MS = 5000;
 const DEFAULTS = { billingRecheckSeconds: 60, activityTimeoutSeconds: 30, historyLimit: 4000 };
 
 /**
- * One conversation's long-lived workflow (`agent-session/<sessionId>`). Every ingest signals it;
- * it processes the stored events in sequence order (waiting at gaps while the session is open),
+ * One conversation's long-lived workflow (`agent-session/<sessionId>`). The session drainer
+ * processes most ingests without it and tells it (signal-with-start) when the session ends, when
+ * analyses must wait, and at most every AGENT_WORKFLOW_SIGNAL_SECONDS otherwise; the reconciler
+ * wakes it for a wake nothing took. On each signal it processes whatever is still pending, in
+ * sequence order (waiting at gaps while the session is open),
  * runs the queued analyses while credits last, closes when idle or finished, and continues as new
  * before its history grows large. The database is the source of truth: a run starts from the
  * stored watermark, and every activity is an idempotent transaction, so a crash loses nothing.
