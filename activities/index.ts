@@ -24,6 +24,11 @@ export interface ActivityDeps extends MediaActivityDeps {
   analysisCreditCost: number;
   /** The session drainer's settings (its task queue is the worker's). */
   drainer: DrainerSettings;
+  /**
+   * Aborted when the worker starts to shut down: the drainer's long-running call returns at once
+   * (the SDK would cancel it only after the shutdown grace time).
+   */
+  workerStopping?: AbortSignal;
 }
 
 /** The production dependencies of the activities, from configuration. */

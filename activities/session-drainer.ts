@@ -6,7 +6,7 @@ import type { SignalExtractor } from '../src/providers/signal-extractor/types.js
 import type { DrainerSettings } from '../src/agents/drainer.js';
 import type { SessionDrainerActivityResult, SessionDrainerInput } from '../workflows/session-drainer/contract.js';
 
-export function createSessionDrainerActivities(deps: { pool: DatabasePool; extractor: SignalExtractor; analysisCreditCost: number; drainer: DrainerSettings }) {
+export function createSessionDrainerActivities(deps: { pool: DatabasePool; extractor: SignalExtractor; analysisCreditCost: number; drainer: DrainerSettings; workerStopping?: AbortSignal }) {
   return {
     /** Processes due session wakes for a while (see drainSessionWakes), heartbeating. */
     async drainSessionWakes(_input: SessionDrainerInput): Promise<SessionDrainerActivityResult> {
@@ -21,7 +21,7 @@ export function createSessionDrainerActivities(deps: { pool: DatabasePool; extra
         signalEverySeconds: o.signalEverySeconds,
         tell: (target) => wakeSession(ctx.client, o.sessions, target),
         heartbeat: () => ctx.heartbeat(),
-        signal: ctx.cancellationSignal,
+        signal: deps.workerStopping ? AbortSignal.any([ctx.cancellationSignal, deps.workerStopping]) : ctx.cancellationSignal,
         runForMs: o.runSeconds * 1000,
         logger: { warn: (meta, message) => { ctx.log.warn(message, meta); } },
       });

@@ -34,14 +34,16 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
     await admin.connection.close();
   }
   const connection = await connectTemporalWorker(config);
+  const stopping = new AbortController();
   const worker = await createWorker({
     connection,
     namespace: config.temporal.namespace,
     taskQueue: taskQueues(config).main,
-    activities: activityDeps(pool, config),
+    activities: { ...activityDeps(pool, config), workerStopping: stopping.signal },
     workflowBundlePath: config.temporal.workflowBundlePath,
     shutdownGraceSeconds: config.temporal.shutdownGraceSeconds,
   });
+  abortWhenStopping(worker, stopping);
   const done = worker.run().finally(async () => {
     await connection.close();
     await pool.end();
@@ -54,6 +56,19 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
       await done;
     },
   };
+}
+
+/**
+ * Aborts `controller` once the worker leaves RUNNING, however its shutdown began (a signal the SDK
+ * Runtime handles, or shutdown()).
+ */
+export function abortWhenStopping(worker: Pick<Worker, 'getState'>, controller: AbortController, everyMs = 200): void {
+  const timer = setInterval(() => {
+    if (worker.getState() === 'INITIALIZED' || worker.getState() === 'RUNNING') return;
+    controller.abort();
+    clearInterval(timer);
+  }, everyMs);
+  timer.unref();
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -55,10 +55,11 @@ export async function startTestWorker(
   const connection = await NativeConnection.connect({ address: temporal.address });
   const taskQueue = options.taskQueue ?? `test-${randomUUID()}`;
   const deps = testActivityDeps(pool, options.deps);
+  const stopping = new AbortController();
   const worker = await Worker.create({
     connection,
     taskQueue,
-    activities: createActivities({ ...deps, drainer: { ...deps.drainer, sessions: { ...deps.drainer.sessions, taskQueue } } }),
+    activities: createActivities({ ...deps, drainer: { ...deps.drainer, sessions: { ...deps.drainer.sessions, taskQueue } }, workerStopping: stopping.signal }),
     workflowBundle: await workflowBundle(),
     shutdownGraceTime: '2s',
   });
@@ -67,6 +68,7 @@ export async function startTestWorker(
   return {
     taskQueue,
     async stop() {
+      stopping.abort();
       worker.shutdown();
       await running;
       await connection.close();
