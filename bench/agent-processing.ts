@@ -19,7 +19,7 @@ import { sleep } from '../src/dev/net.js';
 import { assistantMessage, feedbackEvent, processingContext, sessionRequest, userMessage } from '../test/helpers/agents.js';
 import { stopTestStack } from '../test/helpers/stack.js';
 import { killWorkerProcess, startWorkerProcess } from '../test/helpers/worker.js';
-import { percentile } from './stats.js';
+import { percentile, untilQuiet } from './stats.js';
 
 /** The production defaults of what tests shorten: session workflows are told at most once a minute. */
 const PRODUCTION_CADENCE = { AGENT_SESSION_IDLE_SECONDS: '3600', AGENT_WORKFLOW_SIGNAL_SECONDS: '60' };
@@ -72,6 +72,8 @@ async function steadyLag(ctx: Ctx, requestsPerSecond: number) {
   }
   while (!(await sessionsSettled(ctx, opened))) await sleep(100);
   const openSeconds = (performance.now() - warmStart) / 1000;
+  // The workflows' first runs (started by the drainer's signals) finish before the load starts.
+  const settleSeconds = await untilQuiet();
   // Open loop: requests start on a fixed schedule (round-robin over the sessions), whatever the
   // latency of earlier ones, so that the load stays steady instead of slowing down with the system.
   const total = requestsPerSecond * STEADY.seconds;
@@ -105,6 +107,7 @@ async function steadyLag(ctx: Ctx, requestsPerSecond: number) {
   return {
     sessions: STEADY.sessions,
     sessionsOpenedPerSecond: Number((STEADY.sessions / openSeconds).toFixed(1)),
+    quietAfterOpeningSeconds: settleSeconds,
     requestsPerSecond,
     offeredEventsPerSecond: Number((events / sendSeconds).toFixed(1)),
     ingests: lags.length,

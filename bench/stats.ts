@@ -42,3 +42,35 @@ export async function load(total: number, concurrency: number, task: (i: number)
     },
   };
 }
+
+/** Busy and total CPU ticks of the machine so far (Linux `/proc/stat`), or null elsewhere. */
+async function cpuTicks(): Promise<{ busy: number; total: number } | null> {
+  const { readFile } = await import('node:fs/promises');
+  const line = (await readFile('/proc/stat', 'utf8').catch(() => '')).split('\n')[0] ?? '';
+  const ticks = line.split(/\s+/).slice(1).map(Number).filter((n) => Number.isFinite(n));
+  if (ticks.length < 5) return null;
+  const total = ticks.reduce((a, b) => a + b, 0);
+  const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);
+  return { busy: total - idle, total };
+}
+
+/**
+ * Waits until the machine is quiet (under `busyShare` of its CPU for two seconds running) or
+ * `timeoutMs` passed; returns the seconds waited. Work a phase set going (workflow runs after their
+ * first signal) must not be billed to the next phase.
+ */
+export async function untilQuiet(busyShare = 0.3, timeoutMs = 60_000): Promise<number> {
+  const started = performance.now();
+  let calm = 0;
+  let before = await cpuTicks();
+  if (!before) return 0;
+  while (calm < 2 && performance.now() - started < timeoutMs) {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const now = await cpuTicks();
+    if (!now) return 0;
+    const share = (now.busy - before.busy) / Math.max(1, now.total - before.total);
+    calm = share < busyShare ? calm + 1 : 0;
+    before = now;
+  }
+  return Number(((performance.now() - started) / 1000).toFixed(1));
+}

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { DatabasePool } from 'slonik';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { deferWorkflowSignal, takeWorkflowSignalTurn } from '../db/repositories/agent-processing.js';
+import { deferWake, deferWorkflowSignal, takeWorkflowSignalTurn } from '../db/repositories/agent-processing.js';
 import type { SignalExtractor } from '../providers/signal-extractor/types.js';
 import { analyseQueued, processPending, STORED_ONLY, type PassOptions } from './processing.js';
 import type { Config } from '../config.js';
@@ -60,7 +60,7 @@ export interface DrainResult {
 const PAGE = 500;
 const ANALYSES_PER_CALL = 20;
 const PROVIDER_CONCURRENCY = 4;
-/** A workflow signal that failed is tried again after this long, even with no new ingest. */
+/** A workflow signal or a session drain that failed is tried again after this long, even with no new ingest. */
 const SIGNAL_RETRY_SECONDS = 5;
 /** Routine signals in flight at once, off the sessions' lanes (a lane waits only when this many are). */
 const TELLS_IN_FLIGHT = 32;
@@ -113,7 +113,10 @@ export async function drainSessionWakes(o: DrainOptions): Promise<DrainResult> {
     for (const id of due) {
       inFlight.add(id);
       const task = drainSession(run, id)
-        .catch((error: unknown) => o.logger?.warn({ err: error, sessionId: id }, 'session drain failed; its wake stays requested'))
+        .catch(async (error: unknown) => {
+          o.logger?.warn({ err: error, sessionId: id }, 'session drain failed; its wake stays requested, looked at again shortly');
+          await deferWake(o.pool, id, SIGNAL_RETRY_SECONDS).catch(() => undefined);
+        })
         .finally(() => {
           inFlight.delete(id);
           running.delete(task);

@@ -153,6 +153,13 @@ export async function takeWorkflowSignalTurn(db: CommonQueryMethods, sessionId: 
     RETURNING organization_id, status, highest_sequence, processing_status`);
 }
 
+/** A session whose drain failed is looked at again after `retrySeconds`, not in a tight loop. */
+export async function deferWake(db: CommonQueryMethods, sessionId: string, retrySeconds: number): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE agent_sessions SET wake_requested_at = now() + ${retrySeconds} * interval '1 second'
+    WHERE id = ${sessionId} AND wake_requested_at IS NOT NULL`);
+}
+
 /**
  * A signal that failed: the session is told at its next turn, and the drainer looks at it again
  * after `retrySeconds` (not before: Temporal may be down for a while), even with no ingest.
