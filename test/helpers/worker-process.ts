@@ -9,7 +9,7 @@ import { ensureSessionDrainer } from '../../src/agents/drainer-workflow.js';
 import type { DrainerSettings } from '../../src/agents/drainer.js';
 import { createActivities } from '../../activities/index.js';
 import { createDatabasePool } from '../../src/db/pool.js';
-import { loopbackMediaDeps, testActivityDeps } from './worker.js';
+import { loopbackMediaDeps, onTaskQueue, testActivityDeps } from './worker.js';
 
 Runtime.install({ logger: new DefaultLogger('ERROR') });
 const env = (name: string) => {
@@ -30,7 +30,7 @@ const deps = testActivityDeps(pool, {
 const worker = await Worker.create({
   connection,
   taskQueue,
-  activities: createActivities({ ...deps, drainer: { ...deps.drainer, sessions: { ...deps.drainer.sessions, taskQueue } } }),
+  activities: createActivities(onTaskQueue(deps, taskQueue)),
   workflowBundle: { codePath: env('BUNDLE_PATH') },
 });
 const running = worker.run();

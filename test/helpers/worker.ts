@@ -45,6 +45,11 @@ export function testActivityDeps(pool: DatabasePool, overrides: Partial<Activity
   };
 }
 
+/** The activities' dependencies for a worker on `taskQueue`: its drainer tells session workflows on that queue. */
+export function onTaskQueue(deps: ActivityDeps, taskQueue: string): ActivityDeps {
+  return { ...deps, drainer: { ...deps.drainer, sessions: { ...deps.drainer.sessions, taskQueue } } };
+}
+
 /** A real worker on a task queue of its own (or the given one), running the shared prebuilt bundle. */
 export async function startTestWorker(
   pool: DatabasePool,
@@ -59,7 +64,7 @@ export async function startTestWorker(
   const worker = await Worker.create({
     connection,
     taskQueue,
-    activities: createActivities({ ...deps, drainer: { ...deps.drainer, sessions: { ...deps.drainer.sessions, taskQueue } }, workerStopping: stopping.signal }),
+    activities: createActivities({ ...onTaskQueue(deps, taskQueue), workerStopping: stopping.signal }),
     workflowBundle: await workflowBundle(),
     shutdownGraceTime: '2s',
   });
