@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import type { DatabasePool } from 'slonik';
-import { analyseQueued, processPending } from '../src/agents/processing.js';
+import { ANALYSIS_BATCH, analyseQueued, processPending } from '../src/agents/processing.js';
 import { loadProgress } from '../src/db/repositories/agent-processing.js';
 import type { SignalExtractor } from '../src/providers/signal-extractor/types.js';
 import type { AnalysisResult, ProcessResult, ProgressSnapshot, StoredProgress } from '../workflows/agent-session/contract.js';
@@ -12,9 +12,6 @@ export interface AgentSessionActivityDeps {
   analysisCreditCost: number;
 }
 
-/** Analyses per activity call, and provider calls in flight at once within it. */
-const ANALYSES_PER_CALL = 20;
-const PROVIDER_CONCURRENCY = 4;
 const HEARTBEAT_MS = 5_000;
 
 export function createAgentSessionActivities(deps: AgentSessionActivityDeps) {
@@ -34,8 +31,7 @@ export function createAgentSessionActivities(deps: AgentSessionActivityDeps) {
         return await analyseQueued(deps.pool, sessionId, {
           extractor: deps.extractor,
           creditCost: deps.analysisCreditCost,
-          limit: ANALYSES_PER_CALL,
-          concurrency: PROVIDER_CONCURRENCY,
+          ...ANALYSIS_BATCH,
           heartbeat: () => ctx.heartbeat(),
           signal: ctx.cancellationSignal,
         });

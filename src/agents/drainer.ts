@@ -1,19 +1,22 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DatabasePool } from 'slonik';
-import { sql } from 'slonik';
-import { z } from 'zod';
 import { deferWake, deferWorkflowSignal, takeWorkflowSignalTurn } from '../db/repositories/agent-processing.js';
+import { dueWakes } from '../db/repositories/agent-sessions.js';
 import type { SignalExtractor } from '../providers/signal-extractor/types.js';
-import { analyseQueued, processPending, STORED_ONLY, type PassOptions } from './processing.js';
+import { ANALYSIS_BATCH, analyseQueued, processPending, STORED_ONLY, type PassOptions } from './processing.js';
 import type { Config } from '../config.js';
+import type { SessionDrainerActivityResult } from '../../workflows/session-drainer/contract.js';
 import { sessionWorkflowSettings, wakeTargetOf, type SessionWorkflowSettings, type WakeTarget } from './session-workflow.js';
 
 /** The worker's drainer settings (configuration). */
 export interface DrainerSettings {
+  /** Sessions processed at once. */
   concurrency: number;
+  /** While no wake is due, how long to wait before looking again. */
   pollMs: number;
+  /** A session's workflow is told at most this often while nothing needs it (0: after every pass). */
   signalEverySeconds: number;
-  /** How long one activity call runs. */
+  /** How long one activity call runs before it returns (the workflow calls again), so that its history stays small. */
   runSeconds: number;
   /** How the session workflows it tells are started. */
   sessions: SessionWorkflowSettings;
@@ -29,37 +32,24 @@ export function drainerSettings(config: Pick<Config, 'agents' | 'temporal'>): Dr
   };
 }
 
-export interface DrainOptions {
+/** The worker's settings (concurrency, pollMs, signalEverySeconds, runSeconds) and what the drain uses. */
+export interface DrainOptions extends Omit<DrainerSettings, 'sessions'> {
   pool: DatabasePool;
   extractor: SignalExtractor;
   analysisCreditCost: number;
-  /** Sessions processed at once. */
-  concurrency: number;
-  /** While no wake is due, how long to wait before looking again. */
-  pollMs: number;
-  /** A session's workflow is told at most this often while nothing needs it (0: after every pass). */
-  signalEverySeconds: number;
   /** Tells the session's workflow (signal-with-start: it is started when not running). */
   tell: (target: WakeTarget) => Promise<void>;
   /** Called after every look at the queue and every session (the activity's heartbeat). */
   heartbeat: () => void;
   /** Stops taking sessions; those in progress finish their current transaction. */
   signal: AbortSignal;
-  /** Returns after this long (the workflow calls again), so that a run's history stays small. */
-  runForMs: number;
   logger?: { warn(meta: Record<string, unknown>, message: string): void };
 }
 
-export interface DrainResult {
-  sessions: number;
-  events: number;
-  analyses: number;
-  signals: number;
-}
+/** What one drain call did (the activity's result in the drainer's history). */
+export type DrainResult = SessionDrainerActivityResult;
 
 const PAGE = 500;
-const ANALYSES_PER_CALL = 20;
-const PROVIDER_CONCURRENCY = 4;
 /** A workflow signal or a session drain that failed is tried again after this long, even with no new ingest. */
 const SIGNAL_RETRY_SECONDS = 5;
 /** Routine signals in flight at once, off the sessions' lanes (a lane waits only when this many are). */
@@ -87,8 +77,6 @@ interface Run {
   tells: Bounded;
 }
 
-const dueIds = z.object({ id: z.string() });
-
 /**
  * The session drainer: the worker's consumer of requested wakes (`agent_sessions.wake_requested_at`,
  * set by ingests in their own transaction). It processes each due session exactly as the session
@@ -102,13 +90,13 @@ const dueIds = z.object({ id: z.string() });
 export async function drainSessionWakes(o: DrainOptions): Promise<DrainResult> {
   const totals: DrainResult = { sessions: 0, events: 0, analyses: 0, signals: 0 };
   const run: Run = { o, totals, tells: new Bounded(TELLS_IN_FLIGHT) };
-  const deadline = Date.now() + o.runForMs;
+  const deadline = Date.now() + o.runSeconds * 1000;
   const inFlight = new Set<string>();
   const running = new Set<Promise<void>>();
   const done = () => o.signal.aborted || Date.now() >= deadline;
   while (!done()) {
     const free = o.concurrency - inFlight.size;
-    const due = free > 0 ? await dueSessions(o.pool, [...inFlight], free) : [];
+    const due = free > 0 ? await dueWakes(o.pool, [...inFlight], free) : [];
     o.heartbeat();
     for (const id of due) {
       inFlight.add(id);
@@ -131,15 +119,6 @@ export async function drainSessionWakes(o: DrainOptions): Promise<DrainResult> {
   await Promise.all(running);
   await run.tells.settled();
   return totals;
-}
-
-/** Due sessions, oldest wake first, except those this drainer is working on. */
-async function dueSessions(pool: DatabasePool, busy: string[], limit: number): Promise<string[]> {
-  const rows = await pool.any(sql.type(dueIds)`
-    SELECT id FROM agent_sessions
-    WHERE wake_requested_at <= now() AND NOT (id = ANY(${sql.array(busy, 'uuid')}))
-    ORDER BY wake_requested_at LIMIT ${limit}`);
-  return rows.map((r) => r.id);
 }
 
 /**
@@ -182,7 +161,7 @@ async function passes(o: DrainOptions, sessionId: string, totals: DrainResult, p
 async function analyse(o: DrainOptions, sessionId: string, totals: DrainResult): Promise<'done' | 'waiting' | 'deleted'> {
   for (;;) {
     const analysed = await analyseQueued(o.pool, sessionId, {
-      extractor: o.extractor, creditCost: o.analysisCreditCost, limit: ANALYSES_PER_CALL, concurrency: PROVIDER_CONCURRENCY,
+      extractor: o.extractor, creditCost: o.analysisCreditCost, ...ANALYSIS_BATCH,
       heartbeat: o.heartbeat, signal: o.signal,
     });
     totals.analyses += analysed.analysed;

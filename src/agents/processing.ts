@@ -17,8 +17,8 @@ import { ExtractorError, type SignalExtractor } from '../providers/signal-extrac
  * contiguous-watermark rule, which may be processed now; for those it writes explicit feedback
  * signals, metered units and queued analyses, marks them processed at their current revision,
  * and advances the watermark. A pass that leaves nothing it may process now takes the session's
- * wake request, in the same transaction: an ingest committed after it requests (and signals) a new
- * one; one committed before it is in this page. Run twice (a retry after a crash), it changes nothing more.
+ * wake request, in the same transaction: an ingest committed after it requests a new one (the
+ * drainer takes it); one committed before it is in this page. Run twice (a retry after a crash), it changes nothing more.
  */
 export async function processPending(pool: DatabasePool, sessionId: string, at: ProgressSnapshot, pageSize: number, o: PassOptions = {}): Promise<ProcessResult> {
   return pool.transaction(async (tx) => {
@@ -41,7 +41,7 @@ export interface PassOptions {
 export const STORED_ONLY: ProgressSnapshot = { processedThroughSequence: null, highestSequence: null, terminal: false };
 
 /** One page of `processPending`, for a session the transaction has locked. */
-async function processPage(tx: DatabaseTransactionConnection, session: LockedSession, at: ProgressSnapshot, pageSize: number, o: PassOptions = {}): Promise<ProcessResult> {
+async function processPage(tx: DatabaseTransactionConnection, session: LockedSession, at: ProgressSnapshot, pageSize: number, o: PassOptions): Promise<ProcessResult> {
   const sessionId = session.id;
   const pending = await pendingRows(tx, sessionId, pageSize);
   // The stored progress wins over the caller's snapshot: a retried call (its first attempt
@@ -77,6 +77,9 @@ async function processPage(tx: DatabaseTransactionConnection, session: LockedSes
     queued,
   };
 }
+
+/** Analyses per `analyseQueued` call, and provider calls in flight at once within it (workflow and drainer alike). */
+export const ANALYSIS_BATCH = { limit: 20, concurrency: 4 } as const;
 
 export interface AnalysisOptions {
   extractor: SignalExtractor;

@@ -72,7 +72,7 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
     const run = drainSessionWakes({
       pool, extractor: new LocalSignalExtractor(), analysisCreditCost: 1, concurrency: 4, pollMs: 50, signalEverySeconds: 0,
       tell: (target) => wakeSession(temporal.client, settings, target),
-      heartbeat: () => undefined, signal: abort.signal, runForMs: 110_000,
+      heartbeat: () => undefined, signal: abort.signal, runSeconds: 110,
       logger: { warn: (meta, message) => warnings.push(`${message} ${String(meta.sessionId)}`) },
     });
     return { warnings, stop: async () => (abort.abort(), { ...(await run), warnings }) };
