@@ -53,7 +53,8 @@ const schema = z.object({
   AGENT_RETENTION_SWEEP_MINUTES: positiveInt.max(7 * 24 * 60).default(60),
   AGENT_WAKE_RECONCILE_SECONDS: positiveInt.max(3600).default(15),
   AGENT_CREDENTIAL_CACHE_SECONDS: z.coerce.number().int().min(0).max(60).default(2),
-  AGENT_DRAIN_CONCURRENCY: positiveInt.max(256).default(8),
+  AGENT_DRAIN_CONCURRENCY: positiveInt.max(64).default(4),
+  AGENT_DRAIN_BATCH_SESSIONS: positiveInt.max(1000).default(50),
   AGENT_DRAIN_POLL_MS: positiveInt.min(10).max(10_000).default(50),
   AGENT_WORKFLOW_SIGNAL_SECONDS: z.coerce.number().int().min(0).max(24 * 3600).default(60),
 
@@ -137,8 +138,9 @@ export interface Config {
     wakeReconcileSeconds: number;
     /** How long an API process reuses an ingest secret's lookup (0: never); revocation takes effect within it. */
     credentialCacheSeconds: number;
-    /** The session drainer: sessions processed at once, and how often it looks for due wakes while idle. */
+    /** The session drainer: batches in flight at once, sessions per batch, and how often it looks for due wakes while idle. */
     drainConcurrency: number;
+    drainBatchSessions: number;
     drainPollMs: number;
     /** The drainer tells a session's workflow at most this often while nothing needs it (0: every pass). */
     workflowSignalSeconds: number;
@@ -207,6 +209,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       wakeReconcileSeconds: e.AGENT_WAKE_RECONCILE_SECONDS,
       credentialCacheSeconds: e.AGENT_CREDENTIAL_CACHE_SECONDS,
       drainConcurrency: e.AGENT_DRAIN_CONCURRENCY,
+      drainBatchSessions: e.AGENT_DRAIN_BATCH_SESSIONS,
       drainPollMs: e.AGENT_DRAIN_POLL_MS,
       workflowSignalSeconds: e.AGENT_WORKFLOW_SIGNAL_SECONDS,
     },

@@ -1,17 +1,18 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DatabasePool } from 'slonik';
-import { deferWake, deferWorkflowSignal, takeWorkflowSignalTurn } from '../db/repositories/agent-processing.js';
-import { dueWakes } from '../db/repositories/agent-sessions.js';
+import { deferWakes, deferWorkflowSignal, takeWorkflowSignalTurns, type SignalTarget } from '../db/repositories/agent-processing.js';
 import type { SignalExtractor } from '../providers/signal-extractor/types.js';
-import { ANALYSIS_BATCH, analyseQueued, processPending, STORED_ONLY, type PassOptions } from './processing.js';
+import { ANALYSIS_BATCH, analyseQueuedSessions, processDueSessions, processSessions, type DrainedSession } from './processing.js';
 import type { Config } from '../config.js';
 import type { SessionDrainerActivityResult } from '../../workflows/session-drainer/contract.js';
 import { sessionWorkflowSettings, wakeTargetOf, type SessionWorkflowSettings, type WakeTarget } from './session-workflow.js';
 
 /** The worker's drainer settings (configuration). */
 export interface DrainerSettings {
-  /** Sessions processed at once. */
+  /** Batches of sessions in flight at once (each claims, processes and analyses its sessions). */
   concurrency: number;
+  /** Sessions one batch claims (one statement per table processes all of them). */
+  batchSessions: number;
   /** While no wake is due, how long to wait before looking again. */
   pollMs: number;
   /** A session's workflow is told at most this often while nothing needs it (0: after every pass). */
@@ -25,6 +26,7 @@ export interface DrainerSettings {
 export function drainerSettings(config: Pick<Config, 'agents' | 'temporal'>): DrainerSettings {
   return {
     concurrency: config.agents.drainConcurrency,
+    batchSessions: config.agents.drainBatchSessions,
     pollMs: config.agents.drainPollMs,
     signalEverySeconds: config.agents.workflowSignalSeconds,
     runSeconds: 60,
@@ -79,121 +81,114 @@ interface Run {
 
 /**
  * The session drainer: the worker's consumer of requested wakes (`agent_sessions.wake_requested_at`,
- * set by ingests in their own transaction). It processes each due session exactly as the session
- * workflow's pass does (`processPending`, page by page under the session's row lock, then the queued
- * analyses), with no Temporal call per ingest. The session's workflow keeps what only it does
- * (status in the Temporal UI, idle close, continue-as-new, waiting for credits or the provider): the
- * drainer tells it at once when it has work (the session ended, analyses wait) and otherwise at most
- * every `signalEverySeconds`. A crash anywhere loses nothing: the wake stays requested until a pass
- * that found nothing more to process takes it, and every write is idempotent.
+ * set by ingests in their own transaction), with no Temporal call per ingest. Each of its
+ * `concurrency` lanes claims a batch of due sessions and processes a page of each in one
+ * transaction (the session workflow's own rules and statements, one statement per table for the
+ * batch), then runs the batch's queued analyses together. A session is settled (its wake taken) by
+ * a pass that finds nothing to process and no analysis queued; until then it stays due and is
+ * claimed again. The session's workflow keeps what only it does (status in the Temporal UI, idle
+ * close, continue-as-new, waiting for credits or the provider): the drainer tells it at once when it
+ * has work (the session ended, analyses wait) and otherwise at most every `signalEverySeconds`. A
+ * crash anywhere loses nothing: the wake stays requested until a settling pass, and every write is
+ * idempotent.
  */
 export async function drainSessionWakes(o: DrainOptions): Promise<DrainResult> {
   const totals: DrainResult = { sessions: 0, events: 0, analyses: 0, signals: 0 };
   const run: Run = { o, totals, tells: new Bounded(TELLS_IN_FLIGHT) };
   const deadline = Date.now() + o.runSeconds * 1000;
-  const inFlight = new Set<string>();
-  const running = new Set<Promise<void>>();
   const done = () => o.signal.aborted || Date.now() >= deadline;
-  while (!done()) {
-    const free = o.concurrency - inFlight.size;
-    const due = free > 0 ? await dueWakes(o.pool, [...inFlight], free) : [];
-    o.heartbeat();
-    for (const id of due) {
-      inFlight.add(id);
-      const task = drainSession(run, id)
-        .catch(async (error: unknown) => {
-          o.logger?.warn({ err: error, sessionId: id }, 'session drain failed; its wake stays requested, looked at again shortly');
-          await deferWake(o.pool, id, SIGNAL_RETRY_SECONDS).catch(() => undefined);
-        })
-        .finally(() => {
-          inFlight.delete(id);
-          running.delete(task);
-        });
-      running.add(task);
+  // Sessions a lane works on between its transactions; claims are one at a time, so that a claim
+  // never misses a session another lane took in a claim that has just committed.
+  const busy = new Set<string>();
+  let claiming = Promise.resolve<unknown>(undefined);
+  const claim = () => {
+    const next = claiming.then(async () => {
+      const batch = await processDueSessions(o.pool, [...busy], o.batchSessions, PAGE);
+      for (const s of batch) busy.add(s.sessionId);
+      return batch;
+    });
+    claiming = next.catch(() => undefined);
+    return next;
+  };
+  const lane = async () => {
+    while (!done()) {
+      let batch: DrainedSession[] = [];
+      try {
+        batch = await claim();
+        o.heartbeat();
+        if (batch.length) await follow(run, batch);
+      } catch (error) {
+        const ids = batch.map((s) => s.sessionId);
+        o.logger?.warn({ err: error, sessions: ids.length }, 'session drain failed; the wakes stay requested, looked at again shortly');
+        await deferWakes(o.pool, ids, SIGNAL_RETRY_SECONDS).catch(() => undefined);
+      } finally {
+        for (const s of batch) busy.delete(s.sessionId);
+      }
+      // A full batch: more may be due at once. Else nothing more is due now: look again after pollMs.
+      if (batch.length < o.batchSessions) await sleep(o.pollMs, undefined, { signal: o.signal }).catch(() => undefined);
     }
-    // A full batch: more may be due at once. Every slot busy: look again when one frees up. Else
-    // nothing more is due now: look again after pollMs.
-    if (free > 0 && due.length === free) continue;
-    await Promise.race([sleep(o.pollMs, undefined, { signal: o.signal }).catch(() => undefined), ...(free === 0 ? running : [])]);
-  }
-  await Promise.all(running);
+  };
+  await Promise.all(Array.from({ length: o.concurrency }, lane));
   await run.tells.settled();
   return totals;
 }
 
 /**
- * One session, until a pass under its lock finds nothing to process and no analysis queued (that
- * pass takes the wake): pending events page by page, then the queued analyses, then a pass again
- * (for what was ingested meanwhile). Analyses that must wait (credits, provider) go to the session's
- * workflow, which waits durably; the wake is taken only once the workflow was told.
+ * After a batch's pass: its queued analyses, then the workflows to tell. Sessions with more pages
+ * or analyses done keep their wake and are claimed again (their request is the oldest). Analyses
+ * that must wait (credits, provider) go to the session's workflow, which waits durably: the wake is
+ * taken, by a pass that does not hold it for them, only once the workflow was told.
  */
-async function drainSession(run: Run, sessionId: string): Promise<void> {
+async function follow(run: Run, batch: readonly DrainedSession[]): Promise<void> {
   const { o, totals } = run;
-  let told = false;
-  for (;;) {
-    const result = await passes(o, sessionId, totals, { holdWakeWhileQueued: true });
-    if (!result) return;
-    if (result.queued === 0) break;
-    const analysed = await analyse(o, sessionId, totals);
-    if (analysed === 'deleted' || o.signal.aborted) return;
-    if (analysed === 'waiting') {
-      if (!(await tell(run, sessionId, true))) return;
-      told = true;
-      await passes(o, sessionId, totals, {});
-      break;
-    }
-  }
-  totals.sessions++;
-  if (!told) await tell(run, sessionId, false);
-}
-
-/** Passes until one is not full; null when the session was deleted. */
-async function passes(o: DrainOptions, sessionId: string, totals: DrainResult, pass: PassOptions) {
-  for (;;) {
-    const result = await processPending(o.pool, sessionId, STORED_ONLY, PAGE, pass);
-    if (result.deleted) return null;
-    totals.events += result.processed;
-    if (!result.more) return result;
-  }
-}
-
-/** Runs the queued analyses until none is left ('done') or they must wait ('waiting'). */
-async function analyse(o: DrainOptions, sessionId: string, totals: DrainResult): Promise<'done' | 'waiting' | 'deleted'> {
-  for (;;) {
-    const analysed = await analyseQueued(o.pool, sessionId, {
+  const live = batch.filter((s) => !s.deleted);
+  for (const s of live) totals.events += s.processed;
+  const settled = live.filter((s) => s.settled).map((s) => s.sessionId);
+  totals.sessions += settled.length;
+  const toAnalyse = live.filter((s) => !s.settled && !s.more && s.queued > 0).map((s) => s.sessionId);
+  if (toAnalyse.length && !o.signal.aborted) {
+    const analysed = await analyseQueuedSessions(o.pool, toAnalyse, {
       extractor: o.extractor, creditCost: o.analysisCreditCost, ...ANALYSIS_BATCH,
       heartbeat: o.heartbeat, signal: o.signal,
     });
-    totals.analyses += analysed.analysed;
-    if (analysed.deleted) return 'deleted';
-    if (analysed.billingBlocked || analysed.providerUnavailable) return 'waiting';
-    if (analysed.remaining === 0 || o.signal.aborted) return 'done';
+    const waiting: string[] = [];
+    for (const [id, a] of analysed) {
+      totals.analyses += a.analysed;
+      if (!a.deleted && (a.billingBlocked || a.providerUnavailable)) waiting.push(id);
+    }
+    const told = (await tell(run, waiting, true)).map((t) => t.id);
+    if (told.length) {
+      const released = await processSessions(o.pool, told, PAGE, {});
+      for (const s of released) totals.events += s.processed;
+      totals.sessions += released.filter((s) => s.settled).length;
+    }
   }
+  await tell(run, settled, false);
 }
 
 /**
- * Tells the session's workflow when `force` or when its turn has come (a session that ended always
- * has it). A forced signal is sent before the session's wake may be taken: false when it failed. A
- * routine one goes out in the background, the lane moves on. Either way a failed signal has the
- * session looked at again shortly (deferWorkflowSignal); a process that dies before sending a
- * routine one leaves it to the session's next turn.
+ * Tells the sessions' workflows, all when `force`, else those whose turn has come (a session that
+ * ended always has it). Forced signals are sent before the sessions' wakes may be taken: returns
+ * those sent. Routine ones go out in the background, the lane moves on. Either way a failed signal
+ * has the session looked at again shortly (deferWorkflowSignal); a process that dies before
+ * sending a routine one leaves it to the session's next turn.
  */
-async function tell(run: Run, sessionId: string, force: boolean): Promise<boolean> {
+async function tell(run: Run, sessionIds: readonly string[], force: boolean): Promise<SignalTarget[]> {
   const { o, totals } = run;
-  const turn = await takeWorkflowSignalTurn(o.pool, sessionId, o.signalEverySeconds, force);
-  if (!turn) return true;
-  const send = async () => {
+  const turns = await takeWorkflowSignalTurns(o.pool, sessionIds, o.signalEverySeconds, force);
+  const send = async (turn: SignalTarget) => {
     try {
-      await o.tell(wakeTargetOf({ id: sessionId, ...turn }));
+      await o.tell(wakeTargetOf(turn));
       totals.signals++;
       return true;
     } catch (error) {
-      o.logger?.warn({ err: error, sessionId }, 'could not tell the session workflow; trying again shortly');
-      await deferWorkflowSignal(o.pool, sessionId, SIGNAL_RETRY_SECONDS).catch(() => undefined);
+      o.logger?.warn({ err: error, sessionId: turn.id }, 'could not tell the session workflow; trying again shortly');
+      await deferWorkflowSignal(o.pool, turn.id, SIGNAL_RETRY_SECONDS).catch(() => undefined);
       return false;
     }
   };
-  if (force || turn.status !== 'open') return send();
-  await run.tells.add(async () => void (await send()));
-  return true;
+  const now = turns.filter((t) => force || t.status !== 'open');
+  const sent = await Promise.all(now.map(send));
+  for (const t of turns.filter((x) => !now.includes(x))) await run.tells.add(async () => void (await send(t)));
+  return now.filter((_, i) => sent[i]);
 }

@@ -1,15 +1,18 @@
 import type { DatabasePool, DatabaseTransactionConnection } from 'slonik';
 import type { AnalysisResult, ProcessResult, ProgressSnapshot } from '../../workflows/agent-session/contract.js';
 import {
-  balance, completeJobs, countQueuedJobs, debitUpTo, lockQueuedJobs, queuedJobs, replaceQualitativeSignals, setBillingState, updateJobs,
+  balances, completeJobs, countQueuedJobs, debitUpTo, lockQueuedJobs, queuedJobs, replaceQualitativeSignals, setBillingStates, updateJobs,
   type Analysed, type JobRow,
 } from '../db/repositories/agent-analysis.js';
 import {
-  lockSessionRow, markProcessed, meterResponses, pendingRows, queueAnalyses, upsertExplicitSignals, type LockedSession,
+  claimDueSessions, lockSessionRows, markProcessed, meterResponses, pendingRows, queueAnalyses, upsertExplicitSignals,
+  type LockedSession, type PassOutcome, type ProcessRow, type SessionEvent,
 } from '../db/repositories/agent-processing.js';
 import { maxOrNull, planProcessing } from '../../workflows/agent-session/state.js';
 import { forEachLimited } from '../concurrency.js';
 import { ExtractorError, type SignalExtractor } from '../providers/signal-extractor/types.js';
+
+const DELETED: ProcessResult = { deleted: true, processedThroughSequence: null, waitingFor: null, more: false, processed: 0, signals: 0, units: 0, queued: 0 };
 
 /**
  * One page of a session's pending events, in one transaction under the session's row lock (which
@@ -22,9 +25,9 @@ import { ExtractorError, type SignalExtractor } from '../providers/signal-extrac
  */
 export async function processPending(pool: DatabasePool, sessionId: string, at: ProgressSnapshot, pageSize: number, o: PassOptions = {}): Promise<ProcessResult> {
   return pool.transaction(async (tx) => {
-    const session = await lockSessionRow(tx, sessionId);
-    if (!session) return { deleted: true, processedThroughSequence: null, waitingFor: null, more: false, processed: 0, signals: 0, units: 0, queued: 0 };
-    return processPage(tx, session, at, pageSize, o);
+    const [session] = await lockSessionRows(tx, [sessionId]);
+    if (!session) return DELETED;
+    return (await processPages(tx, [session], at, pageSize, o)).get(sessionId)!;
   });
 }
 
@@ -40,42 +43,89 @@ export interface PassOptions {
 /** What a caller with no state of its own knows of a session: what is stored (the drainer). */
 export const STORED_ONLY: ProgressSnapshot = { processedThroughSequence: null, highestSequence: null, terminal: false };
 
-/** One page of `processPending`, for a session the transaction has locked. */
-async function processPage(tx: DatabaseTransactionConnection, session: LockedSession, at: ProgressSnapshot, pageSize: number, o: PassOptions): Promise<ProcessResult> {
-  const sessionId = session.id;
-  const pending = await pendingRows(tx, sessionId, pageSize);
-  // The stored progress wins over the caller's snapshot: a retried call (its first attempt
-  // committed, then the worker died) must not see the page it already processed as a gap.
-  const current: ProgressSnapshot = {
-    processedThroughSequence: maxOrNull(at.processedThroughSequence, session.processed_through_sequence),
-    highestSequence: maxOrNull(at.highestSequence, session.highest_sequence),
-    terminal: at.terminal || session.status !== 'open',
-  };
-  const plan = planProcessing(current, pending.map((r) => ({ sequence: r.sequence, revision: r.revision })));
-  const chosen = new Set(plan.process.map((e) => e.sequence));
-  const rows = pending.filter((r) => chosen.has(r.sequence));
-  const signals = await upsertExplicitSignals(tx, session, rows);
+/** A drainer pass over one session: its result, and whether the pass took the session's wake. */
+export interface DrainedSession extends ProcessResult {
+  sessionId: string;
+  settled: boolean;
+}
+
+/**
+ * The drainer's pass: in one transaction, claims up to `limit` sessions whose wake is due (skipping
+ * rows locked elsewhere and `busy`) and processes one page of each, as `processPending` does, with
+ * one statement per table for all of them. Sessions that are not settled keep their wake (more
+ * pages, or analyses queued) and are claimed again.
+ */
+export async function processDueSessions(pool: DatabasePool, busy: readonly string[], limit: number, pageSize: number): Promise<DrainedSession[]> {
+  return pool.transaction(async (tx) => {
+    const sessions = await claimDueSessions(tx, busy, limit);
+    return drained(await processPages(tx, sessions, STORED_ONLY, pageSize, { holdWakeWhileQueued: true }));
+  });
+}
+
+/** A pass over these sessions (locked, waiting for their ingests), one page each; deleted sessions are absent. */
+export async function processSessions(pool: DatabasePool, sessionIds: readonly string[], pageSize: number, o: PassOptions): Promise<DrainedSession[]> {
+  return pool.transaction(async (tx) => drained(await processPages(tx, await lockSessionRows(tx, sessionIds), STORED_ONLY, pageSize, o)));
+}
+
+function drained(results: Map<string, ProcessResult & { settled: boolean }>): DrainedSession[] {
+  return [...results].map(([sessionId, r]) => ({ sessionId, ...r }));
+}
+
+/** One page of each of these sessions, locked by the transaction: one statement per table for all of them. */
+async function processPages(
+  tx: DatabaseTransactionConnection, sessions: readonly LockedSession[], at: ProgressSnapshot, pageSize: number, o: PassOptions,
+): Promise<Map<string, ProcessResult & { settled: boolean }>> {
+  const ids = sessions.map((s) => s.id);
+  const pending = Map.groupBy(await pendingRows(tx, ids, pageSize), (r) => r.session_id);
+  const chosen: SessionEvent[] = [];
+  const plans = sessions.map((session) => {
+    const rows = pending.get(session.id) ?? [];
+    // The stored progress wins over the caller's snapshot: a retried call (its first attempt
+    // committed, then the worker died) must not see the page it already processed as a gap.
+    const current: ProgressSnapshot = {
+      processedThroughSequence: maxOrNull(at.processedThroughSequence, session.processed_through_sequence),
+      highestSequence: maxOrNull(at.highestSequence, session.highest_sequence),
+      terminal: at.terminal || session.status !== 'open',
+    };
+    const plan = planProcessing(current, rows.map((r) => ({ sequence: r.sequence, revision: r.revision })));
+    const process = new Set(plan.process.map((e) => e.sequence));
+    const picked = rows.filter((r) => process.has(r.sequence));
+    chosen.push(...picked.map((row) => ({ session, row })));
+    // A full page may end before the next sequence only because it is full: look again first.
+    return { session, plan, picked, more: rows.length === pageSize && picked.length > 0 };
+  });
+  await upsertExplicitSignals(tx, chosen);
   // Spec (metering): one unit per visible finalized assistant response; a retry or revision adds none.
-  const finals = rows.filter((r) => r.type === 'assistant_message' && r.final === true);
-  const units = await meterResponses(tx, session, finals.map((r) => r.id));
+  const finals = chosen.filter((e) => isFinalResponse(e.row));
+  const metered = await meterResponses(tx, finals);
   // Analysis needs the content: none is queued while content capture is off.
-  await queueAnalyses(tx, sessionId, finals.filter((r) => r.has_content));
-  // A full page may end before the next sequence only because it is full: look again first.
-  const more = pending.length === pageSize && rows.length > 0;
-  const queued = await countQueuedJobs(tx, sessionId);
-  const settled = !more && !(o.holdWakeWhileQueued && queued > 0);
-  const stored = await markProcessed(tx, sessionId, rows.map((r) => r.id), plan.processedThroughSequence, settled);
-  return {
-    deleted: false,
-    stored: { status: stored.status, highestSequence: stored.highest_sequence },
-    processedThroughSequence: plan.processedThroughSequence,
-    waitingFor: more ? null : plan.waitingFor,
-    more,
-    processed: rows.length,
-    signals,
-    units,
-    queued,
-  };
+  await queueAnalyses(tx, finals.filter((e) => e.row.has_content));
+  const queued = await countQueuedJobs(tx, ids);
+  const outcomes = plans.map((p): PassOutcome & { queued: number } => {
+    const n = queued.get(p.session.id) ?? 0;
+    return { sessionId: p.session.id, watermark: p.plan.processedThroughSequence, queued: n, settled: !p.more && !(o.holdWakeWhileQueued && n > 0) };
+  });
+  const stored = await markProcessed(tx, chosen.map((e) => e.row.id), outcomes);
+  return new Map(plans.map((p, i) => {
+    const s = stored.get(p.session.id)!;
+    const outcome = outcomes[i]!;
+    return [p.session.id, {
+      deleted: false,
+      stored: { status: s.status, highestSequence: s.highest_sequence },
+      processedThroughSequence: p.plan.processedThroughSequence,
+      waitingFor: p.more ? null : p.plan.waitingFor,
+      more: p.more,
+      processed: p.picked.length,
+      signals: p.picked.filter((r) => r.feedback?.rating).length,
+      units: metered.filter((id) => id === p.session.id).length,
+      queued: outcome.queued,
+      settled: outcome.settled,
+    }];
+  }));
+}
+
+function isFinalResponse(r: ProcessRow): boolean {
+  return r.type === 'assistant_message' && r.final === true;
 }
 
 /** Analyses per `analyseQueued` call, and provider calls in flight at once within it (workflow and drainer alike). */
@@ -100,91 +150,139 @@ export const MAX_ANALYSIS_ATTEMPTS = 3;
 
 /**
  * Runs a batch of the session's queued analyses, in queue order, as far as the organization's
- * balance pays. The provider is called outside any transaction; the results are written, the
- * credits spent (one ledger line per response) and the jobs closed in one transaction, so a
- * retried call never pays or writes twice. A provider that is down ends the batch with
- * `providerUnavailable` (the workflow waits and keeps processing events meanwhile); a refusal fails
- * that analysis; a bad answer is tried again up to MAX_ANALYSIS_ATTEMPTS times.
+ * balance pays (see analyseQueuedSessions).
  */
 export async function analyseQueued(pool: DatabasePool, sessionId: string, o: AnalysisOptions): Promise<AnalysisResult> {
-  const jobs = await queuedJobs(pool, sessionId, o.limit);
-  const superseded = jobs.filter((j) => j.event_revision !== j.revision);
-  const contentless = jobs.filter((j) => j.event_revision === j.revision && j.content === null);
-  await closeJobs(pool, sessionId, [
-    ...superseded.map((j) => ({ id: j.id, status: 'superseded' as const, errorCode: null })),
-    ...contentless.map((j) => ({ id: j.id, status: 'failed' as const, errorCode: 'content_not_stored' })),
-  ]);
-  let ready = jobs.filter((j) => j.event_revision === j.revision && j.content !== null);
-  let billingBlocked = false;
-  const organizationId = jobs[0]?.organization_id;
-  if (ready.length && organizationId) {
-    // Never call a (paid) provider for analyses the balance cannot pay.
-    const affordable = Math.floor((await balance(pool, organizationId)) / o.creditCost);
-    if (affordable < ready.length) billingBlocked = true;
-    ready = ready.slice(0, affordable);
-  }
-  const { analysed, refused, providerUnavailable } = await extractAll(ready, o);
-  await closeJobs(pool, sessionId, refused);
-  let written = 0;
-  if (analysed.length) {
-    const outcome = await writeAnalyses(pool, sessionId, analysed, o);
-    written = outcome.written;
-    billingBlocked ||= outcome.blocked;
-  }
-  const status = await setBillingState(pool, sessionId, billingBlocked);
-  const failed = contentless.length + refused.filter((r) => r.status === 'failed').length;
-  const base = { analysed: written, failed, billingBlocked, providerUnavailable };
-  if (status === null) return { ...base, deleted: true, remaining: 0, processingStatus: 'pending' };
-  return { ...base, deleted: false, remaining: await countQueuedJobs(pool, sessionId), processingStatus: status };
+  return (await analyseQueuedSessions(pool, [sessionId], o)).get(sessionId)!;
 }
 
-type Closing = { id: number; status: 'failed' | 'superseded' | 'queued'; errorCode: string | null };
+/**
+ * Runs a batch of each session's queued analyses (at most `limit` per session), in queue order, as
+ * far as each organization's balance pays. The provider is called outside any transaction; the
+ * results are written, the credits spent (one ledger line per response) and the jobs closed in one
+ * transaction for all the sessions, so a retried call never pays or writes twice. A provider that
+ * is down ends the batch with `providerUnavailable` for the sessions it left (the workflow waits
+ * and keeps processing events meanwhile); a refusal fails that analysis; a bad answer is tried
+ * again up to MAX_ANALYSIS_ATTEMPTS times.
+ */
+export async function analyseQueuedSessions(pool: DatabasePool, sessionIds: readonly string[], o: AnalysisOptions): Promise<Map<string, AnalysisResult>> {
+  const jobs = await queuedJobs(pool, sessionIds, o.limit);
+  const superseded = jobs.filter((j) => j.event_revision !== j.revision);
+  const contentless = jobs.filter((j) => j.event_revision === j.revision && j.content === null);
+  await closeJobs(pool, [
+    ...superseded.map((j) => closing(j, 'superseded', null)),
+    ...contentless.map((j) => closing(j, 'failed', 'content_not_stored')),
+  ]);
+  const blocked = new Set<string>();
+  const ready = await affordable(pool, jobs.filter((j) => j.event_revision === j.revision && j.content !== null), o.creditCost, blocked);
+  const { analysed, refused, unanswered } = await extractAll(ready, o);
+  await closeJobs(pool, refused);
+  const written = await writeAnalyses(pool, analysed, o, blocked);
+  const statuses = await setBillingStates(pool, sessionIds.map((id) => ({ sessionId: id, blocked: blocked.has(id) })));
+  const remaining = await countQueuedJobs(pool, sessionIds);
+  const count = (list: readonly { sessionId: string }[], id: string) => list.filter((x) => x.sessionId === id).length;
+  const failed = [...contentless.map((j) => closing(j, 'failed', null)), ...refused.filter((r) => r.status === 'failed')];
+  return new Map(sessionIds.map((id) => {
+    const status = statuses.get(id);
+    const base = {
+      analysed: written.get(id) ?? 0,
+      failed: count(failed, id),
+      billingBlocked: blocked.has(id),
+      providerUnavailable: unanswered.some((j) => j.session_id === id),
+    };
+    const result: AnalysisResult = status === undefined
+      ? { ...base, deleted: true, remaining: 0, processingStatus: 'pending' }
+      : { ...base, deleted: false, remaining: remaining.get(id) ?? 0, processingStatus: status };
+    return [id, result];
+  }));
+}
 
-/** Calls the provider for each job, `concurrency` at a time, until the provider is found down. */
+type Closing = { id: number; sessionId: string; status: 'failed' | 'superseded' | 'queued'; errorCode: string | null };
+
+function closing(j: JobRow, status: Closing['status'], errorCode: string | null): Closing {
+  return { id: j.id, sessionId: j.session_id, status, errorCode };
+}
+
+/**
+ * Never calls a (paid) provider for analyses the balance cannot pay: the jobs each organization's
+ * balance pays for, in queue order; the sessions of the others are added to `blocked`.
+ */
+async function affordable(pool: DatabasePool, jobs: readonly JobRow[], creditCost: number, blocked: Set<string>): Promise<JobRow[]> {
+  if (!jobs.length) return [];
+  const budget = new Map([...(await balances(pool, [...new Set(jobs.map((j) => j.organization_id))]))]
+    .map(([org, credits]) => [org, Math.floor(credits / creditCost)]));
+  return jobs.filter((j) => {
+    const left = budget.get(j.organization_id) ?? 0;
+    if (left <= 0) blocked.add(j.session_id);
+    else budget.set(j.organization_id, left - 1);
+    return left > 0;
+  });
+}
+
+/**
+ * Calls the provider for each job, `concurrency` at a time, until the provider is found down;
+ * `unanswered`: the jobs it was down for or not asked about after that.
+ */
 async function extractAll(jobs: readonly JobRow[], o: AnalysisOptions) {
   const analysed: Analysed[] = [];
   const refused: Closing[] = [];
-  let providerUnavailable = false;
+  const answered = new Set<number>();
+  let providerDown = false;
   await forEachLimited(jobs, o.concurrency, async (job) => {
     try {
       const signals = await o.extractor.extract({ userMessages: job.user_messages, response: job.content ?? '' }, o.signal ? { signal: o.signal } : {});
       analysed.push({ job, signals });
+      answered.add(job.id);
     } catch (error) {
       if (!(error instanceof ExtractorError)) throw error;
       if (PROVIDER_DOWN.has(error.code)) {
-        providerUnavailable = true;
+        providerDown = true;
       } else {
         // A refusal fails the analysis at once; a bad answer is retried a few times, then fails.
         const exhausted = !error.retryable || job.attempts + 1 >= MAX_ANALYSIS_ATTEMPTS;
-        refused.push({ id: job.id, status: exhausted ? 'failed' : 'queued', errorCode: error.code });
+        refused.push(closing(job, exhausted ? 'failed' : 'queued', error.code));
+        answered.add(job.id);
       }
     }
     o.heartbeat?.();
-  }, () => providerUnavailable);
+  }, () => providerDown);
   analysed.sort((a, b) => a.job.id - b.job.id);
-  return { analysed, refused, providerUnavailable };
+  return { analysed, refused, unanswered: providerDown ? jobs.filter((j) => !answered.has(j.id)) : [] };
 }
 
-/** Closes (or counts an attempt of) jobs under the session's lock, like every other write. */
-async function closeJobs(pool: DatabasePool, sessionId: string, jobs: readonly Closing[]): Promise<void> {
+/** Closes (or counts an attempt of) jobs under their sessions' locks, like every other write. */
+async function closeJobs(pool: DatabasePool, jobs: readonly Closing[]): Promise<void> {
   if (!jobs.length) return;
   await pool.transaction(async (tx) => {
-    if (!(await lockSessionRow(tx, sessionId))) return;
-    await updateJobs(tx, jobs);
+    const live = new Set((await lockSessionRows(tx, [...new Set(jobs.map((j) => j.sessionId))])).map((s) => s.id));
+    await updateJobs(tx, jobs.filter((j) => live.has(j.sessionId)));
   });
 }
 
-async function writeAnalyses(pool: DatabasePool, sessionId: string, analysed: readonly Analysed[], o: AnalysisOptions) {
-  return pool.transaction(async (tx) => {
-    // The session lock orders this write after a concurrent ingest (a purge, a revision).
-    if (!(await lockSessionRow(tx, sessionId))) return { written: 0, blocked: false };
-    const live = new Set(await lockQueuedJobs(tx, analysed.map((a) => a.job.id)));
-    const current = analysed.filter((a) => live.has(a.job.id));
-    if (!current.length) return { written: 0, blocked: false };
-    const paid = await debitUpTo(tx, current[0]!.job.organization_id, current.length, o.creditCost, 'agent_response_analysis');
-    const kept = current.slice(0, paid);
-    await replaceQualitativeSignals(tx, sessionId, kept, o.extractor.name);
-    await completeJobs(tx, kept.map((a) => a.job.id), o.creditCost);
-    return { written: kept.length, blocked: paid < current.length };
+/**
+ * Writes the analyses of all the sessions in one transaction, paying each organization's share
+ * (one ledger line per response, as far as its balance goes; the sessions left unpaid are added to
+ * `blocked`). Returns the analyses written per session.
+ */
+async function writeAnalyses(pool: DatabasePool, analysed: readonly Analysed[], o: AnalysisOptions, blocked: Set<string>): Promise<Map<string, number>> {
+  if (!analysed.length) return new Map();
+  const { kept, unpaid } = await pool.transaction(async (tx) => {
+    // The sessions' locks order this write after a concurrent ingest (a purge, a revision).
+    const sessions = new Set((await lockSessionRows(tx, [...new Set(analysed.map((a) => a.job.session_id))])).map((s) => s.id));
+    const live = new Set(await lockQueuedJobs(tx, analysed.filter((a) => sessions.has(a.job.session_id)).map((a) => a.job.id)));
+    const paid: Analysed[] = [];
+    const left: Analysed[] = [];
+    for (const [organizationId, group] of Map.groupBy(analysed.filter((a) => live.has(a.job.id)), (a) => a.job.organization_id)) {
+      const n = await debitUpTo(tx, organizationId, group.length, o.creditCost, 'agent_response_analysis');
+      paid.push(...group.slice(0, n));
+      left.push(...group.slice(n));
+    }
+    await replaceQualitativeSignals(tx, paid, o.extractor.name);
+    await completeJobs(tx, paid.map((a) => a.job.id), o.creditCost);
+    return { kept: paid, unpaid: left };
   });
+  for (const a of unpaid) blocked.add(a.job.session_id);
+  const written = new Map<string, number>();
+  for (const a of kept) written.set(a.job.session_id, (written.get(a.job.session_id) ?? 0) + 1);
+  return written;
 }

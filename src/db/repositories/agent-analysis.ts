@@ -6,6 +6,7 @@ import type { ExtractedSignal } from '../../providers/signal-extractor/types.js'
 
 const jobRow = z.object({
   id: z.number(),
+  session_id: z.string(),
   event_id: z.number(),
   revision: z.number(),
   event_revision: z.number(),
@@ -18,29 +19,37 @@ const jobRow = z.object({
 export type JobRow = z.infer<typeof jobRow>;
 
 /**
- * The session's oldest queued analyses, each with what it needs: the response's content and the
- * visible user text since the previous assistant response (the exchange it answered, last 20).
+ * Each session's oldest queued analyses (at most `limit` per session), each with what it needs: the
+ * response's content and the visible user text since the previous assistant response (the
+ * exchange it answered, last 20). In job order.
  */
-export async function queuedJobs(db: CommonQueryMethods, sessionId: string, limit: number): Promise<readonly JobRow[]> {
+export async function queuedJobs(db: CommonQueryMethods, sessionIds: readonly string[], limit: number): Promise<readonly JobRow[]> {
+  if (!sessionIds.length) return [];
   return db.any(sql.type(jobRow)`
-    SELECT j.id, j.event_id, j.revision, e.revision AS event_revision, e.external_event_id,
-      e.payload->>'content' AS content, s.organization_id, j.attempts,
-      coalesce((SELECT array_agg(u.content ORDER BY u.sequence) FROM (
-        SELECT m.payload->>'content' AS content, m.sequence FROM agent_events m
-        WHERE m.session_id = j.session_id AND m.type = 'user_message' AND m.sequence < e.sequence AND m.payload->>'content' IS NOT NULL
-          AND m.sequence > coalesce((SELECT max(p.sequence) FROM agent_events p
-            WHERE p.session_id = j.session_id AND p.type = 'assistant_message' AND p.sequence < e.sequence), -1)
-        ORDER BY m.sequence DESC LIMIT 20) u), '{}') AS user_messages
-    FROM agent_analysis_jobs j
-    JOIN agent_events e ON e.id = j.event_id
-    JOIN agent_sessions s ON s.id = j.session_id
-    WHERE j.session_id = ${sessionId} AND j.status = 'queued'
-    ORDER BY j.id LIMIT ${limit}`);
+    SELECT j.* FROM unnest(${sql.array([...sessionIds], 'uuid')}) AS q(id) CROSS JOIN LATERAL (
+      SELECT j.id, j.session_id, j.event_id, j.revision, e.revision AS event_revision, e.external_event_id,
+        e.payload->>'content' AS content, s.organization_id, j.attempts,
+        coalesce((SELECT array_agg(u.content ORDER BY u.sequence) FROM (
+          SELECT m.payload->>'content' AS content, m.sequence FROM agent_events m
+          WHERE m.session_id = j.session_id AND m.type = 'user_message' AND m.sequence < e.sequence AND m.payload->>'content' IS NOT NULL
+            AND m.sequence > coalesce((SELECT max(p.sequence) FROM agent_events p
+              WHERE p.session_id = j.session_id AND p.type = 'assistant_message' AND p.sequence < e.sequence), -1)
+          ORDER BY m.sequence DESC LIMIT 20) u), '{}') AS user_messages
+      FROM agent_analysis_jobs j
+      JOIN agent_events e ON e.id = j.event_id
+      JOIN agent_sessions s ON s.id = j.session_id
+      WHERE j.session_id = q.id AND j.status = 'queued'
+      ORDER BY j.id LIMIT ${limit}) j
+    ORDER BY j.id`);
 }
 
-export async function countQueuedJobs(db: CommonQueryMethods, sessionId: string): Promise<number> {
-  return db.oneFirst(sql.type(z.object({ n: z.number() }))`
-    SELECT count(*)::int AS n FROM agent_analysis_jobs WHERE session_id = ${sessionId} AND status = 'queued'`);
+/** Queued analyses per session (sessions with none are absent). */
+export async function countQueuedJobs(db: CommonQueryMethods, sessionIds: readonly string[]): Promise<Map<string, number>> {
+  if (!sessionIds.length) return new Map();
+  const rows = await db.any(sql.type(z.object({ session_id: z.string(), n: z.number() }))`
+    SELECT session_id, count(*)::int AS n FROM agent_analysis_jobs
+    WHERE session_id = ANY(${sql.array([...sessionIds], 'uuid')}) AND status = 'queued' GROUP BY session_id`);
+  return new Map(rows.map((r) => [r.session_id, r.n]));
 }
 
 /**
@@ -67,9 +76,11 @@ export async function lockQueuedJobs(tx: CommonQueryMethods, jobIds: readonly nu
   return [...rows];
 }
 
-export async function balance(db: CommonQueryMethods, organizationId: string): Promise<number> {
-  return db.oneFirst(sql.type(z.object({ credit_balance: z.number() }))`
-    SELECT credit_balance FROM organizations WHERE id = ${organizationId}`);
+export async function balances(db: CommonQueryMethods, organizationIds: readonly string[]): Promise<Map<string, number>> {
+  if (!organizationIds.length) return new Map();
+  const rows = await db.any(sql.type(z.object({ id: z.string(), credit_balance: z.number() }))`
+    SELECT id, credit_balance FROM organizations WHERE id = ANY(${sql.array([...organizationIds], 'uuid')})`);
+  return new Map(rows.map((r) => [r.id, r.credit_balance]));
 }
 
 /**
@@ -96,21 +107,21 @@ export interface Analysed {
 }
 
 /** A revision's analysis replaces the qualitative signals of the response's earlier analysis. */
-export async function replaceQualitativeSignals(tx: CommonQueryMethods, sessionId: string, analysed: readonly Analysed[], producer: string): Promise<void> {
+export async function replaceQualitativeSignals(tx: CommonQueryMethods, analysed: readonly Analysed[], producer: string): Promise<void> {
   if (!analysed.length) return;
   await tx.query(sql.unsafe`
     DELETE FROM agent_signals WHERE source = 'qualitative_inference' AND event_id = ANY(${sql.array(analysed.map((a) => a.job.event_id), 'int8')})`);
   const records = analysed.flatMap((a) => a.signals.map((s) => ({
-    organization_id: a.job.organization_id, event_id: a.job.event_id, event_external_id: a.job.external_event_id, revision: a.job.revision,
+    organization_id: a.job.organization_id, session_id: a.job.session_id, event_id: a.job.event_id, event_external_id: a.job.external_event_id, revision: a.job.revision,
     kind: s.kind, rating: s.rating, summary: s.summary, labels: s.labels,
   })));
   if (!records.length) return;
   await tx.query(sql.unsafe`
     INSERT INTO agent_signals (organization_id, session_id, event_id, event_external_id, source, kind, rating, labels, summary, event_revision, producer)
-    SELECT x.organization_id, ${sessionId}, x.event_id, x.event_external_id, 'qualitative_inference', x.kind, x.rating,
+    SELECT x.organization_id, x.session_id, x.event_id, x.event_external_id, 'qualitative_inference', x.kind, x.rating,
       ARRAY(SELECT jsonb_array_elements_text(x.labels)), x.summary, x.revision, ${producer}
     FROM jsonb_to_recordset(${sql.jsonb(records)})
-      AS x(organization_id uuid, event_id bigint, event_external_id text, revision integer, kind text, rating text, summary text, labels jsonb)`);
+      AS x(organization_id uuid, session_id uuid, event_id bigint, event_external_id text, revision integer, kind text, rating text, summary text, labels jsonb)`);
 }
 
 export async function completeJobs(tx: CommonQueryMethods, jobIds: readonly number[], credits: number): Promise<void> {
@@ -123,16 +134,23 @@ export async function completeJobs(tx: CommonQueryMethods, jobIds: readonly numb
 export type StoredProcessingStatus = 'pending' | 'billing_blocked' | 'capture_disabled';
 
 /**
- * Moves between `pending` and `billing_blocked` (`capture_disabled` is the ingest's to set and
- * clear) and returns the stored status; null when the session is gone. Two statements: the read
+ * Moves sessions between `pending` and `billing_blocked` (`capture_disabled` is the ingest's to set
+ * and clear) and returns the stored statuses; deleted sessions are absent. Two statements: the read
  * after a non-matching update sees rows committed meanwhile.
  */
-export async function setBillingState(db: CommonQueryMethods, sessionId: string, blocked: boolean): Promise<StoredProcessingStatus | null> {
-  const to = blocked ? 'billing_blocked' : 'pending';
-  const status = z.object({ processing_status: z.enum(['pending', 'billing_blocked', 'capture_disabled']) });
-  const changed = await db.maybeOneFirst(sql.type(status)`
-    UPDATE agent_sessions SET processing_status = ${to}, updated_at = now()
-    WHERE id = ${sessionId} AND processing_status IN ('pending', 'billing_blocked', 'processing', 'completed') AND processing_status <> ${to}
-    RETURNING processing_status`);
-  return changed ?? db.maybeOneFirst(sql.type(status)`SELECT processing_status FROM agent_sessions WHERE id = ${sessionId}`);
+export async function setBillingStates(db: CommonQueryMethods, states: readonly { sessionId: string; blocked: boolean }[]): Promise<Map<string, StoredProcessingStatus>> {
+  if (!states.length) return new Map();
+  const status = z.object({ id: z.string(), processing_status: z.enum(['pending', 'billing_blocked', 'capture_disabled']) });
+  const changed = await db.any(sql.type(status)`
+    UPDATE agent_sessions s SET processing_status = x.target, updated_at = now()
+    FROM jsonb_to_recordset(${sql.jsonb(states.map((t) => ({ id: t.sessionId, target: t.blocked ? 'billing_blocked' : 'pending' })))}) AS x(id uuid, target text)
+    WHERE s.id = x.id AND s.processing_status IN ('pending', 'billing_blocked', 'processing', 'completed') AND s.processing_status <> x.target
+    RETURNING s.id, s.processing_status`);
+  const result = new Map(changed.map((r) => [r.id, r.processing_status]));
+  const rest = states.map((t) => t.sessionId).filter((id) => !result.has(id));
+  if (rest.length) {
+    for (const r of await db.any(sql.type(status)`
+      SELECT id, processing_status FROM agent_sessions WHERE id = ANY(${sql.array(rest, 'uuid')})`)) result.set(r.id, r.processing_status);
+  }
+  return result;
 }

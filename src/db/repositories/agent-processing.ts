@@ -32,14 +32,37 @@ export const lockedSession = z.object({
 });
 export type LockedSession = z.infer<typeof lockedSession>;
 
+/**
+ * Locks sessions for a pass (their ingests lock the same rows), in id order so that two callers
+ * locking overlapping sets never deadlock; deleted sessions are absent.
+ */
+export async function lockSessionRows(tx: CommonQueryMethods, sessionIds: readonly string[]): Promise<readonly LockedSession[]> {
+  if (!sessionIds.length) return [];
+  return tx.any(sql.type(lockedSession)`
+    SELECT id, organization_id, application_id, status, processed_through_sequence, highest_sequence FROM agent_sessions
+    WHERE id = ANY(${sql.array([...sessionIds], 'uuid')}) ORDER BY id FOR UPDATE`);
+}
+
 /** Serializes the workflow's writes with ingests of the same session (the ingest locks this row too). */
-export async function lockSessionRow(tx: CommonQueryMethods, sessionId: string) {
-  return tx.maybeOne(sql.type(lockedSession)`
-    SELECT id, organization_id, application_id, status, processed_through_sequence, highest_sequence FROM agent_sessions WHERE id = ${sessionId} FOR UPDATE`);
+export async function lockSessionRow(tx: CommonQueryMethods, sessionId: string): Promise<LockedSession | null> {
+  return (await lockSessionRows(tx, [sessionId]))[0] ?? null;
+}
+
+/**
+ * The drainer's claim: up to `limit` sessions whose wake is due, oldest request first, locked for
+ * the transaction. Rows another transaction holds (an ingest, another drainer lane or replica) are
+ * skipped, never waited for; `busy` are those this drainer is still working on between transactions.
+ */
+export async function claimDueSessions(tx: CommonQueryMethods, busy: readonly string[], limit: number): Promise<readonly LockedSession[]> {
+  return tx.any(sql.type(lockedSession)`
+    SELECT id, organization_id, application_id, status, processed_through_sequence, highest_sequence FROM agent_sessions
+    WHERE wake_requested_at <= now() AND NOT (id = ANY(${sql.array([...busy], 'uuid')}))
+    ORDER BY wake_requested_at LIMIT ${limit} FOR UPDATE SKIP LOCKED`);
 }
 
 const processRow = z.object({
   id: z.number(),
+  session_id: z.string(),
   sequence: z.number(),
   revision: z.number(),
   type: z.enum(['user_message', 'assistant_message', 'feedback']),
@@ -54,110 +77,134 @@ const processRow = z.object({
 });
 export type ProcessRow = z.infer<typeof processRow>;
 
-/** The session's unprocessed events (new, or revised since processed), in sequence order, one page. */
-export async function pendingRows(tx: CommonQueryMethods, sessionId: string, limit: number): Promise<readonly ProcessRow[]> {
+/** Each session's unprocessed events (new, or revised since processed), in sequence order, one page per session. */
+export async function pendingRows(tx: CommonQueryMethods, sessionIds: readonly string[], limit: number): Promise<readonly ProcessRow[]> {
+  if (!sessionIds.length) return [];
   return tx.any(sql.type(processRow)`
-    SELECT id, sequence, revision, type, final, payload IS NOT NULL AS has_content, payload->'feedback' AS feedback
-    FROM agent_events
-    WHERE session_id = ${sessionId} AND processed_revision IS DISTINCT FROM revision
-    ORDER BY sequence LIMIT ${limit}`);
+    SELECT p.* FROM unnest(${sql.array([...sessionIds], 'uuid')}) AS s(id) CROSS JOIN LATERAL (
+      SELECT id, session_id, sequence, revision, type, final, payload IS NOT NULL AS has_content, payload->'feedback' AS feedback
+      FROM agent_events
+      WHERE session_id = s.id AND processed_revision IS DISTINCT FROM revision
+      ORDER BY sequence LIMIT ${limit}) p`);
 }
 
-type Session = z.infer<typeof lockedSession>;
+/** A processed event with the session it belongs to. */
+export interface SessionEvent { session: LockedSession; row: ProcessRow }
 
 /** Spec rule 5: a rated feedback event is an explicit signal, deterministic and free; a revision updates it. */
-export async function upsertExplicitSignals(tx: CommonQueryMethods, s: Session, rows: readonly ProcessRow[]): Promise<number> {
-  const rated = rows.filter((r) => r.feedback?.rating);
-  const unrated = rows.filter((r) => r.type === 'feedback' && !r.feedback?.rating);
+export async function upsertExplicitSignals(tx: CommonQueryMethods, rows: readonly SessionEvent[]): Promise<number> {
+  const rated = rows.filter((r) => r.row.feedback?.rating);
+  const unrated = rows.filter((r) => r.row.type === 'feedback' && !r.row.feedback?.rating);
   if (unrated.length) {
     await tx.query(sql.unsafe`
-      DELETE FROM agent_signals WHERE source = 'explicit_feedback' AND event_id = ANY(${sql.array(unrated.map((r) => r.id), 'int8')})`);
+      DELETE FROM agent_signals WHERE source = 'explicit_feedback' AND event_id = ANY(${sql.array(unrated.map((r) => r.row.id), 'int8')})`);
   }
   if (!rated.length) return 0;
-  const records = rated.map((r) => ({
+  const records = rated.map(({ session, row: r }) => ({
+    organization_id: session.organization_id, session_id: session.id,
     event_id: r.id, target: r.feedback!.targetEventExternalId, rating: r.feedback!.rating!, labels: r.feedback!.labels ?? [],
     comment: r.feedback!.comment ?? null, revision: r.revision,
   }));
   await tx.query(sql.unsafe`
     INSERT INTO agent_signals (organization_id, session_id, event_id, event_external_id, source, kind, rating, labels, comment, event_revision, producer)
-    SELECT ${s.organization_id}, ${s.id}, x.event_id, x.target, 'explicit_feedback', 'feedback', x.rating,
+    SELECT x.organization_id, x.session_id, x.event_id, x.target, 'explicit_feedback', 'feedback', x.rating,
       ARRAY(SELECT jsonb_array_elements_text(x.labels)), x.comment, x.revision, 'explicit'
-    FROM jsonb_to_recordset(${sql.jsonb(records)}) AS x(event_id bigint, target text, rating text, labels jsonb, comment text, revision integer)
+    FROM jsonb_to_recordset(${sql.jsonb(records)})
+      AS x(organization_id uuid, session_id uuid, event_id bigint, target text, rating text, labels jsonb, comment text, revision integer)
     ON CONFLICT (event_id) WHERE source = 'explicit_feedback' DO UPDATE SET
       event_external_id = excluded.event_external_id, rating = excluded.rating, labels = excluded.labels,
       comment = excluded.comment, event_revision = excluded.event_revision`);
   return rated.length;
 }
 
-/** Metering: one `agent_response_processed` unit per finalized assistant response, ever. */
-export async function meterResponses(tx: CommonQueryMethods, s: Session, eventIds: readonly number[]): Promise<number> {
-  if (!eventIds.length) return 0;
-  const inserted = await tx.any(sql.type(z.object({ id: z.number() }))`
+/** Metering: one `agent_response_processed` unit per finalized assistant response, ever. Returns the sessions of the units added. */
+export async function meterResponses(tx: CommonQueryMethods, responses: readonly SessionEvent[]): Promise<readonly string[]> {
+  if (!responses.length) return [];
+  const records = responses.map(({ session, row }) => ({
+    organization_id: session.organization_id, application_id: session.application_id, session_id: session.id, event_id: row.id,
+  }));
+  return tx.anyFirst(sql.type(z.object({ session_id: z.string() }))`
     INSERT INTO usage_records (organization_id, application_id, session_id, event_id, unit, quantity)
-    SELECT ${s.organization_id}, ${s.application_id}, ${s.id}, unnest(${sql.array([...eventIds], 'int8')}), 'agent_response_processed', 1
+    SELECT x.organization_id, x.application_id, x.session_id, x.event_id, 'agent_response_processed', 1
+    FROM jsonb_to_recordset(${sql.jsonb(records)}) AS x(organization_id uuid, application_id uuid, session_id uuid, event_id bigint)
     ON CONFLICT (event_id, unit) DO NOTHING
-    RETURNING id`);
-  return inserted.length;
+    RETURNING session_id`);
 }
 
 /** Queues analysis of these revisions; a queued analysis of an older revision is superseded. */
-export async function queueAnalyses(tx: CommonQueryMethods, sessionId: string, events: readonly { id: number; revision: number }[]): Promise<number> {
+export async function queueAnalyses(tx: CommonQueryMethods, events: readonly SessionEvent[]): Promise<number> {
   if (!events.length) return 0;
-  const records = sql.jsonb(events.map((e) => ({ event_id: e.id, revision: e.revision })));
+  const records = sql.jsonb(events.map(({ session, row }) => ({ session_id: session.id, event_id: row.id, revision: row.revision })));
   await tx.query(sql.unsafe`
     UPDATE agent_analysis_jobs j SET status = 'superseded', updated_at = now()
-    FROM jsonb_to_recordset(${records}) AS x(event_id bigint, revision integer)
+    FROM jsonb_to_recordset(${records}) AS x(session_id uuid, event_id bigint, revision integer)
     WHERE j.event_id = x.event_id AND j.revision < x.revision AND j.status = 'queued'`);
   const inserted = await tx.any(sql.type(z.object({ id: z.number() }))`
     INSERT INTO agent_analysis_jobs (session_id, event_id, revision)
-    SELECT ${sessionId}, x.event_id, x.revision FROM jsonb_to_recordset(${records}) AS x(event_id bigint, revision integer)
+    SELECT x.session_id, x.event_id, x.revision FROM jsonb_to_recordset(${records}) AS x(session_id uuid, event_id bigint, revision integer)
     ON CONFLICT (event_id, revision) DO NOTHING
     RETURNING id`);
   return inserted.length;
 }
 
+/** What a pass leaves in one session: its new watermark, and whether its wake request is taken. */
+export interface PassOutcome {
+  sessionId: string;
+  watermark: number | null;
+  /** The pass found nothing more to process now: the session's wake request is taken (an ingest after it requests a new one). */
+  settled: boolean;
+}
+
 /**
- * Marks events processed and advances the watermark. `settled`: the pass found nothing more it may
- * process now, so the session's wake request is taken (the next ingest with work signals again).
- * Returns the session as stored, which the workflow adopts (ingests within a pass do not signal).
+ * Marks events processed and advances the sessions' watermarks, taking the wake requests of the
+ * settled ones; two statements for any number of sessions. Returns the sessions as stored, which
+ * the workflow adopts (ingests within a pass do not signal it).
  */
-export async function markProcessed(tx: CommonQueryMethods, sessionId: string, eventIds: readonly number[], watermark: number | null, settled: boolean) {
+export async function markProcessed(tx: CommonQueryMethods, eventIds: readonly number[], outcomes: readonly PassOutcome[]) {
   if (eventIds.length) {
     await tx.query(sql.unsafe`
       UPDATE agent_events SET processed_revision = revision WHERE id = ANY(${sql.array([...eventIds], 'int8')})`);
   }
-  return tx.one(sql.type(z.object({ status: z.enum(['open', 'ended', 'abandoned']), highest_sequence: z.number().nullable() }))`
-    UPDATE agent_sessions SET processed_through_sequence = greatest(processed_through_sequence, ${watermark}::bigint), updated_at = now(),
-      wake_requested_at = CASE WHEN ${settled} THEN NULL ELSE wake_requested_at END
-    WHERE id = ${sessionId}
-    RETURNING status, highest_sequence`);
+  if (!outcomes.length) return new Map<string, { status: LockedSession['status']; highest_sequence: number | null }>();
+  const records = outcomes.map((o) => ({ id: o.sessionId, watermark: o.watermark, settled: o.settled }));
+  const rows = await tx.any(sql.type(z.object({ id: z.string(), status: z.enum(['open', 'ended', 'abandoned']), highest_sequence: z.number().nullable() }))`
+    UPDATE agent_sessions s SET processed_through_sequence = greatest(s.processed_through_sequence, x.watermark), updated_at = now(),
+      wake_requested_at = CASE WHEN x.settled THEN NULL ELSE s.wake_requested_at END
+    FROM jsonb_to_recordset(${sql.jsonb(records)}) AS x(id uuid, watermark bigint, settled boolean)
+    WHERE s.id = x.id
+    RETURNING s.id, s.status, s.highest_sequence`);
+  return new Map(rows.map((r) => [r.id, { status: r.status, highest_sequence: r.highest_sequence }]));
 }
 
 const signalTarget = z.object({
+  id: z.string(),
   organization_id: z.string(),
   status: z.enum(['open', 'ended', 'abandoned']),
   highest_sequence: z.number().nullable(),
   processing_status: z.string(),
 });
+export type SignalTarget = z.infer<typeof signalTarget>;
 
 /**
- * Whether the drainer tells the session's workflow now: always when `force` or when the session
- * has ended (the workflow finishes its run), else when it has not been told for `everySeconds` (or
- * ever). Taking the turn records it; null: not this time.
+ * Which of these sessions' workflows the drainer tells now: every one when `force`, else those
+ * that ended (the workflow finishes its run) or were not told for `everySeconds` (or ever). Taking
+ * the turn records it; the sessions not returned are not told this time.
  */
-export async function takeWorkflowSignalTurn(db: CommonQueryMethods, sessionId: string, everySeconds: number, force: boolean) {
-  return db.maybeOne(sql.type(signalTarget)`
+export async function takeWorkflowSignalTurns(db: CommonQueryMethods, sessionIds: readonly string[], everySeconds: number, force: boolean): Promise<readonly SignalTarget[]> {
+  if (!sessionIds.length) return [];
+  return db.any(sql.type(signalTarget)`
     UPDATE agent_sessions SET workflow_signalled_at = now()
-    WHERE id = ${sessionId}
+    WHERE id = ANY(${sql.array([...sessionIds], 'uuid')})
       AND (${force} OR status <> 'open' OR workflow_signalled_at IS NULL OR workflow_signalled_at <= now() - ${everySeconds} * interval '1 second')
-    RETURNING organization_id, status, highest_sequence, processing_status`);
+    RETURNING id, organization_id, status, highest_sequence, processing_status`);
 }
 
-/** A session whose drain failed is looked at again after `retrySeconds`, not in a tight loop. */
-export async function deferWake(db: CommonQueryMethods, sessionId: string, retrySeconds: number): Promise<void> {
+/** Sessions whose drain failed are looked at again after `retrySeconds`, not in a tight loop. */
+export async function deferWakes(db: CommonQueryMethods, sessionIds: readonly string[], retrySeconds: number): Promise<void> {
+  if (!sessionIds.length) return;
   await db.query(sql.unsafe`
     UPDATE agent_sessions SET wake_requested_at = now() + ${retrySeconds} * interval '1 second'
-    WHERE id = ${sessionId} AND wake_requested_at IS NOT NULL`);
+    WHERE id = ANY(${sql.array([...sessionIds], 'uuid')}) AND wake_requested_at IS NOT NULL`);
 }
 
 /**

@@ -174,14 +174,6 @@ export async function updateSessionAfterIngest(tx: CommonQueryMethods, sessionId
     RETURNING *`);
 }
 
-/** Sessions whose wake is due, oldest first, except `busy` (those the drainer is working on). */
-export async function dueWakes(db: CommonQueryMethods, busy: readonly string[], limit: number): Promise<readonly string[]> {
-  return db.anyFirst(sql.type(z.object({ id: z.string() }))`
-    SELECT id FROM agent_sessions
-    WHERE wake_requested_at <= now() AND NOT (id = ANY(${sql.array([...busy], 'uuid')}))
-    ORDER BY wake_requested_at LIMIT ${limit}`);
-}
-
 /**
  * Sessions whose wake was requested more than `olderThanSeconds` ago and never taken (the signal
  * was lost or Temporal was unreachable): the reconciler wakes them. Oldest first.

@@ -70,7 +70,7 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
     const abort = new AbortController();
     const warnings: string[] = [];
     const run = drainSessionWakes({
-      pool, extractor: new LocalSignalExtractor(), analysisCreditCost: 1, concurrency: 4, pollMs: 50, signalEverySeconds: 0,
+      pool, extractor: new LocalSignalExtractor(), analysisCreditCost: 1, concurrency: 2, batchSessions: 10, pollMs: 50, signalEverySeconds: 0,
       tell: (target) => wakeSession(temporal.client, settings, target),
       heartbeat: () => undefined, signal: abort.signal, runSeconds: 110,
       logger: { warn: (meta, message) => warnings.push(`${message} ${String(meta.sessionId)}`) },
