@@ -1,4 +1,4 @@
-import { ingestSession } from '../../src/agents/ingest.js';
+import { AgentIngestWriter, INGEST_BATCHING } from '../../src/agents/ingest.js';
 import type { AgentIngestRequest } from '../../src/domain/agent-ingest.js';
 import {
   findSession, listSessions, sessionEvents, sessionParticipants, type EventRow, type Reader,
@@ -65,11 +65,13 @@ export function agentConversationHandlers(deps: AppDeps) {
     return { organizationId: p.organizationId, userId: p.kind === 'user' ? p.userId : null };
   };
 
+  const writer = new AgentIngestWriter(deps.pool, { analysisCreditCost: deps.config.agents.analysisCreditCost, ...INGEST_BATCHING });
+
   return {
     ingest: async (ctx: AppContext, { body }: RouteInput<AgentIngestRequest, unknown>) => {
       const tooLarge = eventSizeErrors(body);
       if (tooLarge.length) throw new ValidationError(tooLarge, 'An event exceeds 256 KiB.');
-      const result = await ingestSession(deps.pool, agentOf(ctx).application, body, { analysisCreditCost: deps.config.agents.analysisCreditCost });
+      const result = await writer.ingest(agentOf(ctx).application, body);
       // Committed, with the session's wake requested when there is work: the worker's drainer takes it.
       ctx.status = 202;
       ctx.body = {

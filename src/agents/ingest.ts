@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { stringify } from 'safe-stable-stringify';
-import type { CommonQueryMethods, DatabasePool } from 'slonik';
+import type { CommonQueryMethods, DatabasePool, DatabaseTransactionConnection } from 'slonik';
 import { environmentErrors, planIngest, toIncoming, type IncomingEvent } from '../domain/agent-events.js';
 import type { AgentIngestRequest, AgentParticipant, AgentSessionStatus } from '../domain/agent-ingest.js';
 import { sanitizeIngestRequest } from '../domain/sanitize/index.js';
@@ -9,9 +9,10 @@ import {
   activeUserIds, peopleByEmail, peopleByUuid, upsertParticipants, type ParticipantRecord,
 } from '../db/repositories/agent-participants.js';
 import {
-  loadEventStates, lockSession, participantExternalIds, purgeSessionContent, reviseEvents, updateSessionAfterIngest,
+  deleteCreatedSessions, loadEventStates, lockSessions, participantExternalIds, purgeSessionContent, reviseEvents, updateSessionsAfterIngest,
+  type LockedSessionRow, type SessionUpdate,
 } from '../db/repositories/agent-sessions.js';
-import { ValidationError, type FieldError } from '../errors.js';
+import { AppError, ValidationError, type FieldError } from '../errors.js';
 
 export type ProcessingStatus = 'pending' | 'billing_blocked' | 'capture_disabled';
 
@@ -26,63 +27,215 @@ export interface IngestResult {
   highestSequence: number | null;
 }
 
-/**
- * One ingest request: sanitized first (nothing unsanitized is stored or compared), then applied in
- * a single transaction under the session's row lock. Any 400 or 409 rolls everything back.
- */
-export async function ingestSession(
-  pool: DatabasePool,
-  app: ApplicationRow,
-  raw: AgentIngestRequest,
-  options: { analysisCreditCost: number },
-): Promise<IngestResult> {
+/** A request sanitized and checked as far as it can be without the database. */
+interface Prepared {
+  app: ApplicationRow;
+  request: AgentIngestRequest;
+  participants: ParticipantRecord[];
+  incoming: IncomingEvent[];
+  /** Its session: requests of one session never share a batch. */
+  key: string;
+  /** Participants or content capture off: statements of its own before its plan is known, so it is written alone. */
+  alone: boolean;
+}
+
+/** Sanitized first: nothing unsanitized is stored or compared. */
+async function prepare(app: ApplicationRow, raw: AgentIngestRequest): Promise<Prepared> {
   const request = await sanitizeIngestRequest(raw, { redactedFieldNames: app.redacted_field_names, redactedTextPatterns: app.redacted_text_patterns });
   const envErrors = environmentErrors(request, app.allowed_environments);
   if (envErrors.length) throw new ValidationError(envErrors, 'The environment is missing or not allowed for this application.');
   const participants = participantRecords(request.participants ?? []);
-  const incoming = request.events.map(toIncoming);
-  return pool.transaction(async (tx) => {
-    const session = await lockSession(tx, {
-      organizationId: app.organization_id,
-      applicationId: app.id,
-      externalSessionId: request.externalSessionId,
-      restrictedTo: app.access === 'users' ? app.access_user_ids : null,
+  return {
+    app, request, participants, incoming: request.events.map(toIncoming),
+    key: `${app.id}\u0000${request.externalSessionId}`,
+    alone: participants.length > 0 || !app.content_capture,
+  };
+}
+
+/** The writer's batching: transactions in flight at once, and ingests one transaction applies at most. */
+export interface IngestWriterOptions {
+  analysisCreditCost: number;
+  maxBatch: number;
+  maxInFlight: number;
+}
+
+/**
+ * Batching of an API process: two transactions in flight (one commits while the next forms), up
+ * to 64 requests each (measured in bench/agent-ingest.ts; see docs/decisions.md).
+ */
+export const INGEST_BATCHING = { maxBatch: 64, maxInFlight: 2 } as const;
+
+interface Queued {
+  item: Prepared;
+  resolve: (r: IngestResult) => void;
+  reject: (e: unknown) => void;
+}
+
+/**
+ * Agent ingest, applied in batches (group commit): the requests that arrive while earlier
+ * transactions run are applied together in the next one, each request in its session's row lock,
+ * with one statement per table for the whole batch, so that round trips and commits are shared
+ * instead of paid per request. A request alone gets a transaction at once. Each request keeps its
+ * own answer: one refused (400, 409) is left out and stores nothing; a batch that fails in the
+ * database is applied again one request per transaction, so that one request's failure is never
+ * another's. Any 400 or 409 rolls that request back whole.
+ */
+export class AgentIngestWriter {
+  private readonly queue: Queued[] = [];
+  /** Sessions in transactions now: their next request waits for the next batch. */
+  private readonly writing = new Set<string>();
+  private inFlight = 0;
+  /** Transactions written, and the requests they applied (batched ones; a fallback or a request alone counts too). */
+  readonly stats = { transactions: 0, requests: 0 };
+
+  constructor(private readonly pool: DatabasePool, private readonly o: IngestWriterOptions) {}
+
+  async ingest(app: ApplicationRow, raw: AgentIngestRequest): Promise<IngestResult> {
+    const item = await prepare(app, raw);
+    if (item.alone) {
+      const result = await this.pool.transaction(async (tx) => unwrap((await applyIngests(tx, [item], this.o.analysisCreditCost))[0]!));
+      this.count(1);
+      return result;
+    }
+    return new Promise((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      this.next();
     });
-    const capture = app.content_capture;
-    if (!capture) await purgeSessionContent(tx, session.id);
-    const links = await linkParticipants(tx, app.organization_id, request.participants ?? [], participants);
-    if (capture) await upsertParticipants(tx, session.id, links);
-    const referencing = incoming.some((e) => e.participantExternalId !== null);
-    const known = capture && referencing ? await participantExternalIds(tx, session.id) : null;
-    const targets = incoming.flatMap((e) => (e.feedbackTarget === null ? [] : [e.feedbackTarget]));
-    const stored = await loadEventStates(tx, session.id, [...incoming.map((e) => e.externalEventId), ...targets], incoming.map((e) => e.sequence));
-    const plan = planIngest({ stored, incoming, sessionStatus: session.status, knownParticipants: known });
+  }
+
+  private next(): void {
+    while (this.inFlight < this.o.maxInFlight) {
+      const batch: Queued[] = [];
+      const keys = new Set<string>();
+      for (let i = 0; i < this.queue.length && batch.length < this.o.maxBatch;) {
+        const q = this.queue[i]!;
+        if (this.writing.has(q.item.key) || keys.has(q.item.key)) {
+          i++;
+          continue;
+        }
+        keys.add(q.item.key);
+        batch.push(q);
+        this.queue.splice(i, 1);
+      }
+      if (!batch.length) return;
+      this.inFlight++;
+      for (const k of keys) this.writing.add(k);
+      void this.write(batch).finally(() => {
+        this.inFlight--;
+        for (const k of keys) this.writing.delete(k);
+        this.next();
+      });
+    }
+  }
+
+  private count(requests: number): void {
+    this.stats.transactions++;
+    this.stats.requests += requests;
+  }
+
+  private async write(batch: readonly Queued[]): Promise<void> {
+    let outcomes: Outcome[];
+    try {
+      outcomes = await this.pool.transaction((tx) => applyIngests(tx, batch.map((q) => q.item), this.o.analysisCreditCost));
+      this.count(batch.length);
+    } catch (error) {
+      if (batch.length === 1) return batch[0]!.reject(error);
+      // One request's failure must not be another's: each alone.
+      await Promise.all(batch.map((q) => this.write([q])));
+      return;
+    }
+    outcomes.forEach((outcome, i) => {
+      if (outcome instanceof Error) batch[i]!.reject(outcome);
+      else batch[i]!.resolve(outcome);
+    });
+  }
+}
+
+type Outcome = IngestResult | AppError;
+
+function unwrap(outcome: Outcome): IngestResult {
+  if (outcome instanceof Error) throw outcome;
+  return outcome;
+}
+
+/**
+ * Applies ingests of distinct sessions in one transaction, each under its session's row lock:
+ * one statement per table for all of them. A request refused by its plan (400, 409) gets its
+ * error as its outcome and leaves nothing (a session it created is removed again). Requests with
+ * participants or content capture off come alone (their statements run before their plan).
+ */
+async function applyIngests(tx: DatabaseTransactionConnection, items: readonly Prepared[], analysisCreditCost: number): Promise<Outcome[]> {
+  const locked = await lockSessions(tx, items.map(({ app, request }) => ({
+    organizationId: app.organization_id,
+    applicationId: app.id,
+    externalSessionId: request.externalSessionId,
+    restrictedTo: app.access === 'users' ? app.access_user_ids : null,
+  })));
+  const byKey = new Map(locked.map((s) => [`${s.application_id}\u0000${s.external_session_id}`, s]));
+  const sessions = items.map((item) => byKey.get(item.key)!);
+  if (items.length === 1 && items[0]!.alone) await participantsOf(tx, items[0]!, sessions[0]!);
+  const referencing = items.flatMap((item, i) => (item.app.content_capture && item.incoming.some((e) => e.participantExternalId !== null) ? [sessions[i]!.id] : []));
+  const known = await participantExternalIds(tx, referencing);
+  const stored = await loadEventStates(tx, items.map((item, i) => ({
+    sessionId: sessions[i]!.id,
+    externalIds: [...item.incoming.map((e) => e.externalEventId), ...item.incoming.flatMap((e) => (e.feedbackTarget === null ? [] : [e.feedbackTarget]))],
+    sequences: item.incoming.map((e) => e.sequence),
+  })));
+  const planned = items.map((item, i) => {
+    const session = sessions[i]!;
+    try {
+      return planIngest({ stored: stored.get(session.id)!, incoming: item.incoming, sessionStatus: session.status, knownParticipants: known.get(session.id) ?? null });
+    } catch (error) {
+      if (items.length === 1 || !(error instanceof AppError)) throw error;
+      return error;
+    }
+  });
+  const updates: SessionUpdate[] = [];
+  for (const [i, item] of items.entries()) {
+    const plan = planned[i]!;
+    if (plan instanceof Error) continue;
+    const session = sessions[i]!;
+    const capture = item.app.content_capture;
     await reviseEvents(tx, session.id, plan.revised.map((r) => r.event), capture);
-    const status = session.status === 'open' && request.status && request.status !== 'open' ? request.status : session.status;
-    // Work for the drainer: the session's wake is requested (once, however many ingests ask).
-    const work = plan.accepted.length > 0 || plan.revised.length > 0 || status !== session.status;
-    const updated = await updateSessionAfterIngest(tx, session.id, {
+    const status = session.status === 'open' && item.request.status && item.request.status !== 'open' ? item.request.status : session.status;
+    updates.push({
+      sessionId: session.id,
       status,
       captureContent: capture,
-      analysisCreditCost: options.analysisCreditCost,
-      agentVersion: capture ? (request.agentVersion ?? null) : null,
-      source: capture ? (request.source ?? null) : null,
-      context: capture ? (request.context ?? null) : null,
+      agentVersion: capture ? (item.request.agentVersion ?? null) : null,
+      source: capture ? (item.request.source ?? null) : null,
+      context: capture ? (item.request.context ?? null) : null,
       newEvents: plan.accepted,
       highestSequence: maxSequence(plan.accepted),
-      wake: work,
+      // Work for the drainer: the session's wake is requested (once, however many ingests ask).
+      wake: plan.accepted.length > 0 || plan.revised.length > 0 || status !== session.status,
     });
+  }
+  const updated = new Map((await updateSessionsAfterIngest(tx, updates, analysisCreditCost)).map((s) => [s.id, s]));
+  await deleteCreatedSessions(tx, sessions.filter((s, i) => s.created && planned[i] instanceof Error).map((s) => s.id));
+  return items.map((item, i): Outcome => {
+    const plan = planned[i]!;
+    if (plan instanceof Error) return plan;
+    const row = updated.get(sessions[i]!.id)!;
     return {
-      sessionId: session.id,
-      organizationId: app.organization_id,
+      sessionId: row.id,
+      organizationId: item.app.organization_id,
       acceptedEventCount: plan.accepted.length,
       deduplicatedEventCount: plan.deduplicated.length,
       revisedEventCount: plan.revised.length,
-      processingStatus: updated.processing_status as ProcessingStatus,
-      status: updated.status,
-      highestSequence: updated.highest_sequence,
+      processingStatus: row.processing_status as ProcessingStatus,
+      status: row.status,
+      highestSequence: row.highest_sequence,
     };
   });
+}
+
+/** Content capture off purges the session's content; participants are linked and stored (spec rule 6). */
+async function participantsOf(tx: DatabaseTransactionConnection, item: Prepared, session: LockedSessionRow): Promise<void> {
+  const capture = item.app.content_capture;
+  if (!capture) await purgeSessionContent(tx, session.id);
+  const links = await linkParticipants(tx, item.app.organization_id, item.request.participants ?? [], item.participants);
+  if (capture) await upsertParticipants(tx, session.id, links);
 }
 
 function maxSequence(events: readonly IncomingEvent[]): number | null {

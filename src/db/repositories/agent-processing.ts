@@ -33,14 +33,15 @@ export const lockedSession = z.object({
 export type LockedSession = z.infer<typeof lockedSession>;
 
 /**
- * Locks sessions for a pass (their ingests lock the same rows), in id order so that two callers
- * locking overlapping sets never deadlock; deleted sessions are absent.
+ * Locks sessions for a pass (their ingests lock the same rows), in the order ingests lock several
+ * sessions (application, external id: see lockSessions) so that two callers locking overlapping
+ * sets never deadlock; deleted sessions are absent.
  */
 export async function lockSessionRows(tx: CommonQueryMethods, sessionIds: readonly string[]): Promise<readonly LockedSession[]> {
   if (!sessionIds.length) return [];
   return tx.any(sql.type(lockedSession)`
     SELECT id, organization_id, application_id, status, processed_through_sequence, highest_sequence FROM agent_sessions
-    WHERE id = ANY(${sql.array([...sessionIds], 'uuid')}) ORDER BY id FOR UPDATE`);
+    WHERE id = ANY(${sql.array([...sessionIds], 'uuid')}) ORDER BY application_id, external_session_id COLLATE "C" FOR UPDATE`);
 }
 
 /** Serializes the workflow's writes with ingests of the same session (the ingest locks this row too). */

@@ -27,21 +27,41 @@ export const sessionRow = z.object({
 });
 export type SessionRow = z.infer<typeof sessionRow>;
 
+export interface SessionKey {
+  organizationId: string;
+  applicationId: string;
+  externalSessionId: string;
+  restrictedTo: readonly string[] | null;
+}
+
+/** A locked session, and whether this transaction created it. */
+export type LockedSessionRow = SessionRow & { created: boolean };
+
 /**
- * Creates the session on first sight and locks its row for the rest of the transaction: requests
+ * Creates each session on first sight and locks its row for the rest of the transaction: requests
  * for one session are serialized here, so that concurrent retries deduplicate instead of racing.
+ * One statement for any number of sessions (distinct keys), locked in (application, external id)
+ * order, the order every caller that locks several sessions and waits uses: two never deadlock.
+ * The row is not changed (the ingest's update sets `last_ingest_at`): a request refused after
+ * this statement leaves nothing behind.
  */
-export async function lockSession(
-  tx: CommonQueryMethods,
-  input: { organizationId: string; applicationId: string; externalSessionId: string; restrictedTo: readonly string[] | null },
-): Promise<SessionRow> {
-  const restricted = input.restrictedTo ? sql.array([...input.restrictedTo], 'uuid') : null;
-  // One statement: DO UPDATE takes the row lock whether the row is new or not.
-  return tx.one(sql.type(sessionRow)`
+export async function lockSessions(tx: CommonQueryMethods, keys: readonly SessionKey[]): Promise<readonly LockedSessionRow[]> {
+  const records = keys.map((k) => ({
+    organization_id: k.organizationId, application_id: k.applicationId, external_session_id: k.externalSessionId, restricted_to: k.restrictedTo,
+  }));
+  return tx.any(sql.type(sessionRow.extend({ created: z.boolean() }))`
     INSERT INTO agent_sessions AS s (organization_id, application_id, external_session_id, restricted_to)
-    VALUES (${input.organizationId}, ${input.applicationId}, ${input.externalSessionId}, ${restricted})
-    ON CONFLICT (application_id, external_session_id) DO UPDATE SET last_ingest_at = now()
-    RETURNING s.*`);
+    SELECT x.organization_id, x.application_id, x.external_session_id, x.restricted_to
+    FROM jsonb_to_recordset(${sql.jsonb(records)}) AS x(organization_id uuid, application_id uuid, external_session_id text, restricted_to uuid[])
+    ORDER BY x.application_id, x.external_session_id COLLATE "C"
+    ON CONFLICT (application_id, external_session_id) DO UPDATE SET last_ingest_at = s.last_ingest_at
+    RETURNING s.*, (s.xmax = 0) AS created`);
+}
+
+/** Sessions an ingest created and then refused: removed in the same transaction, so nothing is stored. */
+export async function deleteCreatedSessions(tx: CommonQueryMethods, sessionIds: readonly string[]): Promise<void> {
+  if (!sessionIds.length) return;
+  await tx.query(sql.unsafe`DELETE FROM agent_sessions WHERE id = ANY(${sql.array([...sessionIds], 'uuid')})`);
 }
 
 /**
@@ -70,32 +90,44 @@ const stateRow = z.object({
   content_hash: z.string(),
 });
 
-/** The stored events a request can touch: same ids, same sequences, or named as feedback targets. */
-export async function loadEventStates(
-  tx: CommonQueryMethods,
-  sessionId: string,
-  externalIds: readonly string[],
-  sequences: readonly number[],
-): Promise<EventState[]> {
-  const rows = await tx.any(sql.type(stateRow)`
-    SELECT external_event_id, sequence, revision, type, final, encode(content_hash, 'hex') AS content_hash
-    FROM agent_events
-    WHERE session_id = ${sessionId}
-      AND (external_event_id = ANY(${sql.array([...externalIds], 'text')}) OR sequence = ANY(${sql.array([...sequences], 'int8')}))`);
-  return rows.map((r) => ({
-    externalEventId: r.external_event_id,
-    sequence: r.sequence,
-    revision: r.revision,
-    type: r.type,
-    final: r.final,
-    contentHash: r.content_hash,
-  }));
+/** What one request can touch in its session: the same ids, the same sequences, or feedback targets. */
+export interface StateQuery {
+  sessionId: string;
+  externalIds: readonly string[];
+  sequences: readonly number[];
 }
 
-export async function participantExternalIds(tx: CommonQueryMethods, sessionId: string): Promise<Set<string>> {
-  const ids = await tx.anyFirst(sql.type(z.object({ external_id: z.string() }))`
-    SELECT external_id FROM agent_participants WHERE session_id = ${sessionId} AND external_id IS NOT NULL`);
-  return new Set(ids);
+/** The stored events the requests can touch, per session; one statement for all of them. */
+export async function loadEventStates(tx: CommonQueryMethods, queries: readonly StateQuery[]): Promise<Map<string, EventState[]>> {
+  const result = new Map<string, EventState[]>(queries.map((q) => [q.sessionId, []]));
+  if (!queries.length) return result;
+  const records = queries.map((q) => ({ session_id: q.sessionId, ids: q.externalIds, sequences: q.sequences }));
+  const rows = await tx.any(sql.type(stateRow.extend({ session_id: z.string() }))`
+    SELECT e.session_id, e.external_event_id, e.sequence, e.revision, e.type, e.final, encode(e.content_hash, 'hex') AS content_hash
+    FROM jsonb_to_recordset(${sql.jsonb(records)}) AS x(session_id uuid, ids text[], sequences bigint[])
+    JOIN agent_events e ON e.session_id = x.session_id AND (e.external_event_id = ANY(x.ids) OR e.sequence = ANY(x.sequences))`);
+  for (const r of rows) {
+    result.get(r.session_id)!.push({
+      externalEventId: r.external_event_id,
+      sequence: r.sequence,
+      revision: r.revision,
+      type: r.type,
+      final: r.final,
+      contentHash: r.content_hash,
+    });
+  }
+  return result;
+}
+
+/** The participants' external ids of each session (one statement for all). */
+export async function participantExternalIds(tx: CommonQueryMethods, sessionIds: readonly string[]): Promise<Map<string, Set<string>>> {
+  const result = new Map(sessionIds.map((id) => [id, new Set<string>()]));
+  if (!sessionIds.length) return result;
+  const rows = await tx.any(sql.type(z.object({ session_id: z.string(), external_id: z.string() }))`
+    SELECT session_id, external_id FROM agent_participants
+    WHERE session_id = ANY(${sql.array([...sessionIds], 'uuid')}) AND external_id IS NOT NULL`);
+  for (const r of rows) result.get(r.session_id)!.add(r.external_id);
+  return result;
 }
 
 function eventRecords(events: readonly IncomingEvent[], captureContent: boolean) {
@@ -130,11 +162,10 @@ export async function reviseEvents(tx: CommonQueryMethods, sessionId: string, ev
 }
 
 export interface SessionUpdate {
+  sessionId: string;
   status: 'open' | 'ended' | 'abandoned';
   /** Off: `capture_disabled`; on: `pending`, or `billing_blocked` while the balance cannot pay an analysis. */
   captureContent: boolean;
-  /** Credits one analysis costs. */
-  analysisCreditCost: number;
   agentVersion: string | null;
   source: unknown;
   context: unknown;
@@ -146,32 +177,41 @@ export interface SessionUpdate {
 }
 
 /**
- * Inserts the accepted new events and updates the session (status, counts, highest sequence, the
- * wake request) in one statement: one round trip fewer on every ingest.
+ * Inserts the accepted new events and updates the sessions (status, counts, highest sequence, the
+ * wake request) in one statement for any number of sessions (distinct). `analysisCreditCost`: the
+ * credits one analysis costs (a balance below it is `billing_blocked`).
  */
-export async function updateSessionAfterIngest(tx: CommonQueryMethods, sessionId: string, u: SessionUpdate): Promise<SessionRow> {
-  return tx.one(sql.type(sessionRow)`
+export async function updateSessionsAfterIngest(tx: CommonQueryMethods, updates: readonly SessionUpdate[], analysisCreditCost: number): Promise<readonly SessionRow[]> {
+  if (!updates.length) return [];
+  const events = updates.flatMap((u) => eventRecords(u.newEvents, u.captureContent).map((e) => ({ session_id: u.sessionId, ...e })));
+  const sessions = updates.map((u) => ({
+    id: u.sessionId, status: u.status, capture: u.captureContent, agent_version: u.agentVersion, source: u.source ?? null,
+    context: u.context ?? null, highest_sequence: u.highestSequence, wake: u.wake,
+  }));
+  return tx.any(sql.type(sessionRow)`
     WITH inserted AS (
       INSERT INTO agent_events (session_id, external_event_id, sequence, revision, type, occurred_at, final, content_hash, payload)
-      SELECT ${sessionId}, x.external_event_id, x.sequence, x.revision, x.type, x.occurred_at, x.final, decode(x.content_hash, 'hex'), x.payload
-      FROM jsonb_to_recordset(${sql.jsonb(eventRecords(u.newEvents, u.captureContent))})
-        AS x(external_event_id text, sequence bigint, revision integer, type text, occurred_at timestamptz, final boolean, content_hash text, payload jsonb)
-      RETURNING 1
-    )
-    UPDATE agent_sessions SET
-      status = ${u.status},
-      ended_at = CASE WHEN ${u.status} <> 'open' THEN coalesce(ended_at, now()) ELSE ended_at END,
-      processing_status = CASE WHEN NOT ${u.captureContent} THEN 'capture_disabled'
-        WHEN (SELECT credit_balance FROM organizations WHERE id = organization_id) >= ${u.analysisCreditCost} THEN 'pending' ELSE 'billing_blocked' END,
-      agent_version = coalesce(${u.agentVersion}, agent_version),
-      source = coalesce(${u.source === null ? null : sql.jsonb(u.source as never)}::jsonb, source),
-      context = coalesce(${u.context === null ? null : sql.jsonb(u.context as never)}::jsonb, context),
-      event_count = event_count + (SELECT count(*) FROM inserted),
-      highest_sequence = greatest(highest_sequence, ${u.highestSequence}::bigint),
-      wake_requested_at = CASE WHEN ${u.wake} THEN coalesce(wake_requested_at, now()) ELSE wake_requested_at END,
+      SELECT x.session_id, x.external_event_id, x.sequence, x.revision, x.type, x.occurred_at, x.final, decode(x.content_hash, 'hex'), x.payload
+      FROM jsonb_to_recordset(${sql.jsonb(events)})
+        AS x(session_id uuid, external_event_id text, sequence bigint, revision integer, type text, occurred_at timestamptz, final boolean, content_hash text, payload jsonb)
+      RETURNING session_id
+    ), counts AS (SELECT session_id, count(*) AS n FROM inserted GROUP BY session_id)
+    UPDATE agent_sessions s SET
+      status = u.status,
+      ended_at = CASE WHEN u.status <> 'open' THEN coalesce(s.ended_at, now()) ELSE s.ended_at END,
+      processing_status = CASE WHEN NOT u.capture THEN 'capture_disabled'
+        WHEN (SELECT credit_balance FROM organizations WHERE id = s.organization_id) >= ${analysisCreditCost} THEN 'pending' ELSE 'billing_blocked' END,
+      agent_version = coalesce(u.agent_version, s.agent_version),
+      source = coalesce(u.source, s.source),
+      context = coalesce(u.context, s.context),
+      event_count = s.event_count + coalesce((SELECT n FROM counts c WHERE c.session_id = s.id), 0),
+      highest_sequence = greatest(s.highest_sequence, u.highest_sequence),
+      wake_requested_at = CASE WHEN u.wake THEN coalesce(s.wake_requested_at, now()) ELSE s.wake_requested_at END,
       last_ingest_at = now(), updated_at = now()
-    WHERE id = ${sessionId}
-    RETURNING *`);
+    FROM jsonb_to_recordset(${sql.jsonb(sessions as never)})
+      AS u(id uuid, status text, capture boolean, agent_version text, source jsonb, context jsonb, highest_sequence bigint, wake boolean)
+    WHERE s.id = u.id
+    RETURNING s.*`);
 }
 
 /**
