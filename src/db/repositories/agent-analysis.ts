@@ -65,7 +65,7 @@ export async function updateJobs(
     UPDATE agent_analysis_jobs j SET status = x.status, error_code = x.error_code, attempts = attempts + 1, updated_at = now()
     FROM jsonb_to_recordset(${sql.jsonb(jobs.map((j) => ({ id: j.id, status: j.status, error_code: j.errorCode })))})
       AS x(id bigint, status text, error_code text)
-    WHERE j.id = x.id AND j.status = 'queued'`);
+    WHERE j.id = x.id AND j.id = ANY(${sql.array(jobs.map((j) => j.id), 'int8')}) AND j.status = 'queued'`);
 }
 
 /** Locks the jobs still queued for their event's current revision; returns their ids in queue order. */
@@ -144,7 +144,7 @@ export async function setBillingStates(db: CommonQueryMethods, states: readonly 
   const changed = await db.any(sql.type(status)`
     UPDATE agent_sessions s SET processing_status = x.target, updated_at = now()
     FROM jsonb_to_recordset(${sql.jsonb(states.map((t) => ({ id: t.sessionId, target: t.blocked ? 'billing_blocked' : 'pending' })))}) AS x(id uuid, target text)
-    WHERE s.id = x.id AND s.processing_status IN ('pending', 'billing_blocked', 'processing', 'completed') AND s.processing_status <> x.target
+    WHERE s.id = x.id AND s.id = ANY(${sql.array(states.map((t) => t.sessionId), 'uuid')}) AND s.processing_status IN ('pending', 'billing_blocked', 'processing', 'completed') AND s.processing_status <> x.target
     RETURNING s.id, s.processing_status`);
   const result = new Map(changed.map((r) => [r.id, r.processing_status]));
   const rest = states.map((t) => t.sessionId).filter((id) => !result.has(id));

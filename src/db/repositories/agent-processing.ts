@@ -139,7 +139,8 @@ export async function queueAnalyses(tx: CommonQueryMethods, events: readonly Ses
   await tx.query(sql.unsafe`
     UPDATE agent_analysis_jobs j SET status = 'superseded', updated_at = now()
     FROM jsonb_to_recordset(${records}) AS x(session_id uuid, event_id bigint, revision integer)
-    WHERE j.event_id = x.event_id AND j.revision < x.revision AND j.status = 'queued'`);
+    WHERE j.event_id = x.event_id AND j.event_id = ANY(${sql.array(events.map((e) => e.row.id), 'int8')})
+      AND j.revision < x.revision AND j.status = 'queued'`);
   const inserted = await tx.any(sql.type(z.object({ id: z.number() }))`
     INSERT INTO agent_analysis_jobs (session_id, event_id, revision)
     SELECT x.session_id, x.event_id, x.revision FROM jsonb_to_recordset(${records}) AS x(session_id uuid, event_id bigint, revision integer)
@@ -172,7 +173,7 @@ export async function markProcessed(tx: CommonQueryMethods, eventIds: readonly n
     UPDATE agent_sessions s SET processed_through_sequence = greatest(s.processed_through_sequence, x.watermark), updated_at = now(),
       wake_requested_at = CASE WHEN x.settled THEN NULL ELSE s.wake_requested_at END
     FROM jsonb_to_recordset(${sql.jsonb(records)}) AS x(id uuid, watermark bigint, settled boolean)
-    WHERE s.id = x.id
+    WHERE s.id = x.id AND s.id = ANY(${sql.array(outcomes.map((o) => o.sessionId), 'uuid')})
     RETURNING s.id, s.status, s.highest_sequence`);
   return new Map(rows.map((r) => [r.id, { status: r.status, highest_sequence: r.highest_sequence }]));
 }

@@ -105,7 +105,10 @@ export async function loadEventStates(tx: CommonQueryMethods, queries: readonly 
   const rows = await tx.any(sql.type(stateRow.extend({ session_id: z.string() }))`
     SELECT e.session_id, e.external_event_id, e.sequence, e.revision, e.type, e.final, encode(e.content_hash, 'hex') AS content_hash
     FROM jsonb_to_recordset(${sql.jsonb(records)}) AS x(session_id uuid, ids text[], sequences bigint[])
-    JOIN agent_events e ON e.session_id = x.session_id AND (e.external_event_id = ANY(x.ids) OR e.sequence = ANY(x.sequences))`);
+    CROSS JOIN LATERAL (
+      -- OFFSET 0 keeps the lookup per session (two index probes each) instead of a join over the whole table.
+      SELECT * FROM agent_events e
+      WHERE e.session_id = x.session_id AND (e.external_event_id = ANY(x.ids) OR e.sequence = ANY(x.sequences)) OFFSET 0) e`);
   for (const r of rows) {
     result.get(r.session_id)!.push({
       externalEventId: r.external_event_id,
@@ -210,7 +213,7 @@ export async function updateSessionsAfterIngest(tx: CommonQueryMethods, updates:
       last_ingest_at = now(), updated_at = now()
     FROM jsonb_to_recordset(${sql.jsonb(sessions as never)})
       AS u(id uuid, status text, capture boolean, agent_version text, source jsonb, context jsonb, highest_sequence bigint, wake boolean)
-    WHERE s.id = u.id
+    WHERE s.id = u.id AND s.id = ANY(${sql.array(updates.map((u) => u.sessionId), 'uuid')})
     RETURNING s.*`);
 }
 
