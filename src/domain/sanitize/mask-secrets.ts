@@ -109,8 +109,24 @@ function locate(text: string, message: SecretLintCoreResultMessage): readonly [n
   return message.range;
 }
 
-function tableFindings(text: string): Redaction[] {
-  return SECRET_PATTERNS.flatMap((pattern, index) => patternFindings(text, pattern, index + 1));
+/**
+ * The table's patterns, run only on texts that can hold a match: one lower-casing of the text, then
+ * a substring test per keyword (gitleaks' keyword prefilter) instead of every regex on every text.
+ * `all`: every pattern runs (the reference the prefilter is tested against).
+ */
+export function tableFindings(text: string, o: { all?: boolean } = {}): Redaction[] {
+  let lower: string | undefined;
+  const found = new Map<string, boolean>();
+  const holds = (keyword: string) => {
+    lower ??= text.toLowerCase();
+    let has = found.get(keyword);
+    if (has === undefined) found.set(keyword, (has = lower.includes(keyword)));
+    return has;
+  };
+  return SECRET_PATTERNS.flatMap((pattern, index) => {
+    const possible = o.all || (pattern.keywords ? pattern.keywords.some(holds) : text.length >= (pattern.minLength ?? 0));
+    return possible ? patternFindings(text, pattern, index + 1) : [];
+  });
 }
 
 function patternFindings(text: string, pattern: SecretPattern, priority: number): Redaction[] {

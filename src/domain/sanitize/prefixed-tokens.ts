@@ -100,11 +100,92 @@ const TOKENS: readonly PrefixedToken[] = [
 
 function toPattern(token: PrefixedToken): SecretPattern {
   const { kind, prefix, body, min, standard, before = '(?<![A-Za-z])', after = '' } = token;
+  const keywords = requiredLiterals(prefix);
   return {
     kind,
     regex: new RegExp(`${before}(?:${prefix})${body}{${min},}${after}`, 'g'),
     why: `${token.why} Standard body ${standard}; masked from ${min} characters, whatever follows in the alphabet.`,
+    ...(keywords ? { keywords } : { minLength: min }),
   };
+}
+
+/**
+ * For each alternative of a prefix's regex source, the longest run of characters every match of
+ * it contains (lower-cased): literal characters outside classes and groups, each taken only when
+ * no quantifier makes it optional or repeated. Null when an alternative has none.
+ */
+export function requiredLiterals(source: string): string[] | null {
+  const runs: string[] = [];
+  for (const alternative of topLevelAlternatives(source)) {
+    let best = '';
+    let run = '';
+    const end = () => {
+      if (run.length > best.length) best = run;
+      run = '';
+    };
+    for (let i = 0; i < alternative.length; i++) {
+      const c = alternative[i]!;
+      if (c === '[' || c === '(') {
+        end();
+        i = closing(alternative, i);
+        continue;
+      }
+      if (c === '{') {
+        end();
+        i = alternative.indexOf('}', i);
+        continue;
+      }
+      let literal: string | null = null;
+      if (c === '\\') {
+        const escaped = alternative[++i]!;
+        literal = /[A-Za-z0-9]/.test(escaped) ? null : escaped;
+      } else if (!'.^$|?*+{}'.includes(c)) {
+        literal = c;
+      }
+      const next = alternative[i + 1];
+      if (literal === null || (next !== undefined && '?*{'.includes(next))) {
+        end();
+        continue;
+      }
+      run += literal.toLowerCase();
+      if (next === '+') end();
+    }
+    end();
+    if (!best) return null;
+    runs.push(best);
+  }
+  return [...new Set(runs)];
+}
+
+function topLevelAlternatives(source: string): string[] {
+  const parts: string[] = [];
+  let start = 0;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i]!;
+    if (c === '\\') i++;
+    else if (c === '[' || c === '(') i = closing(source, i);
+    else if (c === '|') {
+      parts.push(source.slice(start, i));
+      start = i + 1;
+    }
+  }
+  parts.push(source.slice(start));
+  return parts;
+}
+
+/** The index of the `]` or `)` closing the class or group opened at `open`. */
+function closing(source: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < source.length; i++) {
+    const c = source[i]!;
+    if (c === '\\') i++;
+    else if (source[open] === '[') {
+      if (c === ']' && i > open) return i;
+    } else if (c === '[') i = closing(source, i);
+    else if (c === '(') depth++;
+    else if (c === ')' && --depth === 0) return i;
+  }
+  throw new Error(`unbalanced regex source: ${source}`);
 }
 
 export const PREFIXED_TOKEN_PATTERNS: readonly SecretPattern[] = TOKENS.map(toPattern);

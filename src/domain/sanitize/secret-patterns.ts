@@ -15,6 +15,13 @@ export interface SecretPattern {
   readonly why: string;
   /** Second look at the candidate (quotes included, if any), with the whole match for context. */
   readonly accept?: (candidate: string, match: string) => boolean;
+  /**
+   * Lower-case texts of which every match contains one (compared with the text lower-cased): the
+   * regex runs only on texts that hold one. Patterns without keywords say their `minLength`.
+   */
+  readonly keywords?: readonly string[];
+  /** No match is shorter: shorter texts are not searched. */
+  readonly minLength?: number;
 }
 
 /** Long runs of these are binary, not text; below this length base64 is ordinary ("dGVzdA=="). */
@@ -78,45 +85,52 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
     regex: /\bbearer\s+(?<secret>[\w\-.~+/]{16,}=*)/dgi,
     why: 'secretlint has no rule for HTTP bearer credentials (`Authorization: Bearer x` or a bare `Bearer x`).',
     accept: acceptOpaqueCredential,
+    keywords: ['bearer'],
   },
   {
     kind: 'authorization_header',
     regex: /\bauthorization["']?\s*[:=]\s*["']?(?:(?:basic|bearer|token|digest|apikey)\s+)?(?<secret>[\w\-.~+/=:]{8,})/dgi,
     why: 'Basic/Token/Digest credentials in a pasted Authorization header; secretlint only knows basic-auth URLs.',
     accept: acceptOpaqueCredential,
+    keywords: ['authorization'],
   },
   { kind: 'jwt', regex: /\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*/g,
-    why: 'secretlint has no JWT rule; a JWT is a bearer credential wherever it appears.' },
+    why: 'secretlint has no JWT rule; a JWT is a bearer credential wherever it appears.', keywords: ['eyj'] },
   ...PREFIXED_TOKEN_PATTERNS,
-  { kind: 'mailchimp_api_key', regex: /\b[0-9a-f]{32}-us\d{1,2}\b/g, why: 'Not covered by secretlint.' },
+  { kind: 'mailchimp_api_key', regex: /\b[0-9a-f]{32}-us\d{1,2}\b/g, why: 'Not covered by secretlint.', keywords: ['-us'] },
   { kind: 'azure_storage_key', regex: /\bAccountKey=(?<secret>[A-Za-z0-9+/]{58,}={0,2})/dg,
-    why: 'Not covered by secretlint; too short for the binary payload rule. 86 characters and `==`, masked from 58 (two-thirds).' },
+    why: 'Not covered by secretlint; too short for the binary payload rule. 86 characters and `==`, masked from 58 (two-thirds).',
+    keywords: ['accountkey='] },
   {
     kind: 'private_key',
     // The body cannot hold `-----`: a BEGIN without END costs a scan to the next dashes, not 16 KiB.
     regex: new RegExp(String.raw`${PEM_LABEL}(?:[^-]|-(?!----)){0,16384}-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`, 'g'),
     why: 'secretlint skips ENCRYPTED and PGP keys (header lines) and bodies that do not start with its magic bytes.',
+    keywords: ['private key'],
   },
   { kind: 'private_key', regex: new RegExp(String.raw`${PEM_LABEL}(?:(?:\s|\\[rn])+[A-Za-z0-9+/=]{16,})+`, 'g'),
-    why: 'A key pasted without its END line (truncated message) is still a key.' },
+    why: 'A key pasted without its END line (truncated message) is still a key.', keywords: ['private key'] },
   {
     kind: 'binary_payload',
     regex: new RegExp(String.raw`\bdata:[\w.+-]+\/[\w.+-]+(?:;[\w.+-]+=[\w.+-]+)*;base64,(?<secret>[A-Za-z0-9+/]{${LONG},}={0,2})`, 'dg'),
     why: 'Long binary payloads are masked; the media type stays readable.',
+    keywords: [';base64,'],
   },
   {
     kind: 'binary_payload',
     regex: new RegExp(String.raw`(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{${LONG},}={0,2}`, 'g'),
     why: 'Long base64 or base64url runs: encoded files, keys or tokens of unknown formats.',
     accept: acceptBinary,
+    minLength: LONG,
   },
   { kind: 'binary_payload', regex: new RegExp(String.raw`(?<![0-9A-Fa-f])[0-9A-Fa-f]{${LONG},}(?![0-9A-Fa-f])`, 'g'),
-    why: 'Long hex dumps (lower-case hex is not caught by the base64 rule).' },
+    why: 'Long hex dumps (lower-case hex is not caught by the base64 rule).', minLength: LONG },
   {
     kind: 'url_credentials',
     regex: /\b[a-z][a-z0-9+.-]{1,20}:\/\/[^\s:/@?#]{0,100}:(?<secret>[^\s:/@?#]{1,200})@/dgi,
     why: "secretlint's basic-auth rule wants [-\\w] passwords on http/ftp; its database rule only knows three schemes.",
     accept: (candidate) => !isPlaceholder(candidate),
+    keywords: ['://'],
   },
   {
     kind: 'secret_assignment',
@@ -126,11 +140,14 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
     ),
     why: 'Generic `password=...`, `"api_key": "..."`, `DB_PASSWORD=...` assignments of any provider.',
     accept: acceptAssignedValue,
+    // Every word of SECRET_KEY_WORD contains one of these.
+    keywords: ['pass', 'secret', 'token', 'key', 'credential'],
   },
   {
     kind: 'secret_assignment',
     regex: /<(?<tag>[\w.-]{0,40}?(?:password|passwd|secret|token|api[_-]?key))>(?<secret>[^<\s]{4,256})<\/\k<tag>>/dgi,
     why: 'The same in XML configuration (`<password>...</password>`).',
     accept: (candidate) => !isPlaceholder(candidate),
+    keywords: ['pass', 'secret', 'token', 'key'],
   },
 ];

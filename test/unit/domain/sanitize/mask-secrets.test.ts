@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { performance } from 'node:perf_hooks';
-import { maskSecrets } from '../../../../src/domain/sanitize/mask-secrets.js';
+import { maskSecrets, tableFindings } from '../../../../src/domain/sanitize/mask-secrets.js';
 import { MIN_BINARY_PAYLOAD_LENGTH, SECRET_PATTERNS } from '../../../../src/domain/sanitize/secret-patterns.js';
 import { ALNUM, B64, B64URL, DIGITS, fakeSecrets, HEX, LOWER, UPPER } from './fake-secrets.js';
 import { ISSUE_EXAMPLE, MAX_EXTRA, maskedToken, PREFIXED_FORMATS, tokenOfLength } from './prefixed-token-formats.js';
@@ -232,6 +232,23 @@ describe('maskSecrets', () => {
       assert.ok(pattern.regex.global, pattern.kind);
       assert.ok(pattern.why.length > 0, pattern.kind);
     }
+  });
+
+  it('runs a pattern only on texts with one of its keywords or of its minimum length, with the same findings as running every pattern', () => {
+    for (const pattern of SECRET_PATTERNS) assert.ok((pattern.keywords?.length ?? 0) > 0 || (pattern.minLength ?? 0) > 0, pattern.kind);
+    const tokens = PREFIXED_FORMATS.flatMap((format) => [format.min - 1, format.min, format.min + 20].map((length) => tokenOfLength(format, length)));
+    const texts = [
+      ...SECRETS.map(({ secret, text }) => (text ? text(secret) : secret)),
+      ...ORDINARY,
+      ...tokens.flatMap((token) => [token, `before ${token} after`, `("${token.toUpperCase()}").`, token.toLowerCase()]),
+      ISSUE_EXAMPLE,
+    ];
+    let skipped = 0;
+    for (const text of texts) {
+      assert.deepEqual(tableFindings(text), tableFindings(text, { all: true }), text);
+      skipped += SECRET_PATTERNS.filter((p) => p.keywords && !p.keywords.some((k) => text.toLowerCase().includes(k))).length;
+    }
+    assert.ok(skipped > texts.length * 10, `the prefilter skipped ${skipped} pattern runs over ${texts.length} texts`);
   });
 
   it('does not leave secretlint profiling marks behind', async () => {
