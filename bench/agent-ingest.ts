@@ -1,34 +1,60 @@
 /**
  * Agent chat ingest: throughput (events/s) and p50/p99 latency of POST /v3/rest/agent-conversations/ingest
  * for (a) 500-event requests, each a new session, and (b) single-event requests at concurrency 32
- * spread over many sessions, sent by a client in its own process (bench/agent-ingest-client.ts); beside a baseline measured in the same run: the same event rows
- * inserted straight through `pg` (one multi-row statement per 500-event batch, one insert per single
- * event). The API path also sanitizes every string (secretlint + patterns), takes the session lock,
- * checks the revision rules and signal-with-starts the session workflow on the real Temporal server.
+ * spread over many sessions, sent by a client in its own process (bench/agent-ingest-client.ts) to
+ * the production entrypoint (`src/main/api.ts`, its logs at `info` to /dev/null) with one and with
+ * two API processes (API_PROCESSES); beside two limits measured in the same run: the same event rows
+ * inserted straight through `pg` (one multi-row statement per 500-event batch, one insert per
+ * single event, the best writer count), and the HTTP floor (the same client and bodies against a
+ * bare node:http server that only reads the body and answers 202). The API path also sanitizes
+ * every string (secretlint + patterns), takes the session locks, checks the revision rules and
+ * requests the sessions' wakes, in transactions shared by the requests that arrive together.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import pg from 'pg';
-import { pino } from 'pino';
-import { REDACTED_PATHS } from '../src/logger.js';
 import { createDatabasePool } from '../src/db/pool.js';
+import { freePort } from '../src/dev/net.js';
 import { createApplication, issueCredential } from '../src/agents/applications.js';
 import type { AgentEvent } from '../src/domain/agent-ingest.js';
 import { PROJECT_ROOT } from '../src/paths.js';
 import { event, TEXT, type IngestLoad } from './agent-events.js';
-import { startTestApi } from '../test/helpers/app.js';
-import { testConfig } from '../test/helpers/config.js';
+import { TEST_SIGNING_SECRET } from '../test/helpers/config.js';
 import { createTestOrg } from '../test/helpers/fixtures.js';
-import { createTestDatabase, stopTestStack } from '../test/helpers/stack.js';
+import { createTestDatabase, stopTestStack, testStack } from '../test/helpers/stack.js';
+import { httpStatus, waitFor } from '../test/helpers/wait.js';
 import { load, type Summary } from './stats.js';
 
 const run = promisify(execFile);
 const CONCURRENCY = 32;
 const BATCH = { requests: 40, concurrency: 4, events: 500 };
 const SINGLE = { requests: 3000, sessions: 300 };
+/** API processes measured (API_PROCESSES). */
+const PROCESSES = (process.env.BENCH_API_PROCESSES ?? '1,2').split(',').map(Number);
+
+/** The production entrypoint on a free port; resolves once /readyz answers 200. */
+async function startApiProcess(env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  // BENCH_PROFILE_DIR: each API process writes a V8 CPU profile there when it stops.
+  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', path.join(PROJECT_ROOT, 'src', 'main', 'api.ts')], {
+    cwd: PROJECT_ROOT, env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' }, stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  if (!(await waitFor(async () => (await httpStatus(`${url}/readyz`)) === 200, 60_000))) throw new Error('the API did not become ready');
+  return { url, child };
+}
+
+async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  await exited;
+}
 
 const perEvent = (s: Summary, events: number) => ({ ...s, eventsPerSecond: Number((s.throughputPerSecond * events).toFixed(1)) });
 const ratio = (api: Summary, base: Summary) => ({
@@ -40,18 +66,17 @@ const ratio = (api: Summary, base: Summary) => ({
 export async function benchAgentIngest(): Promise<Record<string, unknown>> {
   Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('ERROR') });
   const databaseUrl = await createTestDatabase();
-  const pool = await createDatabasePool(databaseUrl, { poolSize: CONCURRENCY });
-  const config = testConfig({ DATABASE_POOL_SIZE: String(CONCURRENCY) });
-  const logger = pino({ level: 'info', redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, pino.destination('/dev/null'));
-  const api = await startTestApi({ pool, config, logger });
+  const stack = await testStack();
+  const pool = await createDatabasePool(databaseUrl, { poolSize: 4 });
   const raw = new pg.Pool({ connectionString: databaseUrl, max: CONCURRENCY });
+  const floor = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'bench', 'http-floor-server.ts')], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   try {
     const org = await createTestOrg(pool, { credits: 1000 });
     const app = await createApplication(pool, { organizationId: org.organizationId, name: 'bench', agentKey: 'bench' });
     const { secret } = await issueCredential(pool, app);
     // The HTTP client runs in a process of its own, as an integrator's does.
-    const client = async (phase: Pick<IngestLoad, 'prefix' | 'requests' | 'concurrency' | 'kind'>): Promise<Summary> => {
-      const spec: IngestLoad = { url: api.url, secret, sessions: SINGLE.sessions, events: BATCH.events, ...phase };
+    const client = async (url: string, phase: Pick<IngestLoad, 'prefix' | 'requests' | 'concurrency' | 'kind'>): Promise<Summary> => {
+      const spec: IngestLoad = { url, secret, sessions: SINGLE.sessions, events: BATCH.events, ...phase };
       const { stdout } = await run(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'bench', 'agent-ingest-client.ts'), JSON.stringify(spec)], {
         cwd: PROJECT_ROOT, maxBuffer: 1 << 20,
       });
@@ -76,12 +101,33 @@ export async function benchAgentIngest(): Promise<Record<string, unknown>> {
     const batchSessions = await Promise.all(Array.from({ length: BATCH.requests + 4 }, session));
     const singleSessions = await Promise.all(Array.from({ length: SINGLE.sessions }, session));
 
-    await client({ prefix: 'warm', requests: 4, concurrency: BATCH.concurrency, kind: 'batch' });
-    const apiBatch = await client({ prefix: 'batch', requests: BATCH.requests, concurrency: BATCH.concurrency, kind: 'batch' });
+    // The API: the production entrypoint with one, then two processes; each its own sessions.
+    const api: Record<string, { batchOf500: Summary & { eventsPerSecond: number }; singleEvent: Summary & { eventsPerSecond: number } }> = {};
+    for (const processes of PROCESSES) {
+      const { url, child } = await startApiProcess({
+        DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: stack.temporal.address, SIGNING_SECRET: TEST_SIGNING_SECRET,
+        API_PROCESSES: String(processes), DATABASE_POOL_SIZE: String(CONCURRENCY),
+      });
+      try {
+        const p = `p${processes}`;
+        await client(url, { prefix: `${p}-warm`, requests: 4 * processes, concurrency: BATCH.concurrency, kind: 'batch' });
+        const batch = await client(url, { prefix: `${p}-batch`, requests: BATCH.requests, concurrency: BATCH.concurrency, kind: 'batch' });
+        await client(url, { prefix: `${p}-warm-single`, requests: 300, concurrency: CONCURRENCY, kind: 'single' });
+        const single = await client(url, { prefix: `${p}-single`, requests: SINGLE.requests, concurrency: CONCURRENCY, kind: 'single' });
+        api[processes] = { batchOf500: perEvent(batch, BATCH.events), singleEvent: perEvent(single, 1) };
+      } finally {
+        await stopProcess(child);
+      }
+    }
+
+    // The HTTP floor: the same client and bodies, a server that does nothing but answer.
+    const [line] = (await once(floor.stdout, 'data')) as [Buffer];
+    const floorUrl = (JSON.parse(line.toString()) as { url: string }).url;
+    const floorBatch = await client(floorUrl, { prefix: 'floor-batch', requests: BATCH.requests, concurrency: BATCH.concurrency, kind: 'batch' });
+    const floorSingle = await client(floorUrl, { prefix: 'floor-single', requests: SINGLE.requests, concurrency: CONCURRENCY, kind: 'single' });
+
     await load(4, BATCH.concurrency, (i) => insertBatch(batchSessions[BATCH.requests + i]!, batchEvents));
     const pgBatch = await load(BATCH.requests, BATCH.concurrency, (i) => insertBatch(batchSessions[i]!, batchEvents));
-    await client({ prefix: 'warm-single', requests: 300, concurrency: CONCURRENCY, kind: 'single' });
-    const apiSingle = await client({ prefix: 'single', requests: SINGLE.requests, concurrency: CONCURRENCY, kind: 'single' });
     // The physical limit of single-row commits on this disk is reached at a few writers and falls
     // with more (each commit waits for its fsync): the baseline is the best writer count.
     const pgSingleByWriters: Record<string, Summary> = {};
@@ -89,19 +135,30 @@ export async function benchAgentIngest(): Promise<Record<string, unknown>> {
       pgSingleByWriters[writers] = await load(SINGLE.requests, writers, (i) => insertBatch(singleSessions[i % SINGLE.sessions]!, [event(10_000 * writers + Math.floor(i / SINGLE.sessions))]));
     }
     const pgSingle = Object.values(pgSingleByWriters).reduce((best, s) => (s.throughputPerSecond > best.throughputPerSecond ? s : best));
+    const best = (kind: 'batchOf500' | 'singleEvent') => Object.values(api).reduce((a, b) => (b[kind].throughputPerSecond > a[kind].throughputPerSecond ? b : a))[kind];
+    const byProcesses = (kind: 'batchOf500' | 'singleEvent', base: Summary, http: Summary) => Object.fromEntries(Object.entries(api).map(([n, r]) => [n, {
+      ...r[kind], ratio: ratio(r[kind], base), overHttpFloor: Number((r[kind].throughputPerSecond / http.throughputPerSecond).toFixed(3)),
+    }]));
     return {
       benchmark: 'agent-ingest',
       measuredAt: new Date().toISOString(),
-      setup: { batch: BATCH, single: { ...SINGLE, concurrency: CONCURRENCY }, poolSize: CONCURRENCY, contentBytesPerEvent: Buffer.byteLength(TEXT) + 6 },
-      batchOf500: { api: perEvent(apiBatch, BATCH.events), baselinePg: perEvent(pgBatch, BATCH.events), ratio: ratio(apiBatch, pgBatch) },
+      setup: {
+        batch: BATCH, single: { ...SINGLE, concurrency: CONCURRENCY }, apiProcesses: PROCESSES, poolSizePerProcess: CONCURRENCY,
+        contentBytesPerEvent: Buffer.byteLength(TEXT) + 6, apiEntrypoint: 'src/main/api.ts (LOG_LEVEL=info, logs to /dev/null)',
+      },
+      batchOf500: {
+        api: best('batchOf500'), baselinePg: perEvent(pgBatch, BATCH.events), httpFloor: perEvent(floorBatch, BATCH.events),
+        ratio: ratio(best('batchOf500'), pgBatch), apiByProcesses: byProcesses('batchOf500', pgBatch, floorBatch),
+      },
       singleEvent: {
-        api: perEvent(apiSingle, 1), baselinePg: perEvent(pgSingle, 1), ratio: ratio(apiSingle, pgSingle),
+        api: best('singleEvent'), baselinePg: perEvent(pgSingle, 1), httpFloor: perEvent(floorSingle, 1),
+        ratio: ratio(best('singleEvent'), pgSingle), apiByProcesses: byProcesses('singleEvent', pgSingle, floorSingle),
         baselinePgByWriters: Object.fromEntries(Object.entries(pgSingleByWriters).map(([w, s]) => [w, { throughputPerSecond: s.throughputPerSecond, p99: s.latencyMs.p99 }])),
       },
     };
   } finally {
+    floor.kill('SIGTERM');
     await raw.end();
-    await api.close();
     await pool.end();
     await stopTestStack();
   }

@@ -44,15 +44,22 @@ async function steadyLag(ctx: Ctx, requestsPerSecond: number) {
   const app = await ctx.newApp();
   const pending = new Map<string, { sequence: number; at: number }[]>();
   const lags: number[] = [];
+  /** Lags by the minute of the load they were answered in: flat, or growing. */
+  const byMinute: number[][] = [];
   const ingestMs: number[] = [];
   const ids = new Set<string>();
   let polling = true;
+  let loadStarted = Infinity;
   const poller = (async () => {
     while (polling || [...pending.values()].some((p) => p.length)) {
       const now = performance.now();
       for (const row of await watermarks(ctx, [...ids])) {
         const list = pending.get(row.id) ?? [];
-        while (list.length && row.w !== null && row.w >= list[0]!.sequence) lags.push(now - list.shift()!.at);
+        while (list.length && row.w !== null && row.w >= list[0]!.sequence) {
+          const { at } = list.shift()!;
+          lags.push(now - at);
+          (byMinute[Math.floor(Math.max(0, at - loadStarted) / 60_000)] ??= []).push(now - at);
+        }
       }
       await sleep(20);
     }
@@ -78,6 +85,7 @@ async function steadyLag(ctx: Ctx, requestsPerSecond: number) {
   // latency of earlier ones, so that the load stays steady instead of slowing down with the system.
   const total = requestsPerSecond * STEADY.seconds;
   const started = performance.now();
+  loadStarted = started;
   const inFlight: Promise<void>[] = [];
   for (let i = 0; i < total; i++) {
     const s = i % STEADY.sessions;
@@ -112,6 +120,7 @@ async function steadyLag(ctx: Ctx, requestsPerSecond: number) {
     offeredEventsPerSecond: Number((events / sendSeconds).toFixed(1)),
     ingests: lags.length,
     lagMs: { p50: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99), max: percentile(sorted, 100) },
+    lagP95MsByMinute: byMinute.map((m) => percentile(m.sort((a, b) => a - b), 95)),
     ingestLatencyMs: { p50: percentile(ingestSorted, 50), p95: percentile(ingestSorted, 95) },
     pollIntervalMs: 20,
   };

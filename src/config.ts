@@ -16,6 +16,7 @@ const schema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   HOST: z.string().min(1).default('0.0.0.0'),
   PORT: port.default(8080),
+  API_PROCESSES: positiveInt.max(64).default(1),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   PUBLIC_BASE_URL: z.url().optional(),
   DATA_DIR: z.string().min(1).default('.data'),
@@ -106,7 +107,7 @@ type Parsed = z.output<typeof schema>;
 
 export interface Config {
   env: Parsed['NODE_ENV'];
-  http: { host: string; port: number; publicBaseUrl: string | undefined; bodyLimitBytes: number };
+  http: { host: string; port: number; publicBaseUrl: string | undefined; bodyLimitBytes: number; processes: number };
   logLevel: Parsed['LOG_LEVEL'];
   dataDir: string;
   database: { url: string | undefined; poolSize: number; statementTimeoutMs: number; devPort: number; devSharedDir: string };
@@ -180,7 +181,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   return {
     env: e.NODE_ENV,
-    http: { host: e.HOST, port: e.PORT, publicBaseUrl: e.PUBLIC_BASE_URL, bodyLimitBytes: e.BODY_LIMIT_BYTES },
+    http: { host: e.HOST, port: e.PORT, publicBaseUrl: e.PUBLIC_BASE_URL, bodyLimitBytes: e.BODY_LIMIT_BYTES, processes: e.API_PROCESSES },
     logLevel: e.LOG_LEVEL,
     dataDir: e.DATA_DIR,
     database: { url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE, statementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS, devPort: e.DEV_POSTGRES_PORT, devSharedDir: e.DEV_POSTGRES_SHARED_DIR },

@@ -1,3 +1,4 @@
+import cluster, { type Worker } from 'node:cluster';
 import type { Server } from 'node:http';
 import { buildApp } from '../../api/app.js';
 import type { AppDeps } from '../../api/context.js';
@@ -15,12 +16,11 @@ export interface RunningApi {
   close(): Promise<void>;
 }
 
-/** Applies migrations, connects PostgreSQL and Temporal, and listens. */
-export async function startApi(config: Config, logger: Logger): Promise<RunningApi> {
+/** Applies migrations (unless a supervising process did), connects PostgreSQL and Temporal, and listens. */
+export async function startApi(config: Config, logger: Logger, o: { migrate?: boolean } = {}): Promise<RunningApi> {
   const databaseUrl = required(config.database.url, 'DATABASE_URL');
   const tokens = new TokenService({ signingSecret: required(config.auth.signingSecret, 'SIGNING_SECRET'), issuer: config.auth.issuer });
-  const migrations = await retryStartup('PostgreSQL', logger, () => migrate(databaseUrl));
-  if (migrations.applied.length) logger.info({ applied: migrations.applied }, 'migrations applied');
+  if (o.migrate ?? true) await applyMigrations(databaseUrl, logger);
   const pool = await createDatabasePool(databaseUrl, config.database);
   const temporal = await retryStartup('Temporal', logger, () => connectTemporalClient(config));
   const rateLimits = createRateLimitStore(databaseUrl);
@@ -45,15 +45,83 @@ export async function startApi(config: Config, logger: Logger): Promise<RunningA
   };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const config = loadConfig();
-  const logger = createLogger(config.logLevel, 'intake-api');
-  const api = await startApi(config, logger);
+async function applyMigrations(databaseUrl: string, logger: Logger): Promise<void> {
+  const migrations = await retryStartup('PostgreSQL', logger, () => migrate(databaseUrl));
+  if (migrations.applied.length) logger.info({ applied: migrations.applied }, 'migrations applied');
+}
+
+/** One API process: listens until SIGTERM or SIGINT, then closes its connections and exits 0. */
+async function serve(config: Config, logger: Logger, o: { migrate: boolean }): Promise<void> {
+  const api = await startApi(config, logger, o);
   logger.info({ url: api.url }, 'API listening');
+  let stopping = false;
+  // Ctrl-C reaches a supervised process and its supervisor's SIGTERM too: the second signal is not a second stop.
   const stop = () => {
+    if (stopping) return;
+    stopping = true;
     logger.info('shutting down the API');
     api.close().then(() => process.exit(0), () => process.exit(1));
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+/** How long a supervised API process gets to stop before it is killed. */
+const PROCESS_STOP_MS = 20_000;
+
+/**
+ * API_PROCESSES > 1: this process applies the migrations, then runs that many API processes on the
+ * same port (node:cluster; connections are handed out round-robin) and replaces one that dies
+ * after it was listening. One that dies before (bad configuration) stops the whole API. SIGTERM
+ * or SIGINT stops them all, then this process (exit 0).
+ */
+async function supervise(config: Config, logger: Logger): Promise<void> {
+  const databaseUrl = required(config.database.url, 'DATABASE_URL');
+  required(config.auth.signingSecret, 'SIGNING_SECRET');
+  await applyMigrations(databaseUrl, logger);
+  let stopping = false;
+  const listening = new Set<Worker>();
+  const fork = () => cluster.fork();
+  cluster.on('listening', (worker, address) => {
+    listening.add(worker);
+    if (listening.size === config.http.processes) {
+      const host = config.http.host === '0.0.0.0' ? '127.0.0.1' : config.http.host;
+      logger.info({ url: `http://${host}:${address.port}`, processes: config.http.processes }, 'API listening');
+    }
+  });
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) return;
+    if (!listening.delete(worker)) {
+      logger.error({ pid: worker.process.pid, code, signal }, 'an API process exited before it was listening; stopping the API');
+      void stopAll(1);
+      return;
+    }
+    logger.error({ pid: worker.process.pid, code, signal }, 'an API process exited; starting another');
+    fork();
+  });
+  const stopAll = async (exitCode: number) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info('shutting down the API processes');
+    const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
+    await Promise.all(workers.map((w) => new Promise<void>((resolve) => {
+      const kill = setTimeout(() => w.process.kill('SIGKILL'), PROCESS_STOP_MS);
+      w.once('exit', () => {
+        clearTimeout(kill);
+        resolve();
+      });
+      w.process.kill('SIGTERM');
+    })));
+    process.exit(exitCode);
+  };
+  process.on('SIGINT', () => void stopAll(0));
+  process.on('SIGTERM', () => void stopAll(0));
+  for (let i = 0; i < config.http.processes; i++) fork();
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel, 'intake-api');
+  if (cluster.isPrimary && config.http.processes > 1) await supervise(config, logger);
+  else await serve(config, logger, { migrate: cluster.isPrimary });
 }

@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { freePort } from '../../src/dev/net.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
@@ -20,6 +21,27 @@ function launch(entry: string, env: Record<string, string>): { child: ChildProce
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));
   return { child, output: () => output };
+}
+
+/** The processes whose parent is `pid` (from /proc). */
+function childPids(pid: number): number[] {
+  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).flatMap((d) => {
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid ? [Number(d)] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function stop(child: ChildProcess, timeoutMs = 20_000): Promise<number | string | null> {
@@ -59,6 +81,27 @@ describe('API and worker entrypoints', function () {
     assert.ok(ready, api.output().slice(-2000));
     assert.match(api.output(), /"msg":"API listening"/);
     assert.equal(await stop(api.child), 0, api.output().slice(-2000));
+  });
+
+  it('API_PROCESSES=2: two API processes share the port; one that dies is replaced; SIGTERM stops them all (exit 0)', async () => {
+    const port = await freePort();
+    const api = launch('api.ts', { ...env, PORT: String(port), HOST: '127.0.0.1', API_PROCESSES: '2' });
+    running.push(api.child);
+    const ready = await waitFor(async () => /"processes":2,"msg":"API listening"/.test(api.output()), 30_000);
+    assert.ok(ready, api.output().slice(-2000));
+    const children = () => childPids(api.child.pid!);
+    assert.equal(children().length, 2);
+    const statuses = await Promise.all(Array.from({ length: 20 }, () => httpStatus(`http://127.0.0.1:${port}/readyz`)));
+    assert.deepEqual([...new Set(statuses)], [200]);
+    const [first] = children();
+    process.kill(first!, 'SIGKILL');
+    const replaced = await waitFor(async () => children().length === 2 && !children().includes(first!), 30_000);
+    assert.ok(replaced, api.output().slice(-2000));
+    assert.match(api.output(), /an API process exited; starting another/);
+    assert.ok(await waitFor(async () => (await httpStatus(`http://127.0.0.1:${port}/readyz`)) === 200, 30_000));
+    const before = children();
+    assert.equal(await stop(api.child), 0, api.output().slice(-2000));
+    assert.ok(before.every((pid) => !alive(pid)), 'every API process has exited');
   });
 
   it('API: refuses to start without SIGNING_SECRET, naming the variable', async () => {

@@ -110,21 +110,36 @@ function locate(text: string, message: SecretLintCoreResultMessage): readonly [n
 }
 
 /**
- * The table's patterns, run only on texts that can hold a match: one lower-casing of the text, then
- * a substring test per keyword (gitleaks' keyword prefilter) instead of every regex on every text.
- * `all`: every pattern runs (the reference the prefilter is tested against).
+ * Every keyword of the table in one regex, longest first: at each position it finds the longest
+ * keyword starting there; the keywords that are prefixes of it are there too (PREFIXES).
+ */
+const KEYWORDS = [...new Set(SECRET_PATTERNS.flatMap((p) => p.keywords ?? []))].sort((a, b) => b.length - a.length || (a < b ? -1 : 1));
+const KEYWORD_SCAN = new RegExp(KEYWORDS.map((k) => k.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&')).join('|'), 'g');
+const PREFIXES = new Map(KEYWORDS.map((k) => [k, KEYWORDS.filter((other) => k.startsWith(other))]));
+
+/** The table's keywords the text holds (compared lower-cased), found in one scan. */
+function keywordsIn(text: string): Set<string> {
+  const lower = text.toLowerCase();
+  const found = new Set<string>();
+  // Synchronous: the shared regex's lastIndex is this call's alone.
+  KEYWORD_SCAN.lastIndex = 0;
+  for (let m = KEYWORD_SCAN.exec(lower); m; m = KEYWORD_SCAN.exec(lower)) {
+    for (const k of PREFIXES.get(m[0])!) found.add(k);
+    // From the next position, not after the match: a keyword may start inside it.
+    KEYWORD_SCAN.lastIndex = m.index + 1;
+  }
+  return found;
+}
+
+/**
+ * The table's patterns, run only on texts that can hold a match: one scan for every keyword of the
+ * table (gitleaks' keyword prefilter) instead of every regex on every text. `all`: every pattern
+ * runs (the reference the prefilter is tested against).
  */
 export function tableFindings(text: string, o: { all?: boolean } = {}): Redaction[] {
-  let lower: string | undefined;
-  const found = new Map<string, boolean>();
-  const holds = (keyword: string) => {
-    lower ??= text.toLowerCase();
-    let has = found.get(keyword);
-    if (has === undefined) found.set(keyword, (has = lower.includes(keyword)));
-    return has;
-  };
+  const present = o.all ? null : keywordsIn(text);
   return SECRET_PATTERNS.flatMap((pattern, index) => {
-    const possible = o.all || (pattern.keywords ? pattern.keywords.some(holds) : text.length >= (pattern.minLength ?? 0));
+    const possible = !present || (pattern.keywords ? pattern.keywords.some((k) => present.has(k)) : text.length >= (pattern.minLength ?? 0));
     return possible ? patternFindings(text, pattern, index + 1) : [];
   });
 }
