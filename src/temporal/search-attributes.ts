@@ -41,7 +41,27 @@ export async function ensureSearchAttributes(connection: Connection, namespace: 
       searchAttributes: Object.fromEntries(missing.map((k) => [k.name, TO_PROTO[k.type]!])),
     });
     logger.info({ added: missing.map((k) => k.name) }, 'registered Temporal search attributes');
+    await untilUsable(connection, namespace, missing);
   } catch (error) {
     logger.warn({ err: error }, 'could not register Temporal search attributes; create them with `temporal operator search-attribute create`');
+  }
+}
+
+/**
+ * A new attribute reaches the frontend's namespace cache only after a refresh (about 2 s on the
+ * production server): until then a workflow that sets it is refused. Waits (at most 30 s) until a
+ * query on every new one is accepted.
+ */
+async function untilUsable(connection: Connection, namespace: string, added: readonly { name: string; type: string }[]): Promise<void> {
+  const query = added.map((k) => (k.type === 'INT' || k.type === 'DOUBLE' ? `${k.name} >= 0` : k.type === 'BOOL' ? `${k.name} = true` : `${k.name} = "probe"`)).join(' OR ');
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      await connection.workflowService.countWorkflowExecutions({ namespace, query });
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
   }
 }

@@ -1,0 +1,204 @@
+import { Client, Connection } from '@temporalio/client';
+import { strict as assert } from 'node:assert';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, chmod, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { sql, type DatabasePool } from 'slonik';
+import { z } from 'zod';
+import { createApplication, issueCredential } from '../../src/agents/applications.js';
+import { createDatabasePool } from '../../src/db/pool.js';
+import { freePort } from '../../src/dev/net.js';
+import { startLocalPostgres, type LocalPostgres } from '../../src/dev/postgres.js';
+import { PROJECT_ROOT } from '../../src/paths.js';
+import { assistantMessage, feedbackEvent, userMessage } from '../helpers/agents.js';
+import { TEST_SIGNING_SECRET } from '../helpers/config.js';
+import { createTestOrg } from '../helpers/fixtures.js';
+import { httpStatus, waitFor } from '../helpers/wait.js';
+import { sessionDrainerWorkflowId } from '../../workflows/session-drainer/contract.js';
+import { startTemporalCluster, type TemporalCluster } from './temporal-cluster.js';
+
+const run = promisify(execFile);
+
+/** A production process (`node dist/...`), its output kept in a log file of the run. */
+interface Proc {
+  name: string;
+  child: ChildProcess;
+}
+
+/**
+ * The fleet on one machine, as processes: PostgreSQL, the production Temporal server on it, two
+ * API replicas and two workers, all from `npm run build` output (`node dist/...`, the prebuilt
+ * workflow bundle). Requests alternate between the replicas; a worker is killed with SIGKILL in
+ * the middle of the work, and nothing may be lost or counted twice.
+ */
+describe('fleet topology: two API replicas and two workers on the production Temporal server', function () {
+  this.timeout(20 * 60_000);
+  let dir: string;
+  let postgres: LocalPostgres;
+  let cluster: TemporalCluster;
+  let pool: DatabasePool;
+  const procs: Proc[] = [];
+  let apis: string[] = [];
+  let env: Record<string, string>;
+
+  const launch = (name: string, entry: string, extra: Record<string, string>): Proc => {
+    const log = createWriteStream(path.join(dir, `${name}.log`));
+    const child = spawn(process.execPath, [path.join(PROJECT_ROOT, 'dist', 'src', 'main', entry)], {
+      cwd: PROJECT_ROOT, env: { PATH: process.env.PATH ?? '', ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout!.pipe(log);
+    child.stderr!.pipe(log);
+    const proc = { name, child };
+    procs.push(proc);
+    return proc;
+  };
+  const startApi = async (name: string) => {
+    const port = await freePort();
+    launch(name, 'api.js', { PORT: String(port), HOST: '127.0.0.1' });
+    const url = `http://127.0.0.1:${port}`;
+    assert.ok(await waitFor(async () => (await httpStatus(`${url}/readyz`)) === 200, 60_000), `${name} did not become ready (see ${dir}/${name}.log)`);
+    return url;
+  };
+  const startWorker = (name: string) => launch(name, 'worker.js', {
+    WORKFLOW_BUNDLE_PATH: path.join(PROJECT_ROOT, 'dist', 'workflow-bundle.js'),
+    STORAGE_DIR: path.join(dir, `${name}-scratch`),
+  });
+  /** The pid of the worker whose drainer activity is running (worker identities are `pid@host`). */
+  const drainingWorkerPid = async () => {
+    const connection = await Connection.connect({ address: cluster.address });
+    try {
+      const handle = new Client({ connection }).workflow.getHandle(sessionDrainerWorkflowId('intake'));
+      for (;;) {
+        const identity = (await handle.describe()).raw.pendingActivities?.[0]?.lastWorkerIdentity;
+        if (identity) return Number(identity.split('@')[0]);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    } finally {
+      await connection.close();
+    }
+  };
+  let turn = 0;
+  /** The next API replica, in turn. */
+  const replica = () => apis[turn++ % apis.length]!;
+  const request = async (url: string, init: RequestInit & { json?: unknown } = {}) => {
+    const res = await fetch(url, {
+      ...init,
+      headers: { ...(init.json === undefined ? {} : { 'content-type': 'application/json' }), ...(init.headers as Record<string, string>) },
+      ...(init.json === undefined ? {} : { body: JSON.stringify(init.json) }),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null };
+  };
+
+  before(async function () {
+    this.timeout(30 * 60_000);
+    dir = await mkdtemp(path.join(os.tmpdir(), 'intake-fleet-'));
+    await chmod(dir, 0o755);
+    // The production build: compiled JavaScript and the prebuilt workflow bundle.
+    await run('npm', ['run', 'build'], { cwd: PROJECT_ROOT, maxBuffer: 1 << 26 });
+    postgres = await startLocalPostgres({ dataDir: path.join(dir, 'pg'), port: await freePort(), persistent: false, fast: false });
+    await postgres.createDatabase('intake');
+    cluster = await startTemporalCluster({ postgresUrl: postgres.url('postgres'), dir: path.join(dir, 'temporal') });
+    env = { DATABASE_URL: postgres.url('intake'), TEMPORAL_ADDRESS: cluster.address, SIGNING_SECRET: TEST_SIGNING_SECRET, LOG_LEVEL: 'info' };
+    apis = await Promise.all(['api-a', 'api-b'].map(startApi));
+    startWorker('worker-a');
+    startWorker('worker-b');
+    pool = await createDatabasePool(postgres.url('intake'));
+  });
+
+  after(async function () {
+    this.timeout(120_000);
+    await Promise.all(procs.map(async ({ child }) => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      await exited;
+      clearTimeout(timer);
+    }));
+    await pool?.end();
+    await cluster?.stop();
+    await postgres?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('feedback: a source, people and records written through one replica are read through the other', async () => {
+    const org = await createTestOrg(pool);
+    const as = { 'X-Service-Api-Key': org.apiKey };
+    const source = await request(`${replica()}/v3/rest/feedback-sources`, { method: 'POST', headers: as, json: { name: 'Support', type: 'api' } });
+    assert.equal(source.status, 201, JSON.stringify(source.body));
+    const records = [];
+    for (let i = 0; i < 10; i++) {
+      const res = await request(`${replica()}/v3/rest/feedback-sources/${source.body.id}/records`, {
+        method: 'POST', headers: as, json: { external_id: `ticket-${i}`, fields: [{ category: 'content', type: 'string', name: 'body', value: `report ${i}` }] },
+      });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      records.push(res.body);
+    }
+    for (const record of records) {
+      const read = await request(`${replica()}/v3/rest/feedback-sources/${source.body.id}/records/${record.id}`, { headers: as });
+      assert.deepEqual(read.body, record);
+    }
+  });
+
+  it('agent sessions: ingests through both replicas are processed, metered and analysed once each, with a worker killed by SIGKILL mid-work', async () => {
+    const org = await createTestOrg(pool, { credits: 1_000_000 });
+    const app = await createApplication(pool, { organizationId: org.organizationId, name: 'Fleet', agentKey: 'fleet' });
+    const { secret } = await issueCredential(pool, app);
+    const SESSIONS = 100;
+    const TURNS = 100;
+    const ingest = (s: number, events: unknown[], status?: string) => request(`${replica()}/v3/rest/agent-conversations/ingest`, {
+      method: 'POST', headers: { 'X-Service-Agent-Key': secret },
+      json: { agentKey: 'fleet', externalSessionId: `fleet-${s}`, events, ...(status ? { status } : {}) },
+    });
+    // Each session: TURNS turns (question, final answer, rated feedback), sent in 4 requests, the last ending it.
+    const turns = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => {
+      const t = from + k;
+      return [userMessage(3 * t + 1, `the CSV export drops a column (${t})`), assistantMessage(3 * t + 2, `a fix for ${t}`), feedbackEvent(3 * t + 3, `e${3 * t + 2}`, t % 2 ? 'positive' : 'negative')];
+    }).flat();
+    const quarter = TURNS / 4;
+    for (let q = 0; q < 4; q++) {
+      const answers = await Promise.all(Array.from({ length: SESSIONS }, (_, s) => ingest(s, turns(q * quarter, (q + 1) * quarter), q === 3 ? 'ended' : undefined)));
+      assert.deepEqual([...new Set(answers.map((a) => a.status))], [202], JSON.stringify(answers.find((a) => a.status !== 202)?.body));
+    }
+    // Kill the worker whose drainer is working, in the middle of it: events processed, analyses under way.
+    const progress = () => pool.one(sql.type(z.object({ processed: z.number(), analysed: z.number() }))`
+      SELECT (SELECT count(*)::int FROM agent_events e JOIN agent_sessions s ON s.id = e.session_id
+                WHERE s.application_id = ${app.id} AND e.processed_revision IS NOT NULL) AS processed,
+             (SELECT count(*)::int FROM agent_analysis_jobs j JOIN agent_sessions s ON s.id = j.session_id
+                WHERE s.application_id = ${app.id} AND j.status = 'done') AS analysed`);
+    const total = SESSIONS * TURNS * 3;
+    assert.ok(await waitFor(async () => (await progress()).analysed > 0, 120_000, 20), 'processing started');
+    const drainerPid = await drainingWorkerPid();
+    const victim = procs.find((p) => p.child.pid === drainerPid);
+    assert.ok(victim, `the drainer runs in worker process ${drainerPid}, one of ours`);
+    victim.child.kill('SIGKILL');
+    const before = await progress();
+    await once(victim.child, 'exit');
+    assert.ok(before.analysed < SESSIONS * TURNS, `the kill came mid-work: ${JSON.stringify(before)}`);
+    // The survivor finishes everything.
+    const done = await waitFor(async () => {
+      const p = await progress();
+      return p.processed === total && p.analysed === SESSIONS * TURNS;
+    }, 10 * 60_000, 500);
+    assert.ok(done, `not finished: ${JSON.stringify(await progress())}`);
+    const counts = await pool.one(sql.type(z.object({ units: z.number(), distinctUnits: z.number(), explicit: z.number(), debits: z.number(), credits: z.number(), finished: z.number() }))`
+      SELECT (SELECT count(*)::int FROM usage_records WHERE application_id = ${app.id}) AS units,
+        (SELECT count(DISTINCT event_id)::int FROM usage_records WHERE application_id = ${app.id}) AS "distinctUnits",
+        (SELECT count(*)::int FROM agent_signals g JOIN agent_sessions s ON s.id = g.session_id
+           WHERE s.application_id = ${app.id} AND g.source = 'explicit_feedback') AS explicit,
+        (SELECT count(*)::int FROM credit_transactions WHERE organization_id = ${org.organizationId} AND amount < 0) AS debits,
+        (SELECT credit_balance::int FROM organizations WHERE id = ${org.organizationId}) AS credits,
+        (SELECT count(*)::int FROM agent_sessions WHERE application_id = ${app.id} AND processed_through_sequence = ${3 * TURNS}) AS finished`);
+    assert.deepEqual(counts, {
+      units: SESSIONS * TURNS, distinctUnits: SESSIONS * TURNS, explicit: SESSIONS * TURNS,
+      debits: SESSIONS * TURNS, credits: 1_000_000 - SESSIONS * TURNS, finished: SESSIONS,
+    });
+    // Report for the closing note: what was lost or counted twice (nothing).
+    process.stdout.write(`      fleet: ${SESSIONS} sessions, ${total} events, ${SESSIONS * TURNS} analyses; killed ${victim.name} (the drainer's) at ${JSON.stringify(before)}; lost 0, duplicated 0\n`);
+  });
+});
