@@ -50,8 +50,8 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     const child = spawn(process.execPath, [path.join(PROJECT_ROOT, 'dist', 'src', 'main', entry)], {
       cwd: PROJECT_ROOT, env: { PATH: process.env.PATH ?? '', ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'],
     });
-    child.stdout!.pipe(log);
-    child.stderr!.pipe(log);
+    child.stdout.pipe(log);
+    child.stderr.pipe(log);
     const proc = { name, child };
     procs.push(proc);
     return proc;

@@ -97,8 +97,8 @@ export async function startTemporalCluster(o: { postgresUrl: string; dir: string
   const child = spawn(path.join(build, 'bin', 'server'), ['--config-file', path.join(o.dir, 'config.yaml'), '--allow-no-auth', 'start'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  child.stdout!.pipe(log);
-  child.stderr!.pipe(log);
+  child.stdout.pipe(log);
+  child.stderr.pipe(log);
   const namespace = o.namespace ?? 'default';
   try {
     await serving(child, frontend, namespace);
