@@ -6,6 +6,7 @@ import type { CredentialLookup } from '../src/db/repositories/agent-applications
 import type { TokenService } from '../src/auth/tokens.js';
 import type { Config } from '../src/config.js';
 import type { Logger } from '../src/logger.js';
+import type { UploadLocker } from '../src/media/upload-locker.js';
 import type { RateLimitStore } from '../src/rate-limit.js';
 
 /** Everything the API needs, injected: tests pass their own pool, Temporal client and config. */
@@ -16,6 +17,8 @@ export interface AppDeps {
   tokens: TokenService;
   logger: Logger;
   rateLimits: RateLimitStore;
+  /** The tus endpoint's locks, shared by every replica (PostgreSQL advisory locks). */
+  uploadLocks: UploadLocker;
 }
 
 export interface AppState {

@@ -8,6 +8,7 @@ import { migrate } from '../db/migrate.js';
 import { createDatabasePool } from '../db/pool.js';
 import { createLogger, type Logger } from '../logger.js';
 import { createRateLimitStore } from '../rate-limit.js';
+import { PostgresUploadLocker } from '../media/upload-locker.js';
 import { connectTemporalClient } from '../temporal/connection.js';
 import { retryStartup } from './retry.js';
 
@@ -24,7 +25,8 @@ export async function startApi(config: Config, logger: Logger, o: { migrate?: bo
   const pool = await createDatabasePool(databaseUrl, config.database);
   const temporal = await retryStartup('Temporal', logger, () => connectTemporalClient(config));
   const rateLimits = createRateLimitStore(databaseUrl);
-  const deps: AppDeps = { config, pool, temporal, tokens, logger, rateLimits };
+  const uploadLocks = new PostgresUploadLocker(databaseUrl);
+  const deps: AppDeps = { config, pool, temporal, tokens, logger, rateLimits, uploadLocks };
   const app = buildApp(deps);
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.http.port, config.http.host, () => resolve(s));
@@ -40,6 +42,7 @@ export async function startApi(config: Config, logger: Logger, o: { migrate?: bo
       server.closeAllConnections();
       await pool.end();
       await rateLimits.close();
+      await uploadLocks.close();
       await temporal.connection.close();
     },
   };

@@ -7,6 +7,7 @@ import { TokenService } from '../../src/auth/tokens.js';
 import type { Config } from '../../src/config.js';
 import { REDACTED_PATHS, type Logger } from '../../src/logger.js';
 import { createRateLimitStore, type RateLimitStore } from '../../src/rate-limit.js';
+import { memoryUploadLocker, PostgresUploadLocker, type UploadLocker } from '../../src/media/upload-locker.js';
 import { connectTemporalClient, type TemporalClient } from '../../src/temporal/connection.js';
 import { testConfig, TEST_SIGNING_SECRET } from './config.js';
 import { testStack } from './stack.js';
@@ -49,7 +50,9 @@ export async function startTestApi(options: {
   const rateLimits: RateLimitStore = options.databaseUrl
     ? createRateLimitStore(options.databaseUrl)
     : { limiter: () => null, close: async () => undefined };
-  const deps: AppDeps = { config, pool: options.pool, temporal, tokens: testTokens(), logger, rateLimits };
+  // With a database URL, the replicas' shared tus locks; else one process's.
+  const uploadLocks: UploadLocker = options.databaseUrl ? new PostgresUploadLocker(options.databaseUrl) : memoryUploadLocker();
+  const deps: AppDeps = { config, pool: options.pool, temporal, tokens: testTokens(), logger, rateLimits, uploadLocks };
   const server = await new Promise<Server>((resolve) => {
     const s = buildApp(deps).listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -78,6 +81,7 @@ export async function startTestApi(options: {
       server.closeAllConnections();
       if (!options.temporal) await temporal.connection.close();
       await rateLimits.close();
+      await uploadLocks.close();
     },
   };
 }
