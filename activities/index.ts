@@ -5,6 +5,7 @@ import type { Config } from '../src/config.js';
 import { createAgentSessionActivities } from './agent-sessions.js';
 import { createDiagnosticsActivities } from './diagnostics.js';
 import { createMediaActivities, type MediaActivityDeps } from './media.js';
+import { createMediaStore } from '../src/media/media-store.js';
 import { PUBLIC_ADDRESSES } from '../src/media/safe-fetch.js';
 import { resolveFromRoot } from '../src/paths.js';
 import { createUploadStore, FileUploadStore, uploadsDirectory } from '../src/media/upload-store.js';
@@ -41,6 +42,7 @@ export function activityDeps(pool: DatabasePool, config: Pick<Config, 'agents' |
     drainer: drainerSettings(config),
     mediaDir: resolveFromRoot(config.media.dir),
     uploadStore: createUploadStore(config.media),
+    mediaStore: createMediaStore(config.media),
     transcriber: createTranscriber(config.transcriber),
     // Production dials public addresses only; there is no setting that opens anything else.
     addressPolicy: PUBLIC_ADDRESSES,

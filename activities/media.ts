@@ -1,6 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { createWriteStream, existsSync } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -15,6 +15,7 @@ import { encodeRendition, MediaProcessingError, probeMedia, renditionFor } from 
 import { renditionRelativePath } from '../src/media/playback.js';
 import { AssetFetchError, SafeFetcher, type AddressPolicy, type Resolver } from '../src/media/safe-fetch.js';
 import { FileUploadStore, uploadsDirectory, type UploadStore } from '../src/media/upload-store.js';
+import { DirectoryMediaStore, type MediaStore } from '../src/media/media-store.js';
 import type { MediaIngestionResult, Rendition, UploadState } from '../workflows/media-ingestion/contract.js';
 
 export interface MediaActivityDeps {
@@ -23,6 +24,8 @@ export interface MediaActivityDeps {
   mediaDir: string;
   /** Where direct uploads' bytes are (the tus endpoint's datastore); default: files under `mediaDir`. */
   uploadStore?: UploadStore;
+  /** Where URL downloads and renditions are kept; default: under `mediaDir`. Scratch files go to `mediaDir/scratch`. */
+  mediaStore?: MediaStore;
   /** Production: PUBLIC_ADDRESSES. Tests allow their own loopback server. */
   addressPolicy: AddressPolicy;
   resolver?: Resolver;
@@ -42,12 +45,16 @@ function outcome(row: Pick<IngestionRow, 'phase' | 'error_code'>): MediaIngestio
 }
 
 export function createMediaActivities(deps: MediaActivityDeps) {
-  const incoming = (ingestionId: string) => path.join(deps.mediaDir, 'incoming', ingestionId);
+  const store = deps.mediaStore ?? new DirectoryMediaStore(deps.mediaDir);
   const uploads = deps.uploadStore ?? new FileUploadStore(uploadsDirectory(deps.mediaDir));
-  /** The bytes to encode: the URL transfer's download, or the direct upload's file. */
-  const source = async (ingestion: IngestionRow) => (ingestion.kind === 'url' ? incoming(ingestion.id) : uploads.localFile(ingestion.id));
+  /** This worker's own files, each made and deleted by one activity call. */
+  const scratch = path.join(deps.mediaDir, 'scratch');
+  const incoming = (ingestionId: string) => `incoming/${ingestionId}`;
+  /** Runs `use` with a local copy of the bytes to encode (the URL transfer's download, or the direct upload). */
+  const withSource = async <T>(ingestion: IngestionRow, use: (file: string | null) => Promise<T>): Promise<T> =>
+    (ingestion.kind === 'url' ? store.withLocalCopy(incoming(ingestion.id), scratch, use) : use(await uploads.localFile(ingestion.id)));
   const release = async (ingestionId: string) => {
-    await rm(incoming(ingestionId), { force: true });
+    await store.delete(incoming(ingestionId));
     await uploads.remove(ingestionId);
   };
 
@@ -68,8 +75,8 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       if (!url) throw failure('asset_url_invalid', 'the recording has no assetUrl', false);
       const ctx = Context.current();
       const fetcher = new SafeFetcher({ policy: deps.addressPolicy, ...(deps.resolver ? { resolver: deps.resolver } : {}) });
-      const target = incoming(ingestionId);
-      await mkdir(path.dirname(target), { recursive: true });
+      await mkdir(scratch, { recursive: true });
+      const target = path.join(scratch, `${ingestionId}.download`);
       let bytes = 0;
       try {
         const media = await fetcher.open(url, ctx.cancellationSignal);
@@ -87,6 +94,12 @@ export function createMediaActivities(deps: MediaActivityDeps) {
         throw error;
       } finally {
         await fetcher.close();
+      }
+      // What crosses to the encode activity (another worker, maybe) is in the store.
+      try {
+        await store.put(incoming(ingestionId), target);
+      } finally {
+        await rm(target, { force: true });
       }
       await setBytes(deps.pool, ingestionId, bytes);
       return { bytes };
@@ -151,28 +164,32 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       if (!ingestion) throw failure('ingestion_gone', 'the media ingestion no longer exists', false);
       await deps.pool.transaction((tx) => movePhase(tx, ingestionId, { phase: 'encoding', asset: 'processing', progress: 0 }));
       const ctx = Context.current();
-      const input = await source(ingestion);
-      if (!input || !existsSync(input)) throw failure(ingestion.kind === 'upload' ? 'upload_failed' : 'processing_failed', 'the media to encode is missing', false);
-      try {
-        const probe = await probeMedia(input, ctx.cancellationSignal);
-        const file = `${ingestionId}.${renditionFor(probe).extension}`;
-        const final = path.join(deps.mediaDir, renditionRelativePath(recordingId, file));
-        await mkdir(path.dirname(final), { recursive: true });
-        const partial = `${final}.partial`;
-        const rendition = await encodeRendition(input, partial, probe, {
-          signal: ctx.cancellationSignal,
-          onProgress: (percent) => {
-            ctx.heartbeat({ percent });
-            // Progress is advisory: a failed write must not fail (or crash) the encode.
-            setProgress(deps.pool, ingestionId, percent).catch(() => undefined);
-          },
-        });
-        await rename(partial, final);
-        return { file, contentType: rendition.contentType, durationSec: probe.durationSec };
-      } catch (error) {
-        if (error instanceof MediaProcessingError) throw failure('processing_failed', error.message, false);
-        throw error;
-      }
+      return withSource(ingestion, async (input) => {
+        if (!input) throw failure(ingestion.kind === 'upload' ? 'upload_failed' : 'processing_failed', 'the media to encode is missing', false);
+        await mkdir(scratch, { recursive: true });
+        try {
+          const probe = await probeMedia(input, ctx.cancellationSignal);
+          const file = `${ingestionId}.${renditionFor(probe).extension}`;
+          const partial = path.join(scratch, `${file}.partial`);
+          try {
+            const rendition = await encodeRendition(input, partial, probe, {
+              signal: ctx.cancellationSignal,
+              onProgress: (percent) => {
+                ctx.heartbeat({ percent });
+                // Progress is advisory: a failed write must not fail (or crash) the encode.
+                setProgress(deps.pool, ingestionId, percent).catch(() => undefined);
+              },
+            });
+            await store.put(renditionRelativePath(recordingId, file), partial, rendition.contentType);
+            return { file, contentType: rendition.contentType, durationSec: probe.durationSec };
+          } finally {
+            await rm(partial, { force: true });
+          }
+        } catch (error) {
+          if (error instanceof MediaProcessingError) throw failure('processing_failed', error.message, false);
+          throw error;
+        }
+      });
     },
 
     /** Publishes the rendition: the recording's asset is `completed` and gets a playback URL. */
@@ -194,7 +211,11 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       const file = await renditionFile(deps.pool, recordingId);
       if (!file) throw failure('transcription_failed', 'the recording has no rendition', false);
       try {
-        const utterances = await deps.transcriber.transcribe(path.join(deps.mediaDir, renditionRelativePath(recordingId, file)), { signal: Context.current().cancellationSignal });
+        const transcriber = deps.transcriber;
+        const utterances = await store.withLocalCopy(renditionRelativePath(recordingId, file), scratch, async (media) => {
+          if (!media) throw failure('transcription_failed', 'the rendition is missing from the media store', false);
+          return transcriber.transcribe(media, { signal: Context.current().cancellationSignal });
+        });
         await deps.pool.transaction(async (tx) => {
           await tx.query(sql.unsafe`DELETE FROM transcript_utterances WHERE recording_id = ${recordingId}`);
           await insertUtterances(tx, recordingId, utterances);

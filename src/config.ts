@@ -87,6 +87,7 @@ const schema = z.object({
   MEDIA_HEARTBEAT_TIMEOUT_SECONDS: positiveInt.min(2).max(3600).default(120),
   UPLOAD_TIMEOUT_SECONDS: positiveInt.max(7 * 24 * 3600).default(3600),
   UPLOAD_STORE: z.enum(['file', 's3']).default('file'),
+  MEDIA_STORE: z.enum(['file', 's3']).default('file'),
   S3_BUCKET: z.string().min(1).optional(),
   S3_REGION: z.string().min(1).default('us-east-1'),
   S3_ENDPOINT: z.string().url().optional(),
@@ -157,6 +158,8 @@ export interface Config {
     dir: string; playbackTtlSeconds: number; transferRetryInitialSeconds: number; heartbeatTimeoutSeconds: number; uploadTimeoutSeconds: number;
     /** Where direct uploads' bytes go: files under `dir`, or an S3-compatible bucket. */
     uploadStore: { kind: 'file' } | ({ kind: 's3' } & S3Settings);
+    /** Where URL downloads and renditions are kept: under `dir`, or in the bucket (keys under `media/`). */
+    mediaStore: { kind: 'file' } | ({ kind: 's3' } & S3Settings);
   };
   /** `authorizationServers` undefined: the service's own URL (it issues the user tokens). */
   mcp: { bodyLimitBytes: number; authorizationServers: string[] | undefined; ratePerMinute: number };
@@ -252,24 +255,26 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       transferRetryInitialSeconds: e.MEDIA_TRANSFER_RETRY_INITIAL_SECONDS,
       heartbeatTimeoutSeconds: e.MEDIA_HEARTBEAT_TIMEOUT_SECONDS,
       uploadTimeoutSeconds: e.UPLOAD_TIMEOUT_SECONDS,
-      uploadStore: e.UPLOAD_STORE === 's3'
-        ? {
-          kind: 's3',
-          bucket: required(e.S3_BUCKET, 'S3_BUCKET (with UPLOAD_STORE=s3)'),
-          region: e.S3_REGION,
-          endpoint: e.S3_ENDPOINT,
-          forcePathStyle: e.S3_FORCE_PATH_STYLE,
-          accessKeyId: e.S3_ACCESS_KEY_ID,
-          secretAccessKey: e.S3_SECRET_ACCESS_KEY,
-          partSizeBytes: e.S3_PART_SIZE_BYTES,
-        }
-        : { kind: 'file' },
+      uploadStore: e.UPLOAD_STORE === 's3' ? { kind: 's3', ...s3Settings(e, 'UPLOAD_STORE') } : { kind: 'file' },
+      mediaStore: e.MEDIA_STORE === 's3' ? { kind: 's3', ...s3Settings(e, 'MEDIA_STORE') } : { kind: 'file' },
     },
     mcp: {
       bodyLimitBytes: e.MCP_BODY_LIMIT_BYTES,
       ratePerMinute: e.MCP_RATE_LIMIT_PER_MINUTE,
       authorizationServers: e.MCP_AUTHORIZATION_SERVERS?.split(',').map((s) => s.trim()).filter(Boolean),
     },
+  };
+}
+
+function s3Settings(e: Parsed, store: 'UPLOAD_STORE' | 'MEDIA_STORE'): S3Settings {
+  return {
+    bucket: required(e.S3_BUCKET, `S3_BUCKET (with ${store}=s3)`),
+    region: e.S3_REGION,
+    endpoint: e.S3_ENDPOINT,
+    forcePathStyle: e.S3_FORCE_PATH_STYLE,
+    accessKeyId: e.S3_ACCESS_KEY_ID,
+    secretAccessKey: e.S3_SECRET_ACCESS_KEY,
+    partSizeBytes: e.S3_PART_SIZE_BYTES,
   };
 }
 

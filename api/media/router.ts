@@ -1,9 +1,10 @@
 import type { ServerResponse } from 'node:http';
+import path from 'node:path';
 import send from 'send';
 import { required } from '../../src/config.js';
 import { AppError, NotFoundError } from '../../src/errors.js';
+import { createMediaStore } from '../../src/media/media-store.js';
 import { PlaybackSigner, renditionRelativePath } from '../../src/media/playback.js';
-import { resolveFromRoot } from '../../src/paths.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { ERROR_REF } from '../openapi.js';
 import type { RouteRegistry } from '../routes.js';
@@ -16,12 +17,14 @@ const playbackQuery = {
 
 /**
  * Playback of a recording's rendition through its signed URL (no other credential: the URL is
- * one). Served with `send`: byte ranges (206, 416), ETag and Last-Modified, HEAD; private caching
- * no longer than the URL lives.
+ * one). From a directory, served with `send`: byte ranges (206, 416), ETag and Last-Modified,
+ * HEAD; private caching no longer than the URL lives. From a bucket, a 302 to a presigned GET URL
+ * of the object that lives as long as ours: the bucket serves the bytes and their ranges, and no
+ * media passes through the API.
  */
 export function mediaRoutes(deps: AppDeps, registry: RouteRegistry): void {
   const signer = new PlaybackSigner(required(deps.config.auth.signingSecret, 'SIGNING_SECRET'), deps.config.media.playbackTtlSeconds);
-  const root = resolveFromRoot(deps.config.media.dir);
+  const store = createMediaStore(deps.config.media);
   registry.add<unknown, { expires?: string; signature?: string }>({
     method: 'get', path: '/v3/media/playback/{recordingId}/{file}', operationId: 'playMedia', tags: ['recordings'],
     summary: 'The playback rendition of a recording, by the signed URL in `asset.url` (supports Range requests)',
@@ -29,6 +32,7 @@ export function mediaRoutes(deps: AppDeps, registry: RouteRegistry): void {
     responses: {
       200: { description: 'The media' },
       206: { description: 'A byte range of the media' },
+      302: { description: 'With MEDIA_STORE=s3: the media at a presigned URL of the bucket, valid as long as this one' },
       403: { schema: ERROR_REF, description: 'The signature is invalid (playback_url_invalid) or the URL expired (playback_url_expired)' },
       404: { schema: ERROR_REF, description: 'No such rendition' },
       416: { schema: ERROR_REF, description: 'The range cannot be satisfied' },
@@ -40,15 +44,21 @@ export function mediaRoutes(deps: AppDeps, registry: RouteRegistry): void {
       if (verdict === 'invalid') throw new AppError(403, 'playback_url_invalid', 'The playback URL is not valid.');
       if (verdict === 'expired') throw new AppError(403, 'playback_url_expired', 'The playback URL has expired: read the recording again for a fresh one.');
       const remaining = Math.max(0, Number(query.expires) - Math.floor(Date.now() / 1000));
-      await serve(ctx, root, renditionRelativePath(recordingId, file), remaining);
+      const media = await store.playback(renditionRelativePath(recordingId, file), remaining);
+      if ('url' in media) {
+        ctx.set('Cache-Control', `private, max-age=${remaining}`);
+        ctx.redirect(media.url);
+        return;
+      }
+      await serve(ctx, media.file, remaining);
     },
   });
 }
 
 /** Hands the response to `send`; its errors (before any byte is written) become the API's errors. */
-function serve(ctx: AppContext, root: string, relative: string, maxAgeSeconds: number): Promise<void> {
+function serve(ctx: AppContext, file: string, maxAgeSeconds: number): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const stream = send(ctx.req, `/${relative}`, { root, index: false, dotfiles: 'deny', cacheControl: false, acceptRanges: true, etag: true, lastModified: true });
+    const stream = send(ctx.req, `/${path.basename(file)}`, { root: path.dirname(file), index: false, dotfiles: 'deny', cacheControl: false, acceptRanges: true, etag: true, lastModified: true });
     stream.on('error', (error: { status?: number }) => {
       if (error.status === 404) return reject(new NotFoundError('Media'));
       if (error.status === 416) return reject(new AppError(416, 'range_not_satisfiable', 'The requested range is outside the media.'));

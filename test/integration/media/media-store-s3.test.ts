@@ -1,0 +1,116 @@
+import { strict as assert } from 'node:assert';
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { DatabasePool } from 'slonik';
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { loadConfig } from '../../../src/config.js';
+import { createDatabasePool } from '../../../src/db/pool.js';
+import { FFMPEG_PATH } from '../../../src/media/ffmpeg.js';
+import { createMediaStore } from '../../../src/media/media-store.js';
+import { createUploadStore } from '../../../src/media/upload-store.js';
+import { mediaIngestionWorkflowId } from '../../../src/temporal/ids.js';
+import type { MediaIngestionResult } from '../../../workflows/media-ingestion/contract.js';
+import { startTestApi, type TestApi } from '../../helpers/app.js';
+import { testConfig } from '../../helpers/config.js';
+import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
+import { closeServer, listenLocal } from '../../helpers/http.js';
+import { startTestS3, type TestS3 } from '../../helpers/s3.js';
+import { createTestDatabase } from '../../helpers/stack.js';
+import { LOOPBACK_POLICY, startTestWorker, type TestWorker } from '../../helpers/worker.js';
+
+const exec = promisify(execFile);
+
+/**
+ * MEDIA_STORE=s3 on a real S3 API (moto): URL media is downloaded by one activity and stored in the
+ * bucket, encoded by another from the bucket, its rendition stored in the bucket; the worker's
+ * scratch directory is empty after; playback answers 302 to a presigned URL of the object, which
+ * serves byte ranges.
+ */
+describe('media store in an S3-compatible bucket (MEDIA_STORE=s3)', function () {
+  this.timeout(120_000);
+  let mediaDir: string;
+  let s3: TestS3;
+  let server: Server;
+  let port: number;
+  let pool: DatabasePool;
+  let worker: TestWorker;
+  let api: TestApi;
+  let org: TestOrg;
+  let tone: Buffer;
+
+  before(async () => {
+    mediaDir = await mkdtemp(path.join(os.tmpdir(), 'intake-media-s3-'));
+    const wav = path.join(mediaDir, 'tone.wav');
+    await exec(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=frequency=330:duration=5', wav]);
+    tone = await readFile(wav);
+    await rm(wav);
+    server = createServer((req, res) => {
+      if (req.url === '/tone.wav') return void res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': tone.length }).end(tone);
+      res.writeHead(404).end();
+    });
+    port = await listenLocal(server);
+    s3 = await startTestS3('intake-media');
+    const env = { ...s3.env, MEDIA_STORE: 's3', STORAGE_DIR: mediaDir };
+    pool = await createDatabasePool(await createTestDatabase());
+    const { media } = loadConfig({ ...env, DATA_DIR: mediaDir });
+    worker = await startTestWorker(pool, {
+      deps: {
+        mediaDir, addressPolicy: LOOPBACK_POLICY, resolver: async () => [{ address: '127.0.0.1', family: 4 }],
+        mediaStore: createMediaStore(media), uploadStore: createUploadStore(media),
+      },
+    });
+    api = await startTestApi({ pool, config: testConfig({ ...env, TEMPORAL_TASK_QUEUE: worker.taskQueue }) });
+    org = await createTestOrg(pool);
+  });
+  after(async () => {
+    await api?.close();
+    await worker?.stop();
+    await pool?.end();
+    await s3?.stop();
+    if (server) await closeServer(server);
+    await rm(mediaDir, { recursive: true, force: true });
+  });
+
+  const keys = async () => ((await s3.client.send(new ListObjectsV2Command({ Bucket: s3.bucket }))).Contents ?? []).map((o) => o.Key);
+
+  it('URL media: the download and the rendition go through the bucket, playback redirects to a presigned URL with byte ranges', async () => {
+    const created = await api.request('/v3/rest/recordings', {
+      method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: { record: { externalId: randomUUID() }, assetUrl: `http://media.test:${port}/tone.wav` },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const recordingId = created.body.id as string;
+    const result = await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result() as MediaIngestionResult;
+    assert.deepEqual(result, { phase: 'ready', errorCode: null });
+    const ingestionId = await pool.oneFirst(sql.type(z.object({ id: z.string() }))`SELECT id FROM media_ingestions WHERE recording_id = ${recordingId}`);
+    const rendition = `media/renditions/${recordingId}/${ingestionId}.m4a`;
+    assert.deepEqual(await keys(), [rendition], 'the rendition is in the bucket; the download was deleted');
+    const head = await s3.client.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: rendition }));
+    assert.equal(head.ContentType, 'audio/mp4');
+    // Nothing of the media stays on the worker: its scratch directory is empty, and nothing else was written.
+    assert.deepEqual(await readdir(mediaDir).then((d) => d.filter((x) => x !== 'scratch')), []);
+    assert.deepEqual(await readdir(path.join(mediaDir, 'scratch')), []);
+    // Playback: our signed URL, then the bucket's presigned one, which serves ranges.
+    const asset = (await api.request(`/v3/rest/recordings/${recordingId}`, { headers: { 'X-Service-Api-Key': org.apiKey } })).body.asset;
+    const redirect = await fetch(asset.url as string, { redirect: 'manual' });
+    assert.equal(redirect.status, 302);
+    const location = redirect.headers.get('location') ?? '';
+    assert.ok(location.startsWith(`${s3.endpoint}/${s3.bucket}/${rendition}?`) && location.includes('X-Amz-Signature='), location);
+    const whole = await fetch(location);
+    assert.equal(whole.status, 200);
+    const bytes = Buffer.from(await whole.arrayBuffer());
+    assert.equal(bytes.length, head.ContentLength);
+    const part = await fetch(location, { headers: { range: 'bytes=0-99' } });
+    assert.deepEqual([part.status, part.headers.get('content-range')], [206, `bytes 0-99/${bytes.length}`]);
+    assert.ok(Buffer.from(await part.arrayBuffer()).equals(bytes.subarray(0, 100)));
+    // A tampered signature is still ours to refuse.
+    const bad = await fetch((asset.url as string).replace(/signature=[^&]+/, 'signature=x'), { redirect: 'manual' });
+    assert.equal(bad.status, 403);
+  });
+});
