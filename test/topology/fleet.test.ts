@@ -20,6 +20,12 @@ import { createTestOrg } from '../helpers/fixtures.js';
 import { httpStatus, waitFor } from '../helpers/wait.js';
 import { sessionDrainerWorkflowId } from '../../workflows/session-drainer/contract.js';
 import { startTemporalCluster, type TemporalCluster } from './temporal-cluster.js';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { readFile } from 'node:fs/promises';
+import { FFMPEG_PATH } from '../../src/media/ffmpeg.js';
+import { mediaIngestionWorkflowId } from '../../src/temporal/ids.js';
+import type { MediaIngestionResult } from '../../workflows/media-ingestion/contract.js';
+import { startTestS3, type TestS3 } from '../helpers/s3.js';
 
 const run = promisify(execFile);
 
@@ -40,6 +46,7 @@ describe('fleet topology: two API replicas and two workers on the production Tem
   let dir: string;
   let postgres: LocalPostgres;
   let cluster: TemporalCluster;
+  let s3: TestS3;
   let pool: DatabasePool;
   const procs: Proc[] = [];
   let apis: string[] = [];
@@ -58,7 +65,7 @@ describe('fleet topology: two API replicas and two workers on the production Tem
   };
   const startApi = async (name: string) => {
     const port = await freePort();
-    launch(name, 'api.js', { PORT: String(port), HOST: '127.0.0.1' });
+    launch(name, 'api.js', { PORT: String(port), HOST: '127.0.0.1', STORAGE_DIR: path.join(dir, `${name}-storage`) });
     const url = `http://127.0.0.1:${port}`;
     assert.ok(await waitFor(async () => (await httpStatus(`${url}/readyz`)) === 200, 60_000), `${name} did not become ready (see ${dir}/${name}.log)`);
     return url;
@@ -67,19 +74,31 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     WORKFLOW_BUNDLE_PATH: path.join(PROJECT_ROOT, 'dist', 'workflow-bundle.js'),
     STORAGE_DIR: path.join(dir, `${name}-scratch`),
   });
-  /** The pid of the worker whose drainer activity is running (worker identities are `pid@host`). */
-  const drainingWorkerPid = async () => {
+  /** The pid of the worker running `workflowId`'s pending activity (of `activityType`, if given); worker identities are `pid@host`. */
+  const activityWorkerPid = async (workflowId: string, activityType?: string) => {
     const connection = await Connection.connect({ address: cluster.address });
     try {
-      const handle = new Client({ connection }).workflow.getHandle(sessionDrainerWorkflowId('intake'));
+      const handle = new Client({ connection }).workflow.getHandle(workflowId);
       for (;;) {
-        const identity = (await handle.describe()).raw.pendingActivities?.[0]?.lastWorkerIdentity;
+        const pending = (await handle.describe()).raw.pendingActivities?.find((a) => !activityType || a.activityType?.name === activityType);
+        const identity = pending?.lastWorkerIdentity;
         if (identity) return Number(identity.split('@')[0]);
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     } finally {
       await connection.close();
     }
+  };
+  const drainingWorkerPid = () => activityWorkerPid(sessionDrainerWorkflowId('intake'));
+  let workers = 2;
+  /** Kills the worker process `pid` with SIGKILL and starts another in its place, as an orchestrator would. */
+  const replaceWorker = async (pid: number) => {
+    const victim = procs.find((p) => p.child.pid === pid);
+    assert.ok(victim, `worker process ${pid} is one of ours`);
+    victim.child.kill('SIGKILL');
+    await once(victim.child, 'exit');
+    startWorker(`worker-${++workers}`);
+    return victim.name;
   };
   let turn = 0;
   /** The next API replica, in turn. */
@@ -103,7 +122,12 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     postgres = await startLocalPostgres({ dataDir: path.join(dir, 'pg'), port: await freePort(), persistent: false, fast: false });
     await postgres.createDatabase('intake');
     cluster = await startTemporalCluster({ postgresUrl: postgres.url('postgres'), dir: path.join(dir, 'temporal') });
-    env = { DATABASE_URL: postgres.url('intake'), TEMPORAL_ADDRESS: cluster.address, SIGNING_SECRET: TEST_SIGNING_SECRET, LOG_LEVEL: 'info' };
+    s3 = await startTestS3('intake-fleet');
+    // What a fleet shares: PostgreSQL, Temporal and the bucket (uploads and media). Each process's STORAGE_DIR is its own.
+    env = {
+      DATABASE_URL: postgres.url('intake'), TEMPORAL_ADDRESS: cluster.address, SIGNING_SECRET: TEST_SIGNING_SECRET, LOG_LEVEL: 'info',
+      ...s3.env, MEDIA_STORE: 's3', MEDIA_HEARTBEAT_TIMEOUT_SECONDS: '5',
+    };
     apis = await Promise.all(['api-a', 'api-b'].map(startApi));
     startWorker('worker-a');
     startWorker('worker-b');
@@ -122,6 +146,7 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     }));
     await pool?.end();
     await cluster?.stop();
+    await s3?.stop();
     await postgres?.stop();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
@@ -174,11 +199,8 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     const total = SESSIONS * TURNS * 3;
     assert.ok(await waitFor(async () => (await progress()).analysed > 0, 120_000, 20), 'processing started');
     const drainerPid = await drainingWorkerPid();
-    const victim = procs.find((p) => p.child.pid === drainerPid);
-    assert.ok(victim, `the drainer runs in worker process ${drainerPid}, one of ours`);
-    victim.child.kill('SIGKILL');
     const before = await progress();
-    await once(victim.child, 'exit');
+    const victim = await replaceWorker(drainerPid);
     assert.ok(before.analysed < SESSIONS * TURNS, `the kill came mid-work: ${JSON.stringify(before)}`);
     // The survivor finishes everything.
     const done = await waitFor(async () => {
@@ -199,6 +221,57 @@ describe('fleet topology: two API replicas and two workers on the production Tem
       debits: SESSIONS * TURNS, credits: 1_000_000 - SESSIONS * TURNS, finished: SESSIONS,
     });
     // Report for the closing note: what was lost or counted twice (nothing).
-    process.stdout.write(`      fleet: ${SESSIONS} sessions, ${total} events, ${SESSIONS * TURNS} analyses; killed ${victim.name} (the drainer's) at ${JSON.stringify(before)}; lost 0, duplicated 0\n`);
+    process.stdout.write(`      fleet: ${SESSIONS} sessions, ${total} events, ${SESSIONS * TURNS} analyses; killed ${victim} (the drainer's) at ${JSON.stringify(before)}; lost 0, duplicated 0\n`);
+  });
+  it('media: an upload whose chunks alternate between the replicas, its worker killed by SIGKILL mid-encode, is ready once, and plays from the bucket', async () => {
+    const org = await createTestOrg(pool);
+    const as = { 'X-Service-Api-Key': org.apiKey };
+    // 20 minutes of audio as WAV (38 MB): long enough to encode that the kill lands mid-encode.
+    const wav = path.join(dir, 'long.wav');
+    await run(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=1200', '-ar', '16000', '-ac', '1', wav]);
+    const data = await readFile(wav);
+    const recording = await request(`${replica()}/v3/rest/recordings`, { method: 'POST', headers: as, json: { record: { externalId: 'fleet-upload' } } });
+    assert.equal(recording.status, 201, JSON.stringify(recording.body));
+    const recordingId = recording.body.id as string;
+    const created = await request(`${replica()}/v3/rest/recordings/${recordingId}/uploads`, { method: 'POST', headers: as, json: { fileName: 'long.wav', fileSize: data.length } });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const uploadUrl = created.body.uploadUrl as string;
+    const CHUNK = 6 << 20;
+    const used = new Set<string>();
+    for (let offset = 0; offset < data.length; offset += CHUNK) {
+      const base = replica();
+      used.add(base);
+      const res = await fetch(uploadUrl.replace(/^http:\/\/[^/]+/, base), {
+        method: 'PATCH', body: data.subarray(offset, offset + CHUNK),
+        headers: { 'Tus-Resumable': '1.0.0', 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream' },
+      });
+      assert.equal(res.status, 204, `chunk at ${offset} through ${base}: ${res.status} ${await res.text()}`);
+    }
+    assert.equal(used.size, 2, 'the chunks went to both replicas');
+    const workflowId = mediaIngestionWorkflowId(recordingId);
+    const encoder = await activityWorkerPid(workflowId, 'encodeMedia');
+    const phase = () => pool.one(sql.type(z.object({ phase: z.string(), progress: z.number().nullable() }))`
+      SELECT phase, encode_progress AS progress FROM media_ingestions WHERE recording_id = ${recordingId}`);
+    // Well into it: the encode has reported progress.
+    assert.ok(await waitFor(async () => ((await phase()).progress ?? 0) > 0, 60_000, 50), 'the encode reports progress');
+    const atKill = await phase();
+    const victim = await replaceWorker(encoder);
+    assert.equal(atKill.phase, 'encoding', 'the kill came mid-encode');
+    const connection = await Connection.connect({ address: cluster.address });
+    try {
+      const result = await new Client({ connection }).workflow.getHandle(workflowId).result() as MediaIngestionResult;
+      assert.deepEqual(result, { phase: 'ready', errorCode: null });
+    } finally {
+      await connection.close();
+    }
+    const objects = ((await s3.client.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: `media/renditions/${recordingId}/` }))).Contents ?? []).map((o) => o.Key);
+    assert.equal(objects.length, 1, `one rendition: ${objects.join(', ')}`);
+    const asset = (await request(`${replica()}/v3/rest/recordings/${recordingId}`, { headers: as })).body.asset;
+    assert.equal(asset.status, 'completed');
+    const redirect = await fetch(asset.url as string, { redirect: 'manual' });
+    assert.equal(redirect.status, 302);
+    const part = await fetch(redirect.headers.get('location')!, { headers: { range: 'bytes=0-99' } });
+    assert.equal(part.status, 206);
+    process.stdout.write(`      fleet: a ${data.length}-byte upload in ${Math.ceil(data.length / CHUNK)} chunks over 2 replicas; killed ${victim} mid-encode (at ${atKill.progress ?? 0}%); ready, 1 rendition\n`);
   });
 });
