@@ -26,6 +26,11 @@ import { FFMPEG_PATH } from '../../src/media/ffmpeg.js';
 import { mediaIngestionWorkflowId } from '../../src/temporal/ids.js';
 import type { MediaIngestionResult } from '../../workflows/media-ingestion/contract.js';
 import { startTestS3, type TestS3 } from '../helpers/s3.js';
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { meetingJoinWorkflowId } from '../../workflows/meeting-join/contract.js';
+import { createTestUser } from '../helpers/fixtures.js';
 
 const run = promisify(execFile);
 
@@ -126,7 +131,7 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     // What a fleet shares: PostgreSQL, Temporal and the bucket (uploads and media). Each process's STORAGE_DIR is its own.
     env = {
       DATABASE_URL: postgres.url('intake'), TEMPORAL_ADDRESS: cluster.address, SIGNING_SECRET: TEST_SIGNING_SECRET, LOG_LEVEL: 'info',
-      ...s3.env, MEDIA_STORE: 's3', MEDIA_HEARTBEAT_TIMEOUT_SECONDS: '5',
+      ...s3.env, MEDIA_STORE: 's3', MEDIA_HEARTBEAT_TIMEOUT_SECONDS: '5', LOCAL_RECORDER_MEETING_SECONDS: '2',
     };
     apis = await Promise.all(['api-a', 'api-b'].map(startApi));
     startWorker('worker-a');
@@ -273,5 +278,59 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     const part = await fetch(redirect.headers.get('location')!, { headers: { range: 'bytes=0-99' } });
     assert.equal(part.status, 206);
     process.stdout.write(`      fleet: a ${data.length}-byte upload in ${Math.ceil(data.length / CHUNK)} chunks over 2 replicas; killed ${victim} mid-encode (at ${atKill.progress ?? 0}%); ready, 1 rendition\n`);
+  });
+  /** Waits for a workflow's result through the cluster. */
+  const resultOf = async (workflowId: string) => {
+    const connection = await Connection.connect({ address: cluster.address });
+    try {
+      return await new Client({ connection }).workflow.getHandle(workflowId).result();
+    } finally {
+      await connection.close();
+    }
+  };
+
+  it('a meeting join with the local recorder: its recording goes through the bucket and plays', async () => {
+    const org = await createTestOrg(pool, { recordingAllowed: true });
+    const user = await createTestUser(pool, org.organizationId);
+    const res = await request(`${replica()}/v3/rest/recordings/meeting-joins`, {
+      method: 'POST', headers: { Authorization: `Bearer ${user.accessToken}` }, json: { type: 'meetingUrl', joinUrl: 'https://meet.google.com/abc-defg-hij' },
+    });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    const recordingId = res.body.recordingId as string;
+    assert.deepEqual(await resultOf(meetingJoinWorkflowId(org.organizationId, 'google_meet:abc-defg-hij')), { state: 'done', reason: null });
+    assert.deepEqual(await resultOf(mediaIngestionWorkflowId(recordingId)), { phase: 'ready', errorCode: null });
+    const asset = (await request(`${replica()}/v3/rest/recordings/${recordingId}`, { headers: { 'X-Service-Api-Key': org.apiKey } })).body.asset;
+    assert.equal(asset.status, 'completed');
+    const redirect = await fetch(asset.url as string, { redirect: 'manual' });
+    assert.equal(redirect.status, 302);
+    assert.equal((await fetch(redirect.headers.get('location')!, { headers: { range: 'bytes=0-9' } })).status, 206);
+  });
+
+  it('MCP: a coding-agent session uploaded through one replica is associated and listed through the other', async () => {
+    const org = await createTestOrg(pool);
+    const user = await createTestUser(pool, org.organizationId);
+    const connect = async (base: string) => {
+      const c = new McpClient({ name: 'fleet-test', version: '1.0.0' });
+      await c.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${user.accessToken}` } } }));
+      return c;
+    };
+    const call = async (c: McpClient, name: string, args: Record<string, unknown>) => {
+      const r = (await c.callTool({ name, arguments: args })) as CallToolResult;
+      assert.ok(!r.isError, JSON.stringify(r.content));
+      return r.structuredContent as Record<string, any>;
+    };
+    const [a, b] = [await connect(apis[0]!), await connect(apis[1]!)];
+    try {
+      const project = await call(a, 'create-project', { name: 'Fleet', description: 'two replicas' });
+      const content = await readFile(path.join(PROJECT_ROOT, 'test', 'fixtures', 'coding-sessions', 'claude-code.jsonl'), 'utf8');
+      const session = await call(a, 'upload-agent-session', { content });
+      await call(b, 'associate-agent-session', { resourceType: 'project', resourceId: project.publicId, sessionId: session.sessionId });
+      const listed = await call(b, 'list-associated-agent-sessions', { resourceType: 'project', resourceId: project.publicId });
+      assert.deepEqual(JSON.stringify(listed).includes(session.sessionId as string), true, JSON.stringify(listed));
+      assert.equal((await call(a, 'get-project', { publicId: project.publicId })).associatedSessionCount, 1);
+    } finally {
+      await a.close();
+      await b.close();
+    }
   });
 });
