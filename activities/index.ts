@@ -44,8 +44,10 @@ export function activityDeps(pool: DatabasePool, config: Pick<Config, 'agents' |
     uploadStore: createUploadStore(config.media),
     mediaStore: createMediaStore(config.media),
     transcriber: createTranscriber(config.transcriber),
-    // Production dials public addresses only; there is no setting that opens anything else.
+    // Production dials public addresses only...
     addressPolicy: PUBLIC_ADDRESSES,
+    // ... except the host names an operator names (MEDIA_FETCH_ALLOWED_HOSTS), for media on its own network.
+    fetchAllowedHosts: config.media.fetchAllowedHosts,
   };
 }
 

@@ -28,6 +28,8 @@ export interface MediaActivityDeps {
   mediaStore?: MediaStore;
   /** Production: PUBLIC_ADDRESSES. Tests allow their own loopback server. */
   addressPolicy: AddressPolicy;
+  /** MEDIA_FETCH_ALLOWED_HOSTS: host names whose addresses are not checked. */
+  fetchAllowedHosts?: readonly string[];
   resolver?: Resolver;
   /** None configured: recordings without a supplied transcript get status `unavailable`. */
   transcriber?: Transcriber | undefined;
@@ -74,7 +76,9 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       const url = await sourceUrl(deps.pool, ingestion.recording_id);
       if (!url) throw failure('asset_url_invalid', 'the recording has no assetUrl', false);
       const ctx = Context.current();
-      const fetcher = new SafeFetcher({ policy: deps.addressPolicy, ...(deps.resolver ? { resolver: deps.resolver } : {}) });
+      const fetcher = new SafeFetcher({
+        policy: deps.addressPolicy, allowedHosts: deps.fetchAllowedHosts ?? [], ...(deps.resolver ? { resolver: deps.resolver } : {}),
+      });
       await mkdir(scratch, { recursive: true });
       const target = path.join(scratch, `${ingestionId}.download`);
       let bytes = 0;

@@ -88,6 +88,7 @@ const schema = z.object({
   UPLOAD_TIMEOUT_SECONDS: positiveInt.max(7 * 24 * 3600).default(3600),
   UPLOAD_STORE: z.enum(['file', 's3']).default('file'),
   MEDIA_STORE: z.enum(['file', 's3']).default('file'),
+  MEDIA_FETCH_ALLOWED_HOSTS: z.string().optional(),
   S3_BUCKET: z.string().min(1).optional(),
   S3_REGION: z.string().min(1).default('us-east-1'),
   S3_ENDPOINT: z.string().url().optional(),
@@ -160,6 +161,8 @@ export interface Config {
     uploadStore: { kind: 'file' } | ({ kind: 's3' } & S3Settings);
     /** Where URL downloads and renditions are kept: under `dir`, or in the bucket (keys under `media/`). */
     mediaStore: { kind: 'file' } | ({ kind: 's3' } & S3Settings);
+    /** Host names (lower case) whose `assetUrl`s may point at private or loopback addresses: an operator's own media hosts. */
+    fetchAllowedHosts: string[];
   };
   /** `authorizationServers` undefined: the service's own URL (it issues the user tokens). */
   mcp: { bodyLimitBytes: number; authorizationServers: string[] | undefined; ratePerMinute: number };
@@ -257,6 +260,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       uploadTimeoutSeconds: e.UPLOAD_TIMEOUT_SECONDS,
       uploadStore: e.UPLOAD_STORE === 's3' ? { kind: 's3', ...s3Settings(e, 'UPLOAD_STORE') } : { kind: 'file' },
       mediaStore: e.MEDIA_STORE === 's3' ? { kind: 's3', ...s3Settings(e, 'MEDIA_STORE') } : { kind: 'file' },
+      fetchAllowedHosts: (e.MEDIA_FETCH_ALLOWED_HOSTS ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
     },
     mcp: {
       bodyLimitBytes: e.MCP_BODY_LIMIT_BYTES,

@@ -68,12 +68,13 @@ export function recordingHandlers(deps: AppDeps) {
   return {
     create: async (ctx: AppContext, { body }: RouteInput<CreateRecordingBody, unknown>) => {
       const principal = principalOf(ctx);
-      validateRecordingBody(body);
+      const allowedHosts = deps.config.media.fetchAllowedHosts;
+      validateRecordingBody(body, allowedHosts);
       const ids = { recordingId: randomUUID(), ingestionId: body.assetUrl === undefined ? null : randomUUID() };
       // URL media: the ingestion workflow starts first and waits for the rows this request commits;
       // Temporal unreachable is a 503 before anything is stored, so a retry starts cleanly.
       if (ids.ingestionId) await startIngestion(ctx, principal.organizationId, ids.recordingId, ids.ingestionId);
-      const id = await createRecording(deps.pool, principal, body, ids);
+      const id = await createRecording(deps.pool, principal, body, ids, allowedHosts);
       const recording = await findRecording(deps.pool, principal.organizationId, id);
       if (!recording) throw new Error(`recording ${id} vanished after its creation`);
       ctx.status = 201;

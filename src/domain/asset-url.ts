@@ -16,8 +16,11 @@ const NAT64_WELL_KNOWN = ipaddr.parseCIDR('64:ff9b::/96');
 /** IANA's global unicast block: everything outside it is reserved, whatever ipaddr.js names it. */
 const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
 
-/** Why the URL cannot be used as a media source, or null when it passes the creation-time rules. */
-export function assetUrlProblem(raw: string): string | null {
+/**
+ * Why the URL cannot be used as a media source, or null when it passes the creation-time rules.
+ * `allowedHosts`: host names an operator allows to point anywhere (MEDIA_FETCH_ALLOWED_HOSTS).
+ */
+export function assetUrlProblem(raw: string, allowedHosts: readonly string[] = []): string | null {
   // The spec's length limit applies to what was sent, before the parser normalizes it.
   if (raw.length > MAX_ASSET_URL_LENGTH) return `must be at most ${MAX_ASSET_URL_LENGTH} characters`;
   let url: URL;
@@ -34,6 +37,7 @@ export function assetUrlProblem(raw: string): string | null {
   }
   // Nothing to fetch without a host.
   if (url.hostname === '') return 'must have a host';
+  if (allowedHosts.includes(url.hostname)) return null;
   return hostProblem(url.hostname);
 }
 

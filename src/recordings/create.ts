@@ -41,13 +41,13 @@ class MetadataValueError extends AppError {
 }
 
 /** The 400s decided on the body alone, before anything is started or written. */
-export function validateRecordingBody(body: CreateRecordingBody): void {
-  const errors = bodyErrors(body, body.record.externalId.trim());
+export function validateRecordingBody(body: CreateRecordingBody, allowedHosts: readonly string[] = []): void {
+  const errors = bodyErrors(body, body.record.externalId.trim(), allowedHosts);
   if (errors.length) throw new ValidationError(errors);
 }
 
 /** The 400s decided on the body alone (before anything is written). */
-function bodyErrors(body: CreateRecordingBody, externalId: string): FieldError[] {
+function bodyErrors(body: CreateRecordingBody, externalId: string, allowedHosts: readonly string[]): FieldError[] {
   const errors: FieldError[] = [];
   if (externalId.length < 1 || externalId.length > 512) errors.push({ path: 'body.record.externalId', message: 'must be 1 to 512 characters after trimming' });
   const seen = new Set<string>();
@@ -57,7 +57,7 @@ function bodyErrors(body: CreateRecordingBody, externalId: string): FieldError[]
     seen.add(id);
   });
   if (body.assetUrl !== undefined) {
-    const problem = assetUrlProblem(body.assetUrl);
+    const problem = assetUrlProblem(body.assetUrl, allowedHosts);
     if (problem) errors.push({ path: 'body.assetUrl', message: problem });
   }
   const utterances = body.transcript?.utterances;
@@ -79,8 +79,9 @@ export async function createRecording(
   principal: Principal,
   body: CreateRecordingBody,
   ids: { recordingId: string; ingestionId: string | null } = { recordingId: randomUUID(), ingestionId: null },
+  allowedHosts: readonly string[] = [],
 ): Promise<string> {
-  validateRecordingBody(body);
+  validateRecordingBody(body, allowedHosts);
   const externalId = body.record.externalId.trim();
   const organizationId = principal.organizationId;
   return pool.transaction(async (tx) => {

@@ -22,6 +22,7 @@ import { sessionDrainerWorkflowId } from '../../workflows/session-drainer/contra
 import { startTemporalCluster, type TemporalCluster } from './temporal-cluster.js';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import { FFMPEG_PATH } from '../../src/media/ffmpeg.js';
 import { mediaIngestionWorkflowId } from '../../src/temporal/ids.js';
 import type { MediaIngestionResult } from '../../workflows/media-ingestion/contract.js';
@@ -95,6 +96,15 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     }
   };
   const drainingWorkerPid = () => activityWorkerPid(sessionDrainerWorkflowId('intake'));
+  /** Waits for a workflow's result through the cluster. */
+  const resultOf = async (workflowId: string) => {
+    const connection = await Connection.connect({ address: cluster.address });
+    try {
+      return await new Client({ connection }).workflow.getHandle(workflowId).result();
+    } finally {
+      await connection.close();
+    }
+  };
   let workers = 2;
   /** Kills the worker process `pid` with SIGKILL and starts another in its place, as an orchestrator would. */
   const replaceWorker = async (pid: number) => {
@@ -132,6 +142,8 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     env = {
       DATABASE_URL: postgres.url('intake'), TEMPORAL_ADDRESS: cluster.address, SIGNING_SECRET: TEST_SIGNING_SECRET, LOG_LEVEL: 'info',
       ...s3.env, MEDIA_STORE: 's3', MEDIA_HEARTBEAT_TIMEOUT_SECONDS: '5', LOCAL_RECORDER_MEETING_SECONDS: '2',
+      // The test's media server is on this machine: its name is allowed to resolve to loopback.
+      MEDIA_FETCH_ALLOWED_HOSTS: 'localhost',
     };
     apis = await Promise.all(['api-a', 'api-b'].map(startApi));
     startWorker('worker-a');
@@ -279,15 +291,37 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     assert.equal(part.status, 206);
     process.stdout.write(`      fleet: a ${data.length}-byte upload in ${Math.ceil(data.length / CHUNK)} chunks over 2 replicas; killed ${victim} mid-encode (at ${atKill.progress ?? 0}%); ready, 1 rendition\n`);
   });
-  /** Waits for a workflow's result through the cluster. */
-  const resultOf = async (workflowId: string) => {
-    const connection = await Connection.connect({ address: cluster.address });
+  it('URL media: created through one replica, fetched by a worker through the SSRF-safe fetcher, stored in the bucket, ready and playable', async () => {
+    const org = await createTestOrg(pool);
+    const tone = path.join(dir, 'tone.wav');
+    await run(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=frequency=330:duration=5', tone]);
+    const bytes = await readFile(tone);
+    const server = createServer((req, res) => {
+      if (req.url === '/tone.wav') return void res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': bytes.length }).end(bytes);
+      res.writeHead(404).end();
+    });
+    // Both address families: `localhost` may resolve to ::1 first.
+    server.listen(0, '::');
+    await once(server, 'listening');
     try {
-      return await new Client({ connection }).workflow.getHandle(workflowId).result();
+      const port = (server.address() as { port: number }).port;
+      const created = await request(`${replica()}/v3/rest/recordings`, {
+        method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: { record: { externalId: 'fleet-url' }, assetUrl: `http://localhost:${port}/tone.wav` },
+      });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const recordingId = created.body.id as string;
+      assert.deepEqual(await resultOf(mediaIngestionWorkflowId(recordingId)), { phase: 'ready', errorCode: null });
+      const objects = ((await s3.client.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: 'media/' }))).Contents ?? []).map((o) => o.Key ?? '');
+      assert.ok(objects.some((k) => k.startsWith(`media/renditions/${recordingId}/`)), objects.join(', '));
+      assert.ok(!objects.some((k) => k.startsWith('media/incoming/')), 'the download is deleted once encoded');
+      const asset = (await request(`${replica()}/v3/rest/recordings/${recordingId}`, { headers: { 'X-Service-Api-Key': org.apiKey } })).body.asset;
+      const redirect = await fetch(asset.url as string, { redirect: 'manual' });
+      assert.equal(redirect.status, 302);
+      assert.equal((await fetch(redirect.headers.get('location')!, { headers: { range: 'bytes=0-9' } })).status, 206);
     } finally {
-      await connection.close();
+      server.close();
     }
-  };
+  });
 
   it('a meeting join with the local recorder: its recording goes through the bucket and plays', async () => {
     const org = await createTestOrg(pool, { recordingAllowed: true });

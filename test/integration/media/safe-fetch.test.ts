@@ -73,8 +73,8 @@ describe('SafeFetcher: SSRF-safe media transfer', function () {
     seen = [];
   });
 
-  const fetcher = (o: { policy?: AddressPolicy; maxBytes?: number } = {}) =>
-    new SafeFetcher({ policy: o.policy ?? LOOPBACK_POLICY, resolver: testResolver, ...(o.maxBytes ? { maxBytes: o.maxBytes } : {}) });
+  const fetcher = (o: { policy?: AddressPolicy; maxBytes?: number; allowedHosts?: string[] } = {}) =>
+    new SafeFetcher({ policy: o.policy ?? LOOPBACK_POLICY, resolver: testResolver, allowedHosts: o.allowedHosts ?? [], ...(o.maxBytes ? { maxBytes: o.maxBytes } : {}) });
   async function failure(url: string, o: Parameters<typeof fetcher>[0] = {}): Promise<AssetFetchError> {
     const f = fetcher(o);
     try {
@@ -139,6 +139,20 @@ describe('SafeFetcher: SSRF-safe media transfer', function () {
       assert.equal(e.code, 'asset_url_blocked', url);
     }
     assert.equal(seen.length, 0);
+  });
+
+  it('an allowed host name (MEDIA_FETCH_ALLOWED_HOSTS) is dialled whatever it resolves to; literal addresses and a redirect elsewhere are still checked', async () => {
+    const f = fetcher({ policy: PUBLIC_ADDRESSES, allowedHosts: ['media.test'] });
+    try {
+      const media = await f.open(`http://media.test:${port}/audio.mp3`);
+      assert.ok((await buffer(media.body)).length > 0);
+    } finally {
+      await f.close();
+    }
+    const literal = await failure(`http://127.0.0.1:${port}/audio.mp3`, { policy: PUBLIC_ADDRESSES, allowedHosts: ['media.test'] });
+    assert.equal(literal.code, 'asset_url_blocked');
+    const elsewhere = await failure(`http://media.test:${port}/redirect?to=${encodeURIComponent(`http://internal.test:${port}/audio.mp3`)}`, { policy: PUBLIC_ADDRESSES, allowedHosts: ['media.test'] });
+    assert.equal(elsewhere.code, 'asset_url_blocked');
   });
 
   it('refuses other schemes and embedded credentials, also in a redirect', async () => {

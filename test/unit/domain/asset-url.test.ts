@@ -164,6 +164,15 @@ describe('asset URL creation checks', () => {
     ]);
   });
 
+  it('host names an operator allows (MEDIA_FETCH_ALLOWED_HOSTS) may point anywhere; literal addresses and other names stay refused', () => {
+    assert.notEqual(assetUrlProblem('http://localhost:9000/a.wav'), null);
+    assert.equal(assetUrlProblem('http://localhost:9000/a.wav', ['localhost']), null);
+    assert.equal(assetUrlProblem('http://LOCALHOST:9000/a.wav', ['localhost']), null);
+    assert.notEqual(assetUrlProblem('http://127.0.0.1:9000/a.wav', ['localhost']), null);
+    assert.notEqual(assetUrlProblem('http://media.localhost/a.wav', ['localhost']), null);
+    assert.notEqual(assetUrlProblem('http://user:pw@localhost/a.wav', ['localhost']), null, 'credentials are refused all the same');
+  });
+
   it('limits the raw URL to 4,096 characters', () => {
     assert.equal(MAX_ASSET_URL_LENGTH, 4096);
     assert.equal(urlOfLength(4096).length, 4096);
