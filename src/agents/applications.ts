@@ -2,7 +2,7 @@ import { sql, UniqueIntegrityConstraintViolationError, type CommonQueryMethods, 
 import { z } from 'zod';
 import { displayPrefix, generateSecret, hashSecret } from '../auth/secrets.js';
 import {
-  findApplication, insertApplication, insertCredential, updateApplication, type ApplicationRow, type ApplicationSettings, type CredentialRow,
+  insertApplication, insertCredential, lockApplication, updateApplication, type ApplicationRow, type ApplicationSettings, type CredentialRow,
 } from '../db/repositories/agent-applications.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 
@@ -69,7 +69,8 @@ export async function createApplication(
 /** Applies a patch in one transaction (settings and the restriction of existing conversations). */
 export async function changeApplication(pool: DatabasePool, organizationId: string, id: string, patch: SettingsPatch): Promise<ApplicationRow> {
   return pool.transaction(async (tx) => {
-    const current = await findApplication(tx, organizationId, id);
+    // Locked: a concurrent change waits and then patches what this one wrote (no lost update).
+    const current = await lockApplication(tx, organizationId, id);
     if (!current) throw new NotFoundError('Agent application');
     return applyPatch(tx, current, patch);
   });

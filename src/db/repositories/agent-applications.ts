@@ -64,6 +64,13 @@ export async function findApplication(db: CommonQueryMethods, organizationId: st
     SELECT * FROM agent_applications WHERE id = ${id} AND organization_id = ${organizationId} AND deleted_at IS NULL`);
 }
 
+/** The same, locked for the rest of the transaction: a change reads what it rewrites under the lock, so two changes never lose one another's fields. */
+export async function lockApplication(tx: CommonQueryMethods, organizationId: string, id: string): Promise<ApplicationRow | null> {
+  if (!isUuid(id)) return null;
+  return tx.maybeOne(sql.type(applicationRow)`
+    SELECT * FROM agent_applications WHERE id = ${id} AND organization_id = ${organizationId} AND deleted_at IS NULL FOR UPDATE`);
+}
+
 /** By id alone, for the operator CLI (which acts across organizations). */
 export async function findApplicationById(db: CommonQueryMethods, id: string): Promise<ApplicationRow | null> {
   if (!isUuid(id)) return null;

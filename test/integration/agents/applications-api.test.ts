@@ -47,6 +47,21 @@ describe('agent applications REST', function () {
     assert.equal(again.status, 201, 'the key of a deleted application is free again');
   });
 
+  it('concurrent PATCHes of different settings: none is lost (each change reads what it rewrites under the row lock)', async () => {
+    const created = await call('POST', base, { name: 'Concurrent', agentKey: 'concurrent-patches' });
+    const id = created.body.applicationId as string;
+    for (let round = 0; round < 30; round++) {
+      const [a, b, c] = await Promise.all([
+        call('PATCH', `${base}/${id}`, { name: `name ${round}` }),
+        call('PATCH', `${base}/${id}`, { retentionDays: 10 + round }),
+        call('PATCH', `${base}/${id}`, { redactedTextPatterns: [`secret-${round}`] }),
+      ]);
+      assert.deepEqual([a.status, b.status, c.status], [200, 200, 200]);
+      const now = (await call('GET', `${base}/${id}`)).body;
+      assert.deepEqual([now.name, now.retentionDays, now.redactedTextPatterns], [`name ${round}`, 10 + round, [`secret-${round}`]], `round ${round}`);
+    }
+  });
+
   it('credentials: created with a secret shown once, listed without it, revoked (repeat is harmless)', async () => {
     const app = (await call('POST', base, { name: 'Creds', agentKey: 'creds' })).body;
     const cred = await call('POST', `${base}/${app.applicationId}/credentials`);
