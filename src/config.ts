@@ -86,6 +86,8 @@ const schema = z.object({
   MEDIA_TRANSFER_RETRY_INITIAL_SECONDS: positiveInt.max(3600).default(10),
   MEDIA_HEARTBEAT_TIMEOUT_SECONDS: positiveInt.min(2).max(3600).default(120),
   UPLOAD_TIMEOUT_SECONDS: positiveInt.max(7 * 24 * 3600).default(3600),
+  // Default: the spec's largest fileSize (2^53 - 1); operators set their own.
+  UPLOAD_MAX_BYTES: positiveInt.max(Number.MAX_SAFE_INTEGER).default(Number.MAX_SAFE_INTEGER),
   UPLOAD_STORE: z.enum(['file', 's3']).default('file'),
   MEDIA_STORE: z.enum(['file', 's3']).default('file'),
   MEDIA_FETCH_ALLOWED_HOSTS: z.string().optional(),
@@ -157,6 +159,8 @@ export interface Config {
   /** `dir`: where media (uploads, renditions) is kept; default `<DATA_DIR>/media`. */
   media: {
     dir: string; playbackTtlSeconds: number; transferRetryInitialSeconds: number; heartbeatTimeoutSeconds: number; uploadTimeoutSeconds: number;
+    /** The largest direct upload accepted (its declared fileSize). */
+    uploadMaxBytes: number;
     /** Where direct uploads' bytes go: files under `dir`, or an S3-compatible bucket. */
     uploadStore: { kind: 'file' } | ({ kind: 's3' } & S3Settings);
     /** Where URL downloads and renditions are kept: under `dir`, or in the bucket (keys under `media/`). */
@@ -258,6 +262,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       transferRetryInitialSeconds: e.MEDIA_TRANSFER_RETRY_INITIAL_SECONDS,
       heartbeatTimeoutSeconds: e.MEDIA_HEARTBEAT_TIMEOUT_SECONDS,
       uploadTimeoutSeconds: e.UPLOAD_TIMEOUT_SECONDS,
+      uploadMaxBytes: e.UPLOAD_MAX_BYTES,
       uploadStore: e.UPLOAD_STORE === 's3' ? { kind: 's3', ...s3Settings(e, 'UPLOAD_STORE') } : { kind: 'file' },
       mediaStore: e.MEDIA_STORE === 's3' ? { kind: 's3', ...s3Settings(e, 'MEDIA_STORE') } : { kind: 'file' },
       fetchAllowedHosts: (e.MEDIA_FETCH_ALLOWED_HOSTS ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),

@@ -59,6 +59,7 @@ export function uploadRoutes(deps: AppDeps, registry: RouteRegistry, store: Uplo
       403: { description: 'The principal cannot use the destination: a batch with an organization API key (batch_user_scoped: batches are user-scoped)', schema: ERROR_REF },
       404: { description: 'Recording, folder or batch unknown or not visible', schema: ERROR_REF },
       409: { description: 'The recording has an active media ingestion (media_ingestion_active) or its media already (asset_already_completed)', schema: ERROR_REF },
+      413: { description: 'The declared fileSize is over UPLOAD_MAX_BYTES (upload_too_large)', schema: ERROR_REF },
       503: { description: 'The ingestion could not be started (Temporal unreachable); nothing was stored, retry', schema: ERROR_REF },
     },
     handler: async (ctx, { body, params }) => {

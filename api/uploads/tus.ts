@@ -27,6 +27,8 @@ export function tusEndpoint(deps: AppDeps, store: UploadStore): Middleware<AppSt
   const tus = new Server({
     path: TUS_PATH,
     datastore: store.datastore,
+    // Declared sizes are checked at creation too; this bounds what the tus server itself accepts.
+    maxSize: deps.config.media.uploadMaxBytes,
     // One upload's requests run one at a time across every replica, not only in this process.
     locker: deps.uploadLocks,
     // CORS is decided per upload below; the tus server itself allows no origin.

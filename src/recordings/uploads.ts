@@ -95,6 +95,9 @@ export async function createUpload(
     fileName: body.fileName, fileSize: body.fileSize, folderId: body.folderId?.toLowerCase() ?? null, batchId: body.batchId?.toLowerCase() ?? null,
     inMobileApp: body.inMobileApp ?? false, createdBy: creatorOf(principal), origin,
   };
+  if (request.fileSize > deps.config.media.uploadMaxBytes) {
+    throw new AppError(413, 'upload_too_large', `fileSize is ${request.fileSize} bytes; an upload may have at most ${deps.config.media.uploadMaxBytes}.`, { maxBytes: deps.config.media.uploadMaxBytes });
+  }
   await requireRecordingAllowed(deps.pool, principal.organizationId);
   if (request.batchId && principal.kind !== 'user') {
     throw new ForbiddenError('batch_user_scoped', "Batches are user-scoped: an organization API key cannot attach an upload to a batch; send the request with the batch owner's user token.");

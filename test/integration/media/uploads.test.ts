@@ -445,6 +445,21 @@ describe('direct uploads (tus)', function () {
       assert.equal((await createUpload(recordingId, { fileName: 'tone.wav', fileSize: tone.length })).status, 201);
     });
 
+    it('a declared fileSize over UPLOAD_MAX_BYTES: 413 upload_too_large, nothing stored', async () => {
+      const smallApi = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: worker.taskQueue, UPLOAD_MAX_BYTES: '1000' }) });
+      try {
+        const recordingId = await newRecording();
+        const res = await smallApi.request(`/v3/rest/recordings/${recordingId}/uploads`, { method: 'POST', headers: keyHeaders(), json: { fileName: 'big.wav', fileSize: 1001 } });
+        assert.deepEqual([res.status, res.body.errorCode, res.body.maxBytes], [413, 'upload_too_large', 1000]);
+        assert.equal(await ingestions(recordingId), 0);
+        const fits = await smallApi.request(`/v3/rest/recordings/${recordingId}/uploads`, { method: 'POST', headers: keyHeaders(), json: { fileName: 'small.wav', fileSize: 1000 } });
+        assert.equal(fits.status, 201);
+        assert.equal((await cancel(recordingId, fits.body.uploadId)).status, 200);
+      } finally {
+        await smallApi.close();
+      }
+    });
+
     it('a lost finish signal: the workflow finds the complete upload at its deadline', async () => {
       const shortApi = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: worker.taskQueue, UPLOAD_TIMEOUT_SECONDS: '2' }) });
       try {
