@@ -8,7 +8,7 @@ const readySchema = {
   type: 'object',
   required: ['status', 'checks'],
   properties: {
-    status: { type: 'string', enum: ['ready', 'not_ready'] },
+    status: { type: 'string', enum: ['ready', 'degraded', 'not_ready'] },
     checks: {
       type: 'object',
       properties: { database: { type: 'string', enum: ['ok', 'unavailable'] }, temporal: { type: 'string', enum: ['ok', 'unavailable'] } },
@@ -16,7 +16,12 @@ const readySchema = {
   },
 };
 
-/** Liveness, readiness (PostgreSQL and Temporal reachable) and the OpenAPI document. */
+/**
+ * Liveness, readiness and the OpenAPI document. Readiness is what this replica can serve: without
+ * PostgreSQL nothing (503), without Temporal most of the API still (reads, feedback, agent ingest:
+ * 200 `degraded`, with Temporal's state in `checks`), so that a load balancer does not drain every
+ * replica during a Temporal outage; routes that need Temporal answer 503 `temporal_unavailable`.
+ */
 export function healthRoutes(deps: AppDeps, registry: RouteRegistry): void {
   registry.add({
     method: 'get', path: '/healthz', operationId: 'health', summary: 'Liveness: 200 while the process runs', tags: ['operations'],
@@ -26,15 +31,17 @@ export function healthRoutes(deps: AppDeps, registry: RouteRegistry): void {
     },
   });
   registry.add({
-    method: 'get', path: '/readyz', operationId: 'ready', summary: 'Readiness: 200 only while PostgreSQL and Temporal are reachable', tags: ['operations'],
-    responses: { 200: { description: 'Ready', schema: readySchema }, 503: { description: 'A dependency is unreachable', schema: readySchema } },
+    method: 'get', path: '/readyz', operationId: 'ready', summary: 'Readiness: 200 while PostgreSQL is reachable (status degraded while Temporal is not), else 503', tags: ['operations'],
+    responses: { 200: { description: 'Ready, or degraded: Temporal unreachable (checks.temporal)', schema: readySchema }, 503: { description: 'PostgreSQL is unreachable', schema: readySchema } },
     handler: async (ctx) => {
       const [database, temporal] = await Promise.all([checkDatabase(deps.pool), checkTemporal(deps.temporal.connection)]);
-      const ready = database === 'ok' && temporal === 'ok';
-      ctx.status = ready ? 200 : 503;
-      ctx.body = ready
-        ? { status: 'ready', checks: { database, temporal } }
-        : { status: 'not_ready', message: 'A dependency is unavailable.', errorCode: 'not_ready', checks: { database, temporal } };
+      const checks = { database, temporal };
+      if (database !== 'ok') {
+        ctx.status = 503;
+        ctx.body = { status: 'not_ready', message: 'PostgreSQL is unavailable.', errorCode: 'not_ready', checks };
+        return;
+      }
+      ctx.body = { status: temporal === 'ok' ? 'ready' : 'degraded', checks };
     },
   });
   registry.add({
