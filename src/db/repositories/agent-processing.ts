@@ -44,11 +44,6 @@ export async function lockSessionRows(tx: CommonQueryMethods, sessionIds: readon
     WHERE id = ANY(${sql.array([...sessionIds], 'uuid')}) ORDER BY application_id, external_session_id COLLATE "C" FOR UPDATE`);
 }
 
-/** Serializes the workflow's writes with ingests of the same session (the ingest locks this row too). */
-export async function lockSessionRow(tx: CommonQueryMethods, sessionId: string): Promise<LockedSession | null> {
-  return (await lockSessionRows(tx, [sessionId]))[0] ?? null;
-}
-
 /**
  * The drainer's claim: up to `limit` sessions whose wake is due, oldest request first, locked for
  * the transaction. Rows another transaction holds (an ingest, another drainer lane or replica) are
