@@ -39,6 +39,11 @@ interface Prepared {
   alone: boolean;
 }
 
+/** A session's identity within the writer (an application's external session id). */
+function sessionKey(applicationId: string, externalSessionId: string): string {
+  return `${applicationId}\u0000${externalSessionId}`;
+}
+
 /** Sanitized first: nothing unsanitized is stored or compared. */
 async function prepare(app: ApplicationRow, raw: AgentIngestRequest): Promise<Prepared> {
   const request = await sanitizeIngestRequest(raw, { redactedFieldNames: app.redacted_field_names, redactedTextPatterns: app.redacted_text_patterns });
@@ -47,7 +52,7 @@ async function prepare(app: ApplicationRow, raw: AgentIngestRequest): Promise<Pr
   const participants = participantRecords(request.participants ?? []);
   return {
     app, request, participants, incoming: request.events.map(toIncoming),
-    key: `${app.id}\u0000${request.externalSessionId}`,
+    key: sessionKey(app.id, request.externalSessionId),
     alone: participants.length > 0 || !app.content_capture,
   };
 }
@@ -92,12 +97,9 @@ export class AgentIngestWriter {
 
   async ingest(app: ApplicationRow, raw: AgentIngestRequest): Promise<IngestResult> {
     const item = await prepare(app, raw);
-    if (item.alone) {
-      const result = await this.pool.transaction(async (tx) => unwrap((await applyIngests(tx, [item], this.o.analysisCreditCost))[0]!));
-      this.count(1);
-      return result;
-    }
     return new Promise((resolve, reject) => {
+      // A request alone gets its own transaction at once; the others queue for the next batch.
+      if (item.alone) return void this.write([{ item, resolve, reject }]);
       this.queue.push({ item, resolve, reject });
       this.next();
     });
@@ -153,11 +155,6 @@ export class AgentIngestWriter {
 
 type Outcome = IngestResult | AppError;
 
-function unwrap(outcome: Outcome): IngestResult {
-  if (outcome instanceof Error) throw outcome;
-  return outcome;
-}
-
 /**
  * Applies ingests of distinct sessions in one transaction, each under its session's row lock:
  * one statement per table for all of them. A request refused by its plan (400, 409) gets its
@@ -171,7 +168,7 @@ async function applyIngests(tx: DatabaseTransactionConnection, items: readonly P
     externalSessionId: request.externalSessionId,
     restrictedTo: app.access === 'users' ? app.access_user_ids : null,
   })));
-  const byKey = new Map(locked.map((s) => [`${s.application_id}\u0000${s.external_session_id}`, s]));
+  const byKey = new Map(locked.map((s) => [sessionKey(s.application_id, s.external_session_id), s]));
   const sessions = items.map((item) => byKey.get(item.key)!);
   if (items.length === 1 && items[0]!.alone) await participantsOf(tx, items[0]!, sessions[0]!);
   const referencing = items.flatMap((item, i) => (item.app.content_capture && item.incoming.some((e) => e.participantExternalId !== null) ? [sessions[i]!.id] : []));
