@@ -1,4 +1,4 @@
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { createReadStream, createWriteStream } from 'node:fs';
@@ -8,6 +8,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Config, S3Settings } from '../config.js';
 import { resolveFromRoot } from '../paths.js';
+import { s3ClientConfig } from './s3-client.js';
 
 /**
  * Every byte of media Intake keeps between activities and for playback (URL downloads under
@@ -75,15 +76,7 @@ export class BucketMediaStore implements MediaStore {
   private readonly client: S3Client;
 
   constructor(private readonly settings: S3Settings & { prefix: string }) {
-    const config: S3ClientConfig = {
-      region: settings.region,
-      forcePathStyle: settings.forcePathStyle,
-      ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
-      ...(settings.accessKeyId && settings.secretAccessKey
-        ? { credentials: { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey } }
-        : {}),
-    };
-    this.client = new S3Client(config);
+    this.client = new S3Client(s3ClientConfig(settings));
   }
 
   private objectKey(key: string): string {

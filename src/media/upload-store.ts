@@ -8,6 +8,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Config, S3Settings } from '../config.js';
 import { resolveFromRoot } from '../paths.js';
+import { s3ClientConfig } from './s3-client.js';
 
 /** How far a direct upload has come: bytes stored of the declared size. */
 export interface UploadProgress {
@@ -101,15 +102,7 @@ export class S3UploadStore extends DatastoreUploadStore<BucketStore> {
   constructor(settings: S3Settings, private readonly scratchDir: string) {
     super(new BucketStore({
       partSize: settings.partSizeBytes,
-      s3ClientConfig: {
-        bucket: settings.bucket,
-        region: settings.region,
-        forcePathStyle: settings.forcePathStyle,
-        ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
-        ...(settings.accessKeyId && settings.secretAccessKey
-          ? { credentials: { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey } }
-          : {}),
-      },
+      s3ClientConfig: { bucket: settings.bucket, ...s3ClientConfig(settings) },
     }));
   }
 
