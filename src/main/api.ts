@@ -34,9 +34,8 @@ export async function startApi(config: Config, logger: Logger, o: { migrate?: bo
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.http.port;
-  const host = config.http.host === '0.0.0.0' ? '127.0.0.1' : config.http.host;
   return {
-    url: `http://${host}:${port}`,
+    url: localUrl(config, port),
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
@@ -46,6 +45,11 @@ export async function startApi(config: Config, logger: Logger, o: { migrate?: bo
       await temporal.connection.close();
     },
   };
+}
+
+/** Where this host reaches the API (all interfaces: loopback). */
+function localUrl(config: Config, port: number): string {
+  return `http://${config.http.host === '0.0.0.0' ? '127.0.0.1' : config.http.host}:${port}`;
 }
 
 async function applyMigrations(databaseUrl: string, logger: Logger): Promise<void> {
@@ -88,8 +92,7 @@ async function supervise(config: Config, logger: Logger): Promise<void> {
   cluster.on('listening', (worker, address) => {
     listening.add(worker);
     if (listening.size === config.http.processes) {
-      const host = config.http.host === '0.0.0.0' ? '127.0.0.1' : config.http.host;
-      logger.info({ url: `http://${host}:${address.port}`, processes: config.http.processes }, 'API listening');
+      logger.info({ url: localUrl(config, address.port), processes: config.http.processes }, 'API listening');
     }
   });
   cluster.on('exit', (worker, code, signal) => {
