@@ -10,7 +10,7 @@
  * every string (secretlint + patterns), takes the session locks, checks the revision rules and
  * requests the sessions' wakes, in transactions shared by the requests that arrive together.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import path from 'node:path';
@@ -18,7 +18,6 @@ import { promisify } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import pg from 'pg';
 import { createDatabasePool } from '../src/db/pool.js';
-import { freePort } from '../src/dev/net.js';
 import { createApplication, issueCredential } from '../src/agents/applications.js';
 import type { AgentEvent } from '../src/domain/agent-ingest.js';
 import { PROJECT_ROOT } from '../src/paths.js';
@@ -26,7 +25,7 @@ import { event, TEXT, type IngestLoad } from './agent-events.js';
 import { TEST_SIGNING_SECRET } from '../test/helpers/config.js';
 import { createTestOrg } from '../test/helpers/fixtures.js';
 import { createTestDatabase, stopTestStack, testStack } from '../test/helpers/stack.js';
-import { httpStatus, waitFor } from '../test/helpers/wait.js';
+import { startApiProcess } from '../test/helpers/api-process.js';
 import { load, type Summary } from './stats.js';
 
 const run = promisify(execFile);
@@ -35,26 +34,6 @@ const BATCH = { requests: 40, concurrency: 4, events: 500 };
 const SINGLE = { requests: 3000, sessions: 300 };
 /** API processes measured (API_PROCESSES). */
 const PROCESSES = (process.env.BENCH_API_PROCESSES ?? '1,2').split(',').map(Number);
-
-/** The production entrypoint on a free port; resolves once /readyz answers 200. */
-async function startApiProcess(env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort();
-  // BENCH_PROFILE_DIR: each API process writes a V8 CPU profile there when it stops.
-  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', path.join(PROJECT_ROOT, 'src', 'main', 'api.ts')], {
-    cwd: PROJECT_ROOT, env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' }, stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  if (!(await waitFor(async () => (await httpStatus(`${url}/readyz`)) === 200, 60_000))) throw new Error('the API did not become ready');
-  return { url, child };
-}
-
-async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = once(child, 'exit');
-  child.kill('SIGTERM');
-  await exited;
-}
 
 const perEvent = (s: Summary, events: number) => ({ ...s, eventsPerSecond: Number((s.throughputPerSecond * events).toFixed(1)) });
 const ratio = (api: Summary, base: Summary) => ({
@@ -106,10 +85,13 @@ export async function benchAgentIngest(): Promise<Record<string, unknown>> {
     // The API: the production entrypoint with one, then two processes; each its own sessions.
     const api: Record<string, { batchOf500: Summary & { eventsPerSecond: number }; singleEvent: Summary & { eventsPerSecond: number } }> = {};
     for (const processes of PROCESSES) {
-      const { url, child } = await startApiProcess({
+      // BENCH_PROFILE_DIR: each API process writes a V8 CPU profile there when it stops.
+      const profileDir = process.env.BENCH_PROFILE_DIR;
+      const apiProcess = await startApiProcess({
         DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: stack.temporal.address, SIGNING_SECRET: TEST_SIGNING_SECRET,
         API_PROCESSES: String(processes), DATABASE_POOL_SIZE: String(CONCURRENCY),
-      });
+      }, { execArgv: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] });
+      const { url } = apiProcess;
       try {
         const p = `p${processes}`;
         await client(url, { prefix: `${p}-warm`, requests: 4 * processes, concurrency: BATCH.concurrency, kind: 'batch' });
@@ -118,7 +100,7 @@ export async function benchAgentIngest(): Promise<Record<string, unknown>> {
         const single = await client(url, { prefix: `${p}-single`, requests: SINGLE.requests, concurrency: CONCURRENCY, kind: 'single' });
         api[processes] = { batchOf500: perEvent(batch, BATCH.events), singleEvent: perEvent(single, 1) };
       } finally {
-        await stopProcess(child);
+        await apiProcess.stop();
       }
     }
 

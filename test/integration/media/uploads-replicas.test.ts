@@ -1,19 +1,16 @@
 import { strict as assert } from 'node:assert';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { once } from 'node:events';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { DatabasePool } from 'slonik';
 import { createDatabasePool } from '../../../src/db/pool.js';
-import { freePort } from '../../../src/dev/net.js';
 import { uploadsDirectory } from '../../../src/media/upload-store.js';
-import { PROJECT_ROOT } from '../../../src/paths.js';
 import { TEST_SIGNING_SECRET } from '../../helpers/config.js';
 import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
 import { createTestDatabase, testStack } from '../../helpers/stack.js';
-import { httpStatus, waitFor } from '../../helpers/wait.js';
+import { startApiProcess, type ApiProcess } from '../../helpers/api-process.js';
+import { waitFor } from '../../helpers/wait.js';
 
 /**
  * One direct upload through two API processes (`src/main/api.ts`) sharing its store: the tus lock
@@ -26,7 +23,7 @@ describe('direct uploads across two API processes (a shared tus lock)', function
   let mediaDir: string;
   let pool: DatabasePool;
   let org: TestOrg;
-  const replicas: { url: string; child: ChildProcess }[] = [];
+  const replicas: ApiProcess[] = [];
 
   before(async () => {
     mediaDir = await mkdtemp(path.join(os.tmpdir(), 'intake-replicas-'));
@@ -34,28 +31,14 @@ describe('direct uploads across two API processes (a shared tus lock)', function
     pool = await createDatabasePool(databaseUrl);
     org = await createTestOrg(pool);
     const { temporal } = await testStack();
-    for (let i = 0; i < 2; i++) {
-      const port = await freePort();
-      const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'src', 'main', 'api.ts')], {
-        cwd: PROJECT_ROOT,
-        env: {
-          PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporal.address, SIGNING_SECRET: TEST_SIGNING_SECRET,
-          STORAGE_DIR: mediaDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', TEMPORAL_TASK_QUEUE: `replicas-${randomUUID()}`,
-        },
-        stdio: 'ignore',
-      });
-      const url = `http://127.0.0.1:${port}`;
-      replicas.push({ url, child });
-      assert.ok(await waitFor(async () => (await httpStatus(`${url}/readyz`)) === 200, 60_000), `replica ${i} did not become ready`);
-    }
+    const env = {
+      DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporal.address, SIGNING_SECRET: TEST_SIGNING_SECRET,
+      STORAGE_DIR: mediaDir, LOG_LEVEL: 'warn', TEMPORAL_TASK_QUEUE: `replicas-${randomUUID()}`,
+    };
+    for (let i = 0; i < 2; i++) replicas.push(await startApiProcess(env));
   });
   after(async () => {
-    await Promise.all(replicas.map(async ({ child }) => {
-      if (child.exitCode !== null) return;
-      const exited = once(child, 'exit');
-      child.kill('SIGTERM');
-      await exited;
-    }));
+    await Promise.all(replicas.map((replica) => replica.stop()));
     await pool?.end();
     await rm(mediaDir, { recursive: true, force: true });
   });
