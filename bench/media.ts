@@ -4,7 +4,6 @@
  * process. The direct-upload figures (tus throughput beside raw disk speed, API memory while
  * uploading 2 GiB) are in bench/uploads.ts.
  */
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
@@ -12,12 +11,10 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { createDatabasePool } from '../src/db/pool.js';
-import { FFMPEG_PATH } from '../src/media/ffmpeg.js';
 import { mediaIngestionWorkflowId } from '../src/temporal/ids.js';
 import { startTestApi } from '../test/helpers/app.js';
 import { testConfig } from '../test/helpers/config.js';
@@ -26,6 +23,7 @@ import { createTestDatabase, stopTestStack } from '../test/helpers/stack.js';
 import { killWorkerProcess, startWorkerProcess } from '../test/helpers/worker.js';
 import { percentile } from './stats.js';
 import { listenLocal } from '../test/helpers/http.js';
+import { writeTone } from '../test/helpers/media.js';
 
 const RUNS = 3;
 const SECONDS_OF_AUDIO = 600;
@@ -38,7 +36,7 @@ export async function benchMedia(): Promise<Record<string, unknown>> {
   const sizes: Record<string, number> = {};
   for (const [ext, { args }] of Object.entries(sources)) {
     const file = path.join(mediaDir, `ten-minutes.${ext}`);
-    await promisify(execFile)(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `sine=frequency=300:duration=${SECONDS_OF_AUDIO}`, ...args, file]);
+    await writeTone(file, { frequency: 300, seconds: SECONDS_OF_AUDIO, outputArgs: args });
     sizes[ext] = (await stat(file)).size;
   }
   let lastByteAt = 0;

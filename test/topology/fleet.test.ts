@@ -23,7 +23,6 @@ import { startTemporalCluster, type TemporalCluster } from './temporal-cluster.j
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import { FFMPEG_PATH } from '../../src/media/ffmpeg.js';
 import { mediaIngestionWorkflowId } from '../../src/temporal/ids.js';
 import type { MediaIngestionResult } from '../../workflows/media-ingestion/contract.js';
 import { startTestS3, type TestS3 } from '../helpers/s3.js';
@@ -32,6 +31,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { meetingJoinWorkflowId } from '../../workflows/meeting-join/contract.js';
 import { createTestUser } from '../helpers/fixtures.js';
+import { writeTone } from '../helpers/media.js';
 
 const run = promisify(execFile);
 
@@ -245,7 +245,7 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     const as = { 'X-Service-Api-Key': org.apiKey };
     // 20 minutes of audio as WAV (38 MB): long enough to encode that the kill lands mid-encode.
     const wav = path.join(dir, 'long.wav');
-    await run(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=1200', '-ar', '16000', '-ac', '1', wav]);
+    await writeTone(wav, { seconds: 1200, outputArgs: ['-ar', '16000', '-ac', '1'] });
     const data = await readFile(wav);
     const recording = await request(`${replica()}/v3/rest/recordings`, { method: 'POST', headers: as, json: { record: { externalId: 'fleet-upload' } } });
     assert.equal(recording.status, 201, JSON.stringify(recording.body));
@@ -294,7 +294,7 @@ describe('fleet topology: two API replicas and two workers on the production Tem
   it('URL media: created through one replica, fetched by a worker through the SSRF-safe fetcher, stored in the bucket, ready and playable', async () => {
     const org = await createTestOrg(pool);
     const tone = path.join(dir, 'tone.wav');
-    await run(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=frequency=330:duration=5', tone]);
+    await writeTone(tone, { frequency: 330, seconds: 5 });
     const bytes = await readFile(tone);
     const server = createServer((req, res) => {
       if (req.url === '/tone.wav') return void res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': bytes.length }).end(bytes);

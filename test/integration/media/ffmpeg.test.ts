@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { encodeRendition, FFMPEG_PATH, FFPROBE_PATH, MediaProcessingError, probeMedia } from '../../../src/media/ffmpeg.js';
+import { writeTone } from '../../helpers/media.js';
 
 const exec = promisify(execFile);
 
@@ -20,7 +21,7 @@ describe('media probing and encoding (bundled ffmpeg)', function () {
     dir = await mkdtemp(path.join(os.tmpdir(), 'intake-ffmpeg-'));
     tone = path.join(dir, 'tone.wav');
     clip = path.join(dir, 'clip.mkv');
-    await exec(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=20', tone]);
+    await writeTone(tone, { seconds: 20 });
     await exec(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=duration=3:size=640x360:rate=25',
       '-f', 'lavfi', '-i', 'sine=duration=3', '-shortest', '-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac', clip]);
   });

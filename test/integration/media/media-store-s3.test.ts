@@ -1,18 +1,15 @@
 import { strict as assert } from 'node:assert';
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import type { DatabasePool } from 'slonik';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { loadConfig } from '../../../src/config.js';
 import { createDatabasePool } from '../../../src/db/pool.js';
-import { FFMPEG_PATH } from '../../../src/media/ffmpeg.js';
 import { createMediaStore } from '../../../src/media/media-store.js';
 import { createUploadStore } from '../../../src/media/upload-store.js';
 import { mediaIngestionWorkflowId } from '../../../src/temporal/ids.js';
@@ -24,8 +21,7 @@ import { closeServer, listenLocal } from '../../helpers/http.js';
 import { startTestS3, type TestS3 } from '../../helpers/s3.js';
 import { createTestDatabase } from '../../helpers/stack.js';
 import { LOOPBACK_POLICY, startTestWorker, type TestWorker } from '../../helpers/worker.js';
-
-const exec = promisify(execFile);
+import { writeTone } from '../../helpers/media.js';
 
 /**
  * MEDIA_STORE=s3 on a real S3 API (moto): URL media is downloaded by one activity and stored in the
@@ -48,7 +44,7 @@ describe('media store in an S3-compatible bucket (MEDIA_STORE=s3)', function () 
   before(async () => {
     mediaDir = await mkdtemp(path.join(os.tmpdir(), 'intake-media-s3-'));
     const wav = path.join(mediaDir, 'tone.wav');
-    await exec(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=frequency=330:duration=5', wav]);
+    await writeTone(wav, { frequency: 330, seconds: 5 });
     tone = await readFile(wav);
     await rm(wav);
     server = createServer((req, res) => {

@@ -1,15 +1,12 @@
 import { strict as assert } from 'node:assert';
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import type { DatabasePool } from 'slonik';
 import * as tus from 'tus-js-client';
 import { createDatabasePool } from '../../../src/db/pool.js';
-import { FFMPEG_PATH } from '../../../src/media/ffmpeg.js';
 import { createUploadStore } from '../../../src/media/upload-store.js';
 import { mediaIngestionWorkflowId } from '../../../src/temporal/ids.js';
 import { startTestApi, type TestApi } from '../../helpers/app.js';
@@ -18,8 +15,7 @@ import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
 import { startTestS3, type TestS3 } from '../../helpers/s3.js';
 import { createTestDatabase } from '../../helpers/stack.js';
 import { startTestWorker, type TestWorker } from '../../helpers/worker.js';
-
-const exec = promisify(execFile);
+import { writeTone } from '../../helpers/media.js';
 
 /** The same upload flow with UPLOAD_STORE=s3, against a local S3-compatible server (multipart uploads). */
 describe('direct uploads with an S3-compatible store', function () {
@@ -36,7 +32,7 @@ describe('direct uploads with an S3-compatible store', function () {
     mediaDir = await mkdtemp(path.join(os.tmpdir(), 'intake-uploads-s3-'));
     // About 12 MB: three 5 MiB parts, the last one short.
     const wav = path.join(mediaDir, 'long.wav');
-    await exec(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=140', wav]);
+    await writeTone(wav, { seconds: 140 });
     audio = await readFile(wav);
     s3 = await startTestS3();
     const config = testConfig({ STORAGE_DIR: mediaDir, ...s3.env });

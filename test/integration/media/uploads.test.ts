@@ -1,19 +1,16 @@
 import { strict as assert } from 'node:assert';
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { promisify } from 'node:util';
 import { sql, type DatabasePool } from 'slonik';
 import * as tus from 'tus-js-client';
 import { z } from 'zod';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { createBatch } from '../../../src/db/repositories/media-ingestions.js';
 import { createFolder } from '../../../src/recordings/catalog.js';
-import { FFMPEG_PATH } from '../../../src/media/ffmpeg.js';
 import { FileUploadStore } from '../../../src/media/upload-store.js';
 import { RECORDING_ID, STATUS } from '../../../src/temporal/search-attributes.js';
 import { mediaIngestionWorkflowId } from '../../../src/temporal/ids.js';
@@ -24,8 +21,8 @@ import { createTestKey, createTestOrg, createTestUser, type TestOrg } from '../.
 import { createTestDatabase } from '../../helpers/stack.js';
 import { eventually, waitFor } from '../../helpers/wait.js';
 import { startTestWorker, type TestWorker } from '../../helpers/worker.js';
+import { writeTone } from '../../helpers/media.js';
 
-const exec = promisify(execFile);
 const ORIGIN = 'https://app.example.com';
 
 /**
@@ -45,7 +42,7 @@ describe('direct uploads (tus)', function () {
   before(async () => {
     mediaDir = await mkdtemp(path.join(os.tmpdir(), 'intake-uploads-'));
     const wav = path.join(mediaDir, 'tone.wav');
-    await exec(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=5', wav]);
+    await writeTone(wav, { seconds: 5 });
     tone = await readFile(wav);
     pool = await createDatabasePool(await createTestDatabase());
     worker = await startTestWorker(pool, { deps: { mediaDir } });
@@ -536,7 +533,7 @@ describe('direct uploads (tus)', function () {
   it('reports encodeProgress (0 to 100) while encoding, null outside it', async () => {
     const recordingId = await newRecording();
     const long = path.join(mediaDir, 'long.wav');
-    await exec(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=frequency=220:duration=900:sample_rate=16000', '-y', long]);
+    await writeTone(long, { frequency: 220, seconds: 900, sampleRate: 16000 });
     const data = await readFile(long);
     const created = await createUpload(recordingId, { fileName: 'long.wav', fileSize: data.length });
     await tusUpload(created.body.uploadUrl, data, { chunkSize: 8 * 1024 * 1024 });

@@ -1,6 +1,5 @@
 import { strict as assert } from 'node:assert';
 import type { ChildProcess } from 'node:child_process';
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { createReadStream, existsSync } from 'node:fs';
@@ -8,11 +7,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { createDatabasePool } from '../../../src/db/pool.js';
-import { FFMPEG_PATH } from '../../../src/media/ffmpeg.js';
 import { mediaIngestionWorkflowId } from '../../../src/temporal/ids.js';
 import { startTestApi, type TestApi } from '../../helpers/app.js';
 import { testConfig } from '../../helpers/config.js';
@@ -21,8 +18,7 @@ import { createTestDatabase } from '../../helpers/stack.js';
 import { waitFor } from '../../helpers/wait.js';
 import { killWorkerProcess, loopbackMediaDeps, startTestWorker, startWorkerProcess, type TestWorker } from '../../helpers/worker.js';
 import { listenLocal, closeServer } from '../../helpers/http.js';
-
-const exec = promisify(execFile);
+import { writeTone } from '../../helpers/media.js';
 
 /** A worker killed (SIGKILL) in the middle of encoding: another finishes; one rendition, one `ready`. */
 describe('media ingestion: a worker killed mid-encode', function () {
@@ -42,7 +38,7 @@ describe('media ingestion: a worker killed mid-encode', function () {
     mediaDir = await mkdtemp(path.join(os.tmpdir(), 'intake-media-crash-'));
     source = path.join(mediaDir, 'long.wav');
     // Long enough that encoding takes a few seconds on this machine.
-    await exec(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=frequency=200:duration=600', '-ar', '48000', source]);
+    await writeTone(source, { frequency: 200, seconds: 600, outputArgs: ['-ar', '48000'] });
     const size = (await stat(source)).size;
     server = createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': size });

@@ -26,6 +26,7 @@ import { createTestDatabase } from '../../helpers/stack.js';
 import { LOOPBACK_POLICY, loopbackMediaDeps, startTestWorker, type TestWorker } from '../../helpers/worker.js';
 import { waitFor } from '../../helpers/wait.js';
 import { listenLocal, closeServer } from '../../helpers/http.js';
+import { writeTone } from '../../helpers/media.js';
 
 const exec = promisify(execFile);
 
@@ -45,7 +46,7 @@ describe('media ingestion workflow: URL media', function () {
   before(async () => {
     mediaDir = await mkdtemp(path.join(os.tmpdir(), 'intake-url-media-'));
     const wav = path.join(mediaDir, 'tone.wav');
-    await exec(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=frequency=330:duration=5', wav]);
+    await writeTone(wav, { frequency: 330, seconds: 5 });
     tone = await readFile(wav);
     server = createServer((req, res) => {
       // Overloaded, then empty, then the media: each transient failure is retried.
