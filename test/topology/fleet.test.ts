@@ -24,7 +24,6 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { mediaIngestionWorkflowId } from '../../src/temporal/ids.js';
-import type { MediaIngestionResult } from '../../workflows/media-ingestion/contract.js';
 import { startTestS3, type TestS3 } from '../helpers/s3.js';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -52,6 +51,7 @@ describe('fleet topology: two API replicas and two workers on the production Tem
   let dir: string;
   let postgres: LocalPostgres;
   let cluster: TemporalCluster;
+  let temporal: Client;
   let s3: TestS3;
   let pool: DatabasePool;
   const procs: Proc[] = [];
@@ -82,29 +82,17 @@ describe('fleet topology: two API replicas and two workers on the production Tem
   });
   /** The pid of the worker running `workflowId`'s pending activity (of `activityType`, if given); worker identities are `pid@host`. */
   const activityWorkerPid = async (workflowId: string, activityType?: string) => {
-    const connection = await Connection.connect({ address: cluster.address });
-    try {
-      const handle = new Client({ connection }).workflow.getHandle(workflowId);
-      for (;;) {
-        const pending = (await handle.describe()).raw.pendingActivities?.find((a) => !activityType || a.activityType?.name === activityType);
-        const identity = pending?.lastWorkerIdentity;
-        if (identity) return Number(identity.split('@')[0]);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    } finally {
-      await connection.close();
+    const handle = temporal.workflow.getHandle(workflowId);
+    for (;;) {
+      const pending = (await handle.describe()).raw.pendingActivities?.find((a) => !activityType || a.activityType?.name === activityType);
+      const identity = pending?.lastWorkerIdentity;
+      if (identity) return Number(identity.split('@')[0]);
+      await new Promise((resolve) => setTimeout(resolve, 50));
     }
   };
   const drainingWorkerPid = () => activityWorkerPid(sessionDrainerWorkflowId('intake'));
   /** Waits for a workflow's result through the cluster. */
-  const resultOf = async (workflowId: string) => {
-    const connection = await Connection.connect({ address: cluster.address });
-    try {
-      return await new Client({ connection }).workflow.getHandle(workflowId).result();
-    } finally {
-      await connection.close();
-    }
-  };
+  const resultOf = (workflowId: string): Promise<unknown> => temporal.workflow.getHandle(workflowId).result();
   let workers = 2;
   /** Kills the worker process `pid` with SIGKILL and starts another in its place, as an orchestrator would. */
   const replaceWorker = async (pid: number) => {
@@ -137,6 +125,8 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     postgres = await startLocalPostgres({ dataDir: path.join(dir, 'pg'), port: await freePort(), persistent: false, fast: false });
     await postgres.createDatabase('intake');
     cluster = await startTemporalCluster({ postgresUrl: postgres.url('postgres'), dir: path.join(dir, 'temporal') });
+    // The test's own client of the cluster: results, and which worker runs an activity.
+    temporal = new Client({ connection: await Connection.connect({ address: cluster.address }) });
     s3 = await startTestS3('intake-fleet');
     // What a fleet shares: PostgreSQL, Temporal and the bucket (uploads and media). Each process's STORAGE_DIR is its own.
     env = {
@@ -162,6 +152,7 @@ describe('fleet topology: two API replicas and two workers on the production Tem
       clearTimeout(timer);
     }));
     await pool?.end();
+    await temporal?.connection.close();
     await cluster?.stop();
     await s3?.stop();
     await postgres?.stop();
@@ -274,13 +265,7 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     const atKill = await phase();
     const victim = await replaceWorker(encoder);
     assert.equal(atKill.phase, 'encoding', 'the kill came mid-encode');
-    const connection = await Connection.connect({ address: cluster.address });
-    try {
-      const result = await new Client({ connection }).workflow.getHandle(workflowId).result() as MediaIngestionResult;
-      assert.deepEqual(result, { phase: 'ready', errorCode: null });
-    } finally {
-      await connection.close();
-    }
+    assert.deepEqual(await resultOf(workflowId), { phase: 'ready', errorCode: null });
     const objects = ((await s3.client.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: `media/renditions/${recordingId}/` }))).Contents ?? []).map((o) => o.Key);
     assert.equal(objects.length, 1, `one rendition: ${objects.join(', ')}`);
     const asset = (await request(`${replica()}/v3/rest/recordings/${recordingId}`, { headers: as })).body.asset;
