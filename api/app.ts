@@ -9,6 +9,7 @@ import { recordingRoutes } from './recordings/router.js';
 import { healthRoutes } from './health/router.js';
 import { managementRoutes } from './management/router.js';
 import { mcpRoutes } from './mcp/router.js';
+import { operatorRoutes } from './operator/router.js';
 import { mediaRoutes } from './media/router.js';
 import { meetingJoinRoutes } from './meeting-joins/router.js';
 import { signalRoutes } from './signals/router.js';
@@ -23,10 +24,12 @@ export type { AppDeps };
 
 /** The Koa app, not listening: the entrypoint listens, tests use a port of their own. */
 export function buildApp(deps: AppDeps): Koa<AppState> {
-  const app = new Koa<AppState>({ proxy: true });
+  // X-Forwarded-* are believed only when an operator says a proxy sets them (TRUST_PROXY).
+  const app = new Koa<AppState>({ proxy: deps.config.http.trustProxy });
   const registry = new RouteRegistry(deps);
   healthRoutes(deps, registry);
   managementRoutes(deps, registry);
+  operatorRoutes(deps, registry);
   feedbackRoutes(deps, registry);
   agentApplicationRoutes(deps, registry);
   agentConversationRoutes(deps, registry);

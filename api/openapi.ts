@@ -82,6 +82,7 @@ export function buildOpenApi(specs: readonly RouteSpec[], serverUrl: string | un
         apiKey: { type: 'apiKey', in: 'header', name: 'X-Service-Api-Key' },
         bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
         agentKey: { type: 'apiKey', in: 'header', name: 'X-Service-Agent-Key', description: 'Agent ingest secret (agent chat ingest only)' },
+        operatorToken: { type: 'apiKey', in: 'header', name: 'X-Operator-Token', description: 'The operator credential (OPERATOR_TOKEN): operator routes only' },
       },
     },
   };

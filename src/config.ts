@@ -31,6 +31,8 @@ const schema = z.object({
   TEMPORAL_ADDRESS: z.string().regex(/^[^\s:]+:\d+$/, 'must be host:port').optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('intake'),
+  TEMPORAL_MEDIA_TASK_QUEUE: z.string().min(1).optional(),
+  MEDIA_WORKER_ACTIVITY_SLOTS: positiveInt.max(64).default(2),
   TEMPORAL_API_KEY: z.string().min(1).optional(),
   TEMPORAL_TLS: bool.default(false),
   TEMPORAL_CLI_PATH: z.string().min(1).optional(),
@@ -42,9 +44,13 @@ const schema = z.object({
   SIGNING_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   TOKEN_ISSUER: z.string().min(1).default('intake'),
   ACCESS_TOKEN_TTL_SECONDS: positiveInt.max(31 * 24 * 3600).default(3600),
+  OPERATOR_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
+  TRUST_PROXY: bool.default(false),
 
   BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
   FEEDBACK_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(100),
+  AGENT_INGEST_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(60_000),
+  RECORDING_CREATE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
 
   AGENT_SESSION_IDLE_SECONDS: positiveInt.max(30 * 24 * 3600).default(3600),
   AGENT_SESSION_ACTIVITY_TIMEOUT_SECONDS: positiveInt.max(3600).default(30),
@@ -111,7 +117,9 @@ type Parsed = z.output<typeof schema>;
 
 export interface Config {
   env: Parsed['NODE_ENV'];
-  http: { host: string; port: number; publicBaseUrl: string | undefined; bodyLimitBytes: number; processes: number };
+  http: { host: string; port: number; publicBaseUrl: string | undefined; trustProxy: boolean; bodyLimitBytes: number; processes: number };
+  /** The operator credential for operator routes (credit top-ups); unset: those routes refuse everyone. */
+  operatorToken: string | undefined;
   logLevel: Parsed['LOG_LEVEL'];
   dataDir: string;
   database: { url: string | undefined; poolSize: number; statementTimeoutMs: number; devPort: number; devSharedDir: string };
@@ -121,6 +129,10 @@ export interface Config {
     address: string | undefined;
     namespace: string;
     taskQueue: string;
+    /** Heavy media activities (default `<taskQueue>-media`). */
+    mediaTaskQueue: string;
+    /** Media activities one worker runs at once. */
+    mediaActivitySlots: number;
     apiKey: string | undefined;
     tls: boolean;
     cliPath: string | undefined;
@@ -131,7 +143,8 @@ export interface Config {
   };
   auth: { signingSecret: string | undefined; issuer: string; accessTokenTtlSeconds: number };
   /** Requests a minute per API key; 0 turns a limit off (benchmarks). */
-  rateLimits: { feedbackPerMinute: number };
+  /** Requests a minute; 0 turns a limit off. Feedback per key; agent ingest and recording creates per organization. */
+  rateLimits: { feedbackPerMinute: number; agentIngestPerMinute: number; recordingCreatesPerMinute: number };
   agents: {
     sessionIdleSeconds: number;
     activityTimeoutSeconds: number;
@@ -191,7 +204,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   return {
     env: e.NODE_ENV,
-    http: { host: e.HOST, port: e.PORT, publicBaseUrl: e.PUBLIC_BASE_URL, bodyLimitBytes: e.BODY_LIMIT_BYTES, processes: e.API_PROCESSES },
+    http: { host: e.HOST, port: e.PORT, publicBaseUrl: e.PUBLIC_BASE_URL, trustProxy: e.TRUST_PROXY, bodyLimitBytes: e.BODY_LIMIT_BYTES, processes: e.API_PROCESSES },
     logLevel: e.LOG_LEVEL,
     dataDir: e.DATA_DIR,
     database: { url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE, statementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS, devPort: e.DEV_POSTGRES_PORT, devSharedDir: e.DEV_POSTGRES_SHARED_DIR },
@@ -200,6 +213,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       address: e.TEMPORAL_ADDRESS,
       namespace: e.TEMPORAL_NAMESPACE,
       taskQueue: e.TEMPORAL_TASK_QUEUE,
+      mediaTaskQueue: e.TEMPORAL_MEDIA_TASK_QUEUE ?? `${e.TEMPORAL_TASK_QUEUE}-media`,
+      mediaActivitySlots: e.MEDIA_WORKER_ACTIVITY_SLOTS,
       apiKey: e.TEMPORAL_API_KEY,
       tls: e.TEMPORAL_TLS,
       cliPath: e.TEMPORAL_CLI_PATH,
@@ -208,8 +223,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
       shutdownGraceSeconds: e.WORKER_SHUTDOWN_GRACE_SECONDS,
     },
+    operatorToken: e.OPERATOR_TOKEN,
     auth: { signingSecret: e.SIGNING_SECRET, issuer: e.TOKEN_ISSUER, accessTokenTtlSeconds: e.ACCESS_TOKEN_TTL_SECONDS },
-    rateLimits: { feedbackPerMinute: e.FEEDBACK_RATE_LIMIT_PER_MINUTE },
+    rateLimits: {
+      feedbackPerMinute: e.FEEDBACK_RATE_LIMIT_PER_MINUTE,
+      agentIngestPerMinute: e.AGENT_INGEST_RATE_LIMIT_PER_MINUTE,
+      recordingCreatesPerMinute: e.RECORDING_CREATE_RATE_LIMIT_PER_MINUTE,
+    },
     agents: {
       sessionIdleSeconds: e.AGENT_SESSION_IDLE_SECONDS,
       activityTimeoutSeconds: e.AGENT_SESSION_ACTIVITY_TIMEOUT_SECONDS,

@@ -17,8 +17,64 @@ export interface RateLimiter {
 }
 
 export interface RateLimitStore {
-  limiter(name: string, pointsPerMinute: number): RateLimiter | null;
+  /**
+   * `lease`: take that many requests from the shared counter at a time and hand them out in this
+   * process (for routes too busy for a database round trip per request). A replica may then admit
+   * up to `lease` requests of a window that it never uses: the limit holds, a little early.
+   */
+  limiter(name: string, pointsPerMinute: number, o?: { lease?: number }): RateLimiter | null;
   close(): Promise<void>;
+}
+
+interface Lease {
+  granted: number;
+  used: number;
+  /** Requests the window had left when this lease was taken, this lease included. */
+  remainingBefore: number;
+  endsAt: number;
+}
+
+/** Hands out leases of `size` requests per key; one acquisition at a time per key. */
+function leased(store: RateLimiterPostgres, pointsPerMinute: number, size: number): RateLimiter {
+  const leases = new Map<string, Lease>();
+  const acquiring = new Map<string, Promise<Lease>>();
+  const acquire = async (key: string): Promise<Lease> => {
+    const want = Math.min(size, pointsPerMinute);
+    try {
+      const res = await store.consume(key, want);
+      return { granted: want, used: 0, remainingBefore: res.remainingPoints + want, endsAt: Date.now() + res.msBeforeNext };
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      // The counter went past the limit with this lease: what was left before it is still ours.
+      const left = Math.max(0, pointsPerMinute - (rejection.consumedPoints - want));
+      return { granted: Math.min(left, want), used: 0, remainingBefore: left, endsAt: Date.now() + rejection.msBeforeNext };
+    }
+  };
+  return {
+    async consume(key) {
+      for (;;) {
+        const lease = leases.get(key);
+        const now = Date.now();
+        if (lease && now < lease.endsAt && lease.used < lease.granted) {
+          lease.used += 1;
+          return { allowed: true, limit: pointsPerMinute, remaining: Math.max(0, lease.remainingBefore - lease.used), resetSeconds: Math.max(1, Math.ceil((lease.endsAt - now) / 1000)) };
+        }
+        if (lease && now < lease.endsAt && lease.granted < Math.min(size, pointsPerMinute)) {
+          // The window ran out while this lease was taken: refused until it resets.
+          return { allowed: false, limit: pointsPerMinute, remaining: 0, resetSeconds: Math.max(1, Math.ceil((lease.endsAt - now) / 1000)) };
+        }
+        let pending = acquiring.get(key);
+        if (!pending) {
+          pending = acquire(key).finally(() => acquiring.delete(key));
+          acquiring.set(key, pending);
+          leases.set(key, await pending);
+        } else {
+          await pending;
+        }
+        if (leases.size > 10_000) for (const [k, l] of leases) if (l.endsAt < now) leases.delete(k);
+      }
+    },
+  };
 }
 
 export function createRateLimitStore(databaseUrl: string): RateLimitStore {
@@ -26,7 +82,7 @@ export function createRateLimitStore(databaseUrl: string): RateLimitStore {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
   pool.on('error', () => undefined); // idle-client errors surface on the next query instead
   return {
-    limiter(name, pointsPerMinute) {
+    limiter(name, pointsPerMinute, o = {}) {
       if (pointsPerMinute === 0) return null;
       const store = new RateLimiterPostgres({
         storeClient: pool,
@@ -37,6 +93,7 @@ export function createRateLimitStore(databaseUrl: string): RateLimitStore {
         points: pointsPerMinute,
         duration: 60,
       });
+      if (o.lease && o.lease > 1) return leased(store, pointsPerMinute, o.lease);
       return {
         async consume(key) {
           try {

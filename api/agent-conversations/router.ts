@@ -1,7 +1,8 @@
 import type { AppDeps } from '../context.js';
 import { ERROR_REF } from '../openapi.js';
 import type { RouteRegistry } from '../routes.js';
-import { agentApplication, agentSecret } from './auth.js';
+import { rateLimit, withRateLimit } from '../middleware/rate-limit.js';
+import { agentApplication, agentOf, agentSecret } from './auth.js';
 import { agentConversationHandlers, type SessionQuery, type SessionsQuery } from './handlers.js';
 import { INGEST_LIMITS, ingestBody, ingestResponse, sessionDetailSchema, sessionQuery, sessionSchema, sessionsQuery } from './schemas.js';
 import type { AgentIngestRequest } from '../../src/domain/agent-ingest.js';
@@ -9,14 +10,17 @@ import type { AgentIngestRequest } from '../../src/domain/agent-ingest.js';
 /** Agent chat ingestion (agent ingest secrets only) and its read side (organization keys and users). */
 export function agentConversationRoutes(deps: AppDeps, registry: RouteRegistry): void {
   const h = agentConversationHandlers(deps);
+  // Leased: ingest is too busy for a database round trip per request.
+  const limiter = deps.rateLimits.limiter('agent-ingest', deps.config.rateLimits.agentIngestPerMinute, { lease: 50 });
+  const limits = limiter ? [rateLimit(limiter, (ctx) => `org:${agentOf(ctx).application.organization_id}`)] : [];
   registry.add<AgentIngestRequest, unknown>({
     method: 'post', path: '/v3/rest/agent-conversations/ingest', operationId: 'ingestAgentConversation', tags: ['agent-conversations'],
     summary: 'Send a session of ordered events (X-Service-Agent-Key); deduplicated, revised, sanitized, processed in sequence order',
-    middleware: [agentSecret(deps)],
+    middleware: [agentSecret(deps), ...limits],
     security: [{ agentKey: [] }],
     body: { schema: ingestBody, limitBytes: INGEST_LIMITS.requestBytes, tooLarge: { status: 400, errorCode: 'payload_too_large' } },
     afterBody: [agentApplication()],
-    responses: {
+    responses: withRateLimit({
       202: { description: 'Accepted', schema: ingestResponse },
       400: { schema: ERROR_REF, description: 'Invalid or too large; environment missing or blocked; feedback without an earlier assistant target' },
       401: { schema: ERROR_REF, description: 'Ingest secret missing, unknown, revoked, or not the application of agentKey' },
@@ -24,7 +28,7 @@ export function agentConversationRoutes(deps: AppDeps, registry: RouteRegistry):
       404: { schema: ERROR_REF, description: 'The application does not exist, or agent chats are not enabled for the workspace' },
       409: { schema: ERROR_REF, description: 'An event changed without a higher revision, moved, changed type, reused an occupied sequence, or went back to partial' },
       503: { schema: ERROR_REF, description: 'The database is unavailable: nothing was stored; retry. (An ingest that was stored is always answered 202: its processing is handed off durably, also while Temporal is unreachable.)' },
-    },
+    }, 'Over AGENT_INGEST_RATE_LIMIT_PER_MINUTE requests a minute for this organization'),
     handler: h.ingest,
   });
   registry.add<unknown, SessionsQuery>({

@@ -1,6 +1,6 @@
 import type { AppDeps } from '../context.js';
 import type { AuthRequirement } from '../middleware/auth.js';
-import { rateLimit } from '../middleware/rate-limit.js';
+import { rateLimit, withRateLimit } from '../middleware/rate-limit.js';
 import type { RouteRegistry, RouteSpec } from '../routes.js';
 import { feedbackHandlers } from './handlers.js';
 import {
@@ -8,23 +8,19 @@ import {
   sourceSchema, type CreateRecordBody, type CreateSourceBody, type PageQuery, type UpsertPersonBody, upsertPersonBody,
 } from './schemas.js';
 
-const RATE_HEADERS = { 'RateLimit-Limit': 'Requests allowed a minute', 'RateLimit-Remaining': 'Requests left in the window', 'RateLimit-Reset': 'Seconds until the window resets' };
 
 /**
  * The feedback area: organization API keys only (a user token is not a credential here: 401),
- * writes need `feedback:write`, and every request counts against the key's per-minute limit.
+ * reads need `feedback:read`, writes `feedback:write`, and every request counts against the key's per-minute limit.
  */
 export function feedbackRoutes(deps: AppDeps, registry: RouteRegistry): void {
   const h = feedbackHandlers(deps);
   const limiter = deps.rateLimits.limiter('feedback', deps.config.rateLimits.feedbackPerMinute);
   const middleware = limiter ? [rateLimit(limiter)] : [];
-  const read: AuthRequirement = { accept: ['apiKey'] };
+  const read: AuthRequirement = { accept: ['apiKey'], scope: 'feedback:read' };
   const write: AuthRequirement = { accept: ['apiKey'], scope: 'feedback:write' };
   const common = { tags: ['feedback'], middleware };
-  const withLimits = (spec: RouteSpec['responses']) => {
-    for (const r of Object.values(spec)) r.headers = { ...RATE_HEADERS, ...r.headers };
-    return { ...spec, 429: { description: 'Over 100 requests a minute for this key; see Retry-After', headers: RATE_HEADERS } };
-  };
+  const withLimits = (spec: RouteSpec['responses']) => withRateLimit(spec, 'Over FEEDBACK_RATE_LIMIT_PER_MINUTE (100) requests a minute for this key');
 
   registry.add<CreateSourceBody, unknown>({
     ...common, method: 'post', path: '/v3/rest/feedback-sources', operationId: 'createFeedbackSource', summary: 'Create a feedback source',

@@ -1,9 +1,9 @@
 import type { AppDeps } from '../context.js';
 import type { RouteRegistry } from '../routes.js';
 import { managementHandlers } from './handlers.js';
-import { addCreditsBody, balanceSchema, organizationSchema, userSchema, type AddCreditsBody } from './schemas.js';
+import { organizationSchema, userSchema } from './schemas.js';
 
-/** The "product interface" of the spec as REST, for admin users and admin-scoped keys. */
+/** The "product interface" of the spec as REST: the organization (any credential) and its users (admin). Credits are added by operators (api/operator). */
 export function managementRoutes(deps: AppDeps, registry: RouteRegistry): void {
   const h = managementHandlers(deps);
   registry.add({
@@ -12,14 +12,6 @@ export function managementRoutes(deps: AppDeps, registry: RouteRegistry): void {
     auth: { accept: ['apiKey', 'user'] },
     responses: { 200: { description: 'The organization', schema: organizationSchema } },
     handler: h.getOrganization,
-  });
-  registry.add<AddCreditsBody, unknown>({
-    method: 'post', path: '/v3/rest/organization/credits', operationId: 'addCredits', tags: ['management'],
-    summary: 'Add credits to the organization balance (admin)',
-    auth: { accept: ['apiKey', 'user'], scope: 'admin' },
-    body: { schema: addCreditsBody },
-    responses: { 200: { description: 'The new balance', schema: balanceSchema } },
-    handler: h.addCredits,
   });
   registry.add({
     method: 'get', path: '/v3/rest/users/{userId}', operationId: 'getUser', tags: ['management'],

@@ -2,17 +2,26 @@ import type { Next } from 'koa';
 import { AppError } from '../../src/errors.js';
 import type { RateLimiter } from '../../src/rate-limit.js';
 import type { AppContext } from '../context.js';
+import { ERROR_REF } from '../openapi.js';
+import type { RouteSpec } from '../routes.js';
 import { principalOf } from './auth.js';
 
+/** Per API key (or user): the feedback area and MCP. */
+export const perCredential = (ctx: AppContext): string => {
+  const principal = principalOf(ctx);
+  return principal.kind === 'apiKey' ? `key:${principal.apiKeyId}` : `user:${principal.userId}`;
+};
+
+/** Per organization, whatever the credential: so that one tenant cannot starve the others. */
+export const perOrganization = (ctx: AppContext): string => `org:${principalOf(ctx).organizationId}`;
+
 /**
- * Counts every authenticated request of an area per API key (or user), valid or not, and answers
- * with RateLimit-Limit / -Remaining / -Reset on every response and 429 with Retry-After past the limit.
+ * Counts every authenticated request of a route, valid or not, under the key `keyOf` gives, and
+ * answers with RateLimit-Limit / -Remaining / -Reset on every response and 429 with Retry-After past the limit.
  */
-export function rateLimit(limiter: RateLimiter) {
+export function rateLimit(limiter: RateLimiter, keyOf: (ctx: AppContext) => string = perCredential) {
   return async (ctx: AppContext, next: Next) => {
-    const principal = principalOf(ctx);
-    const key = principal.kind === 'apiKey' ? `key:${principal.apiKeyId}` : `user:${principal.userId}`;
-    const decision = await limiter.consume(key);
+    const decision = await limiter.consume(keyOf(ctx));
     ctx.set({
       'RateLimit-Limit': String(decision.limit),
       'RateLimit-Remaining': String(decision.remaining),
@@ -25,4 +34,12 @@ export function rateLimit(limiter: RateLimiter) {
     }
     await next();
   };
+}
+
+export const RATE_HEADERS = { 'RateLimit-Limit': 'Requests allowed a minute', 'RateLimit-Remaining': 'Requests left in the window', 'RateLimit-Reset': 'Seconds until the window resets' };
+
+/** A limited route's responses in the OpenAPI document: the headers on each, and the 429. */
+export function withRateLimit(responses: RouteSpec['responses'], over: string): RouteSpec['responses'] {
+  for (const r of Object.values(responses)) r.headers = { ...RATE_HEADERS, ...r.headers };
+  return { ...responses, 429: { description: `${over}; see Retry-After`, schema: ERROR_REF, headers: RATE_HEADERS } };
 }

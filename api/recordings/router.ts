@@ -1,5 +1,6 @@
 import type { AppDeps } from '../context.js';
 import type { AuthRequirement } from '../middleware/auth.js';
+import { perOrganization, rateLimit, withRateLimit } from '../middleware/rate-limit.js';
 import { ERROR_REF } from '../openapi.js';
 import type { RouteRegistry } from '../routes.js';
 import type { CreateRecordingBody } from '../../src/recordings/create.js';
@@ -14,19 +15,21 @@ export function recordingRoutes(deps: AppDeps, registry: RouteRegistry): void {
   const read: AuthRequirement = { accept: ['apiKey', 'user'], scope: 'recordings:read' };
   const write: AuthRequirement = { accept: ['apiKey', 'user'], scope: 'recordings:write' };
   const tags = ['recordings'];
+  const limiter = deps.rateLimits.limiter('recording-create', deps.config.rateLimits.recordingCreatesPerMinute);
   registry.add<CreateRecordingBody, unknown>({
     method: 'post', path: '/v3/rest/recordings', operationId: 'createRecording', tags, auth: write,
+    middleware: limiter ? [rateLimit(limiter, perOrganization)] : [],
     summary: 'Create a recording with its metadata record, folders, participants and transcript (atomic)',
     body: { schema: createRecordingBody, limitBytes: deps.config.recordings.bodyLimitBytes, tooLarge: { status: 413, errorCode: 'recording_payload_too_large' } },
     afterBody: [transcriptLimits],
-    responses: {
+    responses: withRateLimit({
       201: { description: 'The recording (Location: /v3/rest/recordings/{id})', schema: recordingSchema },
       404: { description: 'A referenced person, metadata field or folder does not exist or is not visible', schema: ERROR_REF },
       409: { description: 'record.externalId already used: recovery of the earlier recording', schema: conflictSchema },
       413: { description: 'too_many_utterances, transcript_too_large or recording_payload_too_large', schema: ERROR_REF },
       422: { description: 'A metadata field of another source, or a value not matching its type', schema: ERROR_REF },
       503: { description: 'With assetUrl: its ingestion could not be started (Temporal unreachable); nothing was stored, retry', schema: ERROR_REF },
-    },
+    }, 'Over RECORDING_CREATE_RATE_LIMIT_PER_MINUTE creates a minute for this organization'),
     handler: h.create,
   });
   registry.add<unknown, ListQuery>({

@@ -1,8 +1,8 @@
 import type { CommonQueryMethods } from 'slonik';
 import { findApiKeyByHash, insertApiKey, touchApiKey, type ApiKeyRow } from '../db/repositories/api-keys.js';
-import { findUser } from '../db/repositories/users.js';
+import { findTokenUser } from '../db/repositories/users.js';
 import type { Principal } from './principal.js';
-import { isScope, SCOPES, scopesForRole, type Scope } from './scopes.js';
+import { DEFAULT_API_KEY_SCOPES, isScope, scopesForRole, type Scope } from './scopes.js';
 import { displayPrefix, generateSecret, hashSecret } from './secrets.js';
 import type { TokenService } from './tokens.js';
 
@@ -21,7 +21,7 @@ export async function createApiKey(
     name: input.name ?? null,
     displayPrefix: displayPrefix(apiKey),
     keyHash: hashSecret(apiKey),
-    scopes: [...new Set(input.scopes ?? SCOPES)],
+    scopes: [...new Set(input.scopes ?? DEFAULT_API_KEY_SCOPES)],
   });
   return { row, apiKey };
 }
@@ -36,13 +36,16 @@ export async function authenticateApiKey(db: CommonQueryMethods, apiKey: string)
   return { kind: 'apiKey', organizationId: row.organization_id, apiKeyId: row.id, scopes: row.scopes.filter(isScope) };
 }
 
-/** A valid signature is not enough: the user must still exist, be active and be in the token's organization. */
+/**
+ * A valid signature is not enough: the user must still exist, be active and be in the token's
+ * organization, the token must not be revoked, nor issued under an earlier token version.
+ */
 export async function authenticateToken(db: CommonQueryMethods, tokens: TokenService, token: string): Promise<Principal | AuthFailure> {
   const verified = await tokens.verify(token);
   if (verified === 'expired' || verified === 'invalid') return verified;
-  const user = await findUser(db, verified.userId);
+  const user = await findTokenUser(db, verified.userId, verified.tokenId);
   if (!user) return 'unknown_user';
   if (user.organization_id !== verified.organizationId) return 'invalid';
-  if (user.status !== 'active') return 'revoked';
+  if (user.status !== 'active' || user.token_revoked || verified.version !== user.token_version) return 'revoked';
   return { kind: 'user', organizationId: user.organization_id, userId: user.id, role: user.role, scopes: scopesForRole(user.role) };
 }

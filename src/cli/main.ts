@@ -2,7 +2,7 @@ import { loadConfig } from '../config.js';
 import { isDatabaseUnavailable } from '../dependency-errors.js';
 import { ValidationError } from '../errors.js';
 import { agentAppCreate, agentAppRevoke, agentAppSecret, agentAppUpdate } from './commands/agent-apps.js';
-import { apiKeyCreate, apiKeyRevoke, tokenIssue } from './commands/credentials.js';
+import { apiKeyCreate, apiKeyRevoke, tokenIssue, tokenRevoke } from './commands/credentials.js';
 import { doctor } from './commands/doctor.js';
 import { meetingProviders } from './commands/meetings.js';
 import { batchCreate, folderCreate, metadataFieldCreate } from './commands/recordings.js';
@@ -20,6 +20,7 @@ const COMMANDS: Record<string, Command> = {
   'api-key create': apiKeyCreate,
   'api-key revoke': apiKeyRevoke,
   'token issue': tokenIssue,
+  'token revoke': tokenRevoke,
   'credits add': creditsAdd,
   'agent-app create': agentAppCreate,
   'agent-app update': agentAppUpdate,
@@ -35,10 +36,11 @@ const COMMANDS: Record<string, Command> = {
 
 const USAGE = `usage: intake <command> [--flags]
   org create --name N [--credits C] [--no-recording]
-  api-key create --org O [--scopes a,b] [--name N]
+  api-key create --org O [--scopes a,b] [--name N]   (default: every scope but admin)
   api-key revoke --id K
   user create --org O --email E [--first-name F] [--last-name L] [--role member|admin]
   token issue --user U [--ttl-seconds S]
+  token revoke --token T | --user U
   credits add --org O --amount A [--reason R]
   org update --org O [--agent-chats on|off] [--recording on|off]
   agent-app create --org O --name N --agent-key K

@@ -20,6 +20,8 @@ export interface RunningApi {
 /** Applies migrations (unless a supervising process did), connects PostgreSQL and Temporal, and listens. */
 export async function startApi(config: Config, logger: Logger, o: { migrate?: boolean } = {}): Promise<RunningApi> {
   const databaseUrl = required(config.database.url, 'DATABASE_URL');
+  // Behind a load balancer the Host header is the client's to choose: links must not be built from it.
+  if (config.env === 'production') required(config.http.publicBaseUrl, 'PUBLIC_BASE_URL (with NODE_ENV=production)');
   const tokens = new TokenService({ signingSecret: required(config.auth.signingSecret, 'SIGNING_SECRET'), issuer: config.auth.issuer });
   if (o.migrate ?? true) await applyMigrations(databaseUrl, logger);
   const pool = await createDatabasePool(databaseUrl, config.database);

@@ -14,7 +14,10 @@ import { retryStartup } from './retry.js';
 import { activityDeps } from '../../activities/index.js';
 
 export interface RunningWorker {
+  /** The main queue's worker (workflows and light activities). */
   worker: Worker;
+  /** The media queue's worker (transfers, encodes, transcription). */
+  mediaWorker: Worker;
   /** Resolves when the worker has drained and every connection is closed. */
   done: Promise<void>;
   shutdown(): Promise<void>;
@@ -35,24 +38,34 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
   }
   const connection = await connectTemporalWorker(config);
   const stopping = new AbortController();
-  const worker = await createWorker({
+  const common = {
     connection,
     namespace: config.temporal.namespace,
-    taskQueue: taskQueues(config).main,
     activities: { ...activityDeps(pool, config), workerStopping: stopping.signal },
     workflowBundlePath: config.temporal.workflowBundlePath,
     shutdownGraceSeconds: config.temporal.shutdownGraceSeconds,
+  };
+  const worker = await createWorker({ ...common, taskQueue: taskQueues(config).main });
+  const mediaWorker = await createWorker({
+    ...common, taskQueue: taskQueues(config).media, activitiesOnly: { maxConcurrent: config.temporal.mediaActivitySlots },
   });
   abortWhenStopping(worker, stopping);
-  const done = worker.run().finally(async () => {
+  // One stops, both stop (the Runtime's SIGTERM stops both at once).
+  const stopBoth = () => {
+    for (const w of [worker, mediaWorker]) if (w.getState() === 'RUNNING') w.shutdown();
+  };
+  const done = Promise.allSettled([worker.run().finally(stopBoth), mediaWorker.run().finally(stopBoth)]).then(async (results) => {
     await connection.close();
     await pool.end();
+    const failed = results.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
   });
   return {
     worker,
+    mediaWorker,
     done,
     async shutdown() {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
+      stopBoth();
       await done;
     },
   };
@@ -78,7 +91,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   // WORKER_SHUTDOWN_GRACE_SECONDS to finish); run() then resolves.
   Runtime.install({ logger: sdkLogger(config.logLevel) });
   const running = await startWorker(config, logger);
-  logger.info({ taskQueue: taskQueues(config).main }, 'worker running');
+  logger.info({ taskQueues: taskQueues(config) }, 'worker running');
   await running.done;
   logger.info('worker stopped');
 }

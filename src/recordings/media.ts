@@ -1,5 +1,6 @@
 import type { Config } from '../config.js';
 import type { TemporalClient } from '../temporal/connection.js';
+import { taskQueues } from '../temporal/task-queues.js';
 import { ORGANIZATION_ID, RECORDING_ID, STATUS } from '../temporal/search-attributes.js';
 import { MEDIA_INGESTION_WORKFLOW, mediaIngestionWorkflowId, type MediaIngestionInput } from '../../workflows/media-ingestion/contract.js';
 
@@ -17,6 +18,7 @@ export async function startMediaIngestion(
   const input: MediaIngestionInput = { version: 1, ...ids,
     ...(ids.kind === 'url' ? { transferRetryInitialSeconds: config.media.transferRetryInitialSeconds } : {}),
     heartbeatTimeoutSeconds: config.media.heartbeatTimeoutSeconds,
+    mediaTaskQueue: taskQueues(config).media,
   };
   await temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () => temporal.client.workflow.start(MEDIA_INGESTION_WORKFLOW, {
     workflowId: mediaIngestionWorkflowId(ids.recordingId),

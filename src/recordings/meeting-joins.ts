@@ -8,6 +8,7 @@ import type { TemporalClient } from '../temporal/connection.js';
 import { ORGANIZATION_ID, RECORDING_ID, STATUS } from '../temporal/search-attributes.js';
 import { botAcceptedUpdate, MEETING_JOIN_WORKFLOW, meetingJoinWorkflowId, type MeetingJoinInput } from '../../workflows/meeting-join/contract.js';
 import { requireRecordingAllowed } from './uploads.js';
+import { taskQueues } from '../temporal/task-queues.js';
 
 /** Bot creation takes a few seconds; three attempts with backoff fit well within this. */
 const ACCEPT_DEADLINE_MS = 60_000;
@@ -38,6 +39,7 @@ export async function joinMeeting(
     version: 1, organizationId: user.organizationId, userId: user.userId, recordingId: randomUUID(),
     platform: meeting.platform, meetingIdentity: meeting.identity, joinUrl: meeting.joinUrl, botName: deps.config.meetings.botName,
     pollSeconds: deps.config.meetings.pollSeconds, maxHours: deps.config.meetings.maxHours, heartbeatTimeoutSeconds: deps.config.media.heartbeatTimeoutSeconds,
+    mediaTaskQueue: taskQueues(deps.config).media,
   };
   const start = new WithStartWorkflowOperation(MEETING_JOIN_WORKFLOW, {
     workflowId: meetingJoinWorkflowId(user.organizationId, meeting.identity),

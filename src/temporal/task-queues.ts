@@ -1,9 +1,10 @@
 import type { Config } from '../config.js';
 
 /**
- * Task queue names, in one place. One queue serves every workflow and activity today; an area that
- * needs its own worker pool (ffmpeg encoding, say) gets its own name here.
+ * Task queue names, in one place. `main` serves every workflow and the light activities; `media`
+ * the heavy media activities (URL transfers, encodes, transcription) on worker slots of their own
+ * (MEDIA_WORKER_ACTIVITY_SLOTS), so that they cannot delay agent processing.
  */
 export function taskQueues(config: Pick<Config, 'temporal'>) {
-  return { main: config.temporal.taskQueue } as const;
+  return { main: config.temporal.taskQueue, media: config.temporal.mediaTaskQueue } as const;
 }

@@ -11,6 +11,8 @@ export interface WorkerDeps {
   workflowBundlePath?: string | undefined;
   shutdownGraceSeconds?: number;
   identity?: string;
+  /** A worker for activities only (the media queue), running at most this many at once. */
+  activitiesOnly?: { maxConcurrent: number };
 }
 
 export function workflowSource(bundlePath: string | undefined): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
@@ -23,7 +25,9 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     activities: createActivities(deps.activities),
-    ...workflowSource(deps.workflowBundlePath),
+    ...(deps.activitiesOnly
+      ? { maxConcurrentActivityTaskExecutions: deps.activitiesOnly.maxConcurrent }
+      : workflowSource(deps.workflowBundlePath)),
     shutdownGraceTime: `${deps.shutdownGraceSeconds ?? 30}s`,
     ...(deps.identity ? { identity: deps.identity } : {}),
   });

@@ -6,6 +6,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 export const TEST_MEDIA_DIR = path.join(os.tmpdir(), `intake-test-media-${process.pid}`);
 
 export const TEST_SIGNING_SECRET = 'test-signing-secret-test-signing-secret-0123456789';
+export const TEST_OPERATOR_TOKEN = 'test-operator-token-test-operator-token-0123456789';
 
 /**
  * A config for tests: the real parser, with test values. Ingest secrets are looked up on every
@@ -13,6 +14,6 @@ export const TEST_SIGNING_SECRET = 'test-signing-secret-test-signing-secret-0123
  */
 export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({
-    NODE_ENV: 'test', LOG_LEVEL: 'silent', SIGNING_SECRET: TEST_SIGNING_SECRET, STORAGE_DIR: TEST_MEDIA_DIR, AGENT_CREDENTIAL_CACHE_SECONDS: '0', AGENT_WORKFLOW_SIGNAL_SECONDS: '0', ...env,
+    NODE_ENV: 'test', LOG_LEVEL: 'silent', SIGNING_SECRET: TEST_SIGNING_SECRET, OPERATOR_TOKEN: TEST_OPERATOR_TOKEN, STORAGE_DIR: TEST_MEDIA_DIR, AGENT_CREDENTIAL_CACHE_SECONDS: '0', AGENT_WORKFLOW_SIGNAL_SECONDS: '0', ...env,
   });
 }

@@ -1,6 +1,6 @@
 import type { DatabasePool } from 'slonik';
 import { createApiKey } from '../../src/auth/credentials.js';
-import type { Scope } from '../../src/auth/scopes.js';
+import { SCOPES, type Scope } from '../../src/auth/scopes.js';
 import { createOrganization } from '../../src/db/repositories/organizations.js';
 import { createUser } from '../../src/db/repositories/users.js';
 import { testTokens } from './app.js';
@@ -13,14 +13,14 @@ export interface TestOrg {
   apiKeyId: string;
 }
 
-/** An organization with an all-scopes API key. */
+/** An organization with an all-scopes API key (admin included: tests read users with it). */
 export async function createTestOrg(pool: DatabasePool, options: { credits?: number; recordingAllowed?: boolean } = {}): Promise<TestOrg> {
   const org = await createOrganization(pool, {
     name: `Org ${++counter}`,
     credits: options.credits ?? 0,
     recordingAllowed: options.recordingAllowed ?? true,
   });
-  const { row, apiKey } = await createApiKey(pool, { organizationId: org.id });
+  const { row, apiKey } = await createApiKey(pool, { organizationId: org.id, scopes: [...SCOPES] });
   return { organizationId: org.id, apiKey, apiKeyId: row.id };
 }
 

@@ -27,13 +27,10 @@ const deps = testActivityDeps(pool, {
   ...(process.env.MEDIA_DIR ? loopbackMediaDeps(process.env.MEDIA_DIR) : {}),
   ...(process.env.DRAINER_SETTINGS ? { drainer: JSON.parse(process.env.DRAINER_SETTINGS) as DrainerSettings } : {}),
 });
-const worker = await Worker.create({
-  connection,
-  taskQueue,
-  activities: createActivities(onTaskQueue(deps, taskQueue)),
-  workflowBundle: { codePath: env('BUNDLE_PATH') },
-});
-const running = worker.run();
+const activities = createActivities(onTaskQueue(deps, taskQueue));
+const worker = await Worker.create({ connection, taskQueue, activities, workflowBundle: { codePath: env('BUNDLE_PATH') } });
+const mediaWorker = await Worker.create({ connection, taskQueue: `${taskQueue}-media`, activities });
+const running = Promise.all([worker.run(), mediaWorker.run()]);
 await ensureSessionDrainer(new Client({ connection }), taskQueue);
 process.stdout.write('ready\n');
 // SIGTERM (the Runtime's shutdown signal) drains the worker; then close what it used and exit.

@@ -61,20 +61,18 @@ export async function startTestWorker(
   const taskQueue = options.taskQueue ?? `test-${randomUUID()}`;
   const deps = testActivityDeps(pool, options.deps);
   const stopping = new AbortController();
-  const worker = await Worker.create({
-    connection,
-    taskQueue,
-    activities: createActivities({ ...onTaskQueue(deps, taskQueue), workerStopping: stopping.signal }),
-    workflowBundle: await workflowBundle(),
-    shutdownGraceTime: '2s',
-  });
-  const running = worker.run();
+  const activities = createActivities({ ...onTaskQueue(deps, taskQueue), workerStopping: stopping.signal });
+  const worker = await Worker.create({ connection, taskQueue, activities, workflowBundle: await workflowBundle(), shutdownGraceTime: '2s' });
+  // The media queue's worker, as the production worker runs it (testConfig: `<taskQueue>-media`).
+  const mediaWorker = await Worker.create({ connection, taskQueue: `${taskQueue}-media`, activities, shutdownGraceTime: '2s' });
+  const running = Promise.all([worker.run(), mediaWorker.run()]);
   if (options.drainer !== false) await ensureSessionDrainer(new Client({ connection }), taskQueue);
   return {
     taskQueue,
     async stop() {
       stopping.abort();
       worker.shutdown();
+      mediaWorker.shutdown();
       await running;
       await connection.close();
     },

@@ -113,6 +113,14 @@ describe('API and worker entrypoints', function () {
     assert.match(api.output(), /SIGNING_SECRET is required/);
   });
 
+  it('API: refuses to start in production without PUBLIC_BASE_URL (links are never built from a Host header)', async () => {
+    const api = launch('api.ts', { ...env, NODE_ENV: 'production', PORT: String(await freePort()) });
+    running.push(api.child);
+    const code = await new Promise<number | null>((resolve) => api.child.once('exit', resolve));
+    assert.notEqual(code, 0);
+    assert.match(api.output(), /PUBLIC_BASE_URL \(with NODE_ENV=production\) is required/);
+  });
+
   it('worker: runs workflows on its task queue and drains on SIGTERM', async () => {
     const taskQueue = `entry-${randomUUID()}`;
     const worker = launch('worker.ts', { ...env, TEMPORAL_TASK_QUEUE: taskQueue });

@@ -24,6 +24,7 @@ import {
   assistantMessage, feedbackEvent, processingContext, sessionRequest, userMessage, type ProcessingContext, type TestAgentApp,
 } from '../helpers/agents.js';
 import { stopTestStack } from '../helpers/stack.js';
+import { TEST_OPERATOR_TOKEN } from '../helpers/config.js';
 import { loopbackMediaDeps } from '../helpers/worker.js';
 import { createTestUser } from '../helpers/fixtures.js';
 import { LocalRecorder } from '../../src/providers/recorder/local.js';
@@ -61,7 +62,7 @@ try {
   let h = await send(ctx, app, 'billing', [1, 3, 5, 7].flatMap((s) => [userMessage(s, `q${s}`), assistantMessage(s + 1, `a${s}`)]), 'ended');
   const blocked = async () => (await ctx.session(sessionOf(h))).processing_status === 'billing_blocked';
   while (!(await blocked())) await new Promise((r) => setTimeout(r, 100));
-  await ctx.api.request('/v3/rest/organization/credits', { method: 'POST', headers: { 'X-Service-Api-Key': ctx.org.apiKey }, json: { amount: 100 } });
+  await ctx.api.request(`/v3/operator/organizations/${ctx.org.organizationId}/credits`, { method: 'POST', headers: { 'X-Operator-Token': TEST_OPERATOR_TOKEN }, json: { amount: 100 } });
   await h.result();
   await save('agent-session-billing.json', h);
 

@@ -18,6 +18,8 @@ export interface MediaIngestionInput {
   transferRetryInitialSeconds?: number;
   /** A transfer or encode without a heartbeat for this long is retried (a dead worker); default 120. */
   heartbeatTimeoutSeconds?: number;
+  /** The task queue of the heavy activities (transfer, encode, transcribe); absent: the workflow's own (runs started before media had a queue). */
+  mediaTaskQueue?: string;
 }
 
 export interface MediaIngestionResult {

@@ -7,16 +7,18 @@ import { uploadCancelledSignal, uploadFinishedSignal, type MediaIngestionInput, 
  * Transient transfer failures (DNS, network, 5xx, an empty answer) are retried with backoff for
  * about a day while the asset stays `queued`; permanent ones fail at once.
  */
-function transferActivities(initialSeconds: number, heartbeatSeconds: number) {
+function transferActivities(initialSeconds: number, heartbeatSeconds: number, taskQueue: string | undefined) {
   return proxyActivities<MediaActivities>({
+    ...(taskQueue ? { taskQueue } : {}),
     startToCloseTimeout: '6 hours',
     heartbeatTimeout: `${heartbeatSeconds} seconds`,
     retry: { initialInterval: `${initialSeconds} seconds`, backoffCoefficient: 2, maximumInterval: '30 minutes', maximumAttempts: 60 },
   });
 }
 /** A worker that dies mid-encode stops heartbeating: another starts the encode again (same file). */
-function encodeActivities(heartbeatSeconds: number) {
+function encodeActivities(heartbeatSeconds: number, taskQueue: string | undefined) {
   return proxyActivities<MediaActivities>({
+    ...(taskQueue ? { taskQueue } : {}),
     startToCloseTimeout: '6 hours',
     heartbeatTimeout: `${heartbeatSeconds} seconds`,
     retry: { initialInterval: '1 second', maximumInterval: '5 minutes', maximumAttempts: 5 },
@@ -24,9 +26,12 @@ function encodeActivities(heartbeatSeconds: number) {
 }
 const db = proxyActivities<MediaActivities>({ startToCloseTimeout: '1 minute', retry: { initialInterval: '1 second', maximumInterval: '1 minute' } });
 // A transcription engine may take a while on long media; transient failures are retried a few times.
-const transcription = proxyActivities<MediaActivities>({
-  startToCloseTimeout: '2 hours', retry: { initialInterval: '10 seconds', maximumInterval: '10 minutes', maximumAttempts: 5 },
-});
+function transcriptionActivities(taskQueue: string | undefined) {
+  return proxyActivities<MediaActivities>({
+    ...(taskQueue ? { taskQueue } : {}),
+    startToCloseTimeout: '2 hours', retry: { initialInterval: '10 seconds', maximumInterval: '10 minutes', maximumAttempts: 5 },
+  });
+}
 // About a minute for the creating request to commit (1 + 2 + 4 + 8 + 16 + 32 s).
 const created = proxyActivities<MediaActivities>({ startToCloseTimeout: '30 seconds', retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 7 } });
 
@@ -79,8 +84,10 @@ async function awaitUpload(ingestionId: string): Promise<MediaIngestionResult | 
  */
 export async function mediaIngestionWorkflow(input: MediaIngestionInput): Promise<MediaIngestionResult> {
   const heartbeat = input.heartbeatTimeoutSeconds ?? 120;
-  const transfer = transferActivities(input.transferRetryInitialSeconds ?? 10, heartbeat);
-  const encode = encodeActivities(heartbeat);
+  // Heavy work runs on the media task queue's own worker slots: it cannot hold up agent processing.
+  const transfer = transferActivities(input.transferRetryInitialSeconds ?? 10, heartbeat, input.mediaTaskQueue);
+  const encode = encodeActivities(heartbeat, input.mediaTaskQueue);
+  const transcription = transcriptionActivities(input.mediaTaskQueue);
   try {
     await created.awaitIngestion(input.ingestionId);
   } catch {

@@ -28,6 +28,8 @@ export interface MeetingJoinInput {
   /** A bot still in the meeting after this long is asked to leave. */
   maxHours: number;
   heartbeatTimeoutSeconds?: number;
+  /** Passed on to the media ingestion (see MediaIngestionInput). */
+  mediaTaskQueue?: string;
 }
 
 export type BotStateName = 'joining' | 'waiting_room' | 'in_call' | 'recording' | 'done' | 'failed';

@@ -85,7 +85,8 @@ export async function meetingJoinWorkflow(input: MeetingJoinInput): Promise<Meet
   await executeChild(mediaIngestionWorkflow, {
     workflowId: mediaIngestionWorkflowId(input.recordingId),
     args: [{ version: 1, organizationId: input.organizationId, recordingId: input.recordingId, ingestionId: handOff.ingestionId, kind: handOff.kind,
-      ...(input.heartbeatTimeoutSeconds ? { heartbeatTimeoutSeconds: input.heartbeatTimeoutSeconds } : {}) }],
+      ...(input.heartbeatTimeoutSeconds ? { heartbeatTimeoutSeconds: input.heartbeatTimeoutSeconds } : {}),
+      ...(input.mediaTaskQueue ? { mediaTaskQueue: input.mediaTaskQueue } : {}) }],
     parentClosePolicy: ParentClosePolicy.ABANDON,
     typedSearchAttributes: [
       { key: ORGANIZATION_ID, value: input.organizationId },

@@ -1,7 +1,8 @@
+import { decodeJwt } from 'jose';
 import { createApiKey } from '../../auth/credentials.js';
 import { isScope, type Scope } from '../../auth/scopes.js';
 import { revokeApiKey } from '../../db/repositories/api-keys.js';
-import { findUser } from '../../db/repositories/users.js';
+import { findUser, revokeToken, revokeUserTokens } from '../../db/repositories/users.js';
 import { flags, int, list, optStr, str } from '../args.js';
 import { CliError, type CliContext } from '../context.js';
 import { requireOrganization } from './tenancy.js';
@@ -30,5 +31,39 @@ export async function tokenIssue(ctx: CliContext, argv: string[]) {
   if (!user) throw new CliError(`user ${str(f, 'user')} not found`);
   if (user.status !== 'active') throw new CliError(`user ${user.id} is disabled`);
   const ttl = int(f, 'ttl-seconds', { min: 1, max: 31 * 24 * 3600, fallback: ctx.config.auth.accessTokenTtlSeconds });
-  return (await ctx.tokens()).issue({ id: user.id, organizationId: user.organization_id }, ttl);
+  return (await ctx.tokens()).issue({ id: user.id, organizationId: user.organization_id, tokenVersion: user.token_version }, ttl);
+}
+
+function beforeExpiry(token: string): Date {
+  try {
+    const { exp } = decodeJwt(token);
+    if (typeof exp === 'number' && exp * 1000 <= Date.now()) return new Date(exp * 1000 - 1000);
+  } catch {
+    // not a JWT: verification says so
+  }
+  return new Date();
+}
+
+/**
+ * `--token T`: that token stops working (its jti is kept until it expires). `--user U`: every
+ * token the user holds stops working; tokens issued afterwards work.
+ */
+export async function tokenRevoke(ctx: CliContext, argv: string[]) {
+  const f = flags(argv, { token: 'string', user: 'string' });
+  const token = optStr(f, 'token');
+  const userId = optStr(f, 'user');
+  if ((token === undefined) === (userId === undefined)) throw new CliError('give either --token T or --user U', 2);
+  if (userId !== undefined) {
+    const user = await revokeUserTokens(await ctx.db(), userId);
+    if (!user) throw new CliError(`user ${userId} not found`);
+    return { userId: user.id, revoked: 'all' };
+  }
+  // An expired token needs no revocation, but saying so is clearer than "invalid": read it as of just before it expired.
+  const verified = await (await ctx.tokens()).verify(token ?? '', beforeExpiry(token ?? ''));
+  if (typeof verified === 'string' || !verified.tokenId) throw new CliError('--token is not an access token this service issued');
+  if (verified.expiresAt.getTime() <= Date.now()) return { tokenId: verified.tokenId, userId: verified.userId, revoked: 'already expired' };
+  const user = await findUser(await ctx.db(), verified.userId);
+  if (!user) throw new CliError(`user ${verified.userId} not found`);
+  await revokeToken(await ctx.db(), { tokenId: verified.tokenId, userId: user.id, expiresAt: verified.expiresAt });
+  return { tokenId: verified.tokenId, userId: user.id, revoked: 'token', expiresAt: verified.expiresAt.toISOString() };
 }

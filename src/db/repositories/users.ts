@@ -10,6 +10,7 @@ export const userRow = z.object({
   last_name: z.string().nullable(),
   role: z.enum(['member', 'admin']),
   status: z.enum(['active', 'disabled']),
+  token_version: z.number(),
   created_at: z.string(),
   updated_at: z.string(),
 });
@@ -34,4 +35,29 @@ export async function findUser(db: CommonQueryMethods, id: string): Promise<User
 export async function findUserInOrganization(db: CommonQueryMethods, organizationId: string, id: string): Promise<UserRow | null> {
   if (!isUuid(id)) return null;
   return db.maybeOne(sql.type(userRow)`SELECT * FROM users WHERE id = ${id} AND organization_id = ${organizationId}`);
+}
+
+/** The user a token names, and whether that token (by its jti) has been revoked: one statement. */
+export async function findTokenUser(db: CommonQueryMethods, id: string, tokenId: string | null): Promise<(UserRow & { token_revoked: boolean }) | null> {
+  if (!isUuid(id)) return null;
+  const jti = tokenId !== null && isUuid(tokenId) ? tokenId : null;
+  return db.maybeOne(sql.type(userRow.extend({ token_revoked: z.boolean() }))`
+    SELECT u.*, EXISTS (SELECT 1 FROM revoked_tokens r WHERE r.jti = ${jti}) AS token_revoked
+    FROM users u WHERE u.id = ${id}`);
+}
+
+/** Revokes one token until it expires (and forgets revocations of tokens that have expired). */
+export async function revokeToken(db: CommonQueryMethods, input: { tokenId: string; userId: string; expiresAt: Date }): Promise<void> {
+  await db.query(sql.unsafe`
+    WITH gone AS (DELETE FROM revoked_tokens WHERE expires_at < now() - interval '1 minute')
+    INSERT INTO revoked_tokens (jti, user_id, expires_at)
+    VALUES (${input.tokenId}, ${input.userId}, ${input.expiresAt.toISOString()}::timestamptz)
+    ON CONFLICT (jti) DO NOTHING`);
+}
+
+/** Every token the user holds stops working: tokens carry the version they were issued under. */
+export async function revokeUserTokens(db: CommonQueryMethods, userId: string): Promise<UserRow | null> {
+  if (!isUuid(userId)) return null;
+  return db.maybeOne(sql.type(userRow)`
+    UPDATE users SET token_version = token_version + 1, updated_at = now() WHERE id = ${userId} RETURNING *`);
 }

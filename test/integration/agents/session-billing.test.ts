@@ -9,6 +9,7 @@ import {
   assistantMessage, feedbackEvent, processingContext, sessionRequest, userMessage, type ProcessingContext, type TestAgentApp,
 } from '../../helpers/agents.js';
 import { runIntake } from '../../helpers/cli.js';
+import { TEST_OPERATOR_TOKEN } from '../../helpers/config.js';
 import { testStack } from '../../helpers/stack.js';
 import { eventually } from '../../helpers/wait.js';
 
@@ -58,8 +59,8 @@ describe('agent session workflow: credits and billing_blocked', function () {
       assert.equal((await ctx.outcome(sessionId)).done, 3);
       assert.equal(await balance(ctx), 0);
 
-      // The REST top-up wakes it at once.
-      const topUp = await ctx.api.request('/v3/rest/organization/credits', { method: 'POST', headers: { 'X-Service-Api-Key': ctx.org.apiKey }, json: { amount: 5 } });
+      // The operator's top-up over HTTP wakes it at once.
+      const topUp = await ctx.api.request(`/v3/operator/organizations/${ctx.org.organizationId}/credits`, { method: 'POST', headers: { 'X-Operator-Token': TEST_OPERATOR_TOKEN }, json: { amount: 5 } });
       assert.equal(topUp.status, 200);
       assert.equal(topUp.body.balance, 5);
       assert.equal(topUp.body.resumedSessions, 1);

@@ -1,29 +1,32 @@
 import { strict as assert } from 'node:assert';
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { DatabasePool } from 'slonik';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { testConfig } from '../../helpers/config.js';
-import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
+import { TEST_OPERATOR_TOKEN, testConfig } from '../../helpers/config.js';
+import { createTestKey, createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
 import { createTestDatabase } from '../../helpers/stack.js';
 
 describe('HTTP error handling', () => {
   let pool: DatabasePool;
   let api: TestApi;
   let org: TestOrg;
-  const credits = '/v3/rest/organization/credits';
+  // A route with a JSON body: the operator's credit top-up.
+  let credits: string;
 
   before(async () => {
     pool = await createDatabasePool(await createTestDatabase());
     api = await startTestApi({ pool, config: testConfig({ BODY_LIMIT_BYTES: '1024' }) });
     org = await createTestOrg(pool);
+    credits = `/v3/operator/organizations/${org.organizationId}/credits`;
   });
   after(async () => {
     await api?.close();
     await pool?.end();
   });
 
-  const auth = () => ({ 'X-Service-Api-Key': org.apiKey });
+  const auth = () => ({ 'X-Operator-Token': TEST_OPERATOR_TOKEN });
 
   it('answers an unknown route with 404 JSON', async () => {
     const res = await api.request('/v3/rest/nothing-here');
@@ -99,7 +102,7 @@ describe('HTTP error handling', () => {
     );
     const missing = await api.request(credits, { method: 'POST', headers: auth(), json: {} });
     assert.deepEqual(missing.body.errors, [{ path: 'body.amount', message: "must have required property 'amount'" }]);
-    const orgNow = await api.request('/v3/rest/organization', { headers: auth() });
+    const orgNow = await api.request('/v3/rest/organization', { headers: { 'X-Service-Api-Key': org.apiKey } });
     assert.equal(orgNow.body.creditBalance, 0);
   });
 
@@ -114,7 +117,7 @@ describe('HTTP error handling', () => {
     const broken = { ...pool, maybeOne: async () => { throw new Error('secret internal detail: relation "x" at 10.0.0.5'); } } as unknown as DatabasePool;
     const brokenApi = await startTestApi({ pool: broken, temporal: api.deps.temporal });
     try {
-      const res = await brokenApi.request('/v3/rest/organization', { headers: auth() });
+      const res = await brokenApi.request('/v3/rest/organization', { headers: { 'X-Service-Api-Key': org.apiKey } });
       assert.equal(res.status, 500);
       assert.deepEqual(Object.keys(res.body).sort(), ['errorCode', 'message', 'requestId']);
       assert.equal(res.body.errorCode, 'internal_error');
@@ -125,20 +128,51 @@ describe('HTTP error handling', () => {
     }
   });
 
-  it('credits an organization through the REST equivalent of `intake credits add`', async () => {
+  it('credits an organization through the operator route, the HTTP equivalent of `intake credits add`', async () => {
     const res = await api.request(credits, { method: 'POST', headers: auth(), json: { amount: 25 } });
     assert.equal(res.status, 200);
     assert.deepEqual(res.body, { organizationId: org.organizationId, balance: 25, resumedSessions: 0 });
+    const unknown = await api.request(`/v3/operator/organizations/${randomUUID()}/credits`, { method: 'POST', headers: auth(), json: { amount: 1 } });
+    assert.equal(unknown.status, 404);
+    assert.deepEqual(unknown.body, { message: 'Organization not found.', errorCode: 'not_found', resource: 'Organization' });
+  });
+
+  it('refuses credit top-ups from organizations: only the operator credential adds credits', async () => {
+    const admin = await createTestKey(pool, org.organizationId, ['admin']);
+    const before = (await api.request('/v3/rest/organization', { headers: { 'X-Service-Api-Key': org.apiKey } })).body.creditBalance;
+    // The organization-facing route is gone, whatever the credential's scopes.
+    const old = await api.request('/v3/rest/organization/credits', { method: 'POST', headers: { 'X-Service-Api-Key': admin.apiKey }, json: { amount: 1000 } });
+    assert.equal(old.status, 404);
+    // An organization's key is not the operator's credential.
+    const asOrg = await api.request(credits, { method: 'POST', headers: { 'X-Service-Api-Key': admin.apiKey }, json: { amount: 1000 } });
+    assert.equal(asOrg.status, 401);
+    assert.deepEqual(asOrg.body, { message: 'Authentication required: send the operator token in X-Operator-Token.', errorCode: 'unauthenticated' });
+    const wrong = await api.request(credits, { method: 'POST', headers: { 'X-Operator-Token': `${TEST_OPERATOR_TOKEN}x` }, json: { amount: 1000 } });
+    assert.equal(wrong.status, 401);
+    assert.deepEqual(wrong.body, { message: 'The operator token is not valid.', errorCode: 'invalid_credentials' });
+    // No OPERATOR_TOKEN configured: nobody is the operator.
+    const unconfigured = await startTestApi({ pool, config: testConfig({ OPERATOR_TOKEN: '' }) });
+    try {
+      const res = await unconfigured.request(credits, { method: 'POST', headers: auth(), json: { amount: 1000 } });
+      assert.equal(res.status, 401);
+      assert.equal(res.body.errorCode, 'invalid_credentials');
+    } finally {
+      await unconfigured.close();
+    }
+    const after = (await api.request('/v3/rest/organization', { headers: { 'X-Service-Api-Key': org.apiKey } })).body.creditBalance;
+    assert.equal(after, before, 'no refused top-up added anything');
   });
 
   it('serves an OpenAPI 3.1 document built from the validation schemas', async () => {
     const res = await api.request('/openapi.json');
     assert.equal(res.status, 200);
     assert.equal(res.body.openapi, '3.1.0');
-    const op = res.body.paths['/v3/rest/organization/credits'].post;
+    const op = res.body.paths['/v3/operator/organizations/{organizationId}/credits'].post;
     assert.equal(op.requestBody.content['application/json'].schema.properties.amount.minimum, 1);
-    assert.deepEqual(op.security, [{ apiKey: [] }, { bearer: [] }]);
-    assert.ok(op.responses['401'] && op.responses['403'] && op.responses['413'] && op.responses['415']);
+    assert.deepEqual(op.security, [{ operatorToken: [] }]);
+    assert.ok(op.responses['401'] && op.responses['404'] && op.responses['413'] && op.responses['415']);
+    assert.equal(res.body.paths['/v3/rest/organization/credits'], undefined);
+    assert.deepEqual(res.body.paths['/v3/rest/users/{userId}'].get.security, [{ apiKey: [] }, { bearer: [] }]);
     assert.ok(res.body.paths['/readyz'].get);
     assert.ok(res.body.paths['/v3/rest/users/{userId}'].get.parameters.some((p: { name: string }) => p.name === 'userId'));
     const feedback = res.body.paths['/v3/rest/feedback-sources/{id}/records'];

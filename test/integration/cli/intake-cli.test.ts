@@ -8,7 +8,7 @@ import type { DatabasePool } from 'slonik';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { writeStackInfo } from '../../../src/dev/stack-file.js';
 import { PROJECT_ROOT } from '../../../src/paths.js';
-import { startTestApi, type TestApi } from '../../helpers/app.js';
+import { startTestApi, testTokens, type TestApi } from '../../helpers/app.js';
 import { runIntake } from '../../helpers/cli.js';
 import { TEST_SIGNING_SECRET } from '../../helpers/config.js';
 import { createEmptyDatabase, createTestDatabase } from '../../helpers/stack.js';
@@ -66,6 +66,13 @@ describe('intake admin CLI', function () {
     const viaApi = await api.request('/v3/rest/organization', { headers: { 'X-Service-Api-Key': key.json.apiKey } });
     assert.equal(viaApi.body.creditBalance, 25);
 
+    // Least privilege: without --scopes, every data scope and never admin.
+    const plain = await intake('api-key', 'create', '--org', org.json.organizationId);
+    assert.deepEqual(plain.json.scopes, ['feedback:write', 'feedback:read', 'recordings:read', 'recordings:write', 'agents:read', 'signals:read']);
+    const notAdmin = await api.request(`/v3/rest/users/${user.json.userId}`, { headers: { 'X-Service-Api-Key': plain.json.apiKey } });
+    assert.equal(notAdmin.status, 403);
+    assert.equal(notAdmin.body.errorCode, 'insufficient_scope');
+
     const revoked = await intake('api-key', 'revoke', '--id', key.json.apiKeyId);
     assert.equal(revoked.code, 0);
     assert.equal(revoked.json.apiKeyId, key.json.apiKeyId);
@@ -73,6 +80,43 @@ describe('intake admin CLI', function () {
     const after = await api.request('/v3/rest/organization', { headers: { 'X-Service-Api-Key': key.json.apiKey } });
     assert.equal(after.status, 401);
     assert.equal(after.body.errorCode, 'credential_revoked');
+  });
+
+  it('revokes one user token, or every token of a user', async () => {
+    const org = await intake('org', 'create', '--name', 'Tokens');
+    const user = await intake('user', 'create', '--org', org.json.organizationId, '--email', 'tok@example.com');
+    const me = (token: string) => api.request('/v3/rest/organization', { headers: { Authorization: `Bearer ${token}` } });
+    const first = (await intake('token', 'issue', '--user', user.json.userId)).json;
+    const second = (await intake('token', 'issue', '--user', user.json.userId)).json;
+    assert.match(first.tokenId, /^[0-9a-f-]{36}$/);
+    assert.equal((await me(first.accessToken)).status, 200);
+
+    const one = await intake('token', 'revoke', '--token', first.accessToken);
+    assert.equal(one.code, 0);
+    assert.deepEqual(one.json, { tokenId: first.tokenId, userId: user.json.userId, revoked: 'token', expiresAt: first.expiresAt });
+    const refused = await me(first.accessToken);
+    assert.equal(refused.status, 401);
+    assert.deepEqual(refused.body, { message: 'The access token has been revoked.', errorCode: 'credential_revoked' });
+    assert.equal((await me(second.accessToken)).status, 200, 'only that token');
+
+    const all = await intake('token', 'revoke', '--user', user.json.userId);
+    assert.deepEqual(all.json, { userId: user.json.userId, revoked: 'all' });
+    assert.equal((await me(second.accessToken)).body.errorCode, 'credential_revoked');
+    const third = (await intake('token', 'issue', '--user', user.json.userId)).json;
+    assert.equal((await me(third.accessToken)).status, 200, 'tokens issued after the revocation work');
+
+    const expired = await testTokens().issue({ id: user.json.userId, organizationId: org.json.organizationId }, 60, new Date(Date.now() - 3_600_000));
+    assert.equal((await intake('token', 'revoke', '--token', expired.accessToken)).json.revoked, 'already expired');
+    for (const [args, message] of [
+      [['token', 'revoke'], /give either --token T or --user U/],
+      [['token', 'revoke', '--token', 'not-a-token'], /not an access token this service issued/],
+      [['token', 'revoke', '--user', '00000000-0000-4000-8000-000000000000'], /user .* not found/],
+    ] as [string[], RegExp][]) {
+      const result = await intake(...args);
+      assert.notEqual(result.code, 0);
+      assert.match(result.stderr, message);
+      assert.equal(result.stdout, '');
+    }
   });
 
   it('reports bad input on stderr with a non-zero exit and nothing on stdout', async () => {

@@ -67,7 +67,7 @@ describe('feedback sources and people', () => {
       assert.equal(res.body.errorCode, 'unauthenticated');
     });
 
-    it('answers 401 without or with a bad key, 403 for a write without feedback:write, and lets such a key read', async () => {
+    it('answers 401 without or with a bad key, 403 for a write without feedback:write and for a read without feedback:read', async () => {
       assert.equal((await f.api.request('/v3/rest/feedback-sources')).status, 401);
       const bad = await f.as('ik_nope')('/v3/rest/feedback-sources', { method: 'POST', json: { name: 'x', type: 'api' } });
       assert.deepEqual([bad.status, bad.body.errorCode], [401, 'invalid_credentials']);
@@ -77,7 +77,17 @@ describe('feedback sources and people', () => {
       assert.deepEqual(write.body, { message: "The credential lacks the 'feedback:write' scope.", errorCode: 'insufficient_scope', requiredScope: 'feedback:write' });
       const people = await f.as(readOnly.apiKey)('/v3/rest/people', { method: 'PUT', json: { email: 'a@b.co' } });
       assert.equal(people.status, 403);
-      assert.equal((await f.as(readOnly.apiKey)('/v3/rest/feedback-sources')).status, 200);
+      // A key for recordings reads no feedback: not the sources, not people's e-mails, not records.
+      const source = await f.as(f.org.apiKey)('/v3/rest/feedback-sources', { method: 'POST', json: { name: 'scoped', type: 'api' } });
+      for (const path of ['/v3/rest/feedback-sources', `/v3/rest/feedback-sources/${source.body.id}`, '/v3/rest/people?email=a@b.co', `/v3/rest/feedback-sources/${source.body.id}/records`]) {
+        const read = await f.as(readOnly.apiKey)(path);
+        assert.equal(read.status, 403, path);
+        assert.deepEqual(read.body, { message: "The credential lacks the 'feedback:read' scope.", errorCode: 'insufficient_scope', requiredScope: 'feedback:read' });
+      }
+      const reader = await createTestKey(f.pool, f.org.organizationId, ['feedback:read']);
+      assert.equal((await f.as(reader.apiKey)('/v3/rest/feedback-sources')).status, 200);
+      assert.equal((await f.as(reader.apiKey)('/v3/rest/people?email=a@b.co')).status, 200);
+      assert.equal((await f.as(reader.apiKey)('/v3/rest/feedback-sources', { method: 'POST', json: { name: 'x', type: 'api' } })).status, 403);
     });
   });
 

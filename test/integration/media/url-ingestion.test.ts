@@ -116,8 +116,18 @@ describe('media ingestion workflow: URL media', function () {
     assert.deepEqual([part.status, part.headers.get('content-range')], [206, `bytes 0-99/${size}`]);
     // No transcription engine is configured here: the transcript says so.
     assert.deepEqual(body.transcript, { status: 'unavailable', source: null });
-    const described = await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).describe();
+    const handle = api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId));
+    const described = await handle.describe();
     assert.deepEqual([described.typedSearchAttributes.get(RECORDING_ID), described.typedSearchAttributes.get(STATUS)], [recordingId, 'ready']);
+    // The heavy work ran on the media task queue's own slots; the bookkeeping on the main queue.
+    const scheduled = Object.fromEntries(((await handle.fetchHistory()).events ?? [])
+      .map((e) => e.activityTaskScheduledEventAttributes)
+      .filter((a) => a != null)
+      .map((a) => [a.activityType?.name, a.taskQueue?.name]));
+    assert.deepEqual(scheduled, {
+      awaitIngestion: worker.taskQueue, transferUrlMedia: `${worker.taskQueue}-media`, encodeMedia: `${worker.taskQueue}-media`,
+      finalizeMedia: worker.taskQueue, transcribeMedia: `${worker.taskQueue}-media`,
+    });
   });
 
   for (const [name, url, code] of [

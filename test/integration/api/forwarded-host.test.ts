@@ -1,0 +1,43 @@
+import { strict as assert } from 'node:assert';
+import type { DatabasePool } from 'slonik';
+import { createDatabasePool } from '../../../src/db/pool.js';
+import { startTestApi, type TestApi } from '../../helpers/app.js';
+import { testConfig } from '../../helpers/config.js';
+import { createTestDatabase } from '../../helpers/stack.js';
+
+/** Links the API builds (upload URLs, MCP metadata) never come from headers a client may forge. */
+describe('public base URL and forwarded headers', () => {
+  let pool: DatabasePool;
+  const apis: TestApi[] = [];
+  const start = async (env: Record<string, string>) => {
+    const api = await startTestApi({ pool, config: testConfig(env) });
+    apis.push(api);
+    return api;
+  };
+  const resource = async (api: TestApi, headers: Record<string, string>) =>
+    (await api.request('/.well-known/oauth-protected-resource', { headers })).body.resource as string;
+  const forged = { 'X-Forwarded-Host': 'evil.example', 'X-Forwarded-Proto': 'https' };
+
+  before(async () => {
+    pool = await createDatabasePool(await createTestDatabase());
+  });
+  after(async () => {
+    for (const api of apis) await api.close();
+    await pool?.end();
+  });
+
+  it('ignores X-Forwarded-Host and -Proto by default', async () => {
+    const api = await start({});
+    assert.equal(await resource(api, forged), `${api.url}/mcp`);
+  });
+
+  it('believes them with TRUST_PROXY (a proxy the operator runs sets them)', async () => {
+    const api = await start({ TRUST_PROXY: 'true' });
+    assert.equal(await resource(api, forged), 'https://evil.example/mcp');
+  });
+
+  it('uses PUBLIC_BASE_URL whatever the headers say', async () => {
+    const api = await start({ PUBLIC_BASE_URL: 'https://intake.example.com', TRUST_PROXY: 'true' });
+    assert.equal(await resource(api, { ...forged, Host: 'other.example' }), 'https://intake.example.com/mcp');
+  });
+});
