@@ -14,6 +14,7 @@ import { createMeetingActivities } from './meeting-joins.js';
 import { createTranscriber } from '../src/providers/transcriber/index.js';
 import { createRetentionActivities } from './retention.js';
 import { createSessionWakeActivities } from './session-wakes.js';
+import { createMediaReconcilerActivities } from './media-reconciler.js';
 import { createSessionDrainerActivities } from './session-drainer.js';
 import { drainerSettings, type DrainerSettings } from '../src/agents/drainer.js';
 
@@ -59,6 +60,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createAgentSessionActivities(deps),
     ...createRetentionActivities(deps),
     ...createSessionWakeActivities(deps),
+    ...createMediaReconcilerActivities(deps),
     ...createSessionDrainerActivities(deps),
     ...createMediaActivities({ ...deps, uploadStore }),
     ...createMeetingActivities({ pool: deps.pool, recorder: deps.recorder, uploadStore }),

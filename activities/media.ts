@@ -11,6 +11,8 @@ import {
 } from '../src/db/repositories/media-ingestions.js';
 import { insertUtterances } from '../src/db/repositories/recordings.js';
 import { TranscriberError, type Transcriber } from '../src/providers/transcriber/types.js';
+import { RecorderError, type Recorder } from '../src/providers/recorder/types.js';
+import { findMeetingBot } from '../src/db/repositories/meeting-joins.js';
 import { encodeRendition, MediaProcessingError, probeMedia, renditionFor } from '../src/media/ffmpeg.js';
 import { renditionRelativePath } from '../src/media/playback.js';
 import { AssetFetchError, SafeFetcher, type AddressPolicy, type Resolver } from '../src/media/safe-fetch.js';
@@ -33,6 +35,8 @@ export interface MediaActivityDeps {
   resolver?: Resolver;
   /** None configured: recordings without a supplied transcript get status `unavailable`. */
   transcriber?: Transcriber | undefined;
+  /** The meeting recorder: a meeting recording's download URL is asked of it when the transfer runs, never stored. */
+  recorder?: Recorder;
 }
 
 /** A permanent failure carries the asset's errorCode as its type; a transient one is retried by Temporal. */
@@ -60,6 +64,22 @@ export function createMediaActivities(deps: MediaActivityDeps) {
     await uploads.remove(ingestionId);
   };
 
+  /**
+   * A meeting recording keeps no download URL (a presigned URL is a credential): the recorder gives
+   * a current one for its bot at each attempt.
+   */
+  const recorderMediaUrl = async (recordingId: string): Promise<string | null> => {
+    const botId = await findMeetingBot(deps.pool, recordingId);
+    if (!botId || !deps.recorder) return null;
+    try {
+      const status = await deps.recorder.botStatus(botId);
+      return status.media?.kind === 'url' ? status.media.url : null;
+    } catch (error) {
+      if (error instanceof RecorderError) throw failure(error.retryable ? 'recorder_unavailable' : 'asset_url_invalid', error.message, error.retryable);
+      throw error;
+    }
+  };
+
   return {
     /**
      * The workflow starts before the request that created the recording commits: its rows appear
@@ -73,7 +93,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
     async transferUrlMedia(ingestionId: string): Promise<{ bytes: number }> {
       const ingestion = await findIngestion(deps.pool, ingestionId);
       if (!ingestion) throw failure('ingestion_gone', 'the media ingestion no longer exists', false);
-      const url = await sourceUrl(deps.pool, ingestion.recording_id);
+      const url = (await sourceUrl(deps.pool, ingestion.recording_id)) ?? (await recorderMediaUrl(ingestion.recording_id));
       if (!url) throw failure('asset_url_invalid', 'the recording has no assetUrl', false);
       const ctx = Context.current();
       const fetcher = new SafeFetcher({

@@ -33,10 +33,13 @@ export function createMeetingActivities(deps: MeetingActivityDeps) {
       }));
     },
 
-    /** Asks the recorder for a bot (the request that started the run waits for this). */
+    /**
+     * Asks the recorder for a bot (the request that started the run waits for this). The recording
+     * id is the idempotency key: a retry after a lost answer gets the same bot, not a second one.
+     */
     async createBot(recordingId: string, meeting: MeetingToJoin): Promise<{ botId: string }> {
       try {
-        const { botId } = await deps.recorder.createBot(meeting);
+        const { botId } = await deps.recorder.createBot(meeting, { idempotencyKey: recordingId });
         await setBot(deps.pool, recordingId, { botId, state: 'joining' });
         return { botId };
       } catch (error) {
@@ -88,7 +91,8 @@ export function createMeetingActivities(deps: MeetingActivityDeps) {
         if (existing) return { ingestionId: existing.id, kind: existing.kind };
         const ingestionId = randomUUID();
         await deps.pool.transaction(async (tx) => {
-          await tx.query(sql.unsafe`UPDATE recordings SET asset_source_url = ${media.url}, asset_status = 'queued', updated_at = now() WHERE id = ${recordingId}`);
+          // The URL is not stored: the transfer asks the recorder for a current one (see transferUrlMedia).
+          await tx.query(sql.unsafe`UPDATE recordings SET asset_status = 'queued', updated_at = now() WHERE id = ${recordingId}`);
           await insertIngestion(tx, { id: ingestionId, organizationId, recordingId, kind: 'url' });
         });
         return { ingestionId, kind: 'url' };

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { deriveKey } from './auth/secrets.js';
+import { parsePayloadKeys, type PayloadKey } from './temporal/codec.js';
 import type { ExtractorConfig } from './providers/signal-extractor/index.js';
 import type { TranscriberConfig } from './providers/transcriber/index.js';
 import type { RecorderConfig } from './providers/recorder/index.js';
@@ -34,6 +36,10 @@ const schema = z.object({
   TEMPORAL_MEDIA_TASK_QUEUE: z.string().min(1).optional(),
   MEDIA_WORKER_ACTIVITY_SLOTS: positiveInt.max(64).default(2),
   TEMPORAL_API_KEY: z.string().min(1).optional(),
+  TEMPORAL_PAYLOAD_KEYS: z.string().min(1).optional(),
+  CODEC_SERVER_HOST: z.string().min(1).default('127.0.0.1'),
+  CODEC_SERVER_PORT: port.default(8888),
+  CODEC_SERVER_CORS_ORIGINS: z.string().default('http://localhost:8233,http://127.0.0.1:8233'),
   TEMPORAL_TLS: bool.default(false),
   TEMPORAL_CLI_PATH: z.string().min(1).optional(),
   TEMPORAL_PORT: port.default(7233),
@@ -92,6 +98,7 @@ const schema = z.object({
   MEDIA_TRANSFER_RETRY_INITIAL_SECONDS: positiveInt.max(3600).default(10),
   MEDIA_HEARTBEAT_TIMEOUT_SECONDS: positiveInt.min(2).max(3600).default(120),
   UPLOAD_TIMEOUT_SECONDS: positiveInt.max(7 * 24 * 3600).default(3600),
+  MEDIA_RECONCILE_SECONDS: positiveInt.max(3600).default(60),
   // Default: the spec's largest fileSize (2^53 - 1); operators set their own.
   UPLOAD_MAX_BYTES: positiveInt.max(Number.MAX_SAFE_INTEGER).default(Number.MAX_SAFE_INTEGER),
   UPLOAD_STORE: z.enum(['file', 's3']).default('file'),
@@ -120,6 +127,8 @@ export interface Config {
   http: { host: string; port: number; publicBaseUrl: string | undefined; trustProxy: boolean; bodyLimitBytes: number; processes: number };
   /** The operator credential for operator routes (credit top-ups); unset: those routes refuse everyone. */
   operatorToken: string | undefined;
+  /** `npm run codec-server` (the Temporal UI's payload codec). */
+  codecServer: { host: string; port: number; allowedOrigins: string[] };
   logLevel: Parsed['LOG_LEVEL'];
   dataDir: string;
   database: { url: string | undefined; poolSize: number; statementTimeoutMs: number; devPort: number; devSharedDir: string };
@@ -133,6 +142,8 @@ export interface Config {
     mediaTaskQueue: string;
     /** Media activities one worker runs at once. */
     mediaActivitySlots: number;
+    /** Keys of the payload encryption (first encrypts); absent: payloads are not encrypted. */
+    payloadKeys: PayloadKey[] | undefined;
     apiKey: string | undefined;
     tls: boolean;
     cliPath: string | undefined;
@@ -171,7 +182,7 @@ export interface Config {
   recordings: { bodyLimitBytes: number };
   /** `dir`: where media (uploads, renditions) is kept; default `<DATA_DIR>/media`. */
   media: {
-    dir: string; playbackTtlSeconds: number; transferRetryInitialSeconds: number; heartbeatTimeoutSeconds: number; uploadTimeoutSeconds: number;
+    dir: string; playbackTtlSeconds: number; transferRetryInitialSeconds: number; heartbeatTimeoutSeconds: number; uploadTimeoutSeconds: number; reconcileSeconds: number;
     /** The largest direct upload accepted (its declared fileSize). */
     uploadMaxBytes: number;
     /** Where direct uploads' bytes go: files under `dir`, or an S3-compatible bucket. */
@@ -215,6 +226,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       taskQueue: e.TEMPORAL_TASK_QUEUE,
       mediaTaskQueue: e.TEMPORAL_MEDIA_TASK_QUEUE ?? `${e.TEMPORAL_TASK_QUEUE}-media`,
       mediaActivitySlots: e.MEDIA_WORKER_ACTIVITY_SLOTS,
+      payloadKeys: payloadKeys(e),
       apiKey: e.TEMPORAL_API_KEY,
       tls: e.TEMPORAL_TLS,
       cliPath: e.TEMPORAL_CLI_PATH,
@@ -224,6 +236,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       shutdownGraceSeconds: e.WORKER_SHUTDOWN_GRACE_SECONDS,
     },
     operatorToken: e.OPERATOR_TOKEN,
+    codecServer: {
+      host: e.CODEC_SERVER_HOST,
+      port: e.CODEC_SERVER_PORT,
+      allowedOrigins: e.CODEC_SERVER_CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean),
+    },
     auth: { signingSecret: e.SIGNING_SECRET, issuer: e.TOKEN_ISSUER, accessTokenTtlSeconds: e.ACCESS_TOKEN_TTL_SECONDS },
     rateLimits: {
       feedbackPerMinute: e.FEEDBACK_RATE_LIMIT_PER_MINUTE,
@@ -282,6 +299,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       transferRetryInitialSeconds: e.MEDIA_TRANSFER_RETRY_INITIAL_SECONDS,
       heartbeatTimeoutSeconds: e.MEDIA_HEARTBEAT_TIMEOUT_SECONDS,
       uploadTimeoutSeconds: e.UPLOAD_TIMEOUT_SECONDS,
+      reconcileSeconds: e.MEDIA_RECONCILE_SECONDS,
       uploadMaxBytes: e.UPLOAD_MAX_BYTES,
       uploadStore: e.UPLOAD_STORE === 's3' ? { kind: 's3', ...s3Settings(e, 'UPLOAD_STORE') } : { kind: 'file' },
       mediaStore: e.MEDIA_STORE === 's3' ? { kind: 's3', ...s3Settings(e, 'MEDIA_STORE') } : { kind: 'file' },
@@ -293,6 +311,21 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       authorizationServers: e.MCP_AUTHORIZATION_SERVERS?.split(',').map((s) => s.trim()).filter(Boolean),
     },
   };
+}
+
+/** TEMPORAL_PAYLOAD_KEYS, or one key derived from SIGNING_SECRET (id `signing-secret`). */
+function payloadKeys(e: Parsed): PayloadKey[] | undefined {
+  if (e.TEMPORAL_PAYLOAD_KEYS) {
+    const keys = parsePayloadKeys(e.TEMPORAL_PAYLOAD_KEYS);
+    if (typeof keys === 'string') throw new ConfigError(`Invalid configuration: TEMPORAL_PAYLOAD_KEYS: ${keys}`);
+    return keys;
+  }
+  return e.SIGNING_SECRET ? signingSecretPayloadKeys(e.SIGNING_SECRET) : undefined;
+}
+
+/** The default payload key: derived from SIGNING_SECRET (the dev stack's generated one included). */
+export function signingSecretPayloadKeys(signingSecret: string): PayloadKey[] {
+  return [{ id: 'signing-secret', key: deriveKey(signingSecret, 'temporal-payloads') }];
 }
 
 function s3Settings(e: Parsed, store: 'UPLOAD_STORE' | 'MEDIA_STORE'): S3Settings {

@@ -5,4 +5,5 @@ export { retentionSweepWorkflow } from './retention-sweep/workflow.js';
 export { mediaIngestionWorkflow } from './media-ingestion/workflow.js';
 export { meetingJoinWorkflow } from './meeting-join/workflow.js';
 export { sessionWakesWorkflow } from './session-wakes/workflow.js';
+export { mediaReconcilerWorkflow } from './media-reconciler/workflow.js';
 export { sessionDrainerWorkflow } from './session-drainer/workflow.js';

@@ -1,6 +1,7 @@
 import type { DatabasePool } from 'slonik';
 import { TokenService } from '../auth/tokens.js';
-import type { Config } from '../config.js';
+import { signingSecretPayloadKeys, type Config } from '../config.js';
+import type { PayloadKey } from '../temporal/codec.js';
 import { createDatabasePool } from '../db/pool.js';
 import { readStackInfo } from '../dev/stack-file.js';
 import { resumeBlockedSessions } from '../agents/session-workflow.js';
@@ -31,6 +32,13 @@ export class CliContext {
     return this.pool;
   }
 
+  /** The payload keys of the deployment (or of the dev stack running here). */
+  async payloadKeys(): Promise<PayloadKey[] | undefined> {
+    if (this.config.temporal.payloadKeys) return this.config.temporal.payloadKeys;
+    const secret = (await readStackInfo(this.config.dataDir))?.signingSecret;
+    return secret ? signingSecretPayloadKeys(secret) : undefined;
+  }
+
   async tokens(): Promise<TokenService> {
     const secret = this.config.auth.signingSecret ?? (await readStackInfo(this.config.dataDir))?.signingSecret;
     if (!secret) throw new CliError('SIGNING_SECRET is not set and no dev stack is running here.');
@@ -46,7 +54,7 @@ export class CliContext {
     if (!address) return 0;
     let temporal: TemporalClient | undefined;
     try {
-      temporal = await connectTemporalClient({ temporal: { ...this.config.temporal, address } });
+      temporal = await connectTemporalClient({ temporal: { ...this.config.temporal, address, payloadKeys: await this.payloadKeys() } });
       const client = temporal;
       return await client.connection.withDeadline(Date.now() + 10_000, () =>
         resumeBlockedSessions(this.pool!, client.client, this.config, organizationId));

@@ -2,7 +2,7 @@ import { Runtime } from '@temporalio/worker';
 import { sdkLogger } from '../temporal/sdk-logger.js';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { loadConfig, type Config } from '../config.js';
+import { loadConfig, signingSecretPayloadKeys, type Config } from '../config.js';
 import { startLocalPostgres, type LocalPostgres } from '../dev/postgres.js';
 import { canListen, isPortOpen } from '../dev/net.js';
 import { devSigningSecret, removeStackInfo, writeStackInfo } from '../dev/stack-file.js';
@@ -111,7 +111,7 @@ async function main(): Promise<void> {
   const effective: Config = {
     ...config,
     database: { ...config.database, url: databaseUrl },
-    temporal: { ...config.temporal, address: t.address },
+    temporal: { ...config.temporal, address: t.address, payloadKeys: config.temporal.payloadKeys ?? signingSecretPayloadKeys(signingSecret) },
     auth: { ...config.auth, signingSecret },
   };
   // This process handles Ctrl-C itself, so the SDK must not shut the worker down on its own.

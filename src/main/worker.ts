@@ -4,7 +4,8 @@ import { createDatabasePool } from '../db/pool.js';
 import { createLogger, type Logger } from '../logger.js';
 import { ensureSearchAttributes } from '../temporal/search-attributes.js';
 import { connectTemporalClient, connectTemporalWorker } from '../temporal/connection.js';
-import { ensureRetentionSchedule, ensureSessionWakesSchedule } from '../temporal/schedules.js';
+import { ensureMediaReconcilerSchedule, ensureRetentionSchedule, ensureSessionWakesSchedule } from '../temporal/schedules.js';
+import { MEDIA_STRANDED_AFTER_SECONDS, mediaWorkflowSettings } from '../recordings/media.js';
 import { sessionWorkflowSettings } from '../agents/session-workflow.js';
 import { ensureSessionDrainer } from '../agents/drainer-workflow.js';
 import { sdkLogger } from '../temporal/sdk-logger.js';
@@ -32,6 +33,10 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
     await ensureSessionWakesSchedule(admin.client, {
       taskQueue: taskQueues(config).main, everySeconds: config.agents.wakeReconcileSeconds, settings: sessionWorkflowSettings(config),
     }, logger);
+    await ensureMediaReconcilerSchedule(admin.client, {
+      taskQueue: taskQueues(config).main, everySeconds: config.media.reconcileSeconds, olderThanSeconds: MEDIA_STRANDED_AFTER_SECONDS,
+      settings: mediaWorkflowSettings(config),
+    }, logger);
     await ensureSessionDrainer(admin.client, taskQueues(config).main);
   } finally {
     await admin.connection.close();
@@ -44,6 +49,7 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
     activities: { ...activityDeps(pool, config), workerStopping: stopping.signal },
     workflowBundlePath: config.temporal.workflowBundlePath,
     shutdownGraceSeconds: config.temporal.shutdownGraceSeconds,
+    payloadKeys: required(config.temporal.payloadKeys, 'TEMPORAL_PAYLOAD_KEYS or SIGNING_SECRET'),
   };
   const worker = await createWorker({ ...common, taskQueue: taskQueues(config).main });
   const mediaWorker = await createWorker({

@@ -6,6 +6,9 @@ import {
 import {
   SESSION_WAKES_SCHEDULE_ID, SESSION_WAKES_WORKFLOW, sessionWakesWorkflowId, type SessionWakesInput, type SessionWorkflowSettingsInput,
 } from '../../workflows/session-wakes/contract.js';
+import {
+  MEDIA_RECONCILER_SCHEDULE_ID, MEDIA_RECONCILER_WORKFLOW, mediaReconcilerWorkflowId, type MediaReconcilerInput, type MediaWorkflowSettingsInput,
+} from '../../workflows/media-reconciler/contract.js';
 
 export interface RetentionScheduleOptions {
   taskQueue: string;
@@ -78,5 +81,34 @@ export async function ensureSessionWakesSchedule(client: Client, o: SessionWakes
   };
   await createOrUpdate(client, { scheduleId, every: `${o.everySeconds} seconds`, action }, () =>
     logger.info({ scheduleId, everySeconds: o.everySeconds }, 'created the session wakes schedule'));
+  return scheduleId;
+}
+
+export interface MediaReconcilerScheduleOptions {
+  taskQueue: string;
+  everySeconds: number;
+  olderThanSeconds: number;
+  settings: MediaWorkflowSettingsInput;
+  /** Tests use their own id; production has one schedule per namespace. */
+  scheduleId?: string;
+}
+
+/**
+ * The media reconciler (`media-reconciler`), created at worker start like the other schedules:
+ * every MEDIA_RECONCILE_SECONDS, active ingestions without a running workflow are started again or
+ * failed. Overlaps are skipped.
+ */
+export async function ensureMediaReconcilerSchedule(client: Client, o: MediaReconcilerScheduleOptions, logger: Pick<Logger, 'info'>): Promise<string> {
+  const scheduleId = o.scheduleId ?? MEDIA_RECONCILER_SCHEDULE_ID;
+  const input: MediaReconcilerInput = { version: 1, olderThanSeconds: o.olderThanSeconds, settings: o.settings };
+  const action = {
+    type: 'startWorkflow' as const,
+    workflowType: MEDIA_RECONCILER_WORKFLOW,
+    workflowId: o.scheduleId ? `${mediaReconcilerWorkflowId()}/${scheduleId}` : mediaReconcilerWorkflowId(),
+    taskQueue: o.taskQueue,
+    args: [input],
+  };
+  await createOrUpdate(client, { scheduleId, every: `${o.everySeconds} seconds`, action }, () =>
+    logger.info({ scheduleId, everySeconds: o.everySeconds }, 'created the media reconciler schedule'));
   return scheduleId;
 }

@@ -15,7 +15,7 @@ export function devServerSearchAttributeFlags(): string[] {
 }
 
 const IndexedValueType = proto.temporal.api.enums.v1.IndexedValueType;
-const TO_PROTO: Record<string, proto.temporal.api.enums.v1.IndexedValueType> = {
+export const TO_PROTO: Record<string, proto.temporal.api.enums.v1.IndexedValueType> = {
   KEYWORD: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
   TEXT: IndexedValueType.INDEXED_VALUE_TYPE_TEXT,
   INT: IndexedValueType.INDEXED_VALUE_TYPE_INT,

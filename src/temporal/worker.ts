@@ -1,6 +1,7 @@
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities/index.js';
 import { workflowsEntry, resolveFromRoot } from '../paths.js';
+import { temporalDataConverter, type PayloadKey } from './codec.js';
 
 export interface WorkerDeps {
   connection: NativeConnection;
@@ -11,6 +12,8 @@ export interface WorkerDeps {
   workflowBundlePath?: string | undefined;
   shutdownGraceSeconds?: number;
   identity?: string;
+  /** The payload codec's keys (every client and worker of a deployment has the same). */
+  payloadKeys: PayloadKey[] | undefined;
   /** A worker for activities only (the media queue), running at most this many at once. */
   activitiesOnly?: { maxConcurrent: number };
 }
@@ -24,6 +27,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
+    dataConverter: temporalDataConverter(deps.payloadKeys),
     activities: createActivities(deps.activities),
     ...(deps.activitiesOnly
       ? { maxConcurrentActivityTaskExecutions: deps.activitiesOnly.maxConcurrent }

@@ -10,6 +10,8 @@ import type { DrainerSettings } from '../../src/agents/drainer.js';
 import { createActivities } from '../../activities/index.js';
 import { createDatabasePool } from '../../src/db/pool.js';
 import { loopbackMediaDeps, onTaskQueue, testActivityDeps } from './worker.js';
+import { testConfig } from './config.js';
+import { temporalDataConverter } from '../../src/temporal/codec.js';
 
 Runtime.install({ logger: new DefaultLogger('ERROR') });
 const env = (name: string) => {
@@ -28,10 +30,11 @@ const deps = testActivityDeps(pool, {
   ...(process.env.DRAINER_SETTINGS ? { drainer: JSON.parse(process.env.DRAINER_SETTINGS) as DrainerSettings } : {}),
 });
 const activities = createActivities(onTaskQueue(deps, taskQueue));
-const worker = await Worker.create({ connection, taskQueue, activities, workflowBundle: { codePath: env('BUNDLE_PATH') } });
-const mediaWorker = await Worker.create({ connection, taskQueue: `${taskQueue}-media`, activities });
+const dataConverter = temporalDataConverter(testConfig().temporal.payloadKeys);
+const worker = await Worker.create({ connection, taskQueue, activities, dataConverter, workflowBundle: { codePath: env('BUNDLE_PATH') } });
+const mediaWorker = await Worker.create({ connection, taskQueue: `${taskQueue}-media`, activities, dataConverter });
 const running = Promise.all([worker.run(), mediaWorker.run()]);
-await ensureSessionDrainer(new Client({ connection }), taskQueue);
+await ensureSessionDrainer(new Client({ connection, dataConverter }), taskQueue);
 process.stdout.write('ready\n');
 // SIGTERM (the Runtime's shutdown signal) drains the worker; then close what it used and exit.
 await running;

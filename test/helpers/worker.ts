@@ -13,6 +13,7 @@ import { LocalSignalExtractor } from '../../src/providers/signal-extractor/local
 import { publicAddressProblem } from '../../src/domain/asset-url.js';
 import { PUBLIC_ADDRESSES, type AddressPolicy } from '../../src/media/safe-fetch.js';
 import { TEST_MEDIA_DIR, testConfig } from './config.js';
+import { temporalDataConverter } from '../../src/temporal/codec.js';
 import { LocalRecorder } from '../../src/providers/recorder/local.js';
 import { testStack, workflowBundle } from './stack.js';
 import { drainerSettings, type DrainerSettings } from '../../src/agents/drainer.js';
@@ -62,11 +63,13 @@ export async function startTestWorker(
   const deps = testActivityDeps(pool, options.deps);
   const stopping = new AbortController();
   const activities = createActivities({ ...onTaskQueue(deps, taskQueue), workerStopping: stopping.signal });
-  const worker = await Worker.create({ connection, taskQueue, activities, workflowBundle: await workflowBundle(), shutdownGraceTime: '2s' });
+  // The payload codec of the test configuration, as the API's client has it.
+  const dataConverter = temporalDataConverter(testConfig().temporal.payloadKeys);
+  const worker = await Worker.create({ connection, taskQueue, activities, dataConverter, workflowBundle: await workflowBundle(), shutdownGraceTime: '2s' });
   // The media queue's worker, as the production worker runs it (testConfig: `<taskQueue>-media`).
-  const mediaWorker = await Worker.create({ connection, taskQueue: `${taskQueue}-media`, activities, shutdownGraceTime: '2s' });
+  const mediaWorker = await Worker.create({ connection, taskQueue: `${taskQueue}-media`, activities, dataConverter, shutdownGraceTime: '2s' });
   const running = Promise.all([worker.run(), mediaWorker.run()]);
-  if (options.drainer !== false) await ensureSessionDrainer(new Client({ connection }), taskQueue);
+  if (options.drainer !== false) await ensureSessionDrainer(new Client({ connection, dataConverter }), taskQueue);
   return {
     taskQueue,
     async stop() {

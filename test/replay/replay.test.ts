@@ -6,9 +6,12 @@ import { Worker } from '@temporalio/worker';
 import { PROJECT_ROOT } from '../../src/paths.js';
 import * as workflows from '../../workflows/index.js';
 import { workflowBundle } from '../helpers/stack.js';
+import { testConfig } from '../helpers/config.js';
+import { temporalDataConverter } from '../../src/temporal/codec.js';
 
 const DIR = path.join(PROJECT_ROOT, 'test', 'replay', 'histories');
 const ALTERED = path.join(PROJECT_ROOT, 'test', 'replay', 'altered');
+const dataConverter = temporalDataConverter(testConfig().temporal.payloadKeys);
 const files = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
 
 interface HistoryJson {
@@ -34,7 +37,8 @@ describe('workflow replay', function () {
 
   for (const file of files) {
     it(`replays ${file} without a determinism violation`, async () => {
-      await Worker.runReplayHistory({ workflowBundle: await workflowBundle(), replayName: file }, load(file));
+      // Histories captured since payloads are encrypted need the test configuration's codec; older ones pass through it.
+      await Worker.runReplayHistory({ workflowBundle: await workflowBundle(), replayName: file, dataConverter }, load(file));
     });
   }
 

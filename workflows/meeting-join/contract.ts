@@ -30,6 +30,18 @@ export interface MeetingJoinInput {
   heartbeatTimeoutSeconds?: number;
   /** Passed on to the media ingestion (see MediaIngestionInput). */
   mediaTaskQueue?: string;
+  /** Set by continue-as-new: the bot is in the meeting; this run goes on following it. */
+  resume?: MeetingJoinResume;
+}
+
+/** What a run carries to the next one when its history grows long (continue-as-new). */
+export interface MeetingJoinResume {
+  botId: string;
+  botState: BotStateName;
+  /** Epoch ms: the bot is asked to leave then (maxHours after the first run created it). */
+  deadline: number;
+  /** Runs so far, this one included. */
+  run: number;
 }
 
 export type BotStateName = 'joining' | 'waiting_room' | 'in_call' | 'recording' | 'done' | 'failed';

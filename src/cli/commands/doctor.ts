@@ -10,7 +10,7 @@ import { CliError, type CliContext } from '../context.js';
 export async function doctor(ctx: CliContext) {
   const address = ctx.config.temporal.address ?? (await readStackInfo(ctx.config.dataDir))?.temporalAddress;
   if (!address) throw new CliError('TEMPORAL_ADDRESS is not set and no dev stack is running here.');
-  const { client, connection } = await connectTemporalClient({ temporal: { ...ctx.config.temporal, address } });
+  const { client, connection } = await connectTemporalClient({ temporal: { ...ctx.config.temporal, address, payloadKeys: await ctx.payloadKeys() } });
   try {
     const input: DiagnosticsInput = { version: 1, requestedBy: 'intake doctor' };
     const result = await connection.withDeadline(Date.now() + 30_000, () =>

@@ -226,3 +226,17 @@ export async function createBatch(db: CommonQueryMethods, organizationId: string
   return db.oneFirst(sql.type(z.object({ id: z.string() }))`
     INSERT INTO upload_batches (organization_id, user_id) VALUES (${organizationId}, ${userId}) RETURNING id`);
 }
+
+/** Active ingestions unchanged for `olderThanSeconds`, in id order after `after`: the reconciler's candidates. */
+export async function unfinishedIngestions(
+  db: CommonQueryMethods,
+  o: { olderThanSeconds: number; limit: number; after: string | null },
+): Promise<Pick<IngestionRow, 'id' | 'organization_id' | 'recording_id' | 'kind' | 'phase'>[]> {
+  const rows = await db.any(sql.type(ingestionRow.pick({ id: true, organization_id: true, recording_id: true, kind: true, phase: true }))`
+    SELECT id, organization_id, recording_id, kind, phase FROM media_ingestions
+    WHERE phase NOT IN ('ready', 'failed', 'cancelled')
+      AND updated_at < now() - make_interval(secs => ${o.olderThanSeconds})
+      AND id > coalesce(${o.after}::uuid, '00000000-0000-0000-0000-000000000000'::uuid)
+    ORDER BY id LIMIT ${o.limit}`);
+  return [...rows];
+}

@@ -49,3 +49,9 @@ export async function failMeetingRecording(tx: CommonQueryMethods, recordingId: 
     UPDATE recordings SET asset_status = 'failed', asset_error_code = 'recorder_failed', transcript_status = 'failed', updated_at = now()
     WHERE id = ${recordingId} AND asset_status <> 'completed'`);
 }
+
+/** The recorder bot of a meeting recording, if it has one. */
+export async function findMeetingBot(db: CommonQueryMethods, recordingId: string): Promise<string | null> {
+  return db.maybeOneFirst(sql.type(z.object({ bot_id: z.string().nullable() }))`
+    SELECT bot_id FROM meeting_joins WHERE recording_id = ${recordingId}`);
+}

@@ -1,7 +1,7 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { FFMPEG_PATH } from '../../media/ffmpeg.js';
@@ -41,8 +41,20 @@ export class LocalRecorder implements Recorder {
     this.now = options.now ?? Date.now;
   }
 
-  async createBot(_meeting: MeetingToJoin): Promise<{ botId: string }> {
-    return { botId: `local-${this.now()}-${randomUUID()}` };
+  /** With a key, the bot is remembered in `<dir>/bots/<key>`: every worker of this machine finds it. */
+  async createBot(_meeting: MeetingToJoin, o: { idempotencyKey?: string } = {}): Promise<{ botId: string }> {
+    const botId = `local-${this.now()}-${randomUUID()}`;
+    if (!o.idempotencyKey) return { botId };
+    if (!/^[A-Za-z0-9_-]{1,100}$/.test(o.idempotencyKey)) throw new RecorderError('invalid idempotency key', 'invalid_request', false);
+    const file = path.join(this.options.dir, 'bots', o.idempotencyKey);
+    await mkdir(path.dirname(file), { recursive: true });
+    try {
+      await writeFile(file, botId, { flag: 'wx' });
+      return { botId };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      return { botId: (await readFile(file, 'utf8')).trim() };
+    }
   }
 
   async botStatus(botId: string): Promise<BotStatus> {

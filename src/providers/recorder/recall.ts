@@ -52,8 +52,13 @@ export class RecallRecorder implements Recorder {
     this.base = `${options.baseUrl.replace(/\/+$/, '')}/api/v1/bot`;
   }
 
-  async createBot(meeting: MeetingToJoin, o: { signal?: AbortSignal } = {}): Promise<{ botId: string }> {
-    const text = await this.call(`${this.base}/`, { method: 'POST', body: JSON.stringify({ meeting_url: meeting.joinUrl, bot_name: meeting.botName }) }, o.signal);
+  /** Recall's `Idempotency-Key`: a repeated POST with the key gets the first answer back. */
+  async createBot(meeting: MeetingToJoin, o: { signal?: AbortSignal; idempotencyKey?: string } = {}): Promise<{ botId: string }> {
+    const text = await this.call(`${this.base}/`, {
+      method: 'POST',
+      body: JSON.stringify({ meeting_url: meeting.joinUrl, bot_name: meeting.botName }),
+      ...(o.idempotencyKey ? { headers: { 'Idempotency-Key': o.idempotencyKey } } : {}),
+    }, o.signal);
     const created = Created.safeParse(parseJson(text));
     if (!created.success) throw new RecorderError('Recorder provider returned a bot without an id.', 'invalid_response', true);
     return { botId: created.data.id };
@@ -83,7 +88,7 @@ export class RecallRecorder implements Recorder {
   }
 
   private async call(url: string, init: RequestInit, signal: AbortSignal | undefined): Promise<string> {
-    const headers = { authorization: `Token ${this.options.apiKey}`, 'content-type': 'application/json', accept: 'application/json' };
+    const headers = { authorization: `Token ${this.options.apiKey}`, 'content-type': 'application/json', accept: 'application/json', ...(init.headers as Record<string, string> | undefined) };
     try {
       return await callProvider({ what: 'Recorder provider', apiKey: this.options.apiKey, timeoutMs: this.options.timeoutMs, signal, fetch: this.options.fetch }, url, { ...init, headers });
     } catch (error) {

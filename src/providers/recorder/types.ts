@@ -27,7 +27,11 @@ export interface MeetingToJoin {
 
 export interface Recorder {
   readonly name: string;
-  createBot(meeting: MeetingToJoin, options?: { signal?: AbortSignal }): Promise<{ botId: string }>;
+  /**
+   * `idempotencyKey`: a retry with the same key gets the bot the first call made, also when that
+   * call's answer was lost (a timeout after the provider created it): never a second bot.
+   */
+  createBot(meeting: MeetingToJoin, options?: { signal?: AbortSignal; idempotencyKey?: string }): Promise<{ botId: string }>;
   botStatus(botId: string, options?: { signal?: AbortSignal }): Promise<BotStatus>;
   /** Asks the bot to leave (the meeting-join was abandoned); a bot already gone is fine. */
   leave(botId: string, options?: { signal?: AbortSignal }): Promise<void>;

@@ -20,7 +20,7 @@ describe('feedback rate limit', () => {
   });
 
   it('sends RateLimit headers on every response, errors included, and 429 with Retry-After past 100 a minute across replicas', async () => {
-    const key = (await createTestKey(f.pool, f.org.organizationId, ['feedback:write'])).apiKey;
+    const key = (await createTestKey(f.pool, f.org.organizationId, ['feedback:write', 'feedback:read'])).apiKey;
     const headers = { 'X-Service-Api-Key': key };
     const remaining: number[] = [];
     for (let i = 0; i < 100; i++) {

@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+import { once } from 'node:events';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -18,6 +19,9 @@ import { meetingJoinWorkflowId, type MeetingJoinResult } from '../../../workflow
 import { mediaIngestionWorkflowId } from '../../../src/temporal/ids.js';
 import { startTestApi, type TestApi } from '../../helpers/app.js';
 import { testConfig } from '../../helpers/config.js';
+import { Client } from '@temporalio/client';
+import { EncryptionCodec } from '../../../src/temporal/codec.js';
+import { codecServerApp } from '../../../src/temporal/codec-server.js';
 import { createTestKey, createTestOrg, createTestUser, type TestOrg } from '../../helpers/fixtures.js';
 import { createTestDatabase } from '../../helpers/stack.js';
 import { LOOPBACK_POLICY, startTestWorker, type TestWorker } from '../../helpers/worker.js';
@@ -29,14 +33,20 @@ const RECALL_KEY = 'recall-test-key-0123456789';
 /** A Recall.ai-style bot API: scripted status changes per bot, failures on demand. */
 function fakeRecall(mediaUrl: () => string) {
   const bots = new Map<string, { polls: number; script: { code: string; sub_code?: string }[] }>();
-  const state = { createStatus: 201, nextScript: [] as { code: string; sub_code?: string }[], created: 0, left: [] as string[], auth: [] as (string | undefined)[] };
+  const state = { createStatus: 201, nextScript: [] as { code: string; sub_code?: string }[], created: 0, left: [] as string[], auth: [] as (string | undefined)[], keys: [] as (string | undefined)[] };
+  // Recall's idempotency: a POST with a key seen before gets the first answer again.
+  const answered = new Map<string, string>();
   const server = createServer((req, res) => {
     state.auth.push(req.headers.authorization);
     const json = (status: number, body: unknown) => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     const bot = /^\/api\/v1\/bot\/([^/]+)\/(leave_call\/)?$/.exec(req.url ?? '');
     if (req.method === 'POST' && req.url === '/api/v1/bot/') {
       if (state.createStatus !== 201) return json(state.createStatus, { detail: `cannot create bot (${RECALL_KEY})` });
+      const key = req.headers['idempotency-key'] as string | undefined;
+      state.keys.push(key);
+      if (key && answered.has(key)) return json(201, { id: answered.get(key) });
       const id = randomUUID();
+      if (key) answered.set(key, id);
       state.created += 1;
       bots.set(id, { polls: 0, script: state.nextScript });
       return json(201, { id });
@@ -208,6 +218,10 @@ describe('meeting joins', function () {
     const done = await recording(viaRecall.api, accepted.body.recordingId as string);
     assert.deepEqual([done.asset.status, done.transcript.status], ['completed', 'completed']);
     assert.ok(recall.state.auth.every((a) => a === `Token ${RECALL_KEY}`));
+    // The presigned download URL was asked of the recorder when the transfer ran, never stored.
+    const stored = await pool.oneFirst(sql.type(z.object({ asset_source_url: z.string().nullable() }))`
+      SELECT asset_source_url FROM recordings WHERE id = ${accepted.body.recordingId as string}`);
+    assert.equal(stored, null);
   });
 
   it('a bot that fails in the meeting: the recording says so, with the reason kept', async () => {
@@ -236,5 +250,75 @@ describe('meeting joins', function () {
     await adapter(404).leave('gone');
     const unreachable = await new RecallRecorder({ baseUrl: 'http://127.0.0.1:9', apiKey: RECALL_KEY, timeoutMs: 2000 }).botStatus('x').then(() => null, (e: unknown) => e);
     assert.ok(unreachable instanceof RecorderError && unreachable.code === 'provider_unreachable' && unreachable.retryable);
+  });
+
+  it('creates one bot per recording: a retried createBot with the same key gets the same bot (Recall and local)', async () => {
+    const meeting = { joinUrl: 'https://zoom.us/j/84211234599', platform: 'zoom' as const, botName: 'Bot' };
+    const adapter = new RecallRecorder({ baseUrl: `http://127.0.0.1:${port(recall.server)}`, apiKey: RECALL_KEY, timeoutMs: 5000 });
+    const before = recall.state.created;
+    const key = randomUUID();
+    const first = await adapter.createBot(meeting, { idempotencyKey: key });
+    const retry = await adapter.createBot(meeting, { idempotencyKey: key });
+    assert.equal(retry.botId, first.botId);
+    assert.equal(recall.state.created, before + 1, 'the provider made one bot');
+    assert.equal(recall.state.keys.at(-1), key, 'the key travels as Idempotency-Key');
+    assert.notEqual((await adapter.createBot(meeting, { idempotencyKey: randomUUID() })).botId, first.botId);
+
+    const localRecorder = new LocalRecorder({ dir: path.join(dir, 'recorder-keys'), meetingSeconds: 2 });
+    const [a, b] = await Promise.all([localRecorder.createBot(meeting, { idempotencyKey: key }), localRecorder.createBot(meeting, { idempotencyKey: key })]);
+    assert.equal(a.botId, b.botId);
+    // Another worker of this machine (another instance) finds it too.
+    const other = new LocalRecorder({ dir: path.join(dir, 'recorder-keys'), meetingSeconds: 2 });
+    assert.equal((await other.createBot(meeting, { idempotencyKey: key })).botId, a.botId);
+  });
+
+  it('keeps the meeting passcode out of Temporal: the raw history holds ciphertext, the codec server decodes it', async () => {
+    const passcode = 'SuperSecretPass1';
+    const res = await join(local.api, { type: 'meetingUrl', joinUrl: `https://zoom.us/j/84211234588?pwd=${passcode}` });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    await meetingResult(local.api, 'zoom:84211234588');
+    const workflowId = meetingJoinWorkflowId(org.organizationId, 'zoom:84211234588');
+    // A client without the codec sees what the server stores.
+    const raw = new Client({ connection: local.api.deps.temporal.connection });
+    const history = await raw.workflow.getHandle(workflowId).fetchHistory();
+    const bytes = (value: unknown): Buffer[] => {
+      if (value instanceof Uint8Array) return [Buffer.from(value)];
+      if (Array.isArray(value)) return value.flatMap(bytes);
+      if (value && typeof value === 'object') return Object.values(value).flatMap(bytes);
+      return typeof value === 'string' ? [Buffer.from(value)] : [];
+    };
+    const stored = Buffer.concat(bytes(history));
+    assert.ok(stored.length > 1000, 'the history was read');
+    assert.ok(!stored.includes(passcode), 'no passcode in the raw history');
+    assert.ok(stored.includes('binary/encrypted'), 'the payloads are encrypted');
+    // An operator with the key decodes the workflow input with the codec server, as the Temporal UI does.
+    const input = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
+    const codec = codecServerApp(new EncryptionCodec(testConfig().temporal.payloadKeys ?? []), { allowedOrigins: ['http://localhost:8233'] }).listen(0, '127.0.0.1');
+    await once(codec, 'listening');
+    try {
+      const url = `http://127.0.0.1:${(codec.address() as AddressInfo).port}/decode`;
+      const body = JSON.stringify({ payloads: input.map((p) => ({
+        metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+        data: Buffer.from(p.data as Uint8Array).toString('base64'),
+      })) });
+      const decoded = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://localhost:8233' }, body });
+      assert.equal(decoded.status, 200);
+      assert.equal(decoded.headers.get('access-control-allow-origin'), 'http://localhost:8233');
+      const payloads = ((await decoded.json()) as { payloads: { data: string }[] }).payloads;
+      assert.match(Buffer.from(payloads[0]!.data, 'base64').toString(), new RegExp(`pwd=${passcode}`));
+      const elsewhere = await fetch(url, { method: 'OPTIONS', headers: { origin: 'https://evil.example' } });
+      assert.equal(elsewhere.status, 403);
+      assert.equal(elsewhere.headers.get('access-control-allow-origin'), null);
+    } finally {
+      codec.close();
+    }
+  });
+
+  it('the workflow asks for its bot with the recording id as the key', async () => {
+    recall.state.nextScript = [{ code: 'joining_call' }, { code: 'fatal', sub_code: 'meeting_not_found' }];
+    const res = await join(viaRecall.api, { type: 'meetingUrl', joinUrl: 'https://zoom.us/j/84211234577' });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    assert.equal(recall.state.keys.at(-1), res.body.recordingId);
+    await meetingResult(viaRecall.api, 'zoom:84211234577');
   });
 });

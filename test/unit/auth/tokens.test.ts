@@ -13,8 +13,10 @@ describe('user access tokens', () => {
     const now = new Date('2026-01-01T00:00:00Z');
     const issued = await tokens.issue(user, 600, now);
     assert.equal(issued.expiresAt, '2026-01-01T00:10:00.000Z');
-    const fresh = await tokens.issue(user, 600);
-    assert.deepEqual(await tokens.verify(fresh.accessToken), { userId: user.id, organizationId: user.organizationId });
+    const fresh = await tokens.issue({ ...user, tokenVersion: 3 }, 600);
+    assert.deepEqual(await tokens.verify(fresh.accessToken), {
+      userId: user.id, organizationId: user.organizationId, tokenId: fresh.tokenId, version: 3, expiresAt: new Date(fresh.expiresAt),
+    });
   });
 
   it('reports an expired token as expired', async () => {

@@ -1,0 +1,82 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import type { DataConverter, Payload, PayloadCodec } from '@temporalio/common';
+import proto from '@temporalio/proto';
+
+/**
+ * Every payload Intake hands Temporal (workflow and activity inputs and results, signals, updates,
+ * queries) is encrypted with AES-256-GCM: meeting URLs carry passcodes (Zoom `pwd=`, Teams `p=`), and
+ * Temporal's history keeps them for its retention period. The key id travels in the payload's
+ * metadata, so keys rotate: the first key encrypts, every listed key decrypts. Payloads written
+ * before encryption (no `binary/encrypted` encoding) pass through, so older runs keep working.
+ */
+export const ENCRYPTED_ENCODING = 'binary/encrypted';
+const KEY_ID = 'encryption-key-id';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+export interface PayloadKey {
+  id: string;
+  /** 32 bytes. */
+  key: Uint8Array;
+}
+
+const text = (s: string) => new TextEncoder().encode(s);
+const read = (b: Uint8Array | null | undefined) => (b ? new TextDecoder().decode(b) : undefined);
+
+export class EncryptionCodec implements PayloadCodec {
+  private readonly byId: Map<string, Uint8Array>;
+
+  constructor(private readonly keys: PayloadKey[]) {
+    if (!keys.length) throw new Error('EncryptionCodec needs at least one key');
+    for (const k of keys) if (k.key.length !== 32) throw new Error(`payload key ${k.id} must be 32 bytes`);
+    this.byId = new Map(keys.map((k) => [k.id, k.key]));
+  }
+
+  async encode(payloads: Payload[]): Promise<Payload[]> {
+    const { id, key } = this.keys[0]!;
+    return payloads.map((payload) => {
+      const iv = randomBytes(IV_BYTES);
+      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      const plain = proto.temporal.api.common.v1.Payload.encode(payload).finish();
+      const data = Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
+      return { metadata: { encoding: text(ENCRYPTED_ENCODING), [KEY_ID]: text(id) }, data };
+    });
+  }
+
+  async decode(payloads: Payload[]): Promise<Payload[]> {
+    return payloads.map((payload) => {
+      if (read(payload.metadata?.encoding) !== ENCRYPTED_ENCODING) return payload;
+      const id = read(payload.metadata?.[KEY_ID]) ?? '';
+      const key = this.byId.get(id);
+      if (!key) throw new Error(`payload encrypted with unknown key id "${id}": add it to TEMPORAL_PAYLOAD_KEYS`);
+      const data = Buffer.from(payload.data ?? new Uint8Array());
+      if (data.length < IV_BYTES + TAG_BYTES) throw new Error('encrypted payload is truncated');
+      const decipher = createDecipheriv('aes-256-gcm', key, data.subarray(0, IV_BYTES));
+      decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
+      const plain = Buffer.concat([decipher.update(data.subarray(IV_BYTES, data.length - TAG_BYTES)), decipher.final()]);
+      return proto.temporal.api.common.v1.Payload.decode(plain);
+    });
+  }
+}
+
+/** The data converter of every Temporal client and worker of Intake: encryption when keys are configured. */
+export function temporalDataConverter(keys: PayloadKey[] | undefined): DataConverter {
+  return keys?.length ? { payloadCodecs: [new EncryptionCodec(keys)] } : {};
+}
+
+/**
+ * `TEMPORAL_PAYLOAD_KEYS`: `id:base64key[,id:base64key…]`, each key 32 bytes. Returns a message for
+ * a malformed value.
+ */
+export function parsePayloadKeys(value: string): PayloadKey[] | string {
+  const keys: PayloadKey[] = [];
+  for (const part of value.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const match = /^([A-Za-z0-9._-]{1,64}):([A-Za-z0-9+/=_-]+)$/.exec(part);
+    if (!match) return 'each key must be id:base64 (id of letters, digits, ".", "_" or "-")';
+    const key = Buffer.from(match[2]!, 'base64');
+    if (key.length !== 32) return `key ${match[1]} must be 32 bytes (base64 of 32 random bytes, e.g. openssl rand -base64 32)`;
+    if (keys.some((k) => k.id === match[1])) return `key id ${match[1]} is listed twice`;
+    keys.push({ id: match[1]!, key: new Uint8Array(key) });
+  }
+  return keys.length ? keys : 'at least one key';
+}

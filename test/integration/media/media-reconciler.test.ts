@@ -1,0 +1,109 @@
+import { strict as assert } from 'node:assert';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { sql, type DatabasePool } from 'slonik';
+import { z } from 'zod';
+import { createDatabasePool } from '../../../src/db/pool.js';
+import { insertIngestion } from '../../../src/db/repositories/media-ingestions.js';
+import { mediaWorkflowSettings } from '../../../src/recordings/media.js';
+import { mediaIngestionWorkflowId } from '../../../src/temporal/ids.js';
+import type { MediaIngestionResult } from '../../../workflows/media-ingestion/contract.js';
+import { MEDIA_RECONCILER_WORKFLOW, type MediaReconcilerInput, type MediaReconcilerResult } from '../../../workflows/media-reconciler/contract.js';
+import { startTestApi, type TestApi } from '../../helpers/app.js';
+import { testConfig } from '../../helpers/config.js';
+import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
+import { closeServer, listenLocal } from '../../helpers/http.js';
+import { writeTone } from '../../helpers/media.js';
+import { createTestDatabase } from '../../helpers/stack.js';
+import { loopbackMediaDeps, startTestWorker, type TestWorker } from '../../helpers/worker.js';
+
+/**
+ * No active ingestion without a workflow: the reconciler (a Temporal Schedule in production)
+ * starts a stranded one again and fails one whose run ended mid-way, on the real stack.
+ */
+describe('media reconciler', function () {
+  this.timeout(120_000);
+  let dir: string;
+  let server: Server;
+  let port: number;
+  let pool: DatabasePool;
+  let worker: TestWorker;
+  let api: TestApi;
+  let org: TestOrg;
+
+  before(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'intake-reconciler-'));
+    await writeTone(path.join(dir, 'tone.wav'), { seconds: 2 });
+    const tone = await readFile(path.join(dir, 'tone.wav'));
+    server = createServer((req, res) => {
+      if (req.url === '/tone.wav') return void res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': tone.length }).end(tone);
+      res.writeHead(503).end(); // always overloaded: its ingestion stays running, retrying
+    });
+    port = await listenLocal(server);
+    pool = await createDatabasePool(await createTestDatabase());
+    worker = await startTestWorker(pool, { deps: loopbackMediaDeps(dir) });
+    api = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: dir, TEMPORAL_TASK_QUEUE: worker.taskQueue, MEDIA_TRANSFER_RETRY_INITIAL_SECONDS: '1' }) });
+    org = await createTestOrg(pool);
+  });
+  after(async () => {
+    await api?.close();
+    await worker?.stop();
+    await pool?.end();
+    await closeServer(server);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const createRecording = async (assetUrl?: string) => {
+    const res = await api.request('/v3/rest/recordings', {
+      method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: { record: { externalId: randomUUID() }, ...(assetUrl ? { assetUrl } : {}) },
+    });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    return res.body.id as string;
+  };
+  /** The rows a create writes, committed after its workflow gave up waiting for them: no workflow runs. */
+  const strand = async (recordingId: string, phase: 'waiting' | 'encoding', assetUrl: string) => {
+    await pool.transaction(async (tx) => {
+      await tx.query(sql.unsafe`UPDATE recordings SET asset_source_url = ${assetUrl}, asset_status = 'queued' WHERE id = ${recordingId}`);
+      const row = await insertIngestion(tx, { organizationId: org.organizationId, recordingId, kind: 'url' });
+      await tx.query(sql.unsafe`UPDATE media_ingestions SET phase = ${phase} WHERE id = ${row.id}`);
+    });
+  };
+  const asset = async (recordingId: string) => (await api.request(`/v3/rest/recordings/${recordingId}`, { headers: { 'X-Service-Api-Key': org.apiKey } })).body.asset;
+
+  it('starts a stranded ingestion again, fails an interrupted one, and leaves running ones alone', async () => {
+    const stranded = await createRecording();
+    await strand(stranded, 'waiting', `http://media.test:${port}/tone.wav`);
+    const interrupted = await createRecording();
+    await strand(interrupted, 'encoding', `http://media.test:${port}/tone.wav`);
+    const busy = await createRecording(`http://media.test:${port}/overloaded.wav`);
+    // A new upload for the stranded recording is refused while its ingestion is active.
+    const blocked = await api.request(`/v3/rest/recordings/${stranded}/uploads`, {
+      method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: { fileName: 'a.wav', fileSize: 10 },
+    });
+    assert.equal(blocked.status, 409);
+
+    const input: MediaReconcilerInput = { version: 1, olderThanSeconds: 0, settings: mediaWorkflowSettings(api.deps.config) };
+    const result = await api.deps.temporal.client.workflow.execute(MEDIA_RECONCILER_WORKFLOW, {
+      workflowId: `media-reconciler/${randomUUID()}`, taskQueue: worker.taskQueue, args: [input],
+    }) as MediaReconcilerResult;
+    assert.deepEqual(result, { restarted: 1, failed: 1 });
+
+    const restarted = await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(stranded)).result() as MediaIngestionResult;
+    assert.deepEqual(restarted, { phase: 'ready', errorCode: null });
+    assert.equal((await asset(stranded)).status, 'completed');
+    assert.deepEqual(await asset(interrupted), { status: 'failed', url: null, errorCode: 'processing_interrupted' });
+    const phase = await pool.oneFirst(sql.type(z.object({ phase: z.string() }))`SELECT phase FROM media_ingestions WHERE recording_id = ${busy}`);
+    assert.notEqual(phase, 'failed', 'a running ingestion is untouched');
+    const described = await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(busy)).describe();
+    assert.equal(described.status.name, 'RUNNING');
+    // The interrupted recording takes a new upload.
+    const again = await api.request(`/v3/rest/recordings/${interrupted}/uploads`, {
+      method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: { fileName: 'a.wav', fileSize: 10 },
+    });
+    assert.equal(again.status, 201, JSON.stringify(again.body));
+    await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(busy)).terminate('test over');
+  });
+});
