@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- foundation|feedback-records|agent-ingest|agent-processing|recordings|mcp-upload|media|uploads ...] [-- --skip-tests]`: runs the benchmarks (all by
+ * `npm run bench [-- foundation|feedback-records|agent-ingest|agent-processing|recordings|mcp-upload|media|uploads|hostile-input ...] [-- --skip-tests]`: runs the benchmarks (all by
  * default) and writes each result to bench/results/<name>.json, with the machine it ran on.
  */
 import { execFileSync } from 'node:child_process';
@@ -11,6 +11,7 @@ import { benchAgentIngest } from './agent-ingest.js';
 import { benchAgentProcessing } from './agent-processing.js';
 import { benchFeedback } from './feedback.js';
 import { benchFoundation } from './foundation.js';
+import { benchHostileInput } from './hostile-input.js';
 import { benchMcpUpload } from './mcp-upload.js';
 import { benchMedia } from './media.js';
 import { benchRecordings } from './recordings.js';
@@ -28,6 +29,7 @@ const all: Record<string, () => Promise<Record<string, unknown>>> = {
   'mcp-upload': () => benchMcpUpload(),
   media: () => benchMedia(),
   uploads: () => benchUploads(),
+  'hostile-input': () => benchHostileInput(),
 };
 // Every benchmark measures with the durability `npm start` runs with: fsync on, on both sides.
 useDurablePostgres();

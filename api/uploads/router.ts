@@ -99,10 +99,10 @@ export function uploadRoutes(deps: AppDeps, registry: RouteRegistry, store: Uplo
       200: { description: 'The cancelled upload', schema: uploadStatusSchema },
       404: { description: 'Unknown or mismatched ids', schema: ERROR_REF },
       409: { description: 'Processing has begun (upload_processing_begun) or the upload failed (upload_failed); keep polling', schema: ERROR_REF },
-      503: { description: 'The ingestion could not be told (Temporal unreachable); nothing changed, retry', schema: ERROR_REF },
+      503: { description: 'The database is unavailable; nothing changed, retry (Temporal is not needed: the workflow sees the cancel when it wakes)', schema: ERROR_REF },
     },
     handler: async (ctx, { params }) => {
-      ctx.body = await cancelUpload(service, ids(ctx, params));
+      ctx.body = await cancelUpload(service, ids(ctx, params), ctx.state.log);
     },
   });
 }

@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
-import type { CommonQueryMethods, DatabasePool } from 'slonik';
+import type { DatabasePool } from 'slonik';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import type { Principal } from '../auth/principal.js';
 import type { Config } from '../config.js';
 import { folderIdsIn } from '../db/repositories/metadata.js';
 import {
-  activeIngestionForUpdate, addCorsOrigin, findUpload, insertUpload, latestEndedUpload, movePhase, uploadSecondsLeft, userOwnsBatch, type IngestionRow,
-  type UploadRequest,
+  activeIngestionForUpdate, addCorsOrigin, deleteUnstartedUpload, findUpload, insertUpload, latestEndedUpload, movePhase, uploadSecondsLeft, userOwnsBatch,
+  type IngestionRow, type UploadRequest,
 } from '../db/repositories/media-ingestions.js';
-import { linkFolders } from '../db/repositories/recordings.js';
+import { linkFolder } from '../db/repositories/recordings.js';
 import { findOrganization } from '../db/repositories/organizations.js';
 import { AppError, ConflictError, DependencyUnavailableError, ForbiddenError, NotFoundError } from '../errors.js';
 import type { UploadStore } from '../media/upload-store.js';
@@ -80,9 +80,10 @@ export async function requireRecordingAllowed(pool: DatabasePool, organizationId
 
 /**
  * Creates a direct upload: validates the destination, then, under a lock on the recording, returns
- * the waiting attempt of an identical retry, refuses a second active ingestion (409), or stores
- * the attempt, creates its tus resource and starts `media-ingestion/<recordingId>` before
- * committing (Temporal unreachable: 503, nothing stored).
+ * the waiting attempt of an identical retry, refuses a second active ingestion (409), or stores the
+ * attempt and commits. Only then, holding no lock and no connection, it creates the tus resource and
+ * starts `media-ingestion/<recordingId>`; if that fails (Temporal unreachable or slow: 503), the
+ * attempt is deleted again (compensation), so nothing is stored.
  */
 export async function createUpload(
   deps: UploadServiceDeps,
@@ -108,7 +109,7 @@ export async function createUpload(
   if (request.batchId && principal.kind === 'user' && !(await userOwnsBatch(deps.pool, principal.userId, request.batchId))) {
     throw new NotFoundError('Batch');
   }
-  return deps.pool.transaction(async (tx) => {
+  const stored = await deps.pool.transaction(async (tx) => {
     const asset = await tx.maybeOneFirst(sql.type(z.object({ asset_status: z.string() }))`
       SELECT asset_status FROM recordings WHERE id = ${recordingId} AND organization_id = ${principal.organizationId} FOR UPDATE`);
     if (asset === null) throw new NotFoundError('Recording');
@@ -117,7 +118,7 @@ export async function createUpload(
       const left = active.phase === 'waiting' ? await uploadSecondsLeft(tx, active.id) : 0;
       if (sameRequest(active, request) && left > 0) {
         const row = request.origin && !active.cors_origins.includes(request.origin) ? await addCorsOrigin(tx, active.id, request.origin) : active;
-        return { row, timeoutSeconds: left, created: false };
+        return { row, timeoutSeconds: left, created: false, newFolderLink: false };
       }
       throw new ConflictError('media_ingestion_active', 'The recording already has an active media ingestion; wait for it to end or cancel it.', {
         ...(active.kind === 'upload' ? { uploadId: active.id } : {}),
@@ -129,16 +130,22 @@ export async function createUpload(
     const timeoutSeconds = deps.config.media.uploadTimeoutSeconds;
     const row = await insertUpload(tx, { ...request, id: randomUUID(), organizationId: principal.organizationId, recordingId, timeoutSeconds });
     // The upload's folder files the recording there, as `folderIds` does on create.
-    if (request.folderId) await linkFolders(tx, recordingId, [request.folderId]);
-    await deps.store.create(row.id, request.fileSize);
-    try {
-      await startUploadWorkflow(deps, tx, { organizationId: principal.organizationId, recordingId, ingestionId: row.id });
-    } catch (error) {
-      await deps.store.remove(row.id);
-      throw error;
-    }
-    return { row, timeoutSeconds, created: true };
+    const newFolderLink = request.folderId ? await linkFolder(tx, recordingId, request.folderId) : false;
+    return { row, timeoutSeconds, created: true, newFolderLink };
   });
+  const { newFolderLink, ...result } = stored;
+  if (!result.created) return result;
+  try {
+    await deps.store.create(result.row.id, request.fileSize);
+    await startUploadWorkflow(deps, { organizationId: principal.organizationId, recordingId, ingestionId: result.row.id });
+  } catch (error) {
+    // Compensation. A run that did start meanwhile finds no row and ends by itself (abandoned).
+    await deps.pool.transaction((tx) => deleteUnstartedUpload(tx, result.row.id,
+      newFolderLink && request.folderId ? { recordingId, folderId: request.folderId } : null));
+    await deps.store.remove(result.row.id).catch(() => undefined);
+    throw error;
+  }
+  return result;
 }
 
 /**
@@ -148,7 +155,7 @@ export async function createUpload(
  * recording when the cancel is answered, so that run is superseded (terminated, the ended upload's
  * bytes released here instead) and the new upload starts at once.
  */
-async function startUploadWorkflow(deps: UploadServiceDeps, tx: CommonQueryMethods, ids: { organizationId: string; recordingId: string; ingestionId: string }) {
+async function startUploadWorkflow(deps: UploadServiceDeps, ids: { organizationId: string; recordingId: string; ingestionId: string }) {
   const start = () => startMediaIngestion(deps.temporal, deps.config, { ...ids, kind: 'upload' });
   try {
     await start();
@@ -163,7 +170,7 @@ async function startUploadWorkflow(deps: UploadServiceDeps, tx: CommonQueryMetho
   } catch (error) {
     if (!(error instanceof WorkflowNotFoundError)) throw new DependencyUnavailableError('temporal'); // closed meanwhile: fine
   }
-  const ended = await latestEndedUpload(tx, ids.recordingId);
+  const ended = await latestEndedUpload(deps.pool, ids.recordingId);
   if (ended) await deps.store.remove(ended);
   try {
     await start();
@@ -176,18 +183,20 @@ async function startUploadWorkflow(deps: UploadServiceDeps, tx: CommonQueryMetho
 }
 
 /**
- * Cancels a waiting upload (spec moves): `waiting` to `cancelled` and its workflow told, in one
- * transaction (Temporal unreachable: 503, nothing changed); `cancelled` again returns the same
- * body; any later phase is 409.
+ * Cancels a waiting upload (spec moves): `waiting` to `cancelled`, committed, then its workflow is
+ * told, holding no lock. Told or not, it ends: it reads the phase whenever it wakes, and a new
+ * upload of the recording supersedes a run still open. `cancelled` again returns the same body;
+ * any later phase is 409.
  */
 export async function cancelUpload(
   deps: UploadServiceDeps,
   ids: { organizationId: string; recordingId: string; uploadId: string },
+  log: { warn(o: object, msg: string): void },
 ): Promise<UploadStatus> {
-  return deps.pool.transaction(async (tx) => {
+  const outcome = await deps.pool.transaction(async (tx) => {
     const row = await findUpload(tx, ids, true);
     if (!row) throw new NotFoundError('Upload');
-    if (row.phase === 'cancelled') return uploadStatus(row);
+    if (row.phase === 'cancelled') return { row, moved: false };
     if (row.phase !== 'waiting') {
       const begun = row.phase !== 'failed';
       throw new ConflictError(begun ? 'upload_processing_begun' : 'upload_failed',
@@ -195,13 +204,15 @@ export async function cancelUpload(
         { phase: uploadStatus(row).phase });
     }
     await movePhase(tx, row.id, { phase: 'cancelled', asset: 'cancelled' }, 'waiting');
-    try {
-      const handle = deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(ids.recordingId));
-      await deps.temporal.connection.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () => handle.signal(uploadCancelledSignal));
-    } catch (error) {
-      // No run to tell (it ended): the database move is the whole cancel.
-      if (!(error instanceof WorkflowNotFoundError)) throw new DependencyUnavailableError('temporal');
-    }
-    return { ...uploadStatus(row), phase: 'cancelled', encodeProgress: null, errorCode: null };
+    return { row, moved: true };
   });
+  if (!outcome.moved) return uploadStatus(outcome.row);
+  try {
+    const handle = deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(ids.recordingId));
+    await deps.temporal.connection.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () => handle.signal(uploadCancelledSignal));
+  } catch (error) {
+    // No run to tell (it ended), or Temporal unreachable: the committed move is the cancel.
+    if (!(error instanceof WorkflowNotFoundError)) log.warn({ err: error, uploadId: ids.uploadId }, 'the cancelled upload\'s workflow was not told; it sees the phase when it wakes');
+  }
+  return { ...uploadStatus(outcome.row), phase: 'cancelled', encodeProgress: null, errorCode: null };
 }

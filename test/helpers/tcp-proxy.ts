@@ -7,6 +7,8 @@ import net from 'node:net';
 export class TcpProxy {
   private server: net.Server | undefined;
   private readonly sockets = new Set<net.Socket>();
+  private readonly clients = new Set<net.Socket>();
+  private stalled = false;
 
   private constructor(readonly port: number, private readonly targetPort: number) {}
 
@@ -29,9 +31,23 @@ export class TcpProxy {
         s.on('close', () => this.sockets.delete(s));
         s.on('error', () => s.destroy());
       }
+      this.clients.add(client);
+      client.on('close', () => this.clients.delete(client));
       client.pipe(upstream).pipe(client);
+      if (this.stalled) client.pause();
     });
     await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
+  }
+
+  /** A server that stops answering: what clients send is held (connections stay open) until `flow()`. */
+  stall(): void {
+    this.stalled = true;
+    for (const c of this.clients) c.pause();
+  }
+
+  flow(): void {
+    this.stalled = false;
+    for (const c of this.clients) c.resume();
   }
 
   /** Refuses new connections and cuts every open one. */

@@ -240,3 +240,15 @@ export async function unfinishedIngestions(
     ORDER BY id LIMIT ${o.limit}`);
   return [...rows];
 }
+
+/**
+ * Compensation of an upload create whose workflow could not be started: the attempt goes, with the
+ * folder link it added. Only while it is still waiting with no byte (nothing else has used it).
+ */
+export async function deleteUnstartedUpload(tx: CommonQueryMethods, uploadId: string, unlinkFolder: { recordingId: string; folderId: string } | null): Promise<void> {
+  const deleted = await tx.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+    DELETE FROM media_ingestions WHERE id = ${uploadId} AND phase = 'waiting' AND bytes_received = 0 RETURNING id`);
+  if (deleted && unlinkFolder) {
+    await tx.query(sql.unsafe`DELETE FROM recording_folders WHERE recording_id = ${unlinkFolder.recordingId} AND folder_id = ${unlinkFolder.folderId}`);
+  }
+}

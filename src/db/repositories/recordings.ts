@@ -60,6 +60,14 @@ export async function linkFolders(tx: CommonQueryMethods, recordingId: string, f
     ON CONFLICT DO NOTHING`);
 }
 
+/** Files the recording in one folder; true when the link is new. */
+export async function linkFolder(tx: CommonQueryMethods, recordingId: string, folderId: string): Promise<boolean> {
+  const added = await tx.maybeOneFirst(sql.type(z.object({ folder_id: z.string() }))`
+    INSERT INTO recording_folders (recording_id, folder_id) VALUES (${recordingId}, ${folderId})
+    ON CONFLICT DO NOTHING RETURNING folder_id`);
+  return added !== null;
+}
+
 export async function insertParticipants(tx: CommonQueryMethods, recordingId: string, pairs: readonly { speaker: number; personId: number }[]) {
   if (pairs.length === 0) return;
   await tx.query(sql.unsafe`

@@ -24,10 +24,12 @@ describe('recording with assetUrl while Temporal is unreachable', function () {
   let temporal: TemporalClient;
   let api: TestApi;
   let org: TestOrg;
+  let databaseUrl: string;
   const storageDir = path.join(os.tmpdir(), `intake-outage-${randomUUID()}`);
 
   before(async () => {
-    pool = await createDatabasePool(await createTestDatabase());
+    databaseUrl = await createTestDatabase();
+    pool = await createDatabasePool(databaseUrl);
     proxy = await TcpProxy.start(Number((await testStack()).temporal.address.split(':')[1]));
     const config = testConfig({ STORAGE_DIR: storageDir });
     temporal = await connectTemporalClient({ temporal: { ...config.temporal, address: `127.0.0.1:${proxy.port}` } });
@@ -77,7 +79,7 @@ describe('recording with assetUrl while Temporal is unreachable', function () {
       SELECT count(*)::int AS n FROM media_ingestions WHERE recording_id = ${recordingId}`);
     const headers = () => ({ 'X-Service-Api-Key': org.apiKey });
 
-    it('create: 503 and nothing stored while Temporal is down; cancel: 503 and nothing changed', async () => {
+    it('create: 503 and nothing stored while Temporal is down; cancel: done without Temporal, the next upload supersedes the run', async () => {
       const recording = await create({ record: { externalId: randomUUID() } });
       const recordingId = recording.body.id as string;
       const body = { fileName: 'call.wav', fileSize: 1000 };
@@ -91,12 +93,45 @@ describe('recording with assetUrl while Temporal is unreachable', function () {
       assert.equal(created.status, 201, JSON.stringify(created.body));
       const uploadPath = `/v3/rest/recordings/${recordingId}/uploads/${created.body.uploadId as string}`;
       await proxy.down();
-      const notCancelled = await api.request(uploadPath, { method: 'DELETE', headers: headers() });
-      assert.deepEqual([notCancelled.status, notCancelled.body.errorCode], [503, 'temporal_unavailable']);
-      assert.equal((await api.request(uploadPath, { headers: headers() })).body.phase, 'waiting', 'the status is read without Temporal');
-      await proxy.up();
-      const cancelled = await eventually(() => api.request(uploadPath, { method: 'DELETE', headers: headers() }), (r) => r.status !== 503, 120_000);
+      // The cancel is committed first; telling the workflow is best effort (it reads the phase when it wakes).
+      const cancelled = await api.request(uploadPath, { method: 'DELETE', headers: headers() });
       assert.deepEqual([cancelled.status, cancelled.body.phase], [200, 'cancelled']);
+      assert.equal((await api.request(uploadPath, { headers: headers() })).body.phase, 'cancelled', 'the status is read without Temporal');
+      await proxy.up();
+      // The recording is released: a new upload supersedes the run that was not told.
+      const next = await eventually(() => api.request(`/v3/rest/recordings/${recordingId}/uploads`, { method: 'POST', headers: headers(), json: body }), (r) => r.status !== 503, 120_000);
+      assert.equal(next.status, 201, JSON.stringify(next.body));
+      assert.notEqual(next.body.uploadId, created.body.uploadId);
+    });
+
+    it('a slow Temporal holds no lock and no connection: reads go on while upload creates wait, and the creates store nothing', async () => {
+      const small = await createDatabasePool(databaseUrl, { poolSize: 2 });
+      const slowApi = await startTestApi({ pool: small, config: testConfig({ STORAGE_DIR: storageDir }), temporal });
+      try {
+        const ids: string[] = [];
+        for (let i = 0; i < 3; i++) ids.push((await create({ record: { externalId: randomUUID() } })).body.id as string);
+        proxy.stall();
+        const finished: string[] = [];
+        const creates = ids.map(async (id) => {
+          const res = await slowApi.request(`/v3/rest/recordings/${id}/uploads`, { method: 'POST', headers: headers(), json: { fileName: 'a.wav', fileSize: 100 } });
+          finished.push('create');
+          return res;
+        });
+        // Three creates wait on Temporal; with two connections, a read must still get one.
+        await eventually(async () => (await pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+          SELECT count(*)::int AS n FROM media_ingestions WHERE recording_id = ANY(${sql.array(ids, 'uuid')})`)), (n) => n === 3, 10_000);
+        const read = await slowApi.request(`/v3/rest/recordings/${ids[0]!}`, { headers: headers() });
+        finished.push('read');
+        assert.equal(read.status, 200);
+        const results = await Promise.all(creates);
+        assert.deepEqual(results.map((r) => [r.status, r.body.errorCode]), ids.map(() => [503, 'temporal_unavailable']));
+        assert.equal(finished[0], 'read', `the read answered first: ${finished.join(', ')}`);
+        for (const id of ids) assert.equal(await uploadsStored(id), 0, 'compensated: nothing stored');
+      } finally {
+        proxy.flow();
+        await slowApi.close();
+        await small.end();
+      }
     });
   });
 

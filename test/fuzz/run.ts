@@ -1,0 +1,82 @@
+/**
+ * `npm run test:fuzz`: a bounded schemathesis run against the real stack (PostgreSQL, Temporal, a
+ * worker, the API), every operation of /openapi.json, a fixed seed. Fails on any 5xx and on any
+ * response whose body does not match the schema it declares. Installs schemathesis into .tools/ on
+ * first use (PyPI). FUZZ_MAX_EXAMPLES (default 20 per operation) and FUZZ_MAX_SECONDS (default 240
+ * per credential) bound it.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Runtime } from '@temporalio/worker';
+import { createApplication, issueCredential } from '../../src/agents/applications.js';
+import { createDatabasePool } from '../../src/db/pool.js';
+import { PROJECT_ROOT } from '../../src/paths.js';
+import { sdkLogger } from '../../src/temporal/sdk-logger.js';
+import { startTestApi } from '../helpers/app.js';
+import { testConfig } from '../helpers/config.js';
+import { createTestOrg, createTestUser } from '../helpers/fixtures.js';
+import { createTestDatabase, stopTestStack } from '../helpers/stack.js';
+import { loopbackMediaDeps, startTestWorker } from '../helpers/worker.js';
+
+const exec = promisify(execFile);
+const VERSION = '4.32.5';
+const DIR = path.join(PROJECT_ROOT, '.tools', `schemathesis-${VERSION}`);
+
+async function ensureSchemathesis(): Promise<string> {
+  const st = path.join(DIR, 'bin', 'st');
+  if (!existsSync(st)) {
+    await exec('python3', ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--target', DIR, `schemathesis==${VERSION}`], { timeout: 600_000 });
+  }
+  return st;
+}
+
+function st(bin: string, args: string[]): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('python3', [bin, ...args], { env: { ...process.env, PYTHONPATH: DIR, NO_COLOR: '1' }, stdio: ['ignore', 'inherit', 'inherit'] });
+    child.once('error', reject);
+    child.once('exit', (code) => resolve(code ?? 1));
+  });
+}
+
+Runtime.install({ shutdownSignals: [], logger: sdkLogger('error') });
+const bin = await ensureSchemathesis();
+const dir = await mkdtemp(path.join(os.tmpdir(), 'intake-fuzz-'));
+const pool = await createDatabasePool(await createTestDatabase());
+const worker = await startTestWorker(pool, { deps: loopbackMediaDeps(dir) });
+const api = await startTestApi({
+  pool, config: testConfig({ STORAGE_DIR: dir, TEMPORAL_TASK_QUEUE: worker.taskQueue, FEEDBACK_RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'silent' }),
+});
+let failed = 0;
+try {
+  const org = await createTestOrg(pool, { credits: 1000 });
+  const user = await createTestUser(pool, org.organizationId, 'admin', 3600);
+  const app = await createApplication(pool, { organizationId: org.organizationId, name: 'Fuzzed', agentKey: 'fuzzed' });
+  const { secret } = await issueCredential(pool, app);
+  const common = [
+    `${api.url}/openapi.json`, '--checks', 'not_a_server_error,response_schema_conformance', '--seed', '20261124',
+    '--max-examples', process.env.FUZZ_MAX_EXAMPLES ?? '20', '--max-time', process.env.FUZZ_MAX_SECONDS ?? '240', '--workers', '2',
+    '--request-timeout', '30', '--no-shrink',
+  ];
+  // Each credential on the operations that take it.
+  const runs: [string, string[]][] = [
+    ['organization API key', ['-H', `X-Service-Api-Key: ${org.apiKey}`, '--exclude-path-regex', '^/(mcp|v3/rest/agent-conversations/ingest|v3/rest/recordings/meeting-joins)']],
+    ['agent ingest secret', ['-H', `X-Service-Agent-Key: ${secret}`, '--include-path', '/v3/rest/agent-conversations/ingest']],
+    ['user access token', ['-H', `Authorization: Bearer ${user.accessToken}`, '--include-path-regex', '^/(mcp|v3/rest/recordings/meeting-joins|\\.well-known)']],
+  ];
+  for (const [name, args] of runs) {
+    process.stdout.write(`--- schemathesis with the ${name}\n`);
+    const code = await st(bin, ['run', ...common, ...args]);
+    if (code !== 0) failed += 1;
+  }
+} finally {
+  await api.close();
+  await worker.stop();
+  await pool.end();
+  await stopTestStack();
+  await rm(dir, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);
