@@ -1,0 +1,44 @@
+/**
+ * Captures the meeting join of the `meeting-join-bounded-history` patch (run once when it was
+ * introduced; meeting-join-v1.json keeps the shape from before): `npx tsx test/replay/capture-meeting-join-v2.ts`.
+ *  - meeting-join-v2.json: the local recorder's bot joins, records and is done; its media is handed
+ *    off. The payloads are encrypted with the test configuration's key (the replay test decodes them).
+ */
+import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import { Runtime } from '@temporalio/worker';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { PROJECT_ROOT } from '../../src/paths.js';
+import { LocalRecorder } from '../../src/providers/recorder/local.js';
+import { sdkLogger } from '../../src/temporal/sdk-logger.js';
+import { meetingJoinWorkflowId } from '../../workflows/meeting-join/contract.js';
+import { processingContext } from '../helpers/agents.js';
+import { createTestUser } from '../helpers/fixtures.js';
+import { stopTestStack } from '../helpers/stack.js';
+import { loopbackMediaDeps } from '../helpers/worker.js';
+
+Runtime.install({ shutdownSignals: [], logger: sdkLogger('info') });
+const out = path.join(PROJECT_ROOT, 'test', 'replay', 'histories');
+const mediaDir = await mkdtemp(path.join(os.tmpdir(), 'intake-capture-meeting-'));
+const media = await processingContext({
+  env: { STORAGE_DIR: mediaDir, MEETING_STATUS_POLL_SECONDS: '1' },
+  deps: { ...loopbackMediaDeps(mediaDir), recorder: new LocalRecorder({ dir: path.join(mediaDir, 'recorder'), meetingSeconds: 2 }) },
+});
+try {
+  const member = await createTestUser(media.pool, media.org.organizationId);
+  const joined = await media.api.request('/v3/rest/recordings/meeting-joins', {
+    method: 'POST', headers: { Authorization: `Bearer ${member.accessToken}` }, json: { type: 'meetingUrl', joinUrl: 'https://zoom.us/j/84211234500?pwd=capture' },
+  });
+  if (joined.status !== 201) throw new Error(`meeting join: ${joined.status}`);
+  const meeting = media.api.deps.temporal.client.workflow.getHandle(meetingJoinWorkflowId(media.org.organizationId, 'zoom:84211234500'));
+  const result = await meeting.result();
+  if (result.state !== 'done') throw new Error(`meeting join ended ${JSON.stringify(result)}`);
+  const history = await meeting.fetchHistory();
+  await writeFile(path.join(out, 'meeting-join-v2.json'), `${historyToJSON(history)}\n`);
+  process.stdout.write(`wrote meeting-join-v2.json (${history.events?.length} events)\n`);
+} finally {
+  await media.close();
+  await stopTestStack();
+  await rm(mediaDir, { recursive: true, force: true });
+}
