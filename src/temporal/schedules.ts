@@ -23,36 +23,42 @@ export interface RetentionScheduleOptions {
  * never joined by a second one. Run a sweep now: `temporal schedule trigger --schedule-id agent-retention-sweep`.
  */
 export async function ensureRetentionSchedule(client: Client, o: RetentionScheduleOptions, logger: Pick<Logger, 'info'>): Promise<string> {
-  const scheduleId = o.scheduleId ?? RETENTION_SCHEDULE_ID;
-  const action = {
-    type: 'startWorkflow' as const,
-    workflowType: RETENTION_SWEEP_WORKFLOW,
-    workflowId: o.scheduleId ? `${retentionSweepWorkflowId()}/${scheduleId}` : retentionSweepWorkflowId(),
-    taskQueue: o.taskQueue,
-    args: [{ version: 1 }],
-  };
-  await createOrUpdate(client, { scheduleId, every: `${o.everyMinutes} minutes`, action }, () =>
-    logger.info({ scheduleId, everyMinutes: o.everyMinutes }, 'created the retention sweep schedule'));
-  return scheduleId;
+  return ensureSchedule(client, {
+    scheduleId: o.scheduleId, defaultId: RETENTION_SCHEDULE_ID, workflowType: RETENTION_SWEEP_WORKFLOW, workflowId: retentionSweepWorkflowId(),
+    taskQueue: o.taskQueue, input: { version: 1 }, every: `${o.everyMinutes} minutes`,
+  }, (scheduleId) => logger.info({ scheduleId, everyMinutes: o.everyMinutes }, 'created the retention sweep schedule'));
 }
 
 /**
- * Creates a schedule, or brings an existing one to this interval and action (every worker runs
- * this at start). Overlaps are skipped: a long run is never joined by a second one.
+ * Creates a schedule that starts `workflowType` with `input` every `every`, or brings an existing
+ * one to this interval and action (every worker runs this at start). Overlaps are skipped: a long
+ * run is never joined by a second one. A test's own `scheduleId` gets a workflow id of its own too.
  */
-async function createOrUpdate(
+async function ensureSchedule(
   client: Client,
-  s: { scheduleId: string; every: `${number} ${'seconds' | 'minutes'}`; action: ScheduleOptionsAction },
-  created: () => void,
-): Promise<void> {
+  s: {
+    scheduleId: string | undefined; defaultId: string; workflowType: string; workflowId: string; taskQueue: string; input: unknown;
+    every: `${number} ${'seconds' | 'minutes'}`;
+  },
+  created: (scheduleId: string) => void,
+): Promise<string> {
+  const scheduleId = s.scheduleId ?? s.defaultId;
+  const action: ScheduleOptionsAction = {
+    type: 'startWorkflow',
+    workflowType: s.workflowType,
+    workflowId: s.scheduleId ? `${s.workflowId}/${scheduleId}` : s.workflowId,
+    taskQueue: s.taskQueue,
+    args: [s.input],
+  };
   const spec = { intervals: [{ every: s.every }] };
   try {
-    await client.schedule.create({ scheduleId: s.scheduleId, spec, action: s.action, policies: { overlap: ScheduleOverlapPolicy.SKIP } });
-    created();
+    await client.schedule.create({ scheduleId, spec, action, policies: { overlap: ScheduleOverlapPolicy.SKIP } });
+    created(scheduleId);
   } catch (error) {
     if (!(error instanceof ScheduleAlreadyRunning)) throw error;
-    await client.schedule.getHandle(s.scheduleId).update((previous) => ({ ...previous, spec, action: s.action }));
+    await client.schedule.getHandle(scheduleId).update((previous) => ({ ...previous, spec, action }));
   }
+  return scheduleId;
 }
 
 export interface SessionWakesScheduleOptions {
@@ -70,18 +76,11 @@ export interface SessionWakesScheduleOptions {
  * requested wake is older than that: a safety net behind the session drainer. Overlaps are skipped.
  */
 export async function ensureSessionWakesSchedule(client: Client, o: SessionWakesScheduleOptions, logger: Pick<Logger, 'info'>): Promise<string> {
-  const scheduleId = o.scheduleId ?? SESSION_WAKES_SCHEDULE_ID;
   const input: SessionWakesInput = { version: 1, olderThanSeconds: o.everySeconds, settings: o.settings };
-  const action = {
-    type: 'startWorkflow' as const,
-    workflowType: SESSION_WAKES_WORKFLOW,
-    workflowId: o.scheduleId ? `${sessionWakesWorkflowId()}/${scheduleId}` : sessionWakesWorkflowId(),
-    taskQueue: o.taskQueue,
-    args: [input],
-  };
-  await createOrUpdate(client, { scheduleId, every: `${o.everySeconds} seconds`, action }, () =>
-    logger.info({ scheduleId, everySeconds: o.everySeconds }, 'created the session wakes schedule'));
-  return scheduleId;
+  return ensureSchedule(client, {
+    scheduleId: o.scheduleId, defaultId: SESSION_WAKES_SCHEDULE_ID, workflowType: SESSION_WAKES_WORKFLOW, workflowId: sessionWakesWorkflowId(),
+    taskQueue: o.taskQueue, input, every: `${o.everySeconds} seconds`,
+  }, (scheduleId) => logger.info({ scheduleId, everySeconds: o.everySeconds }, 'created the session wakes schedule'));
 }
 
 export interface MediaReconcilerScheduleOptions {
@@ -99,16 +98,9 @@ export interface MediaReconcilerScheduleOptions {
  * failed. Overlaps are skipped.
  */
 export async function ensureMediaReconcilerSchedule(client: Client, o: MediaReconcilerScheduleOptions, logger: Pick<Logger, 'info'>): Promise<string> {
-  const scheduleId = o.scheduleId ?? MEDIA_RECONCILER_SCHEDULE_ID;
   const input: MediaReconcilerInput = { version: 1, olderThanSeconds: o.olderThanSeconds, settings: o.settings };
-  const action = {
-    type: 'startWorkflow' as const,
-    workflowType: MEDIA_RECONCILER_WORKFLOW,
-    workflowId: o.scheduleId ? `${mediaReconcilerWorkflowId()}/${scheduleId}` : mediaReconcilerWorkflowId(),
-    taskQueue: o.taskQueue,
-    args: [input],
-  };
-  await createOrUpdate(client, { scheduleId, every: `${o.everySeconds} seconds`, action }, () =>
-    logger.info({ scheduleId, everySeconds: o.everySeconds }, 'created the media reconciler schedule'));
-  return scheduleId;
+  return ensureSchedule(client, {
+    scheduleId: o.scheduleId, defaultId: MEDIA_RECONCILER_SCHEDULE_ID, workflowType: MEDIA_RECONCILER_WORKFLOW, workflowId: mediaReconcilerWorkflowId(),
+    taskQueue: o.taskQueue, input, every: `${o.everySeconds} seconds`,
+  }, (scheduleId) => logger.info({ scheduleId, everySeconds: o.everySeconds }, 'created the media reconciler schedule'));
 }

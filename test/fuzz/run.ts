@@ -6,45 +6,33 @@
  * per credential) bound it. The coverage phase is left out: in schemathesis 4.32.5 it stops with an
  * internal error (hypothesis' "AST constructor recursion depth mismatch") on one operation.
  */
-import { execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { Runtime } from '@temporalio/worker';
 import { createApplication, issueCredential } from '../../src/agents/applications.js';
 import { createDatabasePool } from '../../src/db/pool.js';
-import { PROJECT_ROOT } from '../../src/paths.js';
 import { sdkLogger } from '../../src/temporal/sdk-logger.js';
 import { startTestApi } from '../helpers/app.js';
 import { TEST_OPERATOR_TOKEN, testConfig } from '../helpers/config.js';
 import { createTestOrg, createTestUser } from '../helpers/fixtures.js';
 import { createTestDatabase, stopTestStack } from '../helpers/stack.js';
+import { ensurePipTool } from '../helpers/tools.js';
 import { loopbackMediaDeps, startTestWorker } from '../helpers/worker.js';
 
-const exec = promisify(execFile);
 const VERSION = '4.32.5';
-const DIR = path.join(PROJECT_ROOT, '.tools', `schemathesis-${VERSION}`);
 
-async function ensureSchemathesis(): Promise<string> {
-  const st = path.join(DIR, 'bin', 'st');
-  if (!existsSync(st)) {
-    await exec('python3', ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--target', DIR, `schemathesis==${VERSION}`], { timeout: 600_000 });
-  }
-  return st;
-}
-
-function st(bin: string, args: string[]): Promise<number> {
+function st(dir: string, args: string[]): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn('python3', [bin, ...args], { env: { ...process.env, PYTHONPATH: DIR, NO_COLOR: '1' }, stdio: ['ignore', 'inherit', 'inherit'] });
+    const child = spawn('python3', [path.join(dir, 'bin', 'st'), ...args], { env: { ...process.env, PYTHONPATH: dir, NO_COLOR: '1' }, stdio: ['ignore', 'inherit', 'inherit'] });
     child.once('error', reject);
     child.once('exit', (code) => resolve(code ?? 1));
   });
 }
 
 Runtime.install({ shutdownSignals: [], logger: sdkLogger('error') });
-const bin = await ensureSchemathesis();
+const stDir = await ensurePipTool('schemathesis', VERSION, path.join('bin', 'st'));
 const dir = await mkdtemp(path.join(os.tmpdir(), 'intake-fuzz-'));
 const pool = await createDatabasePool(await createTestDatabase());
 const worker = await startTestWorker(pool, { deps: loopbackMediaDeps(dir) });
@@ -70,7 +58,7 @@ try {
   ];
   for (const [name, args] of runs) {
     process.stdout.write(`--- schemathesis with the ${name}\n`);
-    const code = await st(bin, ['run', ...common, ...args]);
+    const code = await st(stDir, ['run', ...common, ...args]);
     if (code !== 0) failed += 1;
   }
 } finally {

@@ -1,3 +1,5 @@
+import type { DataConverter } from '@temporalio/common';
+import { temporalDataConverter } from '../../src/temporal/codec.js';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -16,4 +18,9 @@ export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({
     NODE_ENV: 'test', LOG_LEVEL: 'silent', SIGNING_SECRET: TEST_SIGNING_SECRET, OPERATOR_TOKEN: TEST_OPERATOR_TOKEN, STORAGE_DIR: TEST_MEDIA_DIR, AGENT_CREDENTIAL_CACHE_SECONDS: '0', AGENT_WORKFLOW_SIGNAL_SECONDS: '0', ...env,
   });
+}
+
+/** The payload codec of the test configuration: what every test client and worker encrypts with. */
+export function testDataConverter(): DataConverter {
+  return temporalDataConverter(testConfig().temporal.payloadKeys);
 }

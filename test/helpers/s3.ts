@@ -1,16 +1,12 @@
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { freePort } from '../../src/dev/net.js';
-import { PROJECT_ROOT } from '../../src/paths.js';
+import { ensurePipTool } from './tools.js';
 
-const exec = promisify(execFile);
 /** moto's S3-compatible server (PyPI), installed into .tools/ like the Temporal CLI. */
 const MOTO_VERSION = '5.2.5';
-const MOTO_DIR = path.join(PROJECT_ROOT, '.tools', `moto-${MOTO_VERSION}`);
 
 export const TEST_S3_CREDENTIALS = { accessKeyId: 'test-access-key', secretAccessKey: 'test-secret-key' };
 
@@ -23,12 +19,6 @@ export interface TestS3 {
   stop(): Promise<void>;
 }
 
-async function ensureMoto(): Promise<void> {
-  if (existsSync(path.join(MOTO_DIR, 'moto', 'server.py'))) return;
-  await exec('python3', ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--target', MOTO_DIR, `moto[server]==${MOTO_VERSION}`], {
-    timeout: 600_000,
-  });
-}
 
 /**
  * A local S3-compatible server (moto) on a free port, with one bucket: the upload store's S3
@@ -36,10 +26,10 @@ async function ensureMoto(): Promise<void> {
  * it against AWS S3, MinIO or R2.
  */
 export async function startTestS3(bucket = 'intake-uploads'): Promise<TestS3> {
-  await ensureMoto();
+  const motoDir = await ensurePipTool('moto', MOTO_VERSION, path.join('moto', 'server.py'), `moto[server]==${MOTO_VERSION}`);
   const port = await freePort();
   const child: ChildProcess = spawn('python3', ['-m', 'moto.server', '-H', '127.0.0.1', '-p', String(port)], {
-    env: { ...process.env, PYTHONPATH: MOTO_DIR }, stdio: ['ignore', 'ignore', 'ignore'],
+    env: { ...process.env, PYTHONPATH: motoDir }, stdio: ['ignore', 'ignore', 'ignore'],
   });
   const endpoint = `http://127.0.0.1:${port}`;
   let up = false;

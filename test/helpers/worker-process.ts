@@ -10,8 +10,7 @@ import type { DrainerSettings } from '../../src/agents/drainer.js';
 import { createActivities } from '../../activities/index.js';
 import { createDatabasePool } from '../../src/db/pool.js';
 import { loopbackMediaDeps, onTaskQueue, testActivityDeps } from './worker.js';
-import { testConfig } from './config.js';
-import { temporalDataConverter } from '../../src/temporal/codec.js';
+import { testDataConverter } from './config.js';
 
 Runtime.install({ logger: new DefaultLogger('ERROR') });
 const env = (name: string) => {
@@ -30,7 +29,7 @@ const deps = testActivityDeps(pool, {
   ...(process.env.DRAINER_SETTINGS ? { drainer: JSON.parse(process.env.DRAINER_SETTINGS) as DrainerSettings } : {}),
 });
 const activities = createActivities(onTaskQueue(deps, taskQueue));
-const dataConverter = temporalDataConverter(testConfig().temporal.payloadKeys);
+const dataConverter = testDataConverter();
 const worker = await Worker.create({ connection, taskQueue, activities, dataConverter, workflowBundle: { codePath: env('BUNDLE_PATH') } });
 const mediaWorker = await Worker.create({ connection, taskQueue: `${taskQueue}-media`, activities, dataConverter });
 const running = Promise.all([worker.run(), mediaWorker.run()]);

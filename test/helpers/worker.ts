@@ -12,8 +12,7 @@ import { PROJECT_ROOT } from '../../src/paths.js';
 import { LocalSignalExtractor } from '../../src/providers/signal-extractor/local.js';
 import { publicAddressProblem } from '../../src/domain/asset-url.js';
 import { PUBLIC_ADDRESSES, type AddressPolicy } from '../../src/media/safe-fetch.js';
-import { TEST_MEDIA_DIR, testConfig } from './config.js';
-import { temporalDataConverter } from '../../src/temporal/codec.js';
+import { TEST_MEDIA_DIR, testConfig, testDataConverter } from './config.js';
 import { LocalRecorder } from '../../src/providers/recorder/local.js';
 import { testStack, workflowBundle } from './stack.js';
 import { drainerSettings, type DrainerSettings } from '../../src/agents/drainer.js';
@@ -64,7 +63,7 @@ export async function startTestWorker(
   const stopping = new AbortController();
   const activities = createActivities({ ...onTaskQueue(deps, taskQueue), workerStopping: stopping.signal });
   // The payload codec of the test configuration, as the API's client has it.
-  const dataConverter = temporalDataConverter(testConfig().temporal.payloadKeys);
+  const dataConverter = testDataConverter();
   const worker = await Worker.create({ connection, taskQueue, activities, dataConverter, workflowBundle: await workflowBundle(), shutdownGraceTime: '2s' });
   // The media queue's worker, as the production worker runs it (testConfig: `<taskQueue>-media`).
   const mediaWorker = await Worker.create({ connection, taskQueue: `${taskQueue}-media`, activities, dataConverter, shutdownGraceTime: '2s' });

@@ -6,12 +6,11 @@ import { Worker } from '@temporalio/worker';
 import { PROJECT_ROOT } from '../../src/paths.js';
 import * as workflows from '../../workflows/index.js';
 import { workflowBundle } from '../helpers/stack.js';
-import { testConfig } from '../helpers/config.js';
-import { temporalDataConverter } from '../../src/temporal/codec.js';
+import { testDataConverter } from '../helpers/config.js';
 
 const DIR = path.join(PROJECT_ROOT, 'test', 'replay', 'histories');
 const ALTERED = path.join(PROJECT_ROOT, 'test', 'replay', 'altered');
-const dataConverter = temporalDataConverter(testConfig().temporal.payloadKeys);
+const dataConverter = testDataConverter();
 const files = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
 
 interface HistoryJson {

@@ -15,8 +15,7 @@ import { freePort } from '../../src/dev/net.js';
 import { startLocalPostgres, type LocalPostgres } from '../../src/dev/postgres.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
 import { assistantMessage, feedbackEvent, userMessage } from '../helpers/agents.js';
-import { TEST_SIGNING_SECRET, testConfig } from '../helpers/config.js';
-import { temporalDataConverter } from '../../src/temporal/codec.js';
+import { TEST_SIGNING_SECRET, testDataConverter } from '../helpers/config.js';
 import { createTestOrg } from '../helpers/fixtures.js';
 import { httpStatus, waitFor } from '../helpers/wait.js';
 import { sessionDrainerWorkflowId } from '../../workflows/session-drainer/contract.js';
@@ -127,7 +126,7 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     await postgres.createDatabase('intake');
     cluster = await startTemporalCluster({ postgresUrl: postgres.url('postgres'), dir: path.join(dir, 'temporal') });
     // The test's own client of the cluster: results, and which worker runs an activity.
-    temporal = new Client({ connection: await Connection.connect({ address: cluster.address }), dataConverter: temporalDataConverter(testConfig().temporal.payloadKeys) });
+    temporal = new Client({ connection: await Connection.connect({ address: cluster.address }), dataConverter: testDataConverter() });
     s3 = await startTestS3('intake-fleet');
     // What a fleet shares: PostgreSQL, Temporal and the bucket (uploads and media). Each process's STORAGE_DIR is its own.
     env = {
