@@ -1,9 +1,10 @@
 import { activityInfo } from '@temporalio/activity';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
-import type { DatabaseCheck } from '../workflows/diagnostics/contract.js';
+import type { FfmpegTools } from '../src/media/ffmpeg-tools.js';
+import type { DatabaseCheck, WorkerDescription } from '../workflows/diagnostics/contract.js';
 
-export function createDiagnosticsActivities(deps: { pool: DatabasePool }) {
+export function createDiagnosticsActivities(deps: { pool: DatabasePool; ffmpeg: FfmpegTools }) {
   return {
     async checkDatabase(): Promise<DatabaseCheck> {
       const row = await deps.pool.one(sql.type(
@@ -14,9 +15,14 @@ export function createDiagnosticsActivities(deps: { pool: DatabasePool }) {
                (SELECT name FROM schema_migrations ORDER BY version DESC LIMIT 1) AS latest`);
       return { serverVersion: row.server_version, migrationsApplied: row.applied, latestMigration: row.latest };
     },
-    async describeWorker(): Promise<{ identity: string; taskQueue: string }> {
+    /** Which worker answered, and the FFmpeg it would probe and encode with (or why it has none). */
+    async describeWorker(): Promise<WorkerDescription> {
       const info = activityInfo();
-      return { identity: `pid-${process.pid}`, taskQueue: info.taskQueue };
+      const ffmpeg = await deps.ffmpeg.binaries().then(
+        (b) => ({ version: b.version, ffmpeg: b.ffmpeg, ffprobe: b.ffprobe, source: b.source }),
+        (error: unknown) => ({ error: (error as Error).message }),
+      );
+      return { identity: `pid-${process.pid}`, taskQueue: info.taskQueue, ffmpeg };
     },
   };
 }

@@ -6,6 +6,7 @@ import { createAgentSessionActivities } from './agent-sessions.js';
 import { createDiagnosticsActivities } from './diagnostics.js';
 import { createMediaActivities, type MediaActivityDeps } from './media.js';
 import { createMediaStore } from '../src/media/media-store.js';
+import { FfmpegTools } from '../src/media/ffmpeg-tools.js';
 import { PUBLIC_ADDRESSES } from '../src/media/safe-fetch.js';
 import { resolveFromRoot } from '../src/paths.js';
 import { createUploadStore, FileUploadStore, uploadsDirectory } from '../src/media/upload-store.js';
@@ -34,9 +35,14 @@ export interface ActivityDeps extends MediaActivityDeps {
 }
 
 /** The production dependencies of the activities, from configuration. */
-export function activityDeps(pool: DatabasePool, config: Pick<Config, 'agents' | 'temporal' | 'signalExtractor' | 'media' | 'transcriber' | 'meetings'>): ActivityDeps {
+export function activityDeps(
+  pool: DatabasePool,
+  config: Pick<Config, 'agents' | 'temporal' | 'signalExtractor' | 'media' | 'transcriber' | 'meetings'>,
+  log: (message: string) => void = () => undefined,
+): ActivityDeps {
+  const ffmpeg = new FfmpegTools(config.media.ffmpeg, log);
   return {
-    recorder: createRecorder(config.meetings.recorder, resolveFromRoot(config.media.dir)),
+    recorder: createRecorder(config.meetings.recorder, resolveFromRoot(config.media.dir), ffmpeg),
     pool,
     extractor: createSignalExtractor(config.signalExtractor),
     analysisCreditCost: config.agents.analysisCreditCost,
@@ -44,7 +50,8 @@ export function activityDeps(pool: DatabasePool, config: Pick<Config, 'agents' |
     mediaDir: resolveFromRoot(config.media.dir),
     uploadStore: createUploadStore(config.media),
     mediaStore: createMediaStore(config.media),
-    transcriber: createTranscriber(config.transcriber),
+    transcriber: createTranscriber(config.transcriber, ffmpeg),
+    ffmpeg,
     // Production dials public addresses only...
     addressPolicy: PUBLIC_ADDRESSES,
     // ... except the host names an operator names (MEDIA_FETCH_ALLOWED_HOSTS), for media on its own network.
@@ -56,7 +63,7 @@ export function activityDeps(pool: DatabasePool, config: Pick<Config, 'agents' |
 export function createActivities(deps: ActivityDeps) {
   const uploadStore = deps.uploadStore ?? new FileUploadStore(uploadsDirectory(deps.mediaDir));
   return {
-    ...createDiagnosticsActivities(deps),
+    ...createDiagnosticsActivities({ ...deps, ffmpeg: deps.ffmpeg ?? new FfmpegTools() }),
     ...createAgentSessionActivities(deps),
     ...createRetentionActivities(deps),
     ...createSessionWakeActivities(deps),

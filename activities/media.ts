@@ -14,6 +14,7 @@ import { TranscriberError, type Transcriber } from '../src/providers/transcriber
 import { RecorderError, type Recorder } from '../src/providers/recorder/types.js';
 import { findMeetingBot } from '../src/db/repositories/meeting-joins.js';
 import { encodeRendition, MediaProcessingError, probeMedia, renditionFor } from '../src/media/ffmpeg.js';
+import { FfmpegTools, FfmpegUnavailableError } from '../src/media/ffmpeg-tools.js';
 import { renditionRelativePath } from '../src/media/playback.js';
 import { AssetFetchError, SafeFetcher, type AddressPolicy, type Resolver } from '../src/media/safe-fetch.js';
 import { FileUploadStore, uploadsDirectory, type UploadStore } from '../src/media/upload-store.js';
@@ -35,6 +36,8 @@ export interface MediaActivityDeps {
   resolver?: Resolver;
   /** None configured: recordings without a supplied transcript get status `unavailable`. */
   transcriber?: Transcriber | undefined;
+  /** The FFmpeg that probes and encodes, with its limits; default: the pinned build under `.tools`. */
+  ffmpeg?: FfmpegTools;
   /** The meeting recorder: a meeting recording's download URL is asked of it when the transfer runs, never stored. */
   recorder?: Recorder;
 }
@@ -53,6 +56,7 @@ function outcome(row: Pick<IngestionRow, 'phase' | 'error_code'>): MediaIngestio
 export function createMediaActivities(deps: MediaActivityDeps) {
   const store = deps.mediaStore ?? new DirectoryMediaStore(deps.mediaDir);
   const uploads = deps.uploadStore ?? new FileUploadStore(uploadsDirectory(deps.mediaDir));
+  const ffmpeg = deps.ffmpeg ?? new FfmpegTools();
   /** This worker's own files, each made and deleted by one activity call. */
   const scratch = path.join(deps.mediaDir, 'scratch');
   const incoming = (ingestionId: string) => `incoming/${ingestionId}`;
@@ -192,11 +196,11 @@ export function createMediaActivities(deps: MediaActivityDeps) {
         if (!input) throw failure(ingestion.kind === 'upload' ? 'upload_failed' : 'processing_failed', 'the media to encode is missing', false);
         await mkdir(scratch, { recursive: true });
         try {
-          const probe = await probeMedia(input, ctx.cancellationSignal);
+          const probe = await probeMedia(ffmpeg, input, ctx.cancellationSignal);
           const file = `${ingestionId}.${renditionFor(probe).extension}`;
           const partial = path.join(scratch, `${file}.partial`);
           try {
-            const rendition = await encodeRendition(input, partial, probe, {
+            const rendition = await encodeRendition(ffmpeg, input, partial, probe, {
               signal: ctx.cancellationSignal,
               onProgress: (percent) => {
                 ctx.heartbeat({ percent });
@@ -211,6 +215,8 @@ export function createMediaActivities(deps: MediaActivityDeps) {
           }
         } catch (error) {
           if (error instanceof MediaProcessingError) throw failure('processing_failed', error.message, false);
+          // A worker without FFmpeg: retried (an operator can install it, another worker can take it).
+          if (error instanceof FfmpegUnavailableError) throw failure('ffmpeg_unavailable', error.message, true);
           throw error;
         }
       });

@@ -4,6 +4,7 @@ import { parsePayloadKeys, type PayloadKey } from './temporal/codec.js';
 import type { ExtractorConfig } from './providers/signal-extractor/index.js';
 import type { TranscriberConfig } from './providers/transcriber/index.js';
 import type { RecorderConfig } from './providers/recorder/index.js';
+import type { FfmpegSettings } from './media/ffmpeg-tools.js';
 
 /**
  * The environment, read once into a typed, validated object. Nothing else in the
@@ -104,6 +105,10 @@ const schema = z.object({
   UPLOAD_STORE: z.enum(['file', 's3']).default('file'),
   MEDIA_STORE: z.enum(['file', 's3']).default('file'),
   MEDIA_FETCH_ALLOWED_HOSTS: z.string().optional(),
+  FFMPEG_PATH: z.string().min(1).optional(),
+  FFPROBE_PATH: z.string().min(1).optional(),
+  FFMPEG_MEMORY_LIMIT_MB: positiveInt.min(256).max(1_048_576).default(4096),
+  FFMPEG_TIME_LIMIT_SECONDS: positiveInt.min(60).max(7 * 24 * 3600).default(6 * 3600),
   S3_BUCKET: z.string().min(1).optional(),
   S3_REGION: z.string().min(1).default('us-east-1'),
   S3_ENDPOINT: z.string().url().optional(),
@@ -191,6 +196,8 @@ export interface Config {
     mediaStore: { kind: 'file' } | ({ kind: 's3' } & S3Settings);
     /** Host names (lower case) whose `assetUrl`s may point at private or loopback addresses: an operator's own media hosts. */
     fetchAllowedHosts: string[];
+    /** The FFmpeg build that probes and encodes, and the limits of every run. */
+    ffmpeg: FfmpegSettings;
   };
   /** `authorizationServers` undefined: the service's own URL (it issues the user tokens). */
   mcp: { bodyLimitBytes: number; authorizationServers: string[] | undefined; ratePerMinute: number };
@@ -304,6 +311,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       uploadStore: e.UPLOAD_STORE === 's3' ? { kind: 's3', ...s3Settings(e, 'UPLOAD_STORE') } : { kind: 'file' },
       mediaStore: e.MEDIA_STORE === 's3' ? { kind: 's3', ...s3Settings(e, 'MEDIA_STORE') } : { kind: 'file' },
       fetchAllowedHosts: (e.MEDIA_FETCH_ALLOWED_HOSTS ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
+      ffmpeg: {
+        ffmpegPath: e.FFMPEG_PATH, ffprobePath: e.FFPROBE_PATH, toolsDir: e.TOOLS_DIR,
+        memoryLimitMb: e.FFMPEG_MEMORY_LIMIT_MB, timeLimitSeconds: e.FFMPEG_TIME_LIMIT_SECONDS,
+      },
     },
     mcp: {
       bodyLimitBytes: e.MCP_BODY_LIMIT_BYTES,

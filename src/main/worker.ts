@@ -43,10 +43,16 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
   }
   const connection = await connectTemporalWorker(config);
   const stopping = new AbortController();
+  const deps = activityDeps(pool, config, (m) => logger.info(m));
+  // Located (installed, the first time) in the background: media work waits for it, nothing else does.
+  deps.ffmpeg?.binaries().then(
+    (b) => logger.info({ ffmpeg: b.ffmpeg, ffprobe: b.ffprobe, source: b.source }, b.version),
+    (error: unknown) => logger.warn({ err: error }, 'no FFmpeg: media encodes will be retried until one is installed'),
+  );
   const common = {
     connection,
     namespace: config.temporal.namespace,
-    activities: { ...activityDeps(pool, config), workerStopping: stopping.signal },
+    activities: { ...deps, workerStopping: stopping.signal },
     workflowBundlePath: config.temporal.workflowBundlePath,
     shutdownGraceSeconds: config.temporal.shutdownGraceSeconds,
     payloadKeys: required(config.temporal.payloadKeys, 'TEMPORAL_PAYLOAD_KEYS or SIGNING_SECRET'),

@@ -1,26 +1,68 @@
-import ffmpegInstaller from '@ffmpeg-installer/ffmpeg';
-import ffprobeInstaller from '@ffprobe-installer/ffprobe';
-import { spawn } from 'node:child_process';
 import { z } from 'zod';
+import { cpuSecondsFor, type FfmpegTools, type RunResult } from './ffmpeg-tools.js';
 
 /**
- * Probing and encoding with the ffmpeg and ffprobe binaries the npm packages carry (no system
- * install needed). Bytes that are not media, or that ffmpeg cannot decode, are a
- * `MediaProcessingError` (the upload's `processing_failed`).
+ * Probing and encoding untrusted media. Bytes that are not media, that ffmpeg cannot decode, or
+ * whose decoding breaks a limit are a `MediaProcessingError` (the upload's `processing_failed`).
+ *
+ * The input is the tool's standard input (`fd:`), the only protocol allowed: no path reaches FFmpeg,
+ * so a playlist's references (relative or absolute) resolve to nothing. Only the containers and
+ * decoders below may open, and the encode is told the container the probe found.
  */
-
-export const FFMPEG_PATH = ffmpegInstaller.path;
-export const FFPROBE_PATH = ffprobeInstaller.path;
 
 export class MediaProcessingError extends Error {
   override name = 'MediaProcessingError';
   readonly code = 'processing_failed';
 }
 
-/** Formats ffprobe accepts that are not recordings: text, still images. */
-const NOT_RECORDINGS = ['tty', 'image2', 'gif', 'webp', 'apng', 'bmp'];
+/**
+ * The containers a recording comes in (demuxer names): MP4/MOV/M4A, Matroska/WebM, MP3, WAV, Ogg,
+ * FLAC, ADTS AAC, MPEG-TS. No playlists (HLS, DASH, concat), no images, no text.
+ */
+export const ACCEPTED_FORMATS = ['mov', 'matroska', 'mp3', 'wav', 'ogg', 'flac', 'aac', 'mpegts'] as const;
+
+/** The decoders they may need: the usual video and audio codecs of recorders and browsers. */
+export const ACCEPTED_DECODERS = [
+  'h264', 'hevc', 'vp8', 'vp9', 'av1', 'libdav1d', 'mpeg4',
+  'aac', 'aac_fixed', 'mp3', 'mp3float', 'opus', 'libopus', 'vorbis', 'libvorbis', 'flac', 'alac',
+  'pcm_s16le', 'pcm_s16be', 'pcm_s24le', 'pcm_s32le', 'pcm_f32le', 'pcm_f64le', 'pcm_u8', 'pcm_mulaw', 'pcm_alaw',
+  // Cover art (attached pictures) is probed, never decoded for the rendition.
+  'mjpeg', 'png',
+] as const;
+
+/** Input options that confine the demuxer and decoders, reading standard input (`fd:`). */
+export function guardedInput(format?: string): string[] {
+  return [
+    '-protocol_whitelist', 'fd',
+    '-format_whitelist', ACCEPTED_FORMATS.join(','),
+    '-codec_whitelist', ACCEPTED_DECODERS.join(','),
+    ...(format ? ['-f', format] : []),
+    '-i', 'fd:',
+  ];
+}
+
+const PROBE_SECONDS = 30;
+
+/** Wall-clock bound of one encode: generous for the probed duration, never past the settings' ceiling. */
+export function encodeSecondsFor(durationSec: number | null, ceilingSeconds: number): number {
+  return durationSec ? Math.min(ceilingSeconds, Math.ceil(120 + 5 * durationSec)) : ceilingSeconds;
+}
+
+function limitMessage(result: RunResult, tools: FfmpegTools, wallSeconds: number, cpuSeconds: number): string | null {
+  switch (result.limit) {
+    case 'time':
+      return `stopped after ${wallSeconds} s (its time limit)`;
+    case 'cpu':
+      return `stopped: its CPU time limit (${cpuSeconds} s) was reached or it was killed`;
+    case 'memory':
+      return `stopped: out of memory (limit ${tools.settings.memoryLimitMb} MB)`;
+    default:
+      return null;
+  }
+}
 
 export interface MediaProbe {
+  /** ffprobe's demuxer name, e.g. `mov,mp4,m4a,3gp,3g2,mj2` (the encode forces its first name). */
   formatName: string;
   durationSec: number | null;
   hasAudio: boolean;
@@ -35,10 +77,19 @@ const probeJson = z.object({
 });
 
 /** What the file holds; a file without an audio or video stream is not media. */
-export async function probeMedia(file: string, signal?: AbortSignal): Promise<MediaProbe> {
-  const { code, stdout, stderr } = await run(FFPROBE_PATH, ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', file], signal);
-  if (code !== 0) throw new MediaProcessingError(`not readable as media: ${lastLine(stderr)}`);
-  const parsed = probeJson.safeParse(JSON.parse(stdout || '{}'));
+export async function probeMedia(tools: FfmpegTools, file: string, signal?: AbortSignal): Promise<MediaProbe> {
+  const limits = { wallSeconds: PROBE_SECONDS, cpuSeconds: PROBE_SECONDS };
+  const result = await tools.run('ffprobe', ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', ...guardedInput()], { stdinFile: file, limits, signal });
+  const stopped = limitMessage(result, tools, limits.wallSeconds, limits.cpuSeconds);
+  if (stopped) throw new MediaProcessingError(`probing ${stopped}`);
+  if (result.code !== 0) throw new MediaProcessingError(`not readable as media: ${lastLine(result.stderr)}`);
+  let json: unknown;
+  try {
+    json = JSON.parse(result.stdout || '{}');
+  } catch {
+    throw new MediaProcessingError('not readable as media');
+  }
+  const parsed = probeJson.safeParse(json);
   if (!parsed.success || !parsed.data.format) throw new MediaProcessingError('not readable as media');
   // Cover art in an audio file is a video stream ffprobe marks as an attached picture.
   const real = parsed.data.streams.filter((s) => !s.disposition?.attached_pic);
@@ -46,10 +97,6 @@ export async function probeMedia(file: string, signal?: AbortSignal): Promise<Me
   const hasVideo = real.some((s) => s.codec_type === 'video');
   if (!hasAudio && !hasVideo) throw new MediaProcessingError('no audio or video stream');
   const formatName = parsed.data.format.format_name;
-  // ffprobe also "reads" text (tty: an ANSI art video) and still images: not recordings.
-  if (NOT_RECORDINGS.some((f) => formatName.split(',').some((n) => n === f || n.endsWith('_pipe')))) {
-    throw new MediaProcessingError(`not an audio or video recording (${formatName})`);
-  }
   const duration = Number(parsed.data.format.duration);
   const audioCodec = real.find((s) => s.codec_type === 'audio')?.codec_name ?? null;
   return { formatName, durationSec: Number.isFinite(duration) && duration > 0 ? duration : null, hasAudio, hasVideo, audioCodec };
@@ -88,13 +135,18 @@ function outputArgs(rendition: Rendition): string[] {
  * is copied as it is (no quality loss, seconds instead of minutes); other media is encoded.
  */
 export async function encodeRendition(
+  tools: FfmpegTools,
   input: string,
   output: string,
   probe: MediaProbe,
   o: { onProgress?: (percent: number) => void; signal?: AbortSignal } = {},
 ): Promise<Rendition> {
   const rendition = renditionFor(probe);
-  const args = ['-nostdin', '-hide_banner', '-loglevel', 'error', '-y', '-i', input, ...outputArgs(rendition), '-progress', 'pipe:1', '-nostats', output];
+  const format = probe.formatName.split(',')[0];
+  // -nostdin: standard input is the media, never keystrokes.
+  const args = ['-nostdin', '-hide_banner', '-loglevel', 'error', '-y', ...guardedInput(format), ...outputArgs(rendition), '-progress', 'pipe:1', '-nostats', output];
+  const wallSeconds = encodeSecondsFor(probe.durationSec, tools.settings.timeLimitSeconds);
+  const limits = { wallSeconds, cpuSeconds: cpuSecondsFor(wallSeconds) };
   let last = -1;
   const report = (percent: number) => {
     const p = Math.max(0, Math.min(100, Math.floor(percent)));
@@ -104,45 +156,24 @@ export async function encodeRendition(
     }
   };
   report(0);
-  const { code, stderr } = await run(FFMPEG_PATH, args, o.signal, (line) => {
-    const [key, value] = line.split('=');
-    if (key === 'out_time_us' || key === 'out_time_ms') {
-      // Both are microseconds (ffmpeg's out_time_ms is misnamed).
-      const seconds = Number(value) / 1e6;
-      if (probe.durationSec && Number.isFinite(seconds)) report(Math.min(99, (seconds / probe.durationSec) * 100));
-    }
+  const result = await tools.run('ffmpeg', args, {
+    stdinFile: input,
+    limits,
+    signal: o.signal,
+    onLine: (line) => {
+      const [key, value] = line.split('=');
+      if (key === 'out_time_us' || key === 'out_time_ms') {
+        // Both are microseconds (ffmpeg's out_time_ms is misnamed).
+        const seconds = Number(value) / 1e6;
+        if (probe.durationSec && Number.isFinite(seconds)) report(Math.min(99, (seconds / probe.durationSec) * 100));
+      }
+    },
   });
-  if (code !== 0) throw new MediaProcessingError(`encoding failed: ${lastLine(stderr)}`);
+  const stopped = limitMessage(result, tools, limits.wallSeconds, limits.cpuSeconds);
+  if (stopped) throw new MediaProcessingError(`encoding ${stopped}`);
+  if (result.code !== 0) throw new MediaProcessingError(`encoding failed: ${lastLine(result.stderr)}`);
   report(100);
   return rendition;
-}
-
-interface RunResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(bin: string, args: string[], signal?: AbortSignal, onLine?: (line: string) => void): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(signal ? { signal } : {}) });
-    let stdout = '';
-    let stderr = '';
-    let partial = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      if (!onLine) {
-        stdout += chunk;
-        return;
-      }
-      const lines = (partial + chunk).split('\n');
-      partial = lines.pop() ?? '';
-      lines.forEach((l) => onLine(l.trim()));
-    });
-    // Keep the end of stderr only: it names the failure.
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
 }
 
 function lastLine(text: string): string {

@@ -1,8 +1,21 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { FFMPEG_PATH } from '../../src/media/ffmpeg.js';
+import { FfmpegTools } from '../../src/media/ffmpeg-tools.js';
 
 const exec = promisify(execFile);
+
+/** The FFmpeg the worker uses by default (the pinned build under `.tools`, installed on first use). */
+export const testFfmpeg = new FfmpegTools();
+
+/** Runs the project's ffmpeg with `args` (fixtures: tones, clips, crafted files). */
+export async function runFfmpeg(args: readonly string[]): Promise<{ stdout: string }> {
+  return exec((await testFfmpeg.binaries()).ffmpeg, args, { maxBuffer: 1 << 24 });
+}
+
+/** Runs the project's ffprobe with `args` (to check what a rendition holds). */
+export async function runFfprobe(args: readonly string[]): Promise<{ stdout: string }> {
+  return exec((await testFfmpeg.binaries()).ffprobe, args, { maxBuffer: 1 << 24 });
+}
 
 /**
  * Writes `seconds` of a sine tone to `file` with the project's FFmpeg (the format follows the
@@ -11,5 +24,5 @@ const exec = promisify(execFile);
  */
 export async function writeTone(file: string, o: { seconds: number; frequency?: number; sampleRate?: number; outputArgs?: readonly string[] }): Promise<void> {
   const tone = `sine=frequency=${o.frequency ?? 440}:duration=${o.seconds}${o.sampleRate ? `:sample_rate=${o.sampleRate}` : ''}`;
-  await exec(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', tone, ...(o.outputArgs ?? []), '-y', file]);
+  await runFfmpeg(['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', tone, ...(o.outputArgs ?? []), '-y', file]);
 }

@@ -88,6 +88,10 @@ describe('dev stack (npm start)', function () {
     assert.equal(((await res.json()) as { name: string }).name, 'Acme');
     const doctor = await exec('doctor');
     assert.equal(doctor.ok, true);
+    // The worker's FFmpeg: one build, the pinned FFmpeg 8 unless FFMPEG_PATH says otherwise.
+    const { ffmpeg } = doctor.worker as { ffmpeg: { version: string; ffmpeg: string; ffprobe: string } };
+    assert.match(ffmpeg.version, /^ffmpeg version n8\./);
+    assert.match(ffmpeg.ffprobe, /ffprobe$/);
   });
 
   it('stops every child process on Ctrl-C (SIGINT to the whole process group) within 8 s', async () => {

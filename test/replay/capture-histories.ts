@@ -8,13 +8,10 @@
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
-import { promisify } from 'node:util';
-import { FFMPEG_PATH } from '../../src/media/ffmpeg.js';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../src/paths.js';
 import { agentSessionWorkflowId, diagnosticsWorkflowId, mediaIngestionWorkflowId, retentionSweepWorkflowId } from '../../src/temporal/ids.js';
@@ -30,6 +27,7 @@ import { createTestUser } from '../helpers/fixtures.js';
 import { LocalRecorder } from '../../src/providers/recorder/local.js';
 import { meetingJoinWorkflowId } from '../../workflows/meeting-join/contract.js';
 import { listenLocal } from '../helpers/http.js';
+import { runFfmpeg } from '../helpers/media.js';
 
 Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
 const out = path.join(PROJECT_ROOT, 'test', 'replay', 'histories');
@@ -111,7 +109,7 @@ try {
 // A media ingestion: a URL transfer from a local server, encoded and published.
 const mediaDir = await mkdtemp(path.join(os.tmpdir(), 'intake-capture-media-'));
 const wav = path.join(mediaDir, 'tone.wav');
-await promisify(execFile)(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=duration=2', wav]);
+await runFfmpeg(['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=duration=2', wav]);
 const tone = await readFile(wav);
 const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': tone.length }).end(tone));
 await listenLocal(server);

@@ -19,9 +19,16 @@ export interface DatabaseCheck {
   latestMigration: string | null;
 }
 
+export interface WorkerDescription {
+  identity: string;
+  taskQueue: string;
+  /** The worker's FFmpeg (absent in runs recorded before it was reported). */
+  ffmpeg?: { version: string; ffmpeg: string; ffprobe: string; source: string } | { error: string };
+}
+
 export interface DiagnosticsResult {
   version: 1;
   requestedBy: string;
   database: DatabaseCheck;
-  worker: { identity: string; taskQueue: string };
+  worker: WorkerDescription;
 }

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { FfmpegTools } from '../../media/ffmpeg-tools.js';
 import { LocalRecorder } from './local.js';
 import { RecallRecorder } from './recall.js';
 import type { Recorder } from './types.js';
@@ -12,10 +13,10 @@ export type RecorderConfig =
   | { kind: 'recall'; baseUrl: string; apiKey: string; timeoutMs: number };
 
 /** The configured recorder; the local one writes its recordings under `<mediaDir>/recorder`. */
-export function createRecorder(config: RecorderConfig, mediaDir: string): Recorder {
+export function createRecorder(config: RecorderConfig, mediaDir: string, ffmpeg: FfmpegTools): Recorder {
   switch (config.kind) {
     case 'local':
-      return new LocalRecorder({ dir: path.join(mediaDir, 'recorder'), meetingSeconds: config.meetingSeconds });
+      return new LocalRecorder({ dir: path.join(mediaDir, 'recorder'), meetingSeconds: config.meetingSeconds, ffmpeg });
     case 'recall':
       return new RecallRecorder({ baseUrl: config.baseUrl, apiKey: config.apiKey, timeoutMs: config.timeoutMs });
   }

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { FFMPEG_PATH } from '../../media/ffmpeg.js';
+import { FfmpegTools } from '../../media/ffmpeg-tools.js';
 import { RecorderError, type BotStatus, type MeetingToJoin, type Recorder } from './types.js';
 
 const exec = promisify(execFile);
@@ -15,6 +15,8 @@ export interface LocalRecorderOptions {
   /** How long the "meeting" lasts once the bot is in the call. */
   meetingSeconds: number;
   now?: () => number;
+  /** Makes the tones when espeak-ng is missing (default: the pinned build under `.tools`). */
+  ffmpeg?: FfmpegTools;
 }
 
 const JOIN_MS = 1000;
@@ -82,7 +84,9 @@ export class LocalRecorder implements Recorder {
       const text = 'Hello everyone, thanks for joining. This meeting was recorded by the local recorder. Let us review the plan for this week.';
       await exec('espeak-ng', ['-s', '150', '-w', partial, text]);
     } else {
-      await exec(FFMPEG_PATH, ['-nostdin', '-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', `sine=frequency=330:duration=${seconds}`, partial]);
+      const tone = ['-nostdin', '-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', `sine=frequency=330:duration=${seconds}`, partial];
+      const made = await (this.options.ffmpeg ?? new FfmpegTools()).run('ffmpeg', tone, { limits: { wallSeconds: 60, cpuSeconds: 60 } });
+      if (made.code !== 0) throw new RecorderError(`the recording could not be made: ${made.stderr.trim().split('\n').at(-1) ?? ''}`, 'provider_unavailable', true);
     }
     await rename(partial, file);
     return file;

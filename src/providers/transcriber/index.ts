@@ -1,3 +1,4 @@
+import type { FfmpegTools } from '../../media/ffmpeg-tools.js';
 import { OpenAiTranscriber } from './openai.js';
 import { PocketSphinxTranscriber } from './pocketsphinx.js';
 import type { Transcriber } from './types.js';
@@ -12,13 +13,13 @@ export type TranscriberConfig =
   | { kind: 'openai'; baseUrl: string; apiKey?: string | undefined; model: string; timeoutMs: number };
 
 /** The configured engine; none: recordings without a supplied transcript say `unavailable`. */
-export function createTranscriber(config: TranscriberConfig): Transcriber | undefined {
+export function createTranscriber(config: TranscriberConfig, ffmpeg: FfmpegTools): Transcriber | undefined {
   switch (config.kind) {
     case 'none':
       return undefined;
     case 'pocketsphinx':
-      return new PocketSphinxTranscriber();
+      return new PocketSphinxTranscriber({ ffmpeg });
     case 'openai':
-      return new OpenAiTranscriber({ baseUrl: config.baseUrl, apiKey: config.apiKey, model: config.model, timeoutMs: config.timeoutMs });
+      return new OpenAiTranscriber({ baseUrl: config.baseUrl, apiKey: config.apiKey, model: config.model, timeoutMs: config.timeoutMs, ffmpeg });
   }
 }

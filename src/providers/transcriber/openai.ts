@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import type { Utterance } from '../../domain/transcript.js';
+import { FfmpegTools } from '../../media/ffmpeg-tools.js';
 import { callProvider, parseJson, ProviderCallError } from '../http.js';
 import { extractSpeech, TranscriberError, type Transcriber } from './types.js';
 
@@ -14,6 +15,8 @@ export interface OpenAiTranscriberOptions {
   model: string;
   timeoutMs: number;
   fetch?: typeof fetch;
+  /** The FFmpeg that reduces the media to speech audio (default: the pinned build under `.tools`). */
+  ffmpeg?: FfmpegTools;
 }
 
 /** Hosted APIs take at most 25 MB; speech needs little: mono, 16 kHz, 32 kb/s MP3 is ~1.7 hours in 25 MB. */
@@ -50,7 +53,7 @@ export class OpenAiTranscriber implements Transcriber {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'intake-transcribe-'));
     try {
       const speech = path.join(dir, 'speech.mp3');
-      await extractSpeech(mediaFile, speech, 'mp3', options.signal);
+      await extractSpeech(this.options.ffmpeg ?? new FfmpegTools(), mediaFile, speech, 'mp3', options.signal);
       const audio = await readFile(speech);
       if (audio.length > MAX_UPLOAD_BYTES) {
         throw new TranscriberError(`the speech audio is ${audio.length} bytes; the provider takes at most ${MAX_UPLOAD_BYTES}`, 'media_too_long', false);

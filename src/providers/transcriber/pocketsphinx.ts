@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { z } from 'zod';
 import type { Utterance } from '../../domain/transcript.js';
+import { FfmpegTools } from '../../media/ffmpeg-tools.js';
 import { PROJECT_ROOT } from '../../paths.js';
 import { extractSpeech, TranscriberError, type Transcriber } from './types.js';
 
@@ -41,7 +42,7 @@ export function ensurePocketSphinx(dir = POCKETSPHINX_DIR): Promise<void> {
 export class PocketSphinxTranscriber implements Transcriber {
   readonly name = 'pocketsphinx';
 
-  constructor(private readonly options: { dir?: string } = {}) {}
+  constructor(private readonly options: { dir?: string; ffmpeg?: FfmpegTools } = {}) {}
 
   async transcribe(mediaFile: string, options: { signal?: AbortSignal } = {}): Promise<Utterance[]> {
     const dir = this.options.dir ?? POCKETSPHINX_DIR;
@@ -54,7 +55,7 @@ export class PocketSphinxTranscriber implements Transcriber {
     const signal = options.signal ? { signal: options.signal } : {};
     try {
       const raw = path.join(scratch, 'speech.raw');
-      await extractSpeech(mediaFile, raw, 's16le', options.signal);
+      await extractSpeech(this.options.ffmpeg ?? new FfmpegTools(), mediaFile, raw, 's16le', options.signal);
       const { stdout } = await exec('python3', [SCRIPT, raw], { ...signal, env: { ...process.env, PYTHONPATH: dir }, maxBuffer: 64 * 1024 * 1024 }).catch((error: unknown) => {
         if (options.signal?.aborted) throw options.signal.reason;
         throw new TranscriberError(`PocketSphinx failed: ${(error as Error).message.split('\n').at(-2) ?? ''}`, 'transcription_failed', true);

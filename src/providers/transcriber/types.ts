@@ -1,9 +1,6 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import type { Utterance } from '../../domain/transcript.js';
-import { FFMPEG_PATH } from '../../media/ffmpeg.js';
-
-const exec = promisify(execFile);
+import { guardedInput } from '../../media/ffmpeg.js';
+import { cpuSecondsFor, type FfmpegTools } from '../../media/ffmpeg-tools.js';
 
 /**
  * Automatic transcription of a recording's media. Media ingestion calls it once a recording without
@@ -29,12 +26,19 @@ export class TranscriberError extends Error {
  * The media's speech as mono 16 kHz audio for an engine: compact MP3 (32 kb/s) to send, or raw
  * signed 16-bit PCM to decode. Media ffmpeg cannot read is a permanent `transcription_failed`.
  */
-export async function extractSpeech(mediaFile: string, output: string, format: 'mp3' | 's16le', signal?: AbortSignal): Promise<void> {
+export async function extractSpeech(ffmpeg: FfmpegTools, mediaFile: string, output: string, format: 'mp3' | 's16le', signal?: AbortSignal): Promise<void> {
   const codec = format === 'mp3' ? ['-b:a', '32k', '-f', 'mp3'] : ['-f', 's16le'];
+  const wallSeconds = ffmpeg.settings.timeLimitSeconds;
+  let failure: string;
   try {
-    await exec(FFMPEG_PATH, ['-nostdin', '-hide_banner', '-loglevel', 'error', '-i', mediaFile, '-vn', '-ac', '1', '-ar', '16000', ...codec, output], signal ? { signal } : {});
+    const result = await ffmpeg.run('ffmpeg', ['-nostdin', '-hide_banner', '-loglevel', 'error', '-y', ...guardedInput(), '-vn', '-ac', '1', '-ar', '16000', ...codec, output], {
+      stdinFile: mediaFile, limits: { wallSeconds, cpuSeconds: cpuSecondsFor(wallSeconds) }, signal,
+    });
+    if (result.code === 0) return;
+    failure = result.limit ? `FFmpeg's ${result.limit} limit stopped it` : (result.stderr.trim().split('\n').at(-1) ?? '');
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
-    throw new TranscriberError(`the media could not be prepared for transcription: ${(error as Error).message.split('\n')[0] ?? ''}`, 'transcription_failed', false);
+    failure = (error as Error).message.split('\n')[0] ?? '';
   }
+  throw new TranscriberError(`the media could not be prepared for transcription: ${failure}`, 'transcription_failed', false);
 }

@@ -9,7 +9,6 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { DatabasePool } from 'slonik';
 import { createDatabasePool } from '../../../src/db/pool.js';
-import { FFMPEG_PATH } from '../../../src/media/ffmpeg.js';
 import { OpenAiTranscriber, TranscriberError } from '../../../src/providers/transcriber/index.js';
 import { mediaIngestionWorkflowId } from '../../../src/temporal/ids.js';
 import { startTestApi, type TestApi } from '../../helpers/app.js';
@@ -18,6 +17,7 @@ import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
 import { createTestDatabase } from '../../helpers/stack.js';
 import { loopbackMediaDeps, startTestWorker, type TestWorker } from '../../helpers/worker.js';
 import { listenLocal, closeServer } from '../../helpers/http.js';
+import { runFfmpeg } from '../../helpers/media.js';
 
 const exec = promisify(execFile);
 const KEY = 'sk-test-transcriber-key-0123456789';
@@ -50,7 +50,7 @@ describe('OpenAI-compatible transcriber', function () {
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'intake-transcriber-'));
     tone = path.join(dir, 'tone.wav');
-    await exec(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=duration=6', tone]);
+    await runFfmpeg(['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=duration=6', tone]);
     server = createServer((req, res) => {
       void (async () => {
         if (req.method !== 'POST' || req.url !== '/v1/audio/transcriptions') return void res.writeHead(404).end();

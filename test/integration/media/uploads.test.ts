@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { createBatch } from '../../../src/db/repositories/media-ingestions.js';
 import { createFolder } from '../../../src/recordings/catalog.js';
-import { FileUploadStore } from '../../../src/media/upload-store.js';
+import { FileUploadStore, uploadsDirectory } from '../../../src/media/upload-store.js';
 import { RECORDING_ID, STATUS } from '../../../src/temporal/search-attributes.js';
 import { mediaIngestionWorkflowId } from '../../../src/temporal/ids.js';
 import type { MediaIngestionResult } from '../../../workflows/media-ingestion/contract.js';
@@ -440,6 +440,23 @@ describe('direct uploads (tus)', function () {
       assert.deepEqual([late.status, late.body.errorCode], [409, 'upload_failed']);
       // A failed attempt released the recording: a new upload may start.
       assert.equal((await createUpload(recordingId, { fileName: 'tone.wav', fileSize: tone.length })).status, 201);
+    });
+
+    it('an HLS playlist that references another recording\'s rendition: failed with processing_failed, nothing of the other file published', async () => {
+      // Another recording, ready: its rendition is a file beside the uploads.
+      const victimId = await newRecording();
+      await tusUpload((await createUpload(victimId, { fileName: 'tone.wav', fileSize: tone.length })).body.uploadUrl as string, tone);
+      assert.deepEqual(await result(victimId), { phase: 'ready', errorCode: null });
+      const [renditionFile] = await readdir(path.join(mediaDir, 'renditions', victimId));
+      const target = path.join(mediaDir, 'renditions', victimId, renditionFile!);
+      const fromUploads = path.relative(uploadsDirectory(mediaDir), target);
+      const playlist = Buffer.from(['#EXTM3U', '#EXT-X-TARGETDURATION:30', '#EXTINF:20,', fromUploads, '#EXTINF:20,', target, '#EXT-X-ENDLIST', ''].join('\n'));
+      const recordingId = await newRecording();
+      const created = await createUpload(recordingId, { fileName: 'call.m3u8', fileSize: playlist.length });
+      await tusUpload(created.body.uploadUrl, playlist);
+      assert.deepEqual(await result(recordingId), { phase: 'failed', errorCode: 'processing_failed' });
+      assert.deepEqual((await recording(recordingId)).asset, { status: 'failed', url: null, errorCode: 'processing_failed' });
+      assert.equal(existsSync(path.join(mediaDir, 'renditions', recordingId)), false);
     });
 
     it('a declared fileSize over UPLOAD_MAX_BYTES: 413 upload_too_large, nothing stored', async () => {

@@ -1,5 +1,4 @@
 import { strict as assert } from 'node:assert';
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { LookupAddress } from 'node:dns';
 import { existsSync } from 'node:fs';
@@ -8,14 +7,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import type { DatabasePool } from 'slonik';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { findIngestion } from '../../../src/db/repositories/media-ingestions.js';
 import { RECORDING_ID, STATUS } from '../../../src/temporal/search-attributes.js';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { FFMPEG_PATH } from '../../../src/media/ffmpeg.js';
 import { TranscriberError, type Transcriber } from '../../../src/providers/transcriber/types.js';
 import { mediaIngestionWorkflowId } from '../../../src/temporal/ids.js';
 import type { MediaIngestionResult } from '../../../workflows/media-ingestion/contract.js';
@@ -26,9 +23,8 @@ import { createTestDatabase } from '../../helpers/stack.js';
 import { LOOPBACK_POLICY, loopbackMediaDeps, startTestWorker, type TestWorker } from '../../helpers/worker.js';
 import { waitFor } from '../../helpers/wait.js';
 import { listenLocal, closeServer } from '../../helpers/http.js';
-import { writeTone } from '../../helpers/media.js';
+import { runFfmpeg, writeTone } from '../../helpers/media.js';
 
-const exec = promisify(execFile);
 
 /** URL media end to end on the real stack: SSRF-safe transfer, ffprobe, ffmpeg, the recording's asset. */
 describe('media ingestion workflow: URL media', function () {
@@ -201,7 +197,7 @@ describe('media ingestion workflow: automatic transcription after the media is r
   before(async () => {
     mediaDir = await mkdtemp(path.join(os.tmpdir(), 'intake-transcribe-'));
     const wav = path.join(mediaDir, 'tone.wav');
-    await exec(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=duration=5', wav]);
+    await runFfmpeg(['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=duration=5', wav]);
     const tone = await readFile(wav);
     server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': tone.length }).end(tone));
     await listenLocal(server);

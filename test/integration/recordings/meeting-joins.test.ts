@@ -1,17 +1,14 @@
 import { strict as assert } from 'node:assert';
 import { once } from 'node:events';
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { createDatabasePool } from '../../../src/db/pool.js';
-import { FFMPEG_PATH } from '../../../src/media/ffmpeg.js';
 import { LocalRecorder, RecallRecorder, RecorderError } from '../../../src/providers/recorder/index.js';
 import { OpenAiTranscriber } from '../../../src/providers/transcriber/index.js';
 import { STATUS } from '../../../src/temporal/search-attributes.js';
@@ -26,8 +23,8 @@ import { createTestKey, createTestOrg, createTestUser, type TestOrg } from '../.
 import { createTestDatabase } from '../../helpers/stack.js';
 import { LOOPBACK_POLICY, startTestWorker, type TestWorker } from '../../helpers/worker.js';
 import { closeServer, listenLocal } from '../../helpers/http.js';
+import { runFfmpeg } from '../../helpers/media.js';
 
-const exec = promisify(execFile);
 const RECALL_KEY = 'recall-test-key-0123456789';
 
 /** A Recall.ai-style bot API: scripted status changes per bot, failures on demand. */
@@ -89,7 +86,7 @@ describe('meeting joins', function () {
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'intake-meetings-'));
     const wav = path.join(dir, 'meeting.wav');
-    await exec(FFMPEG_PATH, ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=duration=4', wav]);
+    await runFfmpeg(['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=duration=4', wav]);
     const audio = await readFile(wav);
     media = createServer((_req, res) => res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': audio.length }).end(audio));
     transcription = createServer((req, res) => {

