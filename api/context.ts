@@ -8,6 +8,7 @@ import type { Config } from '../src/config.js';
 import type { Logger } from '../src/logger.js';
 import type { UploadLocker } from '../src/media/upload-locker.js';
 import type { RateLimitStore } from '../src/rate-limit.js';
+import type { BodyChecker } from './json-body.js';
 
 /** Everything the API needs, injected: tests pass their own pool, Temporal client and config. */
 export interface AppDeps {
@@ -19,6 +20,8 @@ export interface AppDeps {
   rateLimits: RateLimitStore;
   /** The tus endpoint's locks, shared by every replica (PostgreSQL advisory locks). */
   uploadLocks: UploadLocker;
+  /** Threads that parse and validate large bodies off the event loop; null: none (all on the loop). */
+  bodyChecker: BodyChecker | null;
 }
 
 export interface AppState {
@@ -26,6 +29,8 @@ export interface AppState {
   principal?: Principal;
   /** The agent ingest credential and its application (agent ingest only). */
   agent?: CredentialLookup;
+  /** The body was parsed and validated by a body-checking thread. */
+  bodyChecked?: boolean;
   log: Logger;
 }
 

@@ -1,9 +1,8 @@
-import { bodyParser } from '@koa/bodyparser';
 import { Router } from '@koa/router';
-import type { Middleware, Next } from 'koa';
-import { AppError } from '../src/errors.js';
+import type { Middleware } from 'koa';
 import type { AppContext, AppDeps } from './context.js';
 import { authenticate, type AuthRequirement } from './middleware/auth.js';
+import { jsonBody } from './json-body.js';
 import { compileBody, compileQuery, type JsonSchema } from './validation.js';
 
 export interface BodySpec {
@@ -56,11 +55,17 @@ export class RouteRegistry {
     middleware.push(...(spec.middleware ?? []));
     const validateBody = spec.body ? compileBody<B>(spec.body.schema) : null;
     const validateQuery = spec.query ? compileQuery<Q>(spec.query) : null;
-    if (spec.body) middleware.push(jsonBody(spec.body.limitBytes ?? this.deps.config.http.bodyLimitBytes, spec.body.tooLarge));
+    if (spec.body) {
+      middleware.push(jsonBody({
+        key: spec.operationId, schema: spec.body.schema, limitBytes: spec.body.limitBytes ?? this.deps.config.http.bodyLimitBytes, tooLarge: spec.body.tooLarge,
+        checker: this.deps.bodyChecker, offloadAbove: this.deps.config.http.bodyWorkerThresholdBytes,
+      }));
+    }
     middleware.push(...(spec.afterBody ?? []));
     middleware.push(async (ctx: AppContext) => {
       const input: RouteInput<B, Q> = {
-        body: validateBody ? validateBody(ctx.request.body) : (undefined as B),
+        // A body a thread checked is valid already (see json-body.ts).
+        body: validateBody && !ctx.state.bodyChecked ? validateBody(ctx.request.body) : (ctx.request.body as B),
         query: validateQuery ? validateQuery(ctx.query) : (undefined as Q),
         params: (ctx as unknown as { params: Record<string, string> }).params,
       };
@@ -69,27 +74,4 @@ export class RouteRegistry {
     const koaPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
     this.router[spec.method](spec.operationId, koaPath, ...middleware);
   }
-}
-
-/** JSON only (415 otherwise), bounded in size (413, with an area's own errorCode when it has one). */
-function jsonBody(limitBytes: number, tooLarge = { status: 413, errorCode: 'payload_too_large' }): Middleware<AppContext['state']> {
-  const parse = bodyParser({ enableTypes: ['json'], jsonLimit: limitBytes, encoding: 'utf-8' });
-  const tooLargeError = () => new AppError(tooLarge.status, tooLarge.errorCode, `The request body exceeds ${limitBytes} bytes.`);
-  const requireJson = async (ctx: AppContext, next: Next) => {
-    const declared = Number(ctx.get('content-length') || 0);
-    if (declared > limitBytes) throw tooLargeError();
-    // ctx.is() is null without a body (then validation answers 400) and false for another type.
-    if (ctx.is('application/json') === false) {
-      throw new AppError(415, 'unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.');
-    }
-    try {
-      await parse(ctx, next);
-    } catch (error) {
-      if ((error as { type?: string }).type === 'entity.too.large') {
-        throw tooLargeError();
-      }
-      throw error;
-    }
-  };
-  return requireJson;
 }

@@ -55,6 +55,8 @@ const schema = z.object({
   TRUST_PROXY: bool.default(false),
 
   BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
+  BODY_WORKER_THRESHOLD_BYTES: positiveInt.default(256 * 1024),
+  BODY_WORKER_THREADS: z.coerce.number().int().min(0).max(64).default(1),
   FEEDBACK_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(100),
   AGENT_INGEST_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(60_000),
   RECORDING_CREATE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
@@ -129,7 +131,11 @@ type Parsed = z.output<typeof schema>;
 
 export interface Config {
   env: Parsed['NODE_ENV'];
-  http: { host: string; port: number; publicBaseUrl: string | undefined; trustProxy: boolean; bodyLimitBytes: number; processes: number };
+  http: {
+    host: string; port: number; publicBaseUrl: string | undefined; trustProxy: boolean; bodyLimitBytes: number; processes: number;
+    /** Bodies longer than this are parsed and validated by `bodyWorkerThreads` threads (0: none). */
+    bodyWorkerThresholdBytes: number; bodyWorkerThreads: number;
+  };
   /** The operator credential for operator routes (credit top-ups); unset: those routes refuse everyone. */
   operatorToken: string | undefined;
   /** `npm run codec-server` (the Temporal UI's payload codec). */
@@ -222,7 +228,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   return {
     env: e.NODE_ENV,
-    http: { host: e.HOST, port: e.PORT, publicBaseUrl: e.PUBLIC_BASE_URL, trustProxy: e.TRUST_PROXY, bodyLimitBytes: e.BODY_LIMIT_BYTES, processes: e.API_PROCESSES },
+    http: { host: e.HOST, port: e.PORT, publicBaseUrl: e.PUBLIC_BASE_URL, trustProxy: e.TRUST_PROXY, bodyLimitBytes: e.BODY_LIMIT_BYTES, processes: e.API_PROCESSES,
+      bodyWorkerThresholdBytes: e.BODY_WORKER_THRESHOLD_BYTES, bodyWorkerThreads: e.BODY_WORKER_THREADS,
+    },
     logLevel: e.LOG_LEVEL,
     dataDir: e.DATA_DIR,
     database: { url: e.DATABASE_URL, poolSize: e.DATABASE_POOL_SIZE, statementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS, devPort: e.DEV_POSTGRES_PORT, devSharedDir: e.DEV_POSTGRES_SHARED_DIR },

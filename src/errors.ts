@@ -29,6 +29,18 @@ export class ValidationError extends AppError {
   }
 }
 
+export class MalformedJsonError extends AppError {
+  constructor() {
+    super(400, 'malformed_json', 'The request body is not valid JSON.');
+  }
+}
+
+export class ServerBusyError extends AppError {
+  constructor(what: string) {
+    super(503, 'server_busy', `The service is busy (${what}); retry later.`, {}, { 'Retry-After': '1' });
+  }
+}
+
 export class UnauthenticatedError extends AppError {
   constructor(errorCode: 'unauthenticated' | 'invalid_credentials' | 'token_expired' | 'credential_revoked', message: string) {
     super(401, errorCode, message, {}, { 'WWW-Authenticate': 'Bearer realm="intake"' });

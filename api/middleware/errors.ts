@@ -1,5 +1,5 @@
 import type { Next } from 'koa';
-import { AppError, DependencyUnavailableError } from '../../src/errors.js';
+import { AppError, DependencyUnavailableError, MalformedJsonError } from '../../src/errors.js';
 import { isDatabaseUnavailable, isTemporalUnavailable } from '../../src/dependency-errors.js';
 import type { AppContext } from '../context.js';
 
@@ -16,7 +16,7 @@ function fromHttpError(error: HttpLikeError): AppError | null {
   const status = error.status ?? error.statusCode;
   if (!status || status < 400 || status >= 500) return null;
   // co-body rethrows JSON.parse's SyntaxError with status 400
-  if (error.type === 'entity.parse.failed' || error instanceof SyntaxError) return new AppError(400, 'malformed_json', 'The request body is not valid JSON.');
+  if (error.type === 'entity.parse.failed' || error instanceof SyntaxError) return new MalformedJsonError();
   if (error.type === 'entity.too.large' || status === 413) return new AppError(413, 'payload_too_large', 'The request body is too large.');
   if (error.type === 'encoding.unsupported' || status === 415) return new AppError(415, 'unsupported_media_type', 'Unsupported request encoding or content type.');
   if (error.type === 'request.aborted') return new AppError(400, 'request_aborted', 'The request was aborted by the client.');

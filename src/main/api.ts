@@ -2,6 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Server } from 'node:http';
 import { buildApp } from '../../api/app.js';
 import type { AppDeps } from '../../api/context.js';
+import { createBodyChecker } from '../../api/json-body.js';
 import { TokenService } from '../auth/tokens.js';
 import { loadConfig, required, type Config } from '../config.js';
 import { migrate } from '../db/migrate.js';
@@ -28,7 +29,8 @@ export async function startApi(config: Config, logger: Logger, o: { migrate?: bo
   const temporal = await retryStartup('Temporal', logger, () => connectTemporalClient(config));
   const rateLimits = createRateLimitStore(databaseUrl);
   const uploadLocks = new PostgresUploadLocker(databaseUrl);
-  const deps: AppDeps = { config, pool, temporal, tokens, logger, rateLimits, uploadLocks };
+  const bodyChecker = createBodyChecker({ threads: config.http.bodyWorkerThreads });
+  const deps: AppDeps = { config, pool, temporal, tokens, logger, rateLimits, uploadLocks, bodyChecker };
   const app = buildApp(deps);
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.http.port, config.http.host, () => resolve(s));
@@ -44,6 +46,7 @@ export async function startApi(config: Config, logger: Logger, o: { migrate?: bo
       await pool.end();
       await rateLimits.close();
       await uploadLocks.close();
+      await bodyChecker?.close();
       await temporal.connection.close();
     },
   };

@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import type { DatabasePool } from 'slonik';
 import { buildApp, type AppDeps } from '../../api/app.js';
+import { createBodyChecker, type BodyChecker } from '../../api/json-body.js';
 import { TokenService } from '../../src/auth/tokens.js';
 import type { Config } from '../../src/config.js';
 import { REDACTED_PATHS, type Logger } from '../../src/logger.js';
@@ -36,6 +37,8 @@ export async function startTestApi(options: {
   temporal?: TemporalClient;
   /** Replaces the in-memory test logger (benchmarks log like production). */
   logger?: Logger;
+  /** Replaces the body-checking threads made from the config (a test counts their work). */
+  bodyChecker?: BodyChecker | null;
 }): Promise<TestApi> {
   const config = options.config ?? testConfig();
   const temporal = options.temporal ?? (await connectTemporalClient({ temporal: { ...config.temporal, address: (await testStack()).temporal.address } }));
@@ -52,7 +55,9 @@ export async function startTestApi(options: {
     : { limiter: () => null, close: async () => undefined };
   // With a database URL, the replicas' shared tus locks; else one process's.
   const uploadLocks: UploadLocker = options.databaseUrl ? new PostgresUploadLocker(options.databaseUrl) : memoryUploadLocker();
-  const deps: AppDeps = { config, pool: options.pool, temporal, tokens: testTokens(), logger, rateLimits, uploadLocks };
+  // As in production: large bodies are checked by a thread.
+  const bodyChecker = options.bodyChecker !== undefined ? options.bodyChecker : createBodyChecker({ threads: config.http.bodyWorkerThreads });
+  const deps: AppDeps = { config, pool: options.pool, temporal, tokens: testTokens(), logger, rateLimits, uploadLocks, bodyChecker };
   const server = await new Promise<Server>((resolve) => {
     const s = buildApp(deps).listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -82,6 +87,7 @@ export async function startTestApi(options: {
       if (!options.temporal) await temporal.connection.close();
       await rateLimits.close();
       await uploadLocks.close();
+      await bodyChecker?.close();
     },
   };
 }

@@ -1,0 +1,103 @@
+import { bodyParser } from '@koa/bodyparser';
+import type { Middleware, Next } from 'koa';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import { AppError, ServerBusyError } from '../src/errors.js';
+import type { BodyOutcome, BodyTask } from './body-worker.js';
+import type { AppContext } from './context.js';
+import { parseJsonText } from './json-text.js';
+import type { JsonSchema } from './validation.js';
+
+/**
+ * JSON request bodies. Small ones are parsed and validated on the event loop; a body larger than
+ * BODY_WORKER_THRESHOLD_BYTES is parsed, walked and validated in a worker thread (piscina), so that a
+ * hostile 16 MiB body costs other requests nothing but a share of the CPU. The thread answers with
+ * the error, or the checked body as JSON text, which the event loop parses natively.
+ */
+
+export interface BodyChecker {
+  check(task: BodyTask): Promise<BodyOutcome>;
+  close(): Promise<void>;
+}
+
+/** The worker entry: TypeScript under tsx, the compiled file under dist/. */
+function workerFile(): string {
+  const source = import.meta.url.endsWith('.ts');
+  return fileURLToPath(new URL(source ? './body-worker.ts' : './body-worker.js', import.meta.url));
+}
+
+/** Threads that check large bodies; none (0 threads): every body is checked on the event loop. */
+export function createBodyChecker(o: { threads: number; queuePerThread?: number }): BodyChecker | null {
+  if (o.threads <= 0) return null;
+  const pool = new Piscina<BodyTask, BodyOutcome>({
+    filename: workerFile(),
+    // Started on first use and stopped after a minute idle: an API that gets no large body has none.
+    minThreads: 0,
+    maxThreads: o.threads,
+    idleTimeout: 60_000,
+    // A flood of large bodies waits in a bounded queue; past it, 503 (each waiting body is in memory).
+    maxQueue: o.threads * (o.queuePerThread ?? 16),
+  });
+  return {
+    async check(task) {
+      try {
+        return await pool.run(task);
+      } catch (error) {
+        if ((error as Error).message === 'Task queue is at limit') throw new ServerBusyError('too many large bodies are being checked');
+        throw error;
+      }
+    },
+    close: () => pool.destroy(),
+  };
+}
+
+export interface JsonBodyOptions {
+  /** The route's operationId: a thread compiles each route's schema once. */
+  key: string;
+  schema: JsonSchema;
+  limitBytes: number;
+  /** A body past the limit: 413 `payload_too_large` unless an area's contract says otherwise. */
+  tooLarge?: { status: number; errorCode: string };
+  checker: BodyChecker | null;
+  /** Bodies longer than this (characters of text) go to the checker. */
+  offloadAbove: number;
+}
+
+/**
+ * JSON only (415 otherwise), bounded in size (413, with an area's own errorCode when it has one).
+ * The body parser reads the text (methods, limit, compression); parsing is ours. A body checked by a
+ * thread is marked `bodyChecked`: the route does not validate it again. Such a body is validated
+ * before the route's `afterBody` checks, which see only valid bodies.
+ */
+export function jsonBody(o: JsonBodyOptions): Middleware<AppContext['state']> {
+  const { limitBytes } = o;
+  const tooLarge = o.tooLarge ?? { status: 413, errorCode: 'payload_too_large' };
+  const read = bodyParser({ enableTypes: ['text'], extendTypes: { text: ['application/json'] }, textLimit: limitBytes, encoding: 'utf-8' });
+  const tooLargeError = () => new AppError(tooLarge.status, tooLarge.errorCode, `The request body exceeds ${limitBytes} bytes.`);
+  return async (ctx: AppContext, next: Next) => {
+    const declared = Number(ctx.get('content-length') || 0);
+    if (declared > limitBytes) throw tooLargeError();
+    // ctx.is() is null without a body (then validation answers 400) and false for another type.
+    if (ctx.is('application/json') === false) {
+      throw new AppError(415, 'unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.');
+    }
+    try {
+      await read(ctx, async () => undefined);
+    } catch (error) {
+      if ((error as { type?: string }).type === 'entity.too.large') throw tooLargeError();
+      throw error;
+    }
+    const text: unknown = ctx.request.body;
+    if (typeof text === 'string') {
+      if (o.checker && text.length > o.offloadAbove) {
+        const outcome = await o.checker.check({ key: o.key, schema: o.schema, text });
+        if (outcome.kind === 'refused') throw new AppError(outcome.status, outcome.errorCode, outcome.message, outcome.details);
+        ctx.request.body = JSON.parse(outcome.json);
+        ctx.state.bodyChecked = true;
+      } else {
+        ctx.request.body = parseJsonText(text);
+      }
+    }
+    await next();
+  };
+}
