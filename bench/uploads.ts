@@ -7,9 +7,7 @@
  * No worker runs: the uploads stay `waiting` and are cancelled afterwards, so that encoding does
  * not compete with the transfer for the two cores.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, open, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
@@ -17,8 +15,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import * as tus from 'tus-js-client';
 import { createDatabasePool } from '../src/db/pool.js';
-import { freePort } from '../src/dev/net.js';
-import { PROJECT_ROOT } from '../src/paths.js';
+import { startApiProcess } from '../test/helpers/api-process.js';
 import { createTestOrg } from '../test/helpers/fixtures.js';
 import { TEST_SIGNING_SECRET } from '../test/helpers/config.js';
 import { createTestDatabase, stopTestStack, testStack } from '../test/helpers/stack.js';
@@ -42,24 +39,6 @@ async function rssKiB(pid: number): Promise<number> {
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
 }
 
-async function startApiProcess(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/api.ts'], {
-    cwd: PROJECT_ROOT, env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 300; i++) {
-    try {
-      if ((await fetch(`${url}/readyz`)).ok) return { child, url };
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  child.kill('SIGKILL');
-  throw new Error('the API did not become ready');
-}
-
 function tusSend(uploadUrl: string, file: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const upload = new tus.Upload(createReadStream(file), { uploadUrl, chunkSize: 64 * MiB, retryDelays: [], onSuccess: () => resolve(), onError: reject });
@@ -74,7 +53,7 @@ export async function benchUploads(): Promise<Record<string, unknown>> {
   const { temporal } = await testStack();
   const api = await startApiProcess({
     DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporal.address, TEMPORAL_TASK_QUEUE: `bench-uploads-${randomUUID()}`,
-    STORAGE_DIR: path.join(dir, 'storage'), SIGNING_SECRET: TEST_SIGNING_SECRET,
+    STORAGE_DIR: path.join(dir, 'storage'), SIGNING_SECRET: TEST_SIGNING_SECRET, LOG_LEVEL: 'warn',
   });
   try {
     const org = await createTestOrg(pool);
@@ -142,8 +121,7 @@ export async function benchUploads(): Promise<Record<string, unknown>> {
       },
     };
   } finally {
-    api.child.kill('SIGTERM');
-    await once(api.child, 'exit');
+    await api.stop();
     await pool.end();
     await rm(dir, { recursive: true, force: true });
     await stopTestStack();
