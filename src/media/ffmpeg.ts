@@ -23,11 +23,13 @@ export const ACCEPTED_FORMATS = ['mov', 'matroska', 'mp3', 'wav', 'ogg', 'flac',
 
 /** The decoders they may need: the usual video and audio codecs of recorders and browsers. */
 export const ACCEPTED_DECODERS = [
-  'h264', 'hevc', 'vp8', 'vp9', 'av1', 'libdav1d', 'mpeg4',
-  'aac', 'aac_fixed', 'mp3', 'mp3float', 'opus', 'libopus', 'vorbis', 'libvorbis', 'flac', 'alac',
+  'h264', 'hevc', 'vp8', 'vp9', 'av1', 'libdav1d', 'mpeg4', 'theora', 'mjpeg',
+  'aac', 'aac_fixed', 'mp3', 'mp3float', 'mp2', 'mp2float', 'ac3', 'ac3_fixed', 'eac3', 'opus', 'libopus', 'vorbis', 'libvorbis',
+  'flac', 'alac', 'amrnb', 'amrwb',
   'pcm_s16le', 'pcm_s16be', 'pcm_s24le', 'pcm_s32le', 'pcm_f32le', 'pcm_f64le', 'pcm_u8', 'pcm_mulaw', 'pcm_alaw',
-  // Cover art (attached pictures) is probed, never decoded for the rendition.
-  'mjpeg', 'png',
+  // Cover art (attached pictures) and text subtitle tracks: ffprobe opens a decoder for every stream
+  // (one it may not open fails the probe), the rendition decodes neither.
+  'png', 'mov_text', 'subrip', 'ass', 'ssa', 'webvtt', 'text',
 ] as const;
 
 /** Input options that confine the demuxer and decoders, reading standard input (`fd:`). */
@@ -126,7 +128,8 @@ function outputArgs(rendition: Rendition): string[] {
   if (rendition.extension === 'mp3') return [...audioOnly, '-c:a', 'copy', '-f', 'mp3'];
   const faststart = ['-movflags', '+faststart', '-f', 'mp4'];
   if (rendition.extension === 'm4a') return [...audioOnly, ...(rendition.copy ? ['-c:a', 'copy'] : ['-c:a', 'aac', '-b:a', '128k']), ...faststart];
-  return ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p', '-vf', 'scale=trunc(min(1280\\,iw)/2)*2:-2', '-c:a', 'aac', '-b:a', '128k', ...faststart];
+  // The first real video stream (not cover art) and the first audio stream if there is one; no subtitles or data.
+  return ['-map', '0:V:0', '-map', '0:a:0?', '-sn', '-dn', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p', '-vf', 'scale=trunc(min(1280\\,iw)/2)*2:-2', '-c:a', 'aac', '-b:a', '128k', ...faststart];
 }
 
 /**

@@ -78,6 +78,19 @@ describe('media probing and encoding (the pinned FFmpeg 8 build)', function () {
     assert.deepEqual(stdout.trim().split('\n').sort(), ['aac', 'h264']);
   });
 
+  it('a video with a subtitle track is accepted; the rendition has one video and one audio stream', async () => {
+    const subtitles = path.join(dir, 'call.srt');
+    await writeFile(subtitles, '1\n00:00:00,000 --> 00:00:01,000\nHello\n');
+    const withSubs = path.join(dir, 'with-subs.mp4');
+    await runFfmpeg(['-hide_banner', '-loglevel', 'error', '-i', clip, '-i', subtitles, '-map', '0', '-map', '1', '-c:v', 'copy', '-c:a', 'copy', '-c:s', 'mov_text', '-y', withSubs]);
+    const probe = await probeMedia(testFfmpeg, withSubs);
+    assert.deepEqual([probe.hasAudio, probe.hasVideo], [true, true]);
+    const out = path.join(dir, 'with-subs-rendition.mp4');
+    await encodeRendition(testFfmpeg, withSubs, out, probe);
+    const { stdout } = await runFfprobe(['-v', 'error', '-show_entries', 'stream=codec_type', '-of', 'csv=p=0', out]);
+    assert.deepEqual(stdout.trim().split('\n').sort(), ['audio', 'video']);
+  });
+
   it('bytes that are not media are processing_failed', async () => {
     const still = path.join(dir, 'still.png');
     await runFfmpeg(['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=duration=1:size=64x64', '-frames:v', '1', still]);
