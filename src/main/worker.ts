@@ -12,6 +12,7 @@ import { sdkLogger } from '../temporal/sdk-logger.js';
 import { taskQueues } from '../temporal/task-queues.js';
 import { createWorker } from '../temporal/worker.js';
 import { retryStartup } from './retry.js';
+import { startWorkerHttp } from './worker-http.js';
 import { activityDeps } from '../../activities/index.js';
 
 export interface RunningWorker {
@@ -104,6 +105,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   Runtime.install({ logger: sdkLogger(config.logLevel) });
   const running = await startWorker(config, logger);
   logger.info({ taskQueues: taskQueues(config) }, 'worker running');
+  const health = config.worker.httpPort === null ? null : await startWorkerHttp({ host: config.worker.httpHost, port: config.worker.httpPort, running, logger });
   await running.done;
+  await health?.close();
   logger.info('worker stopped');
 }

@@ -15,7 +15,7 @@ import { freePort } from '../../src/dev/net.js';
 import { startLocalPostgres, type LocalPostgres } from '../../src/dev/postgres.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
 import { assistantMessage, feedbackEvent, userMessage } from '../helpers/agents.js';
-import { TEST_SIGNING_SECRET, testDataConverter } from '../helpers/config.js';
+import { TEST_OPERATOR_TOKEN, TEST_SIGNING_SECRET, testConfig, testDataConverter } from '../helpers/config.js';
 import { createTestOrg } from '../helpers/fixtures.js';
 import { httpStatus, waitFor } from '../helpers/wait.js';
 import { sessionDrainerWorkflowId } from '../../workflows/session-drainer/contract.js';
@@ -24,7 +24,9 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { mediaIngestionWorkflowId } from '../../src/temporal/ids.js';
-import { startTestS3, type TestS3 } from '../helpers/s3.js';
+import { startTestS3, TEST_S3_CREDENTIALS, type TestS3 } from '../helpers/s3.js';
+import { composeEnvironments, onThisMachine } from './compose-env.js';
+import pg from 'pg';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -69,17 +71,23 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     procs.push(proc);
     return proc;
   };
-  const startApi = async (name: string) => {
-    const port = await freePort();
+  const startApi = async (name: string, port: number) => {
     launch(name, 'api.js', { PORT: String(port), HOST: '127.0.0.1', STORAGE_DIR: path.join(dir, `${name}-storage`) });
     const url = `http://127.0.0.1:${port}`;
     assert.ok(await waitFor(async () => (await httpStatus(`${url}/readyz`)) === 200, 60_000), `${name} did not become ready (see ${dir}/${name}.log)`);
     return url;
   };
-  const startWorker = (name: string) => launch(name, 'worker.js', {
-    WORKFLOW_BUNDLE_PATH: path.join(PROJECT_ROOT, 'dist', 'workflow-bundle.js'),
-    STORAGE_DIR: path.join(dir, `${name}-scratch`),
-  });
+  /** A worker process; resolves once its health endpoint says both of its Temporal workers run. */
+  const startWorker = async (name: string) => {
+    const port = await freePort();
+    const proc = launch(name, 'worker.js', {
+      WORKFLOW_BUNDLE_PATH: path.join(PROJECT_ROOT, 'dist', 'workflow-bundle.js'),
+      STORAGE_DIR: path.join(dir, `${name}-scratch`),
+      WORKER_HTTP_HOST: '127.0.0.1', WORKER_HTTP_PORT: String(port),
+    });
+    assert.ok(await waitFor(async () => (await httpStatus(`http://127.0.0.1:${port}/healthz`)) === 200, 60_000), `${name} is not healthy (see ${dir}/${name}.log)`);
+    return proc;
+  };
   /** The pid of the worker running `workflowId`'s pending activity (of `activityType`, if given); worker identities are `pid@host`. */
   const activityWorkerPid = async (workflowId: string, activityType?: string) => {
     const handle = temporal.workflow.getHandle(workflowId);
@@ -100,7 +108,7 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     assert.ok(victim, `worker process ${pid} is one of ours`);
     victim.child.kill('SIGKILL');
     await once(victim.child, 'exit');
-    startWorker(`worker-${++workers}`);
+    await startWorker(`worker-${++workers}`);
     return victim.name;
   };
   let turn = 0;
@@ -127,17 +135,35 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     cluster = await startTemporalCluster({ postgresUrl: postgres.url('postgres'), dir: path.join(dir, 'temporal') });
     // The test's own client of the cluster: results, and which worker runs an activity.
     temporal = new Client({ connection: await Connection.connect({ address: cluster.address }), dataConverter: testDataConverter() });
-    s3 = await startTestS3('intake-fleet');
-    // What a fleet shares: PostgreSQL, Temporal and the bucket (uploads and media). Each process's STORAGE_DIR is its own.
+    // The bucket docker-compose.yml creates.
+    s3 = await startTestS3('intake');
+    // The compose file's database role: the superuser `intake` with its default password.
+    const admin = new pg.Client({ connectionString: postgres.url('postgres') });
+    await admin.connect();
+    await admin.query("CREATE ROLE intake LOGIN SUPERUSER PASSWORD 'intake'");
+    await admin.end();
+    // What a fleet shares: PostgreSQL, Temporal and the bucket (uploads and media). The processes get
+    // the environment docker-compose.yml gives the api and worker services (its required variables
+    // set here), with the compose network's addresses replaced by this machine's.
+    const ports = [await freePort(), await freePort()];
+    const payloadKey = testConfig().temporal.payloadKeys![0]!;
+    const compose = await composeEnvironments(['api', 'worker'], {
+      SIGNING_SECRET: TEST_SIGNING_SECRET, OPERATOR_TOKEN: TEST_OPERATOR_TOKEN, S3_SECRET_ACCESS_KEY: TEST_S3_CREDENTIALS.secretAccessKey,
+      // The key the test's own Temporal client decodes with.
+      TEMPORAL_PAYLOAD_KEYS: `${payloadKey.id}:${Buffer.from(payloadKey.key).toString('base64')}`,
+      // api-a stands in for the load balancer that PUBLIC_BASE_URL names.
+      PUBLIC_BASE_URL: `http://127.0.0.1:${ports[0]}`,
+    });
+    assert.deepEqual(compose.worker, compose.api, 'the API and the worker share one environment');
+    assert.equal(compose.api.NODE_ENV, 'production');
     env = {
-      DATABASE_URL: postgres.url('intake'), TEMPORAL_ADDRESS: cluster.address, SIGNING_SECRET: TEST_SIGNING_SECRET, LOG_LEVEL: 'info',
-      ...s3.env, MEDIA_STORE: 's3', MEDIA_HEARTBEAT_TIMEOUT_SECONDS: '5', LOCAL_RECORDER_MEETING_SECONDS: '2',
-      // The test's media server is on this machine: its name is allowed to resolve to loopback.
-      MEDIA_FETCH_ALLOWED_HOSTS: 'localhost',
+      ...onThisMachine(compose.api, { 'postgres:5432': new URL(postgres.url('intake')).host, 'temporal:7233': cluster.address, 'minio:9000': new URL(s3.endpoint).host }),
+      // Test-only, on top of the file's: shorter waits, and the test's media server on this machine
+      // (its name may resolve to loopback). Each process's STORAGE_DIR and ports are its own.
+      MEDIA_HEARTBEAT_TIMEOUT_SECONDS: '5', LOCAL_RECORDER_MEETING_SECONDS: '2', MEDIA_FETCH_ALLOWED_HOSTS: 'localhost',
     };
-    apis = await Promise.all(['api-a', 'api-b'].map(startApi));
-    startWorker('worker-a');
-    startWorker('worker-b');
+    apis = await Promise.all(['api-a', 'api-b'].map((name, i) => startApi(name, ports[i]!)));
+    await Promise.all([startWorker('worker-a'), startWorker('worker-b')]);
     pool = await createDatabasePool(postgres.url('intake'));
   });
 

@@ -28,18 +28,20 @@ export async function temporalServerBuild(): Promise<string> {
   return stdout.trim().split('\n').at(-1)!;
 }
 
-/** Creates the server's two databases on `postgresUrl`'s server and sets up their schemas. */
+/**
+ * Creates the server's two databases on `postgresUrl`'s server and sets up their schemas, with the
+ * script docker-compose.yml runs (deploy/temporal/setup-schema.sh), twice: a second run (a restart,
+ * an upgrade) must succeed too.
+ */
 async function setUpSchemas(build: string, postgresUrl: string): Promise<{ host: string; port: string; user: string; password: string }> {
   const url = new URL(postgresUrl);
   const db = { host: url.hostname, port: url.port, user: decodeURIComponent(url.username), password: decodeURIComponent(url.password) };
-  const sqlTool = path.join(build, 'bin', 'sql');
-  // Global flags go before the subcommand.
-  const common = ['--plugin', 'postgres12', '--ep', db.host, '-p', db.port, '-u', db.user, '--pw', db.password];
-  for (const [database, dir] of [['temporal', 'temporal'], ['temporal_visibility', 'visibility']] as const) {
-    await run(sqlTool, [...common, '--db', database, 'create-database']);
-    await run(sqlTool, [...common, '--db', database, 'setup-schema', '-v', '0.0']);
-    await run(sqlTool, [...common, '--db', database, 'update-schema', '-d', path.join(build, 'schema', 'postgresql', 'v12', dir, 'versioned')]);
-  }
+  const env = {
+    PATH: process.env.PATH ?? '', SQL_TOOL: path.join(build, 'bin', 'sql'), SCHEMA_DIR: path.join(build, 'schema'),
+    POSTGRES_SEEDS: db.host, DB_PORT: db.port, POSTGRES_USER: db.user, POSTGRES_PWD: db.password,
+  };
+  const script = path.join(PROJECT_ROOT, 'deploy', 'temporal', 'setup-schema.sh');
+  for (let i = 0; i < 2; i++) await run(script, [], { env });
   return db;
 }
 

@@ -123,7 +123,7 @@ describe('README', () => {
 
   it('names the Node package the project installs, whose install script allowScripts lets run', () => {
     const pkg = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8'));
-    assert.ok(readme.includes(`\`node@${pkg.dependencies.node}\``));
+    assert.ok(readme.includes(`\`node@${pkg.devDependencies.node}\``));
     assert.equal(pkg.allowScripts.node, true);
   });
 });

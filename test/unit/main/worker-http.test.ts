@@ -1,0 +1,39 @@
+import { strict as assert } from 'node:assert';
+import { pino } from 'pino';
+import type { State } from '@temporalio/worker';
+import type { RunningWorker } from '../../../src/main/worker.js';
+import { startWorkerHttp, type WorkerHttp } from '../../../src/main/worker-http.js';
+
+/** The worker's health endpoint over stand-ins for its two Temporal workers (whose state the test sets). */
+describe('worker health endpoint', () => {
+  const states: { main: State; media: State } = { main: 'RUNNING', media: 'RUNNING' };
+  const running = {
+    worker: { getState: () => states.main },
+    mediaWorker: { getState: () => states.media },
+  } as unknown as RunningWorker;
+  let http: WorkerHttp;
+
+  before(async () => {
+    http = await startWorkerHttp({ host: '127.0.0.1', port: 0, running, logger: pino({ level: 'silent' }) });
+  });
+  after(async () => http?.close());
+
+  it('is 200 while both workers run, 503 with their states once one stops', async () => {
+    const ok = await fetch(`${http.url}/healthz`);
+    assert.equal(ok.status, 200);
+    assert.deepEqual(await ok.json(), { status: 'ok', workers: { main: 'RUNNING', media: 'RUNNING' } });
+    states.media = 'FAILED';
+    const failed = await fetch(`${http.url}/healthz`);
+    assert.equal(failed.status, 503);
+    assert.deepEqual(await failed.json(), { status: 'unavailable', workers: { main: 'RUNNING', media: 'FAILED' } });
+    states.media = 'RUNNING';
+    states.main = 'DRAINING';
+    assert.equal((await fetch(`${http.url}/healthz`)).status, 503);
+  });
+
+  it('serves nothing else', async () => {
+    const res = await fetch(`${http.url}/metrics`);
+    assert.equal(res.status, 404);
+    assert.deepEqual(await res.json(), { message: 'Not found.', errorCode: 'route_not_found' });
+  });
+});
