@@ -18,6 +18,7 @@ import { tusEndpoint } from './uploads/tus.js';
 import { createUploadStore } from '../src/media/upload-store.js';
 import { errorHandler } from './middleware/errors.js';
 import { requestId } from './middleware/request-id.js';
+import { httpMetrics } from './middleware/metrics.js';
 import { RouteRegistry } from './routes.js';
 
 export type { AppDeps };
@@ -43,6 +44,7 @@ export function buildApp(deps: AppDeps): Koa<AppState> {
   mcpRoutes(deps, registry);
 
   app.use(requestId(deps.logger));
+  app.use(httpMetrics(deps.metrics));
   app.use(errorHandler());
   app.use(async (ctx: AppContext, next) => {
     await next();

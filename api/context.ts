@@ -9,6 +9,7 @@ import type { Logger } from '../src/logger.js';
 import type { UploadLocker } from '../src/media/upload-locker.js';
 import type { RateLimitStore } from '../src/rate-limit.js';
 import type { BodyChecker } from './json-body.js';
+import type { ApiMetrics } from '../src/metrics/api-metrics.js';
 
 /** Everything the API needs, injected: tests pass their own pool, Temporal client and config. */
 export interface AppDeps {
@@ -22,6 +23,8 @@ export interface AppDeps {
   uploadLocks: UploadLocker;
   /** Threads that parse and validate large bodies off the event loop; null: none (all on the loop). */
   bodyChecker: BodyChecker | null;
+  /** This process's Prometheus metrics. */
+  metrics: ApiMetrics;
 }
 
 export interface AppState {

@@ -36,8 +36,8 @@ const schema = z.object({
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('intake'),
   TEMPORAL_MEDIA_TASK_QUEUE: z.string().min(1).optional(),
   MEDIA_WORKER_ACTIVITY_SLOTS: positiveInt.max(64).default(2),
-  WORKER_HTTP_HOST: z.string().min(1).default('0.0.0.0'),
-  WORKER_HTTP_PORT: z.union([z.literal('off'), port]).default(9464),
+  METRICS_HOST: z.string().min(1).default('0.0.0.0'),
+  METRICS_PORT: z.union([z.literal('off'), port]).default(9464),
   TEMPORAL_API_KEY: z.string().min(1).optional(),
   TEMPORAL_PAYLOAD_KEYS: z.string().min(1).optional(),
   CODEC_SERVER_HOST: z.string().min(1).default('127.0.0.1'),
@@ -187,8 +187,8 @@ export interface Config {
     /** The drainer tells a session's workflow at most this often while nothing needs it (0: every pass). */
     workflowSignalSeconds: number;
   };
-  /** The worker process's health endpoint (`null`: none). */
-  worker: { httpHost: string; httpPort: number | null };
+  /** The process's operational endpoint: /metrics, and /healthz on the worker (`port` null: none). */
+  metrics: { host: string; port: number | null };
   signalExtractor: ExtractorConfig;
   /** Automatic transcription of recordings without a supplied transcript; `none`: status `unavailable`. */
   transcriber: TranscriberConfig;
@@ -254,7 +254,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
       shutdownGraceSeconds: e.WORKER_SHUTDOWN_GRACE_SECONDS,
     },
-    worker: { httpHost: e.WORKER_HTTP_HOST, httpPort: e.WORKER_HTTP_PORT === 'off' ? null : e.WORKER_HTTP_PORT },
+    metrics: { host: e.METRICS_HOST, port: e.METRICS_PORT === 'off' ? null : e.METRICS_PORT },
     operatorToken: e.OPERATOR_TOKEN,
     codecServer: {
       host: e.CODEC_SERVER_HOST,

@@ -72,6 +72,9 @@ export function agentConversationHandlers(deps: AppDeps) {
       const tooLarge = eventSizeErrors(body);
       if (tooLarge.length) throw new ValidationError(tooLarge, 'An event exceeds 256 KiB.');
       const result = await writer.ingest(agentOf(ctx).application, body);
+      deps.metrics.agentEvents.inc({ outcome: 'accepted' }, result.acceptedEventCount);
+      deps.metrics.agentEvents.inc({ outcome: 'deduplicated' }, result.deduplicatedEventCount);
+      deps.metrics.agentEvents.inc({ outcome: 'revised' }, result.revisedEventCount);
       // Committed, with the session's wake requested when there is work: the worker's drainer takes it.
       ctx.status = 202;
       ctx.body = {

@@ -3,6 +3,7 @@ import { ERROR_REF } from '../openapi.js';
 import type { RouteRegistry } from '../routes.js';
 import { rateLimit, withRateLimit } from '../middleware/rate-limit.js';
 import { agentApplication, agentOf, agentSecret } from './auth.js';
+import { countRejectedEvents } from './metrics.js';
 import { agentConversationHandlers, type SessionQuery, type SessionsQuery } from './handlers.js';
 import { INGEST_LIMITS, ingestBody, ingestResponse, sessionDetailSchema, sessionQuery, sessionSchema, sessionsQuery } from './schemas.js';
 import type { AgentIngestRequest } from '../../src/domain/agent-ingest.js';
@@ -16,7 +17,7 @@ export function agentConversationRoutes(deps: AppDeps, registry: RouteRegistry):
   registry.add<AgentIngestRequest, unknown>({
     method: 'post', path: '/v3/rest/agent-conversations/ingest', operationId: 'ingestAgentConversation', tags: ['agent-conversations'],
     summary: 'Send a session of ordered events (X-Service-Agent-Key); deduplicated, revised, sanitized, processed in sequence order',
-    middleware: [agentSecret(deps), ...limits],
+    middleware: [countRejectedEvents(deps.metrics), agentSecret(deps), ...limits],
     security: [{ agentKey: [] }],
     body: { schema: ingestBody, limitBytes: INGEST_LIMITS.requestBytes, tooLarge: { status: 400, errorCode: 'payload_too_large' } },
     afterBody: [agentApplication()],

@@ -82,6 +82,9 @@ export function tusEndpoint(deps: AppDeps, store: UploadStore): Middleware<AppSt
     }
     // Headers set so far (request id, CORS) are on the Node response already; tus adds its own.
     ctx.respond = false;
+    const from = Number(ctx.get('upload-offset'));
     await tus.handle(ctx.req, ctx.res);
+    const to = Number(ctx.res.getHeader('upload-offset'));
+    if (ctx.method === 'PATCH' && Number.isFinite(from) && to > from) deps.metrics.uploadBytes.inc(to - from);
   };
 }

@@ -3,6 +3,9 @@ import type { Server } from 'node:http';
 import { buildApp } from '../../api/app.js';
 import type { AppDeps } from '../../api/context.js';
 import { createBodyChecker } from '../../api/json-body.js';
+import { AggregatorRegistry } from 'prom-client';
+import { createApiMetrics, type ApiMetrics } from '../metrics/api-metrics.js';
+import { startOpsServer, type OpsServer } from '../metrics/server.js';
 import { TokenService } from '../auth/tokens.js';
 import { loadConfig, required, type Config } from '../config.js';
 import { migrate } from '../db/migrate.js';
@@ -15,11 +18,12 @@ import { retryStartup } from './retry.js';
 
 export interface RunningApi {
   url: string;
+  metrics: ApiMetrics;
   close(): Promise<void>;
 }
 
 /** Applies migrations (unless a supervising process did), connects PostgreSQL and Temporal, and listens. */
-export async function startApi(config: Config, logger: Logger, o: { migrate?: boolean } = {}): Promise<RunningApi> {
+export async function startApi(config: Config, logger: Logger, o: { migrate?: boolean; beforeListen?: (metrics: ApiMetrics) => void } = {}): Promise<RunningApi> {
   const databaseUrl = required(config.database.url, 'DATABASE_URL');
   // Behind a load balancer the Host header is the client's to choose: links must not be built from it.
   if (config.env === 'production') required(config.http.publicBaseUrl, 'PUBLIC_BASE_URL (with NODE_ENV=production)');
@@ -30,7 +34,9 @@ export async function startApi(config: Config, logger: Logger, o: { migrate?: bo
   const rateLimits = createRateLimitStore(databaseUrl);
   const uploadLocks = new PostgresUploadLocker(databaseUrl);
   const bodyChecker = createBodyChecker({ threads: config.http.bodyWorkerThreads });
-  const deps: AppDeps = { config, pool, temporal, tokens, logger, rateLimits, uploadLocks, bodyChecker };
+  const metrics = createApiMetrics({ pool });
+  o.beforeListen?.(metrics);
+  const deps: AppDeps = { config, pool, temporal, tokens, logger, rateLimits, uploadLocks, bodyChecker, metrics };
   const app = buildApp(deps);
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.http.port, config.http.host, () => resolve(s));
@@ -40,6 +46,7 @@ export async function startApi(config: Config, logger: Logger, o: { migrate?: bo
   const port = typeof address === 'object' && address ? address.port : config.http.port;
   return {
     url: localUrl(config, port),
+    metrics,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
@@ -64,18 +71,39 @@ async function applyMigrations(databaseUrl: string, logger: Logger): Promise<voi
 
 /** One API process: listens until SIGTERM or SIGINT, then closes its connections and exits 0. */
 async function serve(config: Config, logger: Logger, o: { migrate: boolean }): Promise<void> {
-  const api = await startApi(config, logger, o);
+  // A supervised process hands its metrics to the supervisor, which serves them all added up.
+  // Constructing an AggregatorRegistry is what makes this process answer the supervisor's requests
+  // (prom-client): done before it listens, so that it answers with its own from the first scrape on.
+  const supervised = cluster.isWorker;
+  const api = await startApi(config, logger, {
+    ...o,
+    beforeListen: (metrics) => {
+      if (!supervised) return;
+      AggregatorRegistry.setRegistries([metrics.registry]);
+      new AggregatorRegistry();
+    },
+  });
   logger.info({ url: api.url }, 'API listening');
+  const ops = supervised ? null : await metricsEndpoint(config, logger, async () => ({ contentType: api.metrics.registry.contentType, body: await api.metrics.registry.metrics() }));
   let stopping = false;
   // Ctrl-C reaches a supervised process and its supervisor's SIGTERM too: the second signal is not a second stop.
   const stop = () => {
     if (stopping) return;
     stopping = true;
     logger.info('shutting down the API');
-    api.close().then(() => process.exit(0), () => process.exit(1));
+    Promise.all([api.close(), ops?.close()]).then(() => process.exit(0), () => process.exit(1));
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+}
+
+/** METRICS_PORT's `/metrics` (none when it is `off`). */
+async function metricsEndpoint(config: Config, logger: Logger, scrape: () => Promise<{ contentType: string; body: string }>): Promise<OpsServer | null> {
+  if (config.metrics.port === null) return null;
+  return startOpsServer({
+    host: config.metrics.host, port: config.metrics.port, logger,
+    routes: { '/metrics': async () => ({ status: 200, ...(await scrape()) }) },
+  });
 }
 
 /** How long a supervised API process gets to stop before it is killed. */
@@ -128,6 +156,8 @@ async function supervise(config: Config, logger: Logger): Promise<void> {
   process.on('SIGINT', () => void stopAll(0));
   process.on('SIGTERM', () => void stopAll(0));
   for (let i = 0; i < config.http.processes; i++) fork();
+  const aggregator = new AggregatorRegistry();
+  await metricsEndpoint(config, logger, async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() }));
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -13,6 +13,8 @@ import { taskQueues } from '../temporal/task-queues.js';
 import { createWorker } from '../temporal/worker.js';
 import { retryStartup } from './retry.js';
 import { startWorkerHttp } from './worker-http.js';
+import { createWorkerMetrics, sdkPrometheus } from '../metrics/worker-metrics.js';
+import { freePort } from '../dev/net.js';
 import { activityDeps } from '../../activities/index.js';
 
 export interface RunningWorker {
@@ -102,10 +104,13 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const logger = createLogger(config.logLevel, 'intake-worker');
   // The SDK Runtime shuts the worker down gracefully on SIGINT/SIGTERM (in-flight activities get
   // WORKER_SHUTDOWN_GRACE_SECONDS to finish); run() then resolves.
-  Runtime.install({ logger: sdkLogger(config.logLevel) });
+  const metrics = config.metrics.port === null ? null : createWorkerMetrics({ sdkPort: await freePort() });
+  Runtime.install({ logger: sdkLogger(config.logLevel), ...(metrics ? { telemetryOptions: { metrics: sdkPrometheus(metrics.sdkBindAddress) } } : {}) });
   const running = await startWorker(config, logger);
   logger.info({ taskQueues: taskQueues(config) }, 'worker running');
-  const health = config.worker.httpPort === null ? null : await startWorkerHttp({ host: config.worker.httpHost, port: config.worker.httpPort, running, logger });
+  const health = config.metrics.port === null || !metrics
+    ? null
+    : await startWorkerHttp({ host: config.metrics.host, port: config.metrics.port, running, logger, metrics: () => metrics.scrape() });
   await running.done;
   await health?.close();
   logger.info('worker stopped');

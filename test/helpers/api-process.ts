@@ -21,7 +21,7 @@ export async function startApiProcess(env: Record<string, string>, o: { execArgv
   const port = await freePort();
   const child = spawn(process.execPath, [...(o.execArgv ?? []), '--import', 'tsx', path.join(PROJECT_ROOT, 'src', 'main', 'api.ts')], {
     cwd: PROJECT_ROOT,
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', METRICS_PORT: 'off', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;

@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import type { DatabasePool } from 'slonik';
 import { buildApp, type AppDeps } from '../../api/app.js';
 import { createBodyChecker, type BodyChecker } from '../../api/json-body.js';
+import { createApiMetrics } from '../../src/metrics/api-metrics.js';
 import { TokenService } from '../../src/auth/tokens.js';
 import type { Config } from '../../src/config.js';
 import { REDACTED_PATHS, type Logger } from '../../src/logger.js';
@@ -57,7 +58,9 @@ export async function startTestApi(options: {
   const uploadLocks: UploadLocker = options.databaseUrl ? new PostgresUploadLocker(options.databaseUrl) : memoryUploadLocker();
   // As in production: large bodies are checked by a thread.
   const bodyChecker = options.bodyChecker !== undefined ? options.bodyChecker : createBodyChecker({ threads: config.http.bodyWorkerThreads });
-  const deps: AppDeps = { config, pool: options.pool, temporal, tokens: testTokens(), logger, rateLimits, uploadLocks, bodyChecker };
+  const deps: AppDeps = {
+    config, pool: options.pool, temporal, tokens: testTokens(), logger, rateLimits, uploadLocks, bodyChecker, metrics: createApiMetrics({ pool: options.pool, processMetrics: false }),
+  };
   const server = await new Promise<Server>((resolve) => {
     const s = buildApp(deps).listen(0, '127.0.0.1', () => resolve(s));
   });

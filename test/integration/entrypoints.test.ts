@@ -51,6 +51,25 @@ async function stop(child: ChildProcess, timeoutMs = 20_000): Promise<number | s
   return Promise.race([exited, deadline(timeoutMs, 'still running')]);
 }
 
+/** The Prometheus text an operational endpoint serves. */
+async function scrape(port: number): Promise<string> {
+  const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+  assert.equal(res.status, 200);
+  return res.text();
+}
+
+/** The value of one sample (0 when absent): `name` with exactly `labels`. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number {
+  const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`).sort().join(',');
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const got = (m[2] ?? '').split(/,(?=[a-zA-Z_]+=")/).filter(Boolean).sort().join(',');
+    if (got === want) return Number(m[3]);
+  }
+  return 0;
+}
+
 /** The production entrypoints (`npm run start:api`, `npm run start:worker`) against the harness's services. */
 describe('API and worker entrypoints', function () {
   this.timeout(120_000);
@@ -65,6 +84,8 @@ describe('API and worker entrypoints', function () {
       TEMPORAL_ADDRESS: stack.temporal.address,
       SIGNING_SECRET: TEST_SIGNING_SECRET,
       LOG_LEVEL: 'info',
+      // Tests that scrape metrics give a free port; the others open none.
+      METRICS_PORT: 'off',
     };
     temporal = await connectTemporalClient({ temporal: { ...testConfig().temporal, address: stack.temporal.address } });
   });
@@ -73,19 +94,30 @@ describe('API and worker entrypoints', function () {
     await temporal?.connection.close();
   });
 
-  it('API: applies migrations, becomes ready, and exits 0 on SIGTERM', async () => {
-    const port = await freePort();
-    const api = launch('api.ts', { ...env, PORT: String(port), HOST: '127.0.0.1' });
+  it('API: applies migrations, becomes ready, counts its requests on METRICS_PORT, and exits 0 on SIGTERM', async () => {
+    const [port, metricsPort] = [await freePort(), await freePort()];
+    const api = launch('api.ts', { ...env, PORT: String(port), HOST: '127.0.0.1', METRICS_HOST: '127.0.0.1', METRICS_PORT: String(metricsPort) });
     running.push(api.child);
     const ready = await waitFor(async () => (await httpStatus(`http://127.0.0.1:${port}/readyz`)) === 200, 30_000);
     assert.ok(ready, api.output().slice(-2000));
     assert.match(api.output(), /"msg":"API listening"/);
+    const before = sample(await scrape(metricsPort), 'intake_http_request_duration_seconds_count', { method: 'GET', route: '/readyz', status: '200' });
+    for (let i = 0; i < 5; i++) assert.equal(await httpStatus(`http://127.0.0.1:${port}/readyz`), 200);
+    assert.equal(await httpStatus(`http://127.0.0.1:${port}/v3/rest/organization`), 401);
+    const text = await scrape(metricsPort);
+    assert.equal(sample(text, 'intake_http_request_duration_seconds_count', { method: 'GET', route: '/readyz', status: '200' }), before + 5);
+    assert.equal(sample(text, 'intake_http_request_duration_seconds_count', { method: 'GET', route: '/v3/rest/organization', status: '401' }), 1);
+    assert.ok(sample(text, 'intake_db_pool_connections', { state: 'idle' }) >= 1);
+    assert.ok(sample(text, 'process_cpu_seconds_total') > 0);
+    // The API port does not serve them.
+    assert.equal(await httpStatus(`http://127.0.0.1:${port}/metrics`), 404);
     assert.equal(await stop(api.child), 0, api.output().slice(-2000));
   });
 
   it('API_PROCESSES=2: two API processes share the port; one that dies is replaced; SIGTERM stops them all (exit 0)', async () => {
     const port = await freePort();
-    const api = launch('api.ts', { ...env, PORT: String(port), HOST: '127.0.0.1', API_PROCESSES: '2' });
+    const metricsPort = await freePort();
+    const api = launch('api.ts', { ...env, PORT: String(port), HOST: '127.0.0.1', API_PROCESSES: '2', METRICS_HOST: '127.0.0.1', METRICS_PORT: String(metricsPort) });
     running.push(api.child);
     const ready = await waitFor(async () => /"processes":2,"msg":"API listening"/.test(api.output()), 30_000);
     assert.ok(ready, api.output().slice(-2000));
@@ -93,6 +125,9 @@ describe('API and worker entrypoints', function () {
     assert.equal(children().length, 2);
     const statuses = await Promise.all(Array.from({ length: 20 }, () => httpStatus(`http://127.0.0.1:${port}/readyz`)));
     assert.deepEqual([...new Set(statuses)], [200]);
+    // The supervisor serves both processes' metrics, added up: every request counted once.
+    const counted = sample(await scrape(metricsPort), 'intake_http_request_duration_seconds_count', { method: 'GET', route: '/readyz', status: '200' });
+    assert.ok(counted >= 20, `counted ${counted}: ${api.output().slice(-2000)}`);
     const [first] = children();
     process.kill(first!, 'SIGKILL');
     const replaced = await waitFor(async () => children().length === 2 && !children().includes(first!), 30_000);
@@ -123,8 +158,10 @@ describe('API and worker entrypoints', function () {
 
   it('worker: runs workflows on its task queue and drains on SIGTERM', async () => {
     const taskQueue = `entry-${randomUUID()}`;
-    const worker = launch('worker.ts', { ...env, TEMPORAL_TASK_QUEUE: taskQueue });
+    const metricsPort = await freePort();
+    const worker = launch('worker.ts', { ...env, TEMPORAL_TASK_QUEUE: taskQueue, METRICS_HOST: '127.0.0.1', METRICS_PORT: String(metricsPort) });
     running.push(worker.child);
+    assert.ok(await waitFor(async () => (await httpStatus(`http://127.0.0.1:${metricsPort}/healthz`)) === 200, 30_000), worker.output().slice(-2000));
     const result = await temporal.client.workflow.execute(diagnosticsWorkflow, {
       workflowId: diagnosticsWorkflowId(randomUUID()),
       taskQueue,
@@ -132,6 +169,10 @@ describe('API and worker entrypoints', function () {
       workflowExecutionTimeout: '60s',
     });
     assert.equal(result.worker.taskQueue, taskQueue);
+    // One scrape: the process's own metrics and the Temporal SDK's, which moved with the workflow.
+    const text = await scrape(metricsPort);
+    assert.ok(sample(text, 'process_cpu_seconds_total') > 0);
+    assert.match(text, /^temporal_workflow_completed_total\{[^}]*workflow_type="diagnosticsWorkflow"[^}]*\} [1-9]/m);
     assert.equal(await stop(worker.child), 0, worker.output().slice(-2000));
     assert.match(worker.output(), /worker stopped/);
   });

@@ -72,7 +72,7 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     return proc;
   };
   const startApi = async (name: string, port: number) => {
-    launch(name, 'api.js', { PORT: String(port), HOST: '127.0.0.1', STORAGE_DIR: path.join(dir, `${name}-storage`) });
+    launch(name, 'api.js', { PORT: String(port), HOST: '127.0.0.1', STORAGE_DIR: path.join(dir, `${name}-storage`), METRICS_HOST: '127.0.0.1', METRICS_PORT: String(await freePort()) });
     const url = `http://127.0.0.1:${port}`;
     assert.ok(await waitFor(async () => (await httpStatus(`${url}/readyz`)) === 200, 60_000), `${name} did not become ready (see ${dir}/${name}.log)`);
     return url;
@@ -83,7 +83,7 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     const proc = launch(name, 'worker.js', {
       WORKFLOW_BUNDLE_PATH: path.join(PROJECT_ROOT, 'dist', 'workflow-bundle.js'),
       STORAGE_DIR: path.join(dir, `${name}-scratch`),
-      WORKER_HTTP_HOST: '127.0.0.1', WORKER_HTTP_PORT: String(port),
+      METRICS_HOST: '127.0.0.1', METRICS_PORT: String(port),
     });
     assert.ok(await waitFor(async () => (await httpStatus(`http://127.0.0.1:${port}/healthz`)) === 200, 60_000), `${name} is not healthy (see ${dir}/${name}.log)`);
     return proc;

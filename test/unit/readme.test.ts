@@ -7,6 +7,7 @@ import { ENV_VARIABLES } from '../../src/config.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
 import type { RateDecision } from '../../src/rate-limit.js';
 import { testConfig } from '../helpers/config.js';
+import { createApiMetrics } from '../../src/metrics/api-metrics.js';
 
 type Middleware = (ctx: any, next: () => Promise<void>) => unknown;
 interface Layer { name: string; stack: Middleware[] }
@@ -41,6 +42,7 @@ function stubbedApp() {
     pool: { maybeOne: async () => state.keyRow },
     temporal: {}, tokens: {}, logger: pino({ level: 'silent' }),
     rateLimits: { limiter: () => ({ consume: refuse }), close: async () => undefined },
+    bodyChecker: null, metrics: createApiMetrics({ processMetrics: false }),
   } as unknown as AppDeps;
   const dispatch = buildApp(deps).middleware.find((m) => 'router' in m) as unknown as { router: { stack: Layer[] } };
   const layer = (operationId: string) => {

@@ -453,7 +453,11 @@ describe('direct uploads (tus)', function () {
       const playlist = Buffer.from(['#EXTM3U', '#EXT-X-TARGETDURATION:30', '#EXTINF:20,', fromUploads, '#EXTINF:20,', target, '#EXT-X-ENDLIST', ''].join('\n'));
       const recordingId = await newRecording();
       const created = await createUpload(recordingId, { fileName: 'call.m3u8', fileSize: playlist.length });
+      const uploaded = async () => (await api.deps.metrics.uploadBytes.get()).values[0]?.value ?? 0;
+      const before = await uploaded();
       await tusUpload(created.body.uploadUrl, playlist);
+      // The tus endpoint counts what it received (intake_upload_bytes_total).
+      assert.equal(await uploaded(), before + playlist.length);
       assert.deepEqual(await result(recordingId), { phase: 'failed', errorCode: 'processing_failed' });
       assert.deepEqual((await recording(recordingId)).asset, { status: 'failed', url: null, errorCode: 'processing_failed' });
       assert.equal(existsSync(path.join(mediaDir, 'renditions', recordingId)), false);

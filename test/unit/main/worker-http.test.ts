@@ -2,7 +2,8 @@ import { strict as assert } from 'node:assert';
 import { pino } from 'pino';
 import type { State } from '@temporalio/worker';
 import type { RunningWorker } from '../../../src/main/worker.js';
-import { startWorkerHttp, type WorkerHttp } from '../../../src/main/worker-http.js';
+import { startWorkerHttp } from '../../../src/main/worker-http.js';
+import type { OpsServer } from '../../../src/metrics/server.js';
 
 /** The worker's health endpoint over stand-ins for its two Temporal workers (whose state the test sets). */
 describe('worker health endpoint', () => {
@@ -11,7 +12,7 @@ describe('worker health endpoint', () => {
     worker: { getState: () => states.main },
     mediaWorker: { getState: () => states.media },
   } as unknown as RunningWorker;
-  let http: WorkerHttp;
+  let http: OpsServer;
 
   before(async () => {
     http = await startWorkerHttp({ host: '127.0.0.1', port: 0, running, logger: pino({ level: 'silent' }) });
