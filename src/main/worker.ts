@@ -1,4 +1,5 @@
 import { Runtime, type Worker } from '@temporalio/worker';
+import type { DatabasePool } from 'slonik';
 import { loadConfig, required, type Config } from '../config.js';
 import { createDatabasePool } from '../db/pool.js';
 import { createLogger, type Logger } from '../logger.js';
@@ -22,6 +23,8 @@ export interface RunningWorker {
   worker: Worker;
   /** The media queue's worker (transfers, encodes, transcription). */
   mediaWorker: Worker;
+  /** The worker's PostgreSQL pool (the backlog gauges read it). */
+  pool: DatabasePool;
   /** Resolves when the worker has drained and every connection is closed. */
   done: Promise<void>;
   shutdown(): Promise<void>;
@@ -78,6 +81,7 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
   return {
     worker,
     mediaWorker,
+    pool,
     done,
     async shutdown() {
       stopBoth();
@@ -108,6 +112,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   Runtime.install({ logger: sdkLogger(config.logLevel), ...(metrics ? { telemetryOptions: { metrics: sdkPrometheus(metrics.sdkBindAddress) } } : {}) });
   const running = await startWorker(config, logger);
   logger.info({ taskQueues: taskQueues(config) }, 'worker running');
+  metrics?.watch(running.pool);
   const health = config.metrics.port === null || !metrics
     ? null
     : await startWorkerHttp({ host: config.metrics.host, port: config.metrics.port, running, logger, metrics: () => metrics.scrape() });

@@ -172,6 +172,7 @@ describe('API and worker entrypoints', function () {
     // One scrape: the process's own metrics and the Temporal SDK's, which moved with the workflow.
     const text = await scrape(metricsPort);
     assert.ok(sample(text, 'process_cpu_seconds_total') > 0);
+    assert.match(text, /^intake_agent_sessions_waiting \d+$/m);
     assert.match(text, /^temporal_workflow_completed_total\{[^}]*workflow_type="diagnosticsWorkflow"[^}]*\} [1-9]/m);
     assert.equal(await stop(worker.child), 0, worker.output().slice(-2000));
     assert.match(worker.output(), /worker stopped/);

@@ -3,6 +3,8 @@ import { agentContext, assistantMessage, sessionRequest, userMessage, type Agent
 import { startTestApi, type TestApi } from '../../helpers/app.js';
 import { testConfig } from '../../helpers/config.js';
 import { createTestKey } from '../../helpers/fixtures.js';
+import { createWorkerMetrics } from '../../../src/metrics/worker-metrics.js';
+import { freePort } from '../../../src/dev/net.js';
 
 /** An id that names no session. */
 const UNKNOWN_SESSION = '00000000-0000-4000-8000-000000000000';
@@ -66,5 +68,22 @@ describe('API metrics', function () {
     } finally {
       await limited.close();
     }
+  });
+
+  it('the worker\'s backlog gauges, read from PostgreSQL at each scrape', async () => {
+    const metrics = createWorkerMetrics({ sdkPort: await freePort() });
+    metrics.watch(t.pool);
+    const line = (text: string, name: string) => text.split('\n').find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
+    const before = Number(line(await metrics.scrape(), 'intake_agent_sessions_waiting')?.split(' ')[1]);
+    // An ingest asks for its session's wake; no worker runs here, so it waits.
+    assert.equal((await t.ingest(app, sessionRequest(app, [userMessage(1, 'waiting')], { externalSessionId: 'm-wait' }))).status, 202);
+    const text = await metrics.scrape();
+    assert.equal(Number(line(text, 'intake_agent_sessions_waiting')?.split(' ')[1]), before + 1);
+    assert.ok(Number(line(text, 'intake_agent_processing_lag_seconds')?.split(' ')[1]) >= 0);
+    assert.match(text, /^intake_media_ingestions_active\{phase="encoding"\} 0$/m);
+    assert.match(text, /^intake_meeting_bots_active\{state="recording"\} 0$/m);
+    assert.match(text, /^intake_agent_sessions_billing_blocked 0$/m);
+    // Without the SDK's exporter (no Runtime here) the scrape is the worker's own metrics only.
+    assert.doesNotMatch(text, /^temporal_/m);
   });
 });
