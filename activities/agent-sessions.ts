@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import type { DatabasePool } from 'slonik';
 import { ANALYSIS_BATCH, analyseQueued, processPending } from '../src/agents/processing.js';
 import { loadProgress } from '../src/db/repositories/agent-processing.js';
+import type { ActivityMetrics } from '../src/metrics/activity-metrics.js';
 import type { SignalExtractor } from '../src/providers/signal-extractor/types.js';
 import type { AnalysisResult, ProcessResult, ProgressSnapshot, StoredProgress } from '../workflows/agent-session/contract.js';
 
@@ -10,6 +11,8 @@ export interface AgentSessionActivityDeps {
   extractor: SignalExtractor;
   /** Credits one analysed response costs. */
   analysisCreditCost: number;
+  /** The worker's activity metrics (none in tests that do not read them). */
+  metrics?: ActivityMetrics;
 }
 
 const HEARTBEAT_MS = 5_000;
@@ -34,6 +37,7 @@ export function createAgentSessionActivities(deps: AgentSessionActivityDeps) {
           ...ANALYSIS_BATCH,
           heartbeat: () => ctx.heartbeat(),
           signal: ctx.cancellationSignal,
+          ...(deps.metrics ? { observe: (r: Iterable<AnalysisResult>) => deps.metrics?.analysisRound(r) } : {}),
         });
       } finally {
         clearInterval(beat);

@@ -1,6 +1,7 @@
 import type { DatabasePool } from 'slonik';
 import { createSignalExtractor } from '../src/providers/signal-extractor/index.js';
 import type { SignalExtractor } from '../src/providers/signal-extractor/types.js';
+import type { ActivityMetrics } from '../src/metrics/activity-metrics.js';
 import type { Config } from '../src/config.js';
 import { createAgentSessionActivities } from './agent-sessions.js';
 import { createDiagnosticsActivities } from './diagnostics.js';
@@ -32,6 +33,8 @@ export interface ActivityDeps extends MediaActivityDeps {
    * (the SDK would cancel it only after the shutdown grace time).
    */
   workerStopping?: AbortSignal;
+  /** The worker's activity metrics (analyses, media phases); none in tests that do not read them. */
+  metrics?: ActivityMetrics;
 }
 
 /** The production dependencies of the activities, from configuration. */

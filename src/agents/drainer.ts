@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { DatabasePool } from 'slonik';
 import { deferWakes, deferWorkflowSignal, takeWorkflowSignalTurns, type SignalTarget } from '../db/repositories/agent-processing.js';
 import type { SignalExtractor } from '../providers/signal-extractor/types.js';
-import { ANALYSIS_BATCH, analyseQueuedSessions, processDueSessions, processSessions, type DrainedSession } from './processing.js';
+import { ANALYSIS_BATCH, analyseQueuedSessions, processDueSessions, processSessions, type AnalysisOptions, type DrainedSession } from './processing.js';
 import type { Config } from '../config.js';
 import type { SessionDrainerActivityResult } from '../../workflows/session-drainer/contract.js';
 import { sessionWorkflowSettings, wakeTargetOf, type SessionWorkflowSettings, type WakeTarget } from './session-workflow.js';
@@ -46,6 +46,8 @@ export interface DrainOptions extends Omit<DrainerSettings, 'sessions'> {
   /** Stops taking sessions; those in progress finish their current transaction. */
   signal: AbortSignal;
   logger?: { warn(meta: Record<string, unknown>, message: string): void };
+  /** Told each analysis round's results (the worker's metrics). */
+  observeAnalyses?: AnalysisOptions['observe'];
 }
 
 /** What one drain call did (the activity's result in the drainer's history). */
@@ -149,7 +151,7 @@ async function follow(run: Run, batch: readonly DrainedSession[]): Promise<void>
   if (toAnalyse.length && !o.signal.aborted) {
     const analysed = await analyseQueuedSessions(o.pool, toAnalyse, {
       extractor: o.extractor, creditCost: o.analysisCreditCost, ...ANALYSIS_BATCH,
-      heartbeat: o.heartbeat, signal: o.signal,
+      heartbeat: o.heartbeat, signal: o.signal, ...(o.observeAnalyses ? { observe: o.observeAnalyses } : {}),
     });
     const waiting: string[] = [];
     for (const [id, a] of analysed) {

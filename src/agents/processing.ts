@@ -141,6 +141,8 @@ export interface AnalysisOptions {
   concurrency: number;
   heartbeat?: () => void;
   signal?: AbortSignal;
+  /** Told each round's results (the worker's metrics). */
+  observe?: (results: Iterable<AnalysisResult>) => void;
 }
 
 /** Provider failures that say nothing about the response: wait and try the batch again later. */
@@ -182,7 +184,7 @@ export async function analyseQueuedSessions(pool: DatabasePool, sessionIds: read
   const remaining = await countQueuedJobs(pool, sessionIds);
   const count = (list: readonly { sessionId: string }[], id: string) => list.filter((x) => x.sessionId === id).length;
   const failed = [...contentless.map((j) => closing(j, 'failed', null)), ...refused.filter((r) => r.status === 'failed')];
-  return new Map(sessionIds.map((id) => {
+  const results = new Map(sessionIds.map((id) => {
     const status = statuses.get(id);
     const base = {
       analysed: written.get(id) ?? 0,
@@ -195,6 +197,8 @@ export async function analyseQueuedSessions(pool: DatabasePool, sessionIds: read
       : { ...base, deleted: false, remaining: remaining.get(id) ?? 0, processingStatus: status };
     return [id, result];
   }));
+  o.observe?.(results.values());
+  return results;
 }
 
 type Closing = { id: number; sessionId: string; status: 'failed' | 'superseded' | 'queued'; errorCode: string | null };

@@ -14,6 +14,7 @@ import { taskQueues } from '../temporal/task-queues.js';
 import { createWorker } from '../temporal/worker.js';
 import { retryStartup } from './retry.js';
 import { startWorkerHttp } from './worker-http.js';
+import type { ActivityMetrics } from '../metrics/activity-metrics.js';
 import { createWorkerMetrics, sdkPrometheus } from '../metrics/worker-metrics.js';
 import { freePort } from '../dev/net.js';
 import { activityDeps } from '../../activities/index.js';
@@ -30,7 +31,7 @@ export interface RunningWorker {
   shutdown(): Promise<void>;
 }
 
-export async function startWorker(config: Config, logger: Logger): Promise<RunningWorker> {
+export async function startWorker(config: Config, logger: Logger, o: { metrics?: ActivityMetrics } = {}): Promise<RunningWorker> {
   const pool = await createDatabasePool(required(config.database.url, 'DATABASE_URL'), config.database);
   const admin = await retryStartup('Temporal', logger, () => connectTemporalClient(config));
   try {
@@ -58,7 +59,7 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
   const common = {
     connection,
     namespace: config.temporal.namespace,
-    activities: { ...deps, workerStopping: stopping.signal },
+    activities: { ...deps, workerStopping: stopping.signal, ...(o.metrics ? { metrics: o.metrics } : {}) },
     workflowBundlePath: config.temporal.workflowBundlePath,
     shutdownGraceSeconds: config.temporal.shutdownGraceSeconds,
     payloadKeys: required(config.temporal.payloadKeys, 'TEMPORAL_PAYLOAD_KEYS or SIGNING_SECRET'),
@@ -110,7 +111,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   // WORKER_SHUTDOWN_GRACE_SECONDS to finish); run() then resolves.
   const metrics = config.metrics.port === null ? null : createWorkerMetrics({ sdkPort: await freePort() });
   Runtime.install({ logger: sdkLogger(config.logLevel), ...(metrics ? { telemetryOptions: { metrics: sdkPrometheus(metrics.sdkBindAddress) } } : {}) });
-  const running = await startWorker(config, logger);
+  const running = await startWorker(config, logger, metrics ? { metrics: metrics.activities } : {});
   logger.info({ taskQueues: taskQueues(config) }, 'worker running');
   metrics?.watch(running.pool);
   const health = config.metrics.port === null || !metrics

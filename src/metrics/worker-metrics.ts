@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { DatabasePool } from 'slonik';
+import { createActivityMetrics, type ActivityMetrics } from './activity-metrics.js';
 import { operationalStats } from '../db/repositories/operational-stats.js';
 
 /**
@@ -10,6 +11,8 @@ import { operationalStats } from '../db/repositories/operational-stats.js';
  */
 export interface WorkerMetrics {
   registry: Registry;
+  /** What the activities count (analyses, media phases), on the same registry. */
+  activities: ActivityMetrics;
   /** Where the SDK's exporter listens (`127.0.0.1:port`), for `Runtime.install`. */
   sdkBindAddress: string;
   /**
@@ -50,6 +53,7 @@ export function createWorkerMetrics(o: { sdkPort: number }): WorkerMetrics {
   };
   return {
     registry,
+    activities: createActivityMetrics(registry),
     sdkBindAddress,
     watch(p) {
       pool = p;

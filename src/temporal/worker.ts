@@ -1,6 +1,7 @@
-import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import { Worker, type NativeConnection, type WorkerInterceptors, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities/index.js';
 import { workflowsEntry, resolveFromRoot } from '../paths.js';
+import { activityMetricsInterceptor } from './activity-metrics-interceptor.js';
 import { temporalDataConverter, type PayloadKey } from './codec.js';
 
 export interface WorkerDeps {
@@ -22,6 +23,13 @@ export function workflowSource(bundlePath: string | undefined): Pick<WorkerOptio
   return bundlePath ? { workflowBundle: { codePath: resolveFromRoot(bundlePath) } } : { workflowsPath: workflowsEntry() };
 }
 
+/** The interceptors of every worker (tests' included): metrics when the activities count. */
+export function workerInterceptors(activities: Pick<ActivityDeps, 'metrics'>): WorkerInterceptors {
+  return {
+    activity: activities.metrics ? [activityMetricsInterceptor(activities.metrics)] : [],
+  };
+}
+
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
   return Worker.create({
     connection: deps.connection,
@@ -29,6 +37,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     taskQueue: deps.taskQueue,
     dataConverter: temporalDataConverter(deps.payloadKeys),
     activities: createActivities(deps.activities),
+    interceptors: workerInterceptors(deps.activities),
     ...(deps.activitiesOnly
       ? { maxConcurrentActivityTaskExecutions: deps.activitiesOnly.maxConcurrent }
       : workflowSource(deps.workflowBundlePath)),

@@ -17,6 +17,7 @@ import { LocalRecorder } from '../../src/providers/recorder/local.js';
 import { testStack, workflowBundle } from './stack.js';
 import { drainerSettings, type DrainerSettings } from '../../src/agents/drainer.js';
 import { ensureSessionDrainer } from '../../src/agents/drainer-workflow.js';
+import { workerInterceptors } from '../../src/temporal/worker.js';
 
 export interface TestWorker {
   taskQueue: string;
@@ -64,9 +65,10 @@ export async function startTestWorker(
   const activities = createActivities({ ...onTaskQueue(deps, taskQueue), workerStopping: stopping.signal });
   // The payload codec of the test configuration, as the API's client has it.
   const dataConverter = testDataConverter();
-  const worker = await Worker.create({ connection, taskQueue, activities, dataConverter, workflowBundle: await workflowBundle(), shutdownGraceTime: '2s' });
+  const interceptors = workerInterceptors(deps);
+  const worker = await Worker.create({ connection, taskQueue, activities, dataConverter, interceptors, workflowBundle: await workflowBundle(), shutdownGraceTime: '2s' });
   // The media queue's worker, as the production worker runs it (testConfig: `<taskQueue>-media`).
-  const mediaWorker = await Worker.create({ connection, taskQueue: `${taskQueue}-media`, activities, dataConverter, shutdownGraceTime: '2s' });
+  const mediaWorker = await Worker.create({ connection, taskQueue: `${taskQueue}-media`, activities, dataConverter, interceptors, shutdownGraceTime: '2s' });
   const running = Promise.all([worker.run(), mediaWorker.run()]);
   if (options.drainer !== false) await ensureSessionDrainer(new Client({ connection, dataConverter }), taskQueue);
   return {

@@ -12,6 +12,7 @@ import { runIntake } from '../../helpers/cli.js';
 import { TEST_OPERATOR_TOKEN } from '../../helpers/config.js';
 import { testStack } from '../../helpers/stack.js';
 import { eventually } from '../../helpers/wait.js';
+import { testActivityMetrics } from '../../helpers/metrics.js';
 
 const conversation = (responses: number) => Array.from({ length: responses }, (_, i) => [
   userMessage(2 * i + 1, `question ${i}: the export is broken again`), assistantMessage(2 * i + 2, `answer ${i}`),
@@ -27,8 +28,9 @@ describe('agent session workflow: credits and billing_blocked', function () {
   describe('a running workflow', () => {
     let ctx: ProcessingContext;
     let app: TestAgentApp;
+    const counted = testActivityMetrics();
     before(async () => {
-      ctx = await processingContext({ credits: 2 });
+      ctx = await processingContext({ credits: 2, deps: { metrics: counted.metrics } });
       app = await ctx.newApp();
     });
     after(async () => ctx?.close());
@@ -41,6 +43,9 @@ describe('agent session workflow: credits and billing_blocked', function () {
         (x) => x.o.done === 2 && x.s.processing_status === 'billing_blocked');
       assert.deepEqual({ done: blocked.o.done, queued: blocked.o.queued, units: blocked.o.units }, { done: 2, queued: 2, units: 4 });
       assert.equal(await balance(ctx), 0);
+      // The worker's counters: two analysed, and at least one round held for credits.
+      assert.equal(await counted.value('intake_agent_analyses_total', { outcome: 'analysed' }), 2);
+      assert.ok(await counted.value('intake_agent_analysis_rounds_held_total', { reason: 'billing_blocked' }) >= 1);
       const handle = ctx.api.deps.temporal.client.workflow.getHandle(agentSessionWorkflowId(sessionId));
       assert.equal((await eventually(() => handle.query(sessionView), (v) => v.processingStatus === 'billing_blocked')).processingStatus, 'billing_blocked');
       assert.equal((await eventually(() => handle.describe(), (d) => d.typedSearchAttributes.get(PROCESSING_STATUS) === 'billing_blocked'))

@@ -5,6 +5,7 @@ import { testConfig } from '../../helpers/config.js';
 import { createTestKey } from '../../helpers/fixtures.js';
 import { createWorkerMetrics } from '../../../src/metrics/worker-metrics.js';
 import { freePort } from '../../../src/dev/net.js';
+import { sampleValue } from '../../helpers/metrics.js';
 
 /** An id that names no session. */
 const UNKNOWN_SESSION = '00000000-0000-4000-8000-000000000000';
@@ -22,12 +23,7 @@ describe('API metrics', function () {
   after(async () => t?.close());
 
   /** A sample's value in `api`'s registry (0 when absent). */
-  const value = async (api: TestApi, name: string, labels: Record<string, string> = {}) => {
-    const metric = (await api.deps.metrics.registry.getMetricsAsJSON()).find((m) => m.name === name.replace(/_count$/, ''));
-    const values = (metric?.values ?? []) as { value: number; labels: Record<string, string | number>; metricName?: string }[];
-    const found = values.find((v) => (v.metricName ?? metric?.name) === name && Object.entries(labels).every(([k, want]) => String(v.labels[k]) === want));
-    return found?.value ?? 0;
-  };
+  const value = (api: TestApi, name: string, labels: Record<string, string> = {}) => sampleValue(api.deps.metrics.registry, name, labels);
 
   it('agent events by outcome, and the events of refused requests by errorCode', async () => {
     const first = await t.ingest(app, sessionRequest(app, [userMessage(1, 'hello'), assistantMessage(2, 'hi')], { externalSessionId: 'm-1' }));

@@ -22,6 +22,7 @@ import { createTestDatabase } from '../../helpers/stack.js';
 import { eventually, waitFor } from '../../helpers/wait.js';
 import { startTestWorker, type TestWorker } from '../../helpers/worker.js';
 import { writeTone } from '../../helpers/media.js';
+import { testActivityMetrics } from '../../helpers/metrics.js';
 
 const ORIGIN = 'https://app.example.com';
 
@@ -38,6 +39,7 @@ describe('direct uploads (tus)', function () {
   let org: TestOrg;
   let other: TestOrg;
   let tone: Buffer;
+  const counted = testActivityMetrics();
 
   before(async () => {
     mediaDir = await mkdtemp(path.join(os.tmpdir(), 'intake-uploads-'));
@@ -45,7 +47,7 @@ describe('direct uploads (tus)', function () {
     await writeTone(wav, { seconds: 5 });
     tone = await readFile(wav);
     pool = await createDatabasePool(await createTestDatabase());
-    worker = await startTestWorker(pool, { deps: { mediaDir } });
+    worker = await startTestWorker(pool, { deps: { mediaDir, metrics: counted.metrics } });
     api = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: worker.taskQueue }) });
     org = await createTestOrg(pool);
     other = await createTestOrg(pool);
@@ -336,6 +338,8 @@ describe('direct uploads (tus)', function () {
     it('tus-js-client sends the file: encoding, finalizing, ready; the asset is completed and playable', async () => {
       const recordingId = await newRecording();
       const created = await createUpload(recordingId, { fileName: 'tone.wav', fileSize: tone.length });
+      const encodes = await counted.value('intake_media_phase_duration_seconds_count', { phase: 'encode', outcome: 'completed' });
+      const ready = await counted.value('intake_media_ingestions_ended_total', { result: 'ready', error_code: '' });
       const phases = new Set<string>();
       const poll = setInterval(() => {
         status(recordingId, created.body.uploadId).then((s) => phases.add(s.body.phase as string), () => undefined);
@@ -346,6 +350,11 @@ describe('direct uploads (tus)', function () {
       const final = (await status(recordingId, created.body.uploadId)).body;
       assert.deepEqual(final, { recordingId, uploadId: created.body.uploadId, phase: 'ready', encodeProgress: null, errorCode: null });
       assert.ok(phases.has('waiting'), [...phases].join());
+      // The worker's counters: one encode and one finalize timed, one ingestion ended ready.
+      assert.equal(await counted.value('intake_media_phase_duration_seconds_count', { phase: 'encode', outcome: 'completed' }), encodes + 1);
+      assert.ok(await counted.value('intake_media_phase_duration_seconds_sum', { phase: 'encode', outcome: 'completed' }) > 0);
+      assert.ok(await counted.value('intake_media_phase_duration_seconds_count', { phase: 'finalize', outcome: 'completed' }) >= 1);
+      assert.equal(await counted.value('intake_media_ingestions_ended_total', { result: 'ready', error_code: '' }), ready + 1);
       const body = await recording(recordingId);
       assert.equal(body.asset.status, 'completed');
       const media = await fetch(body.asset.url as string, { headers: { range: 'bytes=0-9' } });
@@ -430,8 +439,12 @@ describe('direct uploads (tus)', function () {
       const recordingId = await newRecording();
       const junk = Buffer.from('this is not audio at all\n'.repeat(200));
       const created = await createUpload(recordingId, { fileName: 'notes.txt', fileSize: junk.length });
+      const failed = await counted.value('intake_media_ingestions_ended_total', { result: 'failed', error_code: 'processing_failed' });
+      const failedEncodes = await counted.value('intake_media_phase_duration_seconds_count', { phase: 'encode', outcome: 'failed' });
       await tusUpload(created.body.uploadUrl, junk);
       assert.deepEqual(await result(recordingId), { phase: 'failed', errorCode: 'processing_failed' });
+      assert.equal(await counted.value('intake_media_ingestions_ended_total', { result: 'failed', error_code: 'processing_failed' }), failed + 1);
+      assert.equal(await counted.value('intake_media_phase_duration_seconds_count', { phase: 'encode', outcome: 'failed' }), failedEncodes + 1);
       assert.deepEqual((await status(recordingId, created.body.uploadId)).body, {
         recordingId, uploadId: created.body.uploadId, phase: 'failed', encodeProgress: null, errorCode: 'processing_failed',
       });
