@@ -1,5 +1,5 @@
 import { Runtime } from '@temporalio/worker';
-import { sdkLogger } from '../temporal/sdk-logger.js';
+import { sdkLogger, sdkLogging } from '../temporal/sdk-logger.js';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig, signingSecretPayloadKeys, type Config } from '../config.js';
@@ -115,7 +115,7 @@ async function main(): Promise<void> {
     auth: { ...config.auth, signingSecret },
   };
   // This process handles Ctrl-C itself, so the SDK must not shut the worker down on its own.
-  Runtime.install({ shutdownSignals: [], logger: sdkLogger(config.logLevel) });
+  Runtime.install({ shutdownSignals: [], logger: sdkLogger(logger.child({ component: 'temporal' })), telemetryOptions: { logging: sdkLogging(config.logLevel) } });
   const api = await startApi(effective, logger.child({ component: 'api' }));
   stops.push({ name: 'api', stop: () => api.close() });
   const worker = await startWorker(effective, logger.child({ component: 'worker' }));

@@ -9,7 +9,7 @@ import { ensureMediaReconcilerSchedule, ensureRetentionSchedule, ensureSessionWa
 import { MEDIA_STRANDED_AFTER_SECONDS, mediaWorkflowSettings } from '../recordings/media.js';
 import { sessionWorkflowSettings } from '../agents/session-workflow.js';
 import { ensureSessionDrainer } from '../agents/drainer-workflow.js';
-import { sdkLogger } from '../temporal/sdk-logger.js';
+import { sdkLogger, sdkLogging } from '../temporal/sdk-logger.js';
 import { taskQueues } from '../temporal/task-queues.js';
 import { createWorker } from '../temporal/worker.js';
 import { retryStartup } from './retry.js';
@@ -110,7 +110,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   // The SDK Runtime shuts the worker down gracefully on SIGINT/SIGTERM (in-flight activities get
   // WORKER_SHUTDOWN_GRACE_SECONDS to finish); run() then resolves.
   const metrics = config.metrics.port === null ? null : createWorkerMetrics({ sdkPort: await freePort() });
-  Runtime.install({ logger: sdkLogger(config.logLevel), ...(metrics ? { telemetryOptions: { metrics: sdkPrometheus(metrics.sdkBindAddress) } } : {}) });
+  Runtime.install({
+    logger: sdkLogger(logger),
+    telemetryOptions: { logging: sdkLogging(config.logLevel), ...(metrics ? { metrics: sdkPrometheus(metrics.sdkBindAddress) } : {}) },
+  });
   const running = await startWorker(config, logger, metrics ? { metrics: metrics.activities } : {});
   logger.info({ taskQueues: taskQueues(config) }, 'worker running');
   metrics?.watch(running.pool);

@@ -1,7 +1,7 @@
 import { Worker, type NativeConnection, type WorkerInterceptors, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities/index.js';
 import { workflowsEntry, resolveFromRoot } from '../paths.js';
-import { activityMetricsInterceptor } from './activity-metrics-interceptor.js';
+import { mediaActivityObserver } from './activity-interceptor.js';
 import { temporalDataConverter, type PayloadKey } from './codec.js';
 
 export interface WorkerDeps {
@@ -23,10 +23,10 @@ export function workflowSource(bundlePath: string | undefined): Pick<WorkerOptio
   return bundlePath ? { workflowBundle: { codePath: resolveFromRoot(bundlePath) } } : { workflowsPath: workflowsEntry() };
 }
 
-/** The interceptors of every worker (tests' included): metrics when the activities count. */
+/** The interceptors of every worker (tests' included). */
 export function workerInterceptors(activities: Pick<ActivityDeps, 'metrics'>): WorkerInterceptors {
   return {
-    activity: activities.metrics ? [activityMetricsInterceptor(activities.metrics)] : [],
+    activity: [mediaActivityObserver(activities.metrics)],
   };
 }
 

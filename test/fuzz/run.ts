@@ -13,6 +13,7 @@ import path from 'node:path';
 import { Runtime } from '@temporalio/worker';
 import { createApplication, issueCredential } from '../../src/agents/applications.js';
 import { createDatabasePool } from '../../src/db/pool.js';
+import { createLogger } from '../../src/logger.js';
 import { sdkLogger } from '../../src/temporal/sdk-logger.js';
 import { startTestApi } from '../helpers/app.js';
 import { TEST_OPERATOR_TOKEN, testConfig } from '../helpers/config.js';
@@ -31,7 +32,7 @@ function st(dir: string, args: string[]): Promise<number> {
   });
 }
 
-Runtime.install({ shutdownSignals: [], logger: sdkLogger('error') });
+Runtime.install({ shutdownSignals: [], logger: sdkLogger(createLogger('error', 'intake-fuzz')) });
 const stDir = await ensurePipTool('schemathesis', VERSION, path.join('bin', 'st'));
 const dir = await mkdtemp(path.join(os.tmpdir(), 'intake-fuzz-'));
 const pool = await createDatabasePool(await createTestDatabase());

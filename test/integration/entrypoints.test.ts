@@ -177,4 +177,39 @@ describe('API and worker entrypoints', function () {
     assert.equal(await stop(worker.child), 0, worker.output().slice(-2000));
     assert.match(worker.output(), /worker stopped/);
   });
+
+  it('worker: one JSON log stream (its own, the SDK\'s, the core\'s, activities\' and workflows\'), with workflowId, runId and activityType; no task token or secret', async () => {
+    const taskQueue = `logs-${randomUUID()}`;
+    const metricsPort = await freePort();
+    const worker = launch('worker.ts', { ...env, LOG_LEVEL: 'debug', TEMPORAL_TASK_QUEUE: taskQueue, METRICS_HOST: '127.0.0.1', METRICS_PORT: String(metricsPort) });
+    running.push(worker.child);
+    assert.ok(await waitFor(async () => (await httpStatus(`http://127.0.0.1:${metricsPort}/healthz`)) === 200, 30_000), worker.output().slice(-2000));
+    const workflowId = diagnosticsWorkflowId(randomUUID());
+    const handle = await temporal.client.workflow.start(diagnosticsWorkflow, {
+      workflowId, taskQueue, args: [{ version: 1, requestedBy: 'log test' }], workflowExecutionTimeout: '60s',
+    });
+    await handle.result();
+    assert.equal(await stop(worker.child), 0, worker.output().slice(-2000));
+    const lines = worker.output().split('\n').filter((l) => l.trim());
+    const records = lines.map((l) => {
+      try {
+        return JSON.parse(l) as Record<string, unknown>;
+      } catch {
+        return assert.fail(`not a JSON log line: ${l.slice(0, 300)}`);
+      }
+    });
+    assert.ok(records.every((r) => r.service === 'intake-worker' && typeof r.level === 'number' && typeof r.time === 'string'));
+    const activity = records.find((r) => r.msg === 'Activity completed' && r.workflowId === workflowId);
+    assert.ok(activity, 'an activity line of this workflow');
+    assert.equal(activity.runId, handle.firstExecutionRunId);
+    assert.equal(typeof activity.activityType, 'string');
+    const workflow = records.find((r) => r.msg === 'Workflow completed' && r.workflowId === workflowId);
+    assert.ok(workflow, 'a workflow line');
+    assert.equal(workflow.runId, handle.firstExecutionRunId);
+    assert.ok(records.some((r) => r.sdkComponent === 'core'), 'the core\'s own lines, forwarded');
+    assert.ok(records.some((r) => r.msg === 'worker running'));
+    const text = worker.output();
+    assert.doesNotMatch(text, /taskToken/);
+    assert.ok(!text.includes(TEST_SIGNING_SECRET), 'the signing secret is never logged');
+  });
 });

@@ -16,6 +16,7 @@ import { createDatabasePool } from '../../src/db/pool.js';
 import { insertIngestion } from '../../src/db/repositories/media-ingestions.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
 import { mediaWorkflowSettings } from '../../src/recordings/media.js';
+import { createLogger } from '../../src/logger.js';
 import { sdkLogger } from '../../src/temporal/sdk-logger.js';
 import { mediaReconcilerWorkflowId } from '../../workflows/media-reconciler/contract.js';
 import { mediaReconcilerWorkflow } from '../../workflows/media-reconciler/workflow.js';
@@ -25,7 +26,7 @@ import { createTestOrg } from '../helpers/fixtures.js';
 import { createTestDatabase, stopTestStack } from '../helpers/stack.js';
 import { loopbackMediaDeps, startTestWorker } from '../helpers/worker.js';
 
-Runtime.install({ shutdownSignals: [], logger: sdkLogger('info') });
+Runtime.install({ shutdownSignals: [], logger: sdkLogger(createLogger('warn', 'intake-capture')) });
 const out = path.join(PROJECT_ROOT, 'test', 'replay', 'histories');
 
 async function save(name: string, handle: WorkflowHandle): Promise<void> {

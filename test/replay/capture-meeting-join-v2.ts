@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../src/paths.js';
 import { LocalRecorder } from '../../src/providers/recorder/local.js';
+import { createLogger } from '../../src/logger.js';
 import { sdkLogger } from '../../src/temporal/sdk-logger.js';
 import { meetingJoinWorkflowId } from '../../workflows/meeting-join/contract.js';
 import { processingContext } from '../helpers/agents.js';
@@ -18,7 +19,7 @@ import { createTestUser } from '../helpers/fixtures.js';
 import { stopTestStack } from '../helpers/stack.js';
 import { loopbackMediaDeps } from '../helpers/worker.js';
 
-Runtime.install({ shutdownSignals: [], logger: sdkLogger('info') });
+Runtime.install({ shutdownSignals: [], logger: sdkLogger(createLogger('warn', 'intake-capture')) });
 const out = path.join(PROJECT_ROOT, 'test', 'replay', 'histories');
 const mediaDir = await mkdtemp(path.join(os.tmpdir(), 'intake-capture-meeting-'));
 const media = await processingContext({
