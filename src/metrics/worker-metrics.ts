@@ -38,6 +38,11 @@ export function createWorkerMetrics(o: { sdkPort: number }): WorkerMetrics {
     analyses: new Gauge({ name: 'intake_agent_analyses_queued', help: 'Analyses of assistant responses queued.', registers }),
     blocked: new Gauge({ name: 'intake_agent_sessions_billing_blocked', help: 'Agent sessions held until their organization has credits.', registers }),
     media: new Gauge({ name: 'intake_media_ingestions_active', help: 'Media ingestions not yet ready, failed or cancelled, by phase.', labelNames: ['phase'], registers }),
+    mediaIdle: new Gauge({
+      name: 'intake_media_ingestion_idle_seconds',
+      help: 'By phase: the longest an active media ingestion has gone without progress or a phase change (0 when none is in the phase).',
+      labelNames: ['phase'], registers,
+    }),
     bots: new Gauge({ name: 'intake_meeting_bots_active', help: 'Meeting bots not done or failed, by state.', labelNames: ['state'], registers }),
   };
   let pool: DatabasePool | null = null;
@@ -48,7 +53,10 @@ export function createWorkerMetrics(o: { sdkPort: number }): WorkerMetrics {
     gauges.lag.set(stats.oldestWakeAgeSeconds);
     gauges.analyses.set(stats.analysesQueued);
     gauges.blocked.set(stats.sessionsBillingBlocked);
-    for (const phase of ACTIVE_PHASES) gauges.media.set({ phase }, stats.mediaByPhase[phase] ?? 0);
+    for (const phase of ACTIVE_PHASES) {
+      gauges.media.set({ phase }, stats.mediaByPhase[phase] ?? 0);
+      gauges.mediaIdle.set({ phase }, stats.mediaIdleSecondsByPhase[phase] ?? 0);
+    }
     for (const state of ACTIVE_BOT_STATES) gauges.bots.set({ state }, stats.botsByState[state] ?? 0);
   };
   return {

@@ -45,7 +45,9 @@ function renamed(meta: LogMetadata): Record<string, unknown> {
 
 /**
  * The core's own logs, forwarded to the SDK logger above: at INFO with LOG_LEVEL info or debug
- * (its DEBUG lines carry task tokens and whole history events), at TRACE only with trace.
+ * (its DEBUG lines carry task tokens and whole history events), at TRACE only with trace. While it
+ * forwards, the Runtime keeps the process alive until it shuts down (on SIGINT/SIGTERM, or by the
+ * caller that installed it with no shutdown signals before it exits).
  */
 export function sdkLogging(level: string): TelemetryOptions['logging'] {
   const core = ({ trace: 'TRACE', debug: 'INFO', info: 'INFO' } as const)[level as 'trace'] ?? 'WARN';

@@ -173,6 +173,8 @@ describe('API and worker entrypoints', function () {
     const text = await scrape(metricsPort);
     assert.ok(sample(text, 'process_cpu_seconds_total') > 0);
     assert.match(text, /^intake_agent_sessions_waiting \d+$/m);
+    // Read by the dashboard and an alert (test/unit/deploy/observability.test.ts).
+    assert.match(text, /^temporal_worker_task_slots_available\{[^}]*worker_type="ActivityWorker"/m);
     assert.match(text, /^temporal_workflow_completed_total\{[^}]*workflow_type="diagnosticsWorkflow"[^}]*\} [1-9]/m);
     assert.equal(await stop(worker.child), 0, worker.output().slice(-2000));
     assert.match(worker.output(), /worker stopped/);

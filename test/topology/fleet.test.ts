@@ -149,6 +149,7 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     const payloadKey = testConfig().temporal.payloadKeys![0]!;
     const compose = await composeEnvironments(['api', 'worker'], {
       SIGNING_SECRET: TEST_SIGNING_SECRET, OPERATOR_TOKEN: TEST_OPERATOR_TOKEN, S3_SECRET_ACCESS_KEY: TEST_S3_CREDENTIALS.secretAccessKey,
+      GRAFANA_ADMIN_PASSWORD: 'test-grafana-password',
       // The key the test's own Temporal client decodes with.
       TEMPORAL_PAYLOAD_KEYS: `${payloadKey.id}:${Buffer.from(payloadKey.key).toString('base64')}`,
       // api-a stands in for the load balancer that PUBLIC_BASE_URL names.

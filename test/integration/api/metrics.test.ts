@@ -77,6 +77,7 @@ describe('API metrics', function () {
     assert.equal(Number(line(text, 'intake_agent_sessions_waiting')?.split(' ')[1]), before + 1);
     assert.ok(Number(line(text, 'intake_agent_processing_lag_seconds')?.split(' ')[1]) >= 0);
     assert.match(text, /^intake_media_ingestions_active\{phase="encoding"\} 0$/m);
+    assert.match(text, /^intake_media_ingestion_idle_seconds\{phase="encoding"\} 0$/m);
     assert.match(text, /^intake_meeting_bots_active\{state="recording"\} 0$/m);
     assert.match(text, /^intake_agent_sessions_billing_blocked 0$/m);
     // Without the SDK's exporter (no Runtime here) the scrape is the worker's own metrics only.
