@@ -1,5 +1,8 @@
 import { strict as assert } from 'node:assert';
-import { ConfigError, loadConfig, required } from '../../src/config.js';
+import { readFile } from 'node:fs/promises';
+import { ConfigError, ENV_VARIABLES, loadConfig, required } from '../../src/config.js';
+import { configReference, withReference } from '../../src/config-reference.js';
+import { resolveFromRoot } from '../../src/paths.js';
 
 describe('config', () => {
   it('fills embedded defaults from an empty environment', () => {
@@ -64,5 +67,18 @@ describe('config', () => {
     const c = loadConfig({ AGENT_BILLING_RECHECK_SECONDS: '5', AGENT_ANALYSIS_CREDIT_COST: '3', AGENT_SESSION_HISTORY_LIMIT: '500' });
     assert.deepEqual([c.agents.billingRecheckSeconds, c.agents.analysisCreditCost, c.agents.historyLimit, c.agents.retentionSweepMinutes], [5, 3, 500, 60]);
     assert.throws(() => loadConfig({ AGENT_SESSION_HISTORY_LIMIT: '10' }), /AGENT_SESSION_HISTORY_LIMIT/);
+  });
+});
+
+describe('the configuration reference (docs/configuration.md)', () => {
+  it('is the table generated from the config schema: `npm run docs:config` after changing src/config.ts', async () => {
+    const doc = await readFile(resolveFromRoot('docs/configuration.md'), 'utf8');
+    assert.equal(doc, withReference(doc));
+    const table = configReference();
+    for (const name of ENV_VARIABLES) assert.match(table, new RegExp(`^\\| \`${name}\` \\|`, 'm'));
+    // Ranges and choices come from the schema itself.
+    assert.match(table, /^\| `PORT` \| `8080` \| integer 0–65535 \|/m);
+    assert.match(table, /^\| `API_PROCESSES` \| `1` \| integer 1–64 \|/m);
+    assert.match(table, /^\| `METRICS_PORT` \| `9464` \| `off` or integer 0–65535 \|/m);
   });
 });
