@@ -37,7 +37,7 @@ export function createAgentSessionActivities(deps: AgentSessionActivityDeps) {
           ...ANALYSIS_BATCH,
           heartbeat: () => ctx.heartbeat(),
           signal: ctx.cancellationSignal,
-          ...(deps.metrics ? { observe: (r: Iterable<AnalysisResult>) => deps.metrics?.analysisRound(r) } : {}),
+          observe: (results) => deps.metrics?.analysisRound(results),
         });
       } finally {
         clearInterval(beat);

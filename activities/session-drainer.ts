@@ -2,7 +2,6 @@ import { Context } from '@temporalio/activity';
 import { drainSessionWakes, type DrainerSettings } from '../src/agents/drainer.js';
 import { wakeSession } from '../src/agents/session-workflow.js';
 import type { AgentSessionActivityDeps } from './agent-sessions.js';
-import type { AnalysisResult } from '../workflows/agent-session/contract.js';
 import type { SessionDrainerActivityResult, SessionDrainerInput } from '../workflows/session-drainer/contract.js';
 
 export function createSessionDrainerActivities(deps: AgentSessionActivityDeps & { drainer: DrainerSettings; workerStopping?: AbortSignal }) {
@@ -19,7 +18,7 @@ export function createSessionDrainerActivities(deps: AgentSessionActivityDeps & 
         heartbeat: () => ctx.heartbeat(),
         signal: deps.workerStopping ? AbortSignal.any([ctx.cancellationSignal, deps.workerStopping]) : ctx.cancellationSignal,
         logger: { warn: (meta, message) => { ctx.log.warn(message, meta); } },
-        ...(deps.metrics ? { observeAnalyses: (r: Iterable<AnalysisResult>) => deps.metrics?.analysisRound(r) } : {}),
+        observeAnalyses: (results) => deps.metrics?.analysisRound(results),
       });
     },
   };

@@ -151,7 +151,7 @@ async function follow(run: Run, batch: readonly DrainedSession[]): Promise<void>
   if (toAnalyse.length && !o.signal.aborted) {
     const analysed = await analyseQueuedSessions(o.pool, toAnalyse, {
       extractor: o.extractor, creditCost: o.analysisCreditCost, ...ANALYSIS_BATCH,
-      heartbeat: o.heartbeat, signal: o.signal, ...(o.observeAnalyses ? { observe: o.observeAnalyses } : {}),
+      heartbeat: o.heartbeat, signal: o.signal, observe: o.observeAnalyses,
     });
     const waiting: string[] = [];
     for (const [id, a] of analysed) {

@@ -142,7 +142,7 @@ export interface AnalysisOptions {
   heartbeat?: () => void;
   signal?: AbortSignal;
   /** Told each round's results (the worker's metrics). */
-  observe?: (results: Iterable<AnalysisResult>) => void;
+  observe?: ((results: Iterable<AnalysisResult>) => void) | undefined;
 }
 
 /** Provider failures that say nothing about the response: wait and try the batch again later. */

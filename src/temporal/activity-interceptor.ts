@@ -13,6 +13,8 @@ export function mediaActivityObserver(metrics: ActivityMetrics | undefined): Act
       async execute(input, next) {
         const type = ctx.info.activityType;
         const phase = MEDIA_PHASE_OF_ACTIVITY[type];
+        // Every other activity (the agent pipeline's, at high rates) passes straight through.
+        if (!phase && type !== 'failMedia') return next(input);
         const started = performance.now();
         let outcome: 'completed' | 'failed' = 'failed';
         try {
