@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { Runtime } from '@temporalio/worker';
 import { createApplication, issueCredential } from '../../src/agents/applications.js';
 import { createDatabasePool } from '../../src/db/pool.js';
@@ -24,11 +25,22 @@ import { loopbackMediaDeps, startTestWorker } from '../helpers/worker.js';
 
 const VERSION = '4.32.5';
 
+/**
+ * Schemathesis closes each run with pytest's banner (`==== 2 warnings in 120.03s ====`), which CI
+ * reads as pytest ending on no test executed; its banner lines are printed as `--- <title>` instead.
+ */
+function unbanner(line: string): string {
+  const banner = /^=+ (.+?) =+$/.exec(line);
+  return banner ? `--- ${banner[1]}` : line;
+}
+
 function st(dir: string, args: string[]): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn('python3', [path.join(dir, 'bin', 'st'), ...args], { env: { ...process.env, PYTHONPATH: dir, NO_COLOR: '1' }, stdio: ['ignore', 'inherit', 'inherit'] });
+    const child = spawn('python3', [path.join(dir, 'bin', 'st'), ...args], { env: { ...process.env, PYTHONPATH: dir, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const lines = createInterface({ input: child.stdout, crlfDelay: Infinity });
+    lines.on('line', (line) => process.stdout.write(`${unbanner(line)}\n`));
     child.once('error', reject);
-    child.once('exit', (code) => resolve(code ?? 1));
+    child.once('close', (code) => resolve(code ?? 1));
   });
 }
 
