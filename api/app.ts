@@ -19,6 +19,8 @@ import { createUploadStore } from '../src/media/upload-store.js';
 import { errorHandler } from './middleware/errors.js';
 import { requestId } from './middleware/request-id.js';
 import { httpMetrics } from './middleware/metrics.js';
+import { httpTracing } from './middleware/tracing.js';
+import { currentTracing } from '../src/telemetry/tracing.js';
 import { RouteRegistry } from './routes.js';
 
 export type { AppDeps };
@@ -43,6 +45,7 @@ export function buildApp(deps: AppDeps): Koa<AppState> {
   mediaRoutes(deps, registry);
   mcpRoutes(deps, registry);
 
+  if (currentTracing().enabled) app.use(httpTracing());
   app.use(requestId(deps.logger));
   app.use(httpMetrics(deps.metrics));
   app.use(errorHandler());

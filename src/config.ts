@@ -38,6 +38,9 @@ export const envSchema = z.object({
   MEDIA_WORKER_ACTIVITY_SLOTS: positiveInt.max(64).default(2).meta({ description: "media activities one worker runs at once (each encode is one FFmpeg process): URL transfers and encodes cannot take the slots agent processing needs" }),
   METRICS_HOST: z.string().min(1).default('0.0.0.0').meta({ description: "the address `METRICS_PORT` listens on" }),
   METRICS_PORT: z.union([z.literal('off'), port]).default(9464).meta({ description: "the operational endpoint of `start:api` and `start:worker`, apart from the API's port (keep it off the load balancer): `GET /metrics` (Prometheus), and on the worker `GET /healthz` (200 while both of its Temporal workers run, 503 with their states otherwise). `METRICS_PORT=off`: none. With `API_PROCESSES` > 1 the supervising process serves every API process's metrics, added up. `npm start` starts none" }),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional().meta({ description: "OpenTelemetry traces of `start:api` and `start:worker` (and `npm start`), exported over OTLP/HTTP to `<endpoint>/v1/traces` (a collector's port 4318, e.g. `http://otel-collector:4318`): a trace runs from an HTTP request through the workflows it starts or wakes to their activities (docs/operations.md, Traces). Unset: no tracing, nothing installed. The exporter and the SDK also read the standard `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `OTEL_EXPORTER_OTLP_TIMEOUT`, `OTEL_TRACES_SAMPLER` and `OTEL_TRACES_SAMPLER_ARG`" }),
+  OTEL_EXPORTER_OTLP_HEADERS: z.string().min(1).optional().meta({ description: "headers sent with every export, `key=value[,key=value…]` (a tracing vendor's API key); read by the exporter, never logged" }),
+  OTEL_SERVICE_NAME: z.string().min(1).optional().meta({ description: "`service.name` of the process's spans", shownDefault: "`intake-api` or `intake-worker`" }),
   TEMPORAL_API_KEY: z.string().min(1).optional().meta({ description: "API key for Temporal Cloud (implies TLS)" }),
   TEMPORAL_PAYLOAD_KEYS: z.string().min(1).optional().meta({ description: "`id:base64[,id:base64…]`, each 32 random bytes (`openssl rand -base64 32`): every Temporal payload (workflow and activity inputs and results, signals, updates, queries) is encrypted with AES-256-GCM under the first key; all listed keys decrypt. Every API, worker and CLI process of a deployment needs the same list. Rotate by putting a new key first and keeping the old ones until the runs that used them have left Temporal's retention. Set it explicitly in production, so that changing `SIGNING_SECRET` does not change it", shownDefault: "one key derived from `SIGNING_SECRET` (id `signing-secret`)" }),
   CODEC_SERVER_HOST: z.string().min(1).default('127.0.0.1').meta({ description: "`npm run codec-server`: the codec server operators with the keys point the Temporal UI at (Settings, Codec Server) to see decoded payloads" }),
@@ -189,6 +192,8 @@ export interface Config {
   };
   /** The process's operational endpoint: /metrics, and /healthz on the worker (`port` null: none). */
   metrics: { host: string; port: number | null };
+  /** OpenTelemetry traces over OTLP/HTTP (`otlpEndpoint` unset: off). */
+  tracing: { otlpEndpoint: string | undefined; serviceName: string | undefined };
   signalExtractor: ExtractorConfig;
   /** Automatic transcription of recordings without a supplied transcript; `none`: status `unavailable`. */
   transcriber: TranscriberConfig;
@@ -255,6 +260,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       shutdownGraceSeconds: e.WORKER_SHUTDOWN_GRACE_SECONDS,
     },
     metrics: { host: e.METRICS_HOST, port: e.METRICS_PORT === 'off' ? null : e.METRICS_PORT },
+    tracing: { otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: e.OTEL_SERVICE_NAME },
     operatorToken: e.OPERATOR_TOKEN,
     codecServer: {
       host: e.CODEC_SERVER_HOST,

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -24,4 +24,12 @@ export function workflowsEntry(): string {
 
 export function resolveFromRoot(p: string): string {
   return path.isAbsolute(p) ? p : path.join(PROJECT_ROOT, p);
+}
+
+let version: string | undefined;
+
+/** The version in package.json (`service.version` of the process's traces). */
+export function packageVersion(): string {
+  version ??= (JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+  return version;
 }

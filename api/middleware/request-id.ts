@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { trace } from '@opentelemetry/api';
 import type { Next } from 'koa';
 import type { AppContext } from '../context.js';
 import type { Logger } from '../../src/logger.js';
@@ -14,7 +15,9 @@ export function requestId(logger: Logger) {
     const incoming = ctx.get('x-request-id');
     ctx.state.requestId = SAFE_ID.test(incoming) ? incoming : randomUUID();
     ctx.set('X-Request-Id', ctx.state.requestId);
-    ctx.state.log = logger.child({ requestId: ctx.state.requestId });
+    // With tracing on, the request's lines carry its trace id too (logs to traces and back).
+    const traceId = trace.getActiveSpan()?.spanContext().traceId;
+    ctx.state.log = logger.child(traceId ? { requestId: ctx.state.requestId, traceId } : { requestId: ctx.state.requestId });
     const started = performance.now();
     try {
       await next();

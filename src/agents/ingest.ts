@@ -13,6 +13,7 @@ import {
   type LockedSessionRow, type SessionUpdate,
 } from '../db/repositories/agent-sessions.js';
 import { AppError, ValidationError, type FieldError } from '../errors.js';
+import { currentTraceParent } from '../telemetry/tracing.js';
 
 export type ProcessingStatus = 'pending' | 'billing_blocked' | 'capture_disabled';
 
@@ -37,6 +38,8 @@ interface Prepared {
   key: string;
   /** Participants or content capture off: statements of its own before its plan is known, so it is written alone. */
   alone: boolean;
+  /** The request's trace (tracing on): stored with the wake it requests, continued by whoever takes it. */
+  traceParent: string | null;
 }
 
 /** A session's identity within the writer (an application's external session id). */
@@ -54,6 +57,7 @@ async function prepare(app: ApplicationRow, raw: AgentIngestRequest): Promise<Pr
     app, request, participants, incoming: request.events.map(toIncoming),
     key: sessionKey(app.id, request.externalSessionId),
     alone: participants.length > 0 || !app.content_capture,
+    traceParent: currentTraceParent(),
   };
 }
 
@@ -206,6 +210,7 @@ async function applyIngests(tx: DatabaseTransactionConnection, items: readonly P
       highestSequence: maxSequence(plan.accepted),
       // Work for the drainer: the session's wake is requested (once, however many ingests ask).
       wake: plan.accepted.length > 0 || plan.revised.length > 0 || status !== session.status,
+      traceParent: item.traceParent,
     });
   }
   const updated = new Map((await updateSessionsAfterIngest(tx, updates, analysisCreditCost)).map((s) => [s.id, s]));

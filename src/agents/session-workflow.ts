@@ -4,6 +4,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import { forEachLimited } from '../concurrency.js';
+import { inStoredTrace } from '../telemetry/tracing.js';
 import { strandedWakes } from '../db/repositories/agent-sessions.js';
 import { ORGANIZATION_ID, SESSION_ID, STATUS } from '../temporal/search-attributes.js';
 import {
@@ -61,23 +62,33 @@ export interface WakeTarget {
   status: SessionStatus;
   highestSequence: number | null;
   processingStatus: ProcessingStatus;
+  /** The trace of the ingest that requested the wake (tracing on): telling the workflow continues it. */
+  traceParent: string | null;
 }
 
 /** A stored session as the wake target its workflow is told about. */
-export function wakeTargetOf(s: { id: string; organization_id: string; status: SessionStatus; highest_sequence: number | null; processing_status: string }): WakeTarget {
+export function wakeTargetOf(s: {
+  id: string; organization_id: string; status: SessionStatus; highest_sequence: number | null; processing_status: string; wake_trace_parent: string | null;
+}): WakeTarget {
   const processingStatus = (['billing_blocked', 'capture_disabled'].includes(s.processing_status) ? s.processing_status : 'pending') as ProcessingStatus;
-  return { organizationId: s.organization_id, sessionId: s.id, status: s.status, highestSequence: s.highest_sequence, processingStatus };
+  return {
+    organizationId: s.organization_id, sessionId: s.id, status: s.status, highestSequence: s.highest_sequence, processingStatus, traceParent: s.wake_trace_parent,
+  };
 }
 
-/** Starts the session's workflow, or pokes the running one (spec: one per session). */
+/**
+ * Starts the session's workflow, or pokes the running one (spec: one per session). With tracing on,
+ * in a span of the trace of the ingest that asked for it, so that the workflow continues that trace.
+ */
 export async function wakeSession(client: Client, settings: SessionWorkflowSettings, target: WakeTarget): Promise<void> {
   const signal: EventsIngested = { highestSequence: target.highestSequence, status: target.status, processingStatus: target.processingStatus };
-  // Bounded: a caller with Temporal unreachable tries again later instead of waiting on gRPC retries.
-  await client.connection.withDeadline(Date.now() + WAKE_DEADLINE_MS, () => client.workflow.signalWithStart(AGENT_SESSION_WORKFLOW, {
-    ...sessionWorkflowStart(settings, target),
-    signal: eventsIngested,
-    signalArgs: [signal],
-  }));
+  await inStoredTrace(target.traceParent, 'wake agent session', { 'intake.session_id': target.sessionId }, () =>
+    // Bounded: a caller with Temporal unreachable tries again later instead of waiting on gRPC retries.
+    client.connection.withDeadline(Date.now() + WAKE_DEADLINE_MS, () => client.workflow.signalWithStart(AGENT_SESSION_WORKFLOW, {
+      ...sessionWorkflowStart(settings, target),
+      signal: eventsIngested,
+      signalArgs: [signal],
+    })));
 }
 
 const WAKE_DEADLINE_MS = 5_000;

@@ -15,6 +15,7 @@ import { createRateLimitStore } from '../rate-limit.js';
 import { PostgresUploadLocker } from '../media/upload-locker.js';
 import { connectTemporalClient } from '../temporal/connection.js';
 import { retryStartup } from './retry.js';
+import { startTracing, stopTracing } from '../telemetry/tracing.js';
 
 export interface RunningApi {
   url: string;
@@ -71,6 +72,7 @@ async function applyMigrations(databaseUrl: string, logger: Logger): Promise<voi
 
 /** One API process: listens until SIGTERM or SIGINT, then closes its connections and exits 0. */
 async function serve(config: Config, logger: Logger, o: { migrate: boolean }): Promise<void> {
+  startTracing(config, 'intake-api');
   // A supervised process hands its metrics to the supervisor, which serves them all added up.
   // Constructing an AggregatorRegistry is what makes this process answer the supervisor's requests
   // (prom-client): done before it listens, so that it answers with its own from the first scrape on.
@@ -91,7 +93,7 @@ async function serve(config: Config, logger: Logger, o: { migrate: boolean }): P
     if (stopping) return;
     stopping = true;
     logger.info('shutting down the API');
-    Promise.all([api.close(), ops?.close()]).then(() => process.exit(0), () => process.exit(1));
+    Promise.all([api.close(), ops?.close()]).then(stopTracing).then(() => process.exit(0), () => process.exit(1));
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);

@@ -12,6 +12,7 @@ import { startLocalTemporal, type LocalTemporal } from '../dev/temporal-server.j
 import { createLogger } from '../logger.js';
 import { resolveFromRoot } from '../paths.js';
 import { startApi } from './api.js';
+import { startTracing, stopTracing } from '../telemetry/tracing.js';
 import { startWorker } from './worker.js';
 
 /**
@@ -116,6 +117,8 @@ async function main(): Promise<void> {
   };
   // This process handles Ctrl-C itself, so the SDK must not shut the worker down on its own.
   Runtime.install({ shutdownSignals: [], logger: sdkLogger(logger.child({ component: 'temporal' })), telemetryOptions: { logging: sdkLogging(config.logLevel) } });
+  // Stopped after the API and the worker: what they traced until they stopped is exported.
+  if (startTracing(config, 'intake').enabled) stops.push({ name: 'tracing', stop: stopTracing });
   const api = await startApi(effective, logger.child({ component: 'api' }));
   stops.push({ name: 'api', stop: () => api.close() });
   const worker = await startWorker(effective, logger.child({ component: 'worker' }));

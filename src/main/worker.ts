@@ -13,6 +13,7 @@ import { sdkLogger, sdkLogging } from '../temporal/sdk-logger.js';
 import { taskQueues } from '../temporal/task-queues.js';
 import { createWorker } from '../temporal/worker.js';
 import { retryStartup } from './retry.js';
+import { startTracing, stopTracing } from '../telemetry/tracing.js';
 import { startWorkerHttp } from './worker-http.js';
 import type { ActivityMetrics } from '../metrics/activity-metrics.js';
 import { createWorkerMetrics, sdkPrometheus } from '../metrics/worker-metrics.js';
@@ -114,6 +115,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     logger: sdkLogger(logger),
     telemetryOptions: { logging: sdkLogging(config.logLevel), ...(metrics ? { metrics: sdkPrometheus(metrics.sdkBindAddress) } : {}) },
   });
+  startTracing(config, 'intake-worker');
   const running = await startWorker(config, logger, metrics ? { metrics: metrics.activities } : {});
   logger.info({ taskQueues: taskQueues(config) }, 'worker running');
   metrics?.watch(running.pool);
@@ -121,6 +123,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     ? null
     : await startWorkerHttp({ host: config.metrics.host, port: config.metrics.port, running, logger, metrics: () => metrics.scrape() });
   await running.done;
+  await stopTracing();
   await health?.close();
   logger.info('worker stopped');
 }

@@ -2,12 +2,18 @@ import { bundleWorkflowCode, type Logger } from '@temporalio/worker';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PROJECT_ROOT, workflowsEntry } from '../paths.js';
+import { WORKFLOW_INTERCEPTOR_MODULES } from './tracing.js';
 
 /** `npm run build` writes the workflow bundle that production workers load (WORKFLOW_BUNDLE_PATH). */
 export const DEFAULT_BUNDLE_PATH = path.join(PROJECT_ROOT, 'dist', 'workflow-bundle.js');
 
+/** What every workflow bundle is made of (production's and the tests'): the workflows and their interceptors. */
+export function workflowBundleOptions() {
+  return { workflowsPath: workflowsEntry(), workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES] };
+}
+
 export async function buildWorkflowBundle(outPath = DEFAULT_BUNDLE_PATH, logger?: Logger): Promise<string> {
-  const { code } = await bundleWorkflowCode({ workflowsPath: workflowsEntry(), ...(logger ? { logger } : {}) });
+  const { code } = await bundleWorkflowCode({ ...workflowBundleOptions(), ...(logger ? { logger } : {}) });
   await mkdir(path.dirname(outPath), { recursive: true });
   await writeFile(outPath, code);
   return outPath;

@@ -3,6 +3,7 @@ import { createActivities, type ActivityDeps } from '../../activities/index.js';
 import { workflowsEntry, resolveFromRoot } from '../paths.js';
 import { mediaActivityObserver } from './activity-interceptor.js';
 import { temporalDataConverter, type PayloadKey } from './codec.js';
+import { tracingActivityInterceptors, tracingClientInterceptors, WORKFLOW_INTERCEPTOR_MODULES, workflowSinks } from './tracing.js';
 
 export interface WorkerDeps {
   connection: NativeConnection;
@@ -19,14 +20,19 @@ export interface WorkerDeps {
   activitiesOnly?: { maxConcurrent: number };
 }
 
-export function workflowSource(bundlePath: string | undefined): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
-  return bundlePath ? { workflowBundle: { codePath: resolveFromRoot(bundlePath) } } : { workflowsPath: workflowsEntry() };
+/**
+ * The workflows a worker runs: a prebuilt bundle (`npm run build`, with the workflow interceptors
+ * bundled in), or the sources bundled at start with the same interceptors; and the sinks they call.
+ */
+export function workflowSource(bundlePath: string | undefined): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'sinks'> {
+  return { ...(bundlePath ? { workflowBundle: { codePath: resolveFromRoot(bundlePath) } } : { workflowsPath: workflowsEntry() }), sinks: workflowSinks() };
 }
 
-/** The interceptors of every worker (tests' included). */
+/** The interceptors of every worker (tests' included): tracing (outermost, when on), then metrics. */
 export function workerInterceptors(activities: Pick<ActivityDeps, 'metrics'>): WorkerInterceptors {
   return {
-    activity: [mediaActivityObserver(activities.metrics)],
+    activity: [...tracingActivityInterceptors(), mediaActivityObserver(activities.metrics)],
+    client: { workflow: tracingClientInterceptors() },
   };
 }
 
@@ -37,7 +43,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     taskQueue: deps.taskQueue,
     dataConverter: temporalDataConverter(deps.payloadKeys),
     activities: createActivities(deps.activities),
-    interceptors: workerInterceptors(deps.activities),
+    interceptors: { ...workerInterceptors(deps.activities), ...(deps.workflowBundlePath ? {} : { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] }) },
     ...(deps.activitiesOnly
       ? { maxConcurrentActivityTaskExecutions: deps.activitiesOnly.maxConcurrent }
       : workflowSource(deps.workflowBundlePath)),

@@ -8,7 +8,7 @@ import { freePort } from '../../src/dev/net.js';
 import { startLocalPostgres, type LocalPostgres } from '../../src/dev/postgres.js';
 import { findTemporalCli } from '../../src/dev/temporal-cli.js';
 import { startLocalTemporal, type LocalTemporal } from '../../src/dev/temporal-server.js';
-import { workflowsEntry } from '../../src/paths.js';
+import { workflowBundleOptions } from '../../src/temporal/build-bundle.js';
 
 /**
  * One real PostgreSQL and one real Temporal dev server per test run, started on first use on free
@@ -90,7 +90,7 @@ export async function createEmptyDatabase(): Promise<string> {
 
 /** The workflow bundle, built once per run and shared by every test worker. */
 export function workflowBundle(): Promise<{ code: string }> {
-  shared.bundle ??= bundleWorkflowCode({ workflowsPath: workflowsEntry(), logger: quietLogger });
+  shared.bundle ??= bundleWorkflowCode({ ...workflowBundleOptions(), logger: quietLogger });
   return shared.bundle;
 }
 

@@ -11,6 +11,7 @@ import { createActivities } from '../../activities/index.js';
 import { createDatabasePool } from '../../src/db/pool.js';
 import { loopbackMediaDeps, onTaskQueue, testActivityDeps } from './worker.js';
 import { testDataConverter } from './config.js';
+import { workflowSinks } from '../../src/temporal/tracing.js';
 
 Runtime.install({ logger: new DefaultLogger('ERROR') });
 const env = (name: string) => {
@@ -30,7 +31,7 @@ const deps = testActivityDeps(pool, {
 });
 const activities = createActivities(onTaskQueue(deps, taskQueue));
 const dataConverter = testDataConverter();
-const worker = await Worker.create({ connection, taskQueue, activities, dataConverter, workflowBundle: { codePath: env('BUNDLE_PATH') } });
+const worker = await Worker.create({ connection, taskQueue, activities, dataConverter, workflowBundle: { codePath: env('BUNDLE_PATH') }, sinks: workflowSinks() });
 const mediaWorker = await Worker.create({ connection, taskQueue: `${taskQueue}-media`, activities, dataConverter });
 const running = Promise.all([worker.run(), mediaWorker.run()]);
 await ensureSessionDrainer(new Client({ connection, dataConverter }), taskQueue);

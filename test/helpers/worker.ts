@@ -18,6 +18,7 @@ import { testStack, workflowBundle } from './stack.js';
 import { drainerSettings, type DrainerSettings } from '../../src/agents/drainer.js';
 import { ensureSessionDrainer } from '../../src/agents/drainer-workflow.js';
 import { workerInterceptors } from '../../src/temporal/worker.js';
+import { workflowSinks } from '../../src/temporal/tracing.js';
 
 export interface TestWorker {
   taskQueue: string;
@@ -66,7 +67,7 @@ export async function startTestWorker(
   // The payload codec of the test configuration, as the API's client has it.
   const dataConverter = testDataConverter();
   const interceptors = workerInterceptors(deps);
-  const worker = await Worker.create({ connection, taskQueue, activities, dataConverter, interceptors, workflowBundle: await workflowBundle(), shutdownGraceTime: '2s' });
+  const worker = await Worker.create({ connection, taskQueue, activities, dataConverter, interceptors, workflowBundle: await workflowBundle(), sinks: workflowSinks(), shutdownGraceTime: '2s' });
   // The media queue's worker, as the production worker runs it (testConfig: `<taskQueue>-media`).
   const mediaWorker = await Worker.create({ connection, taskQueue: `${taskQueue}-media`, activities, dataConverter, interceptors, shutdownGraceTime: '2s' });
   const running = Promise.all([worker.run(), mediaWorker.run()]);

@@ -7,10 +7,13 @@ import { PROJECT_ROOT } from '../../src/paths.js';
 import * as workflows from '../../workflows/index.js';
 import { workflowBundle } from '../helpers/stack.js';
 import { testDataConverter } from '../helpers/config.js';
+import { workflowSinks } from '../../src/temporal/tracing.js';
 
 const DIR = path.join(PROJECT_ROOT, 'test', 'replay', 'histories');
 const ALTERED = path.join(PROJECT_ROOT, 'test', 'replay', 'altered');
 const dataConverter = testDataConverter();
+// The bundle's OpenTelemetry interceptors call their sink (not during replay, but it must be registered).
+const sinks = workflowSinks();
 const files = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
 
 interface HistoryJson {
@@ -37,7 +40,7 @@ describe('workflow replay', function () {
   for (const file of files) {
     it(`replays ${file} without a determinism violation`, async () => {
       // Histories captured since payloads are encrypted need the test configuration's codec; older ones pass through it.
-      await Worker.runReplayHistory({ workflowBundle: await workflowBundle(), replayName: file, dataConverter }, load(file));
+      await Worker.runReplayHistory({ workflowBundle: await workflowBundle(), sinks, replayName: file, dataConverter }, load(file));
     });
   }
 
@@ -46,13 +49,13 @@ describe('workflow replay', function () {
     const scheduled = history.events.find((e) => e.activityTaskScheduledEventAttributes);
     assert.ok(scheduled?.activityTaskScheduledEventAttributes);
     scheduled.activityTaskScheduledEventAttributes.activityType.name = 'someOtherActivity';
-    await assert.rejects(Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history), DeterminismViolationError);
+    await assert.rejects(Worker.runReplayHistory({ workflowBundle: await workflowBundle(), sinks }, history), DeterminismViolationError);
   });
 
   it('fails on the stored, deliberately altered agent session history (an activity renamed)', async () => {
     const altered = load('agent-session-gap-end-altered.json', ALTERED);
     await assert.rejects(
-      Worker.runReplayHistory({ workflowBundle: await workflowBundle(), replayName: 'altered' }, altered),
+      Worker.runReplayHistory({ workflowBundle: await workflowBundle(), sinks, replayName: 'altered' }, altered),
       (error: unknown) => error instanceof DeterminismViolationError && /analyseQueued/.test(error.message),
     );
   });

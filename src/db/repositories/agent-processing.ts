@@ -179,6 +179,7 @@ const signalTarget = z.object({
   status: z.enum(['open', 'ended', 'abandoned']),
   highest_sequence: z.number().nullable(),
   processing_status: z.string(),
+  wake_trace_parent: z.string().nullable(),
 });
 export type SignalTarget = z.infer<typeof signalTarget>;
 
@@ -193,7 +194,7 @@ export async function takeWorkflowSignalTurns(db: CommonQueryMethods, sessionIds
     UPDATE agent_sessions SET workflow_signalled_at = now()
     WHERE id = ANY(${sql.array([...sessionIds], 'uuid')})
       AND (${force} OR status <> 'open' OR workflow_signalled_at IS NULL OR workflow_signalled_at <= now() - ${everySeconds} * interval '1 second')
-    RETURNING id, organization_id, status, highest_sequence, processing_status`);
+    RETURNING id, organization_id, status, highest_sequence, processing_status, wake_trace_parent`);
 }
 
 /** Sessions whose drain failed are looked at again after `retrySeconds`, not in a tight loop. */

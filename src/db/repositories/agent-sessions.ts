@@ -21,6 +21,8 @@ export const sessionRow = z.object({
   ended_at: z.string().nullable(),
   /** Set by an ingest that gave the workflow work, cleared by the workflow's pass (see migration 0011). */
   wake_requested_at: z.string().nullable(),
+  /** The traceparent of the ingest that requested the latest wake, when traced (migration 0015). */
+  wake_trace_parent: z.string().nullable(),
   last_ingest_at: z.string(),
   created_at: z.string(),
   updated_at: z.string(),
@@ -177,6 +179,8 @@ export interface SessionUpdate {
   highestSequence: number | null;
   /** The ingest gave the workflow work (new or revised events, a status change): request a wake. */
   wake: boolean;
+  /** The ingest's W3C traceparent (tracing on): kept with the wake it requests (the first ingest's, while one is pending). */
+  traceParent: string | null;
 }
 
 /**
@@ -189,7 +193,7 @@ export async function updateSessionsAfterIngest(tx: CommonQueryMethods, updates:
   const events = updates.flatMap((u) => eventRecords(u.newEvents, u.captureContent).map((e) => ({ session_id: u.sessionId, ...e })));
   const sessions = updates.map((u) => ({
     id: u.sessionId, status: u.status, capture: u.captureContent, agent_version: u.agentVersion, source: u.source ?? null,
-    context: u.context ?? null, highest_sequence: u.highestSequence, wake: u.wake,
+    context: u.context ?? null, highest_sequence: u.highestSequence, wake: u.wake, trace_parent: u.traceParent,
   }));
   return tx.any(sql.type(sessionRow)`
     WITH inserted AS (
@@ -210,9 +214,10 @@ export async function updateSessionsAfterIngest(tx: CommonQueryMethods, updates:
       event_count = s.event_count + coalesce((SELECT n FROM counts c WHERE c.session_id = s.id), 0),
       highest_sequence = greatest(s.highest_sequence, u.highest_sequence),
       wake_requested_at = CASE WHEN u.wake THEN coalesce(s.wake_requested_at, now()) ELSE s.wake_requested_at END,
+      wake_trace_parent = CASE WHEN u.wake AND s.wake_requested_at IS NULL THEN u.trace_parent ELSE s.wake_trace_parent END,
       last_ingest_at = now(), updated_at = now()
     FROM jsonb_to_recordset(${sql.jsonb(sessions as never)})
-      AS u(id uuid, status text, capture boolean, agent_version text, source jsonb, context jsonb, highest_sequence bigint, wake boolean)
+      AS u(id uuid, status text, capture boolean, agent_version text, source jsonb, context jsonb, highest_sequence bigint, wake boolean, trace_parent text)
     WHERE s.id = u.id AND s.id = ANY(${sql.array(updates.map((u) => u.sessionId), 'uuid')})
     RETURNING s.*`);
 }
@@ -224,9 +229,9 @@ export async function updateSessionsAfterIngest(tx: CommonQueryMethods, updates:
 export async function strandedWakes(db: CommonQueryMethods, olderThanSeconds: number, limit: number) {
   return db.any(sql.type(z.object({
     id: z.string(), organization_id: z.string(), status: z.enum(['open', 'ended', 'abandoned']), highest_sequence: z.number().nullable(),
-    processing_status: z.string(),
+    processing_status: z.string(), wake_trace_parent: z.string().nullable(),
   }))`
-    SELECT id, organization_id, status, highest_sequence, processing_status FROM agent_sessions
+    SELECT id, organization_id, status, highest_sequence, processing_status, wake_trace_parent FROM agent_sessions
     WHERE wake_requested_at < now() - ${olderThanSeconds} * interval '1 second'
     ORDER BY wake_requested_at LIMIT ${limit}`);
 }

@@ -9,6 +9,7 @@ import type { BotStatus } from '../../../src/providers/recorder/types.js';
 import { MEETING_JOIN_WORKFLOW, type MeetingJoinInput, type MeetingJoinResult } from '../../../workflows/meeting-join/contract.js';
 import { POLLS_PER_RUN } from '../../../workflows/meeting-join/workflow.js';
 import { workflowBundle } from '../../helpers/stack.js';
+import { workflowSinks } from '../../../src/temporal/tracing.js';
 import { startTimeSkippingEnv } from '../../helpers/time-skipping.js';
 
 /**
@@ -44,7 +45,7 @@ describe('meeting join: long meetings and every way out', function () {
       failMeeting: async (recordingId: string, reason: string) => void calls.failed.push([recordingId, reason]),
     };
     const taskQueue = `meeting-long-${randomUUID()}`;
-    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, activities, workflowBundle: await workflowBundle() });
+    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, activities, workflowBundle: await workflowBundle(), sinks: workflowSinks() });
     const recordingId = randomUUID();
     const workflowId = `meeting-join/long/${recordingId}`;
     const full: MeetingJoinInput = {
