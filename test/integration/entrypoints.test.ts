@@ -1,5 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -11,6 +13,39 @@ import { diagnosticsWorkflowId } from '../../src/temporal/ids.js';
 import { diagnosticsWorkflow } from '../../workflows/diagnostics/workflow.js';
 import { TEST_SIGNING_SECRET, testConfig } from '../helpers/config.js';
 import { createTestDatabase, testStack } from '../helpers/stack.js';
+import { createDatabasePool } from '../../src/db/pool.js';
+import { createApplication, issueCredential } from '../../src/agents/applications.js';
+import { createTestOrg } from '../helpers/fixtures.js';
+import { assistantMessage, userMessage } from '../helpers/agents.js';
+
+interface ExportedSpan { traceId: string; spanId: string; parentSpanId?: string; name: string; service: string }
+
+/**
+ * A stand-in for an OpenTelemetry collector: OTLP/HTTP with JSON bodies on POST /v1/traces, as the
+ * exporter sends them; keeps the spans and the headers of each export.
+ */
+async function otlpReceiver(): Promise<{ url: string; spans: ExportedSpan[]; headers: Record<string, string | string[] | undefined>[]; close(): Promise<void> }> {
+  const spans: ExportedSpan[] = [];
+  const headers: Record<string, string | string[] | undefined>[] = [];
+  type Body = { resourceSpans: { resource: { attributes: { key: string; value: { stringValue?: string } }[] }; scopeSpans: { spans: Omit<ExportedSpan, 'service'>[] }[] }[] };
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d: Buffer) => (body += d.toString()));
+    req.on('end', () => {
+      if (req.method === 'POST' && req.url === '/v1/traces') {
+        headers.push(req.headers);
+        for (const rs of (JSON.parse(body) as Body).resourceSpans) {
+          const service = rs.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue ?? '';
+          for (const ss of rs.scopeSpans) for (const span of ss.spans) spans.push({ ...span, service });
+        }
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, spans, headers, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
 
 function launch(entry: string, env: Record<string, string>): { child: ChildProcess; output: () => string } {
   let output = '';
@@ -213,5 +248,54 @@ describe('API and worker entrypoints', function () {
     const text = worker.output();
     assert.doesNotMatch(text, /taskToken/);
     assert.ok(!text.includes(TEST_SIGNING_SECRET), 'the signing secret is never logged');
+  });
+  it('OTEL_EXPORTER_OTLP_ENDPOINT: the API and the worker export one trace of an agent ingest over OTLP/HTTP', async () => {
+    const receiver = await otlpReceiver();
+    try {
+      const pool = await createDatabasePool(env.DATABASE_URL!);
+      const org = await createTestOrg(pool, { credits: 10 });
+      const application = await createApplication(pool, { organizationId: org.organizationId, name: 'Traced', agentKey: 'traced' });
+      const { secret } = await issueCredential(pool, application);
+      await pool.end();
+      const taskQueue = `traces-${randomUUID()}`;
+      const tracing = {
+        TEMPORAL_TASK_QUEUE: taskQueue, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_HEADERS: 'x-collector-key=collector-secret',
+        // The batch processor's delay, so that the test does not wait the default 5 s.
+        OTEL_BSP_SCHEDULE_DELAY: '200',
+      };
+      const [port, workerPort] = [await freePort(), await freePort()];
+      const api = launch('api.ts', { ...env, ...tracing, PORT: String(port), HOST: '127.0.0.1' });
+      const worker = launch('worker.ts', { ...env, ...tracing, METRICS_HOST: '127.0.0.1', METRICS_PORT: String(workerPort) });
+      running.push(api.child, worker.child);
+      assert.ok(await waitFor(async () => (await httpStatus(`http://127.0.0.1:${port}/readyz`)) === 200, 30_000), api.output().slice(-2000));
+      assert.ok(await waitFor(async () => (await httpStatus(`http://127.0.0.1:${workerPort}/healthz`)) === 200, 60_000), worker.output().slice(-2000));
+      const res = await fetch(`http://127.0.0.1:${port}/v3/rest/agent-conversations/ingest`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'X-Service-Agent-Key': secret },
+        body: JSON.stringify({
+          agentKey: 'traced', externalSessionId: 'traced-1', status: 'ended', participants: [],
+          events: [userMessage(1, 'the export is broken again'), assistantMessage(2, 'looking into it')],
+        }),
+      });
+      assert.equal(res.status, 202);
+      const server = await waitFor(async () => receiver.spans.some((s) => s.name === 'POST /v3/rest/agent-conversations/ingest'), 30_000);
+      assert.ok(server, api.output().slice(-2000));
+      const traceId = receiver.spans.find((s) => s.name === 'POST /v3/rest/agent-conversations/ingest')!.traceId;
+      const inTrace = () => receiver.spans.filter((s) => s.traceId === traceId);
+      assert.ok(await waitFor(async () => inTrace().some((s) => s.name === 'RunActivity:analyseQueued'), 60_000),
+        `spans: ${inTrace().map((s) => `${s.service}:${s.name}`).join(', ')}`);
+      const services = new Set(inTrace().map((s) => `${s.service} ${s.name}`));
+      for (const expected of [
+        'intake-api POST /v3/rest/agent-conversations/ingest', 'intake-worker wake agent session', 'intake-worker SignalWithStartWorkflow:agentSessionWorkflow',
+        'intake-worker RunWorkflow:agentSessionWorkflow', 'intake-worker RunActivity:analyseQueued',
+      ]) assert.ok(services.has(expected), `${expected} in ${[...services].join(', ')}`);
+      assert.ok(receiver.headers.every((h) => h['x-collector-key'] === 'collector-secret'), 'OTEL_EXPORTER_OTLP_HEADERS on every export');
+      // Both stop cleanly, exporting what they still hold.
+      assert.equal(await stop(api.child), 0, api.output().slice(-2000));
+      assert.equal(await stop(worker.child), 0, worker.output().slice(-2000));
+      assert.ok(!api.output().includes('collector-secret') && !worker.output().includes('collector-secret'), 'the exporter\'s headers are never logged');
+    } finally {
+      await receiver.close();
+    }
   });
 });
