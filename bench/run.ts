@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- foundation|feedback-records|agent-ingest|agent-processing|recordings|mcp-upload|media|uploads|hostile-input ...] [-- --skip-tests]`: runs the benchmarks (all by
+ * `npm run bench [-- foundation|feedback-records|agent-ingest|agent-processing|recordings|mcp-upload|media|uploads|hostile-input|dashboard ...] [-- --skip-tests]`: runs the benchmarks (all by
  * default) and writes each result to bench/results/<name>.json, with the machine it ran on.
  */
 import { execFileSync } from 'node:child_process';
@@ -9,6 +9,7 @@ import path from 'node:path';
 import { PROJECT_ROOT } from '../src/paths.js';
 import { benchAgentIngest } from './agent-ingest.js';
 import { benchAgentProcessing } from './agent-processing.js';
+import { benchDashboard } from './dashboard.js';
 import { benchFeedback } from './feedback.js';
 import { benchFoundation } from './foundation.js';
 import { benchHostileInput } from './hostile-input.js';
@@ -30,6 +31,7 @@ const all: Record<string, () => Promise<Record<string, unknown>>> = {
   media: () => benchMedia(),
   uploads: () => benchUploads(),
   'hostile-input': () => benchHostileInput(),
+  dashboard: () => benchDashboard(),
 };
 // Every benchmark measures with the durability `npm start` runs with: fsync on, on both sides.
 useDurablePostgres();

@@ -62,6 +62,15 @@ describe('dashboard and alert rules', () => {
     }
   });
 
+  it('the docs picture the dashboard as it is, drawn from a benchmark run (npm run bench -- dashboard)', () => {
+    const run = JSON.parse(read('bench', 'results', 'dashboard.json')) as { picture: string; panels: { title: string; points: number }[] };
+    assert.deepEqual(run.panels.map((p) => p.title), dashboard.panels.filter((p) => p.type !== 'row').map((p) => p.title), 'the picture has every panel of the dashboard: run the benchmark again');
+    assert.ok(run.panels.every((p) => p.points > 0), 'every panel had data');
+    const png = readFileSync(path.join(PROJECT_ROOT, run.picture));
+    assert.equal(png.subarray(1, 4).toString('latin1'), 'PNG');
+    assert.match(read('docs', 'operations.md'), new RegExp(`\\]\\(${path.relative('docs', run.picture).replaceAll('.', '\\.')}\\)`));
+  });
+
   it('every alert reads exported metrics and has its runbook section in docs/operations.md', () => {
     const ops = read('docs', 'operations.md');
     assert.ok(rules.length >= 6);
