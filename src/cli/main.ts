@@ -7,7 +7,7 @@ import { doctor } from './commands/doctor.js';
 import { meetingProviders } from './commands/meetings.js';
 import { batchCreate, folderCreate, metadataFieldCreate } from './commands/recordings.js';
 import { retentionSweep } from './commands/retention.js';
-import { creditsAdd, orgCreate, orgUpdate, userCreate } from './commands/tenancy.js';
+import { creditsAdd, orgCreate, orgUpdate, userCreate, userSetPassword } from './commands/tenancy.js';
 import { CliContext, CliError } from './context.js';
 
 type Command = (ctx: CliContext, argv: string[]) => Promise<object>;
@@ -17,6 +17,7 @@ const COMMANDS: Record<string, Command> = {
   'org create': orgCreate,
   'org update': orgUpdate,
   'user create': userCreate,
+  'user set-password': userSetPassword,
   'api-key create': apiKeyCreate,
   'api-key revoke': apiKeyRevoke,
   'token issue': tokenIssue,
@@ -38,7 +39,8 @@ const USAGE = `usage: intake <command> [--flags]
   org create --name N [--credits C] [--no-recording]
   api-key create --org O [--scopes a,b] [--name N]   (default: every scope but admin)
   api-key revoke --id K
-  user create --org O --email E [--first-name F] [--last-name L] [--role member|admin]
+  user create --org O --email E [--first-name F] [--last-name L] [--role member|admin] [--password-stdin]
+  user set-password (--user U | --org O --email E) --password-stdin
   token issue --user U [--ttl-seconds S]
   token revoke --token T | --user U
   credits add --org O --amount A [--reason R]

@@ -1,4 +1,5 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { PROJECT_ROOT } from '../../src/paths.js';
@@ -23,4 +24,22 @@ export async function runIntake(env: Record<string, string>, ...args: string[]):
     const e = error as { code: number; stdout: string; stderr: string };
     return { code: e.code, stdout: e.stdout, stderr: e.stderr, json: null };
   }
+}
+
+/** The CLI with `input` on its standard input (`--password-stdin`). */
+export async function runIntakeWithInput(env: Record<string, string>, input: string, ...args: string[]): Promise<CliResult> {
+  const child = spawn(TSX, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stdin.end(input);
+  const [code] = (await once(child, 'close')) as [number];
+  let json: unknown = null;
+  try {
+    json = code === 0 ? JSON.parse(stdout) : null;
+  } catch {
+    json = null;
+  }
+  return { code, stdout, stderr, json };
 }

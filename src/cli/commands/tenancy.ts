@@ -1,6 +1,8 @@
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import { addCredits, createOrganization, findOrganization, updateOrganizationFlags } from '../../db/repositories/organizations.js';
-import { createUser } from '../../db/repositories/users.js';
+import { createUser, findUser, findUserByEmail } from '../../db/repositories/users.js';
+import { PasswordRejectedError, setPassword } from '../../auth/sign-in.js';
+import { readPasswordFromStdin } from '../password-input.js';
 import { flags, int, optStr, str } from '../args.js';
 import { CliError, type CliContext } from '../context.js';
 
@@ -25,25 +27,54 @@ export async function orgCreate(ctx: CliContext, argv: string[]) {
 }
 
 export async function userCreate(ctx: CliContext, argv: string[]) {
-  const f = flags(argv, { org: 'string', email: 'string', 'first-name': 'string', 'last-name': 'string', role: 'string' });
+  const f = flags(argv, { org: 'string', email: 'string', 'first-name': 'string', 'last-name': 'string', role: 'string', 'password-stdin': 'boolean' });
   const org = await requireOrganization(ctx, str(f, 'org'));
   const email = str(f, 'email');
   if (!EMAIL.test(email)) throw new CliError('--email must be an e-mail address', 2);
   const role = optStr(f, 'role') ?? 'member';
   if (role !== 'member' && role !== 'admin') throw new CliError('--role must be member or admin', 2);
+  const password = f['password-stdin'] === true ? await readPasswordFromStdin() : undefined;
   try {
-    const user = await createUser(await ctx.db(), {
-      organizationId: org.id,
-      email,
-      firstName: optStr(f, 'first-name'),
-      lastName: optStr(f, 'last-name'),
-      role,
+    const user = await (await ctx.db()).transaction(async (tx) => {
+      const created = await createUser(tx, { organizationId: org.id, email, firstName: optStr(f, 'first-name'), lastName: optStr(f, 'last-name'), role });
+      if (password !== undefined) await setPassword(tx, created.id, password);
+      return created;
     });
-    return { userId: user.id, email: user.email };
+    return { userId: user.id, email: user.email, ...(password !== undefined ? { signIn: 'password' } : {}) };
   } catch (error) {
-    if (error instanceof UniqueIntegrityConstraintViolationError) throw new CliError(`a user with e-mail ${email} already exists in this organization`);
-    throw error;
+    throw userError(error, email);
   }
+}
+
+/**
+ * `user set-password (--user U | --org O --email E) --password-stdin`: sets or replaces the user's
+ * sign-in password (the MCP authorization server's login form).
+ */
+export async function userSetPassword(ctx: CliContext, argv: string[]) {
+  const f = flags(argv, { user: 'string', org: 'string', email: 'string', 'password-stdin': 'boolean' });
+  if (f['password-stdin'] !== true) throw new CliError('--password-stdin is required: the password is read from standard input, never from an argument', 2);
+  const db = await ctx.db();
+  const byId = optStr(f, 'user');
+  if (!byId && !(optStr(f, 'org') && optStr(f, 'email'))) throw new CliError('--user, or --org and --email, is required', 2);
+  const user = byId ? await findUser(db, byId) : await findUserByEmail(db, (await requireOrganization(ctx, str(f, 'org'))).id, str(f, 'email'));
+  if (!user) throw new CliError(`user ${byId ?? str(f, 'email')} not found`);
+  const password = await readPasswordFromStdin();
+  try {
+    await setPassword(db, user.id, password);
+  } catch (error) {
+    throw userError(error, user.email);
+  }
+  return { userId: user.id, email: user.email, signIn: 'password' };
+}
+
+function userError(error: unknown, email: string): unknown {
+  if (error instanceof PasswordRejectedError) return new CliError(error.message, 2);
+  if (error instanceof UniqueIntegrityConstraintViolationError) {
+    return new CliError(error.constraint === 'users_sign_in_email_key'
+      ? `${email} already signs in with a password to a user of another organization: an e-mail address signs in to one account`
+      : `a user with e-mail ${email} already exists in this organization`);
+  }
+  return error;
 }
 
 export async function creditsAdd(ctx: CliContext, argv: string[]) {

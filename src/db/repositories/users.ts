@@ -61,3 +61,23 @@ export async function revokeUserTokens(db: CommonQueryMethods, userId: string): 
   return db.maybeOne(sql.type(userRow)`
     UPDATE users SET token_version = token_version + 1, updated_at = now() WHERE id = ${userId} RETURNING *`);
 }
+
+/** Sets (or replaces) the user's sign-in password hash; null when there is no such user. */
+export async function setUserPassword(db: CommonQueryMethods, userId: string, passwordHash: string): Promise<UserRow | null> {
+  if (!isUuid(userId)) return null;
+  return db.maybeOne(sql.type(userRow)`
+    UPDATE users SET password_hash = ${passwordHash}, password_changed_at = now(), updated_at = now()
+    WHERE id = ${userId} RETURNING *`);
+}
+
+/** The user an e-mail address signs in as (any case), with the stored password hash; null when none has a password. */
+export async function findSignInUser(db: CommonQueryMethods, email: string): Promise<(UserRow & { password_hash: string }) | null> {
+  return db.maybeOne(sql.type(userRow.extend({ password_hash: z.string() }))`
+    SELECT * FROM users WHERE lower(email) = lower(${email}) AND password_hash IS NOT NULL`);
+}
+
+/** The user with this e-mail address in the organization (any case). */
+export async function findUserByEmail(db: CommonQueryMethods, organizationId: string, email: string): Promise<UserRow | null> {
+  return db.maybeOne(sql.type(userRow)`
+    SELECT * FROM users WHERE organization_id = ${organizationId} AND lower(email) = lower(${email})`);
+}
