@@ -18,7 +18,7 @@ export function postgresAdapter(pool: DatabasePool): new (model: string) => Adap
     constructor(private readonly model: string) {}
 
     async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
-      await upsertModel(pool, this.model, id, payload as Record<string, unknown>, expiresIn);
+      await upsertModel(pool, this.model, id, payload, expiresIn);
     }
 
     async find(id: string): Promise<AdapterPayload | undefined> {
