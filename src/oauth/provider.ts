@@ -1,0 +1,88 @@
+import Provider, { errors, type Configuration } from 'oidc-provider';
+import type { DatabasePool } from 'slonik';
+import { findUser } from '../db/repositories/users.js';
+import { postgresAdapter } from './adapter.js';
+import { oauthSigningJwk } from './keys.js';
+
+/**
+ * The scopes of the MCP tools: reading projects and the sessions associated with them; uploading
+ * coding-agent sessions; creating projects and associating sessions with them.
+ */
+export const MCP_SCOPES = ['projects:read', 'sessions:upload', 'sessions:associate'] as const;
+
+/** Access tokens live 15 minutes (a revoked grant's token dies with it; refresh tokens rotate). */
+export const ACCESS_TOKEN_SECONDS = 900;
+
+export interface AuthorizationServerOptions {
+  /** The public base URL, no trailing slash: the issuer (equal to PRM `authorization_servers[0]`). */
+  issuer: string;
+  pool: DatabasePool;
+  signingSecret: string;
+  /** Cookie signing keys (also the outer Koa app's `keys`). */
+  cookieKeys: string[];
+}
+
+/** `<issuer>/mcp`: the one resource tokens are issued for (RFC 8707); the REST API keeps its own credentials. */
+export function mcpResource(issuer: string): string {
+  return `${issuer}/mcp`;
+}
+
+/**
+ * oidc-provider configured as the MCP authorization server (see ../shared/design/oauth-notes.md):
+ * authorization code with PKCE (S256) only, public clients registered dynamically (native by
+ * default, so that loopback redirects may use any port), tokens for the MCP resource alone as
+ * ES256 JWTs, rotating refresh tokens, revocation. Sign-in and consent are the API's own pages
+ * (`/oauth/interaction/:uid`).
+ */
+export async function createAuthorizationServer(o: AuthorizationServerOptions): Promise<Provider> {
+  const resource = mcpResource(o.issuer);
+  const scope = MCP_SCOPES.join(' ');
+  const configuration: Configuration = {
+    adapter: postgresAdapter(o.pool),
+    findAccount: async (_ctx, id) => {
+      const user = await findUser(o.pool, id);
+      if (!user || user.status !== 'active') return undefined;
+      return { accountId: user.id, claims: () => ({ sub: user.id, email: user.email }) };
+    },
+    jwks: { keys: [await oauthSigningJwk(o.signingSecret)] },
+    cookies: { keys: o.cookieKeys, long: { httpOnly: true, sameSite: 'lax' }, short: { httpOnly: true, sameSite: 'lax' } },
+    routes: {
+      authorization: '/oauth/authorize', token: '/oauth/token', registration: '/oauth/register', revocation: '/oauth/revoke',
+      jwks: '/oauth/jwks', userinfo: '/oauth/userinfo', end_session: '/oauth/logout', introspection: '/oauth/introspect',
+      pushed_authorization_request: '/oauth/par', device_authorization: '/oauth/device', backchannel_authentication: '/oauth/backchannel',
+      code_verification: '/oauth/device/verify', challenge: '/oauth/challenge',
+    },
+    interactions: { url: (_ctx, interaction) => `/oauth/interaction/${interaction.uid}` },
+    responseTypes: ['code'],
+    scopes: ['openid', 'offline_access', ...MCP_SCOPES],
+    claims: { openid: ['sub'], email: ['email'] },
+    clientDefaults: {
+      grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none',
+      application_type: 'native', id_token_signed_response_alg: 'ES256',
+    },
+    pkce: { required: () => true },
+    features: {
+      devInteractions: { enabled: false },
+      registration: { enabled: true, initialAccessToken: false, issueRegistrationAccessToken: false },
+      revocation: { enabled: true },
+      introspection: { enabled: false },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => resource,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx, indicator) => {
+          if (indicator.replace(/\/$/, '') !== resource) throw new errors.InvalidTarget(`tokens are issued for ${resource} only`);
+          return { scope, audience: resource, accessTokenTTL: ACCESS_TOKEN_SECONDS, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } };
+        },
+      },
+    },
+    // MCP clients do not ask for offline_access; they get a refresh token all the same, rotated on use.
+    issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    expiresWithSession: () => false,
+    rotateRefreshToken: true,
+    ttl: { AccessToken: ACCESS_TOKEN_SECONDS, AuthorizationCode: 60, RefreshToken: 30 * 86_400, Grant: 30 * 86_400, Session: 14 * 86_400, Interaction: 3600 },
+  };
+  const provider = new Provider(o.issuer, configuration);
+  provider.proxy = true;
+  return provider;
+}
