@@ -1,0 +1,66 @@
+/** The sign-in and consent pages: plain HTML, no script and no external asset. */
+
+const SCOPE_TEXT: Record<string, string> = {
+  'projects:read': 'Read your projects and the agent sessions associated with them',
+  'sessions:upload': 'Upload coding-agent sessions on your behalf',
+  'sessions:associate': 'Create projects and associate agent sessions with them',
+};
+
+export function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}
+
+/** The pages' headers: nothing loads from elsewhere, forms post only here, no framing (clickjacking). */
+export const PAGE_HEADERS = {
+  'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
+  'Cache-Control': 'no-store',
+};
+
+function layout(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)} · Intake</title>
+<style>
+  body { font: 16px/1.5 system-ui, sans-serif; max-width: 28rem; margin: 3rem auto; padding: 0 1rem; color: #1b1b1f; }
+  label { display: block; margin-top: 1rem; font-weight: 600; } input[type=email], input[type=password] { width: 100%; padding: .5rem; font: inherit; box-sizing: border-box; }
+  button { margin-top: 1.25rem; margin-right: .5rem; padding: .5rem 1.25rem; font: inherit; cursor: pointer; }
+  .error { color: #a1001a; border-left: 4px solid #a1001a; padding-left: .75rem; } ul { padding-left: 1.25rem; }
+</style></head>
+<body><main>${body}</main></body></html>`;
+}
+
+export function loginPage(o: { action: string; csrf: string; clientName: string; email?: string; error?: string }): string {
+  return layout('Sign in', `
+<h1>Sign in to Intake</h1>
+<p><strong>${escapeHtml(o.clientName)}</strong> asks to connect to your Intake account.</p>
+${o.error ? `<p class="error" role="alert">${escapeHtml(o.error)}</p>` : ''}
+<form method="post" action="${escapeHtml(o.action)}">
+  <input type="hidden" name="csrf" value="${escapeHtml(o.csrf)}">
+  <label for="email">E-mail</label>
+  <input id="email" name="email" type="email" autocomplete="username" required value="${escapeHtml(o.email ?? '')}">
+  <label for="password">Password</label>
+  <input id="password" name="password" type="password" autocomplete="current-password" required>
+  <button type="submit">Sign in</button>
+</form>`);
+}
+
+export function consentPage(o: { action: string; csrf: string; clientName: string; redirectHost: string; scopes: string[]; email: string }): string {
+  const items = o.scopes.map((s) => `<li>${escapeHtml(SCOPE_TEXT[s] ?? s)} <code>${escapeHtml(s)}</code></li>`).join('');
+  return layout('Approve access', `
+<h1>Approve access</h1>
+<p><strong>${escapeHtml(o.clientName)}</strong> (returning to <strong>${escapeHtml(o.redirectHost)}</strong>) asks to act as
+<strong>${escapeHtml(o.email)}</strong> on the Intake MCP server:</p>
+<ul>${items}</ul>
+<p>You can revoke this access at any time.</p>
+<form method="post" action="${escapeHtml(o.action)}">
+  <input type="hidden" name="csrf" value="${escapeHtml(o.csrf)}">
+  <button type="submit" name="decision" value="approve">Approve</button>
+  <button type="submit" name="decision" value="deny">Deny</button>
+</form>`);
+}
+
+export function errorPage(title: string, message: string): string {
+  return layout(title, `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p>`);
+}

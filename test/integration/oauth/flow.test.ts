@@ -1,0 +1,214 @@
+import { strict as assert } from 'node:assert';
+import { createHash, randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { importJWK, jwtVerify } from 'jose';
+import Koa from 'koa';
+import type { DatabasePool } from 'slonik';
+import { oauthInteractionRoutes } from '../../../api/oauth/interactions.js';
+import { setPassword } from '../../../src/auth/sign-in.js';
+import { createDatabasePool } from '../../../src/db/pool.js';
+import { LOGIN_ATTEMPTS_PER_ACCOUNT, loginLimits } from '../../../src/oauth/interactions.js';
+import { oauthSigningJwk } from '../../../src/oauth/keys.js';
+import { createAuthorizationServer, MCP_SCOPES } from '../../../src/oauth/provider.js';
+import { createRateLimitStore, type RateLimitStore } from '../../../src/rate-limit.js';
+import { TEST_SIGNING_SECRET } from '../../helpers/config.js';
+import { createTestOrg, createTestUser } from '../../helpers/fixtures.js';
+import { closeServer } from '../../helpers/http.js';
+import { createTestDatabase } from '../../helpers/stack.js';
+
+const PASSWORD = 'correct horse battery staple';
+const REDIRECT = 'http://127.0.0.1:40111/callback';
+
+/** A browser as far as this flow needs one: cookies by name, redirects followed by hand. */
+class Browser {
+  private readonly cookies = new Map<string, string>();
+  constructor(private readonly base: string) {}
+  async go(path: string, init: RequestInit = {}): Promise<Response> {
+    const headers = new Headers(init.headers);
+    if (this.cookies.size) headers.set('cookie', [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '));
+    const res = await fetch(new URL(path, this.base), { ...init, headers, redirect: 'manual' });
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(';');
+      const [name, ...value] = pair!.split('=');
+      if (/expires=Thu, 01 Jan 1970/i.test(c)) this.cookies.delete(name!);
+      else this.cookies.set(name!, value.join('='));
+    }
+    return res;
+  }
+  post(path: string, form: Record<string, string>): Promise<Response> {
+    return this.go(path, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form).toString() });
+  }
+  /** Follows redirects on this server; stops at the first one elsewhere (the client's redirect URI), or at a page. */
+  async follow(res: Response): Promise<Response> {
+    let r = res;
+    while (r.status >= 300 && r.status < 400) {
+      const to = new URL(r.headers.get('location')!, this.base);
+      if (to.origin !== this.base) return r;
+      r = await this.go(to.pathname + to.search);
+    }
+    return r;
+  }
+}
+
+const csrfOf = (html: string) => /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
+
+/** Sign-in, consent, code and tokens: the authorization server with its pages (standalone; the API mounts it next). */
+describe('MCP authorization: sign-in, consent, code with PKCE, tokens', function () {
+  this.timeout(60_000);
+  let pool: DatabasePool;
+  let rateLimits: RateLimitStore;
+  let server: Server;
+  let base: string;
+  let user: { userId: string; email: string };
+  let clientId: string;
+
+  before(async () => {
+    const databaseUrl = await createTestDatabase();
+    pool = await createDatabasePool(databaseUrl);
+    rateLimits = createRateLimitStore(databaseUrl);
+    server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const provider = await createAuthorizationServer({ issuer: base, pool, signingSecret: TEST_SIGNING_SECRET, cookieKeys: ['test cookie key of 32 characters!'] });
+    const app = new Koa();
+    app.use(oauthInteractionRoutes({ provider, pool, limits: loginLimits(rateLimits), signingSecret: TEST_SIGNING_SECRET }));
+    const callback = provider.callback();
+    app.use(async (ctx) => {
+      ctx.respond = false;
+      await callback(ctx.req, ctx.res);
+    });
+    server.on('request', app.callback());
+    const org = await createTestOrg(pool);
+    user = await createTestUser(pool, org.organizationId);
+    await setPassword(pool, user.userId, PASSWORD);
+    const reg = await fetch(`${base}/oauth/register`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], client_name: 'Test MCP client', scope: MCP_SCOPES.join(' ') }),
+    });
+    clientId = ((await reg.json()) as { client_id: string }).client_id;
+  });
+  after(async () => {
+    await closeServer(server);
+    await rateLimits?.close();
+    await pool?.end();
+  });
+
+  /** Starts an authorization request in a new browser; returns the browser, the verifier and the sign-in page. */
+  async function start(scope = 'sessions:upload projects:read') {
+    const browser = new Browser(base);
+    const verifier = randomBytes(32).toString('base64url');
+    const query = new URLSearchParams({
+      client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, scope, state: 'st-1', resource: `${base}/mcp`,
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+    });
+    const page = await browser.follow(await browser.go(`/oauth/authorize?${query.toString()}`));
+    return { browser, verifier, page, html: await page.text(), uid: new URL(page.url).pathname.split('/').pop()! };
+  }
+
+  async function signIn(flow: Awaited<ReturnType<typeof start>>): Promise<{ res: Response; html: string }> {
+    const res = await flow.browser.follow(await flow.browser.post(`/oauth/interaction/${flow.uid}/login`, { csrf: csrfOf(flow.html), email: user.email.toUpperCase(), password: PASSWORD }));
+    return { res, html: await res.clone().text() };
+  }
+
+  const token = (form: Record<string, string>) => fetch(`${base}/oauth/token`, {
+    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id: clientId, ...form }).toString(),
+  });
+
+  it('signs in, shows the consent page, and on approval returns a code that PKCE exchanges for tokens of the MCP resource alone', async () => {
+    const flow = await start();
+    assert.equal(flow.page.status, 200);
+    assert.match(flow.html, /<input id="email" name="email" type="email"/);
+    assert.match(flow.html, /<input id="password" name="password" type="password"/);
+    assert.match(flow.html, /Test MCP client/);
+    assert.match(flow.page.headers.get('content-security-policy') ?? '', /default-src 'none'/);
+
+    const consent = await signIn(flow);
+    assert.equal(consent.res.status, 200);
+    assert.match(consent.html, /Approve access/);
+    assert.match(consent.html, /Test MCP client<\/strong> \(returning to <strong>127\.0\.0\.1:40111<\/strong>\)/);
+    assert.match(consent.html, /Upload coding-agent sessions/);
+    assert.match(consent.html, /name="decision" value="approve"/);
+    assert.match(consent.html, /name="decision" value="deny"/);
+    const uid = new URL(consent.res.url).pathname.split('/').pop()!;
+    const back = await flow.browser.follow(await flow.browser.post(`/oauth/interaction/${uid}/confirm`, { csrf: csrfOf(consent.html), decision: 'approve' }));
+    const callback = new URL(back.headers.get('location')!);
+    assert.equal(`${callback.origin}${callback.pathname}`, REDIRECT);
+    assert.equal(callback.searchParams.get('state'), 'st-1');
+    assert.equal(callback.searchParams.get('iss'), base);
+    const code = callback.searchParams.get('code')!;
+
+    const wrongVerifier = await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: randomBytes(32).toString('base64url'), resource: `${base}/mcp` });
+    assert.equal(wrongVerifier.status, 400);
+    assert.equal(((await wrongVerifier.json()) as { error: string }).error, 'invalid_grant');
+
+    // A code is refused once tried: start again for the exchange.
+    const again = await start();
+    const consent2 = await signIn(again);
+    const uid2 = new URL(consent2.res.url).pathname.split('/').pop()!;
+    const back2 = await again.browser.follow(await again.browser.post(`/oauth/interaction/${uid2}/confirm`, { csrf: csrfOf(consent2.html), decision: 'approve' }));
+    const code2 = new URL(back2.headers.get('location')!).searchParams.get('code')!;
+    const res = await token({ grant_type: 'authorization_code', code: code2, redirect_uri: REDIRECT, code_verifier: again.verifier, resource: `${base}/mcp` });
+    assert.equal(res.status, 200, await res.clone().text());
+    const tokens = (await res.json()) as { access_token: string; refresh_token: string; token_type: string; expires_in: number; scope: string };
+    assert.equal(tokens.token_type, 'Bearer');
+    assert.equal(tokens.expires_in, 900);
+    assert.equal(typeof tokens.refresh_token, 'string');
+    const { d: _d, ...publicJwk } = await oauthSigningJwk(TEST_SIGNING_SECRET);
+    const { payload, protectedHeader } = await jwtVerify(tokens.access_token, await importJWK(publicJwk, 'ES256'), { issuer: base, audience: `${base}/mcp` });
+    assert.equal(protectedHeader.typ, 'at+jwt');
+    assert.equal(payload.sub, user.userId);
+    assert.deepEqual(String(payload.scope).split(' ').sort(), ['projects:read', 'sessions:upload']);
+
+    // Refresh tokens rotate: the new one works, the used one is refused.
+    const refreshed = await token({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, resource: `${base}/mcp` });
+    assert.equal(refreshed.status, 200, await refreshed.clone().text());
+    const next = (await refreshed.json()) as { refresh_token: string };
+    assert.notEqual(next.refresh_token, tokens.refresh_token);
+    const replayed = await token({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, resource: `${base}/mcp` });
+    assert.equal(replayed.status, 400);
+
+    // A code used twice is refused, and everything issued from it is revoked with its grant.
+    const reused = await token({ grant_type: 'authorization_code', code: code2, redirect_uri: REDIRECT, code_verifier: again.verifier, resource: `${base}/mcp` });
+    assert.equal(reused.status, 400);
+    assert.equal(((await reused.json()) as { error: string }).error, 'invalid_grant');
+    const afterRevocation = await token({ grant_type: 'refresh_token', refresh_token: next.refresh_token, resource: `${base}/mcp` });
+    assert.equal(afterRevocation.status, 400);
+  });
+
+  it('denied consent returns access_denied to the client', async () => {
+    const flow = await start();
+    const consent = await signIn(flow);
+    const uid = new URL(consent.res.url).pathname.split('/').pop()!;
+    const back = await flow.browser.follow(await flow.browser.post(`/oauth/interaction/${uid}/confirm`, { csrf: csrfOf(consent.html), decision: 'deny' }));
+    const callback = new URL(back.headers.get('location')!);
+    assert.equal(callback.searchParams.get('error'), 'access_denied');
+    assert.equal(callback.searchParams.get('code'), null);
+  });
+
+  it('refuses a wrong password (401, nothing said about which part), a form without its token (403), and an unknown interaction (400)', async () => {
+    const flow = await start();
+    const wrong = await flow.browser.post(`/oauth/interaction/${flow.uid}/login`, { csrf: csrfOf(flow.html), email: user.email, password: 'not the password at all' });
+    assert.equal(wrong.status, 401);
+    assert.match(await wrong.text(), /The e-mail address or the password is wrong/);
+    const noCsrf = await flow.browser.post(`/oauth/interaction/${flow.uid}/login`, { email: user.email, password: PASSWORD });
+    assert.equal(noCsrf.status, 403);
+    const otherBrowser = await new Browser(base).go(`/oauth/interaction/${flow.uid}`);
+    assert.equal(otherBrowser.status, 400, 'the interaction belongs to the browser that started it');
+  });
+
+  it('limits sign-in attempts per account: past the limit even the right password waits (429, Retry-After)', async () => {
+    const org = await createTestOrg(pool);
+    const target = await createTestUser(pool, org.organizationId);
+    await setPassword(pool, target.userId, PASSWORD);
+    const flow = await start();
+    for (let i = 0; i < LOGIN_ATTEMPTS_PER_ACCOUNT; i++) {
+      const res = await flow.browser.post(`/oauth/interaction/${flow.uid}/login`, { csrf: csrfOf(flow.html), email: target.email, password: `guess number ${i} of many` });
+      assert.equal(res.status, 401);
+    }
+    const limited = await flow.browser.post(`/oauth/interaction/${flow.uid}/login`, { csrf: csrfOf(flow.html), email: target.email, password: PASSWORD });
+    assert.equal(limited.status, 429);
+    assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+    assert.match(await limited.text(), /Too many sign-in attempts/);
+  });
+});
