@@ -22,6 +22,8 @@ import { httpMetrics } from './middleware/metrics.js';
 import { httpTracing } from './middleware/tracing.js';
 import { currentTracing } from '../src/telemetry/tracing.js';
 import { RouteRegistry } from './routes.js';
+import { oauthEndpoints } from './oauth/endpoints.js';
+import { oauthInteractionRoutes } from './oauth/interactions.js';
 
 export type { AppDeps };
 
@@ -60,6 +62,12 @@ export function buildApp(deps: AppDeps): Koa<AppState> {
     }
     if (ctx.status === 404) throw new AppError(404, 'route_not_found', `No route for ${ctx.method} ${ctx.path}.`);
   });
+  if (deps.oauth) {
+    // oidc-provider sets its cookies through this app's context too: the same keys (oauth-notes, pitfall 9).
+    app.keys = deps.oauth.cookieKeys;
+    app.use(oauthInteractionRoutes({ provider: deps.oauth.provider, pool: deps.pool, limits: deps.oauth.limits, signingSecret: deps.oauth.signingSecret }));
+    app.use(oauthEndpoints(deps.oauth.provider));
+  }
   app.use(tusEndpoint(deps, uploads));
   app.use(registry.router.routes());
   app.use(registry.router.allowedMethods());

@@ -10,6 +10,7 @@ import type { UploadLocker } from '../src/media/upload-locker.js';
 import type { RateLimitStore } from '../src/rate-limit.js';
 import type { BodyChecker } from './json-body.js';
 import type { ApiMetrics } from '../src/metrics/api-metrics.js';
+import type { OAuthAccess, OAuthServer } from '../src/oauth/server.js';
 
 /** Everything the API needs, injected: tests pass their own pool, Temporal client and config. */
 export interface AppDeps {
@@ -25,6 +26,8 @@ export interface AppDeps {
   bodyChecker: BodyChecker | null;
   /** This process's Prometheus metrics. */
   metrics: ApiMetrics;
+  /** The MCP authorization server (OAuth 2.1 for MCP clients); absent: /mcp takes only the CLI's user access tokens. */
+  oauth?: OAuthServer;
 }
 
 export interface AppState {
@@ -34,6 +37,8 @@ export interface AppState {
   agent?: CredentialLookup;
   /** The body was parsed and validated by a body-checking thread. */
   bodyChecked?: boolean;
+  /** /mcp with an OAuth access token: what its user approved for the client. */
+  oauth?: OAuthAccess;
   log: Logger;
 }
 

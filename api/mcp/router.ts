@@ -1,6 +1,8 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Next } from 'koa';
-import { authenticateToken } from '../../src/auth/credentials.js';
+import { authenticateOAuthToken, authenticateToken } from '../../src/auth/credentials.js';
+import { MCP_SCOPES } from '../../src/oauth/provider.js';
+import { TOOL_SCOPES } from '../../src/oauth/server.js';
 import { AppError } from '../../src/errors.js';
 import { createMcpServer } from '../../src/mcp/tools.js';
 import { publicBaseUrl } from '../base-url.js';
@@ -13,19 +15,30 @@ import type { RouteRegistry } from '../routes.js';
 const METADATA_PATH = '/.well-known/oauth-protected-resource';
 
 
+/** The MCP resource's URL and its authorization servers: the built-in one's issuer when there is one. */
+function resourceOf(deps: AppDeps, ctx: AppContext): { resource: string; base: string; authorizationServers: string[] } {
+  const base = deps.oauth?.issuer ?? publicBaseUrl(deps, ctx);
+  return { base, resource: `${base}/mcp`, authorizationServers: deps.config.mcp.authorizationServers ?? [base] };
+}
+
 /**
- * MCP authorization (protected resource, RFC 9728): a 401 names the resource metadata so a client
- * can find the authorization server; `error="invalid_token"` when a token was sent but is not good.
+ * MCP authorization (protected resource, RFC 9728): a 401 names the resource metadata and the
+ * scopes so a client can find the authorization server; `error="invalid_token"` when a token was
+ * sent but is not good. A 403 `insufficient_scope` names the scope a tool call needs.
  */
 function unauthorized(deps: AppDeps, ctx: AppContext, message: string, invalidToken: boolean): AppError {
-  const metadata = `${publicBaseUrl(deps, ctx)}${METADATA_PATH}/mcp`;
+  const metadata = `${resourceOf(deps, ctx).base}${METADATA_PATH}/mcp`;
+  const scope = deps.oauth ? `, scope="${MCP_SCOPES.join(' ')}"` : '';
   const challenge = invalidToken
-    ? `Bearer error="invalid_token", error_description="${message}", resource_metadata="${metadata}"`
-    : `Bearer resource_metadata="${metadata}"`;
+    ? `Bearer error="invalid_token", error_description="${message}", resource_metadata="${metadata}"${scope}`
+    : `Bearer resource_metadata="${metadata}"${scope}`;
   return new AppError(401, invalidToken ? 'invalid_credentials' : 'unauthenticated', message, {}, { 'WWW-Authenticate': challenge });
 }
 
-/** Only user access tokens: the tools act for a user who approves them. API keys and agent secrets are refused. */
+/**
+ * User access tokens (the CLI's) or OAuth access tokens of the built-in authorization server. API
+ * keys and agent secrets are refused; OAuth tokens work here and nowhere else.
+ */
 function mcpAuth(deps: AppDeps) {
   return async (ctx: AppContext, next: Next) => {
     if (ctx.get('x-service-api-key') || ctx.get('x-service-agent-key')) {
@@ -33,9 +46,39 @@ function mcpAuth(deps: AppDeps) {
     }
     const match = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'));
     if (!match?.[1]) throw unauthorized(deps, ctx, 'Authentication required: send a user access token as Authorization: Bearer <token>.', false);
+    if (deps.oauth?.isAccessToken(match[1])) {
+      const result = await authenticateOAuthToken(deps.pool, deps.oauth, match[1]);
+      if (typeof result === 'string') throw unauthorized(deps, ctx, 'The access token is not valid (expired, revoked, or for another resource).', true);
+      ctx.state.principal = result.principal;
+      ctx.state.oauth = result.access;
+      await next();
+      return;
+    }
     const principal = await authenticateToken(deps.pool, deps.tokens, match[1]);
     if (typeof principal === 'string') throw unauthorized(deps, ctx, `The access token is ${principal === 'expired' ? 'expired' : principal === 'revoked' ? 'revoked' : 'not valid'}.`, true);
     ctx.state.principal = principal;
+    await next();
+  };
+}
+
+/** With an OAuth token, each tool call needs its scope (TOOL_SCOPES); the CLI's tokens carry the user's role. */
+function requireToolScopes(deps: AppDeps) {
+  return async (ctx: AppContext, next: Next) => {
+    const access = ctx.state.oauth;
+    if (access) {
+      const body: unknown = ctx.request.body;
+      for (const message of Array.isArray(body) ? body : [body]) {
+        const m = message as { method?: unknown; params?: { name?: unknown } } | null;
+        if (m?.method !== 'tools/call' || typeof m.params?.name !== 'string') continue;
+        const needed = TOOL_SCOPES[m.params.name];
+        if (needed && !access.scopes.includes(needed)) {
+          const metadata = `${resourceOf(deps, ctx).base}${METADATA_PATH}/mcp`;
+          throw new AppError(403, 'insufficient_scope', `The tool ${m.params.name} needs the scope ${needed}, which this token was not granted.`, {}, {
+            'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${needed}", resource_metadata="${metadata}"`,
+          });
+        }
+      }
+    }
     await next();
   };
 }
@@ -58,11 +101,12 @@ async function handleMcp(deps: AppDeps, ctx: AppContext): Promise<void> {
 export function mcpRoutes(deps: AppDeps, registry: RouteRegistry): void {
   const limiter = deps.rateLimits.limiter('mcp', deps.config.mcp.ratePerMinute);
   const metadata = async (ctx: AppContext) => {
-    const base = publicBaseUrl(deps, ctx);
+    const { base, resource, authorizationServers } = resourceOf(deps, ctx);
     ctx.set('Cache-Control', 'public, max-age=3600');
     ctx.body = {
-      resource: `${base}/mcp`,
-      authorization_servers: deps.config.mcp.authorizationServers ?? [base],
+      resource,
+      authorization_servers: authorizationServers,
+      ...(deps.oauth ? { scopes_supported: [...MCP_SCOPES] } : {}),
       bearer_methods_supported: ['header'],
       resource_name: 'Intake MCP server (coding-agent session tools)',
       resource_documentation: `${base}/openapi.json`,
@@ -74,12 +118,13 @@ export function mcpRoutes(deps: AppDeps, registry: RouteRegistry): void {
   registry.add({
     method: 'post', path: '/mcp', operationId: 'mcp', tags: ['mcp'],
     summary: 'MCP Streamable HTTP endpoint (JSON-RPC); user access tokens only',
-    middleware: [mcpAuth(deps), ...(limiter ? [rateLimit(limiter)] : [])], security: [{ bearer: [] }],
+    middleware: [mcpAuth(deps), ...(limiter ? [rateLimit(limiter)] : [])], afterBody: [requireToolScopes(deps)], security: [{ bearer: [] }],
     body: { schema: { anyOf: [{ type: 'object' }, { type: 'array', minItems: 1 }] }, limitBytes: deps.config.mcp.bodyLimitBytes },
     responses: {
       200: { description: 'JSON-RPC response' },
       202: { description: 'Notification accepted' },
       401: { description: 'No user access token, a bad one, or an API key or agent secret; WWW-Authenticate names the resource metadata', schema: ERROR_REF },
+      403: { description: 'insufficient_scope: an OAuth token without the scope a tool call needs; WWW-Authenticate names it', schema: ERROR_REF },
       406: { description: 'Accept must include application/json and text/event-stream (JSON-RPC error body)' },
       429: { description: 'Over MCP_RATE_LIMIT_PER_MINUTE requests a minute for this user; see Retry-After', schema: ERROR_REF },
     },

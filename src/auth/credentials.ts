@@ -1,6 +1,7 @@
 import type { CommonQueryMethods } from 'slonik';
 import { findApiKeyByHash, insertApiKey, touchApiKey, type ApiKeyRow } from '../db/repositories/api-keys.js';
-import { findTokenUser } from '../db/repositories/users.js';
+import { findTokenUser, findUser } from '../db/repositories/users.js';
+import type { OAuthAccess, OAuthServer } from '../oauth/server.js';
 import type { Principal } from './principal.js';
 import { DEFAULT_API_KEY_SCOPES, isScope, scopesForRole, type Scope } from './scopes.js';
 import { displayPrefix, generateSecret, hashSecret } from './secrets.js';
@@ -48,4 +49,17 @@ export async function authenticateToken(db: CommonQueryMethods, tokens: TokenSer
   if (user.organization_id !== verified.organizationId) return 'invalid';
   if (user.status !== 'active' || user.token_revoked || verified.version !== user.token_version) return 'revoked';
   return { kind: 'user', organizationId: user.organization_id, userId: user.id, role: user.role, scopes: scopesForRole(user.role) };
+}
+
+/**
+ * An OAuth access token of the MCP authorization server (src/oauth): its user, who must still be
+ * active, acting with the user's role, limited on /mcp to the scopes the user approved.
+ */
+export async function authenticateOAuthToken(db: CommonQueryMethods, oauth: OAuthServer, token: string): Promise<{ principal: Principal; access: OAuthAccess } | AuthFailure> {
+  const access = await oauth.verify(token);
+  if (access === 'invalid') return 'invalid';
+  const user = await findUser(db, access.userId);
+  if (!user) return 'unknown_user';
+  if (user.status !== 'active') return 'revoked';
+  return { principal: { kind: 'user', organizationId: user.organization_id, userId: user.id, role: user.role, scopes: scopesForRole(user.role) }, access };
 }

@@ -15,6 +15,7 @@ import { createRateLimitStore } from '../rate-limit.js';
 import { PostgresUploadLocker } from '../media/upload-locker.js';
 import { connectTemporalClient } from '../temporal/connection.js';
 import { retryStartup } from './retry.js';
+import { createOAuthServer, oauthIssuer } from '../oauth/server.js';
 import { startTracing, stopTracing } from '../telemetry/tracing.js';
 
 export interface RunningApi {
@@ -28,7 +29,8 @@ export async function startApi(config: Config, logger: Logger, o: { migrate?: bo
   const databaseUrl = required(config.database.url, 'DATABASE_URL');
   // Behind a load balancer the Host header is the client's to choose: links must not be built from it.
   if (config.env === 'production') required(config.http.publicBaseUrl, 'PUBLIC_BASE_URL (with NODE_ENV=production)');
-  const tokens = new TokenService({ signingSecret: required(config.auth.signingSecret, 'SIGNING_SECRET'), issuer: config.auth.issuer });
+  const signingSecret = required(config.auth.signingSecret, 'SIGNING_SECRET');
+  const tokens = new TokenService({ signingSecret, issuer: config.auth.issuer });
   if (o.migrate ?? true) await applyMigrations(databaseUrl, logger);
   const pool = await createDatabasePool(databaseUrl, config.database);
   const temporal = await retryStartup('Temporal', logger, () => connectTemporalClient(config));
@@ -37,7 +39,8 @@ export async function startApi(config: Config, logger: Logger, o: { migrate?: bo
   const bodyChecker = createBodyChecker({ threads: config.http.bodyWorkerThreads });
   const metrics = createApiMetrics({ pool });
   o.beforeListen?.(metrics);
-  const deps: AppDeps = { config, pool, temporal, tokens, logger, rateLimits, uploadLocks, bodyChecker, metrics };
+  const oauth = await createOAuthServer({ issuer: oauthIssuer(config), pool, signingSecret, rateLimits, trustProxy: config.http.trustProxy });
+  const deps: AppDeps = { config, pool, temporal, tokens, logger, rateLimits, uploadLocks, bodyChecker, metrics, oauth };
   const app = buildApp(deps);
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.http.port, config.http.host, () => resolve(s));

@@ -10,7 +10,10 @@ import { oauthSigningJwk } from './keys.js';
  */
 export const MCP_SCOPES = ['projects:read', 'sessions:upload', 'sessions:associate'] as const;
 
-/** Access tokens live 15 minutes (a revoked grant's token dies with it; refresh tokens rotate). */
+/**
+ * Access tokens live 15 minutes. They are opaque and stored: /mcp looks each one up, so that a
+ * revoked token or grant stops working at once (a JWT would live until it expires).
+ */
 export const ACCESS_TOKEN_SECONDS = 900;
 
 export interface AuthorizationServerOptions {
@@ -20,6 +23,8 @@ export interface AuthorizationServerOptions {
   signingSecret: string;
   /** Cookie signing keys (also the outer Koa app's `keys`). */
   cookieKeys: string[];
+  /** Believe X-Forwarded-Proto and -Host (TRUST_PROXY): endpoint URLs and secure cookies follow them. */
+  trustProxy?: boolean;
 }
 
 /** `<issuer>/mcp`: the one resource tokens are issued for (RFC 8707); the REST API keeps its own credentials. */
@@ -30,8 +35,8 @@ export function mcpResource(issuer: string): string {
 /**
  * oidc-provider configured as the MCP authorization server (see ../shared/design/oauth-notes.md):
  * authorization code with PKCE (S256) only, public clients registered dynamically (native by
- * default, so that loopback redirects may use any port), tokens for the MCP resource alone as
- * ES256 JWTs, rotating refresh tokens, revocation. Sign-in and consent are the API's own pages
+ * default, so that loopback redirects may use any port), tokens for the MCP resource alone,
+ * opaque and stored, rotating refresh tokens, revocation. Sign-in and consent are the API's own pages
  * (`/oauth/interaction/:uid`).
  */
 export async function createAuthorizationServer(o: AuthorizationServerOptions): Promise<Provider> {
@@ -72,7 +77,7 @@ export async function createAuthorizationServer(o: AuthorizationServerOptions): 
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx, indicator) => {
           if (indicator.replace(/\/$/, '') !== resource) throw new errors.InvalidTarget(`tokens are issued for ${resource} only`);
-          return { scope, audience: resource, accessTokenTTL: ACCESS_TOKEN_SECONDS, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } };
+          return { scope, audience: resource, accessTokenTTL: ACCESS_TOKEN_SECONDS, accessTokenFormat: 'opaque' };
         },
       },
     },
@@ -83,6 +88,6 @@ export async function createAuthorizationServer(o: AuthorizationServerOptions): 
     ttl: { AccessToken: ACCESS_TOKEN_SECONDS, AuthorizationCode: 60, RefreshToken: 30 * 86_400, Grant: 30 * 86_400, Session: 14 * 86_400, Interaction: 3600 },
   };
   const provider = new Provider(o.issuer, configuration);
-  provider.proxy = true;
+  provider.proxy = o.trustProxy ?? false;
   return provider;
 }

@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer } from 'node:http';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import type { DatabasePool } from 'slonik';
@@ -11,6 +11,7 @@ import { REDACTED_PATHS, type Logger } from '../../src/logger.js';
 import { createRateLimitStore, type RateLimitStore } from '../../src/rate-limit.js';
 import { memoryUploadLocker, PostgresUploadLocker, type UploadLocker } from '../../src/media/upload-locker.js';
 import { connectTemporalClient, type TemporalClient } from '../../src/temporal/connection.js';
+import { createOAuthServer } from '../../src/oauth/server.js';
 import { testConfig, TEST_SIGNING_SECRET } from './config.js';
 import { testStack } from './stack.js';
 
@@ -58,14 +59,18 @@ export async function startTestApi(options: {
   const uploadLocks: UploadLocker = options.databaseUrl ? new PostgresUploadLocker(options.databaseUrl) : memoryUploadLocker();
   // As in production: large bodies are checked by a thread.
   const bodyChecker = options.bodyChecker !== undefined ? options.bodyChecker : createBodyChecker({ threads: config.http.bodyWorkerThreads });
-  const deps: AppDeps = {
-    config, pool: options.pool, temporal, tokens: testTokens(), logger, rateLimits, uploadLocks, bodyChecker, metrics: createApiMetrics({ pool: options.pool, processMetrics: false }),
-  };
-  const server = await new Promise<Server>((resolve) => {
-    const s = buildApp(deps).listen(0, '127.0.0.1', () => resolve(s));
-  });
+  // Listening first: the authorization server's issuer is the URL the test reaches the API at.
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
   const url = `http://127.0.0.1:${port}`;
+  const oauth = await createOAuthServer({
+    issuer: config.http.publicBaseUrl ?? url, pool: options.pool, signingSecret: TEST_SIGNING_SECRET, rateLimits, trustProxy: config.http.trustProxy,
+  });
+  const deps: AppDeps = {
+    config, pool: options.pool, temporal, tokens: testTokens(), logger, rateLimits, uploadLocks, bodyChecker, metrics: createApiMetrics({ pool: options.pool, processMetrics: false }), oauth,
+  };
+  server.on('request', buildApp(deps).callback());
   return {
     url,
     deps,

@@ -4,6 +4,7 @@ import { createDatabasePool } from '../../../src/db/pool.js';
 import { startTestApi, type TestApi } from '../../helpers/app.js';
 import { testConfig } from '../../helpers/config.js';
 import { createTestDatabase } from '../../helpers/stack.js';
+import { createTestOrg } from '../../helpers/fixtures.js';
 
 /** Links the API builds (upload URLs, MCP metadata) never come from headers a client may forge. */
 describe('public base URL and forwarded headers', () => {
@@ -31,9 +32,17 @@ describe('public base URL and forwarded headers', () => {
     assert.equal(await resource(api, forged), `${api.url}/mcp`);
   });
 
-  it('believes them with TRUST_PROXY (a proxy the operator runs sets them)', async () => {
+  it('believes them with TRUST_PROXY (a proxy the operator runs sets them) for links; the MCP resource stays the OAuth issuer', async () => {
     const api = await start({ TRUST_PROXY: 'true' });
-    assert.equal(await resource(api, forged), 'https://evil.example/mcp');
+    const org = await createTestOrg(pool);
+    const key = { 'X-Service-Api-Key': org.apiKey };
+    const created = await api.request('/v3/rest/recordings', { method: 'POST', headers: key, json: { record: { externalId: 'fwd-1' }, name: 'Call' } });
+    assert.equal(created.status, 201);
+    const upload = await api.request(`/v3/rest/recordings/${created.body.id as string}/uploads`, { method: 'POST', headers: { ...key, ...forged }, json: { fileName: 'a.flac', fileSize: 10 } });
+    assert.equal(upload.status, 201);
+    assert.match(upload.body.uploadUrl as string, /^https:\/\/evil\.example\//);
+    // Tokens are issued for one audience: the resource does not follow request headers.
+    assert.equal(await resource(api, forged), `${api.url}/mcp`);
   });
 
   it('uses PUBLIC_BASE_URL whatever the headers say', async () => {

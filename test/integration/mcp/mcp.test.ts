@@ -173,7 +173,7 @@ describe('MCP server: coding-agent session tools', function () {
     const headers = { accept: 'application/json, text/event-stream' };
     const none = await t.api.request('/mcp', { method: 'POST', json: body, headers });
     assert.equal(none.status, 401);
-    assert.match(none.headers.get('www-authenticate') ?? '', /^Bearer resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp"$/);
+    assert.match(none.headers.get('www-authenticate') ?? '', /^Bearer resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp", scope="projects:read sessions:upload sessions:associate"$/);
     const key = await t.api.request('/mcp', { method: 'POST', json: body, headers: { ...headers, 'X-Service-Api-Key': t.org.apiKey } });
     assert.equal(key.status, 401);
     assert.match(key.headers.get('www-authenticate') ?? '', /error="invalid_token"/);

@@ -1,0 +1,69 @@
+import type Provider from 'oidc-provider';
+import type { DatabasePool } from 'slonik';
+import { deriveKey } from '../auth/secrets.js';
+import type { Config } from '../config.js';
+import type { RateLimitStore } from '../rate-limit.js';
+import { loginLimits, type LoginLimits } from './interactions.js';
+import { createAuthorizationServer, MCP_SCOPES, mcpResource } from './provider.js';
+
+export type McpScope = (typeof MCP_SCOPES)[number];
+
+/** An access token the authorization server issued, checked: whose, for which client, with which scopes. */
+export interface OAuthAccess {
+  userId: string;
+  clientId: string;
+  scopes: McpScope[];
+  expiresAt: number;
+}
+
+/** The API's authorization server: the provider, its pages' limits, and the check of its tokens on /mcp. */
+export interface OAuthServer {
+  provider: Provider;
+  issuer: string;
+  resource: string;
+  limits: LoginLimits;
+  cookieKeys: string[];
+  signingSecret: string;
+  /** An OAuth access token (opaque)? Tells it from the CLI's user access tokens, which are JWTs. */
+  isAccessToken(token: string): boolean;
+  /** The token's access, or 'invalid': unknown, expired, revoked, its grant revoked, or for another resource. */
+  verify(token: string): Promise<OAuthAccess | 'invalid'>;
+}
+
+/** The issuer of a deployment: PUBLIC_BASE_URL, or in development `http://localhost:<PORT>`. */
+export function oauthIssuer(config: Pick<Config, 'http'>): string {
+  return (config.http.publicBaseUrl ?? `http://localhost:${config.http.port}`).replace(/\/$/, '');
+}
+
+/**
+ * `issuer`: the public base URL (PUBLIC_BASE_URL; without it `http://localhost:<PORT>`), which MCP
+ * clients compare with the protected-resource metadata's `authorization_servers`.
+ */
+export async function createOAuthServer(o: { issuer: string; pool: DatabasePool; signingSecret: string; rateLimits: RateLimitStore; trustProxy: boolean }): Promise<OAuthServer> {
+  const issuer = o.issuer.replace(/\/$/, '');
+  const cookieKeys = [Buffer.from(deriveKey(o.signingSecret, 'oauth-cookies')).toString('base64url')];
+  const provider = await createAuthorizationServer({ issuer, pool: o.pool, signingSecret: o.signingSecret, cookieKeys, trustProxy: o.trustProxy });
+  const resource = mcpResource(issuer);
+  return {
+    provider, issuer, resource, limits: loginLimits(o.rateLimits), cookieKeys, signingSecret: o.signingSecret,
+    isAccessToken: (token) => /^[\w-]{32,128}$/.test(token),
+    async verify(token) {
+      // What introspection checks (oidc-provider's lib/actions/introspection.js): the token, its grant, who and for what.
+      const at = await provider.AccessToken.find(token);
+      if (!at?.accountId || !at.grantId || !at.clientId || ![at.aud].flat().includes(resource)) return 'invalid';
+      const grant = await provider.Grant.find(at.grantId);
+      if (!grant || grant.clientId !== at.clientId || grant.accountId !== at.accountId) return 'invalid';
+      const scopes = (at.scope ?? '').split(' ').filter((s): s is McpScope => (MCP_SCOPES as readonly string[]).includes(s));
+      return { userId: at.accountId, clientId: at.clientId, scopes, expiresAt: at.exp ?? 0 };
+    },
+  };
+}
+
+/** The scope each MCP tool needs. */
+export const TOOL_SCOPES: Record<string, McpScope> = {
+  'create-project': 'sessions:associate',
+  'upload-agent-session': 'sessions:upload',
+  'associate-agent-session': 'sessions:associate',
+  'get-project': 'projects:read',
+  'list-associated-agent-sessions': 'projects:read',
+};

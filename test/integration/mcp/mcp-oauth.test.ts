@@ -1,0 +1,161 @@
+import { strict as assert } from 'node:assert';
+import { createHash, randomBytes } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { DatabasePool } from 'slonik';
+import { setPassword } from '../../../src/auth/sign-in.js';
+import { createDatabasePool } from '../../../src/db/pool.js';
+import { TOOL_SCOPES } from '../../../src/oauth/server.js';
+import { startTestApi, type TestApi } from '../../helpers/app.js';
+import { createTestOrg, createTestUser } from '../../helpers/fixtures.js';
+import { authorizeInBrowser } from '../../helpers/oauth-browser.js';
+import { createTestDatabase } from '../../helpers/stack.js';
+
+const PASSWORD = 'correct horse battery staple';
+const REDIRECT = 'http://127.0.0.1:48213/callback';
+
+/** What an MCP client keeps (Claude Code, Codex and the like): its registration, its tokens, the PKCE verifier. */
+class TestClientProvider implements OAuthClientProvider {
+  info: OAuthClientInformationMixed | undefined;
+  saved: OAuthTokens | undefined;
+  verifier = '';
+  authorizationUrl: URL | undefined;
+  get redirectUrl() {
+    return REDIRECT;
+  }
+  get clientMetadata(): OAuthClientMetadata {
+    return { client_name: 'SDK test client', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+  }
+  clientInformation() {
+    return this.info;
+  }
+  saveClientInformation(info: OAuthClientInformationMixed) {
+    this.info = info;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+}
+
+/**
+ * The official MCP TypeScript SDK client against the API: discovery from the 401, dynamic
+ * registration, authorization (sign-in and consent as forms), token exchange, a tool call; then
+ * what the token may not do.
+ */
+describe('MCP over OAuth: a standard client connects with no token pasted anywhere', function () {
+  this.timeout(60_000);
+  let pool: DatabasePool;
+  let api: TestApi;
+  let user: { userId: string; email: string };
+
+  before(async () => {
+    const databaseUrl = await createTestDatabase();
+    pool = await createDatabasePool(databaseUrl);
+    api = await startTestApi({ pool, databaseUrl });
+    const org = await createTestOrg(pool);
+    user = await createTestUser(pool, org.organizationId);
+    await setPassword(pool, user.userId, PASSWORD);
+  });
+  after(async () => {
+    await api?.close();
+    await pool?.end();
+  });
+
+  const rpc = (token: string, body: unknown) => fetch(`${api.url}/mcp`, {
+    method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(body),
+  });
+
+  it('discovers, registers, signs the user in with their approval, and calls a tool; the token opens nothing else', async () => {
+    const provider = new TestClientProvider();
+    const first = new Client({ name: 'sdk-test', version: '1.0.0' });
+    await assert.rejects(first.connect(new StreamableHTTPClientTransport(new URL(`${api.url}/mcp`), { authProvider: provider })), UnauthorizedError);
+    assert.ok(provider.info?.client_id, 'registered dynamically');
+    const authorizationUrl = provider.authorizationUrl!;
+    assert.equal(`${authorizationUrl.origin}${authorizationUrl.pathname}`, `${api.url}/oauth/authorize`);
+    assert.equal(authorizationUrl.searchParams.get('resource'), `${api.url}/mcp`);
+    assert.equal(authorizationUrl.searchParams.get('code_challenge_method'), 'S256');
+
+    const back = await authorizeInBrowser(api.url, authorizationUrl, { email: user.email, password: PASSWORD });
+    const code = back.searchParams.get('code');
+    assert.ok(code, back.toString());
+    const transport = new StreamableHTTPClientTransport(new URL(`${api.url}/mcp`), { authProvider: provider });
+    await transport.finishAuth(code);
+    assert.ok(provider.saved?.access_token);
+    assert.ok(provider.saved.refresh_token);
+
+    const client = new Client({ name: 'sdk-test', version: '1.0.0' });
+    await client.connect(transport);
+    // Every tool has its scope: a new tool cannot slip past the consent the user gave.
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((tool) => tool.name).sort(), Object.keys(TOOL_SCOPES).sort());
+    const created = (await client.callTool({ name: 'create-project', arguments: { name: 'Connected over OAuth' } })) as CallToolResult;
+    assert.notEqual(created.isError, true, JSON.stringify(created));
+    assert.equal((created.structuredContent as { name: string }).name, 'Connected over OAuth');
+    await client.close();
+
+    // Issued for the MCP resource: the REST API does not take it.
+    const rest = await fetch(`${api.url}/v3/rest/recordings`, { headers: { authorization: `Bearer ${provider.saved.access_token}` } });
+    assert.equal(rest.status, 401);
+
+    // Revoked (RFC 7009): refused at once.
+    const revoke = await fetch(`${api.url}/oauth/revoke`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: provider.saved.access_token, client_id: provider.info.client_id }).toString(),
+    });
+    assert.equal(revoke.status, 200);
+    const afterRevoke = await rpc(provider.saved.access_token, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    assert.equal(afterRevoke.status, 401);
+    assert.match(afterRevoke.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
+  });
+
+  it('a token without a tool\'s scope gets 403 insufficient_scope naming it; with it, the call goes through', async () => {
+    const reg = (await (await fetch(`${api.url}/oauth/register`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], client_name: 'Reader' }),
+    })).json()) as { client_id: string };
+    const verifier = randomBytes(32).toString('base64url');
+    const url = new URL(`${api.url}/oauth/authorize?${new URLSearchParams({
+      client_id: reg.client_id, response_type: 'code', redirect_uri: REDIRECT, scope: 'projects:read', resource: `${api.url}/mcp`,
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+    }).toString()}`);
+    const code = (await authorizeInBrowser(api.url, url, { email: user.email, password: PASSWORD })).searchParams.get('code')!;
+    const tokens = (await (await fetch(`${api.url}/oauth/token`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier, client_id: reg.client_id, resource: `${api.url}/mcp` }).toString(),
+    })).json()) as { access_token: string; scope: string };
+    assert.equal(tokens.scope, 'projects:read');
+    const upload = await rpc(tokens.access_token, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'create-project', arguments: { name: 'Not allowed' } } });
+    assert.equal(upload.status, 403);
+    assert.deepEqual(await upload.json(), { message: 'The tool create-project needs the scope sessions:associate, which this token was not granted.', errorCode: 'insufficient_scope' });
+    assert.match(upload.headers.get('www-authenticate') ?? '', /error="insufficient_scope", scope="sessions:associate"/);
+    const read = await rpc(tokens.access_token, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get-project', arguments: { publicId: 'missing' } } });
+    assert.equal(read.status, 200);
+  });
+
+  it('announces the authorization server: protected-resource metadata with scopes, and a 401 naming it', async () => {
+    const prm = (await (await fetch(`${api.url}/.well-known/oauth-protected-resource/mcp`)).json()) as Record<string, unknown>;
+    assert.equal(prm.resource, `${api.url}/mcp`);
+    assert.deepEqual(prm.authorization_servers, [api.url]);
+    assert.deepEqual(prm.scopes_supported, ['projects:read', 'sessions:upload', 'sessions:associate']);
+    const as = (await (await fetch(`${api.url}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
+    assert.equal(as.issuer, api.url);
+    const none = await fetch(`${api.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    assert.equal(none.status, 401);
+    assert.equal(none.headers.get('www-authenticate'), `Bearer resource_metadata="${api.url}/.well-known/oauth-protected-resource/mcp", scope="projects:read sessions:upload sessions:associate"`);
+  });
+});
