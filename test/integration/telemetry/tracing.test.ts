@@ -56,7 +56,10 @@ describe('tracing: one trace from an agent ingest through the session workflow t
     await ctx.processedThrough(sessionId, 2);
 
     const inTrace = () => exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
-    const spans = await eventually(async () => inTrace(), (list) => list.some((s) => s.name.startsWith('RunActivity:') && s.attributes.temporalWorkflowId === `agent-session/${sessionId}`));
+    // Spans are exported as they end: the workflow's run ends with the run, after its activities.
+    const activityOfRun = (list: readonly ReadableSpan[]) => list.find((s) => s.name.startsWith('RunActivity:')
+      && s.attributes.temporalWorkflowId === `agent-session/${sessionId}` && parentOf(list, s) !== undefined);
+    const spans = await eventually(async () => inTrace(), (list) => list.some((s) => s.name === 'RunWorkflow:agentSessionWorkflow') && activityOfRun(list) !== undefined);
 
     // The API's server span continues the caller's span.
     const server = find(spans, 'POST /v3/rest/agent-conversations/ingest');
@@ -78,7 +81,7 @@ describe('tracing: one trace from an agent ingest through the session workflow t
     assert.equal(signalWithStart.parentSpanId, wake.spanContext().spanId);
     const run = find(spans, 'RunWorkflow:agentSessionWorkflow');
     assert.equal(run.parentSpanId, signalWithStart.spanContext().spanId);
-    const activity = spans.find((s) => s.name.startsWith('RunActivity:') && s.attributes.temporalWorkflowId === `agent-session/${sessionId}`)!;
+    const activity = activityOfRun(spans)!;
     assert.deepEqual(ancestry(spans, activity).slice(-6).slice(2), [
       'RunWorkflow:agentSessionWorkflow', 'SignalWithStartWorkflow:agentSessionWorkflow', 'wake agent session', 'POST /v3/rest/agent-conversations/ingest',
     ]);
