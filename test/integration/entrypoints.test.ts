@@ -282,7 +282,9 @@ describe('API and worker entrypoints', function () {
       assert.ok(server, api.output().slice(-2000));
       const traceId = receiver.spans.find((s) => s.name === 'POST /v3/rest/agent-conversations/ingest')!.traceId;
       const inTrace = () => receiver.spans.filter((s) => s.traceId === traceId);
-      assert.ok(await waitFor(async () => inTrace().some((s) => s.name === 'RunActivity:analyseQueued'), 60_000),
+      // Spans are exported as they end: the workflow run's after its last activity's.
+      const names = () => new Set(inTrace().map((s) => s.name));
+      assert.ok(await waitFor(async () => names().has('RunActivity:analyseQueued') && names().has('RunWorkflow:agentSessionWorkflow'), 60_000),
         `spans: ${inTrace().map((s) => `${s.service}:${s.name}`).join(', ')}`);
       const services = new Set(inTrace().map((s) => `${s.service} ${s.name}`));
       for (const expected of [
