@@ -1,18 +1,12 @@
 import { strict as assert } from 'node:assert';
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import Koa from 'koa';
 import type { DatabasePool } from 'slonik';
-import { oauthInteractionRoutes } from '../../../api/oauth/interactions.js';
 import { setPassword } from '../../../src/auth/sign-in.js';
 import { createDatabasePool } from '../../../src/db/pool.js';
-import { LOGIN_ATTEMPTS_PER_ACCOUNT, loginLimits } from '../../../src/oauth/interactions.js';
-import { createAuthorizationServer, MCP_SCOPES } from '../../../src/oauth/provider.js';
-import { createRateLimitStore, type RateLimitStore } from '../../../src/rate-limit.js';
-import { TEST_SIGNING_SECRET } from '../../helpers/config.js';
+import { LOGIN_ATTEMPTS_PER_ACCOUNT } from '../../../src/oauth/interactions.js';
+import { MCP_SCOPES } from '../../../src/oauth/provider.js';
+import { startTestApi, type TestApi } from '../../helpers/app.js';
 import { createTestOrg, createTestUser } from '../../helpers/fixtures.js';
-import { closeServer } from '../../helpers/http.js';
 import { Browser, csrfOf } from '../../helpers/oauth-browser.js';
 import { createTestDatabase } from '../../helpers/stack.js';
 
@@ -20,33 +14,21 @@ const PASSWORD = 'correct horse battery staple';
 const REDIRECT = 'http://127.0.0.1:40111/callback';
 
 
-/** Sign-in, consent, code and tokens: the authorization server with its pages (standalone; the API mounts it next). */
+/** Sign-in, consent, code and tokens: the authorization server with its pages, as the API mounts them. */
 describe('MCP authorization: sign-in, consent, code with PKCE, tokens', function () {
   this.timeout(60_000);
   let pool: DatabasePool;
-  let rateLimits: RateLimitStore;
-  let server: Server;
+  let api: TestApi;
   let base: string;
   let user: { userId: string; email: string };
   let clientId: string;
-  let provider: Awaited<ReturnType<typeof createAuthorizationServer>>;
 
   before(async () => {
     const databaseUrl = await createTestDatabase();
     pool = await createDatabasePool(databaseUrl);
-    rateLimits = createRateLimitStore(databaseUrl);
-    server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    provider = await createAuthorizationServer({ issuer: base, pool, signingSecret: TEST_SIGNING_SECRET, cookieKeys: ['test cookie key of 32 characters!'] });
-    const app = new Koa();
-    app.use(oauthInteractionRoutes({ provider, pool, limits: loginLimits(rateLimits), signingSecret: TEST_SIGNING_SECRET }));
-    const callback = provider.callback();
-    app.use(async (ctx) => {
-      ctx.respond = false;
-      await callback(ctx.req, ctx.res);
-    });
-    server.on('request', app.callback());
+    // With a database URL the sign-in limits are counted, as in production.
+    api = await startTestApi({ pool, databaseUrl });
+    base = api.url;
     const org = await createTestOrg(pool);
     user = await createTestUser(pool, org.organizationId);
     await setPassword(pool, user.userId, PASSWORD);
@@ -57,8 +39,7 @@ describe('MCP authorization: sign-in, consent, code with PKCE, tokens', function
     clientId = ((await reg.json()) as { client_id: string }).client_id;
   });
   after(async () => {
-    await closeServer(server);
-    await rateLimits?.close();
+    await api?.close();
     await pool?.end();
   });
 
@@ -124,7 +105,7 @@ describe('MCP authorization: sign-in, consent, code with PKCE, tokens', function
     assert.equal(typeof tokens.refresh_token, 'string');
     // Opaque and stored: whose, for which resource, with the scopes asked for and approved.
     assert.match(tokens.access_token, /^[\w-]{32,128}$/);
-    const stored = await provider.AccessToken.find(tokens.access_token);
+    const stored = await api.deps.oauth!.provider.AccessToken.find(tokens.access_token);
     assert.equal(stored?.accountId, user.userId);
     assert.equal(stored?.aud, `${base}/mcp`);
     assert.deepEqual(String(stored?.scope).split(' ').sort(), ['projects:read', 'sessions:upload']);

@@ -1,36 +1,30 @@
 import { strict as assert } from 'node:assert';
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { createDatabasePool } from '../../../src/db/pool.js';
-import { createAuthorizationServer, MCP_SCOPES } from '../../../src/oauth/provider.js';
-import { TEST_SIGNING_SECRET } from '../../helpers/config.js';
-import { closeServer } from '../../helpers/http.js';
+import { MCP_SCOPES } from '../../../src/oauth/provider.js';
+import { startTestApi, type TestApi } from '../../helpers/app.js';
 import { createTestDatabase } from '../../helpers/stack.js';
 
 /**
- * The authorization server on its own (not yet mounted in the API): discovery, dynamic
- * registration of a native public client as MCP clients send it, and the refusals that need no
- * sign-in (no PKCE, plain PKCE, a token for another resource).
+ * The authorization server as the API mounts it: discovery, dynamic registration of a native
+ * public client as MCP clients send it, and the refusals that need no sign-in (no PKCE, plain
+ * PKCE, a token for another resource).
  */
 describe('MCP authorization server (oidc-provider): discovery, registration, early refusals', function () {
   this.timeout(30_000);
   let pool: DatabasePool;
-  let server: Server;
+  let api: TestApi;
   let issuer: string;
 
   before(async () => {
     pool = await createDatabasePool(await createTestDatabase());
-    server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const provider = await createAuthorizationServer({ issuer, pool, signingSecret: TEST_SIGNING_SECRET, cookieKeys: ['test cookie key of 32 characters!'] });
-    server.on('request', provider.callback());
+    api = await startTestApi({ pool });
+    issuer = api.url;
   });
   after(async () => {
-    await closeServer(server);
+    await api?.close();
     await pool?.end();
   });
 
