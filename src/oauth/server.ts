@@ -30,9 +30,9 @@ export interface OAuthServer {
   verify(token: string): Promise<OAuthAccess | 'invalid'>;
 }
 
-/** The issuer of a deployment: PUBLIC_BASE_URL, or in development `http://localhost:<PORT>`. */
+/** The issuer of a deployment: PUBLIC_BASE_URL, or in development `http://localhost:<PORT>` (createOAuthServer drops a trailing slash). */
 export function oauthIssuer(config: Pick<Config, 'http'>): string {
-  return (config.http.publicBaseUrl ?? `http://localhost:${config.http.port}`).replace(/\/$/, '');
+  return config.http.publicBaseUrl ?? `http://localhost:${config.http.port}`;
 }
 
 /**
