@@ -4,6 +4,7 @@ import { ValidationError } from '../errors.js';
 import { agentAppCreate, agentAppRevoke, agentAppSecret, agentAppUpdate } from './commands/agent-apps.js';
 import { apiKeyCreate, apiKeyRevoke, tokenIssue, tokenRevoke } from './commands/credentials.js';
 import { doctor } from './commands/doctor.js';
+import { grantList, grantRevoke } from './commands/grants.js';
 import { meetingProviders } from './commands/meetings.js';
 import { batchCreate, folderCreate, metadataFieldCreate } from './commands/recordings.js';
 import { retentionSweep } from './commands/retention.js';
@@ -20,6 +21,8 @@ const COMMANDS: Record<string, Command> = {
   'user set-password': userSetPassword,
   'api-key create': apiKeyCreate,
   'api-key revoke': apiKeyRevoke,
+  'grant list': grantList,
+  'grant revoke': grantRevoke,
   'token issue': tokenIssue,
   'token revoke': tokenRevoke,
   'credits add': creditsAdd,
@@ -41,6 +44,8 @@ const USAGE = `usage: intake <command> [--flags]
   api-key revoke --id K
   user create --org O --email E [--first-name F] [--last-name L] [--role member|admin] [--password-stdin]
   user set-password (--user U | --org O --email E) --password-stdin
+  grant list --user U                                 (the MCP clients the user approved)
+  grant revoke --user U (--grant G | --all)
   token issue --user U [--ttl-seconds S]
   token revoke --token T | --user U
   credits add --org O --amount A [--reason R]

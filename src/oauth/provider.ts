@@ -25,6 +25,8 @@ export interface AuthorizationServerOptions {
   cookieKeys: string[];
   /** Believe X-Forwarded-Proto and -Host (TRUST_PROXY): endpoint URLs and secure cookies follow them. */
   trustProxy?: boolean;
+  /** Access tokens' lifetime; ACCESS_TOKEN_SECONDS unless a test shortens it. */
+  accessTokenSeconds?: number;
 }
 
 /** `<issuer>/mcp`: the one resource tokens are issued for (RFC 8707); the REST API keeps its own credentials. */
@@ -42,6 +44,7 @@ export function mcpResource(issuer: string): string {
 export async function createAuthorizationServer(o: AuthorizationServerOptions): Promise<Provider> {
   const resource = mcpResource(o.issuer);
   const scope = MCP_SCOPES.join(' ');
+  const accessTokenTTL = o.accessTokenSeconds ?? ACCESS_TOKEN_SECONDS;
   const configuration: Configuration = {
     adapter: postgresAdapter(o.pool),
     findAccount: async (_ctx, id) => {
@@ -77,7 +80,7 @@ export async function createAuthorizationServer(o: AuthorizationServerOptions): 
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx, indicator) => {
           if (indicator.replace(/\/$/, '') !== resource) throw new errors.InvalidTarget(`tokens are issued for ${resource} only`);
-          return { scope, audience: resource, accessTokenTTL: ACCESS_TOKEN_SECONDS, accessTokenFormat: 'opaque' };
+          return { scope, audience: resource, accessTokenTTL, accessTokenFormat: 'opaque' };
         },
       },
     },
@@ -85,7 +88,7 @@ export async function createAuthorizationServer(o: AuthorizationServerOptions): 
     issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     expiresWithSession: () => false,
     rotateRefreshToken: true,
-    ttl: { AccessToken: ACCESS_TOKEN_SECONDS, AuthorizationCode: 60, RefreshToken: 30 * 86_400, Grant: 30 * 86_400, Session: 14 * 86_400, Interaction: 3600 },
+    ttl: { AccessToken: accessTokenTTL, AuthorizationCode: 60, RefreshToken: 30 * 86_400, Grant: 30 * 86_400, Session: 14 * 86_400, Interaction: 3600 },
   };
   const provider = new Provider(o.issuer, configuration);
   provider.proxy = o.trustProxy ?? false;

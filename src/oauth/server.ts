@@ -39,10 +39,10 @@ export function oauthIssuer(config: Pick<Config, 'http'>): string {
  * `issuer`: the public base URL (PUBLIC_BASE_URL; without it `http://localhost:<PORT>`), which MCP
  * clients compare with the protected-resource metadata's `authorization_servers`.
  */
-export async function createOAuthServer(o: { issuer: string; pool: DatabasePool; signingSecret: string; rateLimits: RateLimitStore; trustProxy: boolean }): Promise<OAuthServer> {
+export async function createOAuthServer(o: { issuer: string; pool: DatabasePool; signingSecret: string; rateLimits: RateLimitStore; trustProxy: boolean; accessTokenSeconds?: number }): Promise<OAuthServer> {
   const issuer = o.issuer.replace(/\/$/, '');
   const cookieKeys = [Buffer.from(deriveKey(o.signingSecret, 'oauth-cookies')).toString('base64url')];
-  const provider = await createAuthorizationServer({ issuer, pool: o.pool, signingSecret: o.signingSecret, cookieKeys, trustProxy: o.trustProxy });
+  const provider = await createAuthorizationServer({ issuer, pool: o.pool, signingSecret: o.signingSecret, cookieKeys, trustProxy: o.trustProxy, accessTokenSeconds: o.accessTokenSeconds });
   const resource = mcpResource(issuer);
   return {
     provider, issuer, resource, limits: loginLimits(o.rateLimits), cookieKeys, signingSecret: o.signingSecret,

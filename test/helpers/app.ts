@@ -41,6 +41,8 @@ export async function startTestApi(options: {
   logger?: Logger;
   /** Replaces the body-checking threads made from the config (a test counts their work). */
   bodyChecker?: BodyChecker | null;
+  /** Shortens the authorization server's access tokens (an expiry test). */
+  oauthAccessTokenSeconds?: number;
 }): Promise<TestApi> {
   const config = options.config ?? testConfig();
   const temporal = options.temporal ?? (await connectTemporalClient({ temporal: { ...config.temporal, address: (await testStack()).temporal.address } }));
@@ -66,6 +68,7 @@ export async function startTestApi(options: {
   const url = `http://127.0.0.1:${port}`;
   const oauth = await createOAuthServer({
     issuer: config.http.publicBaseUrl ?? url, pool: options.pool, signingSecret: TEST_SIGNING_SECRET, rateLimits, trustProxy: config.http.trustProxy,
+    accessTokenSeconds: options.oauthAccessTokenSeconds,
   });
   const deps: AppDeps = {
     config, pool: options.pool, temporal, tokens: testTokens(), logger, rateLimits, uploadLocks, bodyChecker, metrics: createApiMetrics({ pool: options.pool, processMetrics: false }), oauth,

@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 /** A browser as far as this flow needs one: cookies by name, redirects followed by hand. */
 export class Browser {
   private readonly cookies = new Map<string, string>();
@@ -41,8 +42,62 @@ export async function authorizeInBrowser(base: string, authorizationUrl: URL, us
   const login = await browser.follow(await browser.go(authorizationUrl.pathname + authorizationUrl.search));
   const uid = new URL(login.url).pathname.split('/').pop()!;
   const consent = await browser.follow(await browser.post(`/oauth/interaction/${uid}/login`, { csrf: csrfOf(await login.text()), email: user.email, password: user.password }));
+  // Consent remembered (a web client the user approved before): straight back to the client.
+  if (consent.status >= 300 && consent.status < 400) return new URL(consent.headers.get('location')!);
   if (consent.status !== 200) throw new Error(`sign-in failed: ${consent.status}`);
   const consentUid = new URL(consent.url).pathname.split('/').pop()!;
   const back = await browser.follow(await browser.post(`/oauth/interaction/${consentUid}/confirm`, { csrf: csrfOf(await consent.text()), decision }));
   return new URL(back.headers.get('location')!);
+}
+
+/** Registers a public client (RFC 7591) as MCP clients do; returns its client_id, or the refusal. */
+export async function registerClient(base: string, metadata: Record<string, unknown>): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(`${base}/oauth/register`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], ...metadata }),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+/** An authorization request with PKCE (S256) for the MCP resource: the URL and its verifier. */
+export function authorizationRequest(base: string, o: { clientId: string; redirectUri: string; scope: string; state?: string }): { url: URL; verifier: string } {
+  const verifier = randomBytes(32).toString('base64url');
+  const url = new URL('/oauth/authorize', base);
+  url.search = new URLSearchParams({
+    client_id: o.clientId, response_type: 'code', redirect_uri: o.redirectUri, scope: o.scope, state: o.state ?? 'st', resource: `${base}/mcp`,
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+  }).toString();
+  return { url, verifier };
+}
+
+export interface TokenSet {
+  access_token: string;
+  refresh_token: string;
+  expires_in: number;
+  scope: string;
+}
+
+/** The token endpoint with a public client's form. */
+export function tokenRequest(base: string, clientId: string, form: Record<string, string>): Promise<Response> {
+  return fetch(`${base}/oauth/token`, {
+    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id: clientId, ...form }).toString(),
+  });
+}
+
+/** The whole flow for a signed-in, approving user: sign-in, consent, code, tokens. */
+export async function obtainTokens(base: string, o: { clientId: string; redirectUri: string; scope: string; user: { email: string; password: string } }): Promise<TokenSet> {
+  const { url, verifier } = authorizationRequest(base, o);
+  const back = await authorizeInBrowser(base, url, o.user);
+  const code = back.searchParams.get('code');
+  if (!code) throw new Error(`no code: ${back.toString()}`);
+  const res = await tokenRequest(base, o.clientId, { grant_type: 'authorization_code', code, redirect_uri: o.redirectUri, code_verifier: verifier, resource: `${base}/mcp` });
+  if (res.status !== 200) throw new Error(`token exchange: ${res.status} ${await res.text()}`);
+  return (await res.json()) as TokenSet;
+}
+
+/** A JSON-RPC call to /mcp with a bearer token. */
+export function mcpCall(base: string, token: string, body: unknown = { jsonrpc: '2.0', id: 1, method: 'tools/list' }): Promise<Response> {
+  return fetch(`${base}/mcp`, {
+    method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(body),
+  });
 }

@@ -2,6 +2,7 @@ import { decodeJwt } from 'jose';
 import { createApiKey } from '../../auth/credentials.js';
 import { isScope, type Scope } from '../../auth/scopes.js';
 import { revokeApiKey } from '../../db/repositories/api-keys.js';
+import { revokeUserGrants } from '../../db/repositories/oauth-models.js';
 import { findUser, revokeToken, revokeUserTokens } from '../../db/repositories/users.js';
 import { flags, int, list, optStr, str } from '../args.js';
 import { CliError, type CliContext } from '../context.js';
@@ -54,9 +55,13 @@ export async function tokenRevoke(ctx: CliContext, argv: string[]) {
   const userId = optStr(f, 'user');
   if ((token === undefined) === (userId === undefined)) throw new CliError('give either --token T or --user U', 2);
   if (userId !== undefined) {
-    const user = await revokeUserTokens(await ctx.db(), userId);
-    if (!user) throw new CliError(`user ${userId} not found`);
-    return { userId: user.id, revoked: 'all' };
+    // Every token: the CLI's access tokens, and what MCP clients were given through OAuth grants.
+    const revoked = await (await ctx.db()).transaction(async (tx) => {
+      const user = await revokeUserTokens(tx, userId);
+      return user ? { user, grantIds: await revokeUserGrants(tx, user.id) } : null;
+    });
+    if (!revoked) throw new CliError(`user ${userId} not found`);
+    return { userId: revoked.user.id, revoked: 'all', revokedGrantIds: revoked.grantIds };
   }
   // An expired token needs no revocation, but saying so is clearer than "invalid": read it as of just before it expired.
   const verified = await (await ctx.tokens()).verify(token ?? '', beforeExpiry(token ?? ''));

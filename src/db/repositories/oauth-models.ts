@@ -41,3 +41,47 @@ export async function purgeExpiredModels(db: CommonQueryMethods, limit: number):
     DELETE FROM oauth_models WHERE ctid IN (SELECT ctid FROM oauth_models WHERE expires_at <= now() LIMIT ${limit}) RETURNING id`);
   return rows.length;
 }
+
+const grantRow = z.object({
+  grant_id: z.string(),
+  client_id: z.string(),
+  client_name: z.string().nullable(),
+  scopes: z.array(z.string()),
+  granted_at: z.string(),
+  expires_at: z.string().nullable(),
+});
+export type GrantRow = z.infer<typeof grantRow>;
+
+/**
+ * The grants a user has given (one per client), live ones only, oldest first: which client (and
+ * the name it registered), the scopes granted for any resource, when and until when.
+ */
+export async function listUserGrants(db: CommonQueryMethods, userId: string): Promise<readonly GrantRow[]> {
+  return db.any(sql.type(grantRow)`
+    SELECT g.id AS grant_id, g.payload ->> 'clientId' AS client_id, c.payload ->> 'client_name' AS client_name,
+      coalesce((
+        SELECT array_agg(DISTINCT s ORDER BY s) FROM jsonb_each_text(coalesce(g.payload -> 'resources', '{}'::jsonb)) r,
+          regexp_split_to_table(r.value, ' ') s WHERE s <> ''
+      ), '{}') AS scopes,
+      to_timestamp((g.payload ->> 'iat')::bigint) AS granted_at, g.expires_at
+    FROM oauth_models g
+    LEFT JOIN oauth_models c ON c.model = 'Client' AND c.id = g.payload ->> 'clientId'
+    WHERE g.model = 'Grant' AND g.payload ->> 'accountId' = ${userId} AND (g.expires_at IS NULL OR g.expires_at > now())
+    ORDER BY granted_at, g.id`);
+}
+
+/**
+ * Revokes grants and everything issued under them (codes, access and refresh tokens): of one
+ * user, every one, or the one `grantId` names when it is the user's. Returns the ids revoked.
+ */
+export async function revokeUserGrants(db: CommonQueryMethods, userId: string, grantId?: string): Promise<readonly string[]> {
+  const which = grantId === undefined ? sql.fragment`TRUE` : sql.fragment`id = ${grantId}`;
+  const rows = await db.any(sql.type(z.object({ id: z.string() }))`
+    WITH grants AS (
+      DELETE FROM oauth_models WHERE model = 'Grant' AND payload ->> 'accountId' = ${userId} AND ${which} RETURNING id
+    ), issued AS (
+      DELETE FROM oauth_models WHERE grant_id IN (SELECT id FROM grants)
+    )
+    SELECT id FROM grants ORDER BY id`);
+  return rows.map((r) => r.id);
+}

@@ -1,0 +1,37 @@
+import { listUserGrants, revokeUserGrants } from '../../db/repositories/oauth-models.js';
+import { findUser } from '../../db/repositories/users.js';
+import { flags, optStr, str } from '../args.js';
+import { CliError, type CliContext } from '../context.js';
+
+async function requireUser(ctx: CliContext, id: string) {
+  const user = await findUser(await ctx.db(), id);
+  if (!user) throw new CliError(`user ${id} not found`);
+  return user;
+}
+
+/** `grant list --user U`: the MCP clients the user has approved, with their scopes. */
+export async function grantList(ctx: CliContext, argv: string[]) {
+  const f = flags(argv, { user: 'string' });
+  const user = await requireUser(ctx, str(f, 'user'));
+  const grants = await listUserGrants(await ctx.db(), user.id);
+  return {
+    userId: user.id,
+    grants: grants.map((g) => ({
+      grantId: g.grant_id, clientId: g.client_id, clientName: g.client_name, scopes: g.scopes, grantedAt: g.granted_at, expiresAt: g.expires_at,
+    })),
+  };
+}
+
+/**
+ * `grant revoke --user U (--grant G | --all)`: the client's access and refresh tokens stop working
+ * at once, and its next authorization asks the user again.
+ */
+export async function grantRevoke(ctx: CliContext, argv: string[]) {
+  const f = flags(argv, { user: 'string', grant: 'string', all: 'boolean' });
+  const user = await requireUser(ctx, str(f, 'user'));
+  const grantId = optStr(f, 'grant');
+  if ((grantId === undefined) === (f.all !== true)) throw new CliError('give either --grant G or --all', 2);
+  const revoked = await (await ctx.db()).transaction((tx) => revokeUserGrants(tx, user.id, grantId));
+  if (grantId !== undefined && revoked.length === 0) throw new CliError(`grant ${grantId} of user ${user.id} not found`);
+  return { userId: user.id, revokedGrantIds: revoked };
+}

@@ -1,0 +1,112 @@
+import { strict as assert } from 'node:assert';
+import type { DatabasePool } from 'slonik';
+import { setPassword } from '../../../src/auth/sign-in.js';
+import { createDatabasePool } from '../../../src/db/pool.js';
+import { startTestApi, type TestApi } from '../../helpers/app.js';
+import { runIntake } from '../../helpers/cli.js';
+import { TEST_SIGNING_SECRET } from '../../helpers/config.js';
+import { createTestOrg, createTestUser } from '../../helpers/fixtures.js';
+import { mcpCall, obtainTokens, registerClient, tokenRequest } from '../../helpers/oauth-browser.js';
+import { createTestDatabase } from '../../helpers/stack.js';
+
+const PASSWORD = 'correct horse battery staple';
+const REDIRECT = 'http://127.0.0.1:40112/callback';
+const ACCESS_TOKEN_SECONDS = 2;
+
+/** A user's grants, listed and revoked with `intake grant`; and tokens that expire. */
+describe('MCP authorization: grants revoked by the operator, expired tokens', function () {
+  this.timeout(60_000);
+  let pool: DatabasePool;
+  let api: TestApi;
+  /** The same authorization server with access tokens of ACCESS_TOKEN_SECONDS. */
+  let shortLived: TestApi;
+  let env: Record<string, string>;
+  let user: { userId: string; email: string; password: string };
+
+  before(async () => {
+    const databaseUrl = await createTestDatabase();
+    pool = await createDatabasePool(databaseUrl);
+    api = await startTestApi({ pool });
+    shortLived = await startTestApi({ pool, oauthAccessTokenSeconds: ACCESS_TOKEN_SECONDS });
+    env = { DATABASE_URL: databaseUrl, SIGNING_SECRET: TEST_SIGNING_SECRET, LOG_LEVEL: 'silent' };
+    const org = await createTestOrg(pool);
+    const created = await createTestUser(pool, org.organizationId);
+    await setPassword(pool, created.userId, PASSWORD);
+    user = { ...created, password: PASSWORD };
+  });
+  after(async () => {
+    await api?.close();
+    await shortLived?.close();
+    await pool?.end();
+  });
+
+  const client = async (name: string, on = api) => {
+    const reg = await registerClient(on.url, { redirect_uris: [REDIRECT], client_name: name });
+    assert.equal(reg.status, 201, JSON.stringify(reg.body));
+    return reg.body.client_id as string;
+  };
+
+  it('`intake grant list` shows each approved client with its scopes; `grant revoke` stops its access and refresh tokens at once', async () => {
+    const editor = await client('Editor');
+    const reader = await client('Reader');
+    const editorTokens = await obtainTokens(api.url, { clientId: editor, redirectUri: REDIRECT, scope: 'sessions:upload sessions:associate', user });
+    const readerTokens = await obtainTokens(api.url, { clientId: reader, redirectUri: REDIRECT, scope: 'projects:read', user });
+    assert.equal((await mcpCall(api.url, editorTokens.access_token)).status, 200);
+
+    const listed = await runIntake(env, 'grant', 'list', '--user', user.userId);
+    assert.equal(listed.code, 0, listed.stderr);
+    type Listed = { grantId: string; clientId: string; clientName: string; scopes: string[]; grantedAt: string; expiresAt: string };
+    // Oldest first; both were given within the same second here.
+    const grants = (listed.json.grants as Listed[]).sort((a, b) => a.clientName.localeCompare(b.clientName));
+    assert.deepEqual(grants.map((g) => [g.clientName, g.clientId, g.scopes]), [
+      ['Editor', editor, ['sessions:associate', 'sessions:upload']],
+      ['Reader', reader, ['projects:read']],
+    ]);
+    for (const g of grants) assert.ok(Date.parse(g.expiresAt) > Date.parse(g.grantedAt));
+
+    const revoked = await runIntake(env, 'grant', 'revoke', '--user', user.userId, '--grant', grants[0]!.grantId);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.deepEqual(revoked.json, { userId: user.userId, revokedGrantIds: [grants[0]!.grantId] });
+    // The revoked client's tokens are refused at once; the other client's still work.
+    const refused = await mcpCall(api.url, editorTokens.access_token);
+    assert.equal(refused.status, 401);
+    assert.match(refused.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
+    const refresh = await tokenRequest(api.url, editor, { grant_type: 'refresh_token', refresh_token: editorTokens.refresh_token, resource: `${api.url}/mcp` });
+    assert.equal(refresh.status, 400);
+    assert.equal(((await refresh.json()) as { error: string }).error, 'invalid_grant');
+    assert.equal((await mcpCall(api.url, readerTokens.access_token)).status, 200);
+    assert.deepEqual((await runIntake(env, 'grant', 'list', '--user', user.userId)).json.grants.map((g: { clientName: string }) => g.clientName), ['Reader']);
+
+    // Another user's grant, or one already revoked, is not found; the command needs one of its forms.
+    const again = await runIntake(env, 'grant', 'revoke', '--user', user.userId, '--grant', grants[0]!.grantId);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /not found/);
+    const neither = await runIntake(env, 'grant', 'revoke', '--user', user.userId);
+    assert.equal(neither.code, 2);
+
+    // Revoking every token the user holds takes the OAuth grants too.
+    const all = await runIntake(env, 'token', 'revoke', '--user', user.userId);
+    assert.equal(all.code, 0, all.stderr);
+    assert.deepEqual(all.json.revokedGrantIds, [grants[1]!.grantId]);
+    assert.equal((await mcpCall(api.url, readerTokens.access_token)).status, 401);
+    assert.deepEqual((await runIntake(env, 'grant', 'list', '--user', user.userId)).json.grants, []);
+  });
+
+  it('an expired access token is refused with invalid_token; its refresh token gets a new one that works', async () => {
+    const id = await client('Short-lived', shortLived);
+    const tokens = await obtainTokens(shortLived.url, { clientId: id, redirectUri: REDIRECT, scope: 'projects:read', user });
+    assert.equal(tokens.expires_in, ACCESS_TOKEN_SECONDS);
+    assert.equal((await mcpCall(shortLived.url, tokens.access_token)).status, 200);
+    await new Promise((resolve) => setTimeout(resolve, (ACCESS_TOKEN_SECONDS + 1) * 1000));
+    const expired = await mcpCall(shortLived.url, tokens.access_token);
+    assert.equal(expired.status, 401);
+    assert.match(expired.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
+    const body = (await expired.json()) as { errorCode: string; message: string };
+    assert.equal(body.errorCode, 'invalid_credentials');
+
+    const refreshed = await tokenRequest(shortLived.url, id, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, resource: `${shortLived.url}/mcp` });
+    assert.equal(refreshed.status, 200, await refreshed.clone().text());
+    const next = (await refreshed.json()) as { access_token: string };
+    assert.equal((await mcpCall(shortLived.url, next.access_token)).status, 200);
+  });
+});
