@@ -4,6 +4,7 @@ import type { Context, Middleware } from 'koa';
 import type Provider from 'oidc-provider';
 import type { DatabasePool } from 'slonik';
 import { findUser } from '../../src/db/repositories/users.js';
+import { MCP_SCOPES } from '../../src/oauth/provider.js';
 import { approveGrant, attemptLogin, csrfToken, csrfValid, type LoginLimits } from '../../src/oauth/interactions.js';
 import { consentPage, errorPage, loginPage, PAGE_HEADERS } from './pages.js';
 
@@ -63,10 +64,13 @@ export function oauthInteractionRoutes(deps: InteractionDeps): Middleware {
     if (d.prompt.name === 'login') return showLogin(ctx, d);
     const user = d.session?.accountId ? await findUser(deps.pool, d.session.accountId) : null;
     const { name, redirectHost } = await client(d);
+    // The scopes asked for, whether granted before or not; none missing: approved before (a native client asked again).
     const missing = d.prompt.details as { missingResourceScopes?: Record<string, string[]>; missingOIDCScope?: string[] };
-    const scopes = [...new Set(Object.values(missing.missingResourceScopes ?? {}).flat())];
+    const missingScopes = [...new Set(Object.values(missing.missingResourceScopes ?? {}).flat())];
+    const requested = (typeof d.params.scope === 'string' ? d.params.scope : '').split(' ').filter((s) => (MCP_SCOPES as readonly string[]).includes(s));
     page(ctx, 200, consentPage({
-      action: `/oauth/interaction/${d.uid}/confirm`, csrf: csrfToken(deps.signingSecret, d.uid), clientName: name, redirectHost, scopes, email: user?.email ?? '',
+      action: `/oauth/interaction/${d.uid}/confirm`, csrf: csrfToken(deps.signingSecret, d.uid), clientName: name, redirectHost,
+      scopes: [...new Set([...requested, ...missingScopes])], email: user?.email ?? '', approvedBefore: missingScopes.length === 0,
     }));
   });
 

@@ -16,6 +16,7 @@ import { PostgresUploadLocker } from '../media/upload-locker.js';
 import { connectTemporalClient } from '../temporal/connection.js';
 import { retryStartup } from './retry.js';
 import { createOAuthServer, oauthIssuer } from '../oauth/server.js';
+import { renderOAuthError } from '../../api/oauth/pages.js';
 import { startTracing, stopTracing } from '../telemetry/tracing.js';
 
 export interface RunningApi {
@@ -39,7 +40,7 @@ export async function startApi(config: Config, logger: Logger, o: { migrate?: bo
   const bodyChecker = createBodyChecker({ threads: config.http.bodyWorkerThreads });
   const metrics = createApiMetrics({ pool });
   o.beforeListen?.(metrics);
-  const oauth = await createOAuthServer({ issuer: oauthIssuer(config), pool, signingSecret, rateLimits, trustProxy: config.http.trustProxy });
+  const oauth = await createOAuthServer({ issuer: oauthIssuer(config), pool, signingSecret, rateLimits, trustProxy: config.http.trustProxy, renderError: renderOAuthError });
   const deps: AppDeps = { config, pool, temporal, tokens, logger, rateLimits, uploadLocks, bodyChecker, metrics, oauth };
   const app = buildApp(deps);
   const server = await new Promise<Server>((resolve, reject) => {

@@ -1,5 +1,6 @@
 import Provider, { errors, type Configuration } from 'oidc-provider';
 import type { DatabasePool } from 'slonik';
+import { findUserClientGrantId } from '../db/repositories/oauth-models.js';
 import { findUser } from '../db/repositories/users.js';
 import { postgresAdapter } from './adapter.js';
 import { oauthSigningJwk } from './keys.js';
@@ -25,6 +26,8 @@ export interface AuthorizationServerOptions {
   cookieKeys: string[];
   /** Believe X-Forwarded-Proto and -Host (TRUST_PROXY): endpoint URLs and secure cookies follow them. */
   trustProxy?: boolean;
+  /** The page of an error shown to the user rather than returned to the client (an unregistered redirect URI, say). */
+  renderError: NonNullable<Configuration['renderError']>;
   /** Access tokens' lifetime; ACCESS_TOKEN_SECONDS unless a test shortens it. */
   accessTokenSeconds?: number;
 }
@@ -60,6 +63,20 @@ export async function createAuthorizationServer(o: AuthorizationServerOptions): 
       pushed_authorization_request: '/oauth/par', device_authorization: '/oauth/device', backchannel_authentication: '/oauth/backchannel',
       code_verification: '/oauth/device/verify', challenge: '/oauth/challenge',
     },
+    // A grant is remembered per user and client until revoked, not per browser session: a web
+    // client the user approved before gets its code right after sign-in. Native clients are still
+    // shown the approval page each time (oidc-provider's native_client_prompt, RFC 8252 §8.6: any
+    // program on the machine can claim a public native client's id and a loopback redirect).
+    loadExistingGrant: async (ctx) => {
+      const { oidc } = ctx;
+      const clientId = oidc.client?.clientId;
+      const accountId = oidc.session?.accountId;
+      if (!clientId) return undefined;
+      const grantId = oidc.result?.consent?.grantId ?? oidc.session?.grantIdFor(clientId)
+        ?? (accountId ? await findUserClientGrantId(o.pool, accountId, clientId) : null);
+      return grantId ? oidc.provider.Grant.find(grantId) : undefined;
+    },
+    renderError: o.renderError,
     interactions: { url: (_ctx, interaction) => `/oauth/interaction/${interaction.uid}` },
     responseTypes: ['code'],
     scopes: ['openid', 'offline_access', ...MCP_SCOPES],

@@ -4,7 +4,7 @@ import { deriveKey } from '../auth/secrets.js';
 import type { Config } from '../config.js';
 import type { RateLimitStore } from '../rate-limit.js';
 import { loginLimits, type LoginLimits } from './interactions.js';
-import { createAuthorizationServer, MCP_SCOPES, mcpResource } from './provider.js';
+import { createAuthorizationServer, MCP_SCOPES, mcpResource, type AuthorizationServerOptions } from './provider.js';
 
 export type McpScope = (typeof MCP_SCOPES)[number];
 
@@ -39,10 +39,17 @@ export function oauthIssuer(config: Pick<Config, 'http'>): string {
  * `issuer`: the public base URL (PUBLIC_BASE_URL; without it `http://localhost:<PORT>`), which MCP
  * clients compare with the protected-resource metadata's `authorization_servers`.
  */
-export async function createOAuthServer(o: { issuer: string; pool: DatabasePool; signingSecret: string; rateLimits: RateLimitStore; trustProxy: boolean; accessTokenSeconds?: number }): Promise<OAuthServer> {
+export async function createOAuthServer(o: {
+  issuer: string; pool: DatabasePool; signingSecret: string; rateLimits: RateLimitStore; trustProxy: boolean;
+  /** The API's error page (api/oauth/pages.ts): errors shown to the user rather than returned to the client. */
+  renderError: AuthorizationServerOptions['renderError'];
+  accessTokenSeconds?: number;
+}): Promise<OAuthServer> {
   const issuer = o.issuer.replace(/\/$/, '');
   const cookieKeys = [Buffer.from(deriveKey(o.signingSecret, 'oauth-cookies')).toString('base64url')];
-  const provider = await createAuthorizationServer({ issuer, pool: o.pool, signingSecret: o.signingSecret, cookieKeys, trustProxy: o.trustProxy, accessTokenSeconds: o.accessTokenSeconds });
+  const provider = await createAuthorizationServer({
+    issuer, pool: o.pool, signingSecret: o.signingSecret, cookieKeys, trustProxy: o.trustProxy, renderError: o.renderError, accessTokenSeconds: o.accessTokenSeconds,
+  });
   const resource = mcpResource(issuer);
   return {
     provider, issuer, resource, limits: loginLimits(o.rateLimits), cookieKeys, signingSecret: o.signingSecret,

@@ -12,6 +12,7 @@ import { createRateLimitStore, type RateLimitStore } from '../../src/rate-limit.
 import { memoryUploadLocker, PostgresUploadLocker, type UploadLocker } from '../../src/media/upload-locker.js';
 import { connectTemporalClient, type TemporalClient } from '../../src/temporal/connection.js';
 import { createOAuthServer } from '../../src/oauth/server.js';
+import { renderOAuthError } from '../../api/oauth/pages.js';
 import { testConfig, TEST_SIGNING_SECRET } from './config.js';
 import { testStack } from './stack.js';
 
@@ -67,7 +68,7 @@ export async function startTestApi(options: {
   const { port } = server.address() as { port: number };
   const url = `http://127.0.0.1:${port}`;
   const oauth = await createOAuthServer({
-    issuer: config.http.publicBaseUrl ?? url, pool: options.pool, signingSecret: TEST_SIGNING_SECRET, rateLimits, trustProxy: config.http.trustProxy,
+    issuer: config.http.publicBaseUrl ?? url, pool: options.pool, signingSecret: TEST_SIGNING_SECRET, rateLimits, trustProxy: config.http.trustProxy, renderError: renderOAuthError,
     accessTokenSeconds: options.oauthAccessTokenSeconds,
   });
   const deps: AppDeps = {

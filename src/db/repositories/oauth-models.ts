@@ -85,3 +85,11 @@ export async function revokeUserGrants(db: CommonQueryMethods, userId: string, g
     SELECT id FROM grants ORDER BY id`);
   return rows.map((r) => r.id);
 }
+
+/** The live grant a user gave a client (the newest when there are several), or null. */
+export async function findUserClientGrantId(db: CommonQueryMethods, userId: string, clientId: string): Promise<string | null> {
+  return db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
+    SELECT id FROM oauth_models
+    WHERE model = 'Grant' AND payload ->> 'accountId' = ${userId} AND payload ->> 'clientId' = ${clientId} AND (expires_at IS NULL OR expires_at > now())
+    ORDER BY (payload ->> 'iat')::bigint DESC LIMIT 1`);
+}
