@@ -16,4 +16,6 @@ export interface RetentionSweepInput {
 
 export interface RetentionSweepResult {
   deletedSessions: number;
+  /** Expired rows of the MCP authorization server deleted (codes, tokens, sessions, grants); absent in sweeps before it. */
+  purgedAuthorizations?: number;
 }

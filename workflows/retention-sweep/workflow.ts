@@ -1,17 +1,24 @@
-import { continueAsNew, proxyActivities } from '@temporalio/workflow';
+import { continueAsNew, patched, proxyActivities } from '@temporalio/workflow';
 import type { RetentionActivities } from '../../activities/retention.js';
 import type { RetentionSweepInput, RetentionSweepResult } from './contract.js';
 
-const { deleteExpiredConversations } = proxyActivities<RetentionActivities>({
+const { deleteExpiredConversations, purgeExpiredAuthorizations } = proxyActivities<RetentionActivities>({
   startToCloseTimeout: '5 minutes',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 
 const BATCHES_PER_RUN = 500;
 
+/** Sweeps since this patch also purge the authorization server's expired rows (issue 20). */
+export const PURGE_AUTHORIZATIONS_PATCH = 'retention-purge-authorizations';
+/** Expired authorization rows deleted per activity call, and calls per sweep at most (the next sweep goes on). */
+export const AUTHORIZATION_PURGE_BATCH = 1000;
+const AUTHORIZATION_PURGE_BATCHES = 100;
+
 /**
  * Deletes every conversation past its application's retention, a batch at a time, until a batch
- * comes back short. Each batch is its own transaction, so a crash resumes where it stopped.
+ * comes back short; then the MCP authorization server's expired codes, tokens, sessions and
+ * grants. Each batch is its own transaction, so a crash resumes where it stopped.
  */
 export async function retentionSweepWorkflow(input: RetentionSweepInput): Promise<RetentionSweepResult> {
   const batchSize = input.batchSize ?? 25;
@@ -19,7 +26,16 @@ export async function retentionSweepWorkflow(input: RetentionSweepInput): Promis
   for (let i = 0; i < BATCHES_PER_RUN; i++) {
     const n = await deleteExpiredConversations(batchSize);
     deleted += n;
-    if (n < batchSize) return { deletedSessions: deleted };
+    if (n < batchSize) {
+      if (!patched(PURGE_AUTHORIZATIONS_PATCH)) return { deletedSessions: deleted };
+      let purged = 0;
+      for (let j = 0; j < AUTHORIZATION_PURGE_BATCHES; j++) {
+        const m = await purgeExpiredAuthorizations(AUTHORIZATION_PURGE_BATCH);
+        purged += m;
+        if (m < AUTHORIZATION_PURGE_BATCH) break;
+      }
+      return { deletedSessions: deleted, purgedAuthorizations: purged };
+    }
   }
   return continueAsNew<typeof retentionSweepWorkflow>({ ...input, deletedSoFar: deleted });
 }

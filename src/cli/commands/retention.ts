@@ -1,4 +1,5 @@
 import { deleteExpiredSessions } from '../../db/repositories/agent-retention.js';
+import { purgeExpiredModels } from '../../db/repositories/oauth-models.js';
 import { isUuid } from '../../db/uuid.js';
 import { CliError, type CliContext } from '../context.js';
 import { flags, optStr } from '../args.js';
@@ -7,7 +8,8 @@ const BATCH = 25;
 
 /**
  * Runs the retention sweep now, in this process (the same deletion the scheduled sweep runs):
- * every conversation older than its application's retention, or only one organization's.
+ * every conversation older than its application's retention, or only one organization's; without
+ * --org, the MCP authorization server's expired rows too.
  */
 export async function retentionSweep(ctx: CliContext, argv: string[]) {
   const f = flags(argv, { org: 'string' });
@@ -18,6 +20,13 @@ export async function retentionSweep(ctx: CliContext, argv: string[]) {
   for (;;) {
     const n = await deleteExpiredSessions(db, BATCH, org);
     deleted += n;
-    if (n < BATCH) return { deletedSessions: deleted };
+    if (n < BATCH) break;
+  }
+  if (org !== undefined) return { deletedSessions: deleted };
+  let purged = 0;
+  for (;;) {
+    const n = await purgeExpiredModels(db, 1000);
+    purged += n;
+    if (n < 1000) return { deletedSessions: deleted, purgedAuthorizations: purged };
   }
 }

@@ -19,6 +19,16 @@ describe('agent conversation retention', function () {
   let keep: TestAgentApp;
   const scheduleId = `retention-test-${randomUUID()}`;
 
+  /** Rows of the MCP authorization server (oauth_models), expired `secondsAgo` ago or (negative) expiring later. */
+  const authorizationRows = async (prefix: string, n: number, secondsAgo: number) => {
+    for (let i = 0; i < n; i++) {
+      await ctx.pool.query(sql.unsafe`
+        INSERT INTO oauth_models (model, id, payload, expires_at)
+        VALUES ('AccessToken', ${`${prefix}-${i}`}, '{}'::jsonb, now() - make_interval(secs => ${secondsAgo}))`);
+    }
+  };
+  const authorizationRowsLeft = (prefix: string) => ctx.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+    SELECT count(*)::int AS n FROM oauth_models WHERE id LIKE ${`${prefix}-%`}`);
   const exists = async (sessionId: string) => (await ctx.pool.maybeOne(sql.unsafe`SELECT id FROM agent_sessions WHERE id = ${sessionId}`)) !== null;
   /** A processed conversation whose last activity was `daysAgo` days ago. */
   const conversation = async (owner: TestAgentApp, name: string, daysAgo: number) => {
@@ -43,6 +53,8 @@ describe('agent conversation retention', function () {
     const old = await conversation(app, 'old', 40);
     const recent = await conversation(app, 'recent', 10);
     const noLimit = await conversation(keep, 'ancient', 4000);
+    await authorizationRows('expired', 3, 60);
+    await authorizationRows('live', 2, -600);
     const client = ctx.api.deps.temporal.client;
     await ensureRetentionSchedule(client, { taskQueue: ctx.worker.taskQueue, everyMinutes: 60, scheduleId }, quietLogger);
     // Idempotent: a second start of a worker updates the schedule instead of failing.
@@ -64,7 +76,9 @@ describe('agent conversation retention', function () {
       return found;
     }, (f) => f.some((w) => w.status.name === 'COMPLETED'));
     const result = await client.workflow.getHandle(runs[0]!.workflowId, runs[0]!.runId).result();
-    assert.deepEqual(result, { deletedSessions: 1 });
+    assert.deepEqual(result, { deletedSessions: 1, purgedAuthorizations: 3 });
+    assert.equal(await authorizationRowsLeft('expired'), 0, 'the authorization server\'s expired rows are purged');
+    assert.equal(await authorizationRowsLeft('live'), 2);
   });
 
   it('reducing retention deletes older conversations on the next sweep (`intake retention sweep`)', async () => {
@@ -76,6 +90,11 @@ describe('agent conversation retention', function () {
     assert.equal(cli.json.deletedSessions, 2, 'recent (10 days) and recent-2 (10 days) are past 5 days now');
     assert.equal(await exists(recent), false);
     assert.equal(await exists(fresh), true);
+    assert.equal(cli.json.purgedAuthorizations, undefined, 'one organization\'s sweep leaves the shared rows');
+    await authorizationRows('expired-cli', 2, 1);
+    const whole = await runIntake({ DATABASE_URL: ctx.databaseUrl, DATA_DIR: '/nonexistent' }, 'retention', 'sweep');
+    assert.equal(whole.code, 0, whole.stderr);
+    assert.deepEqual(whole.json, { deletedSessions: 0, purgedAuthorizations: 2 });
     const bad = await runIntake({ DATABASE_URL: ctx.databaseUrl, DATA_DIR: '/nonexistent' }, 'retention', 'sweep', '--org', 'nope');
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /--org must be an organization UUID/);
