@@ -65,7 +65,9 @@ export function buildApp(deps: AppDeps): Koa<AppState> {
   if (deps.oauth) {
     // oidc-provider sets its cookies through this app's context too: the same keys (oauth-notes, pitfall 9).
     app.keys = deps.oauth.cookieKeys;
-    app.use(oauthInteractionRoutes({ provider: deps.oauth.provider, pool: deps.pool, limits: deps.oauth.limits, signingSecret: deps.oauth.signingSecret }));
+    app.use(oauthInteractionRoutes({
+      provider: deps.oauth.provider, pool: deps.pool, limits: deps.oauth.limits, signingSecret: deps.oauth.signingSecret, upstream: deps.oauth.upstream,
+    }));
     app.use(oauthEndpoints(deps.oauth.provider));
   }
   app.use(tusEndpoint(deps, uploads));

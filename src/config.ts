@@ -127,6 +127,11 @@ export const envSchema = z.object({
   MCP_BODY_LIMIT_BYTES: positiveInt.default(16 * 1024 * 1024).meta({ description: "largest JSON-RPC request to `/mcp` (session files of up to 8,000,000 characters)" }),
   MCP_AUTHORIZATION_SERVERS: z.string().min(1).optional().meta({ description: "comma-separated authorization server URLs announced in `/.well-known/oauth-protected-resource`; unset: the service's own URL (it issues the user tokens)" }),
   MCP_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(300).meta({ description: "requests a minute per user to `/mcp` (each tool call is one), counted in PostgreSQL like the feedback limit; `0` turns it off" }),
+
+  OIDC_ISSUER: z.url().optional().meta({ description: "a company's OpenID Connect provider for signing in to the MCP authorization server (its issuer URL; discovery at `/.well-known/openid-configuration`). Set with `OIDC_CLIENT_ID` and `OIDC_CLIENT_SECRET`; register `<PUBLIC_BASE_URL>/oauth/upstream/callback` as the redirect URI there. Unset: e-mail and password only" }),
+  OIDC_CLIENT_ID: z.string().min(1).optional().meta({ description: "with `OIDC_ISSUER` (required): Intake's client id at that provider" }),
+  OIDC_CLIENT_SECRET: z.string().min(1).optional().meta({ description: "with `OIDC_ISSUER` (required): Intake's client secret there (sent as `client_secret_post`); never logged or shown" }),
+  OIDC_DISPLAY_NAME: z.string().min(1).max(60).default('single sign-on').meta({ description: "the sign-in page's button: `Sign in with <name>`" }),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -216,6 +221,15 @@ export interface Config {
   };
   /** `authorizationServers` undefined: the service's own URL (it issues the user tokens). */
   mcp: { bodyLimitBytes: number; authorizationServers: string[] | undefined; ratePerMinute: number };
+  /** Upstream OpenID Connect sign-in for the authorization server's pages; undefined: e-mail and password only. */
+  signIn: { oidc: OidcSignInConfig | undefined };
+}
+
+export interface OidcSignInConfig {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  displayName: string;
 }
 
 export class ConfigError extends Error {
@@ -340,6 +354,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       ratePerMinute: e.MCP_RATE_LIMIT_PER_MINUTE,
       authorizationServers: e.MCP_AUTHORIZATION_SERVERS?.split(',').map((s) => s.trim()).filter(Boolean),
     },
+    signIn: { oidc: oidcSignIn(e) },
+  };
+}
+
+/** OIDC_ISSUER with its client id and secret, all or none. */
+function oidcSignIn(e: Parsed): OidcSignInConfig | undefined {
+  if (!e.OIDC_ISSUER && !e.OIDC_CLIENT_ID && !e.OIDC_CLIENT_SECRET) return undefined;
+  return {
+    issuer: required(e.OIDC_ISSUER, 'OIDC_ISSUER (with OIDC_CLIENT_ID)'),
+    clientId: required(e.OIDC_CLIENT_ID, 'OIDC_CLIENT_ID (with OIDC_ISSUER)'),
+    clientSecret: required(e.OIDC_CLIENT_SECRET, 'OIDC_CLIENT_SECRET (with OIDC_ISSUER)'),
+    displayName: e.OIDC_DISPLAY_NAME,
   };
 }
 

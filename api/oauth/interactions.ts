@@ -6,6 +6,9 @@ import type { DatabasePool } from 'slonik';
 import { findUser } from '../../src/db/repositories/users.js';
 import { MCP_SCOPES } from '../../src/oauth/provider.js';
 import { approveGrant, attemptLogin, csrfToken, csrfValid, type LoginLimits } from '../../src/oauth/interactions.js';
+import type { Logger } from '../../src/logger.js';
+import { UPSTREAM_CALLBACK_PATH } from '../../src/oauth/server.js';
+import { UpstreamUnavailableError, type UpstreamSignIn, type UpstreamState } from '../../src/oauth/upstream.js';
 import { consentPage, errorPage, loginPage, PAGE_HEADERS } from './pages.js';
 
 export interface InteractionDeps {
@@ -13,7 +16,13 @@ export interface InteractionDeps {
   pool: DatabasePool;
   limits: LoginLimits;
   signingSecret: string;
+  /** Sign-in at the company's OpenID Connect provider, when configured. */
+  upstream?: UpstreamSignIn;
 }
+
+/** The signed cookie that carries an upstream sign-in's state, nonce and PKCE verifier to the callback. */
+const UPSTREAM_COOKIE = 'intake_upstream';
+const UPSTREAM_COOKIE_MS = 10 * 60_000;
 
 type Details = Awaited<ReturnType<Provider['interactionDetails']>>;
 
@@ -23,7 +32,7 @@ type Details = Awaited<ReturnType<Provider['interactionDetails']>>;
  * token bound to the interaction, which is itself bound to the browser by oidc-provider's cookie.
  */
 export function oauthInteractionRoutes(deps: InteractionDeps): Middleware {
-  const router = new Router({ prefix: '/oauth/interaction' });
+  const router = new Router();
   const form = bodyParser({ enableTypes: ['form'], formLimit: '8kb' });
 
   const page = (ctx: Context, status: number, html: string) => {
@@ -50,7 +59,27 @@ export function oauthInteractionRoutes(deps: InteractionDeps): Middleware {
   };
   const showLogin = async (ctx: Context, d: Details, status = 200, extra: { email?: string; error?: string } = {}) => {
     const { name } = await client(d);
-    page(ctx, status, loginPage({ action: `/oauth/interaction/${d.uid}/login`, csrf: csrfToken(deps.signingSecret, d.uid), clientName: name, ...extra }));
+    const upstream = deps.upstream ? { action: `/oauth/interaction/${d.uid}/upstream`, name: deps.upstream.displayName } : undefined;
+    page(ctx, status, loginPage({ action: `/oauth/interaction/${d.uid}/login`, csrf: csrfToken(deps.signingSecret, d.uid), clientName: name, upstream, ...extra }));
+  };
+  const upstreamCookie = (ctx: Context, value: string | null) => ctx.cookies.set(UPSTREAM_COOKIE, value, {
+    signed: true, httpOnly: true, sameSite: 'lax', secure: ctx.secure, path: '/oauth', maxAge: value ? UPSTREAM_COOKIE_MS : undefined, overwrite: true,
+  });
+  const upstreamState = (ctx: Context): UpstreamState | null => {
+    const raw = ctx.cookies.get(UPSTREAM_COOKIE, { signed: true });
+    if (!raw) return null;
+    try {
+      const v = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Partial<UpstreamState>;
+      return typeof v.uid === 'string' && typeof v.state === 'string' && typeof v.nonce === 'string' && typeof v.verifier === 'string'
+        ? { uid: v.uid, state: v.state, nonce: v.nonce, verifier: v.verifier } : null;
+    } catch {
+      return null;
+    }
+  };
+  const upstreamUnavailable = async (ctx: Context, d: Details, upstream: UpstreamSignIn, error: unknown) => {
+    if (!(error instanceof UpstreamUnavailableError)) throw error;
+    (ctx.state as { log?: Logger }).log?.warn({ err: error }, 'upstream sign-in unavailable');
+    await showLogin(ctx, d, 502, { error: `${upstream.displayName} could not be reached. Try again, or sign in with your e-mail address and password.` });
   };
   const checked = (ctx: Context, d: Details): boolean => {
     if (csrfValid(deps.signingSecret, d.uid, (ctx.request.body as Record<string, unknown> | undefined)?.csrf)) return true;
@@ -58,7 +87,7 @@ export function oauthInteractionRoutes(deps: InteractionDeps): Middleware {
     return false;
   };
 
-  router.get('/:uid', async (ctx) => {
+  router.get('/oauth/interaction/:uid', async (ctx) => {
     const d = await details(ctx);
     if (!d) return;
     if (d.prompt.name === 'login') return showLogin(ctx, d);
@@ -74,7 +103,7 @@ export function oauthInteractionRoutes(deps: InteractionDeps): Middleware {
     }));
   });
 
-  router.post('/:uid/login', form, async (ctx) => {
+  router.post('/oauth/interaction/:uid/login', form, async (ctx) => {
     const d = await details(ctx);
     if (!d || !checked(ctx, d)) return;
     const body = ctx.request.body as Record<string, unknown>;
@@ -90,7 +119,49 @@ export function oauthInteractionRoutes(deps: InteractionDeps): Middleware {
     ctx.respond = false;
   });
 
-  router.post('/:uid/confirm', form, async (ctx) => {
+  // Sign-in at the company's provider: off to it, with state, nonce and PKCE kept in a signed cookie.
+  router.post('/oauth/interaction/:uid/upstream', form, async (ctx) => {
+    const d = await details(ctx);
+    if (!d || !checked(ctx, d)) return;
+    const upstream = deps.upstream;
+    if (!upstream) return void page(ctx, 404, errorPage('Not available', 'Single sign-on is not configured here.'));
+    try {
+      const { url, state } = await upstream.begin(d.uid);
+      upstreamCookie(ctx, Buffer.from(JSON.stringify(state)).toString('base64url'));
+      ctx.status = 303;
+      ctx.redirect(url.toString());
+    } catch (error) {
+      await upstreamUnavailable(ctx, d, upstream, error);
+    }
+  });
+
+  // Back from the provider (the callback route sends the browser here, where the interaction's cookie is).
+  router.get('/oauth/interaction/:uid/upstream', async (ctx) => {
+    const d = await details(ctx);
+    if (!d) return;
+    const upstream = deps.upstream;
+    const state = upstreamState(ctx);
+    if (!upstream || !state || state.uid !== d.uid) {
+      return page(ctx, 400, errorPage('Sign-in expired', 'This sign-in was not started in this browser, or has expired. Start again from your application.'));
+    }
+    upstreamCookie(ctx, null);
+    const query = new URLSearchParams(ctx.querystring);
+    if (query.has('error')) {
+      return showLogin(ctx, d, 401, { error: `The sign-in at ${upstream.displayName} was cancelled or refused.` });
+    }
+    try {
+      const callback = new URL(upstream.redirectUri);
+      callback.search = ctx.querystring;
+      const outcome = await upstream.complete(callback, state);
+      if (outcome.kind === 'refused') return showLogin(ctx, d, 403, { error: outcome.reason });
+      await deps.provider.interactionFinished(ctx.req, ctx.res, { login: { accountId: outcome.userId } }, { mergeWithLastSubmission: false });
+      ctx.respond = false;
+    } catch (error) {
+      await upstreamUnavailable(ctx, d, upstream, error);
+    }
+  });
+
+  router.post('/oauth/interaction/:uid/confirm', form, async (ctx) => {
     const d = await details(ctx);
     if (!d || !checked(ctx, d)) return;
     const decision = (ctx.request.body as Record<string, unknown>).decision;
@@ -99,6 +170,19 @@ export function oauthInteractionRoutes(deps: InteractionDeps): Middleware {
       : { error: 'access_denied', error_description: 'The user denied access.' };
     await deps.provider.interactionFinished(ctx.req, ctx.res, result, { mergeWithLastSubmission: true });
     ctx.respond = false;
+  });
+
+  /**
+   * `/oauth/upstream/callback`, the one redirect URI registered at the provider: sends the browser
+   * on to its interaction's page (whose path carries oidc-provider's interaction cookie).
+   */
+  router.get(UPSTREAM_CALLBACK_PATH, (ctx) => {
+    const state = deps.upstream ? upstreamState(ctx) : null;
+    if (!state) {
+      return page(ctx, 400, errorPage('Sign-in expired', 'This sign-in was not started in this browser, or has expired. Start again from your application.'));
+    }
+    ctx.status = 303;
+    ctx.redirect(`/oauth/interaction/${encodeURIComponent(state.uid)}/upstream${ctx.search}`);
   });
 
   return router.routes() as Middleware;

@@ -40,7 +40,7 @@ export async function startApi(config: Config, logger: Logger, o: { migrate?: bo
   const bodyChecker = createBodyChecker({ threads: config.http.bodyWorkerThreads });
   const metrics = createApiMetrics({ pool });
   o.beforeListen?.(metrics);
-  const oauth = await createOAuthServer({ issuer: oauthIssuer(config), pool, signingSecret, rateLimits, trustProxy: config.http.trustProxy, renderError: renderOAuthError });
+  const oauth = await createOAuthServer({ issuer: oauthIssuer(config), pool, signingSecret, rateLimits, trustProxy: config.http.trustProxy, renderError: renderOAuthError, oidc: config.signIn.oidc });
   const deps: AppDeps = { config, pool, temporal, tokens, logger, rateLimits, uploadLocks, bodyChecker, metrics, oauth };
   const app = buildApp(deps);
   const server = await new Promise<Server>((resolve, reject) => {

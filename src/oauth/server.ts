@@ -1,9 +1,10 @@
 import type Provider from 'oidc-provider';
 import type { DatabasePool } from 'slonik';
 import { deriveKey } from '../auth/secrets.js';
-import type { Config } from '../config.js';
+import type { Config, OidcSignInConfig } from '../config.js';
 import type { RateLimitStore } from '../rate-limit.js';
 import { loginLimits, type LoginLimits } from './interactions.js';
+import { upstreamSignIn, type UpstreamSignIn } from './upstream.js';
 import { createAuthorizationServer, MCP_SCOPES, mcpResource, type AuthorizationServerOptions } from './provider.js';
 
 export type McpScope = (typeof MCP_SCOPES)[number];
@@ -24,11 +25,16 @@ export interface OAuthServer {
   limits: LoginLimits;
   cookieKeys: string[];
   signingSecret: string;
+  /** Upstream OpenID Connect sign-in, when configured. */
+  upstream: UpstreamSignIn | undefined;
   /** An OAuth access token (opaque)? Tells it from the CLI's user access tokens, which are JWTs. */
   isAccessToken(token: string): boolean;
   /** The token's access, or 'invalid': unknown, expired, revoked, its grant revoked, or for another resource. */
   verify(token: string): Promise<OAuthAccess | 'invalid'>;
 }
+
+/** Where the upstream provider sends the browser back (register `<issuer>` + this there). */
+export const UPSTREAM_CALLBACK_PATH = '/oauth/upstream/callback';
 
 /** The issuer of a deployment: PUBLIC_BASE_URL, or in development `http://localhost:<PORT>` (createOAuthServer drops a trailing slash). */
 export function oauthIssuer(config: Pick<Config, 'http'>): string {
@@ -43,6 +49,8 @@ export async function createOAuthServer(o: {
   issuer: string; pool: DatabasePool; signingSecret: string; rateLimits: RateLimitStore; trustProxy: boolean;
   /** The API's error page (api/oauth/pages.ts): errors shown to the user rather than returned to the client. */
   renderError: AuthorizationServerOptions['renderError'];
+  /** Sign-in at a company's OpenID Connect provider beside e-mail and password (config.signIn.oidc). */
+  oidc?: OidcSignInConfig;
   accessTokenSeconds?: number;
 }): Promise<OAuthServer> {
   const issuer = o.issuer.replace(/\/$/, '');
@@ -53,6 +61,7 @@ export async function createOAuthServer(o: {
   const resource = mcpResource(issuer);
   return {
     provider, issuer, resource, limits: loginLimits(o.rateLimits), cookieKeys, signingSecret: o.signingSecret,
+    upstream: o.oidc ? upstreamSignIn({ ...o.oidc, redirectUri: `${issuer}${UPSTREAM_CALLBACK_PATH}`, pool: o.pool }) : undefined,
     isAccessToken: (token) => /^[\w-]{32,128}$/.test(token),
     async verify(token) {
       // What introspection checks (oidc-provider's lib/actions/introspection.js): the token, its grant, who and for what.

@@ -18,13 +18,18 @@ export class Browser {
   post(path: string, form: Record<string, string>): Promise<Response> {
     return this.go(path, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form).toString() });
   }
-  /** Follows redirects on this server; stops at the first one elsewhere (the client's redirect URI), or at a page. */
-  async follow(res: Response): Promise<Response> {
+  /**
+   * Follows redirects on this server (and on the `through` origins: an identity provider's);
+   * stops at the first one elsewhere (the client's redirect URI), or at a page.
+   */
+  async follow(res: Response, through: string[] = []): Promise<Response> {
     let r = res;
+    let from = new URL(r.url || this.base);
     while (r.status >= 300 && r.status < 400) {
-      const to = new URL(r.headers.get('location')!, this.base);
-      if (to.origin !== this.base) return r;
-      r = await this.go(to.pathname + to.search);
+      const to = new URL(r.headers.get('location')!, from);
+      if (to.origin !== this.base && !through.includes(to.origin)) return r;
+      r = await this.go(to.toString());
+      from = to;
     }
     return r;
   }

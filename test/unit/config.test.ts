@@ -63,6 +63,16 @@ describe('config', () => {
     assert.throws(() => loadConfig({ SIGNAL_EXTRACTOR: 'magic' }), /SIGNAL_EXTRACTOR/);
   });
 
+  it('upstream OpenID Connect sign-in: off by default; the issuer, client id and secret all or none', () => {
+    assert.equal(loadConfig({}).signIn.oidc, undefined);
+    assert.deepEqual(loadConfig({ OIDC_ISSUER: 'https://id.example.com', OIDC_CLIENT_ID: 'intake', OIDC_CLIENT_SECRET: 's3cret' }).signIn.oidc, {
+      issuer: 'https://id.example.com', clientId: 'intake', clientSecret: 's3cret', displayName: 'single sign-on',
+    });
+    assert.throws(() => loadConfig({ OIDC_ISSUER: 'https://id.example.com', OIDC_CLIENT_ID: 'intake' }), (e: Error) => e instanceof ConfigError && /OIDC_CLIENT_SECRET \(with OIDC_ISSUER\) is required/.test(e.message));
+    assert.throws(() => loadConfig({ OIDC_CLIENT_ID: 'intake', OIDC_CLIENT_SECRET: 's' }), /OIDC_ISSUER \(with OIDC_CLIENT_ID\) is required/);
+    assert.throws(() => loadConfig({ OIDC_ISSUER: 'not a url', OIDC_CLIENT_ID: 'intake', OIDC_CLIENT_SECRET: 's' }), /OIDC_ISSUER/);
+  });
+
   it('reads the session processing settings', () => {
     const c = loadConfig({ AGENT_BILLING_RECHECK_SECONDS: '5', AGENT_ANALYSIS_CREDIT_COST: '3', AGENT_SESSION_HISTORY_LIMIT: '500' });
     assert.deepEqual([c.agents.billingRecheckSeconds, c.agents.analysisCreditCost, c.agents.historyLimit, c.agents.retentionSweepMinutes], [5, 3, 500, 60]);
