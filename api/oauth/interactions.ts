@@ -9,7 +9,7 @@ import { approveGrant, attemptLogin, csrfToken, csrfValid, type LoginLimits } fr
 import type { Logger } from '../../src/logger.js';
 import { UPSTREAM_CALLBACK_PATH } from '../../src/oauth/server.js';
 import { UpstreamUnavailableError, type UpstreamSignIn, type UpstreamState } from '../../src/oauth/upstream.js';
-import { consentPage, errorPage, loginPage, PAGE_HEADERS } from './pages.js';
+import { consentPage, errorPage, formTarget, loginPage, PAGE_HEADERS, pageHeaders } from './pages.js';
 
 export interface InteractionDeps {
   provider: Provider;
@@ -35,8 +35,8 @@ export function oauthInteractionRoutes(deps: InteractionDeps): Middleware {
   const router = new Router();
   const form = bodyParser({ enableTypes: ['form'], formLimit: '8kb' });
 
-  const page = (ctx: Context, status: number, html: string) => {
-    ctx.set(PAGE_HEADERS);
+  const page = (ctx: Context, status: number, html: string, formTargets: readonly string[] = []) => {
+    ctx.set(formTargets.length ? pageHeaders(formTargets) : PAGE_HEADERS);
     ctx.status = status;
     ctx.type = 'html';
     ctx.body = html;
@@ -57,10 +57,15 @@ export function oauthInteractionRoutes(deps: InteractionDeps): Middleware {
     const redirect = typeof d.params.redirect_uri === 'string' ? d.params.redirect_uri : '';
     return { name: c?.clientName ?? (d.params.client_id as string), redirectHost: URL.canParse(redirect) ? new URL(redirect).host || redirect : redirect };
   };
+  /** Where the page's forms may lead: the client's redirect URI (approval, denial, a remembered grant) and the identity provider. */
+  const targetsOf = (d: Details): string[] => {
+    const redirect = typeof d.params.redirect_uri === 'string' ? formTarget(d.params.redirect_uri) : null;
+    return [...(redirect ? [redirect] : []), ...(deps.upstream?.formTargets() ?? [])];
+  };
   const showLogin = async (ctx: Context, d: Details, status = 200, extra: { email?: string; error?: string } = {}) => {
     const { name } = await client(d);
     const upstream = deps.upstream ? { action: `/oauth/interaction/${d.uid}/upstream`, name: deps.upstream.displayName } : undefined;
-    page(ctx, status, loginPage({ action: `/oauth/interaction/${d.uid}/login`, csrf: csrfToken(deps.signingSecret, d.uid), clientName: name, upstream, ...extra }));
+    page(ctx, status, loginPage({ action: `/oauth/interaction/${d.uid}/login`, csrf: csrfToken(deps.signingSecret, d.uid), clientName: name, upstream, ...extra }), targetsOf(d));
   };
   const upstreamCookie = (ctx: Context, value: string | null) => ctx.cookies.set(UPSTREAM_COOKIE, value, {
     signed: true, httpOnly: true, sameSite: 'lax', secure: ctx.secure, path: '/oauth', maxAge: value ? UPSTREAM_COOKIE_MS : undefined, overwrite: true,
@@ -100,7 +105,7 @@ export function oauthInteractionRoutes(deps: InteractionDeps): Middleware {
     page(ctx, 200, consentPage({
       action: `/oauth/interaction/${d.uid}/confirm`, csrf: csrfToken(deps.signingSecret, d.uid), clientName: name, redirectHost,
       scopes: [...new Set([...requested, ...missingScopes])], email: user?.email ?? '', approvedBefore: missingScopes.length === 0,
-    }));
+    }), targetsOf(d));
   });
 
   router.post('/oauth/interaction/:uid/login', form, async (ctx) => {

@@ -11,12 +11,30 @@ export function escapeHtml(s: string): string {
 }
 
 /** The pages' headers: nothing loads from elsewhere, forms post only here, no framing (clickjacking). */
-export const PAGE_HEADERS = {
-  'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  'X-Frame-Options': 'DENY',
-  'Referrer-Policy': 'no-referrer',
-  'Cache-Control': 'no-store',
-};
+export const PAGE_HEADERS = pageHeaders([]);
+
+/**
+ * A CSV source for where a page's form may end up: browsers apply `form-action` to the redirects
+ * after a form is sent too, so the sign-in and consent pages name the client's redirect URI (its
+ * origin, or its custom scheme) and the identity provider. Null: not expressible (never widened).
+ */
+export function formTarget(uri: string): string | null {
+  if (!URL.canParse(uri)) return null;
+  const url = new URL(uri);
+  if (url.protocol === 'http:' || url.protocol === 'https:') return url.origin;
+  return /^[a-z][a-z0-9.+-]*:$/.test(url.protocol) ? url.protocol : null;
+}
+
+/** The headers of a page whose forms may lead to `formTargets` besides this server (formTarget's sources). */
+export function pageHeaders(formTargets: readonly string[]): Record<string, string> {
+  const targets = [...new Set(formTargets)].join(' ');
+  return {
+    'Content-Security-Policy': `default-src 'none'; style-src 'unsafe-inline'; form-action 'self'${targets ? ` ${targets}` : ''}; frame-ancestors 'none'; base-uri 'none'`,
+    'X-Frame-Options': 'DENY',
+    'Referrer-Policy': 'no-referrer',
+    'Cache-Control': 'no-store',
+  };
+}
 
 function layout(title: string, body: string): string {
   return `<!doctype html>

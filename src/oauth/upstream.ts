@@ -19,6 +19,8 @@ export interface UpstreamSignIn {
   displayName: string;
   /** Where the provider sends the browser back: `<issuer>/oauth/upstream/callback`, registered there. */
   redirectUri: string;
+  /** The origins the browser is sent to (the sign-in page's CSP `form-action`): the issuer's, and its authorization endpoint's once discovered. */
+  formTargets(): string[];
   /** The provider's authorization URL for this interaction, and what the browser must bring back. */
   begin(uid: string): Promise<{ url: URL; state: UpstreamState }>;
   /** Redeems the code the provider sent back and finds the Intake user the identity signs in as. */
@@ -42,21 +44,29 @@ const isLoopback = (url: URL) => ['localhost', '127.0.0.1', '[::1]'].includes(ur
 export function upstreamSignIn(o: OidcSignInConfig & { redirectUri: string; pool: DatabasePool }): UpstreamSignIn {
   const issuer = new URL(o.issuer);
   let discovered: Promise<oidc.Configuration> | undefined;
+  let authorizationOrigin: string | undefined;
   const configuration = (): Promise<oidc.Configuration> => {
     discovered ??= oidc.discovery(issuer, o.clientId, o.clientSecret, undefined, {
       // Plain HTTP only for a provider on this machine (development, tests).
       execute: isLoopback(issuer) && issuer.protocol === 'http:' ? [oidc.allowInsecureRequests] : [],
       timeout: 10,
-    }).catch((error: unknown) => {
+    }).then((config) => {
+      const endpoint = config.serverMetadata().authorization_endpoint;
+      if (endpoint) authorizationOrigin = new URL(endpoint).origin;
+      return config;
+    }, (error: unknown) => {
       discovered = undefined;
       throw new UpstreamUnavailableError(`OpenID Connect discovery at ${o.issuer} failed: ${(error as Error).message}`);
     });
     return discovered;
   };
 
+  // Discovered ahead of the first sign-in when the provider answers (a failure is tried again then).
+  configuration().catch(() => undefined);
   return {
     displayName: o.displayName,
     redirectUri: o.redirectUri,
+    formTargets: () => [issuer.origin, ...(authorizationOrigin && authorizationOrigin !== issuer.origin ? [authorizationOrigin] : [])],
     async begin(uid) {
       const config = await configuration();
       const state: UpstreamState = { uid, state: oidc.randomState(), nonce: oidc.randomNonce(), verifier: oidc.randomPKCECodeVerifier() };

@@ -1,9 +1,8 @@
 import { strict as assert } from 'node:assert';
 import { createHash, randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { DatabasePool } from 'slonik';
 import { setPassword } from '../../../src/auth/sign-in.js';
@@ -11,46 +10,12 @@ import { createDatabasePool } from '../../../src/db/pool.js';
 import { TOOL_SCOPES } from '../../../src/oauth/server.js';
 import { startTestApi, type TestApi } from '../../helpers/app.js';
 import { createTestOrg, createTestUser } from '../../helpers/fixtures.js';
+import { TestClientProvider } from '../../helpers/mcp-client.js';
 import { authorizeInBrowser } from '../../helpers/oauth-browser.js';
 import { createTestDatabase } from '../../helpers/stack.js';
 
 const PASSWORD = 'correct horse battery staple';
 const REDIRECT = 'http://127.0.0.1:48213/callback';
-
-/** What an MCP client keeps (Claude Code, Codex and the like): its registration, its tokens, the PKCE verifier. */
-class TestClientProvider implements OAuthClientProvider {
-  info: OAuthClientInformationMixed | undefined;
-  saved: OAuthTokens | undefined;
-  verifier = '';
-  authorizationUrl: URL | undefined;
-  get redirectUrl() {
-    return REDIRECT;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'SDK test client', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
-  }
-  clientInformation() {
-    return this.info;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.info = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-}
 
 /**
  * The official MCP TypeScript SDK client against the API: discovery from the 401, dynamic
@@ -81,7 +46,7 @@ describe('MCP over OAuth: a standard client connects with no token pasted anywhe
   });
 
   it('discovers, registers, signs the user in with their approval, and calls a tool; the token opens nothing else', async () => {
-    const provider = new TestClientProvider();
+    const provider = new TestClientProvider(REDIRECT);
     const first = new Client({ name: 'sdk-test', version: '1.0.0' });
     await assert.rejects(first.connect(new StreamableHTTPClientTransport(new URL(`${api.url}/mcp`), { authProvider: provider })), UnauthorizedError);
     assert.ok(provider.info?.client_id, 'registered dynamically');
