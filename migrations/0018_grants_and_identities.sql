@@ -1,6 +1,8 @@
--- Issue 20: a user's grants, listed and revoked by `intake grant list|revoke`, are found by the
--- account they were given by; and the identities of upstream OpenID Connect sign-in.
+-- Issue 20: a user's grants, listed and revoked by `intake grant list|revoke`, and sign-in
+-- sessions, ended with every token (`token revoke --user`), are found by their account; and the
+-- identities of upstream OpenID Connect sign-in.
 CREATE INDEX oauth_models_grant_account_idx ON oauth_models ((payload ->> 'accountId')) WHERE model = 'Grant';
+CREATE INDEX oauth_models_session_account_idx ON oauth_models ((payload ->> 'accountId')) WHERE model = 'Session';
 
 -- One row per identity at an upstream identity provider (its issuer and subject) that signs in as an
 -- Intake user. Made at the first sign-in, by the identity's verified e-mail address; afterwards the

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { deriveKey } from './auth/secrets.js';
+import { isUuid } from './db/uuid.js';
 import { parsePayloadKeys, type PayloadKey } from './temporal/codec.js';
 import type { ExtractorConfig } from './providers/signal-extractor/index.js';
 import type { TranscriberConfig } from './providers/transcriber/index.js';
@@ -131,6 +132,7 @@ export const envSchema = z.object({
   OIDC_ISSUER: z.url().optional().meta({ description: "a company's OpenID Connect provider for signing in to the MCP authorization server (its issuer URL; discovery at `/.well-known/openid-configuration`). Set with `OIDC_CLIENT_ID` and `OIDC_CLIENT_SECRET`; register `<PUBLIC_BASE_URL>/oauth/upstream/callback` as the redirect URI there. Unset: e-mail and password only" }),
   OIDC_CLIENT_ID: z.string().min(1).optional().meta({ description: "with `OIDC_ISSUER` (required): Intake's client id at that provider" }),
   OIDC_CLIENT_SECRET: z.string().min(1).optional().meta({ description: "with `OIDC_ISSUER` (required): Intake's client secret there (sent as `client_secret_post`); never logged or shown" }),
+  OIDC_ORGANIZATIONS: z.string().min(1).optional().meta({ description: "with `OIDC_ISSUER` (required): comma-separated ids of the organizations whose users sign in through that provider; a user of another organization is never matched, whatever address the provider asserts" }),
   OIDC_DISPLAY_NAME: z.string().min(1).max(60).default('single sign-on').meta({ description: "the sign-in page's button: `Sign in with <name>`" }),
 });
 
@@ -229,6 +231,8 @@ export interface OidcSignInConfig {
   issuer: string;
   clientId: string;
   clientSecret: string;
+  /** The organizations whose users this provider signs in (the trust boundary: never another tenant's users). */
+  organizationIds: string[];
   displayName: string;
 }
 
@@ -360,11 +364,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
 /** OIDC_ISSUER with its client id and secret, all or none. */
 function oidcSignIn(e: Parsed): OidcSignInConfig | undefined {
-  if (!e.OIDC_ISSUER && !e.OIDC_CLIENT_ID && !e.OIDC_CLIENT_SECRET) return undefined;
+  if (!e.OIDC_ISSUER && !e.OIDC_CLIENT_ID && !e.OIDC_CLIENT_SECRET && !e.OIDC_ORGANIZATIONS) return undefined;
+  const organizationIds = required(e.OIDC_ORGANIZATIONS, 'OIDC_ORGANIZATIONS (with OIDC_ISSUER)').split(',').map((s) => s.trim()).filter(Boolean);
+  const bad = organizationIds.filter((id) => !isUuid(id));
+  if (bad.length || !organizationIds.length) throw new ConfigError(`Invalid configuration: OIDC_ORGANIZATIONS: organization ids (UUIDs), comma-separated${bad.length ? `; not one: ${bad.join(', ')}` : ''}`);
   return {
     issuer: required(e.OIDC_ISSUER, 'OIDC_ISSUER (with OIDC_CLIENT_ID)'),
     clientId: required(e.OIDC_CLIENT_ID, 'OIDC_CLIENT_ID (with OIDC_ISSUER)'),
     clientSecret: required(e.OIDC_CLIENT_SECRET, 'OIDC_CLIENT_SECRET (with OIDC_ISSUER)'),
+    organizationIds,
     displayName: e.OIDC_DISPLAY_NAME,
   };
 }

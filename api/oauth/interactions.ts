@@ -57,15 +57,17 @@ export function oauthInteractionRoutes(deps: InteractionDeps): Middleware {
     const redirect = typeof d.params.redirect_uri === 'string' ? d.params.redirect_uri : '';
     return { name: c?.clientName ?? (d.params.client_id as string), redirectHost: URL.canParse(redirect) ? new URL(redirect).host || redirect : redirect };
   };
-  /** Where the page's forms may lead: the client's redirect URI (approval, denial, a remembered grant) and the identity provider. */
-  const targetsOf = (d: Details): string[] => {
+  /** Where the consent page's forms lead: the client's redirect URI (approval or denial). */
+  const redirectTargetOf = (d: Details): string[] => {
     const redirect = typeof d.params.redirect_uri === 'string' ? formTarget(d.params.redirect_uri) : null;
-    return [...(redirect ? [redirect] : []), ...(deps.upstream?.formTargets() ?? [])];
+    return redirect ? [redirect] : [];
   };
+  /** And the sign-in page's: the redirect URI (a remembered grant returns at once) and the identity provider. */
+  const loginTargetsOf = async (d: Details): Promise<string[]> => [...redirectTargetOf(d), ...((await deps.upstream?.formTargets()) ?? [])];
   const showLogin = async (ctx: Context, d: Details, status = 200, extra: { email?: string; error?: string } = {}) => {
     const { name } = await client(d);
     const upstream = deps.upstream ? { action: `/oauth/interaction/${d.uid}/upstream`, name: deps.upstream.displayName } : undefined;
-    page(ctx, status, loginPage({ action: `/oauth/interaction/${d.uid}/login`, csrf: csrfToken(deps.signingSecret, d.uid), clientName: name, upstream, ...extra }), targetsOf(d));
+    page(ctx, status, loginPage({ action: `/oauth/interaction/${d.uid}/login`, csrf: csrfToken(deps.signingSecret, d.uid), clientName: name, upstream, ...extra }), await loginTargetsOf(d));
   };
   const upstreamCookie = (ctx: Context, value: string | null) => ctx.cookies.set(UPSTREAM_COOKIE, value, {
     signed: true, httpOnly: true, sameSite: 'lax', secure: ctx.secure, path: '/oauth', maxAge: value ? UPSTREAM_COOKIE_MS : undefined, overwrite: true,
@@ -105,7 +107,7 @@ export function oauthInteractionRoutes(deps: InteractionDeps): Middleware {
     page(ctx, 200, consentPage({
       action: `/oauth/interaction/${d.uid}/confirm`, csrf: csrfToken(deps.signingSecret, d.uid), clientName: name, redirectHost,
       scopes: [...new Set([...requested, ...missingScopes])], email: user?.email ?? '', approvedBefore: missingScopes.length === 0,
-    }), targetsOf(d));
+    }), redirectTargetOf(d));
   });
 
   router.post('/oauth/interaction/:uid/login', form, async (ctx) => {
@@ -158,7 +160,10 @@ export function oauthInteractionRoutes(deps: InteractionDeps): Middleware {
       const callback = new URL(upstream.redirectUri);
       callback.search = ctx.querystring;
       const outcome = await upstream.complete(callback, state);
-      if (outcome.kind === 'refused') return showLogin(ctx, d, 403, { error: outcome.reason });
+      if (outcome.kind === 'refused') {
+        (ctx.state as { log?: Logger }).log?.info({ reason: outcome.reason, detail: outcome.detail }, 'upstream sign-in refused');
+        return showLogin(ctx, d, 403, { error: outcome.reason });
+      }
       await deps.provider.interactionFinished(ctx.req, ctx.res, { login: { accountId: outcome.userId } }, { mergeWithLastSubmission: false });
       ctx.respond = false;
     } catch (error) {

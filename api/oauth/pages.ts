@@ -21,7 +21,12 @@ export const PAGE_HEADERS = pageHeaders([]);
 export function formTarget(uri: string): string | null {
   if (!URL.canParse(uri)) return null;
   const url = new URL(uri);
-  if (url.protocol === 'http:' || url.protocol === 'https:') return url.origin;
+  if (url.protocol === 'http:' || url.protocol === 'https:') {
+    // A host name may hold characters that mean something in a policy (`;`, `,`, `*`, `'`): only plain ones are named.
+    if (/^[a-z0-9.-]+$/.test(url.hostname)) return url.origin;
+    // CSP cannot spell an IPv6 address: a native client's [::1] loopback gets the plain-HTTP scheme source.
+    return url.protocol === 'http:' && url.hostname === '[::1]' ? 'http:' : null;
+  }
   return /^[a-z][a-z0-9.+-]*:$/.test(url.protocol) ? url.protocol : null;
 }
 

@@ -1,7 +1,8 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import * as oidc from 'openid-client';
 import type { DatabasePool } from 'slonik';
 import type { OidcSignInConfig } from '../config.js';
-import { findActiveUsersByEmail, linkIdentity, signInByIdentity } from '../db/repositories/user-identities.js';
+import { findActiveUsersByEmail, hasIdentityAt, linkIdentity, signInByIdentity } from '../db/repositories/user-identities.js';
 
 /** What the browser keeps (in a signed cookie) between leaving for the provider and coming back. */
 export interface UpstreamState {
@@ -12,15 +13,24 @@ export interface UpstreamState {
   verifier: string;
 }
 
-export type UpstreamOutcome = { kind: 'signed-in'; userId: string } | { kind: 'refused'; reason: string };
+/** `reason` is shown to the person; `detail` (what the library said) is logged only. */
+export type UpstreamOutcome = { kind: 'signed-in'; userId: string } | { kind: 'refused'; reason: string; detail?: string };
+
+/** openid-client's codes for a response that does not check out (a refusal, not an outage). */
+const REFUSED_CODES = new Set([
+  'OAUTH_INVALID_RESPONSE', 'OAUTH_INVALID_REQUEST', 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED', 'OAUTH_JWT_CLAIM_COMPARISON_FAILED',
+  'OAUTH_JWT_TIMESTAMP_CHECK_FAILED', 'OAUTH_AUTHORIZATION_RESPONSE_ERROR', 'OAUTH_RESPONSE_BODY_ERROR',
+]);
+/** How long a sign-in page waits for discovery to learn the provider's authorization endpoint (for its CSP). */
+const FORM_TARGETS_WAIT_MS = 2000;
 
 /** Sign-in at a company's OpenID Connect provider (OIDC_ISSUER), for the authorization server's pages. */
 export interface UpstreamSignIn {
   displayName: string;
   /** Where the provider sends the browser back: `<issuer>/oauth/upstream/callback`, registered there. */
   redirectUri: string;
-  /** The origins the browser is sent to (the sign-in page's CSP `form-action`): the issuer's, and its authorization endpoint's once discovered. */
-  formTargets(): string[];
+  /** The origins the browser is sent to (the sign-in page's CSP `form-action`): the issuer's and its authorization endpoint's. */
+  formTargets(): Promise<string[]>;
   /** The provider's authorization URL for this interaction, and what the browser must bring back. */
   begin(uid: string): Promise<{ url: URL; state: UpstreamState }>;
   /** Redeems the code the provider sent back and finds the Intake user the identity signs in as. */
@@ -37,7 +47,8 @@ const isLoopback = (url: URL) => ['localhost', '127.0.0.1', '[::1]'].includes(ur
  * flow with PKCE, state and nonce; the ID token's signature, issuer, audience and nonce are checked
  * by the library. An identity signs in as the Intake user it was linked to at its first sign-in;
  * the first time, by its e-mail address, which the provider must say is verified and which must
- * belong to exactly one active Intake user. Nobody is created: an administrator creates users.
+ * belong to exactly one active user of the organizations this provider serves (OIDC_ORGANIZATIONS),
+ * one without an identity at this provider yet. Nobody is created: an administrator creates users.
  * Discovery happens at the first sign-in (and again after a failure), so the API starts without
  * the provider.
  */
@@ -66,7 +77,13 @@ export function upstreamSignIn(o: OidcSignInConfig & { redirectUri: string; pool
   return {
     displayName: o.displayName,
     redirectUri: o.redirectUri,
-    formTargets: () => [issuer.origin, ...(authorizationOrigin && authorizationOrigin !== issuer.origin ? [authorizationOrigin] : [])],
+    async formTargets() {
+      if (!authorizationOrigin) {
+        // Discovery not done yet (the provider was down): wait for it a little, never long.
+        await Promise.race([configuration().catch(() => undefined), sleep(FORM_TARGETS_WAIT_MS)]);
+      }
+      return [issuer.origin, ...(authorizationOrigin && authorizationOrigin !== issuer.origin ? [authorizationOrigin] : [])];
+    },
     async begin(uid) {
       const config = await configuration();
       const state: UpstreamState = { uid, state: oidc.randomState(), nonce: oidc.randomNonce(), verifier: oidc.randomPKCECodeVerifier() };
@@ -87,34 +104,42 @@ export function upstreamSignIn(o: OidcSignInConfig & { redirectUri: string; pool
         claims = tokens.claims()!;
         accessToken = tokens.access_token;
       } catch (error) {
-        // A response that does not check out (state, nonce, signature) is a refusal; the provider failing is not.
+        // A response that does not check out (state, nonce, signature, an error the provider sent) is a refusal; the provider failing is not.
         if (error instanceof oidc.AuthorizationResponseError || error instanceof oidc.ResponseBodyError) {
-          return { kind: 'refused', reason: `The sign-in at ${o.displayName} did not complete (${error.error}).` };
+          return { kind: 'refused', reason: `The sign-in at ${o.displayName} did not complete (${error.error}).`, detail: error.message };
         }
-        if (error instanceof oidc.ClientError) return { kind: 'refused', reason: `The sign-in at ${o.displayName} could not be checked.` };
+        if (error instanceof oidc.ClientError && error.code && REFUSED_CODES.has(error.code)) {
+          return { kind: 'refused', reason: `The sign-in at ${o.displayName} could not be checked.`, detail: `${error.code}: ${error.message}` };
+        }
         throw new UpstreamUnavailableError(`OpenID Connect token request to ${o.issuer} failed: ${(error as Error).message}`);
       }
+      const allowed = (user: { status: string; organization_id: string }) => user.status === 'active' && o.organizationIds.includes(user.organization_id);
       const linked = await signInByIdentity(o.pool, claims.iss, claims.sub);
       if (linked) {
-        return linked.status === 'active' ? { kind: 'signed-in', userId: linked.id } : { kind: 'refused', reason: 'This Intake account is disabled.' };
+        return allowed(linked) ? { kind: 'signed-in', userId: linked.id } : { kind: 'refused', reason: 'This Intake account is disabled or does not sign in here.' };
       }
-      // The first sign-in of this identity: by its verified e-mail address, from the ID token or the userinfo endpoint.
-      let email = claims.email;
-      let verified = claims.email_verified;
-      if (typeof email !== 'string') {
+      // The first sign-in of this identity: by its verified e-mail address, from the ID token or else the userinfo endpoint.
+      let { email, email_verified: verified } = claims as { email?: unknown; email_verified?: unknown };
+      if (typeof email !== 'string' || verified === undefined) {
         const info = await oidc.fetchUserInfo(config, accessToken, claims.sub).catch(() => undefined);
-        email = info?.email;
-        verified = info?.email_verified;
+        email = typeof email === 'string' ? email : info?.email;
+        verified = verified ?? info?.email_verified;
       }
-      if (typeof email !== 'string' || verified !== true) {
+      // Some providers (Amazon Cognito) send the flag as a string.
+      if (typeof email !== 'string' || (verified !== true && verified !== 'true')) {
         return { kind: 'refused', reason: `${o.displayName} did not confirm an e-mail address for this account.` };
       }
-      const users = await findActiveUsersByEmail(o.pool, email);
+      const users = await findActiveUsersByEmail(o.pool, email, o.organizationIds);
       if (users.length === 0) return { kind: 'refused', reason: `No Intake account uses ${email}. Ask your administrator to create one.` };
       if (users.length > 1) return { kind: 'refused', reason: `${email} belongs to several Intake accounts. Ask your administrator to sign you in with a password.` };
-      await linkIdentity(o.pool, claims.iss, claims.sub, users[0]!.id);
-      const user = await signInByIdentity(o.pool, claims.iss, claims.sub);
-      return user?.status === 'active' ? { kind: 'signed-in', userId: user.id } : { kind: 'refused', reason: 'This Intake account is disabled.' };
+      const user = users[0]!;
+      // One identity per user at a provider: an address reassigned at the provider does not take over an account already linked.
+      if (await hasIdentityAt(o.pool, user.id, claims.iss)) {
+        return { kind: 'refused', reason: `This Intake account signs in with another ${o.displayName} identity. Ask your administrator.` };
+      }
+      await linkIdentity(o.pool, claims.iss, claims.sub, user.id);
+      const signedIn = await signInByIdentity(o.pool, claims.iss, claims.sub);
+      return signedIn && allowed(signedIn) ? { kind: 'signed-in', userId: signedIn.id } : { kind: 'refused', reason: 'This Intake account is disabled or does not sign in here.' };
     },
   };
 }

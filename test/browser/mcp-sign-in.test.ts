@@ -83,12 +83,15 @@ describe('MCP sign-in in a real browser (headless Chromium)', function () {
     const databaseUrl = await createTestDatabase();
     pool = await createDatabasePool(databaseUrl);
     idp = await startTestIdp();
+    const org = await createTestOrg(pool);
     api = await startTestApi({
       pool, databaseUrl,
-      config: testConfig({ OIDC_ISSUER: idp.issuer, OIDC_CLIENT_ID: idp.clientId, OIDC_CLIENT_SECRET: idp.clientSecret, OIDC_DISPLAY_NAME: 'Example Corp' }),
+      config: testConfig({
+        OIDC_ISSUER: idp.issuer, OIDC_CLIENT_ID: idp.clientId, OIDC_CLIENT_SECRET: idp.clientSecret, OIDC_DISPLAY_NAME: 'Example Corp',
+        OIDC_ORGANIZATIONS: org.organizationId,
+      }),
     });
     idp.register(`${api.url}${UPSTREAM_CALLBACK_PATH}`);
-    const org = await createTestOrg(pool);
     user = await createTestUser(pool, org.organizationId);
     await setPassword(pool, user.userId, PASSWORD);
     redirect = await new LoopbackRedirect().listen();

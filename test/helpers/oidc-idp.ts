@@ -37,7 +37,7 @@ function memoryAdapter(): new (model: string) => Adapter {
 
 export interface IdpAccount {
   email?: string;
-  email_verified?: boolean;
+  email_verified?: boolean | string;
 }
 
 /** A company's OpenID Connect provider, on this machine: oidc-provider playing the IdP. */

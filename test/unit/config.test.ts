@@ -65,12 +65,17 @@ describe('config', () => {
 
   it('upstream OpenID Connect sign-in: off by default; the issuer, client id and secret all or none', () => {
     assert.equal(loadConfig({}).signIn.oidc, undefined);
-    assert.deepEqual(loadConfig({ OIDC_ISSUER: 'https://id.example.com', OIDC_CLIENT_ID: 'intake', OIDC_CLIENT_SECRET: 's3cret' }).signIn.oidc, {
-      issuer: 'https://id.example.com', clientId: 'intake', clientSecret: 's3cret', displayName: 'single sign-on',
+    const org = '0b9c1f5e-8a0e-4f57-9a4c-3f1e2d5b6a70';
+    const base = { OIDC_ISSUER: 'https://id.example.com', OIDC_CLIENT_ID: 'intake', OIDC_CLIENT_SECRET: 's3cret', OIDC_ORGANIZATIONS: ` ${org} ,` };
+    assert.deepEqual(loadConfig(base).signIn.oidc, {
+      issuer: 'https://id.example.com', clientId: 'intake', clientSecret: 's3cret', organizationIds: [org], displayName: 'single sign-on',
     });
-    assert.throws(() => loadConfig({ OIDC_ISSUER: 'https://id.example.com', OIDC_CLIENT_ID: 'intake' }), (e: Error) => e instanceof ConfigError && /OIDC_CLIENT_SECRET \(with OIDC_ISSUER\) is required/.test(e.message));
-    assert.throws(() => loadConfig({ OIDC_CLIENT_ID: 'intake', OIDC_CLIENT_SECRET: 's' }), /OIDC_ISSUER \(with OIDC_CLIENT_ID\) is required/);
-    assert.throws(() => loadConfig({ OIDC_ISSUER: 'not a url', OIDC_CLIENT_ID: 'intake', OIDC_CLIENT_SECRET: 's' }), /OIDC_ISSUER/);
+    assert.throws(() => loadConfig({ ...base, OIDC_CLIENT_SECRET: undefined }), (e: Error) => e instanceof ConfigError && /OIDC_CLIENT_SECRET \(with OIDC_ISSUER\) is required/.test(e.message));
+    assert.throws(() => loadConfig({ ...base, OIDC_ISSUER: undefined }), /OIDC_ISSUER \(with OIDC_CLIENT_ID\) is required/);
+    assert.throws(() => loadConfig({ ...base, OIDC_ISSUER: 'not a url' }), /OIDC_ISSUER/);
+    // The organizations it serves are named: a company's provider never signs in another tenant's users.
+    assert.throws(() => loadConfig({ ...base, OIDC_ORGANIZATIONS: undefined }), /OIDC_ORGANIZATIONS \(with OIDC_ISSUER\) is required/);
+    assert.throws(() => loadConfig({ ...base, OIDC_ORGANIZATIONS: `${org},acme` }), /OIDC_ORGANIZATIONS: organization ids \(UUIDs\), comma-separated; not one: acme/);
   });
 
   it('reads the session processing settings', () => {

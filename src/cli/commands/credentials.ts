@@ -2,7 +2,7 @@ import { decodeJwt } from 'jose';
 import { createApiKey } from '../../auth/credentials.js';
 import { isScope, type Scope } from '../../auth/scopes.js';
 import { revokeApiKey } from '../../db/repositories/api-keys.js';
-import { revokeUserGrants } from '../../db/repositories/oauth-models.js';
+import { endUserSessions, revokeUserGrants } from '../../db/repositories/oauth-models.js';
 import { findUser, revokeToken, revokeUserTokens } from '../../db/repositories/users.js';
 import { flags, int, list, optStr, str } from '../args.js';
 import { CliError, type CliContext } from '../context.js';
@@ -55,13 +55,14 @@ export async function tokenRevoke(ctx: CliContext, argv: string[]) {
   const userId = optStr(f, 'user');
   if ((token === undefined) === (userId === undefined)) throw new CliError('give either --token T or --user U', 2);
   if (userId !== undefined) {
-    // Every token: the CLI's access tokens, and what MCP clients were given through OAuth grants.
+    // Every token: the CLI's access tokens, what MCP clients were given through OAuth grants, and
+    // the authorization server's sign-in sessions (a session cookie would approve a client again).
     const revoked = await (await ctx.db()).transaction(async (tx) => {
       const user = await revokeUserTokens(tx, userId);
-      return user ? { user, grantIds: await revokeUserGrants(tx, user.id) } : null;
+      return user ? { user, grantIds: await revokeUserGrants(tx, user.id), endedSessions: await endUserSessions(tx, user.id) } : null;
     });
     if (!revoked) throw new CliError(`user ${userId} not found`);
-    return { userId: revoked.user.id, revoked: 'all', revokedGrantIds: revoked.grantIds };
+    return { userId: revoked.user.id, revoked: 'all', revokedGrantIds: revoked.grantIds, endedSessions: revoked.endedSessions };
   }
   // An expired token needs no revocation, but saying so is clearer than "invalid": read it as of just before it expired.
   const verified = await (await ctx.tokens()).verify(token ?? '', beforeExpiry(token ?? ''));

@@ -93,3 +93,16 @@ export async function findUserClientGrantId(db: CommonQueryMethods, userId: stri
     WHERE model = 'Grant' AND payload ->> 'accountId' = ${userId} AND payload ->> 'clientId' = ${clientId} AND (expires_at IS NULL OR expires_at > now())
     ORDER BY (payload ->> 'iat')::bigint DESC LIMIT 1`);
 }
+
+/**
+ * Ends a user's sign-in sessions at the authorization server, and the interactions under way in
+ * them: the next authorization asks for the password (or the identity provider) again.
+ */
+export async function endUserSessions(db: CommonQueryMethods, userId: string): Promise<number> {
+  const rows = await db.any(sql.type(z.object({ id: z.string() }))`
+    DELETE FROM oauth_models
+    WHERE (model = 'Session' AND payload ->> 'accountId' = ${userId})
+       OR (model = 'Interaction' AND payload -> 'session' ->> 'accountId' = ${userId})
+    RETURNING id`);
+  return rows.length;
+}

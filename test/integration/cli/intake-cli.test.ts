@@ -100,7 +100,7 @@ describe('intake admin CLI', function () {
     assert.equal((await me(second.accessToken)).status, 200, 'only that token');
 
     const all = await intake('token', 'revoke', '--user', user.json.userId);
-    assert.deepEqual(all.json, { userId: user.json.userId, revoked: 'all', revokedGrantIds: [] });
+    assert.deepEqual(all.json, { userId: user.json.userId, revoked: 'all', revokedGrantIds: [], endedSessions: 0 });
     assert.equal((await me(second.accessToken)).body.errorCode, 'credential_revoked');
     const third = (await intake('token', 'issue', '--user', user.json.userId)).json;
     assert.equal((await me(third.accessToken)).status, 200, 'tokens issued after the revocation work');

@@ -6,7 +6,7 @@ import { startTestApi, type TestApi } from '../../helpers/app.js';
 import { runIntake } from '../../helpers/cli.js';
 import { TEST_SIGNING_SECRET } from '../../helpers/config.js';
 import { createTestOrg, createTestUser } from '../../helpers/fixtures.js';
-import { mcpCall, obtainTokens, registerClient, tokenRequest } from '../../helpers/oauth-browser.js';
+import { authorizationRequest, Browser, csrfOf, mcpCall, obtainTokens, registerClient, tokenRequest } from '../../helpers/oauth-browser.js';
 import { createTestDatabase } from '../../helpers/stack.js';
 
 const PASSWORD = 'correct horse battery staple';
@@ -84,10 +84,23 @@ describe('MCP authorization: grants revoked by the operator, expired tokens', fu
     const neither = await runIntake(env, 'grant', 'revoke', '--user', user.userId);
     assert.equal(neither.code, 2);
 
-    // Revoking every token the user holds takes the OAuth grants too.
+    // A browser the user signed in with: its session approves a client without the password again.
+    const browser = new Browser(api.url);
+    const request = authorizationRequest(api.url, { clientId: reader, redirectUri: REDIRECT, scope: 'projects:read' });
+    const login = await browser.follow(await browser.go(request.url.pathname + request.url.search));
+    const uid = new URL(login.url).pathname.split('/').pop()!;
+    const consent = await browser.follow(await browser.post(`/oauth/interaction/${uid}/login`, { csrf: csrfOf(await login.text()), email: user.email, password: PASSWORD }));
+    assert.match(await consent.text(), /Approve access/);
+    const withSession = await browser.follow(await browser.go(request.url.pathname + request.url.search));
+    assert.match(await withSession.text(), /Approve access/, 'signed in: straight to the approval');
+
+    // Revoking every token the user holds takes the OAuth grants and the sign-in sessions too.
     const all = await runIntake(env, 'token', 'revoke', '--user', user.userId);
     assert.equal(all.code, 0, all.stderr);
     assert.deepEqual(all.json.revokedGrantIds, [grants[1]!.grantId]);
+    assert.ok(all.json.endedSessions >= 1, JSON.stringify(all.json));
+    const afterRevocation = await browser.follow(await browser.go(request.url.pathname + request.url.search));
+    assert.match(await afterRevocation.text(), /name="password"/, 'the session cookie no longer signs the user in');
     assert.equal((await mcpCall(api.url, readerTokens.access_token)).status, 401);
     assert.deepEqual((await runIntake(env, 'grant', 'list', '--user', user.userId)).json.grants, []);
   });

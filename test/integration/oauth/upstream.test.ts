@@ -23,14 +23,20 @@ describe('MCP authorization: sign-in at a company\'s OpenID Connect provider', f
   let idp: TestIdp;
   let api: TestApi;
   let clientId: string;
+  /** The organizations the provider serves (OIDC_ORGANIZATIONS). */
+  let orgs: Awaited<ReturnType<typeof createTestOrg>>[];
 
   before(async () => {
     const databaseUrl = await createTestDatabase();
     pool = await createDatabasePool(databaseUrl);
     idp = await startTestIdp();
+    orgs = [await createTestOrg(pool), await createTestOrg(pool)];
     api = await startTestApi({
       pool,
-      config: testConfig({ OIDC_ISSUER: idp.issuer, OIDC_CLIENT_ID: idp.clientId, OIDC_CLIENT_SECRET: idp.clientSecret, OIDC_DISPLAY_NAME: 'Example Corp' }),
+      config: testConfig({
+        OIDC_ISSUER: idp.issuer, OIDC_CLIENT_ID: idp.clientId, OIDC_CLIENT_SECRET: idp.clientSecret, OIDC_DISPLAY_NAME: 'Example Corp',
+        OIDC_ORGANIZATIONS: orgs.map((o) => o.organizationId).join(','),
+      }),
     });
     idp.register(`${api.url}${UPSTREAM_CALLBACK_PATH}`);
     const reg = await registerClient(api.url, { redirect_uris: [REDIRECT], client_name: 'SSO client' });
@@ -57,8 +63,7 @@ describe('MCP authorization: sign-in at a company\'s OpenID Connect provider', f
   }
 
   it('signs in a user who has no password through the provider, by the verified e-mail address; the token works on /mcp', async () => {
-    const org = await createTestOrg(pool);
-    const user = await createTestUser(pool, org.organizationId);
+    const user = await createTestUser(pool, orgs[0]!.organizationId);
     idp.accounts.set('alice-at-corp', { email: user.email.toUpperCase(), email_verified: true });
     idp.signInAs = 'alice-at-corp';
     const flow = await signInUpstream();
@@ -81,6 +86,32 @@ describe('MCP authorization: sign-in at a company\'s OpenID Connect provider', f
     const again = await signInUpstream();
     assert.equal(again.page.status, 200, again.html);
     assert.match(again.html, /Approve access/);
+
+    // The address given to someone else at the provider does not take the linked account over.
+    idp.accounts.set('new-hire', { email: user.email, email_verified: true });
+    idp.signInAs = 'new-hire';
+    const takeover = await signInUpstream();
+    assert.equal(takeover.page.status, 403);
+    assert.match(takeover.html, /This Intake account signs in with another Example Corp identity/);
+    assert.deepEqual(await identities(user.userId), [{ issuer: idp.issuer, subject: 'alice-at-corp' }]);
+  });
+
+  it('matches only users of the organizations it serves; takes `email_verified: "true"` as sent by some providers', async () => {
+    const outside = await createTestOrg(pool);
+    const stranger = await createTestUser(pool, outside.organizationId);
+    idp.accounts.set('other-tenant', { email: stranger.email, email_verified: true });
+    idp.signInAs = 'other-tenant';
+    const refused = await signInUpstream();
+    assert.equal(refused.page.status, 403);
+    assert.match(refused.html, /No Intake account uses/);
+    assert.deepEqual(await identities(stranger.userId), []);
+
+    const member = await createTestUser(pool, orgs[1]!.organizationId);
+    idp.accounts.set('string-flag', { email: member.email, email_verified: 'true' });
+    idp.signInAs = 'string-flag';
+    const signedIn = await signInUpstream();
+    assert.equal(signedIn.page.status, 200, signedIn.html);
+    assert.deepEqual(await identities(member.userId), [{ issuer: idp.issuer, subject: 'string-flag' }]);
   });
 
   it('refuses an address that no Intake user has, one the provider did not verify, and one of several users; nothing is linked', async () => {
@@ -91,8 +122,7 @@ describe('MCP authorization: sign-in at a company\'s OpenID Connect provider', f
     assert.match(unknown.html, /No Intake account uses nobody-here@corp\.example\. Ask your administrator to create one\./);
     assert.match(unknown.html, /name="password"/, 'back on the sign-in page');
 
-    const org = await createTestOrg(pool);
-    const user = await createTestUser(pool, org.organizationId);
+    const user = await createTestUser(pool, orgs[0]!.organizationId);
     idp.accounts.set('unverified', { email: user.email, email_verified: false });
     idp.signInAs = 'unverified';
     const unverified = await signInUpstream();
@@ -100,7 +130,7 @@ describe('MCP authorization: sign-in at a company\'s OpenID Connect provider', f
     assert.match(unverified.html, /Example Corp did not confirm an e-mail address for this account/);
 
     const shared = 'shared-address@corp.example';
-    for (const o of [await createTestOrg(pool), await createTestOrg(pool)]) {
+    for (const o of orgs) {
       await pool.query(sql.unsafe`INSERT INTO users (organization_id, email, role) VALUES (${o.organizationId}, ${shared}, 'member')`);
     }
     idp.accounts.set('shared', { email: shared, email_verified: true });
@@ -124,8 +154,7 @@ describe('MCP authorization: sign-in at a company\'s OpenID Connect provider', f
     assert.match(await stranger.text(), /not started in this browser/);
 
     // The browser's own state, but a code and state that are not the provider's answer to it.
-    const org = await createTestOrg(pool);
-    const user = await createTestUser(pool, org.organizationId);
+    const user = await createTestUser(pool, orgs[0]!.organizationId);
     idp.accounts.set('bob', { email: user.email, email_verified: true });
     idp.signInAs = 'bob';
     const request = authorizationRequest(api.url, { clientId, redirectUri: REDIRECT, scope: 'projects:read' });
@@ -160,7 +189,7 @@ describe('MCP authorization: sign-in at a company\'s OpenID Connect provider', f
   });
 
   it('a provider that cannot be reached: 502 on the sign-in page, which still offers the password', async () => {
-    const down = await startTestApi({ pool, config: testConfig({ OIDC_ISSUER: 'http://127.0.0.1:9/', OIDC_CLIENT_ID: 'intake', OIDC_CLIENT_SECRET: 'secret', OIDC_DISPLAY_NAME: 'Down Corp' }) });
+    const down = await startTestApi({ pool, config: testConfig({ OIDC_ISSUER: 'http://127.0.0.1:9/', OIDC_CLIENT_ID: 'intake', OIDC_CLIENT_SECRET: 'secret', OIDC_DISPLAY_NAME: 'Down Corp', OIDC_ORGANIZATIONS: orgs[0]!.organizationId }) });
     try {
       const reg = await registerClient(down.url, { redirect_uris: [REDIRECT], client_name: 'Down' });
       const request = authorizationRequest(down.url, { clientId: reg.body.client_id as string, redirectUri: REDIRECT, scope: 'projects:read' });

@@ -8,6 +8,10 @@ describe('OAuth pages: form-action follows the redirect URI', () => {
     assert.equal(formTarget('https://app.example.test/oauth/callback'), 'https://app.example.test');
     assert.equal(formTarget('com.example.intake-client:/oauth/callback'), 'com.example.intake-client:');
     assert.equal(formTarget('not a uri'), null);
+    // Host names WHATWG URL lets through that would mean something in the policy are never written into it.
+    for (const hostile of ['https://x;sandbox/cb', 'https://a,b/cb', 'https://*/cb', "https://a'b/cb"]) assert.equal(formTarget(hostile), null, hostile);
+    assert.equal(formTarget('http://[::1]:4711/callback'), 'http:', 'CSP cannot name an IPv6 address');
+    assert.equal(formTarget('https://[2001:db8::1]/cb'), null);
     assert.equal(formTarget('https://app.example.test/a b'), 'https://app.example.test', 'the origin alone, never the path');
   });
 
