@@ -1,4 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
+import type { DatabasePool } from 'slonik';
+import { setPassword } from '../../src/auth/sign-in.js';
+import { createTestOrg, createTestUser } from './fixtures.js';
 /** A browser as far as this flow needs one: cookies by name, redirects followed by hand. */
 export class Browser {
   private readonly cookies = new Map<string, string>();
@@ -105,4 +108,15 @@ export function mcpCall(base: string, token: string, body: unknown = { jsonrpc: 
   return fetch(`${base}/mcp`, {
     method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(body),
   });
+}
+
+/** The password the sign-in tests' users have. */
+export const TEST_PASSWORD = 'correct horse battery staple';
+
+/** A user who signs in with TEST_PASSWORD, in an organization of their own. */
+export async function createSignInUser(pool: DatabasePool): Promise<{ userId: string; email: string; password: string; organizationId: string }> {
+  const org = await createTestOrg(pool);
+  const user = await createTestUser(pool, org.organizationId);
+  await setPassword(pool, user.userId, TEST_PASSWORD);
+  return { ...user, password: TEST_PASSWORD, organizationId: org.organizationId };
 }

@@ -4,17 +4,15 @@
  *  - media-reconciler-v1.json: one stranded ingestion (its rows committed, no workflow) started
  *    again, and one interrupted mid-way failed.
  */
-import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
-import type { WorkflowHandle } from '@temporalio/client';
 import { Runtime } from '@temporalio/worker';
+import { saveHistory } from './save-history.js';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'slonik';
 import { createDatabasePool } from '../../src/db/pool.js';
 import { insertIngestion } from '../../src/db/repositories/media-ingestions.js';
-import { PROJECT_ROOT } from '../../src/paths.js';
 import { mediaWorkflowSettings } from '../../src/recordings/media.js';
 import { createLogger } from '../../src/logger.js';
 import { sdkLogger } from '../../src/temporal/sdk-logger.js';
@@ -27,13 +25,7 @@ import { createTestDatabase, stopTestStack } from '../helpers/stack.js';
 import { loopbackMediaDeps, startTestWorker } from '../helpers/worker.js';
 
 Runtime.install({ shutdownSignals: [], logger: sdkLogger(createLogger('warn', 'intake-capture')) });
-const out = path.join(PROJECT_ROOT, 'test', 'replay', 'histories');
 
-async function save(name: string, handle: WorkflowHandle): Promise<void> {
-  const history = await handle.fetchHistory();
-  await writeFile(path.join(out, name), `${historyToJSON(history)}\n`);
-  process.stdout.write(`wrote ${name} (${history.events?.length} events)\n`);
-}
 
 const dir = await mkdtemp(path.join(os.tmpdir(), 'intake-capture-'));
 const pool = await createDatabasePool(await createTestDatabase());
@@ -57,7 +49,7 @@ try {
   });
   const result = await handle.result();
   if (result.restarted !== 1 || result.failed !== 1) throw new Error(`expected one restarted and one failed, got ${JSON.stringify(result)}`);
-  await save('media-reconciler-v1.json', handle);
+  await saveHistory('media-reconciler-v1.json', handle);
 } finally {
   await api.close();
   await worker.stop();

@@ -3,26 +3,16 @@
  * (PURGE_AUTHORIZATIONS_PATCH; run once when it was introduced, retention-sweep-v1.json keeps the
  * sweep from before): `npx tsx test/replay/capture-retention-sweep-v2.ts`.
  */
-import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
-import type { WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
+import { saveHistory } from './save-history.js';
 import { sql } from 'slonik';
-import { PROJECT_ROOT } from '../../src/paths.js';
 import { retentionSweepWorkflowId } from '../../src/temporal/ids.js';
 import { retentionSweepWorkflow } from '../../workflows/retention-sweep/workflow.js';
 import { processingContext } from '../helpers/agents.js';
 import { stopTestStack } from '../helpers/stack.js';
 
 Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
-const out = path.join(PROJECT_ROOT, 'test', 'replay', 'histories');
 
-async function save(name: string, handle: WorkflowHandle): Promise<void> {
-  const history = await handle.fetchHistory();
-  await writeFile(path.join(out, name), `${historyToJSON(history)}\n`);
-  process.stdout.write(`wrote ${name} (${history.events?.length} events)\n`);
-}
 
 const ctx = await processingContext({ credits: 100 });
 try {
@@ -35,7 +25,7 @@ try {
   });
   const result = await sweep.result();
   if (result.purgedAuthorizations !== 1) throw new Error(`expected one purged row, got ${JSON.stringify(result)}`);
-  await save('retention-sweep-v2.json', sweep);
+  await saveHistory('retention-sweep-v2.json', sweep);
 } finally {
   await ctx.close();
   await stopTestStack();

@@ -6,14 +6,10 @@
  *  - agent-session-stored-progress.json: a session with a gap, ended through it, whose processing
  *    results carry the stored status and highest sequence.
  */
-import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
-import type { WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
+import { saveHistory } from './save-history.js';
 import { sql } from 'slonik';
 import { sessionWorkflowSettings } from '../../src/agents/session-workflow.js';
-import { PROJECT_ROOT } from '../../src/paths.js';
 import { agentSessionWorkflowId } from '../../src/temporal/ids.js';
 import { sessionWakesWorkflowId } from '../../workflows/session-wakes/contract.js';
 import { sessionWakesWorkflow } from '../../workflows/session-wakes/workflow.js';
@@ -21,13 +17,7 @@ import { assistantMessage, processingContext, sessionRequest, userMessage } from
 import { stopTestStack } from '../helpers/stack.js';
 
 Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
-const out = path.join(PROJECT_ROOT, 'test', 'replay', 'histories');
 
-async function save(name: string, handle: WorkflowHandle): Promise<void> {
-  const history = await handle.fetchHistory();
-  await writeFile(path.join(out, name), `${historyToJSON(history)}\n`);
-  process.stdout.write(`wrote ${name} (${history.events?.length} events)\n`);
-}
 
 const ctx = await processingContext({ credits: 100 });
 try {
@@ -44,7 +34,7 @@ try {
   await ingest('stored-progress', [assistantMessage(6, 'bye')], 'ended');
   const h = client.workflow.getHandle(agentSessionWorkflowId(gap));
   await h.result();
-  await save('agent-session-stored-progress.json', h);
+  await saveHistory('agent-session-stored-progress.json', h);
 
   // A stranded wake: stored work whose wake request is an hour old (its signal was lost).
   const stranded = await ingest('stranded', [userMessage(1, 'q')]);
@@ -56,7 +46,7 @@ try {
   });
   const result = await wakes.result();
   if (result.wokenSessions !== 1) throw new Error(`expected one woken session, got ${JSON.stringify(result)}`);
-  await save('session-wakes-v1.json', wakes);
+  await saveHistory('session-wakes-v1.json', wakes);
 } finally {
   await ctx.close();
   await stopTestStack();

@@ -1,14 +1,12 @@
 import { strict as assert } from 'node:assert';
 import type { DatabasePool } from 'slonik';
-import { setPassword } from '../../../src/auth/sign-in.js';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { startTestApi, type TestApi } from '../../helpers/app.js';
 import { testConfig } from '../../helpers/config.js';
-import { createTestOrg, createTestUser } from '../../helpers/fixtures.js';
-import { authorizationRequest, authorizeInBrowser, Browser, csrfOf, registerClient, tokenRequest } from '../../helpers/oauth-browser.js';
+import { authorizationRequest, authorizeInBrowser, Browser, csrfOf, registerClient, tokenRequest, createSignInUser, TEST_PASSWORD } from '../../helpers/oauth-browser.js';
 import { createTestDatabase } from '../../helpers/stack.js';
 
-const PASSWORD = 'correct horse battery staple';
+const PASSWORD = TEST_PASSWORD;
 
 /**
  * Redirect URIs as the issue asks (loopback on any port and custom schemes for native clients,
@@ -25,10 +23,7 @@ describe('MCP authorization: redirect URIs, remembered consent, cookies', functi
     const databaseUrl = await createTestDatabase();
     pool = await createDatabasePool(databaseUrl);
     api = await startTestApi({ pool });
-    const org = await createTestOrg(pool);
-    const created = await createTestUser(pool, org.organizationId);
-    await setPassword(pool, created.userId, PASSWORD);
-    user = { ...created, password: PASSWORD };
+    user = await createSignInUser(pool);
   });
   after(async () => {
     await api?.close();

@@ -1,15 +1,13 @@
 import { strict as assert } from 'node:assert';
 import type { DatabasePool } from 'slonik';
-import { setPassword } from '../../../src/auth/sign-in.js';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { startTestApi, type TestApi } from '../../helpers/app.js';
 import { runIntake } from '../../helpers/cli.js';
 import { TEST_SIGNING_SECRET } from '../../helpers/config.js';
-import { createTestOrg, createTestUser } from '../../helpers/fixtures.js';
-import { authorizationRequest, Browser, csrfOf, mcpCall, obtainTokens, registerClient, tokenRequest } from '../../helpers/oauth-browser.js';
+import { authorizationRequest, Browser, csrfOf, mcpCall, obtainTokens, registerClient, tokenRequest, createSignInUser, TEST_PASSWORD } from '../../helpers/oauth-browser.js';
 import { createTestDatabase } from '../../helpers/stack.js';
 
-const PASSWORD = 'correct horse battery staple';
+const PASSWORD = TEST_PASSWORD;
 const REDIRECT = 'http://127.0.0.1:40112/callback';
 const ACCESS_TOKEN_SECONDS = 2;
 
@@ -29,10 +27,7 @@ describe('MCP authorization: grants revoked by the operator, expired tokens', fu
     api = await startTestApi({ pool });
     shortLived = await startTestApi({ pool, oauthAccessTokenSeconds: ACCESS_TOKEN_SECONDS });
     env = { DATABASE_URL: databaseUrl, SIGNING_SECRET: TEST_SIGNING_SECRET, LOG_LEVEL: 'silent' };
-    const org = await createTestOrg(pool);
-    const created = await createTestUser(pool, org.organizationId);
-    await setPassword(pool, created.userId, PASSWORD);
-    user = { ...created, password: PASSWORD };
+    user = await createSignInUser(pool);
   });
   after(async () => {
     await api?.close();
