@@ -3,10 +3,10 @@ import { createApiKey } from '../../auth/credentials.js';
 import { isScope, type Scope } from '../../auth/scopes.js';
 import { revokeApiKey } from '../../db/repositories/api-keys.js';
 import { endUserSessions, revokeUserGrants } from '../../db/repositories/oauth-models.js';
-import { findUser, revokeToken, revokeUserTokens } from '../../db/repositories/users.js';
+import { revokeToken, revokeUserTokens } from '../../db/repositories/users.js';
 import { flags, int, list, optStr, str } from '../args.js';
 import { CliError, type CliContext } from '../context.js';
-import { requireOrganization } from './tenancy.js';
+import { requireOrganization, requireUser } from './tenancy.js';
 
 export async function apiKeyCreate(ctx: CliContext, argv: string[]) {
   const f = flags(argv, { org: 'string', scopes: 'string', name: 'string' });
@@ -28,8 +28,7 @@ export async function apiKeyRevoke(ctx: CliContext, argv: string[]) {
 
 export async function tokenIssue(ctx: CliContext, argv: string[]) {
   const f = flags(argv, { user: 'string', 'ttl-seconds': 'string' });
-  const user = await findUser(await ctx.db(), str(f, 'user'));
-  if (!user) throw new CliError(`user ${str(f, 'user')} not found`);
+  const user = await requireUser(ctx, str(f, 'user'));
   if (user.status !== 'active') throw new CliError(`user ${user.id} is disabled`);
   const ttl = int(f, 'ttl-seconds', { min: 1, max: 31 * 24 * 3600, fallback: ctx.config.auth.accessTokenTtlSeconds });
   return (await ctx.tokens()).issue({ id: user.id, organizationId: user.organization_id, tokenVersion: user.token_version }, ttl);
@@ -68,8 +67,7 @@ export async function tokenRevoke(ctx: CliContext, argv: string[]) {
   const verified = await (await ctx.tokens()).verify(token ?? '', beforeExpiry(token ?? ''));
   if (typeof verified === 'string' || !verified.tokenId) throw new CliError('--token is not an access token this service issued');
   if (verified.expiresAt.getTime() <= Date.now()) return { tokenId: verified.tokenId, userId: verified.userId, revoked: 'already expired' };
-  const user = await findUser(await ctx.db(), verified.userId);
-  if (!user) throw new CliError(`user ${verified.userId} not found`);
+  const user = await requireUser(ctx, verified.userId);
   await revokeToken(await ctx.db(), { tokenId: verified.tokenId, userId: user.id, expiresAt: verified.expiresAt });
   return { tokenId: verified.tokenId, userId: user.id, revoked: 'token', expiresAt: verified.expiresAt.toISOString() };
 }

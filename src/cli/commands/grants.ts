@@ -1,13 +1,7 @@
 import { endUserSessions, listUserGrants, revokeUserGrants } from '../../db/repositories/oauth-models.js';
-import { findUser } from '../../db/repositories/users.js';
 import { flags, optStr, str } from '../args.js';
 import { CliError, type CliContext } from '../context.js';
-
-async function requireUser(ctx: CliContext, id: string) {
-  const user = await findUser(await ctx.db(), id);
-  if (!user) throw new CliError(`user ${id} not found`);
-  return user;
-}
+import { requireUser } from './tenancy.js';
 
 /** `grant list --user U`: the MCP clients the user has approved, with their scopes. */
 export async function grantList(ctx: CliContext, argv: string[]) {

@@ -3,9 +3,7 @@ import { createField, createFolder } from '../../recordings/catalog.js';
 import { flags, str } from '../args.js';
 import { CliError, type CliContext } from '../context.js';
 import { createBatch } from '../../db/repositories/media-ingestions.js';
-import { findUser } from '../../db/repositories/users.js';
-import { isUuid } from '../../db/uuid.js';
-import { requireOrganization } from './tenancy.js';
+import { requireOrganization, requireUser } from './tenancy.js';
 
 function name(value: string): string {
   if (value.length > 200) throw new CliError('--name must be at most 200 characters', 2);
@@ -31,9 +29,6 @@ export async function metadataFieldCreate(ctx: CliContext, argv: string[]) {
 /** An upload batch of a user (batches are user-scoped: uploads with a `batchId` need that user's token). */
 export async function batchCreate(ctx: CliContext, argv: string[]) {
   const f = flags(argv, { user: 'string' });
-  const userId = str(f, 'user');
-  const db = await ctx.db();
-  const user = isUuid(userId) ? await findUser(db, userId) : null;
-  if (!user) throw new CliError(`user ${userId} not found`, 1);
-  return { batchId: await createBatch(db, user.organization_id, user.id), userId: user.id };
+  const user = await requireUser(ctx, str(f, 'user'));
+  return { batchId: await createBatch(await ctx.db(), user.organization_id, user.id), userId: user.id };
 }

@@ -14,6 +14,13 @@ export async function requireOrganization(ctx: CliContext, id: string) {
   return org;
 }
 
+/** The user with this id, or the CLI's "not found" error. */
+export async function requireUser(ctx: CliContext, id: string) {
+  const user = await findUser(await ctx.db(), id);
+  if (!user) throw new CliError(`user ${id} not found`);
+  return user;
+}
+
 export async function orgCreate(ctx: CliContext, argv: string[]) {
   const f = flags(argv, { name: 'string', credits: 'string', 'no-recording': 'boolean' });
   const name = str(f, 'name');
