@@ -21,13 +21,18 @@ function resourceOf(deps: AppDeps, ctx: AppContext): { resource: string; base: s
   return { base, resource: `${base}/mcp`, authorizationServers: deps.config.mcp.authorizationServers ?? [base] };
 }
 
+/** The protected-resource metadata's URL, which 401 and 403 challenges name. */
+function metadataUrl(deps: AppDeps, ctx: AppContext): string {
+  return `${resourceOf(deps, ctx).base}${METADATA_PATH}/mcp`;
+}
+
 /**
  * MCP authorization (protected resource, RFC 9728): a 401 names the resource metadata and the
  * scopes so a client can find the authorization server; `error="invalid_token"` when a token was
  * sent but is not good. A 403 `insufficient_scope` names the scope a tool call needs.
  */
 function unauthorized(deps: AppDeps, ctx: AppContext, message: string, invalidToken: boolean): AppError {
-  const metadata = `${resourceOf(deps, ctx).base}${METADATA_PATH}/mcp`;
+  const metadata = metadataUrl(deps, ctx);
   const scope = deps.oauth ? `, scope="${MCP_SCOPES.join(' ')}"` : '';
   const challenge = invalidToken
     ? `Bearer error="invalid_token", error_description="${message}", resource_metadata="${metadata}"${scope}`
@@ -72,9 +77,8 @@ function requireToolScopes(deps: AppDeps) {
         if (m?.method !== 'tools/call' || typeof m.params?.name !== 'string') continue;
         const needed = TOOL_SCOPES[m.params.name];
         if (needed && !access.scopes.includes(needed)) {
-          const metadata = `${resourceOf(deps, ctx).base}${METADATA_PATH}/mcp`;
           throw new AppError(403, 'insufficient_scope', `The tool ${m.params.name} needs the scope ${needed}, which this token was not granted.`, {}, {
-            'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${needed}", resource_metadata="${metadata}"`,
+            'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${needed}", resource_metadata="${metadataUrl(deps, ctx)}"`,
           });
         }
       }

@@ -88,6 +88,9 @@ export function oauthInteractionRoutes(deps: InteractionDeps): Middleware {
     (ctx.state as { log?: Logger }).log?.warn({ err: error }, 'upstream sign-in unavailable');
     await showLogin(ctx, d, 502, { error: `${upstream.displayName} could not be reached. Try again, or sign in with your e-mail address and password.` });
   };
+  /** An upstream sign-in this browser did not start, or whose cookie expired. */
+  const notStartedHere = (ctx: Context) =>
+    page(ctx, 400, errorPage('Sign-in expired', 'This sign-in was not started in this browser, or has expired. Start again from your application.'));
   const checked = (ctx: Context, d: Details): boolean => {
     if (csrfValid(deps.signingSecret, d.uid, (ctx.request.body as Record<string, unknown> | undefined)?.csrf)) return true;
     page(ctx, 403, errorPage('Form expired', 'This form was not sent from the sign-in page. Start again from your application.'));
@@ -148,9 +151,7 @@ export function oauthInteractionRoutes(deps: InteractionDeps): Middleware {
     if (!d) return;
     const upstream = deps.upstream;
     const state = upstreamState(ctx);
-    if (!upstream || !state || state.uid !== d.uid) {
-      return page(ctx, 400, errorPage('Sign-in expired', 'This sign-in was not started in this browser, or has expired. Start again from your application.'));
-    }
+    if (!upstream || !state || state.uid !== d.uid) return notStartedHere(ctx);
     upstreamCookie(ctx, null);
     const query = new URLSearchParams(ctx.querystring);
     if (query.has('error')) {
@@ -188,9 +189,7 @@ export function oauthInteractionRoutes(deps: InteractionDeps): Middleware {
    */
   router.get(UPSTREAM_CALLBACK_PATH, (ctx) => {
     const state = deps.upstream ? upstreamState(ctx) : null;
-    if (!state) {
-      return page(ctx, 400, errorPage('Sign-in expired', 'This sign-in was not started in this browser, or has expired. Start again from your application.'));
-    }
+    if (!state) return notStartedHere(ctx);
     ctx.status = 303;
     ctx.redirect(`/oauth/interaction/${encodeURIComponent(state.uid)}/upstream${ctx.search}`);
   });

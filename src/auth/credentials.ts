@@ -1,6 +1,6 @@
 import type { CommonQueryMethods } from 'slonik';
 import { findApiKeyByHash, insertApiKey, touchApiKey, type ApiKeyRow } from '../db/repositories/api-keys.js';
-import { findTokenUser, findUser } from '../db/repositories/users.js';
+import { findTokenUser, findUser, type UserRow } from '../db/repositories/users.js';
 import type { OAuthAccess, OAuthServer } from '../oauth/server.js';
 import type { Principal } from './principal.js';
 import { DEFAULT_API_KEY_SCOPES, isScope, scopesForRole, type Scope } from './scopes.js';
@@ -48,6 +48,11 @@ export async function authenticateToken(db: CommonQueryMethods, tokens: TokenSer
   if (!user) return 'unknown_user';
   if (user.organization_id !== verified.organizationId) return 'invalid';
   if (user.status !== 'active' || user.token_revoked || verified.version !== user.token_version) return 'revoked';
+  return userPrincipal(user);
+}
+
+/** A user acting with the scopes of their role. */
+function userPrincipal(user: Pick<UserRow, 'id' | 'organization_id' | 'role'>): Principal {
   return { kind: 'user', organizationId: user.organization_id, userId: user.id, role: user.role, scopes: scopesForRole(user.role) };
 }
 
@@ -61,5 +66,5 @@ export async function authenticateOAuthToken(db: CommonQueryMethods, oauth: OAut
   const user = await findUser(db, access.userId);
   if (!user) return 'unknown_user';
   if (user.status !== 'active') return 'revoked';
-  return { principal: { kind: 'user', organizationId: user.organization_id, userId: user.id, role: user.role, scopes: scopesForRole(user.role) }, access };
+  return { principal: userPrincipal(user), access };
 }

@@ -3,6 +3,7 @@ import * as oidc from 'openid-client';
 import type { DatabasePool } from 'slonik';
 import type { OidcSignInConfig } from '../config.js';
 import { findActiveUsersByEmail, hasIdentityAt, linkIdentity, signInByIdentity } from '../db/repositories/user-identities.js';
+import type { UserRow } from '../db/repositories/users.js';
 
 /** What the browser keeps (in a signed cookie) between leaving for the provider and coming back. */
 export interface UpstreamState {
@@ -113,11 +114,12 @@ export function upstreamSignIn(o: OidcSignInConfig & { redirectUri: string; pool
         }
         throw new UpstreamUnavailableError(`OpenID Connect token request to ${o.issuer} failed: ${(error as Error).message}`);
       }
-      const allowed = (user: { status: string; organization_id: string }) => user.status === 'active' && o.organizationIds.includes(user.organization_id);
+      // The user an identity is linked to signs in while active and in the organizations this provider serves.
+      const signInAs = (user: UserRow | null): UpstreamOutcome => (user?.status === 'active' && o.organizationIds.includes(user.organization_id)
+        ? { kind: 'signed-in', userId: user.id }
+        : { kind: 'refused', reason: 'This Intake account is disabled or does not sign in here.' });
       const linked = await signInByIdentity(o.pool, claims.iss, claims.sub);
-      if (linked) {
-        return allowed(linked) ? { kind: 'signed-in', userId: linked.id } : { kind: 'refused', reason: 'This Intake account is disabled or does not sign in here.' };
-      }
+      if (linked) return signInAs(linked);
       // The first sign-in of this identity: by its verified e-mail address, from the ID token or else the userinfo endpoint.
       let { email, email_verified: verified } = claims as { email?: unknown; email_verified?: unknown };
       if (typeof email !== 'string' || verified === undefined) {
@@ -138,8 +140,8 @@ export function upstreamSignIn(o: OidcSignInConfig & { redirectUri: string; pool
         return { kind: 'refused', reason: `This Intake account signs in with another ${o.displayName} identity. Ask your administrator.` };
       }
       await linkIdentity(o.pool, claims.iss, claims.sub, user.id);
-      const signedIn = await signInByIdentity(o.pool, claims.iss, claims.sub);
-      return signedIn && allowed(signedIn) ? { kind: 'signed-in', userId: signedIn.id } : { kind: 'refused', reason: 'This Intake account is disabled or does not sign in here.' };
+      // Read back: a concurrent first sign-in of the same identity may have linked it first.
+      return signInAs(await signInByIdentity(o.pool, claims.iss, claims.sub));
     },
   };
 }

@@ -6,6 +6,9 @@ export function retentionSweepWorkflowId(): string {
   return 'retention-sweep';
 }
 
+/** Expired authorization rows deleted per call (the sweep's activity, and `intake retention sweep`). */
+export const AUTHORIZATION_PURGE_BATCH = 1000;
+
 export interface RetentionSweepInput {
   version: 1;
   /** Conversations deleted per activity call. */

@@ -1,6 +1,6 @@
 import { continueAsNew, patched, proxyActivities } from '@temporalio/workflow';
 import type { RetentionActivities } from '../../activities/retention.js';
-import type { RetentionSweepInput, RetentionSweepResult } from './contract.js';
+import { AUTHORIZATION_PURGE_BATCH, type RetentionSweepInput, type RetentionSweepResult } from './contract.js';
 
 const { deleteExpiredConversations, purgeExpiredAuthorizations } = proxyActivities<RetentionActivities>({
   startToCloseTimeout: '5 minutes',
@@ -11,8 +11,7 @@ const BATCHES_PER_RUN = 500;
 
 /** Sweeps since this patch also purge the authorization server's expired rows (issue 20). */
 export const PURGE_AUTHORIZATIONS_PATCH = 'retention-purge-authorizations';
-/** Expired authorization rows deleted per activity call, and calls per sweep at most (the next sweep goes on). */
-export const AUTHORIZATION_PURGE_BATCH = 1000;
+/** Activity calls of AUTHORIZATION_PURGE_BATCH rows per sweep at most (the next sweep goes on). */
 const AUTHORIZATION_PURGE_BATCHES = 100;
 
 /**

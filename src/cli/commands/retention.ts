@@ -1,6 +1,7 @@
 import { deleteExpiredSessions } from '../../db/repositories/agent-retention.js';
 import { purgeExpiredModels } from '../../db/repositories/oauth-models.js';
 import { isUuid } from '../../db/uuid.js';
+import { AUTHORIZATION_PURGE_BATCH } from '../../../workflows/retention-sweep/contract.js';
 import { CliError, type CliContext } from '../context.js';
 import { flags, optStr } from '../args.js';
 
@@ -25,8 +26,8 @@ export async function retentionSweep(ctx: CliContext, argv: string[]) {
   if (org !== undefined) return { deletedSessions: deleted };
   let purged = 0;
   for (;;) {
-    const n = await purgeExpiredModels(db, 1000);
+    const n = await purgeExpiredModels(db, AUTHORIZATION_PURGE_BATCH);
     purged += n;
-    if (n < 1000) return { deletedSessions: deleted, purgedAuthorizations: purged };
+    if (n < AUTHORIZATION_PURGE_BATCH) return { deletedSessions: deleted, purgedAuthorizations: purged };
   }
 }

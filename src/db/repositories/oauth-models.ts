@@ -13,13 +13,17 @@ export async function upsertModel(db: CommonQueryMethods, model: string, id: str
     ON CONFLICT (model, id) DO UPDATE SET payload = EXCLUDED.payload, expires_at = EXCLUDED.expires_at`);
 }
 
-const live = sql.fragment`(expires_at IS NULL OR expires_at > now())`;
+/** Not expired: `expires_at` of the table, or of the row alias given. */
+const live = (alias?: string) => {
+  const expiresAt = sql.identifier(alias ? [alias, 'expires_at'] : ['expires_at']);
+  return sql.fragment`(${expiresAt} IS NULL OR ${expiresAt} > now())`;
+};
 
 /** A model instance that has not expired, looked up by id, by its `uid` or by its `userCode`. */
 export async function findModel(db: CommonQueryMethods, model: string, by: { id: string } | { uid: string } | { userCode: string }): Promise<ModelRow | null> {
   const where = 'id' in by ? sql.fragment`id = ${by.id}` : 'uid' in by ? sql.fragment`uid = ${by.uid}` : sql.fragment`user_code = ${by.userCode}`;
   return db.maybeOne(sql.type(modelRow)`
-    SELECT payload, consumed_at FROM oauth_models WHERE model = ${model} AND ${where} AND ${live} LIMIT 1`);
+    SELECT payload, consumed_at FROM oauth_models WHERE model = ${model} AND ${where} AND ${live()} LIMIT 1`);
 }
 
 export async function consumeModel(db: CommonQueryMethods, model: string, id: string): Promise<void> {
@@ -66,7 +70,7 @@ export async function listUserGrants(db: CommonQueryMethods, userId: string): Pr
       to_timestamp((g.payload ->> 'iat')::bigint) AS granted_at, g.expires_at
     FROM oauth_models g
     LEFT JOIN oauth_models c ON c.model = 'Client' AND c.id = g.payload ->> 'clientId'
-    WHERE g.model = 'Grant' AND g.payload ->> 'accountId' = ${userId} AND (g.expires_at IS NULL OR g.expires_at > now())
+    WHERE g.model = 'Grant' AND g.payload ->> 'accountId' = ${userId} AND ${live('g')}
     ORDER BY granted_at, g.id`);
 }
 
@@ -90,7 +94,7 @@ export async function revokeUserGrants(db: CommonQueryMethods, userId: string, g
 export async function findUserClientGrantId(db: CommonQueryMethods, userId: string, clientId: string): Promise<string | null> {
   return db.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
     SELECT id FROM oauth_models
-    WHERE model = 'Grant' AND payload ->> 'accountId' = ${userId} AND payload ->> 'clientId' = ${clientId} AND (expires_at IS NULL OR expires_at > now())
+    WHERE model = 'Grant' AND payload ->> 'accountId' = ${userId} AND payload ->> 'clientId' = ${clientId} AND ${live()}
     ORDER BY (payload ->> 'iat')::bigint DESC LIMIT 1`);
 }
 
