@@ -6,18 +6,17 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { DatabasePool } from 'slonik';
-import { setPassword } from '../../src/auth/sign-in.js';
 import { createDatabasePool } from '../../src/db/pool.js';
 import { UPSTREAM_CALLBACK_PATH } from '../../src/oauth/server.js';
 import { startTestApi, type TestApi } from '../helpers/app.js';
 import { testConfig } from '../helpers/config.js';
-import { createTestOrg, createTestUser } from '../helpers/fixtures.js';
+import { createSignInUser, TEST_PASSWORD } from '../helpers/oauth-browser.js';
 import { closeServer, listenLocal } from '../helpers/http.js';
 import { TestClientProvider } from '../helpers/mcp-client.js';
 import { startTestIdp, type TestIdp } from '../helpers/oidc-idp.js';
 import { createTestDatabase } from '../helpers/stack.js';
 
-const PASSWORD = 'correct horse battery staple';
+const PASSWORD = TEST_PASSWORD;
 /** Debian's chromium package (playwright-core cannot download browsers here); CHROMIUM_PATH overrides. */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -77,23 +76,21 @@ describe('MCP sign-in in a real browser (headless Chromium)', function () {
   let idp: TestIdp;
   let browser: Browser;
   let redirect: LoopbackRedirect;
-  let user: { userId: string; email: string };
+  let user: Awaited<ReturnType<typeof createSignInUser>>;
 
   before(async () => {
     const databaseUrl = await createTestDatabase();
     pool = await createDatabasePool(databaseUrl);
     idp = await startTestIdp();
-    const org = await createTestOrg(pool);
+    user = await createSignInUser(pool);
     api = await startTestApi({
       pool, databaseUrl,
       config: testConfig({
         OIDC_ISSUER: idp.issuer, OIDC_CLIENT_ID: idp.clientId, OIDC_CLIENT_SECRET: idp.clientSecret, OIDC_DISPLAY_NAME: 'Example Corp',
-        OIDC_ORGANIZATIONS: org.organizationId,
+        OIDC_ORGANIZATIONS: user.organizationId,
       }),
     });
     idp.register(`${api.url}${UPSTREAM_CALLBACK_PATH}`);
-    user = await createTestUser(pool, org.organizationId);
-    await setPassword(pool, user.userId, PASSWORD);
     redirect = await new LoopbackRedirect().listen();
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'] });
   });

@@ -5,16 +5,14 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { DatabasePool } from 'slonik';
-import { setPassword } from '../../../src/auth/sign-in.js';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { TOOL_SCOPES } from '../../../src/oauth/server.js';
 import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { createTestOrg, createTestUser } from '../../helpers/fixtures.js';
 import { TestClientProvider } from '../../helpers/mcp-client.js';
-import { authorizeInBrowser } from '../../helpers/oauth-browser.js';
+import { authorizeInBrowser, createSignInUser, TEST_PASSWORD } from '../../helpers/oauth-browser.js';
 import { createTestDatabase } from '../../helpers/stack.js';
 
-const PASSWORD = 'correct horse battery staple';
+const PASSWORD = TEST_PASSWORD;
 const REDIRECT = 'http://127.0.0.1:48213/callback';
 
 /**
@@ -32,9 +30,7 @@ describe('MCP over OAuth: a standard client connects with no token pasted anywhe
     const databaseUrl = await createTestDatabase();
     pool = await createDatabasePool(databaseUrl);
     api = await startTestApi({ pool, databaseUrl });
-    const org = await createTestOrg(pool);
-    user = await createTestUser(pool, org.organizationId);
-    await setPassword(pool, user.userId, PASSWORD);
+    user = await createSignInUser(pool);
   });
   after(async () => {
     await api?.close();

@@ -1,16 +1,14 @@
 import { strict as assert } from 'node:assert';
 import { createHash, randomBytes } from 'node:crypto';
 import type { DatabasePool } from 'slonik';
-import { setPassword } from '../../../src/auth/sign-in.js';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { LOGIN_ATTEMPTS_PER_ACCOUNT } from '../../../src/oauth/interactions.js';
 import { MCP_SCOPES } from '../../../src/oauth/provider.js';
 import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { createTestOrg, createTestUser } from '../../helpers/fixtures.js';
-import { Browser, csrfOf } from '../../helpers/oauth-browser.js';
+import { Browser, createSignInUser, csrfOf, TEST_PASSWORD } from '../../helpers/oauth-browser.js';
 import { createTestDatabase } from '../../helpers/stack.js';
 
-const PASSWORD = 'correct horse battery staple';
+const PASSWORD = TEST_PASSWORD;
 const REDIRECT = 'http://127.0.0.1:40111/callback';
 
 
@@ -29,9 +27,7 @@ describe('MCP authorization: sign-in, consent, code with PKCE, tokens', function
     // With a database URL the sign-in limits are counted, as in production.
     api = await startTestApi({ pool, databaseUrl });
     base = api.url;
-    const org = await createTestOrg(pool);
-    user = await createTestUser(pool, org.organizationId);
-    await setPassword(pool, user.userId, PASSWORD);
+    user = await createSignInUser(pool);
     const reg = await fetch(`${base}/oauth/register`, {
       method: 'POST', headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], client_name: 'Test MCP client', scope: MCP_SCOPES.join(' ') }),
@@ -148,9 +144,7 @@ describe('MCP authorization: sign-in, consent, code with PKCE, tokens', function
   });
 
   it('limits sign-in attempts per account: past the limit even the right password waits (429, Retry-After)', async () => {
-    const org = await createTestOrg(pool);
-    const target = await createTestUser(pool, org.organizationId);
-    await setPassword(pool, target.userId, PASSWORD);
+    const target = await createSignInUser(pool);
     const flow = await start();
     for (let i = 0; i < LOGIN_ATTEMPTS_PER_ACCOUNT; i++) {
       const res = await flow.browser.post(`/oauth/interaction/${flow.uid}/login`, { csrf: csrfOf(flow.html), email: target.email, password: `guess number ${i} of many` });
