@@ -129,6 +129,30 @@ async function queryPanels(prometheus: string, dashboard: Dashboard, start: numb
   return panels;
 }
 
+/**
+ * Counts over the whole run, from the same scrapes: what the load cost the worker (rounds held,
+ * session workflow signals, workflow tasks) beside what it did.
+ */
+const TOTALS: Record<string, string> = {
+  analysed: 'sum(increase(intake_agent_analyses_total{outcome="analysed"}[RUN]))',
+  roundsHeld: 'sum(increase(intake_agent_analysis_rounds_held_total[RUN]))',
+  workflowTasks: 'sum(increase(temporal_workflow_task_execution_latency_count[RUN]))',
+  activityTasks: 'sum(increase(temporal_activity_execution_latency_count[RUN]))',
+  localActivities: 'sum(increase(temporal_local_activity_execution_latency_count[RUN]))',
+  workflowSlotsFreeMin: 'min(min_over_time(temporal_worker_task_slots_available{worker_type="WorkflowWorker"}[RUN]))',
+};
+
+async function queryTotals(prometheus: string, start: number, end: number): Promise<Record<string, number | null>> {
+  const totals: Record<string, number | null> = {};
+  for (const [name, expr] of Object.entries(TOTALS)) {
+    const query = new URLSearchParams({ query: expr.replace('RUN', `${Math.ceil(end - start)}s`), time: String(end) });
+    const body = (await (await fetch(`${prometheus}/api/v1/query?${query.toString()}`)).json()) as { data?: { result: { value: [number, string] }[] } };
+    const value = body.data?.result[0]?.value[1];
+    totals[name] = value === undefined ? null : Math.round(Number(value));
+  }
+  return totals;
+}
+
 export async function benchDashboard(): Promise<Record<string, unknown>> {
   const stack = await testStack();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'intake-dashboard-'));
@@ -254,6 +278,7 @@ export async function benchDashboard(): Promise<Record<string, unknown>> {
       seconds: { total: Math.round(end - start), ...Object.fromEntries(Object.entries(marks).map(([k, v]) => [k, Math.round(v - start)])) },
       requests: tally.counts,
       clientLatencyMs: tally.summary(),
+      totals: await queryTotals(prometheus.url, start, end),
       panels: panels.filter((p) => p.type !== 'row').map((p) => ({ title: p.title, series: p.series.map((s) => s.name), points: p.series.reduce((n, s) => n + s.points.length, 0) })),
       panelsAllZero: empty.map((p) => p.title),
       picture: path.relative(PROJECT_ROOT, PICTURE),

@@ -90,7 +90,8 @@ interface Run {
  * a pass that finds nothing to process and no analysis queued; until then it stays due and is
  * claimed again. The session's workflow keeps what only it does (status in the Temporal UI, idle
  * close, continue-as-new, waiting for credits or the provider): the drainer tells it at once when it
- * has work (the session ended, analyses wait) and otherwise at most every `signalEverySeconds`. A
+ * has work (the session ended, analyses start to wait) and otherwise at most every
+ * `signalEverySeconds`. A
  * crash anywhere loses nothing: the wake stays requested until a settling pass, and every write is
  * idempotent.
  */
@@ -139,7 +140,7 @@ export async function drainSessionWakes(o: DrainOptions): Promise<DrainResult> {
  * After a batch's pass: its queued analyses, then the workflows to tell. Sessions with more pages
  * or analyses done keep their wake and are claimed again (their request is the oldest). Analyses
  * that must wait (credits, provider) go to the session's workflow, which waits durably: the wake is
- * taken, by a pass that does not hold it for them, only once the workflow was told.
+ * taken, by a pass that does not hold it for them, only once the workflow knows of the hold.
  */
 async function follow(run: Run, batch: readonly DrainedSession[]): Promise<void> {
   const { o, totals } = run;
@@ -153,44 +154,57 @@ async function follow(run: Run, batch: readonly DrainedSession[]): Promise<void>
       extractor: o.extractor, creditCost: o.analysisCreditCost, ...ANALYSIS_BATCH,
       heartbeat: o.heartbeat, signal: o.signal, observe: o.observeAnalyses,
     });
-    const waiting: string[] = [];
+    const held: string[] = [];
     for (const [id, a] of analysed) {
       totals.analyses += a.analysed;
-      if (!a.deleted && (a.billingBlocked || a.providerUnavailable)) waiting.push(id);
+      if (!a.deleted && (a.billingBlocked || a.providerUnavailable)) held.push(id);
     }
-    const told = (await tell(run, waiting, true)).map((t) => t.id);
-    if (told.length) {
-      const released = await processSessions(o.pool, told, PAGE, {});
+    const known = await tellHeld(run, held);
+    if (known.length) {
+      const released = await processSessions(o.pool, known, PAGE, {});
       for (const s of released) totals.events += s.processed;
       totals.sessions += released.filter((s) => s.settled).length;
     }
   }
-  await tell(run, settled, false);
+  await tellRoutine(run, settled);
 }
 
 /**
- * Tells the sessions' workflows, all when `force`, else those whose turn has come (a session that
- * ended always has it). Forced signals are sent before the sessions' wakes may be taken: returns
- * those sent. Routine ones go out in the background, the lane moves on. Either way a failed signal
- * has the session looked at again shortly (deferWorkflowSignal); a process that dies before
- * sending a routine one leaves it to the session's next turn.
+ * Tells the workflows of sessions whose analyses must wait, before their wakes may be taken: a
+ * hold is told once (and again every `signalEverySeconds` while it lasts, so that the workflow does
+ * not close idle under it), not on every round the drainer holds: an organization out of credits
+ * under load would otherwise have every ingest cost a workflow task and an analysis activity, and
+ * starve every other workflow of task slots. Returns the sessions whose workflow knows of the hold
+ * (told now, or before): those whose signal failed are looked at again shortly.
  */
-async function tell(run: Run, sessionIds: readonly string[], force: boolean): Promise<SignalTarget[]> {
+async function tellHeld(run: Run, sessionIds: readonly string[]): Promise<string[]> {
+  const turns = await takeWorkflowSignalTurns(run.o.pool, sessionIds, run.o.signalEverySeconds, 'hold');
+  const sent = await Promise.all(turns.map((turn) => send(run, turn)));
+  const failed = new Set(turns.filter((_, i) => !sent[i]).map((t) => t.id));
+  return sessionIds.filter((id) => !failed.has(id));
+}
+
+/**
+ * Tells settled sessions' workflows whose turn has come (a session that ended always has it):
+ * ended sessions at once, open ones in the background, the lane moving on. A process that dies
+ * before sending a routine signal leaves it to the session's next turn.
+ */
+async function tellRoutine(run: Run, sessionIds: readonly string[]): Promise<void> {
+  const turns = await takeWorkflowSignalTurns(run.o.pool, sessionIds, run.o.signalEverySeconds, 'routine');
+  await Promise.all(turns.filter((t) => t.status !== 'open').map((turn) => send(run, turn)));
+  for (const turn of turns.filter((t) => t.status === 'open')) await run.tells.add(async () => void (await send(run, turn)));
+}
+
+/** One signal-with-start; a failed one has the session looked at again shortly (deferWorkflowSignal). */
+async function send(run: Run, turn: SignalTarget): Promise<boolean> {
   const { o, totals } = run;
-  const turns = await takeWorkflowSignalTurns(o.pool, sessionIds, o.signalEverySeconds, force);
-  const send = async (turn: SignalTarget) => {
-    try {
-      await o.tell(wakeTargetOf(turn));
-      totals.signals++;
-      return true;
-    } catch (error) {
-      o.logger?.warn({ err: error, sessionId: turn.id }, 'could not tell the session workflow; trying again shortly');
-      await deferWorkflowSignal(o.pool, turn.id, SIGNAL_RETRY_SECONDS).catch(() => undefined);
-      return false;
-    }
-  };
-  const now = turns.filter((t) => force || t.status !== 'open');
-  const sent = await Promise.all(now.map(send));
-  for (const t of turns.filter((x) => !now.includes(x))) await run.tells.add(async () => void (await send(t)));
-  return now.filter((_, i) => sent[i]);
+  try {
+    await o.tell(wakeTargetOf(turn));
+    totals.signals++;
+    return true;
+  } catch (error) {
+    o.logger?.warn({ err: error, sessionId: turn.id }, 'could not tell the session workflow; trying again shortly');
+    await deferWorkflowSignal(o.pool, turn.id, SIGNAL_RETRY_SECONDS).catch(() => undefined);
+    return false;
+  }
 }

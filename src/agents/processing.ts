@@ -5,7 +5,7 @@ import {
   type Analysed, type JobRow,
 } from '../db/repositories/agent-analysis.js';
 import {
-  claimDueSessions, lockSessionRows, markProcessed, meterResponses, pendingRows, queueAnalyses, upsertExplicitSignals,
+  claimDueSessions, endHolds, lockSessionRows, markProcessed, meterResponses, pendingRows, queueAnalyses, upsertExplicitSignals,
   type LockedSession, type PassOutcome, type ProcessRow, type SessionEvent,
 } from '../db/repositories/agent-processing.js';
 import { maxOrNull, planProcessing } from '../../workflows/agent-session/state.js';
@@ -181,6 +181,8 @@ export async function analyseQueuedSessions(pool: DatabasePool, sessionIds: read
   await closeJobs(pool, refused);
   const written = await writeAnalyses(pool, analysed, o, blocked);
   const statuses = await setBillingStates(pool, sessionIds.map((id) => ({ sessionId: id, blocked: blocked.has(id) })));
+  const providerWaits = new Set(unanswered.map((j) => j.session_id));
+  await endHolds(pool, sessionIds.filter((id) => !blocked.has(id) && !providerWaits.has(id)));
   const remaining = await countQueuedJobs(pool, sessionIds);
   const count = (list: readonly { sessionId: string }[], id: string) => list.filter((x) => x.sessionId === id).length;
   const failed = [...contentless.map((j) => closing(j, 'failed', null)), ...refused.filter((r) => r.status === 'failed')];
@@ -190,7 +192,7 @@ export async function analyseQueuedSessions(pool: DatabasePool, sessionIds: read
       analysed: written.get(id) ?? 0,
       failed: count(failed, id),
       billingBlocked: blocked.has(id),
-      providerUnavailable: unanswered.some((j) => j.session_id === id),
+      providerUnavailable: providerWaits.has(id),
     };
     const result: AnalysisResult = status === undefined
       ? { ...base, deleted: true, remaining: 0, processingStatus: 'pending' }

@@ -184,17 +184,36 @@ const signalTarget = z.object({
 export type SignalTarget = z.infer<typeof signalTarget>;
 
 /**
- * Which of these sessions' workflows the drainer tells now: every one when `force`, else those
- * that ended (the workflow finishes its run) or were not told for `everySeconds` (or ever). Taking
- * the turn records it; the sessions not returned are not told this time.
+ * Which of these sessions' workflows the drainer tells now, taking the turn (the sessions not
+ * returned are not told this time):
+ * - `routine`: those that ended (the workflow finishes its run) or were not told for
+ *   `everySeconds` (or ever);
+ * - `hold` (their analyses wait for credits or the provider): those whose workflow was not told of
+ *   a hold since the last round that was not held, or not for `everySeconds`, or whose last signal
+ *   failed. The others' workflows know: they wait and look again by themselves.
  */
-export async function takeWorkflowSignalTurns(db: CommonQueryMethods, sessionIds: readonly string[], everySeconds: number, force: boolean): Promise<readonly SignalTarget[]> {
+export async function takeWorkflowSignalTurns(
+  db: CommonQueryMethods, sessionIds: readonly string[], everySeconds: number, reason: 'routine' | 'hold',
+): Promise<readonly SignalTarget[]> {
   if (!sessionIds.length) return [];
+  const hold = reason === 'hold';
+  const due = sql.fragment`(workflow_signalled_at IS NULL OR ${hold ? sql.fragment`hold_signalled_at` : sql.fragment`workflow_signalled_at`} <= now() - ${everySeconds} * interval '1 second')`;
   return db.any(sql.type(signalTarget)`
-    UPDATE agent_sessions SET workflow_signalled_at = now()
+    UPDATE agent_sessions SET workflow_signalled_at = now()${hold ? sql.fragment`, hold_signalled_at = now()` : sql.fragment``}
     WHERE id = ANY(${sql.array([...sessionIds], 'uuid')})
-      AND (${force} OR status <> 'open' OR workflow_signalled_at IS NULL OR workflow_signalled_at <= now() - ${everySeconds} * interval '1 second')
+      AND ${hold ? sql.fragment`(hold_signalled_at IS NULL OR ${due})` : sql.fragment`(status <> 'open' OR ${due})`}
     RETURNING id, organization_id, status, highest_sequence, processing_status, wake_trace_parent`);
+}
+
+/**
+ * Analysis rounds that were not held end the sessions' holds: the next round that is held tells
+ * the workflow at once (its own wait for credits or the provider has ended too).
+ */
+export async function endHolds(db: CommonQueryMethods, sessionIds: readonly string[]): Promise<void> {
+  if (!sessionIds.length) return;
+  await db.query(sql.unsafe`
+    UPDATE agent_sessions SET hold_signalled_at = NULL
+    WHERE id = ANY(${sql.array([...sessionIds], 'uuid')}) AND hold_signalled_at IS NOT NULL`);
 }
 
 /** Sessions whose drain failed are looked at again after `retrySeconds`, not in a tight loop. */
@@ -211,6 +230,6 @@ export async function deferWakes(db: CommonQueryMethods, sessionIds: readonly st
  */
 export async function deferWorkflowSignal(db: CommonQueryMethods, sessionId: string, retrySeconds: number): Promise<void> {
   await db.query(sql.unsafe`
-    UPDATE agent_sessions SET workflow_signalled_at = NULL, wake_requested_at = now() + ${retrySeconds} * interval '1 second'
+    UPDATE agent_sessions SET workflow_signalled_at = NULL, hold_signalled_at = NULL, wake_requested_at = now() + ${retrySeconds} * interval '1 second'
     WHERE id = ${sessionId}`);
 }

@@ -21,6 +21,7 @@ import { sessionWorkflowSettings, wakeSession } from '../../../src/agents/sessio
 import { drainSessionWakes } from '../../../src/agents/drainer.js';
 import { LocalSignalExtractor } from '../../../src/providers/signal-extractor/local.js';
 import { ensureSessionWakesSchedule } from '../../../src/temporal/schedules.js';
+import { addCredits } from '../../../src/db/repositories/organizations.js';
 
 /**
  * The API stores and requests a wake; the drainer (here run by the test, its Temporal client behind a
@@ -48,9 +49,7 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
     temporal = await connectTemporalClient({ temporal: { ...config.temporal, address: `127.0.0.1:${proxy.port}` } });
     api = await startTestApi({ pool, config, temporal });
     org = await createTestOrg(pool, { credits: 10 });
-    const row = await createApplication(pool, { organizationId: org.organizationId, name: 'Wf', agentKey: 'wf' });
-    const { row: cred, secret } = await issueCredential(pool, row);
-    app = { app: row, agentKey: 'wf', secret, credentialId: cred.id };
+    app = await testApp(org);
   });
   after(async () => {
     await api?.close();
@@ -60,22 +59,29 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
     await pool?.end();
   });
 
-  const ingest = (body: unknown) => api.request('/v3/rest/agent-conversations/ingest', { method: 'POST', headers: { 'X-Service-Agent-Key': app.secret }, json: body });
+  async function testApp(owner: TestOrg): Promise<TestAgentApp> {
+    const row = await createApplication(pool, { organizationId: owner.organizationId, name: 'Wf', agentKey: 'wf' });
+    const { row: cred, secret } = await issueCredential(pool, row);
+    return { app: row, agentKey: 'wf', secret, credentialId: cred.id };
+  }
+  const ingest = (body: unknown, as: TestAgentApp = app) => api.request('/v3/rest/agent-conversations/ingest', { method: 'POST', headers: { 'X-Service-Agent-Key': as.secret }, json: body });
   const stored = (sessionId: string) => pool.one(sql.type(z.object({ w: z.number().nullable(), wake: z.boolean(), told: z.boolean() }))`
     SELECT processed_through_sequence AS w, wake_requested_at IS NOT NULL AS wake, workflow_signalled_at IS NOT NULL AS told
     FROM agent_sessions WHERE id = ${sessionId}`);
 
   /** Runs the drainer until the returned stop() (which resolves with what it did and the warnings it logged). */
-  function drainer() {
+  function drainer(signalEverySeconds = 0) {
     const abort = new AbortController();
     const warnings: string[] = [];
+    const rounds = { held: 0 };
     const run = drainSessionWakes({
-      pool, extractor: new LocalSignalExtractor(), analysisCreditCost: 1, concurrency: 2, batchSessions: 10, pollMs: 50, signalEverySeconds: 0,
+      pool, extractor: new LocalSignalExtractor(), analysisCreditCost: 1, concurrency: 2, batchSessions: 10, pollMs: 50, signalEverySeconds,
       tell: (target) => wakeSession(temporal.client, settings, target),
       heartbeat: () => undefined, signal: abort.signal, runSeconds: 110,
       logger: { warn: (meta, message) => warnings.push(`${message} ${String(meta.sessionId)}`) },
+      observeAnalyses: (results) => { for (const r of results) if (r.billingBlocked) rounds.held++; },
     });
-    return { warnings, stop: async () => (abort.abort(), { ...(await run), warnings }) };
+    return { warnings, rounds, stop: async () => (abort.abort(), { ...(await run), warnings }) };
   }
 
   it('processes a session and starts its one workflow with search attributes; the run finishes once the session ended', async () => {
@@ -139,6 +145,54 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
       assert.equal(view.processedThroughSequence, 2);
     } finally {
       await temporal.client.schedule.getHandle(scheduleId).delete();
+    }
+  });
+
+  it('analyses waiting for credits: the workflow is told of the hold once, not on every round the drainer holds; a hold whose signal failed is told again', async () => {
+    const owner = await createTestOrg(pool, { credits: 0 });
+    const broke = await testApp(owner);
+    const turn = (n: number) => [userMessage(2 * n + 1, `question ${n}`), assistantMessage(2 * n + 2, `answer ${n}`)];
+    const hold = (sessionId: string) => pool.one(sql.type(z.object({ w: z.number().nullable(), wake: z.boolean(), hold: z.boolean(), queued: z.number() }))`
+      SELECT processed_through_sequence AS w, wake_requested_at IS NOT NULL AS wake, hold_signalled_at IS NOT NULL AS hold,
+        (SELECT count(*)::int FROM agent_analysis_jobs j WHERE j.session_id = s.id AND j.status = 'queued') AS queued
+      FROM agent_sessions s WHERE id = ${sessionId}`);
+    const d = drainer(60);
+    try {
+      const first = await ingest(sessionRequest(broke, turn(0), { externalSessionId: 'wf-held' }), broke);
+      assert.equal(first.body.processingStatus, 'billing_blocked');
+      const sessionId = first.body.sessionId as string;
+      const handle = temporal.client.workflow.getHandle(agentSessionWorkflowId(sessionId));
+      const signals = async () => (await handle.fetchHistory()).events!
+        .filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'eventsIngested').length;
+      assert.deepEqual(await eventually(() => hold(sessionId), (h) => h.w === 2 && !h.wake), { w: 2, wake: false, hold: true, queued: 1 });
+      await eventually(() => handle.query(sessionView), (v) => v.processingStatus === 'billing_blocked');
+      // Four more ingests, each a round the drainer holds for credits: the workflow already waits.
+      for (let n = 1; n <= 4; n++) {
+        const res = await ingest(sessionRequest(broke, turn(n), { externalSessionId: 'wf-held' }), broke);
+        assert.equal(res.status, 202);
+        await eventually(() => hold(sessionId), (h) => h.w === 2 * n + 2 && !h.wake);
+      }
+      assert.ok(d.rounds.held >= 5, `rounds held: ${d.rounds.held}`);
+      assert.equal(await signals(), 1, 'one signal for the hold, none for the rounds after it');
+      assert.deepEqual(await hold(sessionId), { w: 10, wake: false, hold: true, queued: 5 });
+
+      // Credits for them all: the next round is not held, which ends the hold.
+      await addCredits(pool, owner.organizationId, 6, 'test');
+      await ingest(sessionRequest(broke, turn(5), { externalSessionId: 'wf-held' }), broke);
+      assert.deepEqual(await eventually(() => hold(sessionId), (h) => h.w === 12 && h.queued === 0 && !h.wake), { w: 12, wake: false, hold: false, queued: 0 });
+
+      // A new hold (2 responses, no credits left) whose signal fails: not taken for told, told once Temporal is back.
+      await proxy.down();
+      await ingest(sessionRequest(broke, [...turn(6), ...turn(7)], { externalSessionId: 'wf-held' }), broke);
+      assert.ok(await waitFor(async () => d.warnings.some((w) => w.includes('could not tell the session workflow') && w.includes(sessionId)), 30_000), 'the signal did not fail');
+      assert.deepEqual(await hold(sessionId), { w: 16, wake: true, hold: false, queued: 2 });
+      await proxy.up();
+      assert.deepEqual(await eventually(() => hold(sessionId), (h) => h.hold && !h.wake, 60_000), { w: 16, wake: false, hold: true, queued: 2 });
+      assert.equal(await signals(), 2);
+      assert.equal((await handle.query(sessionView)).processingStatus, 'billing_blocked');
+    } finally {
+      await proxy.up();
+      await d.stop();
     }
   });
 });
