@@ -136,9 +136,9 @@ async function queryPanels(prometheus: string, dashboard: Dashboard, start: numb
 const TOTALS: Record<string, string> = {
   analysed: 'sum(increase(intake_agent_analyses_total{outcome="analysed"}[RUN]))',
   roundsHeld: 'sum(increase(intake_agent_analysis_rounds_held_total[RUN]))',
-  workflowTasks: 'sum(increase(temporal_workflow_task_execution_latency_count[RUN]))',
-  activityTasks: 'sum(increase(temporal_activity_execution_latency_count[RUN]))',
-  localActivities: 'sum(increase(temporal_local_activity_execution_latency_count[RUN]))',
+  workflowTasks: 'sum(increase(temporal_workflow_task_execution_latency_seconds_count[RUN]))',
+  activityTasks: 'sum(increase(temporal_activity_execution_latency_seconds_count[RUN]))',
+  localActivities: 'sum(increase(temporal_local_activity_execution_latency_seconds_count[RUN]))',
   workflowSlotsFreeMin: 'min(min_over_time(temporal_worker_task_slots_available{worker_type="WorkflowWorker"}[RUN]))',
 };
 
