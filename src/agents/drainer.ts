@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DatabasePool } from 'slonik';
-import { deferWakes, deferWorkflowSignal, takeWorkflowSignalTurns, type SignalTarget } from '../db/repositories/agent-processing.js';
+import { confirmHoldSignals, deferWakes, deferWorkflowSignal, takeWorkflowSignalTurns, type SignalTarget } from '../db/repositories/agent-processing.js';
 import type { SignalExtractor } from '../providers/signal-extractor/types.js';
 import { ANALYSIS_BATCH, analyseQueuedSessions, processDueSessions, processSessions, type AnalysisOptions, type DrainedSession } from './processing.js';
 import type { Config } from '../config.js';
@@ -174,12 +174,15 @@ async function follow(run: Run, batch: readonly DrainedSession[]): Promise<void>
  * hold is told once (and again every `signalEverySeconds` while it lasts, so that the workflow does
  * not close idle under it), not on every round the drainer holds: an organization out of credits
  * under load would otherwise have every ingest cost a workflow task and an analysis activity, and
- * starve every other workflow of task slots. Returns the sessions whose workflow knows of the hold
- * (told now, or before): those whose signal failed are looked at again shortly.
+ * starve every other workflow of task slots. A hold counts as told once its signal was sent: a
+ * process that dies in between leaves it to the next held round. Returns the sessions whose
+ * workflow knows of the hold (told now, or before): those whose signal failed are looked at again
+ * shortly.
  */
 async function tellHeld(run: Run, sessionIds: readonly string[]): Promise<string[]> {
   const turns = await takeWorkflowSignalTurns(run.o.pool, sessionIds, run.o.signalEverySeconds, 'hold');
   const sent = await Promise.all(turns.map((turn) => send(run, turn)));
+  await confirmHoldSignals(run.o.pool, turns.filter((_, i) => sent[i]).map((t) => t.id));
   const failed = new Set(turns.filter((_, i) => !sent[i]).map((t) => t.id));
   return sessionIds.filter((id) => !failed.has(id));
 }

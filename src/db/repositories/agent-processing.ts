@@ -1,4 +1,4 @@
-import { sql, type CommonQueryMethods } from 'slonik';
+import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import type { StoredProgress } from '../../../workflows/agent-session/contract.js';
 
@@ -184,25 +184,46 @@ const signalTarget = z.object({
 export type SignalTarget = z.infer<typeof signalTarget>;
 
 /**
+ * The rows of these sessions that match `where`, locked in the order every multi-session lock
+ * uses (see lockSessionRows), so that an update of several sessions never deadlocks with an
+ * ingest batch or the drainer.
+ */
+function inLockOrder(sessionIds: readonly string[], where: FragmentSqlToken) {
+  return sql.fragment`(SELECT id FROM agent_sessions WHERE id = ANY(${sql.array([...sessionIds], 'uuid')}) AND ${where}
+    ORDER BY application_id, external_session_id COLLATE "C" FOR UPDATE)`;
+}
+
+/**
  * Which of these sessions' workflows the drainer tells now, taking the turn (the sessions not
  * returned are not told this time):
  * - `routine`: those that ended (the workflow finishes its run) or were not told for
- *   `everySeconds` (or ever);
- * - `hold` (their analyses wait for credits or the provider): those whose workflow was not told of
- *   a hold since the last round that was not held, or not for `everySeconds`, or whose last signal
- *   failed. The others' workflows know: they wait and look again by themselves.
+ *   `everySeconds` (or ever). A process that dies before sending leaves it to the next turn.
+ * - `hold` (their analyses wait for credits or the provider): those that ended, and those whose
+ *   workflow was not told of a hold since the last round that was not held, or not for
+ *   `everySeconds`. The others' workflows know: they wait and look again by themselves. A hold
+ *   counts as told only once `confirmHoldSignals` records the signal as sent: until then (a
+ *   process that died, a signal that failed) the next held round tells it again.
  */
 export async function takeWorkflowSignalTurns(
   db: CommonQueryMethods, sessionIds: readonly string[], everySeconds: number, reason: 'routine' | 'hold',
 ): Promise<readonly SignalTarget[]> {
   if (!sessionIds.length) return [];
   const hold = reason === 'hold';
-  const due = sql.fragment`(workflow_signalled_at IS NULL OR ${hold ? sql.fragment`hold_signalled_at` : sql.fragment`workflow_signalled_at`} <= now() - ${everySeconds} * interval '1 second')`;
+  const last = hold ? sql.fragment`hold_signalled_at` : sql.fragment`workflow_signalled_at`;
+  const due = sql.fragment`status <> 'open' OR workflow_signalled_at IS NULL OR ${last} IS NULL OR ${last} <= now() - ${everySeconds} * interval '1 second'`;
   return db.any(sql.type(signalTarget)`
-    UPDATE agent_sessions SET workflow_signalled_at = now()${hold ? sql.fragment`, hold_signalled_at = now()` : sql.fragment``}
-    WHERE id = ANY(${sql.array([...sessionIds], 'uuid')})
-      AND ${hold ? sql.fragment`(hold_signalled_at IS NULL OR ${due})` : sql.fragment`(status <> 'open' OR ${due})`}
-    RETURNING id, organization_id, status, highest_sequence, processing_status, wake_trace_parent`);
+    UPDATE agent_sessions s SET ${hold ? sql.fragment`workflow_signalled_at = NULL, hold_signalled_at = now()` : sql.fragment`workflow_signalled_at = now()`}
+    FROM ${inLockOrder(sessionIds, sql.fragment`(${due})`)} AS l
+    WHERE s.id = l.id
+    RETURNING s.id, s.organization_id, s.status, s.highest_sequence, s.processing_status, s.wake_trace_parent`);
+}
+
+/** The hold signals that were sent: the holds count as told (see takeWorkflowSignalTurns). */
+export async function confirmHoldSignals(db: CommonQueryMethods, sessionIds: readonly string[]): Promise<void> {
+  if (!sessionIds.length) return;
+  await db.query(sql.unsafe`
+    UPDATE agent_sessions s SET workflow_signalled_at = now()
+    FROM ${inLockOrder(sessionIds, sql.fragment`TRUE`)} AS l WHERE s.id = l.id`);
 }
 
 /**
@@ -212,8 +233,8 @@ export async function takeWorkflowSignalTurns(
 export async function endHolds(db: CommonQueryMethods, sessionIds: readonly string[]): Promise<void> {
   if (!sessionIds.length) return;
   await db.query(sql.unsafe`
-    UPDATE agent_sessions SET hold_signalled_at = NULL
-    WHERE id = ANY(${sql.array([...sessionIds], 'uuid')}) AND hold_signalled_at IS NOT NULL`);
+    UPDATE agent_sessions s SET hold_signalled_at = NULL
+    FROM ${inLockOrder(sessionIds, sql.fragment`hold_signalled_at IS NOT NULL`)} AS l WHERE s.id = l.id`);
 }
 
 /** Sessions whose drain failed are looked at again after `retrySeconds`, not in a tight loop. */

@@ -19,6 +19,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { sessionWorkflowSettings, wakeSession } from '../../../src/agents/session-workflow.js';
 import { drainSessionWakes } from '../../../src/agents/drainer.js';
+import { takeWorkflowSignalTurns } from '../../../src/db/repositories/agent-processing.js';
 import { LocalSignalExtractor } from '../../../src/providers/signal-extractor/local.js';
 import { ensureSessionWakesSchedule } from '../../../src/temporal/schedules.js';
 import { addCredits } from '../../../src/db/repositories/organizations.js';
@@ -44,7 +45,7 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
     worker = await startTestWorker(pool, { drainer: false });
     const stack = await testStack();
     proxy = await TcpProxy.start(Number(stack.temporal.address.split(':')[1]));
-    const config = testConfig({ TEMPORAL_TASK_QUEUE: worker.taskQueue, AGENT_SESSION_IDLE_SECONDS: '600' });
+    const config = testConfig({ TEMPORAL_TASK_QUEUE: worker.taskQueue, AGENT_SESSION_IDLE_SECONDS: '600', AGENT_BILLING_RECHECK_SECONDS: '2' });
     settings = sessionWorkflowSettings(config);
     temporal = await connectTemporalClient({ temporal: { ...config.temporal, address: `127.0.0.1:${proxy.port}` } });
     api = await startTestApi({ pool, config, temporal });
@@ -148,15 +149,17 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
     }
   });
 
-  it('analyses waiting for credits: the workflow is told of the hold once, not on every round the drainer holds; a hold whose signal failed is told again', async () => {
+  it('analyses waiting for credits: the workflow is told of the hold once, not on every round the drainer holds; told again after a process died before the signal, when the session ends, and after a failed signal', async () => {
     const owner = await createTestOrg(pool, { credits: 0 });
     const broke = await testApp(owner);
     const turn = (n: number) => [userMessage(2 * n + 1, `question ${n}`), assistantMessage(2 * n + 2, `answer ${n}`)];
-    const hold = (sessionId: string) => pool.one(sql.type(z.object({ w: z.number().nullable(), wake: z.boolean(), hold: z.boolean(), queued: z.number() }))`
-      SELECT processed_through_sequence AS w, wake_requested_at IS NOT NULL AS wake, hold_signalled_at IS NOT NULL AS hold,
+    // told: the drainer sent the hold's signal (a turn taken but not confirmed as sent does not count).
+    const hold = (sessionId: string) => pool.one(sql.type(z.object({ w: z.number().nullable(), wake: z.boolean(), told: z.boolean(), queued: z.number() }))`
+      SELECT processed_through_sequence AS w, wake_requested_at IS NOT NULL AS wake,
+        hold_signalled_at IS NOT NULL AND workflow_signalled_at IS NOT NULL AS told,
         (SELECT count(*)::int FROM agent_analysis_jobs j WHERE j.session_id = s.id AND j.status = 'queued') AS queued
       FROM agent_sessions s WHERE id = ${sessionId}`);
-    const d = drainer(60);
+    const d = drainer(120);
     try {
       const first = await ingest(sessionRequest(broke, turn(0), { externalSessionId: 'wf-held' }), broke);
       assert.equal(first.body.processingStatus, 'billing_blocked');
@@ -164,7 +167,7 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
       const handle = temporal.client.workflow.getHandle(agentSessionWorkflowId(sessionId));
       const signals = async () => (await handle.fetchHistory()).events!
         .filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'eventsIngested').length;
-      assert.deepEqual(await eventually(() => hold(sessionId), (h) => h.w === 2 && !h.wake), { w: 2, wake: false, hold: true, queued: 1 });
+      assert.deepEqual(await eventually(() => hold(sessionId), (h) => h.w === 2 && !h.wake), { w: 2, wake: false, told: true, queued: 1 });
       await eventually(() => handle.query(sessionView), (v) => v.processingStatus === 'billing_blocked');
       // Four more ingests, each a round the drainer holds for credits: the workflow already waits.
       for (let n = 1; n <= 4; n++) {
@@ -174,22 +177,34 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
       }
       assert.ok(d.rounds.held >= 5, `rounds held: ${d.rounds.held}`);
       assert.equal(await signals(), 1, 'one signal for the hold, none for the rounds after it');
-      assert.deepEqual(await hold(sessionId), { w: 10, wake: false, hold: true, queued: 5 });
+      assert.deepEqual(await hold(sessionId), { w: 10, wake: false, told: true, queued: 5 });
 
-      // Credits for them all: the next round is not held, which ends the hold.
+      // Credits for them all: a round that is not held ends the hold.
       await addCredits(pool, owner.organizationId, 6, 'test');
       await ingest(sessionRequest(broke, turn(5), { externalSessionId: 'wf-held' }), broke);
-      assert.deepEqual(await eventually(() => hold(sessionId), (h) => h.w === 12 && h.queued === 0 && !h.wake), { w: 12, wake: false, hold: false, queued: 0 });
+      assert.deepEqual(await eventually(() => hold(sessionId), (h) => h.w === 12 && h.queued === 0 && !h.wake), { w: 12, wake: false, told: false, queued: 0 });
 
-      // A new hold (2 responses, no credits left) whose signal fails: not taken for told, told once Temporal is back.
-      await proxy.down();
-      await ingest(sessionRequest(broke, [...turn(6), ...turn(7)], { externalSessionId: 'wf-held' }), broke);
-      assert.ok(await waitFor(async () => d.warnings.some((w) => w.includes('could not tell the session workflow') && w.includes(sessionId)), 30_000), 'the signal did not fail');
-      assert.deepEqual(await hold(sessionId), { w: 16, wake: true, hold: false, queued: 2 });
-      await proxy.up();
-      assert.deepEqual(await eventually(() => hold(sessionId), (h) => h.hold && !h.wake, 60_000), { w: 16, wake: false, hold: true, queued: 2 });
+      // A drainer that took a new hold's turn and died before its signal: the next held round tells it.
+      assert.equal((await takeWorkflowSignalTurns(pool, [sessionId], 120, 'hold')).length, 1);
+      assert.equal((await hold(sessionId)).told, false);
+      await ingest(sessionRequest(broke, turn(6), { externalSessionId: 'wf-held' }), broke);
+      assert.deepEqual(await eventually(() => hold(sessionId), (h) => h.w === 14 && h.told && !h.wake), { w: 14, wake: false, told: true, queued: 1 });
       assert.equal(await signals(), 2);
-      assert.equal((await handle.query(sessionView)).processingStatus, 'billing_blocked');
+
+      // The session ends while held, and that signal fails: not taken for told, told once Temporal is back.
+      await proxy.down();
+      await ingest(sessionRequest(broke, turn(7), { externalSessionId: 'wf-held', status: 'ended' }), broke);
+      assert.ok(await waitFor(async () => d.warnings.some((w) => w.includes('could not tell the session workflow') && w.includes(sessionId)), 30_000), 'the signal did not fail');
+      assert.deepEqual(await hold(sessionId), { w: 16, wake: true, told: false, queued: 2 });
+      await proxy.up();
+      assert.deepEqual(await eventually(() => hold(sessionId), (h) => h.told && !h.wake, 60_000), { w: 16, wake: false, told: true, queued: 2 });
+      assert.equal(await signals(), 3);
+      assert.equal((await eventually(() => handle.query(sessionView), (v) => v.status === 'ended')).status, 'ended');
+
+      // Credits nobody announces: the workflow, which holds, looks again by itself, analyses and finishes.
+      await addCredits(pool, owner.organizationId, 2, 'test');
+      assert.equal(await handle.result(), 'finished');
+      assert.deepEqual(await hold(sessionId), { w: 16, wake: false, told: false, queued: 0 });
     } finally {
       await proxy.up();
       await d.stop();
