@@ -186,11 +186,12 @@ export type SignalTarget = z.infer<typeof signalTarget>;
 /**
  * The rows of these sessions that match `where`, locked in the order every multi-session lock
  * uses (see lockSessionRows), so that an update of several sessions never deadlocks with an
- * ingest batch or the drainer.
+ * ingest batch or the drainer. The lock is the one an UPDATE of non-key columns takes (NO KEY), so
+ * that inserts referencing the sessions (events, signals) do not wait for it.
  */
 function inLockOrder(sessionIds: readonly string[], where: FragmentSqlToken) {
   return sql.fragment`(SELECT id FROM agent_sessions WHERE id = ANY(${sql.array([...sessionIds], 'uuid')}) AND ${where}
-    ORDER BY application_id, external_session_id COLLATE "C" FOR UPDATE)`;
+    ORDER BY application_id, external_session_id COLLATE "C" FOR NO KEY UPDATE)`;
 }
 
 /**
