@@ -35,7 +35,8 @@ export interface PassOptions {
   /**
    * The drainer's passes: the wake is taken only when no analysis is queued either, since the
    * drainer runs them next, outside any durable record but the wake (the workflow's own activities
-   * are durable in its history).
+   * are durable in its history). Except while the session's workflow was told that its analyses
+   * wait (credits, provider): it runs them when it can, and the pass settles the session.
    */
   holdWakeWhileQueued?: boolean;
 }
@@ -103,7 +104,7 @@ async function processPages(
   const queued = await countQueuedJobs(tx, ids);
   const outcomes = plans.map((p): PassOutcome & { queued: number } => {
     const n = queued.get(p.session.id) ?? 0;
-    return { sessionId: p.session.id, watermark: p.plan.processedThroughSequence, queued: n, settled: !p.more && !(o.holdWakeWhileQueued && n > 0) };
+    return { sessionId: p.session.id, watermark: p.plan.processedThroughSequence, queued: n, settled: !p.more && !(o.holdWakeWhileQueued && n > 0 && !p.session.hold_told) };
   });
   const stored = await markProcessed(tx, chosen.map((e) => e.row.id), outcomes);
   return new Map(plans.map((p, i) => {

@@ -29,8 +29,12 @@ export const lockedSession = z.object({
   status: z.enum(['open', 'ended', 'abandoned']),
   processed_through_sequence: z.number().nullable(),
   highest_sequence: z.number().nullable(),
+  /** The session's workflow was told that its analyses wait, and waits (see takeWorkflowSignalTurns). */
+  hold_told: z.boolean(),
 });
 export type LockedSession = z.infer<typeof lockedSession>;
+
+const HOLD_TOLD = sql.fragment`hold_signalled_at IS NOT NULL AND workflow_signalled_at IS NOT NULL AS hold_told`;
 
 /**
  * Locks sessions for a pass (their ingests lock the same rows), in the order ingests lock several
@@ -40,7 +44,7 @@ export type LockedSession = z.infer<typeof lockedSession>;
 export async function lockSessionRows(tx: CommonQueryMethods, sessionIds: readonly string[]): Promise<readonly LockedSession[]> {
   if (!sessionIds.length) return [];
   return tx.any(sql.type(lockedSession)`
-    SELECT id, organization_id, application_id, status, processed_through_sequence, highest_sequence FROM agent_sessions
+    SELECT id, organization_id, application_id, status, processed_through_sequence, highest_sequence, ${HOLD_TOLD} FROM agent_sessions
     WHERE id = ANY(${sql.array([...sessionIds], 'uuid')}) ORDER BY application_id, external_session_id COLLATE "C" FOR UPDATE`);
 }
 
@@ -51,7 +55,7 @@ export async function lockSessionRows(tx: CommonQueryMethods, sessionIds: readon
  */
 export async function claimDueSessions(tx: CommonQueryMethods, busy: readonly string[], limit: number): Promise<readonly LockedSession[]> {
   return tx.any(sql.type(lockedSession)`
-    SELECT id, organization_id, application_id, status, processed_through_sequence, highest_sequence FROM agent_sessions
+    SELECT id, organization_id, application_id, status, processed_through_sequence, highest_sequence, ${HOLD_TOLD} FROM agent_sessions
     WHERE wake_requested_at <= now() AND NOT (id = ANY(${sql.array([...busy], 'uuid')}))
     ORDER BY wake_requested_at LIMIT ${limit} FOR UPDATE SKIP LOCKED`);
 }
