@@ -87,8 +87,8 @@ interface Run {
  * `concurrency` lanes claims a batch of due sessions and processes a page of each in one
  * transaction (the session workflow's own rules and statements, one statement per table for the
  * batch), then runs the batch's queued analyses together. A session is settled (its wake taken) by
- * a pass that finds nothing to process and no analysis queued; until then it stays due and is
- * claimed again. The session's workflow keeps what only it does (status in the Temporal UI, idle
+ * a pass that finds nothing to process and no analysis queued, or only analyses its workflow was
+ * told must wait (the workflow runs them); until then it stays due and is claimed again. The session's workflow keeps what only it does (status in the Temporal UI, idle
  * close, continue-as-new, waiting for credits or the provider): the drainer tells it at once when it
  * has work (the session ended, analyses start to wait) and otherwise at most every
  * `signalEverySeconds`. A
