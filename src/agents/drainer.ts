@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DatabasePool } from 'slonik';
-import { confirmHoldSignals, deferWakes, deferWorkflowSignal, takeWorkflowSignalTurns, type SignalTarget } from '../db/repositories/agent-processing.js';
+import { confirmHoldSignals, deferWakes, deferWorkflowSignal, takeHoldSignalTurns, takeWorkflowSignalTurns, type SignalTarget } from '../db/repositories/agent-processing.js';
 import type { SignalExtractor } from '../providers/signal-extractor/types.js';
 import { ANALYSIS_BATCH, analyseQueuedSessions, processDueSessions, processSessions, type AnalysisOptions, type DrainedSession } from './processing.js';
 import type { Config } from '../config.js';
@@ -88,12 +88,12 @@ interface Run {
  * transaction (the session workflow's own rules and statements, one statement per table for the
  * batch), then runs the batch's queued analyses together. A session is settled (its wake taken) by
  * a pass that finds nothing to process and no analysis queued, or only analyses its workflow was
- * told must wait (the workflow runs them); until then it stays due and is claimed again. The session's workflow keeps what only it does (status in the Temporal UI, idle
- * close, continue-as-new, waiting for credits or the provider): the drainer tells it at once when it
- * has work (the session ended, analyses start to wait) and otherwise at most every
- * `signalEverySeconds`. A
- * crash anywhere loses nothing: the wake stays requested until a settling pass, and every write is
- * idempotent.
+ * told must wait (the workflow runs them); until then it stays due and is claimed again. The
+ * session's workflow keeps what only it does (status in the Temporal UI, idle close,
+ * continue-as-new, waiting for credits or the provider): the drainer tells it at once when it has
+ * work (the session ended, analyses start to wait) and otherwise at most every
+ * `signalEverySeconds`. A crash anywhere loses nothing: the wake stays requested until a settling
+ * pass, and every write is idempotent.
  */
 export async function drainSessionWakes(o: DrainOptions): Promise<DrainResult> {
   const totals: DrainResult = { sessions: 0, events: 0, analyses: 0, signals: 0 };
@@ -171,16 +171,16 @@ async function follow(run: Run, batch: readonly DrainedSession[]): Promise<void>
 
 /**
  * Tells the workflows of sessions whose analyses must wait, before their wakes may be taken: a
- * hold is told once (and again every `signalEverySeconds` while it lasts, so that the workflow does
- * not close idle under it), not on every round the drainer holds: an organization out of credits
- * under load would otherwise have every ingest cost a workflow task and an analysis activity, and
- * starve every other workflow of task slots. A hold counts as told once its signal was sent: a
- * process that dies in between leaves it to the next held round. Returns the sessions whose
- * workflow knows of the hold (told now, or before): those whose signal failed are looked at again
- * shortly.
+ * hold is told once, and the told workflow runs the analyses when it can, while the drainer's
+ * passes settle the session without a round (its routine signals keep the workflow from closing
+ * idle). Telling it on every ingest, as an organization out of credits under load would have it,
+ * costs a workflow task and an analysis activity each and starves every other workflow of task
+ * slots. A hold counts as told once its signal was sent: a process that dies in between leaves it
+ * to the next pass. Returns the sessions whose workflow knows of the hold (told now, or before):
+ * those whose signal failed are looked at again shortly.
  */
 async function tellHeld(run: Run, sessionIds: readonly string[]): Promise<string[]> {
-  const turns = await takeWorkflowSignalTurns(run.o.pool, sessionIds, run.o.signalEverySeconds, 'hold');
+  const turns = await takeHoldSignalTurns(run.o.pool, sessionIds);
   const sent = await Promise.all(turns.map((turn) => send(run, turn)));
   await confirmHoldSignals(run.o.pool, turns.filter((_, i) => sent[i]).map((t) => t.id));
   const failed = new Set(turns.filter((_, i) => !sent[i]).map((t) => t.id));
@@ -193,7 +193,7 @@ async function tellHeld(run: Run, sessionIds: readonly string[]): Promise<string
  * before sending a routine signal leaves it to the session's next turn.
  */
 async function tellRoutine(run: Run, sessionIds: readonly string[]): Promise<void> {
-  const turns = await takeWorkflowSignalTurns(run.o.pool, sessionIds, run.o.signalEverySeconds, 'routine');
+  const turns = await takeWorkflowSignalTurns(run.o.pool, sessionIds, run.o.signalEverySeconds);
   await Promise.all(turns.filter((t) => t.status !== 'open').map((turn) => send(run, turn)));
   for (const turn of turns.filter((t) => t.status === 'open')) await run.tells.add(async () => void (await send(run, turn)));
 }

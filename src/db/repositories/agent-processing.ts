@@ -29,12 +29,17 @@ export const lockedSession = z.object({
   status: z.enum(['open', 'ended', 'abandoned']),
   processed_through_sequence: z.number().nullable(),
   highest_sequence: z.number().nullable(),
-  /** The session's workflow was told that its analyses wait, and waits (see takeWorkflowSignalTurns). */
+  /** The session's workflow was told that its analyses wait, and waits (see takeHoldSignalTurns). */
   hold_told: z.boolean(),
 });
 export type LockedSession = z.infer<typeof lockedSession>;
 
-const HOLD_TOLD = sql.fragment`hold_signalled_at IS NOT NULL AND workflow_signalled_at IS NOT NULL AS hold_told`;
+/**
+ * The session's workflow knows that its analyses wait: a hold was told (`hold_signalled_at`) and
+ * its signal was sent (`workflow_signalled_at`, cleared while a hold's signal is in flight).
+ */
+const holdTold = sql.fragment`(hold_signalled_at IS NOT NULL AND workflow_signalled_at IS NOT NULL)`;
+const HOLD_TOLD = sql.fragment`${holdTold} AS hold_told`;
 
 /**
  * Locks sessions for a pass (their ingests lock the same rows), in the order ingests lock several
@@ -198,32 +203,39 @@ function inLockOrder(sessionIds: readonly string[], where: FragmentSqlToken) {
     ORDER BY application_id, external_session_id COLLATE "C" FOR NO KEY UPDATE)`;
 }
 
-/**
- * Which of these sessions' workflows the drainer tells now, taking the turn (the sessions not
- * returned are not told this time):
- * - `routine`: those that ended (the workflow finishes its run) or were not told for
- *   `everySeconds` (or ever). A process that dies before sending leaves it to the next turn.
- * - `hold` (their analyses wait for credits or the provider): those that ended, and those whose
- *   workflow was not told of a hold since the last round that was not held, or not for
- *   `everySeconds`. The others' workflows know: they wait and look again by themselves. A hold
- *   counts as told only once `confirmHoldSignals` records the signal as sent: until then (a
- *   process that died, a signal that failed) the next held round tells it again.
- */
-export async function takeWorkflowSignalTurns(
-  db: CommonQueryMethods, sessionIds: readonly string[], everySeconds: number, reason: 'routine' | 'hold',
-): Promise<readonly SignalTarget[]> {
+/** Takes the turn to tell these sessions' workflows where it is `due`; the sessions not returned are not told this time. */
+async function takeTurns(db: CommonQueryMethods, sessionIds: readonly string[], set: FragmentSqlToken, due: FragmentSqlToken): Promise<readonly SignalTarget[]> {
   if (!sessionIds.length) return [];
-  const hold = reason === 'hold';
-  const last = hold ? sql.fragment`hold_signalled_at` : sql.fragment`workflow_signalled_at`;
-  const due = sql.fragment`status <> 'open' OR workflow_signalled_at IS NULL OR ${last} IS NULL OR ${last} <= now() - ${everySeconds} * interval '1 second'`;
   return db.any(sql.type(signalTarget)`
-    UPDATE agent_sessions s SET ${hold ? sql.fragment`workflow_signalled_at = NULL, hold_signalled_at = now()` : sql.fragment`workflow_signalled_at = now()`}
+    UPDATE agent_sessions s SET ${set}
     FROM ${inLockOrder(sessionIds, sql.fragment`(${due})`)} AS l
     WHERE s.id = l.id
     RETURNING s.id, s.organization_id, s.status, s.highest_sequence, s.processing_status, s.wake_trace_parent`);
 }
 
-/** The hold signals that were sent: the holds count as told (see takeWorkflowSignalTurns). */
+/**
+ * Routine signals: the workflows of sessions that ended (the workflow finishes its run) or were
+ * not told for `everySeconds` (or ever). A process that dies before sending leaves it to the next
+ * turn.
+ */
+export async function takeWorkflowSignalTurns(db: CommonQueryMethods, sessionIds: readonly string[], everySeconds: number): Promise<readonly SignalTarget[]> {
+  return takeTurns(db, sessionIds, sql.fragment`workflow_signalled_at = now()`,
+    sql.fragment`status <> 'open' OR workflow_signalled_at IS NULL OR workflow_signalled_at <= now() - ${everySeconds} * interval '1 second'`);
+}
+
+/**
+ * Hold signals (the sessions' analyses wait for credits or the provider): the workflows of
+ * sessions that ended, and of those whose workflow does not know of a hold since the last round
+ * that was not held. The others' workflows wait and look again by themselves. A hold counts as told
+ * only once `confirmHoldSignals` records its signal as sent: until then (a process that died, a
+ * signal that failed) the next pass runs the round and tells it again.
+ */
+export async function takeHoldSignalTurns(db: CommonQueryMethods, sessionIds: readonly string[]): Promise<readonly SignalTarget[]> {
+  return takeTurns(db, sessionIds, sql.fragment`workflow_signalled_at = NULL, hold_signalled_at = now()`,
+    sql.fragment`status <> 'open' OR NOT ${holdTold}`);
+}
+
+/** The hold signals that were sent: the holds count as told (see takeHoldSignalTurns). */
 export async function confirmHoldSignals(db: CommonQueryMethods, sessionIds: readonly string[]): Promise<void> {
   if (!sessionIds.length) return;
   await db.query(sql.unsafe`

@@ -19,7 +19,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { sessionWorkflowSettings, wakeSession } from '../../../src/agents/session-workflow.js';
 import { drainSessionWakes } from '../../../src/agents/drainer.js';
-import { takeWorkflowSignalTurns } from '../../../src/db/repositories/agent-processing.js';
+import { takeHoldSignalTurns } from '../../../src/db/repositories/agent-processing.js';
 import { LocalSignalExtractor } from '../../../src/providers/signal-extractor/local.js';
 import { ensureSessionWakesSchedule } from '../../../src/temporal/schedules.js';
 import { addCredits } from '../../../src/db/repositories/organizations.js';
@@ -186,7 +186,7 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
       assert.deepEqual(await eventually(() => hold(sessionId), (h) => h.w === 12 && h.queued === 0 && !h.wake), { w: 12, wake: false, told: false, queued: 0 });
 
       // A drainer that took a new hold's turn and died before its signal: the next held round tells it.
-      assert.equal((await takeWorkflowSignalTurns(pool, [sessionId], 120, 'hold')).length, 1);
+      assert.equal((await takeHoldSignalTurns(pool, [sessionId])).length, 1);
       assert.equal((await hold(sessionId)).told, false);
       await ingest(sessionRequest(broke, turn(6), { externalSessionId: 'wf-held' }), broke);
       assert.deepEqual(await eventually(() => hold(sessionId), (h) => h.w === 14 && h.told && !h.wake), { w: 14, wake: false, told: true, queued: 1 });
