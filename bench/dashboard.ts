@@ -107,19 +107,24 @@ async function startPrometheus(dir: string, targets: { api: number; worker: numb
   return { url, child };
 }
 
+/** One call of Prometheus's HTTP API (`query` or `query_range`): its result, or an error naming `what` when Prometheus refuses it. */
+async function prometheusApi<R>(prometheus: string, endpoint: 'query' | 'query_range', params: Record<string, string>, what: string): Promise<R[]> {
+  const res = await fetch(`${prometheus}/api/v1/${endpoint}?${new URLSearchParams(params).toString()}`);
+  const body = (await res.json()) as { status: string; error?: string; data: { result: R[] } };
+  if (body.status !== 'success') throw new Error(`${what}: ${body.error}`);
+  return body.data.result;
+}
+
 /** Every dashboard query over [start, end], as the dashboard would draw it. */
 async function queryPanels(prometheus: string, dashboard: Dashboard, start: number, end: number): Promise<PanelData[]> {
   const panels: PanelData[] = [];
   for (const panel of dashboard.panels) {
     const data: PanelData = { type: panel.type, title: panel.title, gridPos: panel.gridPos, unit: panel.fieldConfig?.defaults?.unit ?? 'short', series: [] };
     for (const target of panel.targets ?? []) {
-      const query = new URLSearchParams({
+      const result = await prometheusApi<{ metric: Record<string, string>; values: [number, string][] }>(prometheus, 'query_range', {
         query: target.expr.replaceAll('$__rate_interval', RATE_INTERVAL), start: String(start), end: String(end), step: String(SCRAPE_SECONDS),
-      });
-      const res = await fetch(`${prometheus}/api/v1/query_range?${query.toString()}`);
-      const body = (await res.json()) as { status: string; error?: string; data: { result: { metric: Record<string, string>; values: [number, string][] }[] } };
-      if (body.status !== 'success') throw new Error(`${panel.title}: ${body.error}`);
-      for (const r of body.data.result) {
+      }, panel.title);
+      for (const r of result) {
         const name = (target.legendFormat ?? '').replace(/\{\{\s*(\w+)\s*\}\}/g, (_, label: string) => r.metric[label] ?? '').trim() || JSON.stringify(r.metric);
         data.series.push({ name, points: r.values.map(([t, v]) => [t, Number(v)]) });
       }
@@ -130,8 +135,8 @@ async function queryPanels(prometheus: string, dashboard: Dashboard, start: numb
 }
 
 /**
- * Counts over the whole run, from the same scrapes: what the load cost the worker (rounds held,
- * session workflow signals, workflow tasks) beside what it did.
+ * Counts over the whole run, from the same scrapes: what the load cost the worker (analysis rounds
+ * held, workflow tasks, activities, the fewest free workflow task slots) beside what it did.
  */
 const TOTALS: Record<string, string> = {
   analysed: 'sum(increase(intake_agent_analyses_total{outcome="analysed"}[RUN]))',
@@ -145,9 +150,8 @@ const TOTALS: Record<string, string> = {
 async function queryTotals(prometheus: string, start: number, end: number): Promise<Record<string, number | null>> {
   const totals: Record<string, number | null> = {};
   for (const [name, expr] of Object.entries(TOTALS)) {
-    const query = new URLSearchParams({ query: expr.replace('RUN', `${Math.ceil(end - start)}s`), time: String(end) });
-    const body = (await (await fetch(`${prometheus}/api/v1/query?${query.toString()}`)).json()) as { data?: { result: { value: [number, string] }[] } };
-    const value = body.data?.result[0]?.value[1];
+    const result = await prometheusApi<{ value: [number, string] }>(prometheus, 'query', { query: expr.replace('RUN', `${Math.ceil(end - start)}s`), time: String(end) }, name);
+    const value = result[0]?.value[1];
     totals[name] = value === undefined ? null : Math.round(Number(value));
   }
   return totals;
