@@ -11,6 +11,7 @@ import type { RateLimitStore } from '../src/rate-limit.js';
 import type { BodyChecker } from './json-body.js';
 import type { ApiMetrics } from '../src/metrics/api-metrics.js';
 import type { OAuthAccess, OAuthServer } from '../src/oauth/server.js';
+import type { StartupGate } from '../src/health.js';
 
 /** Everything the API needs, injected: tests pass their own pool, Temporal client and config. */
 export interface AppDeps {
@@ -28,6 +29,8 @@ export interface AppDeps {
   metrics: ApiMetrics;
   /** The MCP authorization server (OAuth 2.1 for MCP clients); absent: /mcp takes only the CLI's user access tokens. */
   oauth?: OAuthServer;
+  /** Closed while the owning process still starts (`/readyz` answers 503 `starting`); absent: ready once listening. */
+  startup?: StartupGate;
 }
 
 export interface AppState {

@@ -32,3 +32,21 @@ export async function checkTemporal(connection: Connection, timeoutMs = 2000): P
     return 'unavailable';
   }
 }
+
+/**
+ * Whether the process that owns this API finished starting. `npm start` listens before its worker
+ * runs and before it writes what the CLI reads (`.data/stack.json`); `/readyz` says `starting` (503)
+ * until then, so that ready means usable: a script that waits for it can run the CLI at once.
+ */
+export class StartupGate {
+  #open: boolean;
+  constructor(open = false) {
+    this.#open = open;
+  }
+  get open(): boolean {
+    return this.#open;
+  }
+  markReady(): void {
+    this.#open = true;
+  }
+}

@@ -8,7 +8,7 @@ const readySchema = {
   type: 'object',
   required: ['status', 'checks'],
   properties: {
-    status: { type: 'string', enum: ['ready', 'degraded', 'not_ready'] },
+    status: { type: 'string', enum: ['ready', 'degraded', 'not_ready', 'starting'] },
     checks: {
       type: 'object',
       properties: { database: { type: 'string', enum: ['ok', 'unavailable'] }, temporal: { type: 'string', enum: ['ok', 'unavailable'] } },
@@ -32,8 +32,14 @@ export function healthRoutes(deps: AppDeps, registry: RouteRegistry): void {
   });
   registry.add({
     method: 'get', path: '/readyz', operationId: 'ready', summary: 'Readiness: 200 while PostgreSQL is reachable (status degraded while Temporal is not), else 503', tags: ['operations'],
-    responses: { 200: { description: 'Ready, or degraded: Temporal unreachable (checks.temporal)', schema: readySchema }, 503: { description: 'PostgreSQL is unreachable', schema: readySchema } },
+    responses: { 200: { description: 'Ready, or degraded: Temporal unreachable (checks.temporal)', schema: readySchema }, 503: { description: 'PostgreSQL is unreachable (not_ready), or the stack is still starting (starting)', schema: readySchema } },
     handler: async (ctx) => {
+      if (deps.startup && !deps.startup.open) {
+        ctx.status = 503;
+        ctx.set('Retry-After', '1');
+        ctx.body = { status: 'starting', message: 'Intake is still starting.', errorCode: 'starting', checks: {} };
+        return;
+      }
       const [database, temporal] = await Promise.all([checkDatabase(deps.pool), checkTemporal(deps.temporal.connection)]);
       const checks = { database, temporal };
       if (database !== 'ok') {

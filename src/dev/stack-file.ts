@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { resolveFromRoot } from '../paths.js';
 
@@ -24,7 +24,10 @@ export function stackFilePath(dataDir: string): string {
 export async function writeStackInfo(dataDir: string, info: StackInfo): Promise<void> {
   const file = stackFilePath(dataDir);
   await mkdir(path.dirname(file), { recursive: true });
-  await writeFile(file, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
+  // Written whole, then renamed: a CLI never reads half a file.
+  const partial = `${file}.${process.pid}.tmp`;
+  await writeFile(partial, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
+  await rename(partial, file);
 }
 
 export async function readStackInfo(dataDir: string): Promise<StackInfo | null> {

@@ -18,6 +18,7 @@ import { retryStartup } from './retry.js';
 import { createOAuthServer, oauthIssuer } from '../oauth/server.js';
 import { renderOAuthError } from '../../api/oauth/pages.js';
 import { startTracing, stopTracing } from '../telemetry/tracing.js';
+import type { StartupGate } from '../health.js';
 
 export interface RunningApi {
   url: string;
@@ -26,7 +27,7 @@ export interface RunningApi {
 }
 
 /** Applies migrations (unless a supervising process did), connects PostgreSQL and Temporal, and listens. */
-export async function startApi(config: Config, logger: Logger, o: { migrate?: boolean; beforeListen?: (metrics: ApiMetrics) => void } = {}): Promise<RunningApi> {
+export async function startApi(config: Config, logger: Logger, o: { migrate?: boolean; beforeListen?: (metrics: ApiMetrics) => void; startup?: StartupGate } = {}): Promise<RunningApi> {
   const databaseUrl = required(config.database.url, 'DATABASE_URL');
   // Behind a load balancer the Host header is the client's to choose: links must not be built from it.
   if (config.env === 'production') required(config.http.publicBaseUrl, 'PUBLIC_BASE_URL (with NODE_ENV=production)');
@@ -41,7 +42,7 @@ export async function startApi(config: Config, logger: Logger, o: { migrate?: bo
   const metrics = createApiMetrics({ pool });
   o.beforeListen?.(metrics);
   const oauth = await createOAuthServer({ issuer: oauthIssuer(config), pool, signingSecret, rateLimits, trustProxy: config.http.trustProxy, renderError: renderOAuthError, oidc: config.signIn.oidc });
-  const deps: AppDeps = { config, pool, temporal, tokens, logger, rateLimits, uploadLocks, bodyChecker, metrics, oauth };
+  const deps: AppDeps = { config, pool, temporal, tokens, logger, rateLimits, uploadLocks, bodyChecker, metrics, oauth, startup: o.startup };
   const app = buildApp(deps);
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.http.port, config.http.host, () => resolve(s));

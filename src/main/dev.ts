@@ -9,6 +9,7 @@ import { devSigningSecret, removeStackInfo, writeStackInfo } from '../dev/stack-
 import { StartupError, startupFailureLine } from '../dev/startup-error.js';
 import { findTemporalCli } from '../dev/temporal-cli.js';
 import { startLocalTemporal, type LocalTemporal } from '../dev/temporal-server.js';
+import { StartupGate } from '../health.js';
 import { createLogger } from '../logger.js';
 import { resolveFromRoot } from '../paths.js';
 import { startApi } from './api.js';
@@ -119,12 +120,15 @@ async function main(): Promise<void> {
   Runtime.install({ shutdownSignals: [], logger: sdkLogger(logger.child({ component: 'temporal' })), telemetryOptions: { logging: sdkLogging(config.logLevel) } });
   // Stopped after the API and the worker: what they traced until they stopped is exported.
   if (startTracing(config, 'intake').enabled) stops.push({ name: 'tracing', stop: stopTracing });
-  const api = await startApi(effective, logger.child({ component: 'api' }));
+  // Ready means usable: /readyz says `starting` until the worker runs and the CLI can find the stack.
+  const startup = new StartupGate();
+  const api = await startApi(effective, logger.child({ component: 'api' }), { startup });
   stops.push({ name: 'api', stop: () => api.close() });
   const worker = await startWorker(effective, logger.child({ component: 'worker' }));
   stops.push({ name: 'worker', stop: () => worker.shutdown(), boundMs: WORKER_STOP_BOUND_MS });
   await writeStackInfo(config.dataDir, { databaseUrl, temporalAddress: t.address, temporalUiUrl: t.uiUrl, apiUrl: api.url, signingSecret, pid: process.pid });
   stops.push({ name: 'stack-file', stop: () => removeStackInfo(config.dataDir) });
+  startup.markReady();
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   process.stdout.write(
     [

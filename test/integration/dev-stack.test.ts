@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -35,7 +36,9 @@ describe('dev stack (npm start)', function () {
     stack.stderr!.on('data', (d: Buffer) => (output += d.toString()));
     const ready = await waitFor(async () => (await httpStatus(`http://127.0.0.1:${ports.api}/readyz`)) === 200, 90_000);
     assert.ok(ready, `the stack did not become ready within 90 s:\n${output.slice(-3000)}`);
-    // The API answers before the worker is up; the banner comes last, once everything runs.
+    // Ready means usable: what the CLI reads is there the moment /readyz first answers 200.
+    assert.ok(existsSync(path.join(env.DATA_DIR!, 'stack.json')), 'ready before .data/stack.json was written');
+    // The banner follows at once.
     assert.ok(await waitFor(async () => output.includes('Intake is running'), 30_000), `no banner:\n${output.slice(-3000)}`);
   }
 
