@@ -29,8 +29,11 @@ export type { AppDeps };
 
 /** The Koa app, not listening: the entrypoint listens, tests use a port of their own. */
 export function buildApp(deps: AppDeps): Koa<AppState> {
-  // X-Forwarded-* are believed only when an operator says a proxy sets them (TRUST_PROXY).
-  const app = new Koa<AppState>({ proxy: deps.config.http.trustProxy });
+  // X-Forwarded-* are believed only when an operator says a proxy sets them (TRUST_PROXY). ctx.ip is
+  // then the X-Forwarded-For entry TRUST_PROXY_HOPS from the right (what the outermost proxy saw):
+  // entries further left are the client's own and would let it pick its address (every limit keyed on it).
+  const { trustProxy, trustProxyHops } = deps.config.http;
+  const app = new Koa<AppState>({ proxy: trustProxy, maxIpsCount: trustProxyHops });
   const registry = new RouteRegistry(deps);
   healthRoutes(deps, registry);
   managementRoutes(deps, registry);

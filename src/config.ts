@@ -59,6 +59,7 @@ export const envSchema = z.object({
   ACCESS_TOKEN_TTL_SECONDS: positiveInt.max(31 * 24 * 3600).default(3600).meta({ description: "default lifetime of `intake token issue` tokens (revocable one by one or per user: `intake token revoke`)" }),
   OPERATOR_TOKEN: z.string().min(32, 'must be at least 32 characters').optional().meta({ description: "at least 32 characters: the operator's credential (`X-Operator-Token`) for operator routes, `POST /v3/operator/organizations/{organizationId}/credits` (a billing integration's top-ups). Unset: those routes refuse everyone, and credits are added with `intake credits add`" }),
   TRUST_PROXY: bool.default(false).meta({ description: "`true` when a proxy the operator runs sets `X-Forwarded-Proto`, `-Host` and `-For`: they are then believed (without `PUBLIC_BASE_URL`, links follow them; logs show the client's address). Leave `false` when clients reach the API directly: they could forge them" }),
+  TRUST_PROXY_HOPS: positiveInt.max(16).default(1).meta({ description: "with `TRUST_PROXY`: how many proxies the operator runs in front of the API, each appending the address it saw to `X-Forwarded-For`. The client's address (what the sign-in and authorization-server limits count per address) is the entry that many from the right, the one the outermost proxy saw; entries to its left are the client's own words and are ignored" }),
 
   BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024).meta({ description: "default JSON body limit (areas set their own where the spec says so)" }),
   BODY_WORKER_THRESHOLD_BYTES: positiveInt.default(256 * 1024).meta({ description: "a JSON body longer than this is parsed, walked and validated in a worker thread, off the event loop (answers are the same; such a body is validated before a route's own body checks)" }),
@@ -146,6 +147,8 @@ export interface Config {
   http: {
     host: string; port: number; publicBaseUrl: string | undefined; trustProxy: boolean; bodyLimitBytes: number; processes: number;
     /** Bodies longer than this are parsed and validated by `bodyWorkerThreads` threads (0: none). */
+    /** With trustProxy: the proxies in front, each appending to X-Forwarded-For; the client is the entry this many from the right. */
+    trustProxyHops: number;
     bodyWorkerThresholdBytes: number; bodyWorkerThreads: number;
   };
   /** The operator credential for operator routes (credit top-ups); unset: those routes refuse everyone. */
@@ -255,7 +258,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   return {
     env: e.NODE_ENV,
-    http: { host: e.HOST, port: e.PORT, publicBaseUrl: e.PUBLIC_BASE_URL, trustProxy: e.TRUST_PROXY, bodyLimitBytes: e.BODY_LIMIT_BYTES, processes: e.API_PROCESSES,
+    http: { host: e.HOST, port: e.PORT, publicBaseUrl: e.PUBLIC_BASE_URL, trustProxy: e.TRUST_PROXY, trustProxyHops: e.TRUST_PROXY_HOPS, bodyLimitBytes: e.BODY_LIMIT_BYTES, processes: e.API_PROCESSES,
       bodyWorkerThresholdBytes: e.BODY_WORKER_THRESHOLD_BYTES, bodyWorkerThreads: e.BODY_WORKER_THREADS,
     },
     logLevel: e.LOG_LEVEL,

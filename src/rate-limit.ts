@@ -21,8 +21,9 @@ export interface RateLimitStore {
    * `lease`: take that many requests from the shared counter at a time and hand them out in this
    * process (for routes too busy for a database round trip per request). A replica may then admit
    * up to `lease` requests of a window that it never uses: the limit holds, a little early.
+   * `windowSeconds`: the window's length when it is not a minute (then `pointsPerMinute` counts per that window).
    */
-  limiter(name: string, pointsPerMinute: number, o?: { lease?: number }): RateLimiter | null;
+  limiter(name: string, pointsPerMinute: number, o?: { lease?: number; windowSeconds?: number }): RateLimiter | null;
   close(): Promise<void>;
 }
 
@@ -91,7 +92,7 @@ export function createRateLimitStore(databaseUrl: string): RateLimitStore {
         tableCreated: true,
         keyPrefix: name,
         points: pointsPerMinute,
-        duration: 60,
+        duration: o.windowSeconds ?? 60,
       });
       if (o.lease && o.lease > 1) return leased(store, pointsPerMinute, o.lease);
       return {

@@ -1,12 +1,19 @@
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import type Provider from 'oidc-provider';
 import type { DatabasePool } from 'slonik';
 import { verifySignIn } from '../auth/sign-in.js';
 import { safeEqual } from '../auth/secrets.js';
-import type { RateLimiter, RateLimitStore } from '../rate-limit.js';
+import { signInAccountKey } from '../db/repositories/users.js';
+import type { RateDecision, RateLimiter, RateLimitStore } from '../rate-limit.js';
 
-/** Sign-in attempts a minute: per account (guessing one password), per client address (trying many accounts). */
-export const LOGIN_ATTEMPTS_PER_ACCOUNT = 10;
+/**
+ * Sign-in attempts. Per account and client address, a minute: guessing one password from one place.
+ * Per account, an hour, looser: guessing spread over many addresses, without letting one address
+ * lock the account's owner out. Per address, a minute: one place trying many accounts.
+ */
+export const LOGIN_ATTEMPTS_PER_ACCOUNT_ADDRESS = 10;
+export const LOGIN_ATTEMPTS_PER_ACCOUNT = 100;
+export const LOGIN_ACCOUNT_WINDOW_SECONDS = 3600;
 export const LOGIN_ATTEMPTS_PER_ADDRESS = 30;
 
 /** The form token of one interaction: the page carries it, the POST must send it back (with the interaction's cookie). */
@@ -21,25 +28,39 @@ export function csrfValid(signingSecret: string, uid: string, sent: unknown): bo
 export type LoginOutcome = { kind: 'signed-in'; userId: string } | { kind: 'refused' } | { kind: 'limited'; retryAfterSeconds: number };
 
 export interface LoginLimits {
+  accountAddress: RateLimiter | null;
   account: RateLimiter | null;
   address: RateLimiter | null;
 }
 
 export function loginLimits(store: RateLimitStore): LoginLimits {
-  return { account: store.limiter('login-account', LOGIN_ATTEMPTS_PER_ACCOUNT), address: store.limiter('login-address', LOGIN_ATTEMPTS_PER_ADDRESS) };
+  return {
+    accountAddress: store.limiter('login-account-address', LOGIN_ATTEMPTS_PER_ACCOUNT_ADDRESS),
+    account: store.limiter('login-account-hour', LOGIN_ATTEMPTS_PER_ACCOUNT, { windowSeconds: LOGIN_ACCOUNT_WINDOW_SECONDS }),
+    address: store.limiter('login-address', LOGIN_ATTEMPTS_PER_ADDRESS),
+  };
 }
 
+const retryAfter = (decisions: (RateDecision | undefined)[]): number | null => {
+  const refused = decisions.filter((d): d is RateDecision => !!d && !d.allowed);
+  return refused.length ? Math.max(...refused.map((d) => d.resetSeconds), 1) : null;
+};
+
 /**
- * One sign-in attempt: counted per address and per account (the e-mail, any case) before the
- * password is looked at, so that guessing is bounded whether the address exists or not.
+ * One sign-in attempt, counted before the password is looked at, so that guessing is bounded
+ * whether the address exists or not. The account is the e-mail address as sign-in finds it
+ * (signInAccountKey: PostgreSQL's lower(), the lookup's own, so that no spelling that finds the
+ * account is a fresh counter). The per-account count is taken only for attempts the address
+ * limits let through: an address stopped for guessing cannot use up the account's hour.
  */
 export async function attemptLogin(pool: DatabasePool, limits: LoginLimits, o: { email: string; password: string; address: string }): Promise<LoginOutcome> {
-  const decisions = await Promise.all([
-    limits.address?.consume(`address:${o.address}`), limits.account?.consume(`account:${o.email.trim().toLowerCase()}`),
-  ]);
-  const refused = decisions.filter((d) => d && !d.allowed);
-  if (refused.length) return { kind: 'limited', retryAfterSeconds: Math.max(...refused.map((d) => d!.resetSeconds), 1) };
-  const user = await verifySignIn(pool, o.email, o.password);
+  const email = o.email.trim();
+  const account = createHash('sha256').update(await signInAccountKey(pool, email)).digest('base64url');
+  const near = retryAfter(await Promise.all([limits.address?.consume(o.address), limits.accountAddress?.consume(`${account}:${o.address}`)]));
+  if (near !== null) return { kind: 'limited', retryAfterSeconds: near };
+  const far = retryAfter([await limits.account?.consume(account)]);
+  if (far !== null) return { kind: 'limited', retryAfterSeconds: far };
+  const user = await verifySignIn(pool, email, o.password);
   return user ? { kind: 'signed-in', userId: user.id } : { kind: 'refused' };
 }
 

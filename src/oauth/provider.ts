@@ -26,6 +26,8 @@ export interface AuthorizationServerOptions {
   cookieKeys: string[];
   /** Believe X-Forwarded-Proto and -Host (TRUST_PROXY): endpoint URLs and secure cookies follow them. */
   trustProxy?: boolean;
+  /** TRUST_PROXY_HOPS: the client's address is the X-Forwarded-For entry this many from the right. */
+  trustProxyHops?: number;
   /** The page of an error shown to the user rather than returned to the client (an unregistered redirect URI, say). */
   renderError: NonNullable<Configuration['renderError']>;
   /** Access tokens' lifetime; ACCESS_TOKEN_SECONDS unless a test shortens it. */
@@ -109,5 +111,6 @@ export async function createAuthorizationServer(o: AuthorizationServerOptions): 
   };
   const provider = new Provider(o.issuer, configuration);
   provider.proxy = o.trustProxy ?? false;
+  provider.maxIpsCount = o.trustProxyHops ?? 1;
   return provider;
 }

@@ -47,6 +47,8 @@ export function oauthIssuer(config: Pick<Config, 'http'>): string {
  */
 export async function createOAuthServer(o: {
   issuer: string; pool: DatabasePool; signingSecret: string; rateLimits: RateLimitStore; trustProxy: boolean;
+  /** TRUST_PROXY_HOPS (1 unless given). */
+  trustProxyHops?: number;
   /** The API's error page (api/oauth/pages.ts): errors shown to the user rather than returned to the client. */
   renderError: AuthorizationServerOptions['renderError'];
   /** Sign-in at a company's OpenID Connect provider beside e-mail and password (config.signIn.oidc). */
@@ -56,7 +58,7 @@ export async function createOAuthServer(o: {
   const issuer = o.issuer.replace(/\/$/, '');
   const cookieKeys = [Buffer.from(deriveKey(o.signingSecret, 'oauth-cookies')).toString('base64url')];
   const provider = await createAuthorizationServer({
-    issuer, pool: o.pool, signingSecret: o.signingSecret, cookieKeys, trustProxy: o.trustProxy, renderError: o.renderError, accessTokenSeconds: o.accessTokenSeconds,
+    issuer, pool: o.pool, signingSecret: o.signingSecret, cookieKeys, trustProxy: o.trustProxy, trustProxyHops: o.trustProxyHops, renderError: o.renderError, accessTokenSeconds: o.accessTokenSeconds,
   });
   const resource = mcpResource(issuer);
   return {

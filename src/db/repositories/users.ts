@@ -70,6 +70,16 @@ export async function setUserPassword(db: CommonQueryMethods, userId: string, pa
     WHERE id = ${userId} RETURNING *`);
 }
 
+/**
+ * The account an e-mail address signs in to, as a key: `lower()` of the address, the very
+ * normalization findSignInUser compares with, so that every spelling that finds an account has
+ * that account's key (JavaScript's toLowerCase differs: it maps İ to i and a combining dot, which
+ * PostgreSQL's lower() maps to i).
+ */
+export async function signInAccountKey(db: CommonQueryMethods, email: string): Promise<string> {
+  return db.oneFirst(sql.type(z.object({ key: z.string() }))`SELECT lower(${email}) AS key`);
+}
+
 /** The user an e-mail address signs in as (any case), with the stored password hash; null when none has a password. */
 export async function findSignInUser(db: CommonQueryMethods, email: string): Promise<(UserRow & { password_hash: string }) | null> {
   return db.maybeOne(sql.type(userRow.extend({ password_hash: z.string() }))`

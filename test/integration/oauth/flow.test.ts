@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { createHash, randomBytes } from 'node:crypto';
 import type { DatabasePool } from 'slonik';
 import { createDatabasePool } from '../../../src/db/pool.js';
-import { LOGIN_ATTEMPTS_PER_ACCOUNT } from '../../../src/oauth/interactions.js';
+import { LOGIN_ATTEMPTS_PER_ACCOUNT_ADDRESS } from '../../../src/oauth/interactions.js';
 import { MCP_SCOPES } from '../../../src/oauth/provider.js';
 import { startTestApi, type TestApi } from '../../helpers/app.js';
 import { Browser, createSignInUser, csrfOf, TEST_PASSWORD } from '../../helpers/oauth-browser.js';
@@ -143,10 +143,10 @@ describe('MCP authorization: sign-in, consent, code with PKCE, tokens', function
     assert.equal(otherBrowser.status, 400, 'the interaction belongs to the browser that started it');
   });
 
-  it('limits sign-in attempts per account: past the limit even the right password waits (429, Retry-After)', async () => {
+  it('limits sign-in attempts per account and address: past the limit even the right password waits there (429, Retry-After)', async () => {
     const target = await createSignInUser(pool);
     const flow = await start();
-    for (let i = 0; i < LOGIN_ATTEMPTS_PER_ACCOUNT; i++) {
+    for (let i = 0; i < LOGIN_ATTEMPTS_PER_ACCOUNT_ADDRESS; i++) {
       const res = await flow.browser.post(`/oauth/interaction/${flow.uid}/login`, { csrf: csrfOf(flow.html), email: target.email, password: `guess number ${i} of many` });
       assert.equal(res.status, 401);
     }
