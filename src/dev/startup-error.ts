@@ -7,7 +7,7 @@ export class StartupError extends Error {
     readonly what: string,
     readonly todo: string,
   ) {
-    super(`${what.replace(/[.\s]+$/, '')}. To fix: ${todo.replace(/[.\s]+$/, '')}.`);
+    super(`${what.replace(/(?<![.\s])[.\s]+$/, '')}. To fix: ${todo.replace(/(?<![.\s])[.\s]+$/, '')}.`);
     this.name = 'StartupError';
   }
 }
@@ -15,5 +15,5 @@ export class StartupError extends Error {
 /** The one line `npm start` ends with when it cannot start. */
 export function startupFailureLine(error: unknown): string {
   const message = error instanceof StartupError ? error.message : String((error as Error)?.message ?? error).split('\n')[0]!.trim();
-  return `Intake failed to start: ${message.replace(/\s*\n\s*/g, ' ')}`;
+  return `Intake failed to start: ${message.replace(/(?<!\s)\s*\n\s*/g, ' ')}`;
 }

@@ -78,7 +78,7 @@ export function publicAddressProblem(address: string): string | null {
 
 function isLocalhostName(hostname: string): boolean {
   // A trailing dot is the same name written as fully qualified.
-  const name = hostname.toLowerCase().replace(/\.+$/, '');
+  const name = hostname.toLowerCase().replace(/(?<!\.)\.+$/, '');
   return name === 'localhost' || name.endsWith('.localhost') || name === 'localhost.localdomain';
 }
 

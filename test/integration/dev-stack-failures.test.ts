@@ -48,7 +48,7 @@ function assertOneClearLine(outcome: Outcome, what: RegExp): string {
   assert.match(last, what);
   assert.match(last, /To fix: /);
   const everything = `${outcome.stdout}\n${outcome.stderr}`;
-  assert.doesNotMatch(everything, /Unhandled 'error' event|UnhandledPromiseRejection|^\s+at .+:\d+:\d+\)?$/m, everything);
+  assert.doesNotMatch(everything, /Unhandled 'error' event|UnhandledPromiseRejection|^[ \t]+at .+:\d+:\d+\)?$/m, everything);
   return last;
 }
 

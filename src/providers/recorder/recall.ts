@@ -49,7 +49,7 @@ export class RecallRecorder implements Recorder {
   private readonly base: string;
 
   constructor(private readonly options: RecallRecorderOptions) {
-    this.base = `${options.baseUrl.replace(/\/+$/, '')}/api/v1/bot`;
+    this.base = `${options.baseUrl.replace(/(?<!\/)\/+$/, '')}/api/v1/bot`;
   }
 
   /** Recall's `Idempotency-Key`: a repeated POST with the key gets the first answer back. */

@@ -45,7 +45,7 @@ export class OpenAiSignalExtractor implements SignalExtractor {
   private readonly fetch: typeof fetch;
 
   constructor(private readonly options: OpenAiSignalExtractorOptions) {
-    this.url = `${options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+    this.url = `${options.baseUrl.replace(/(?<!\/)\/+$/, '')}/chat/completions`;
     this.fetch = options.fetch ?? globalThis.fetch;
   }
 
@@ -76,7 +76,7 @@ export class OpenAiSignalExtractor implements SignalExtractor {
     const completion = Completion.safeParse(parseJson(text));
     if (!completion.success) throw this.error('Signal extraction provider returned a body that is not a chat completion.', 'invalid_response', true);
     // json_object mode should give bare JSON, but some compatible servers still wrap it in a fence.
-    const content = completion.data.choices[0]!.message.content.trim().replace(/^```(?:json)?\s*|\s*```$/g, '');
+    const content = completion.data.choices[0]!.message.content.trim().replace(/^```(?:json)?\s*|(?<!\s)\s*```$/g, '');
     const signals = Signals.safeParse(parseJson(content));
     if (!signals.success) throw this.error('Signal extraction provider returned content that is not the expected signals JSON.', 'invalid_response', true);
     return signals.data;

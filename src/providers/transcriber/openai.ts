@@ -46,7 +46,7 @@ export class OpenAiTranscriber implements Transcriber {
   private readonly url: string;
 
   constructor(private readonly options: OpenAiTranscriberOptions) {
-    this.url = `${options.baseUrl.replace(/\/+$/, '')}/audio/transcriptions`;
+    this.url = `${options.baseUrl.replace(/(?<!\/)\/+$/, '')}/audio/transcriptions`;
   }
 
   async transcribe(mediaFile: string, options: { signal?: AbortSignal } = {}): Promise<Utterance[]> {
