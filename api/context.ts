@@ -38,6 +38,8 @@ export interface AppState {
   principal?: Principal;
   /** The agent ingest credential and its application (agent ingest only). */
   agent?: CredentialLookup;
+  /** The hash of that request's ingest secret (agent ingest only). */
+  agentSecretHash?: Buffer;
   /** The body was parsed and validated by a body-checking thread. */
   bodyChecked?: boolean;
   /** /mcp with an OAuth access token: what its user approved for the client. */

@@ -9,23 +9,29 @@ const HEADER = 'x-service-agent-key';
 
 /**
  * Spec: the agent ingest secret travels in X-Service-Agent-Key. Missing, unknown or revoked is
- * 401, decided before anything else (also before the body is read).
+ * 401, decided before anything else (also before the body is read). `credentials` is the route's
+ * cache: the handler asks it again when the ingest found the lookup out of date.
  */
-export function agentSecret(deps: AppDeps) {
-  const credentials = new CredentialCache(deps.config.agents.credentialCacheSeconds);
+export function agentSecret(deps: AppDeps, credentials: CredentialCache) {
   return async (ctx: AppContext, next: Next) => {
     const secret = ctx.get(HEADER).trim();
     if (!secret) throw new UnauthenticatedError('unauthenticated', 'Authentication required: send the ingest secret in X-Service-Agent-Key.');
-    const found = secret.length > 200 ? null : await credentials.lookup(deps.pool, hashSecret(secret));
-    if (!found) throw new UnauthenticatedError('invalid_credentials', 'The ingest secret is not valid.');
-    if (found.revoked_at) throw new UnauthenticatedError('credential_revoked', 'The ingest secret has been revoked.');
+    const secretHash = secret.length > 200 ? null : hashSecret(secret);
+    const found = secretHash ? await credentials.lookup(deps.pool, secretHash) : null;
+    checkCredential(found);
     if (!found.last_used_at || Date.parse(found.last_used_at) < Date.now() - 60_000) {
       await touchCredential(deps.pool, found.credential_id);
       found.last_used_at = new Date().toISOString(); // the cached lookup too: one touch a minute
     }
     ctx.state.agent = found;
+    ctx.state.agentSecretHash = secretHash!;
     await next();
   };
+}
+
+function checkCredential(found: CredentialLookup | null): asserts found is CredentialLookup {
+  if (!found) throw new UnauthenticatedError('invalid_credentials', 'The ingest secret is not valid.');
+  if (found.revoked_at) throw new UnauthenticatedError('credential_revoked', 'The ingest secret has been revoked.');
 }
 
 /**
@@ -36,18 +42,32 @@ export function agentSecret(deps: AppDeps) {
  */
 export function agentApplication() {
   return async (ctx: AppContext, next: Next) => {
-    const found = agentOf(ctx);
-    const agentKey = (ctx.request.body as { agentKey?: unknown } | undefined)?.agentKey;
-    if (typeof agentKey === 'string' && agentKey !== found.application.agent_key) {
-      throw new UnauthenticatedError('invalid_credentials', 'The ingest secret does not belong to the application named by agentKey.');
-    }
-    if (found.application.deleted_at) throw new NotFoundError('Agent application');
-    if (!found.agent_chats_enabled) throw new AppError(404, 'agent_chats_not_enabled', 'Agent chats are not enabled for this workspace.');
-    if (found.application.status !== 'active') {
-      throw new ForbiddenError('application_disabled', 'The application is disabled; it accepts no uploads until it is enabled again.');
-    }
+    checkApplication(agentOf(ctx), (ctx.request.body as { agentKey?: unknown } | undefined)?.agentKey);
     await next();
   };
+}
+
+function checkApplication(found: CredentialLookup, agentKey: unknown): void {
+  if (typeof agentKey === 'string' && agentKey !== found.application.agent_key) {
+    throw new UnauthenticatedError('invalid_credentials', 'The ingest secret does not belong to the application named by agentKey.');
+  }
+  if (found.application.deleted_at) throw new NotFoundError('Agent application');
+  if (!found.agent_chats_enabled) throw new AppError(404, 'agent_chats_not_enabled', 'Agent chats are not enabled for this workspace.');
+  if (found.application.status !== 'active') {
+    throw new ForbiddenError('application_disabled', 'The application is disabled; it accepts no uploads until it is enabled again.');
+  }
+}
+
+/**
+ * The request's credential and application looked up again, bypassing the cache, with every check
+ * of agentSecret and agentApplication: for an ingest whose transaction found its lookup out of date.
+ */
+export async function refreshAgent(deps: AppDeps, credentials: CredentialCache, ctx: AppContext, agentKey: string): Promise<CredentialLookup> {
+  const found = await credentials.lookup(deps.pool, ctx.state.agentSecretHash!, { fresh: true });
+  checkCredential(found);
+  checkApplication(found, agentKey);
+  ctx.state.agent = found;
+  return found;
 }
 
 export function agentOf(ctx: AppContext): CredentialLookup {

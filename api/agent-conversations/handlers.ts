@@ -1,4 +1,5 @@
-import { AgentIngestWriter, INGEST_BATCHING } from '../../src/agents/ingest.js';
+import { AgentIngestWriter, INGEST_BATCHING, StaleAuthorityError } from '../../src/agents/ingest.js';
+import type { CredentialCache } from '../../src/agents/credential-cache.js';
 import type { AgentIngestRequest } from '../../src/domain/agent-ingest.js';
 import {
   findSession, listSessions, sessionEvents, sessionParticipants, type EventRow, type Reader,
@@ -9,7 +10,7 @@ import type { AppContext, AppDeps } from '../context.js';
 import { principalOf } from '../middleware/auth.js';
 import { pageBody, pageWindow, type PageQuery } from '../paging.js';
 import type { RouteInput } from '../routes.js';
-import { agentOf } from './auth.js';
+import { agentOf, refreshAgent } from './auth.js';
 import { INGEST_LIMITS } from './schemas.js';
 
 export interface SessionsQuery extends PageQuery {
@@ -59,7 +60,7 @@ const presentEvent = (e: EventRow) => ({
   previousRevisionCount: e.revision_count,
 });
 
-export function agentConversationHandlers(deps: AppDeps) {
+export function agentConversationHandlers(deps: AppDeps, credentials: CredentialCache) {
   const readerOf = (ctx: AppContext): Reader => {
     const p = principalOf(ctx);
     return { organizationId: p.organizationId, userId: p.kind === 'user' ? p.userId : null };
@@ -67,11 +68,28 @@ export function agentConversationHandlers(deps: AppDeps) {
 
   const writer = new AgentIngestWriter(deps.pool, { analysisCreditCost: deps.config.agents.analysisCreditCost, ...INGEST_BATCHING });
 
+  /**
+   * An ingest prepared from a cached lookup that a change made out of date is prepared again from a
+   * fresh one (its checks again too: revoked 401, disabled 403). Two changes within one request are
+   * rare; a third stale lookup in a row is answered 503, with nothing stored.
+   */
+  const ingestWithCurrentAuthority = async (ctx: AppContext, body: AgentIngestRequest) => {
+    let authority = agentOf(ctx);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await writer.ingest(authority, body);
+      } catch (error) {
+        if (!(error instanceof StaleAuthorityError) || attempt === 2) throw error;
+        authority = await refreshAgent(deps, credentials, ctx, body.agentKey);
+      }
+    }
+  };
+
   return {
     ingest: async (ctx: AppContext, { body }: RouteInput<AgentIngestRequest, unknown>) => {
       const tooLarge = eventSizeErrors(body);
       if (tooLarge.length) throw new ValidationError(tooLarge, 'An event exceeds 256 KiB.');
-      const result = await writer.ingest(agentOf(ctx).application, body);
+      const result = await ingestWithCurrentAuthority(ctx, body);
       deps.metrics.agentEvents.inc({ outcome: 'accepted' }, result.acceptedEventCount);
       deps.metrics.agentEvents.inc({ outcome: 'deduplicated' }, result.deduplicatedEventCount);
       deps.metrics.agentEvents.inc({ outcome: 'revised' }, result.revisedEventCount);

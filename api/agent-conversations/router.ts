@@ -3,6 +3,7 @@ import { ERROR_REF } from '../openapi.js';
 import type { RouteRegistry } from '../routes.js';
 import { rateLimit, withRateLimit } from '../middleware/rate-limit.js';
 import { agentApplication, agentOf, agentSecret } from './auth.js';
+import { CredentialCache } from '../../src/agents/credential-cache.js';
 import { countRejectedEvents } from './metrics.js';
 import { agentConversationHandlers, type SessionQuery, type SessionsQuery } from './handlers.js';
 import { INGEST_LIMITS, ingestBody, ingestResponse, sessionDetailSchema, sessionQuery, sessionSchema, sessionsQuery } from './schemas.js';
@@ -10,14 +11,15 @@ import type { AgentIngestRequest } from '../../src/domain/agent-ingest.js';
 
 /** Agent chat ingestion (agent ingest secrets only) and its read side (organization keys and users). */
 export function agentConversationRoutes(deps: AppDeps, registry: RouteRegistry): void {
-  const h = agentConversationHandlers(deps);
+  const credentials = new CredentialCache(deps.config.agents.credentialCacheSeconds);
+  const h = agentConversationHandlers(deps, credentials);
   // Leased: ingest is too busy for a database round trip per request.
   const limiter = deps.rateLimits.limiter('agent-ingest', deps.config.rateLimits.agentIngestPerMinute, { lease: 50 });
   const limits = limiter ? [rateLimit(limiter, (ctx) => `org:${agentOf(ctx).application.organization_id}`)] : [];
   registry.add<AgentIngestRequest, unknown>({
     method: 'post', path: '/v3/rest/agent-conversations/ingest', operationId: 'ingestAgentConversation', tags: ['agent-conversations'],
     summary: 'Send a session of ordered events (X-Service-Agent-Key); deduplicated, revised, sanitized, processed in sequence order',
-    middleware: [countRejectedEvents(deps.metrics), agentSecret(deps), ...limits],
+    middleware: [countRejectedEvents(deps.metrics), agentSecret(deps, credentials), ...limits],
     security: [{ agentKey: [] }],
     body: { schema: ingestBody, limitBytes: INGEST_LIMITS.requestBytes, tooLarge: { status: 400, errorCode: 'payload_too_large' } },
     afterBody: [agentApplication()],

@@ -7,9 +7,11 @@ const MAX_ENTRIES = 10_000;
 /**
  * Ingest-secret lookups kept for AGENT_CREDENTIAL_CACHE_SECONDS per API process: a chat product
  * sends every message with the same secret, and the lookup (credential, application, organization)
- * was one statement of every ingest. A revocation, or a change to the application (disabled,
- * deleted, settings), takes effect on every replica within that many seconds; 0 looks up every
- * request. Only found credentials are kept (an unknown secret is looked up each time).
+ * was one statement of every ingest. The cache only saves that statement: the ingest's transaction
+ * reads the lookup's stamp again (lockSessions) and an ingest prepared from an outdated lookup is
+ * prepared again from `lookup(..., { fresh: true })`, so a revocation or a change to the application
+ * applies to every ingest that starts after it was answered, on every replica. Only lookups that let
+ * a request in are kept (an unknown, revoked or disabled one is looked up each time).
  */
 export class CredentialCache {
   private readonly cache: LRUCache<string, CredentialLookup> | null;
@@ -18,12 +20,18 @@ export class CredentialCache {
     this.cache = ttlSeconds > 0 ? new LRUCache({ max: MAX_ENTRIES, ttl: ttlSeconds * 1000, ttlAutopurge: false }) : null;
   }
 
-  async lookup(db: CommonQueryMethods, secretHash: Buffer): Promise<CredentialLookup | null> {
+  async lookup(db: CommonQueryMethods, secretHash: Buffer, o: { fresh?: boolean } = {}): Promise<CredentialLookup | null> {
     const key = secretHash.toString('hex');
-    const cached = this.cache?.get(key);
+    const cached = o.fresh ? undefined : this.cache?.get(key);
     if (cached) return cached;
     const found = await findCredentialByHash(db, secretHash);
-    if (found) this.cache?.set(key, found);
+    // Only what lets a request in is kept: a refusal (revoked, deleted, disabled) is always looked up again.
+    if (found && usable(found)) this.cache?.set(key, found);
+    else this.cache?.delete(key);
     return found;
   }
+}
+
+function usable(found: CredentialLookup): boolean {
+  return !found.revoked_at && !found.application.deleted_at && found.agent_chats_enabled && found.application.status === 'active';
 }

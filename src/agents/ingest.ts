@@ -4,7 +4,7 @@ import type { CommonQueryMethods, DatabasePool, DatabaseTransactionConnection } 
 import { environmentErrors, planIngest, toIncoming, type IncomingEvent } from '../domain/agent-events.js';
 import type { AgentIngestRequest, AgentParticipant, AgentSessionStatus } from '../domain/agent-ingest.js';
 import { sanitizeIngestRequest } from '../domain/sanitize/index.js';
-import type { ApplicationRow } from '../db/repositories/agent-applications.js';
+import type { ApplicationRow, CredentialLookup } from '../db/repositories/agent-applications.js';
 import {
   activeUserIds, peopleByEmail, peopleByUuid, upsertParticipants, type ParticipantRecord,
 } from '../db/repositories/agent-participants.js';
@@ -31,6 +31,9 @@ export interface IngestResult {
 /** A request sanitized and checked as far as it can be without the database. */
 interface Prepared {
   app: ApplicationRow;
+  /** The lookup the request was prepared from: compared with the database's in the transaction. */
+  credentialId: string;
+  stamp: string;
   request: AgentIngestRequest;
   participants: ParticipantRecord[];
   incoming: IncomingEvent[];
@@ -47,14 +50,25 @@ function sessionKey(applicationId: string, externalSessionId: string): string {
   return `${applicationId}\u0000${externalSessionId}`;
 }
 
+/**
+ * The application's settings, its status or the credential changed after the lookup the request was
+ * prepared from (a cached one): the request stored nothing, and is prepared again from a fresh lookup.
+ */
+export class StaleAuthorityError extends Error {
+  constructor() {
+    super('the ingest credential or its application changed since it was looked up');
+  }
+}
+
 /** Sanitized first: nothing unsanitized is stored or compared. */
-async function prepare(app: ApplicationRow, raw: AgentIngestRequest): Promise<Prepared> {
+async function prepare(authority: CredentialLookup, raw: AgentIngestRequest): Promise<Prepared> {
+  const app = authority.application;
   const request = await sanitizeIngestRequest(raw, { redactedFieldNames: app.redacted_field_names, redactedTextPatterns: app.redacted_text_patterns });
   const envErrors = environmentErrors(request, app.allowed_environments);
   if (envErrors.length) throw new ValidationError(envErrors, 'The environment is missing or not allowed for this application.');
   const participants = participantRecords(request.participants ?? []);
   return {
-    app, request, participants, incoming: request.events.map(toIncoming),
+    app, credentialId: authority.credential_id, stamp: authority.stamp, request, participants, incoming: request.events.map(toIncoming),
     key: sessionKey(app.id, request.externalSessionId),
     alone: participants.length > 0 || !app.content_capture,
     traceParent: currentTraceParent(),
@@ -99,8 +113,9 @@ export class AgentIngestWriter {
 
   constructor(private readonly pool: DatabasePool, private readonly o: IngestWriterOptions) {}
 
-  async ingest(app: ApplicationRow, raw: AgentIngestRequest): Promise<IngestResult> {
-    const item = await prepare(app, raw);
+  /** Throws StaleAuthorityError when `authority` is out of date: look it up afresh and call again. */
+  async ingest(authority: CredentialLookup, raw: AgentIngestRequest): Promise<IngestResult> {
+    const item = await prepare(authority, raw);
     return new Promise((resolve, reject) => {
       // A request alone gets its own transaction at once; the others queue for the next batch.
       if (item.alone) return void this.write([{ item, resolve, reject }]);
@@ -157,7 +172,7 @@ export class AgentIngestWriter {
   }
 }
 
-type Outcome = IngestResult | AppError;
+type Outcome = IngestResult | AppError | StaleAuthorityError;
 
 /**
  * Applies ingests of distinct sessions in one transaction, each under its session's row lock:
@@ -166,14 +181,18 @@ type Outcome = IngestResult | AppError;
  * participants or content capture off come alone (their statements run before their plan).
  */
 async function applyIngests(tx: DatabaseTransactionConnection, items: readonly Prepared[], analysisCreditCost: number): Promise<Outcome[]> {
-  const locked = await lockSessions(tx, items.map(({ app, request }) => ({
+  const locked = await lockSessions(tx, items.map(({ app, request, credentialId }) => ({
     organizationId: app.organization_id,
     applicationId: app.id,
     externalSessionId: request.externalSessionId,
     restrictedTo: app.access === 'users' ? app.access_user_ids : null,
+    credentialId,
   })));
   const byKey = new Map(locked.map((s) => [sessionKey(s.application_id, s.external_session_id), s]));
   const sessions = items.map((item) => byKey.get(item.key)!);
+  // A setting, status or revocation committed before this transaction applies to it (issue 29.3).
+  const stale = items.map((item, i) => sessions[i]!.stamp !== item.stamp);
+  if (items.length === 1 && stale[0]) throw new StaleAuthorityError();
   if (items.length === 1 && items[0]!.alone) await participantsOf(tx, items[0]!, sessions[0]!);
   const referencing = items.flatMap((item, i) => (item.app.content_capture && item.incoming.some((e) => e.participantExternalId !== null) ? [sessions[i]!.id] : []));
   const known = await participantExternalIds(tx, referencing);
@@ -184,6 +203,7 @@ async function applyIngests(tx: DatabaseTransactionConnection, items: readonly P
   })));
   const planned = items.map((item, i) => {
     const session = sessions[i]!;
+    if (stale[i]) return new StaleAuthorityError();
     try {
       return planIngest({ stored: stored.get(session.id)!, incoming: item.incoming, sessionStatus: session.status, knownParticipants: known.get(session.id) ?? null });
     } catch (error) {

@@ -6,7 +6,8 @@ import { z } from 'zod';
 import { createApplication, issueCredential, changeApplication, type SettingsPatch } from '../../src/agents/applications.js';
 import { createDatabasePool } from '../../src/db/pool.js';
 import type { AgentEvent, AgentIngestRequest } from '../../src/domain/agent-ingest.js';
-import type { ApplicationRow } from '../../src/db/repositories/agent-applications.js';
+import { findCredentialByHash, type ApplicationRow, type CredentialLookup } from '../../src/db/repositories/agent-applications.js';
+import { hashSecret } from '../../src/auth/secrets.js';
 import { startTestApi, type TestApi } from './app.js';
 import { testConfig } from './config.js';
 import { createTestOrg, type TestOrg } from './fixtures.js';
@@ -21,6 +22,8 @@ export interface TestAgentApp {
   agentKey: string;
   secret: string;
   credentialId: string;
+  /** The secret's lookup as the ingest's authentication makes it (for AgentIngestWriter). */
+  authority: CredentialLookup;
 }
 
 export interface AgentContext {
@@ -35,6 +38,15 @@ export interface AgentContext {
   close(): Promise<void>;
 }
 
+/** An application of `owner` with one ingest secret (settings applied when given). */
+export async function createTestAgentApp(pool: DatabasePool, owner: TestOrg, agentKey: string, o: { name?: string; settings?: SettingsPatch } = {}): Promise<TestAgentApp> {
+  let app = await createApplication(pool, { organizationId: owner.organizationId, name: o.name ?? agentKey, agentKey });
+  if (o.settings) app = await changeApplication(pool, owner.organizationId, app.id, o.settings);
+  const { row, secret } = await issueCredential(pool, app);
+  const authority = (await findCredentialByHash(pool, hashSecret(secret)))!;
+  return { app, agentKey, secret, credentialId: row.id, authority };
+}
+
 export async function agentContext(options: { env?: Record<string, string>; credits?: number } = {}): Promise<AgentContext> {
   const databaseUrl = await createTestDatabase();
   const pool = await createDatabasePool(databaseUrl);
@@ -47,10 +59,7 @@ export async function agentContext(options: { env?: Record<string, string>; cred
     org,
     async newApp(settings, owner = org) {
       const agentKey = `agent-${++counter}`;
-      let app = await createApplication(pool, { organizationId: owner.organizationId, name: `App ${counter}`, agentKey });
-      if (settings) app = await changeApplication(pool, owner.organizationId, app.id, settings);
-      const { row, secret } = await issueCredential(pool, app);
-      return { app, agentKey, secret, credentialId: row.id };
+      return createTestAgentApp(pool, owner, agentKey, { name: `App ${counter}`, settings });
     },
     ingest(app, body, headers = {}) {
       const auth = app ? { 'X-Service-Agent-Key': app.secret } : {};

@@ -151,8 +151,18 @@ export async function revokeCredential(
     RETURNING ${credentialColumns}`);
 }
 
+/**
+ * What an ingest's authority depends on, as one value: the application (any setting, status or
+ * deletion moves `updated_at`), the credential's revocation and the workspace's agent chats. An
+ * ingest prepared from a cached lookup compares it inside its own transaction (lockSessions), so a
+ * change committed before the ingest started always applies to it.
+ */
+export const authorityStamp = sql.fragment`concat_ws('|',
+  (extract(epoch FROM a.updated_at) * 1000000)::bigint, coalesce((extract(epoch FROM c.revoked_at) * 1000000)::bigint, 0), o.agent_chats_enabled)`;
+
 export const credentialLookupRow = z.object({
   credential_id: z.string(),
+  stamp: z.string(),
   revoked_at: z.string().nullable(),
   last_used_at: z.string().nullable(),
   application: applicationRow,
@@ -163,7 +173,7 @@ export type CredentialLookup = z.infer<typeof credentialLookupRow>;
 /** The credential with its application (deleted ones too: the caller answers 404 for those). */
 export async function findCredentialByHash(db: CommonQueryMethods, secretHash: Buffer): Promise<CredentialLookup | null> {
   return db.maybeOne(sql.type(credentialLookupRow)`
-    SELECT c.id AS credential_id, c.revoked_at, c.last_used_at, to_jsonb(a) AS application, o.agent_chats_enabled
+    SELECT c.id AS credential_id, ${authorityStamp} AS stamp, c.revoked_at, c.last_used_at, to_jsonb(a) AS application, o.agent_chats_enabled
     FROM agent_credentials c
     JOIN agent_applications a ON a.id = c.application_id
     JOIN organizations o ON o.id = c.organization_id

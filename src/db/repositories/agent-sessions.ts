@@ -2,6 +2,7 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { EventState, IncomingEvent } from '../../domain/agent-events.js';
 import { toUtcInstant } from '../../domain/time.js';
+import { authorityStamp } from './agent-applications.js';
 
 export const sessionRow = z.object({
   id: z.string(),
@@ -34,10 +35,12 @@ export interface SessionKey {
   applicationId: string;
   externalSessionId: string;
   restrictedTo: readonly string[] | null;
+  /** The credential the request came with: its authority is read again in this statement. */
+  credentialId: string;
 }
 
-/** A locked session, and whether this transaction created it. */
-export type LockedSessionRow = SessionRow & { created: boolean };
+/** A locked session, whether this transaction created it, and its request's authority now (see authorityStamp). */
+export type LockedSessionRow = SessionRow & { created: boolean; stamp: string | null };
 
 /**
  * Creates each session on first sight and locks its row for the rest of the transaction: requests
@@ -45,19 +48,33 @@ export type LockedSessionRow = SessionRow & { created: boolean };
  * One statement for any number of sessions (distinct keys), locked in (application, external id)
  * order, the order every caller that locks several sessions and waits uses: two never deadlock.
  * The row is not changed (the ingest's update sets `last_ingest_at`): a request refused after
- * this statement leaves nothing behind.
+ * this statement leaves nothing behind. Each row carries its request's authority as it is now,
+ * which the ingest compares with the lookup it was prepared from.
  */
 export async function lockSessions(tx: CommonQueryMethods, keys: readonly SessionKey[]): Promise<readonly LockedSessionRow[]> {
   const records = keys.map((k) => ({
     organization_id: k.organizationId, application_id: k.applicationId, external_session_id: k.externalSessionId, restricted_to: k.restrictedTo,
+    credential_id: k.credentialId,
   }));
-  return tx.any(sql.type(sessionRow.extend({ created: z.boolean() }))`
-    INSERT INTO agent_sessions AS s (organization_id, application_id, external_session_id, restricted_to)
-    SELECT x.organization_id, x.application_id, x.external_session_id, x.restricted_to
-    FROM jsonb_to_recordset(${sql.jsonb(records)}) AS x(organization_id uuid, application_id uuid, external_session_id text, restricted_to uuid[])
-    ORDER BY x.application_id, x.external_session_id COLLATE "C"
-    ON CONFLICT (application_id, external_session_id) DO UPDATE SET last_ingest_at = s.last_ingest_at
-    RETURNING s.*, (s.xmax = 0) AS created`);
+  return tx.any(sql.type(sessionRow.extend({ created: z.boolean(), stamp: z.string().nullable() }))`
+    WITH x AS (
+      SELECT * FROM jsonb_to_recordset(${sql.jsonb(records)})
+        AS x(organization_id uuid, application_id uuid, external_session_id text, restricted_to uuid[], credential_id uuid)
+    ), locked AS (
+      INSERT INTO agent_sessions AS s (organization_id, application_id, external_session_id, restricted_to)
+      SELECT x.organization_id, x.application_id, x.external_session_id, x.restricted_to
+      FROM x
+      ORDER BY x.application_id, x.external_session_id COLLATE "C"
+      ON CONFLICT (application_id, external_session_id) DO UPDATE SET last_ingest_at = s.last_ingest_at
+      RETURNING s.*, (s.xmax = 0) AS created
+    )
+    SELECT locked.*, (
+      SELECT ${authorityStamp} FROM agent_credentials c
+      JOIN agent_applications a ON a.id = c.application_id
+      JOIN organizations o ON o.id = c.organization_id
+      WHERE c.id = x.credential_id
+    ) AS stamp
+    FROM locked JOIN x ON x.application_id = locked.application_id AND x.external_session_id = locked.external_session_id`);
 }
 
 /** Sessions an ingest created and then refused: removed in the same transaction, so nothing is stored. */

@@ -1,12 +1,11 @@
 import { strict as assert } from 'node:assert';
 import type { DatabasePool } from 'slonik';
-import { createApplication, issueCredential } from '../../../src/agents/applications.js';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { connectTemporalClient, type TemporalClient } from '../../../src/temporal/connection.js';
 import { agentSessionWorkflowId } from '../../../src/temporal/ids.js';
 import { ORGANIZATION_ID, SESSION_ID, STATUS } from '../../../src/temporal/search-attributes.js';
 import { sessionView } from '../../../workflows/agent-session/contract.js';
-import { assistantMessage, sessionRequest, userMessage, type TestAgentApp } from '../../helpers/agents.js';
+import { assistantMessage, createTestAgentApp, sessionRequest, userMessage, type TestAgentApp } from '../../helpers/agents.js';
 import { startTestApi, type TestApi } from '../../helpers/app.js';
 import { testConfig } from '../../helpers/config.js';
 import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
@@ -60,11 +59,7 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
     await pool?.end();
   });
 
-  async function testApp(owner: TestOrg): Promise<TestAgentApp> {
-    const row = await createApplication(pool, { organizationId: owner.organizationId, name: 'Wf', agentKey: 'wf' });
-    const { row: cred, secret } = await issueCredential(pool, row);
-    return { app: row, agentKey: 'wf', secret, credentialId: cred.id };
-  }
+  const testApp = (owner: TestOrg): Promise<TestAgentApp> => createTestAgentApp(pool, owner, 'wf', { name: 'Wf' });
   const ingest = (body: unknown, as: TestAgentApp = app) => api.request('/v3/rest/agent-conversations/ingest', { method: 'POST', headers: { 'X-Service-Agent-Key': as.secret }, json: body });
   const stored = (sessionId: string) => pool.one(sql.type(z.object({ w: z.number().nullable(), wake: z.boolean(), told: z.boolean() }))`
     SELECT processed_through_sequence AS w, wake_requested_at IS NOT NULL AS wake, workflow_signalled_at IS NOT NULL AS told

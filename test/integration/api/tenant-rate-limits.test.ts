@@ -1,11 +1,10 @@
 import { strict as assert } from 'node:assert';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
-import { createApplication, issueCredential } from '../../../src/agents/applications.js';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { createRateLimitStore } from '../../../src/rate-limit.js';
 import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { sessionRequest, userMessage, type TestAgentApp } from '../../helpers/agents.js';
+import { createTestAgentApp, sessionRequest, userMessage, type TestAgentApp } from '../../helpers/agents.js';
 import { testConfig } from '../../helpers/config.js';
 import { createTestOrg, createTestUser, type TestOrg } from '../../helpers/fixtures.js';
 import { createTestDatabase } from '../../helpers/stack.js';
@@ -39,10 +38,7 @@ describe('per-organization rate limits', () => {
 
   let apps = 0;
   async function newApp(owner: TestOrg): Promise<TestAgentApp> {
-    const agentKey = `limited-${++apps}`;
-    const app = await createApplication(pool, { organizationId: owner.organizationId, name: agentKey, agentKey });
-    const { row, secret } = await issueCredential(pool, app);
-    return { app, agentKey, secret, credentialId: row.id };
+    return createTestAgentApp(pool, owner, `limited-${++apps}`);
   }
   const ingest = (target: TestApi, app: TestAgentApp, n: number) => target.request('/v3/rest/agent-conversations/ingest', {
     method: 'POST', headers: { 'X-Service-Agent-Key': app.secret }, json: sessionRequest(app, [userMessage(1, `hello ${n}`)], { externalSessionId: `s-${n}` }),
