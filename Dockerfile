@@ -15,11 +15,11 @@ COPY migrations ./migrations
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 # Runtime: production dependencies only (no embedded PostgreSQL, tsx, test server), Debian's
-# security-maintained FFmpeg (7.1 in Debian 13) for probing and encoding, a non-root user that owns
-# the one writable path.
+# security-maintained FFmpeg (7.1 in Debian 13) for probing and encoding, bubblewrap to sandbox it
+# (FFMPEG_SANDBOX, required in production), a non-root user that owns the one writable path.
 FROM node:24-trixie-slim
 RUN apt-get update \
-  && apt-get install -y --no-install-recommends ffmpeg \
+  && apt-get install -y --no-install-recommends ffmpeg bubblewrap \
   && rm -rf /var/lib/apt/lists/* \
   && mkdir -p /var/lib/intake \
   && chown node:node /var/lib/intake

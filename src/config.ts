@@ -119,6 +119,7 @@ export const envSchema = z.object({
   FFMPEG_MEMORY_LIMIT_MB: positiveInt.min(256).max(1_048_576).default(4096).meta({ description: "worker: the address space of every FFmpeg process (`ulimit -v`, with `MALLOC_ARENA_MAX=2`); a file that needs more fails with `processing_failed`" }),
   FFMPEG_TIME_LIMIT_SECONDS: positiveInt.min(60).max(7 * 24 * 3600).default(6 * 3600).meta({ description: "worker: the longest one encode runs. Each encode is bounded by 120 s plus 5 times the probed duration, at most this; its CPU time by that times the cores. A probe has 30 s. Past a limit the process is killed and the upload fails with `processing_failed`" }),
   S3_BUCKET: z.string().min(1).optional().meta({ description: "the bucket (required with `UPLOAD_STORE=s3` or `MEDIA_STORE=s3`)" }),
+  FFMPEG_SANDBOX: z.enum(['bwrap', 'none']).optional().meta({ description: "worker: `bwrap` runs every FFmpeg process under bubblewrap (Debian's `bubblewrap`: no network, no other process, no capabilities, a read-only view of the FFmpeg build and the system libraries and the one file it writes; media work stops with a message where it cannot run, e.g. user namespaces turned off); `none` runs FFmpeg without a sandbox. Either way FFmpeg gets an environment of its own, none of the worker's variables", shownDefault: "`bwrap` with `NODE_ENV=production`; otherwise bubblewrap when it works here, else none (said once in the log)" }),
   S3_REGION: z.string().min(1).default('us-east-1').meta({ description: "the bucket's region" }),
   S3_ENDPOINT: z.string().url().optional().meta({ description: "the endpoint of another S3-compatible service, e.g. `http://minio:9000`", shownDefault: "unset (AWS)" }),
   S3_FORCE_PATH_STYLE: bool.default(false).meta({ description: "`true` for services that need path-style URLs (MinIO, most self-hosted ones)" }),
@@ -358,6 +359,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     mcp: {
       bodyLimitBytes: e.MCP_BODY_LIMIT_BYTES,
+        sandbox: e.FFMPEG_SANDBOX ?? (e.NODE_ENV === 'production' ? 'bwrap' : 'auto'),
       ratePerMinute: e.MCP_RATE_LIMIT_PER_MINUTE,
       authorizationServers: e.MCP_AUTHORIZATION_SERVERS?.split(',').map((s) => s.trim()).filter(Boolean),
     },

