@@ -71,7 +71,7 @@ export function buildApp(deps: AppDeps): Koa<AppState> {
     app.use(oauthInteractionRoutes({
       provider: deps.oauth.provider, pool: deps.pool, limits: deps.oauth.limits, signingSecret: deps.oauth.signingSecret, upstream: deps.oauth.upstream,
     }));
-    app.use(oauthEndpoints(deps.oauth.provider));
+    app.use(oauthEndpoints(deps.oauth.provider, deps.oauth.endpointLimits));
   }
   app.use(tusEndpoint(deps, uploads));
   app.use(registry.router.routes());

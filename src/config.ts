@@ -67,6 +67,8 @@ export const envSchema = z.object({
   FEEDBACK_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(100).meta({ description: "requests a minute per API key across the feedback area, counted in PostgreSQL; `0` turns it off (benchmarks)" }),
   AGENT_INGEST_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(60_000).meta({ description: "agent ingest requests a minute per organization (all its applications, every replica), with the same headers and 429 as feedback; `0` turns it off. Each API process takes 50 requests of the count at a time, so a replica may stop an organization up to 50 requests early" }),
   RECORDING_CREATE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600).meta({ description: "`POST /v3/rest/recordings` a minute per organization (API keys and users together); `0` turns it off" }),
+  OAUTH_REGISTRATION_RATE_LIMIT_PER_HOUR: z.coerce.number().int().min(0).default(30).meta({ description: "client registrations (`POST /oauth/register`) an hour per client address (`TRUST_PROXY_HOPS`), every replica together; past it 429 with Retry-After; `0` turns it off. A client registered and never used expires after 24 hours" }),
+  OAUTH_AUTHORIZATION_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(60).meta({ description: "authorization requests (`/oauth/authorize`) a minute per client address, every replica together; past it 429 with Retry-After; `0` turns it off" }),
 
   AGENT_SESSION_IDLE_SECONDS: positiveInt.max(30 * 24 * 3600).default(3600).meta({ description: "an open agent session's workflow closes after this long without an ingest (the next ingest starts it again)" }),
   AGENT_SESSION_ACTIVITY_TIMEOUT_SECONDS: positiveInt.max(3600).default(30).meta({ description: "start-to-close timeout of the session workflow's database activities (a dead worker's task is retried after it); analyses get ten times as long, with heartbeats every call" }),
@@ -182,7 +184,7 @@ export interface Config {
   auth: { signingSecret: string | undefined; issuer: string; accessTokenTtlSeconds: number };
   /** Requests a minute per API key; 0 turns a limit off (benchmarks). */
   /** Requests a minute; 0 turns a limit off. Feedback per key; agent ingest and recording creates per organization. */
-  rateLimits: { feedbackPerMinute: number; agentIngestPerMinute: number; recordingCreatesPerMinute: number };
+  rateLimits: { feedbackPerMinute: number; agentIngestPerMinute: number; recordingCreatesPerMinute: number; oauthRegistrationsPerHour: number; oauthAuthorizationsPerMinute: number };
   agents: {
     sessionIdleSeconds: number;
     activityTimeoutSeconds: number;
@@ -294,6 +296,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       feedbackPerMinute: e.FEEDBACK_RATE_LIMIT_PER_MINUTE,
       agentIngestPerMinute: e.AGENT_INGEST_RATE_LIMIT_PER_MINUTE,
       recordingCreatesPerMinute: e.RECORDING_CREATE_RATE_LIMIT_PER_MINUTE,
+      oauthRegistrationsPerHour: e.OAUTH_REGISTRATION_RATE_LIMIT_PER_HOUR,
+      oauthAuthorizationsPerMinute: e.OAUTH_AUTHORIZATION_RATE_LIMIT_PER_MINUTE,
     },
     agents: {
       sessionIdleSeconds: e.AGENT_SESSION_IDLE_SECONDS,

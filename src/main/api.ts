@@ -41,7 +41,7 @@ export async function startApi(config: Config, logger: Logger, o: { migrate?: bo
   const bodyChecker = createBodyChecker({ threads: config.http.bodyWorkerThreads });
   const metrics = createApiMetrics({ pool });
   o.beforeListen?.(metrics);
-  const oauth = await createOAuthServer({ issuer: oauthIssuer(config), pool, signingSecret, rateLimits, trustProxy: config.http.trustProxy, trustProxyHops: config.http.trustProxyHops, renderError: renderOAuthError, oidc: config.signIn.oidc });
+  const oauth = await createOAuthServer({ issuer: oauthIssuer(config), pool, signingSecret, rateLimits, trustProxy: config.http.trustProxy, trustProxyHops: config.http.trustProxyHops, renderError: renderOAuthError, oidc: config.signIn.oidc, limits: config.rateLimits });
   const deps: AppDeps = { config, pool, temporal, tokens, logger, rateLimits, uploadLocks, bodyChecker, metrics, oauth, startup: o.startup };
   const app = buildApp(deps);
   const server = await new Promise<Server>((resolve, reject) => {

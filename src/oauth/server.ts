@@ -2,7 +2,7 @@ import type Provider from 'oidc-provider';
 import type { DatabasePool } from 'slonik';
 import { deriveKey } from '../auth/secrets.js';
 import type { Config, OidcSignInConfig } from '../config.js';
-import type { RateLimitStore } from '../rate-limit.js';
+import type { RateLimiter, RateLimitStore } from '../rate-limit.js';
 import { loginLimits, type LoginLimits } from './interactions.js';
 import { upstreamSignIn, type UpstreamSignIn } from './upstream.js';
 import { createAuthorizationServer, MCP_SCOPES, mcpResource, type AuthorizationServerOptions } from './provider.js';
@@ -23,6 +23,8 @@ export interface OAuthServer {
   issuer: string;
   resource: string;
   limits: LoginLimits;
+  /** Per client address: client registrations an hour, authorization requests a minute (null: off). */
+  endpointLimits: EndpointLimits;
   cookieKeys: string[];
   signingSecret: string;
   /** Upstream OpenID Connect sign-in, when configured. */
@@ -31,6 +33,23 @@ export interface OAuthServer {
   isAccessToken(token: string): boolean;
   /** The token's access, or 'invalid': unknown, expired, revoked, its grant revoked, or for another resource. */
   verify(token: string): Promise<OAuthAccess | 'invalid'>;
+}
+
+export interface EndpointLimits {
+  registration: RateLimiter | null;
+  authorization: RateLimiter | null;
+}
+
+/**
+ * Registration and authorization are anonymous (MCP clients register themselves): each is counted
+ * per client address, so that one address cannot fill the table with clients or the pages with
+ * interactions.
+ */
+export function endpointLimits(store: RateLimitStore, o: { registrationsPerHour: number; authorizationsPerMinute: number }): EndpointLimits {
+  return {
+    registration: store.limiter('oauth-register', o.registrationsPerHour, { windowSeconds: 3600 }),
+    authorization: store.limiter('oauth-authorize', o.authorizationsPerMinute),
+  };
 }
 
 /** Where the upstream provider sends the browser back (register `<issuer>` + this there). */
@@ -54,6 +73,8 @@ export async function createOAuthServer(o: {
   /** Sign-in at a company's OpenID Connect provider beside e-mail and password (config.signIn.oidc). */
   oidc?: OidcSignInConfig;
   accessTokenSeconds?: number;
+  /** config.rateLimits: registrations an hour and authorization requests a minute per client address (0: off). */
+  limits: { oauthRegistrationsPerHour: number; oauthAuthorizationsPerMinute: number };
 }): Promise<OAuthServer> {
   const issuer = o.issuer.replace(/\/$/, '');
   const cookieKeys = [Buffer.from(deriveKey(o.signingSecret, 'oauth-cookies')).toString('base64url')];
@@ -62,7 +83,8 @@ export async function createOAuthServer(o: {
   });
   const resource = mcpResource(issuer);
   return {
-    provider, issuer, resource, limits: loginLimits(o.rateLimits), cookieKeys, signingSecret: o.signingSecret,
+    provider, issuer, resource, limits: loginLimits(o.rateLimits), cookieKeys,
+    endpointLimits: endpointLimits(o.rateLimits, { registrationsPerHour: o.limits.oauthRegistrationsPerHour, authorizationsPerMinute: o.limits.oauthAuthorizationsPerMinute }), signingSecret: o.signingSecret,
     upstream: o.oidc ? upstreamSignIn({ ...o.oidc, redirectUri: `${issuer}${UPSTREAM_CALLBACK_PATH}`, pool: o.pool }) : undefined,
     isAccessToken: (token) => /^[\w-]{32,128}$/.test(token),
     async verify(token) {

@@ -68,7 +68,7 @@ export async function startTestApi(options: {
   const { port } = server.address() as { port: number };
   const url = `http://127.0.0.1:${port}`;
   const oauth = await createOAuthServer({
-    issuer: config.http.publicBaseUrl ?? url, pool: options.pool, signingSecret: TEST_SIGNING_SECRET, rateLimits, trustProxy: config.http.trustProxy, trustProxyHops: config.http.trustProxyHops, renderError: renderOAuthError, oidc: config.signIn.oidc,
+    issuer: config.http.publicBaseUrl ?? url, pool: options.pool, signingSecret: TEST_SIGNING_SECRET, rateLimits, trustProxy: config.http.trustProxy, trustProxyHops: config.http.trustProxyHops, renderError: renderOAuthError, oidc: config.signIn.oidc, limits: config.rateLimits,
     accessTokenSeconds: options.oauthAccessTokenSeconds,
   });
   const deps: AppDeps = {

@@ -13,6 +13,17 @@ export async function upsertModel(db: CommonQueryMethods, model: string, id: str
     ON CONFLICT (model, id) DO UPDATE SET payload = EXCLUDED.payload, expires_at = EXCLUDED.expires_at`);
 }
 
+/**
+ * A client lives at least as long as a grant it was given (one never approved expires: the
+ * adapter registers clients with a lifetime); a grant kept until revoked keeps its client so too.
+ */
+export async function keepClientWhileGranted(db: CommonQueryMethods, clientId: string, grantExpiresInSeconds: number | undefined): Promise<void> {
+  const until = grantExpiresInSeconds === undefined
+    ? sql.fragment`NULL`
+    : sql.fragment`greatest(expires_at, now() + ${grantExpiresInSeconds} * interval '1 second')`;
+  await db.query(sql.unsafe`UPDATE oauth_models SET expires_at = ${until} WHERE model = 'Client' AND id = ${clientId} AND expires_at IS NOT NULL`);
+}
+
 /** Not expired: `expires_at` of the table, or of the row alias given. */
 const live = (alias?: string) => {
   const expiresAt = sql.identifier(alias ? [alias, 'expires_at'] : ['expires_at']);
