@@ -37,6 +37,8 @@ interface Prepared {
   request: AgentIngestRequest;
   participants: ParticipantRecord[];
   incoming: IncomingEvent[];
+  /** The request's participant externalIds as sent: its events may reference them even when the key is redacted. */
+  sentParticipantIds: string[];
   /** Its session: requests of one session never share a batch. */
   key: string;
   /** Participants or content capture off: statements of its own before its plan is known, so it is written alone. */
@@ -63,12 +65,16 @@ export class StaleAuthorityError extends Error {
 /** Sanitized first: nothing unsanitized is stored or compared. */
 async function prepare(authority: CredentialLookup, raw: AgentIngestRequest): Promise<Prepared> {
   const app = authority.application;
-  const request = await sanitizeIngestRequest(raw, { redactedFieldNames: app.redacted_field_names, redactedTextPatterns: app.redacted_text_patterns });
-  const envErrors = environmentErrors(request, app.allowed_environments);
+  // Checked on the request as sent: a redacted field name may remove the environment before storage.
+  const envErrors = environmentErrors(raw, app.allowed_environments);
   if (envErrors.length) throw new ValidationError(envErrors, 'The environment is missing or not allowed for this application.');
+  const request = await sanitizeIngestRequest(raw, { redactedFieldNames: app.redacted_field_names, redactedTextPatterns: app.redacted_text_patterns });
   const participants = participantRecords(request.participants ?? []);
+  // A feedback target and participant references are checked as sent too, even when their keys are redacted.
+  const incoming = request.events.map((event, i) => ({ ...toIncoming(event, i), feedbackTarget: raw.events[i]?.feedback?.targetEventExternalId ?? null }));
   return {
-    app, credentialId: authority.credential_id, stamp: authority.stamp, request, participants, incoming: request.events.map(toIncoming),
+    app, credentialId: authority.credential_id, stamp: authority.stamp, request, participants, incoming,
+    sentParticipantIds: (raw.participants ?? []).flatMap((p) => (p.externalId === undefined ? [] : [p.externalId])),
     key: sessionKey(app.id, request.externalSessionId),
     alone: participants.length > 0 || !app.content_capture,
     traceParent: currentTraceParent(),
@@ -205,7 +211,9 @@ async function applyIngests(tx: DatabaseTransactionConnection, items: readonly P
     const session = sessions[i]!;
     if (stale[i]) return new StaleAuthorityError();
     try {
-      return planIngest({ stored: stored.get(session.id)!, incoming: item.incoming, sessionStatus: session.status, knownParticipants: known.get(session.id) ?? null });
+      const knownParticipants = known.get(session.id) ?? null;
+      for (const id of knownParticipants ? item.sentParticipantIds : []) knownParticipants!.add(id);
+      return planIngest({ stored: stored.get(session.id)!, incoming: item.incoming, sessionStatus: session.status, knownParticipants });
     } catch (error) {
       if (items.length === 1 || !(error instanceof AppError)) throw error;
       return error;

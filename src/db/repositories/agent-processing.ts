@@ -74,7 +74,8 @@ const processRow = z.object({
   final: z.boolean().nullable(),
   has_content: z.boolean(),
   feedback: z.object({
-    targetEventExternalId: z.string(),
+    // Either may be a redacted field name of the application, and then was never stored.
+    targetEventExternalId: z.string().optional(),
     rating: z.enum(['positive', 'negative']).optional(),
     labels: z.array(z.string()).optional(),
     comment: z.string().optional(),
@@ -98,8 +99,10 @@ export interface SessionEvent { session: LockedSession; row: ProcessRow }
 
 /** Spec rule 5: a rated feedback event is an explicit signal, deterministic and free; a revision updates it. */
 export async function upsertExplicitSignals(tx: CommonQueryMethods, rows: readonly SessionEvent[]): Promise<number> {
-  const rated = rows.filter((r) => r.row.feedback?.rating);
-  const unrated = rows.filter((r) => r.row.type === 'feedback' && !r.row.feedback?.rating);
+  // A signal names its rating and the response it rates: without either stored, there is none.
+  const isSignal = (r: SessionEvent) => Boolean(r.row.feedback?.rating && r.row.feedback.targetEventExternalId);
+  const rated = rows.filter(isSignal);
+  const unrated = rows.filter((r) => r.row.type === 'feedback' && !isSignal(r));
   if (unrated.length) {
     await tx.query(sql.unsafe`
       DELETE FROM agent_signals WHERE source = 'explicit_feedback' AND event_id = ANY(${sql.array(unrated.map((r) => r.row.id), 'int8')})`);

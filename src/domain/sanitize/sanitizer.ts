@@ -99,12 +99,18 @@ const listOf = (shape: Shape): FieldSpec => ({
   },
 });
 
-const CONTEXT = new Map<string, FieldSpec>([['environment', keep]]); // the allowed-environments check reads it verbatim
+/**
+ * Spec: "matching keys are removed from ... feedback, ... context and participant identity fields".
+ * So every key of these is removable; what the ingest checks with them (the allowed environment,
+ * a feedback target, a participant reference) it checks on the request as sent, before they go.
+ */
+const maskedUnlessRemoved: FieldSpec = { removable: true, apply: maskJson };
+const CONTEXT = new Map<string, FieldSpec>([['environment', keepUnlessRemoved]]); // compared verbatim with the allowed list
 const SOURCE = new Map<string, FieldSpec>([['sdk', fixedJson], ['version', fixedJson]]);
-const FEEDBACK = new Map<string, FieldSpec>([['targetEventExternalId', keep], ['rating', keep]]);
+const FEEDBACK = new Map<string, FieldSpec>([['targetEventExternalId', keepUnlessRemoved], ['rating', keepUnlessRemoved]]);
 const PARTICIPANT = new Map<string, FieldSpec>([
-  ...['externalId', 'personId', 'ownerUserId', 'boundary'].map((key): [string, FieldSpec] => [key, keep]),
-  ['companyExternalId', keepUnlessRemoved], // an identifier for matching: removable, never rewritten
+  ...['externalId', 'personId', 'ownerUserId', 'boundary'].map((key): [string, FieldSpec] => [key, keepUnlessRemoved]),
+  ['companyExternalId', maskedUnlessRemoved], // free text an integrator chose: configured texts are replaced in it too
 ]);
 const EVENT = new Map<string, FieldSpec>([
   ...['externalEventId', 'sequence', 'revision', 'occurredAt', 'type', 'participantExternalId', 'final']

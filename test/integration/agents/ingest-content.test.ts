@@ -51,6 +51,42 @@ describe('agent ingest: sanitized storage, participants, content capture, proces
     assert.ok(!JSON.stringify(read.body).includes(GITHUB_TOKEN));
   });
 
+  it('redacted context, feedback and participant identity keys are checked as sent, then not stored (issue 29.4)', async () => {
+    const names = ['environment', 'rating', 'targetEventExternalId', 'externalId', 'personId', 'ownerUserId', 'boundary'];
+    const a = await t.newApp({ redactedFieldNames: names, allowedEnvironments: ['production'] });
+    const events = [
+      userMessage(1, 'hi', { participantExternalId: 'u1', context: { environment: 'production' } }),
+      assistantMessage(2, 'hello', { context: { environment: 'production' } }),
+      feedbackEvent(3, 'e2', 'negative', { context: { environment: 'production' } }),
+    ];
+    const body = sessionRequest(a, events, {
+      externalSessionId: `c-${++n}`, context: { environment: 'production', surface: 'chat' },
+      participants: [{ externalId: 'u1', displayName: 'Ann', boundary: 'external' }],
+    });
+    const res = await t.ingest(a, body);
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    const stored = JSON.stringify(await payloads(res.body.sessionId));
+    assert.ok(!stored.includes('production') && !stored.includes('"rating"') && !stored.includes('targetEventExternalId'), stored);
+    const session = await t.pool.one(sql.type(z.object({ context: z.any() }))`SELECT context FROM agent_sessions WHERE id = ${res.body.sessionId}`);
+    assert.deepEqual(session.context, { surface: 'chat' });
+    const participants = await t.pool.any(sql.type(z.object({ external_id: z.string().nullable(), boundary: z.string().nullable() }))`
+      SELECT external_id, boundary FROM agent_participants WHERE session_id = ${res.body.sessionId}`);
+    assert.deepEqual(participants, [{ external_id: null, boundary: null }]);
+    // Still checked as sent: an environment that is not allowed, a feedback target that is not there.
+    const refused = await t.ingest(a, sessionRequest(a, [userMessage(1, 'x', { context: { environment: 'staging' } })], { externalSessionId: `c-${++n}` }));
+    assert.deepEqual([refused.status, refused.body.errors?.[0]?.path], [400, 'body.events.0.context.environment']);
+    const orphan = await t.ingest(a, sessionRequest(a, [feedbackEvent(1, 'nowhere', 'positive', { context: { environment: 'production' } })], { externalSessionId: `c-${++n}` }));
+    assert.deepEqual([orphan.status, orphan.body.errors?.[0]?.path], [400, 'body.events.0.feedback.targetEventExternalId']);
+  });
+
+  it("Intake's own API keys and ingest secrets pasted into a chat are masked (issue 29.4)", async () => {
+    const a = await t.newApp();
+    const res = await t.ingest(a, sessionRequest(a, [userMessage(1, `use ${t.org.apiKey} or ${a.secret} please`)], { externalSessionId: `c-${++n}` }));
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    const [user] = await payloads(res.body.sessionId);
+    assert.equal(user.content, 'use [REDACTED:intake_api_key] or [REDACTED:intake_ingest_secret] please');
+  });
+
   it('deduplicates by sanitized content: a retry whose only change is inside a masked secret is a retry', async () => {
     const a = await t.newApp();
     const first = await t.ingest(a, sessionRequest(a, [userMessage(1, `key ${GITHUB_TOKEN}`)], { externalSessionId: `c-${++n}` }));

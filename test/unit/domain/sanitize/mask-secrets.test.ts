@@ -26,6 +26,8 @@ const SECRETS: readonly Case[] = [
   { name: 'AWS access key id', secret: `AKIA${fake(UPPER + DIGITS, 16)}` },
   { name: 'AWS temporary access key id', secret: `ASIA${fake(UPPER + DIGITS, 16)}` },
   { name: 'AWS secret access key', secret: fake(B64, 40), text: (s) => `Here is my config: aws_secret_access_key = ${s} can you see why it fails?` },
+  { name: 'Intake API key', secret: `ik_${fake(B64URL, 43)}` },
+  { name: 'Intake ingest secret', secret: `iak_${fake(B64URL, 43)}` },
   { name: 'GitHub classic token', secret: `ghp_${fake(ALNUM, 36)}` },
   { name: 'GitHub OAuth token', secret: `gho_${fake(ALNUM, 36)}` },
   { name: 'GitHub server token', secret: `ghs_${fake(ALNUM, 36)}` },

@@ -43,6 +43,8 @@ type Row = [name: string, kind: string, prefix: string, body: string, alphabet: 
 const ROWS: readonly Row[] = [
   ['AWS access key id', 'aws_access_key_id', 'AKIA', fake(UPPER + DIGITS, 16), UPPER + DIGITS, 12],
   ['AWS temporary access key id', 'aws_access_key_id', 'ASIA', fake(UPPER + DIGITS, 16), UPPER + DIGITS, 12],
+  ['Intake API key', 'intake_api_key', 'ik_', fake(B64URL, 43), ALNUM, 29],
+  ['Intake ingest secret', 'intake_ingest_secret', 'iak_', fake(B64URL, 43), ALNUM, 29],
   ['GitHub classic token', 'github_token', 'ghp_', fake(ALNUM, 36), ALNUM, 24],
   ['GitHub OAuth token', 'github_token', 'gho_', fake(ALNUM, 36), ALNUM, 24],
   ['GitHub user-to-server token', 'github_token', 'ghu_', fake(ALNUM, 36), ALNUM, 24],

@@ -113,8 +113,7 @@ describe('sanitizer', () => {
   it('never removes or rewrites structural fields', async () => {
     const structural = [
       'agentKey', 'externalSessionId', 'status', 'externalEventId', 'sequence', 'revision', 'occurredAt', 'type',
-      'participantExternalId', 'final', 'targetEventExternalId', 'rating', 'externalId', 'personId', 'ownerUserId',
-      'boundary', 'environment', 'context', 'feedback', 'events', 'participants', 'agentVersion', 'source', 'sdk', 'version',
+      'participantExternalId', 'final', 'context', 'feedback', 'events', 'participants', 'agentVersion', 'source', 'sdk', 'version',
     ];
     const input = request();
     const out = await sanitizeIngestRequest(input, { redactedFieldNames: structural, redactedTextPatterns: ['production', 'u-1', 'e-2', 'open'] });
@@ -130,9 +129,24 @@ describe('sanitizer', () => {
     );
     assert.equal(out.events[0]?.context?.environment, 'production');
     assert.deepEqual(out.events[2]?.feedback?.targetEventExternalId, 'e-2');
-    assert.deepEqual(out.events[2]?.feedback?.rating, 'negative');
     const { externalId, personId, ownerUserId, boundary } = out.participants![0]!;
     assert.deepEqual({ externalId, personId, ownerUserId, boundary }, { externalId: 'u-1', personId: 'p-1', ownerUserId: 'owner-1', boundary: 'external' });
+  });
+
+  it('removes the environment, feedback keys and participant identity keys when configured (spec: context, feedback, participant identity)', async () => {
+    const names = ['environment', 'rating', 'targetEventExternalId', 'externalId', 'personId', 'ownerUserId', 'boundary', 'companyExternalId'];
+    const out = await sanitizeIngestRequest(request(), { redactedFieldNames: names, redactedTextPatterns: [] });
+    assert.equal(out.context && 'environment' in out.context, false);
+    assert.equal(out.events[0]?.context && 'environment' in out.events[0].context, false);
+    assert.deepEqual(out.events[2]?.feedback, { labels: ['wrong', 'ACME-SECRET-42'], comment: 'bad' });
+    assert.deepEqual(out.participants, [{ displayName: 'Ada Lovelace', username: 'ada', email: 'ada@example.com', properties: { ssn: '123-45-6789', city: 'London' } }]);
+    // The event's own reference is a key of the event, not a participant identity field: kept.
+    assert.equal(out.events[0]?.participantExternalId, 'u-1');
+  });
+
+  it("replaces configured texts in a participant's companyExternalId", async () => {
+    const out = await sanitizeIngestRequest(request(), { redactedFieldNames: [], redactedTextPatterns: ['acme'] });
+    assert.equal(out.participants?.[0]?.companyExternalId, '[REDACTED]');
   });
 
   it('replaces configured texts and masks secrets in every free-text field', async () => {
