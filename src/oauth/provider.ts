@@ -3,6 +3,7 @@ import type { DatabasePool } from 'slonik';
 import { findUserClientGrantId } from '../db/repositories/oauth-models.js';
 import { findUser } from '../db/repositories/users.js';
 import { postgresAdapter } from './adapter.js';
+import { errorRedirectGuard } from './redirects.js';
 import { oauthSigningJwk } from './keys.js';
 
 /**
@@ -50,6 +51,7 @@ export async function createAuthorizationServer(o: AuthorizationServerOptions): 
   const resource = mcpResource(o.issuer);
   const scope = MCP_SCOPES.join(' ');
   const accessTokenTTL = o.accessTokenSeconds ?? ACCESS_TOKEN_SECONDS;
+  const errorRedirects = errorRedirectGuard(o.pool, o.renderError);
   const configuration: Configuration = {
     adapter: postgresAdapter(o.pool),
     findAccount: async (_ctx, id) => {
@@ -78,7 +80,7 @@ export async function createAuthorizationServer(o: AuthorizationServerOptions): 
         ?? (accountId ? await findUserClientGrantId(o.pool, accountId, clientId) : null);
       return grantId ? oidc.provider.Grant.find(grantId) : undefined;
     },
-    renderError: o.renderError,
+    renderError: errorRedirects.renderError,
     interactions: { url: (_ctx, interaction) => `/oauth/interaction/${interaction.uid}` },
     responseTypes: ['code'],
     scopes: ['openid', 'offline_access', ...MCP_SCOPES],
@@ -90,6 +92,10 @@ export async function createAuthorizationServer(o: AuthorizationServerOptions): 
     pkce: { required: () => true },
     features: {
       devInteractions: { enabled: false },
+      // No logout endpoint: MCP clients do not use one, and its confirmation page and
+      // post_logout_redirect_uri (any URI an anonymous registration names) made it a redirect
+      // from this server to anywhere. A user's sessions end with `intake token revoke --user`.
+      rpInitiatedLogout: { enabled: false },
       registration: { enabled: true, initialAccessToken: false, issueRegistrationAccessToken: false },
       revocation: { enabled: true },
       introspection: { enabled: false },
@@ -110,6 +116,7 @@ export async function createAuthorizationServer(o: AuthorizationServerOptions): 
     ttl: { AccessToken: accessTokenTTL, AuthorizationCode: 60, RefreshToken: 30 * 86_400, Grant: 30 * 86_400, Session: 14 * 86_400, Interaction: 3600 },
   };
   const provider = new Provider(o.issuer, configuration);
+  errorRedirects.install(provider);
   provider.proxy = o.trustProxy ?? false;
   provider.maxIpsCount = o.trustProxyHops ?? 1;
   return provider;
