@@ -2,6 +2,7 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.
 import addFormatsPlugin from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import { ValidationError, type FieldError } from '../src/errors.js';
+import { isUuid } from '../src/db/uuid.js';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -23,10 +24,22 @@ addFormatsPlugin.default(queryAjv);
  * be) and PostgreSQL must hold them (no year 0000). Timestamps reach the database as UTC instants.
  */
 const rfc3339 = fullFormats['date-time'] as { validate: (s: string) => boolean };
-const storableDateTime = (s: string) => rfc3339.validate(s) && Number.isFinite(Date.parse(s)) && Number(s.slice(0, 4)) >= 1;
-bodyAjv.addFormat('date-time', { type: 'string', validate: storableDateTime });
-firstErrorBodyAjv.addFormat('date-time', { type: 'string', validate: storableDateTime });
-queryAjv.addFormat('date-time', { type: 'string', validate: storableDateTime });
+/** The instant's UTC year, which is what is stored: `9999-12-31T23:59:59-23:59` is in year 10000. */
+function storableDateTime(s: string): boolean {
+  if (!rfc3339.validate(s)) return false;
+  const ms = Date.parse(s);
+  if (!Number.isFinite(ms)) return false;
+  const year = new Date(ms).getUTCFullYear();
+  return year >= 1 && year <= 9999;
+}
+/**
+ * ajv-formats' `uuid` also takes `urn:uuid:<uuid>`, which PostgreSQL's uuid type refuses (a 500):
+ * ids are the bare 36-character form only, as `isUuid` checks path parameters.
+ */
+for (const ajv of [bodyAjv, firstErrorBodyAjv, queryAjv]) {
+  ajv.addFormat('date-time', { type: 'string', validate: storableDateTime });
+  ajv.addFormat('uuid', { type: 'string', validate: isUuid });
+}
 
 export type Validator<T> = (value: unknown) => T;
 
