@@ -1,11 +1,16 @@
 import { AppError } from '../src/errors.js';
 import { parseJsonText } from './json-text.js';
+import { BODY_PRECHECKS, type BodyPrecheck } from './body-prechecks.js';
 import { compileBody, type JsonSchema, type Validator } from './validation.js';
+
+/** The other task of these threads: reading an MCP session upload (piscina runs it by this name). */
+export { readSession } from '../src/mcp/read-session.js';
 
 /**
  * A body-checking thread (see `json-body.ts`): parses a large body's text, walks it and validates it
  * against its route's schema, so that none of that runs on the API's event loop. It answers with the
- * error to send, or the checked body as JSON text (with the schema's defaults filled in).
+ * error to send, or the checked body as JSON text (with the schema's defaults filled in). It also
+ * reads the session files of MCP uploads (`readSession`).
  */
 
 export interface BodyTask {
@@ -13,6 +18,8 @@ export interface BodyTask {
   key: string;
   schema: JsonSchema;
   text: string;
+  /** Run on the parsed body before the schema (see body-prechecks.ts). */
+  precheck?: BodyPrecheck;
 }
 
 export type BodyOutcome =
@@ -28,7 +35,9 @@ export default function checkBody(task: BodyTask): BodyOutcome {
     validators.set(task.key, validate);
   }
   try {
-    return { kind: 'valid', json: JSON.stringify(validate(parseJsonText(task.text))) };
+    const body = parseJsonText(task.text);
+    if (task.precheck) BODY_PRECHECKS[task.precheck](body);
+    return { kind: 'valid', json: JSON.stringify(validate(body)) };
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
     return { kind: 'refused', status: error.status, errorCode: error.errorCode, message: error.message, details: error.details };

@@ -2,8 +2,10 @@ import { bodyParser } from '@koa/bodyparser';
 import type { Middleware, Next } from 'koa';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { AppError, ServerBusyError } from '../src/errors.js';
+import { AppError, ServerBusyError, SessionParseTimeoutError } from '../src/errors.js';
+import type { SessionOutcome, SessionTask } from '../src/mcp/read-session.js';
 import type { BodyOutcome, BodyTask } from './body-worker.js';
+import { BODY_PRECHECKS, type BodyPrecheck } from './body-prechecks.js';
 import type { AppContext } from './context.js';
 import { parseJsonText } from './json-text.js';
 import type { JsonSchema } from './validation.js';
@@ -17,8 +19,17 @@ import type { JsonSchema } from './validation.js';
 
 export interface BodyChecker {
   check(task: BodyTask): Promise<BodyOutcome>;
+  /** Reads an MCP session upload; past the time budget the thread is stopped: `session_parse_timeout`. */
+  readSession(task: SessionTask): Promise<SessionOutcome>;
   close(): Promise<void>;
 }
+
+/**
+ * Time one session upload may take to read in a thread, its wait in the queue included. A file of
+ * 8,000,000 characters reads in well under a second; the budget is for what no test foresaw (the
+ * quadratic regex of issue 29), where stopping the thread is the only way to get the CPU back.
+ */
+export const SESSION_READ_BUDGET_MS = 15_000;
 
 /** The worker entry: TypeScript under tsx, the compiled file under dist/. */
 function workerFile(): string {
@@ -26,10 +37,13 @@ function workerFile(): string {
   return fileURLToPath(new URL(source ? './body-worker.ts' : './body-worker.js', import.meta.url));
 }
 
-/** Threads that check large bodies; none (0 threads): every body is checked on the event loop. */
-export function createBodyChecker(o: { threads: number; queuePerThread?: number }): BodyChecker | null {
+/**
+ * Threads that check large bodies and read MCP session uploads; none (0 threads): both run on the
+ * event loop, session uploads with no time budget.
+ */
+export function createBodyChecker(o: { threads: number; queuePerThread?: number; sessionBudgetMs?: number }): BodyChecker | null {
   if (o.threads <= 0) return null;
-  const pool = new Piscina<BodyTask, BodyOutcome>({
+  const pool = new Piscina<BodyTask | SessionTask, BodyOutcome | SessionOutcome>({
     filename: workerFile(),
     // Started on first use and stopped after a minute idle: an API that gets no large body has none.
     minThreads: 0,
@@ -38,12 +52,24 @@ export function createBodyChecker(o: { threads: number; queuePerThread?: number 
     // A flood of large bodies waits in a bounded queue; past it, 503 (each waiting body is in memory).
     maxQueue: o.threads * (o.queuePerThread ?? 16),
   });
+  const budgetMs = o.sessionBudgetMs ?? SESSION_READ_BUDGET_MS;
+  const busy = (error: unknown) => (error as Error).message === 'Task queue is at limit';
   return {
     async check(task) {
       try {
-        return await pool.run(task);
+        return (await pool.run(task)) as BodyOutcome;
       } catch (error) {
-        if ((error as Error).message === 'Task queue is at limit') throw new ServerBusyError('too many large bodies are being checked');
+        if (busy(error)) throw new ServerBusyError('too many large bodies are being checked');
+        throw error;
+      }
+    },
+    async readSession(task) {
+      try {
+        // Aborting a running task ends its thread (piscina starts another): the CPU comes back.
+        return (await pool.run(task, { name: 'readSession', signal: AbortSignal.timeout(budgetMs) })) as SessionOutcome;
+      } catch (error) {
+        if (busy(error)) throw new ServerBusyError('too many large bodies are being checked');
+        if ((error as Error).name === 'AbortError') throw new SessionParseTimeoutError(budgetMs);
         throw error;
       }
     },
@@ -61,6 +87,8 @@ export interface JsonBodyOptions {
   checker: BodyChecker | null;
   /** Bodies longer than this (characters of text) go to the checker. */
   offloadAbove: number;
+  /** Run on the parsed body before the schema, on either path. */
+  precheck?: BodyPrecheck;
 }
 
 /**
@@ -90,12 +118,13 @@ export function jsonBody(o: JsonBodyOptions): Middleware<AppContext['state']> {
     const text: unknown = ctx.request.body;
     if (typeof text === 'string') {
       if (o.checker && text.length > o.offloadAbove) {
-        const outcome = await o.checker.check({ key: o.key, schema: o.schema, text });
+        const outcome = await o.checker.check({ key: o.key, schema: o.schema, text, precheck: o.precheck });
         if (outcome.kind === 'refused') throw new AppError(outcome.status, outcome.errorCode, outcome.message, outcome.details);
         ctx.request.body = JSON.parse(outcome.json);
         ctx.state.bodyChecked = true;
       } else {
         ctx.request.body = parseJsonText(text);
+        if (o.precheck) BODY_PRECHECKS[o.precheck](ctx.request.body);
       }
     }
     await next();

@@ -71,3 +71,18 @@ export class DependencyUnavailableError extends AppError {
     super(503, `${dependency}_unavailable`, `The service is temporarily unavailable (${dependency}); retry later.`, {}, { 'Retry-After': '5' });
   }
 }
+
+/** An uploaded coding-agent session with a message past the per-message limit (MCP: a tool error with this errorCode). */
+export class SessionMessageTooLargeError extends AppError {
+  constructor(details: { message: number; role: 'user' | 'assistant'; characters: number; limit: number }) {
+    const count = (n: number) => n.toLocaleString('en-US');
+    super(413, 'session_message_too_large', `Message ${details.message} (${details.role}) has ${count(details.characters)} characters of text; the limit is ${count(details.limit)} a message. Remove it or shorten it, then upload again.`, details);
+  }
+}
+
+/** Reading an uploaded session file (parsing, masking) ran past its time budget and was stopped. */
+export class SessionParseTimeoutError extends AppError {
+  constructor(budgetMs: number) {
+    super(503, 'session_parse_timeout', `Reading the session file took longer than ${budgetMs / 1000} s and was stopped. Retry later, or upload a smaller file.`, { budgetMs }, { 'Retry-After': '5' });
+  }
+}

@@ -91,7 +91,10 @@ function requireToolScopes(deps: AppDeps) {
 async function handleMcp(deps: AppDeps, ctx: AppContext): Promise<void> {
   const principal = principalOf(ctx);
   if (principal.kind !== 'user') throw new Error('MCP requires a user principal');
-  const server = createMcpServer(deps.pool, { organizationId: principal.organizationId, userId: principal.userId }, { log: ctx.state.log, requestId: ctx.state.requestId });
+  const threads = deps.bodyChecker;
+  const server = createMcpServer(deps.pool, { organizationId: principal.organizationId, userId: principal.userId }, {
+    log: ctx.state.log, requestId: ctx.state.requestId, readSession: threads ? (task) => threads.readSession(task) : undefined,
+  });
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   ctx.respond = false;
   ctx.res.on('close', () => {

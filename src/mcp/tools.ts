@@ -4,8 +4,9 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { DatabasePool } from 'slonik';
 import type { Logger } from '../logger.js';
 import { z } from 'zod';
-import { parseSession, SessionParseError } from '../domain/coding-sessions/index.js';
-import { sanitizeText } from '../domain/sanitize/index.js';
+import { SessionParseError } from '../domain/coding-sessions/index.js';
+import { AppError } from '../errors.js';
+import { readSession, sessionOf, type SessionOutcome, type SessionTask } from './read-session.js';
 import {
   associate, associatedSessions, codingSessionExists, findProject, insertProject, upsertCodingSession, type ProjectRow,
 } from '../db/repositories/projects.js';
@@ -19,13 +20,17 @@ export interface McpRequestContext {
   /** The request's logger (carries its request id). */
   log: Logger;
   requestId: string;
+  /**
+   * Reads an uploaded session file off the event loop within a time budget (the API's threads);
+   * without it, the file is read on the event loop.
+   */
+  readSession?: (task: SessionTask) => Promise<SessionOutcome>;
 }
 
 /** Largest session file `upload-agent-session` takes (characters of JSONL). */
 export const MAX_SESSION_CHARACTERS = 8_000_000;
 
 const FORMATS = ['normalized', 'claude-code', 'codex'] as const;
-const NO_REDACTIONS = { redactedFieldNames: [], redactedTextPatterns: [] };
 
 function ok<T extends Record<string, unknown>>(structured: T): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
@@ -34,6 +39,15 @@ function ok<T extends Record<string, unknown>>(structured: T): CallToolResult {
 /** A tool error the client shows to the user (not a protocol error). */
 function failure(message: string): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: message }] };
+}
+
+/**
+ * A refusal from the error table (`src/errors.ts`): a tool error whose text ends with the errorCode,
+ * also in `_meta` for programs. Not `structuredContent`: the SDK's client checks that against the
+ * tool's output schema even on an error.
+ */
+function refusal(error: AppError): CallToolResult {
+  return { ...failure(`${error.message} (errorCode ${error.errorCode})`), _meta: { errorCode: error.errorCode } };
 }
 
 const projectOut = (p: ProjectRow) => ({
@@ -53,6 +67,7 @@ export function createMcpServer(pool: DatabasePool, user: McpUser, request: McpR
     try {
       return await handler(...args);
     } catch (error) {
+      if (error instanceof AppError) return refusal(error);
       request.log.error({ err: error }, 'MCP tool failed');
       return failure(`The tool failed because of an internal error. Retry later, or quote request id ${request.requestId} to support.`);
     }
@@ -84,20 +99,19 @@ export function createMcpServer(pool: DatabasePool, user: McpUser, request: McpR
     outputSchema: { sessionId: z.string(), format: z.enum(FORMATS), eventCount: z.number().int(), title: z.string().nullable(), created: z.boolean() },
     annotations: { ...mutating, idempotentHint: true },
   }, guard(async ({ content, format, title }) => {
-    let parsed;
+    let session;
     try {
-      parsed = parseSession(content, format ?? 'auto');
+      const task = { content, format: format ?? 'auto' } as const;
+      session = sessionOf(await (request.readSession ?? readSession)(task));
     } catch (error) {
       if (error instanceof SessionParseError) return failure(`Malformed session file: ${error.message}`);
       throw error;
     }
-    if (parsed.messages.length === 0) return failure(`No visible user or assistant messages found (read as ${parsed.format}).`);
-    const events = await Promise.all(parsed.messages.map(async (m, i) => ({
-      sequence: i + 1, type: m.type, content: await sanitizeText(m.content, NO_REDACTIONS), occurredAt: m.occurredAt,
-    })));
+    const { events } = session;
+    if (events.length === 0) return failure(`No visible user or assistant messages found (read as ${session.format}).`);
     const row = await upsertCodingSession(pool, {
-      organizationId: user.organizationId, userId: user.userId, title: title ?? (parsed.title ? await sanitizeText(parsed.title, NO_REDACTIONS) : null),
-      format: parsed.format, contentHash: createHash('sha256').update(content).digest(), events,
+      organizationId: user.organizationId, userId: user.userId, title: title ?? session.title,
+      format: session.format, contentHash: createHash('sha256').update(content).digest(), events,
     });
     return ok({ sessionId: row.id, format: row.format, eventCount: row.event_count, title: row.title, created: row.created });
   }));

@@ -1,7 +1,9 @@
 import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseSession, SessionParseError } from '../../../../src/domain/coding-sessions/index.js';
+import { withoutReminders } from '../../../../src/domain/coding-sessions/claude-code.js';
+import { MAX_MESSAGE_CHARACTERS, parseSession, SessionParseError } from '../../../../src/domain/coding-sessions/index.js';
+import { AppError } from '../../../../src/errors.js';
 import { PROJECT_ROOT } from '../../../../src/paths.js';
 
 const fixture = (name: string) => readFileSync(path.join(PROJECT_ROOT, 'test', 'fixtures', 'coding-sessions', name), 'utf8');
@@ -123,5 +125,57 @@ describe('coding-agent session files', () => {
   it('CRLF line endings and a byte order mark are read', () => {
     const content = '\uFEFF' + fixture('codex.jsonl').replace(/\n/g, '\r\n');
     assert.equal(parseSession(content).messages.length, 2);
+  });
+
+  describe('system reminders and the size of one message (issue 29, point 7)', () => {
+    const user = (content: string) => JSON.stringify({ type: 'user', message: { role: 'user', content } });
+    const assistant = (id: string, text: string) => JSON.stringify({ type: 'assistant', message: { id, role: 'assistant', content: [{ type: 'text', text }] } });
+    function tooLarge(content: string): AppError {
+      try {
+        parseSession(content);
+      } catch (error) {
+        assert.ok(error instanceof AppError, String(error));
+        return error;
+      }
+      assert.fail('expected session_message_too_large');
+    }
+
+    it('removes exactly what /<system-reminder>[\\s\\S]*?<\\/system-reminder>/g removed', () => {
+      // The regex the scan replaces, as the reference on short texts (where its cost does not matter).
+      const reference = /<system-reminder>[\s\S]*?<\/system-reminder>/g;
+      const parts = ['<system-reminder>', '</system-reminder>', 'a', '\n', '<system-', 'reminder>', '</system-reminder', ' '];
+      let seed = 7;
+      const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+      for (let i = 0; i < 5000; i += 1) {
+        const text = Array.from({ length: next() % 12 }, () => parts[next() % parts.length]).join('');
+        assert.equal(withoutReminders(text), text.replace(reference, ''), JSON.stringify(text));
+      }
+    });
+
+    it('a 2.5 MB message of unclosed <system-reminder> openings is kept as written, and refused as too large', () => {
+      const openings = '<system-reminder>x'.repeat(Math.ceil((2.5 * 1024 * 1024) / 18));
+      assert.equal(withoutReminders(openings), openings);
+      const text = `Before <system-reminder>hidden</system-reminder>after. ${openings}`;
+      assert.equal(withoutReminders(text), `Before after. ${openings}`);
+      const error = tooLarge(user(text));
+      assert.equal(error.errorCode, 'session_message_too_large');
+      assert.deepEqual(error.details, { message: 1, role: 'user', characters: `Before after. ${openings}`.length, limit: MAX_MESSAGE_CHARACTERS });
+      // Closed at the end: the first opening's reminder runs to that closing, and nothing is left.
+      assert.deepEqual(pairs([user(`${openings}</system-reminder>`), user('next')].join('\n')), [['user', 'next']]);
+      // Behind slash-command plumbing the whole turn is skipped.
+      assert.deepEqual(pairs([user(`<command-name>/review</command-name>${openings}`), user('next')].join('\n')), [['user', 'next']]);
+    });
+
+    it(`a message holds at most ${MAX_MESSAGE_CHARACTERS} characters of text, in every format and once streamed parts are joined`, () => {
+      const limit = 'a'.repeat(MAX_MESSAGE_CHARACTERS);
+      assert.equal(parseSession([user('go'), assistant('m1', limit)].join('\n')).messages[1]?.content.length, MAX_MESSAGE_CHARACTERS);
+      const over = tooLarge([user('go'), assistant('m1', `${limit}b`)].join('\n'));
+      assert.equal(over.message, `Message 2 (assistant) has 1,048,577 characters of text; the limit is 1,048,576 a message. Remove it or shorten it, then upload again.`);
+      assert.equal(over.status, 413);
+      const half = 'a'.repeat(MAX_MESSAGE_CHARACTERS / 2);
+      assert.deepEqual(tooLarge([user('go'), assistant('m1', half), assistant('m1', half)].join('\n')).details, { message: 2, role: 'assistant', characters: MAX_MESSAGE_CHARACTERS + 2, limit: MAX_MESSAGE_CHARACTERS });
+      const normalized = JSON.stringify({ type: 'user_message', content: `${limit}b` });
+      assert.deepEqual(tooLarge(normalized).details, { message: 1, role: 'user', characters: MAX_MESSAGE_CHARACTERS + 1, limit: MAX_MESSAGE_CHARACTERS });
+    });
   });
 });
