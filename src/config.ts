@@ -46,7 +46,9 @@ export const envSchema = z.object({
   TEMPORAL_PAYLOAD_KEYS: z.string().min(1).optional().meta({ description: "`id:base64[,id:base64…]`, each 32 random bytes (`openssl rand -base64 32`): every Temporal payload (workflow and activity inputs and results, signals, updates, queries) is encrypted with AES-256-GCM under the first key; all listed keys decrypt. Every API, worker and CLI process of a deployment needs the same list. Rotate by putting a new key first and keeping the old ones until the runs that used them have left Temporal's retention. Set it explicitly in production, so that changing `SIGNING_SECRET` does not change it", shownDefault: "one key derived from `SIGNING_SECRET` (id `signing-secret`)" }),
   CODEC_SERVER_HOST: z.string().min(1).default('127.0.0.1').meta({ description: "`npm run codec-server`: the codec server operators with the keys point the Temporal UI at (Settings, Codec Server) to see decoded payloads" }),
   CODEC_SERVER_PORT: port.default(8888).meta({ description: "the port of the codec server (see `CODEC_SERVER_HOST`)" }),
-  CODEC_SERVER_CORS_ORIGINS: z.string().default('http://localhost:8233,http://127.0.0.1:8233').meta({ description: "browser origins (the Temporal UI's) allowed to call the codec server" }),
+  CODEC_SERVER_CORS_ORIGINS: z.string().default('http://localhost:8233,http://127.0.0.1:8233').meta({ description: "browser origins (the Temporal UI's) allowed to call the codec server; a request from any other `Origin` is 403" }),
+  CODEC_SERVER_TOKEN: z.string().min(32, 'must be at least 32 characters').optional().meta({ description: "the codec server's credential: every encode and decode carries it, as `Authorization: Bearer <token>` (the CLI's `--codec-auth`) or as the cookie that `/session?token=<token>` sets in the operator's browser (the Temporal UI sends it with \"Include cross-origin credentials\" on); without it 401. `npm run codec-server` prints both ways", shownDefault: "derived from `SIGNING_SECRET` (in development, the running dev stack's)" }),
+  CODEC_SERVER_ALLOWED_HOSTS: z.string().optional().meta({ description: "comma-separated extra `Host` values the codec server answers to (`codec.example.com`, behind a proxy); it always answers to `CODEC_SERVER_HOST:CODEC_SERVER_PORT` (every loopback name when that is a loopback address) and to nothing else (421: DNS rebinding)" }),
   TEMPORAL_TLS: bool.default(false).meta({ description: "TLS to the Temporal frontend" }),
   TEMPORAL_CLI_PATH: z.string().min(1).optional().meta({ description: "the `temporal` binary for the dev server and tests" }),
   TEMPORAL_PORT: port.default(7233).meta({ description: "dev server gRPC port (`npm start` only)" }),
@@ -157,7 +159,7 @@ export interface Config {
   /** The operator credential for operator routes (credit top-ups); unset: those routes refuse everyone. */
   operatorToken: string | undefined;
   /** `npm run codec-server` (the Temporal UI's payload codec). */
-  codecServer: { host: string; port: number; allowedOrigins: string[] };
+  codecServer: { host: string; port: number; allowedOrigins: string[]; token: string | undefined; extraHosts: string[] };
   logLevel: Parsed['LOG_LEVEL'];
   dataDir: string;
   database: { url: string | undefined; poolSize: number; statementTimeoutMs: number; devPort: number; devSharedDir: string };
@@ -290,6 +292,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       host: e.CODEC_SERVER_HOST,
       port: e.CODEC_SERVER_PORT,
       allowedOrigins: e.CODEC_SERVER_CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean),
+      token: e.CODEC_SERVER_TOKEN,
+      extraHosts: (e.CODEC_SERVER_ALLOWED_HOSTS ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
     },
     auth: { signingSecret: e.SIGNING_SECRET, issuer: e.TOKEN_ISSUER, accessTokenTtlSeconds: e.ACCESS_TOKEN_TTL_SECONDS },
     rateLimits: {

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { createDatabasePool } from '../../../src/db/pool.js';
+import { freePort } from '../../../src/dev/net.js';
 import { LocalRecorder, RecallRecorder, RecorderError } from '../../../src/providers/recorder/index.js';
 import { OpenAiTranscriber } from '../../../src/providers/transcriber/index.js';
 import { STATUS } from '../../../src/temporal/search-attributes.js';
@@ -18,7 +19,7 @@ import { startTestApi, type TestApi } from '../../helpers/app.js';
 import { testConfig } from '../../helpers/config.js';
 import { Client } from '@temporalio/client';
 import { EncryptionCodec } from '../../../src/temporal/codec.js';
-import { codecServerApp } from '../../../src/temporal/codec-server.js';
+import { codecServerApp, codecServerHosts } from '../../../src/temporal/codec-server.js';
 import { createTestKey, createTestOrg, createTestUser, type TestOrg } from '../../helpers/fixtures.js';
 import { createTestDatabase } from '../../helpers/stack.js';
 import { LOOPBACK_POLICY, startTestWorker, type TestWorker } from '../../helpers/worker.js';
@@ -290,15 +291,20 @@ describe('meeting joins', function () {
     assert.ok(stored.includes('binary/encrypted'), 'the payloads are encrypted');
     // An operator with the key decodes the workflow input with the codec server, as the Temporal UI does.
     const input = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
-    const codec = codecServerApp(new EncryptionCodec(testConfig().temporal.payloadKeys ?? []), { allowedOrigins: ['http://localhost:8233'] }).listen(0, '127.0.0.1');
+    const codecPort = await freePort();
+    const codecToken = 'the-operators-codec-token-0123456789abcdef';
+    const codec = codecServerApp(new EncryptionCodec(testConfig().temporal.payloadKeys ?? []), {
+      allowedOrigins: ['http://localhost:8233'], allowedHosts: codecServerHosts('127.0.0.1', codecPort), token: codecToken,
+    }).listen(codecPort, '127.0.0.1');
     await once(codec, 'listening');
     try {
-      const url = `http://127.0.0.1:${(codec.address() as AddressInfo).port}/decode`;
+      const url = `http://127.0.0.1:${codecPort}/decode`;
       const body = JSON.stringify({ payloads: input.map((p) => ({
         metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
         data: Buffer.from(p.data as Uint8Array).toString('base64'),
       })) });
-      const decoded = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://localhost:8233' }, body });
+      assert.equal((await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://localhost:8233' }, body })).status, 401, 'not without the token');
+      const decoded = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://localhost:8233', authorization: `Bearer ${codecToken}` }, body });
       assert.equal(decoded.status, 200);
       assert.equal(decoded.headers.get('access-control-allow-origin'), 'http://localhost:8233');
       const payloads = ((await decoded.json()) as { payloads: { data: string }[] }).payloads;
