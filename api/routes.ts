@@ -3,6 +3,7 @@ import type { Middleware } from 'koa';
 import type { AppContext, AppDeps } from './context.js';
 import { authenticate, type AuthRequirement } from './middleware/auth.js';
 import { jsonBody } from './json-body.js';
+import type { BodyPrecheck } from './body-prechecks.js';
 import { compileBody, compileQuery, type JsonSchema } from './validation.js';
 
 export interface BodySpec {
@@ -10,6 +11,8 @@ export interface BodySpec {
   limitBytes?: number;
   /** A body past the limit: 413 `payload_too_large` unless an area's contract says otherwise. */
   tooLarge?: { status: number; errorCode: string };
+  /** A check before the schema, on either parsing path (body-prechecks.ts). */
+  precheck?: BodyPrecheck;
 }
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -58,7 +61,7 @@ export class RouteRegistry {
     if (spec.body) {
       middleware.push(jsonBody({
         key: spec.operationId, schema: spec.body.schema, limitBytes: spec.body.limitBytes ?? this.deps.config.http.bodyLimitBytes, tooLarge: spec.body.tooLarge,
-        checker: this.deps.bodyChecker, offloadAbove: this.deps.config.http.bodyWorkerThresholdBytes,
+        checker: this.deps.bodyChecker, offloadAbove: this.deps.config.http.bodyWorkerThresholdBytes, precheck: spec.body.precheck,
       }));
     }
     middleware.push(...(spec.afterBody ?? []));

@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { Next } from 'koa';
-import { transcriptLimitError, toMonologues } from '../../src/domain/transcript.js';
+import { toMonologues } from '../../src/domain/transcript.js';
 import { findRecording, listRecordings, type ListItemRow, type RecordingRow } from '../../src/db/repositories/recording-reads.js';
 import { recordingExists, utterancesOf } from '../../src/db/repositories/recordings.js';
 import { createRecording, validateRecordingBody, type CreateRecordingBody } from '../../src/recordings/create.js';
 import { startMediaIngestion } from '../../src/recordings/media.js';
 import { toUtcInstantOrNull } from '../../src/domain/time.js';
 import { required } from '../../src/config.js';
-import { AppError, DependencyUnavailableError, NotFoundError } from '../../src/errors.js';
+import { DependencyUnavailableError, NotFoundError } from '../../src/errors.js';
 import { PlaybackSigner } from '../../src/media/playback.js';
 import { publicBaseUrl } from '../base-url.js';
 import type { AppContext, AppDeps } from '../context.js';
@@ -38,18 +37,6 @@ export const presentRecording = (r: RecordingRow, playbackUrl: PlaybackUrl | nul
 
 const presentListItem = (r: ListItemRow) => r;
 const utc = (v: string | undefined) => toUtcInstantOrNull(v) ?? undefined;
-
-/**
- * Spec 413s of the transcript (`too_many_utterances`, `transcript_too_large`), decided on the parsed
- * body before schema validation, so that an oversized transcript is a 413 and not a 400.
- */
-export async function transcriptLimits(ctx: AppContext, next: Next) {
-  const body = ctx.request.body as { transcript?: { utterances?: unknown } } | undefined;
-  const limit = transcriptLimitError(body?.transcript?.utterances);
-  if (limit === 'too_many_utterances') throw new AppError(413, limit, 'The transcript has more than 10,000 utterances.');
-  if (limit === 'transcript_too_large') throw new AppError(413, limit, 'The transcript has more than 2,000,000 characters of text.');
-  await next();
-}
 
 export function recordingHandlers(deps: AppDeps) {
   const signer = new PlaybackSigner(required(deps.config.auth.signingSecret, 'SIGNING_SECRET'), deps.config.media.playbackTtlSeconds);

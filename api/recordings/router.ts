@@ -4,7 +4,7 @@ import { perOrganization, rateLimit, withRateLimit } from '../middleware/rate-li
 import { ERROR_REF } from '../openapi.js';
 import type { RouteRegistry } from '../routes.js';
 import type { CreateRecordingBody } from '../../src/recordings/create.js';
-import { recordingHandlers, transcriptLimits } from './handlers.js';
+import { recordingHandlers } from './handlers.js';
 import {
   conflictSchema, createRecordingBody, listQuery, listSchema, recordingSchema, transcriptQuery, transcriptSchema, type ListQuery, type TranscriptQuery,
 } from './schemas.js';
@@ -20,8 +20,7 @@ export function recordingRoutes(deps: AppDeps, registry: RouteRegistry): void {
     method: 'post', path: '/v3/rest/recordings', operationId: 'createRecording', tags, auth: write,
     middleware: limiter ? [rateLimit(limiter, perOrganization)] : [],
     summary: 'Create a recording with its metadata record, folders, participants and transcript (atomic)',
-    body: { schema: createRecordingBody, limitBytes: deps.config.recordings.bodyLimitBytes, tooLarge: { status: 413, errorCode: 'recording_payload_too_large' } },
-    afterBody: [transcriptLimits],
+    body: { schema: createRecordingBody, limitBytes: deps.config.recordings.bodyLimitBytes, tooLarge: { status: 413, errorCode: 'recording_payload_too_large' }, precheck: 'transcriptLimits' },
     responses: withRateLimit({
       201: { description: 'The recording (Location: /v3/rest/recordings/{id})', schema: recordingSchema },
       404: { description: 'A referenced person, metadata field or folder does not exist or is not visible', schema: ERROR_REF },

@@ -225,6 +225,19 @@ describe('recordings: create', function () {
     assert.equal(large.errorCode, 'transcript_too_large');
   });
 
+  it('413 for an oversized transcript also when the rest of the body is invalid, whichever path parses it (issue 29.6)', async () => {
+    // Over BODY_WORKER_THRESHOLD_BYTES: a thread parses it; checked before the schema there too.
+    const many = await refused({ record: { externalId: uniqueExternalId() }, name: '', transcript: { utterances: utterances(10_001) } }, 413);
+    assert.equal(many.errorCode, 'too_many_utterances');
+    const onLoop = await recordingContext({ BODY_WORKER_THRESHOLD_BYTES: String(64 * 1024 * 1024) });
+    try {
+      const res = await onLoop.call('POST', '/v3/rest/recordings', { record: { externalId: uniqueExternalId() }, name: '', transcript: { utterances: utterances(10_001) } });
+      assert.deepEqual([res.status, res.body.errorCode], [413, 'too_many_utterances']);
+    } finally {
+      await onLoop.close();
+    }
+  });
+
   it('a 10,000-utterance transcript is stored in full', async () => {
     const res = await create({ record: { externalId: uniqueExternalId() }, transcript: { utterances: utterances(10_000) } });
     assert.equal(res.status, 201);

@@ -1,0 +1,22 @@
+import { transcriptLimitError } from '../src/domain/transcript.js';
+import { AppError } from '../src/errors.js';
+
+/**
+ * Checks that come before a route's schema, whatever path its body takes (parsed on the event loop,
+ * or by a body-checking thread for large bodies): one answer for one body. Named, because a thread
+ * receives the name, not the function.
+ */
+export const BODY_PRECHECKS = {
+  /**
+   * Spec 413s of a recording's transcript (`too_many_utterances`, `transcript_too_large`): an
+   * oversized transcript is a 413 also when the rest of the body would be a 400.
+   */
+  transcriptLimits(body: unknown): void {
+    const transcript = (body as { transcript?: unknown } | null | undefined)?.transcript;
+    const limit = transcriptLimitError(typeof body === 'object' && body !== null ? transcript : undefined);
+    if (limit === 'too_many_utterances') throw new AppError(413, limit, 'The transcript has more than 10,000 utterances.');
+    if (limit === 'transcript_too_large') throw new AppError(413, limit, 'The transcript has more than 2,000,000 characters of text.');
+  },
+} satisfies Record<string, (body: unknown) => void>;
+
+export type BodyPrecheck = keyof typeof BODY_PRECHECKS;
