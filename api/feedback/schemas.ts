@@ -77,7 +77,7 @@ export const fieldSchema: JsonSchema = {
     category: { type: 'string', enum: [...FIELD_CATEGORIES] },
     type: { type: 'string', enum: [...FIELD_TYPES] },
     name: nameString,
-    value: { description: 'A value matching `type`; at most 10 KB serialized.' },
+    value: { description: 'A value matching `type`; at most 10 KB (a string\'s UTF-8 bytes, any other value\'s JSON text).' },
   },
 };
 export const createRecordBody: JsonSchema = {

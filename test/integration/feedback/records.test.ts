@@ -131,12 +131,12 @@ describe('feedback records', () => {
     assert.equal((await req('/v3/rest/feedback-sources?page=20342086789746489556992')).status, 400);
   });
 
-  it('answers 400 for a value over 10 KB serialized, and accepts one just under', async () => {
-    const big = 'x'.repeat(10 * 1024);
-    const over = await req(recordsPath(), { method: 'POST', json: { external_id: 'big', fields: [{ category: 'content', type: 'string', name: 'body', value: big }] } });
+  it('answers 400 for a value over 10 KB (the value, not its JSON text), and accepts one of exactly 10 KB', async () => {
+    const exact = 'x'.repeat(10 * 1024);
+    const over = await req(recordsPath(), { method: 'POST', json: { external_id: 'big', fields: [{ category: 'content', type: 'string', name: 'body', value: `${exact}x` }] } });
     assert.equal(over.status, 400);
-    assert.deepEqual(over.body.errors, [{ path: 'body.fields.0.value', message: 'must be at most 10240 bytes when serialized (got 10242)' }]);
-    const under = await req(recordsPath(), { method: 'POST', json: { external_id: 'big', fields: [{ category: 'content', type: 'string', name: 'body', value: big.slice(2) }] } });
+    assert.deepEqual(over.body.errors, [{ path: 'body.fields.0.value', message: 'must be at most 10240 bytes (got 10241)' }]);
+    const under = await req(recordsPath(), { method: 'POST', json: { external_id: 'big', fields: [{ category: 'content', type: 'string', name: 'body', value: exact }] } });
     assert.equal(under.status, 201);
   });
 

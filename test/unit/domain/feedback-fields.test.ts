@@ -28,11 +28,13 @@ describe('feedback field values', () => {
     assert.notEqual(valueMismatch('string', null), null);
   });
 
-  it('measures the serialized size in UTF-8 bytes', () => {
-    const euro = '€'.repeat(Math.floor((MAX_VALUE_BYTES - 2) / 3)); // 3 bytes each, plus 2 quotes
+  it("measures a string value's UTF-8 bytes, without JSON's quotes and escapes", () => {
+    const euro = '€'.repeat(Math.floor(MAX_VALUE_BYTES / 3)); // 3 bytes each
     assert.deepEqual(checkFieldValues([{ category: 'content', type: 'string', name: 'b', value: euro }]), []);
     const errors = checkFieldValues([{ category: 'content', type: 'string', name: 'b', value: `${euro}€` }]);
     assert.equal(errors.length, 1);
     assert.equal(errors[0]?.path, 'body.fields.0.value');
+    // Quotes would be escaped in JSON (two bytes each): the value is still 10,240 bytes.
+    assert.deepEqual(checkFieldValues([{ category: 'content', type: 'string', name: 'q', value: '"'.repeat(MAX_VALUE_BYTES) }]), []);
   });
 });
