@@ -1,6 +1,7 @@
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import { addCredits, createOrganization, findOrganization, updateOrganizationFlags } from '../../db/repositories/organizations.js';
 import { createUser, findUser, findUserByEmail } from '../../db/repositories/users.js';
+import { endUserSessions, revokeUserGrants } from '../../db/repositories/oauth-models.js';
 import { PasswordRejectedError, setPassword } from '../../auth/sign-in.js';
 import { readPasswordFromStdin } from '../password-input.js';
 import { flags, int, optStr, str } from '../args.js';
@@ -57,7 +58,10 @@ export async function userCreate(ctx: CliContext, argv: string[]) {
 
 /**
  * `user set-password (--user U | --org O --email E) --password-stdin`: sets or replaces the user's
- * sign-in password (the MCP authorization server's login form).
+ * sign-in password (the MCP authorization server's login form). What the old password opened ends
+ * with it: the authorization server's sign-in sessions, and the grants with every code, access and
+ * refresh token issued under them (as `grant revoke --all`), so that whoever knew the old one keeps
+ * nothing. The CLI's own access tokens are not obtained with a password and stay.
  */
 export async function userSetPassword(ctx: CliContext, argv: string[]) {
   const f = flags(argv, { user: 'string', org: 'string', email: 'string', 'password-stdin': 'boolean' });
@@ -69,11 +73,14 @@ export async function userSetPassword(ctx: CliContext, argv: string[]) {
   if (!user) throw new CliError(`user ${byId ?? str(f, 'email')} not found`);
   const password = await readPasswordFromStdin();
   try {
-    await setPassword(db, user.id, password);
+    const ended = await db.transaction(async (tx) => {
+      await setPassword(tx, user.id, password);
+      return { revokedGrantIds: await revokeUserGrants(tx, user.id), endedSessions: await endUserSessions(tx, user.id) };
+    });
+    return { userId: user.id, email: user.email, signIn: 'password', ...ended };
   } catch (error) {
     throw userError(error, user.email);
   }
-  return { userId: user.id, email: user.email, signIn: 'password' };
 }
 
 function userError(error: unknown, email: string): unknown {

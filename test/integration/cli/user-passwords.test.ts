@@ -48,7 +48,7 @@ describe('intake CLI: users\' sign-in passwords', function () {
 
     const set = await runIntakeWithInput(env, PASSWORD, 'user', 'set-password', '--user', userId, '--password-stdin');
     assert.equal(set.code, 0, set.stderr);
-    assert.deepEqual(set.json, { userId, email: 'grace@example.com', signIn: 'password' });
+    assert.deepEqual(set.json, { userId, email: 'grace@example.com', signIn: 'password', revokedGrantIds: [], endedSessions: 0 });
     assert.equal((await verifySignIn(pool, 'grace@example.com', PASSWORD))?.id, userId);
 
     const replaced = await runIntakeWithInput(env, 'another long passphrase\r\n', 'user', 'set-password', '--org', org.organizationId, '--email', 'GRACE@example.com', '--password-stdin');

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import type { DatabasePool } from 'slonik';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { runIntake } from '../../helpers/cli.js';
+import { runIntake, runIntakeWithInput } from '../../helpers/cli.js';
 import { TEST_SIGNING_SECRET } from '../../helpers/config.js';
 import { authorizationRequest, Browser, csrfOf, mcpCall, obtainTokens, registerClient, tokenRequest, createSignInUser, TEST_PASSWORD } from '../../helpers/oauth-browser.js';
 import { createTestDatabase } from '../../helpers/stack.js';
@@ -98,6 +98,31 @@ describe('MCP authorization: grants revoked by the operator, expired tokens', fu
     assert.match(await afterRevocation.text(), /name="password"/, 'the session cookie no longer signs the user in');
     assert.equal((await mcpCall(api.url, readerTokens.access_token)).status, 401);
     assert.deepEqual((await runIntake(env, 'grant', 'list', '--user', user.userId)).json.grants, []);
+  });
+
+  it('`intake user set-password` ends what the old password opened: sign-in sessions, grants, access and refresh tokens', async () => {
+    const owner = await createSignInUser(pool);
+    const id = await client('Before the reset');
+    const tokens = await obtainTokens(api.url, { clientId: id, redirectUri: REDIRECT, scope: 'projects:read', user: owner });
+    // A browser signed in with the old password.
+    const browser = new Browser(api.url);
+    const request = authorizationRequest(api.url, { clientId: id, redirectUri: REDIRECT, scope: 'projects:read' });
+    const login = await browser.follow(await browser.go(request.url.pathname + request.url.search));
+    const uid = new URL(login.url).pathname.split('/').pop()!;
+    assert.match(await (await browser.follow(await browser.post(`/oauth/interaction/${uid}/login`, { csrf: csrfOf(await login.text()), email: owner.email, password: PASSWORD }))).text(), /Approve access/);
+    assert.equal((await mcpCall(api.url, tokens.access_token)).status, 200);
+
+    const reset = await runIntakeWithInput(env, 'a brand new passphrase', 'user', 'set-password', '--user', owner.userId, '--password-stdin');
+    assert.equal(reset.code, 0, reset.stderr);
+    assert.equal((reset.json.revokedGrantIds as string[]).length, 1);
+    assert.ok((reset.json.endedSessions as number) >= 1, JSON.stringify(reset.json));
+
+    assert.equal((await mcpCall(api.url, tokens.access_token)).status, 401, 'the access token is refused at once');
+    const refresh = await tokenRequest(api.url, id, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, resource: `${api.url}/mcp` });
+    assert.equal(refresh.status, 400, 'the refresh token is gone');
+    const afterReset = await browser.follow(await browser.go(request.url.pathname + request.url.search));
+    assert.match(await afterReset.text(), /name="password"/, 'the session no longer signs the user in');
+    assert.deepEqual((await runIntake(env, 'grant', 'list', '--user', owner.userId)).json.grants, []);
   });
 
   it('an expired access token is refused with invalid_token; its refresh token gets a new one that works', async () => {
