@@ -41,7 +41,7 @@ describe('MCP authorization: error redirects only to vouched-for redirect URIs, 
   const leavesForElsewhere = async (res: Response) => (res.headers.get('location') ?? '').startsWith('https://elsewhere.example') || (await res.clone().text()).includes('elsewhere.example');
 
   it('a broken request for a client nobody approved shows the error here: no redirect, no auto-submitting form', async () => {
-    for (const extra of [{}, { response_mode: 'form_post' }, { response_mode: 'fragment' }, { prompt: 'none', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' }]) {
+    for (const extra of [{}, { response_mode: 'form_post' }, { response_mode: 'fragment' }, { prompt: 'none', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' }] as Record<string, string>[]) {
       const res = await fetch(broken(extra), { redirect: 'manual' });
       assert.equal(res.status, 400, JSON.stringify(extra));
       assert.equal(await leavesForElsewhere(res), false, JSON.stringify(extra));
