@@ -1,10 +1,9 @@
 import { AppError } from '../src/errors.js';
 import { parseJsonText } from './json-text.js';
 import { BODY_PRECHECKS, type BodyPrecheck } from './body-prechecks.js';
+import type { MessagePort } from 'node:worker_threads';
+import { readSession as read, type SessionOutcome, type SessionTask } from '../src/mcp/read-session.js';
 import { compileBody, type JsonSchema, type Validator } from './validation.js';
-
-/** The other task of these threads: reading an MCP session upload (piscina runs it by this name). */
-export { readSession } from '../src/mcp/read-session.js';
 
 /**
  * A body-checking thread (see `json-body.ts`): parses a large body's text, walks it and validates it
@@ -42,4 +41,16 @@ export default function checkBody(task: BodyTask): BodyOutcome {
     if (!(error instanceof AppError)) throw error;
     return { kind: 'refused', status: error.status, errorCode: error.errorCode, message: error.message, details: error.details };
   }
+}
+
+export interface SessionThreadTask extends SessionTask {
+  /** Told when the thread starts on the task: the API's time budget runs from then. */
+  started: MessagePort;
+}
+
+/** The other task of these threads: reading an MCP session upload (piscina runs it by this name). */
+export async function readSession(task: SessionThreadTask): Promise<SessionOutcome> {
+  task.started.postMessage('started');
+  task.started.close();
+  return read({ content: task.content, format: task.format });
 }

@@ -39,9 +39,12 @@ const NO_REDACTIONS = { redactedFieldNames: [], redactedTextPatterns: [] };
 export async function readSession(task: SessionTask): Promise<SessionOutcome> {
   try {
     const parsed = parseSession(task.content, task.format);
-    const events = await Promise.all(parsed.messages.map(async (m, i) => ({
-      sequence: i + 1, type: m.type, content: await sanitizeText(m.content, NO_REDACTIONS), occurredAt: m.occurredAt,
-    })));
+    // One message at a time: all of them at once (Promise.all) held a secretlint run per message in
+    // memory together, and 8 MB of short messages (180,000) ran the process out of heap.
+    const events: SessionEvent[] = [];
+    for (const [i, m] of parsed.messages.entries()) {
+      events.push({ sequence: i + 1, type: m.type, content: await sanitizeText(m.content, NO_REDACTIONS), occurredAt: m.occurredAt });
+    }
     const title = parsed.title === null ? null : await sanitizeText(parsed.title, NO_REDACTIONS);
     return { kind: 'read', session: { format: parsed.format, title, events } };
   } catch (error) {
