@@ -27,7 +27,7 @@ export interface AppDeps {
   bodyChecker: BodyChecker | null;
   /** This process's Prometheus metrics. */
   metrics: ApiMetrics;
-  /** The MCP authorization server (OAuth 2.1 for MCP clients); absent: /mcp takes only the CLI's user access tokens. */
+  /** The MCP authorization server (OAuth 2.1 for MCP clients); absent: /mcp takes no token (the CLI's only with MCP_ACCEPT_CLI_TOKENS). */
   oauth?: OAuthServer;
   /** Closed while the owning process still starts (`/readyz` answers 503 `starting`); absent: ready once listening. */
   startup?: StartupGate;

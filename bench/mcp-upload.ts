@@ -14,7 +14,7 @@ import { REDACTED_PATHS } from '../src/logger.js';
 import { MAX_SESSION_CHARACTERS } from '../src/mcp/tools.js';
 import { startTestApi } from '../test/helpers/app.js';
 import { testConfig } from '../test/helpers/config.js';
-import { createTestOrg, createTestUser } from '../test/helpers/fixtures.js';
+import { createSignInUser, mcpAccessToken } from '../test/helpers/oauth-browser.js';
 import { createTestDatabase, stopTestStack } from '../test/helpers/stack.js';
 import { load } from './stats.js';
 
@@ -43,8 +43,8 @@ export async function benchMcpUpload(): Promise<Record<string, unknown>> {
   const logger = pino({ level: 'info', redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, pino.destination('/dev/null'));
   const api = await startTestApi({ pool, config: testConfig(), logger });
   try {
-    const org = await createTestOrg(pool);
-    const { accessToken } = await createTestUser(pool, org.organizationId);
+    // An OAuth access token, as MCP clients send (the only kind /mcp takes in production).
+    const accessToken = await mcpAccessToken(api.url, await createSignInUser(pool));
     const client = new Client({ name: 'bench', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${api.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${accessToken}` } } }));
     const upload = (content: string) => async () => {

@@ -135,6 +135,7 @@ export const envSchema = z.object({
   MCP_AUTHORIZATION_SERVERS: z.string().min(1).optional().meta({ description: "comma-separated authorization server URLs announced in `/.well-known/oauth-protected-resource`; unset: the service's own URL (it issues the user tokens)" }),
   MCP_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(300).meta({ description: "requests a minute per user to `/mcp` (each tool call is one), counted in PostgreSQL like the feedback limit; `0` turns it off" }),
 
+  MCP_ACCEPT_CLI_TOKENS: bool.default(false).meta({ description: "development only (refused with `NODE_ENV=production`): `/mcp` also takes the CLI's user access tokens (`intake token issue`), for local scripts. Off: `/mcp` takes only access tokens of the built-in authorization server, which a user approved for a client and for scopes" }),
   OIDC_ISSUER: z.url().optional().meta({ description: "a company's OpenID Connect provider for signing in to the MCP authorization server (its issuer URL; discovery at `/.well-known/openid-configuration`). Set with `OIDC_CLIENT_ID` and `OIDC_CLIENT_SECRET`; register `<PUBLIC_BASE_URL>/oauth/upstream/callback` as the redirect URI there. Unset: e-mail and password only" }),
   OIDC_CLIENT_ID: z.string().min(1).optional().meta({ description: "with `OIDC_ISSUER` (required): Intake's client id at that provider" }),
   OIDC_CLIENT_SECRET: z.string().min(1).optional().meta({ description: "with `OIDC_ISSUER` (required): Intake's client secret there (sent as `client_secret_post`); never logged or shown" }),
@@ -230,7 +231,11 @@ export interface Config {
     ffmpeg: FfmpegSettings;
   };
   /** `authorizationServers` undefined: the service's own URL (it issues the user tokens). */
-  mcp: { bodyLimitBytes: number; authorizationServers: string[] | undefined; ratePerMinute: number };
+  mcp: {
+    bodyLimitBytes: number; authorizationServers: string[] | undefined; ratePerMinute: number;
+    /** Development only: /mcp takes the CLI's user access tokens too (never in production). */
+    acceptCliTokens: boolean;
+  };
   /** Upstream OpenID Connect sign-in for the authorization server's pages; undefined: e-mail and password only. */
   signIn: { oidc: OidcSignInConfig | undefined };
 }
@@ -259,6 +264,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const e = result.data;
   if (e.AGENT_WORKFLOW_SIGNAL_SECONDS >= e.AGENT_SESSION_IDLE_SECONDS) {
     // An active session's workflow would be closed as idle between two signals.
+  if (e.MCP_ACCEPT_CLI_TOKENS && e.NODE_ENV === 'production') {
+    // The contract's MCP access is an OAuth user context with explicit approval: no operator-issued token skips it in production.
+    throw new ConfigError('Invalid configuration: MCP_ACCEPT_CLI_TOKENS: development only; not allowed with NODE_ENV=production');
+  }
     throw new ConfigError('Invalid configuration: AGENT_WORKFLOW_SIGNAL_SECONDS: must be less than AGENT_SESSION_IDLE_SECONDS');
   }
   return {
@@ -372,6 +381,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       authorizationServers: e.MCP_AUTHORIZATION_SERVERS?.split(',').map((s) => s.trim()).filter(Boolean),
     },
     signIn: { oidc: oidcSignIn(e) },
+      acceptCliTokens: e.MCP_ACCEPT_CLI_TOKENS,
   };
 }
 

@@ -41,8 +41,10 @@ function unauthorized(deps: AppDeps, ctx: AppContext, message: string, invalidTo
 }
 
 /**
- * User access tokens (the CLI's) or OAuth access tokens of the built-in authorization server. API
- * keys and agent secrets are refused; OAuth tokens work here and nowhere else.
+ * OAuth access tokens of the built-in authorization server: a user approved the client and its
+ * scopes (the contract's "OAuth user context and explicit approval"); they work here and nowhere
+ * else. The CLI's user access tokens only with MCP_ACCEPT_CLI_TOKENS, a development switch. API
+ * keys and agent secrets are refused.
  */
 function mcpAuth(deps: AppDeps) {
   return async (ctx: AppContext, next: Next) => {
@@ -58,6 +60,9 @@ function mcpAuth(deps: AppDeps) {
       ctx.state.oauth = result.access;
       await next();
       return;
+    }
+    if (!deps.config.mcp.acceptCliTokens) {
+      throw unauthorized(deps, ctx, 'The MCP server takes access tokens of its OAuth authorization server only: connect through OAuth (your client does this from the 401).', true);
     }
     const principal = await authenticateToken(deps.pool, deps.tokens, match[1]);
     if (typeof principal === 'string') throw unauthorized(deps, ctx, `The access token is ${principal === 'expired' ? 'expired' : principal === 'revoked' ? 'revoked' : 'not valid'}.`, true);
@@ -124,13 +129,13 @@ export function mcpRoutes(deps: AppDeps, registry: RouteRegistry): void {
   registry.add({ method: 'get', path: `${METADATA_PATH}/mcp`, operationId: 'mcpProtectedResourceForPath', tags: ['mcp'], summary: 'Protected resource metadata of /mcp (path-suffixed form)', responses: metadataResponse, handler: metadata });
   registry.add({
     method: 'post', path: '/mcp', operationId: 'mcp', tags: ['mcp'],
-    summary: 'MCP Streamable HTTP endpoint (JSON-RPC); user access tokens only',
+    summary: 'MCP Streamable HTTP endpoint (JSON-RPC); OAuth access tokens of the built-in authorization server',
     middleware: [mcpAuth(deps), ...(limiter ? [rateLimit(limiter)] : [])], afterBody: [requireToolScopes(deps)], security: [{ bearer: [] }],
     body: { schema: { anyOf: [{ type: 'object' }, { type: 'array', minItems: 1 }] }, limitBytes: deps.config.mcp.bodyLimitBytes },
     responses: {
       200: { description: 'JSON-RPC response' },
       202: { description: 'Notification accepted' },
-      401: { description: 'No user access token, a bad one, or an API key or agent secret; WWW-Authenticate names the resource metadata', schema: ERROR_REF },
+      401: { description: 'No OAuth access token, a bad one, a CLI access token (unless MCP_ACCEPT_CLI_TOKENS in development), or an API key or agent secret; WWW-Authenticate names the resource metadata', schema: ERROR_REF },
       403: { description: 'insufficient_scope: an OAuth token without the scope a tool call needs; WWW-Authenticate names it', schema: ERROR_REF },
       406: { description: 'Accept must include application/json and text/event-stream (JSON-RPC error body)' },
       429: { description: 'Over MCP_RATE_LIMIT_PER_MINUTE requests a minute for this user; see Retry-After', schema: ERROR_REF },

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { DatabasePool } from 'slonik';
 import { setPassword } from '../../src/auth/sign-in.js';
+import { MCP_SCOPES } from '../../src/oauth/provider.js';
 import { createTestOrg, createTestUser } from './fixtures.js';
 /** A browser as far as this flow needs one: cookies by name, redirects followed by hand. */
 export class Browser {
@@ -101,6 +102,18 @@ export async function obtainTokens(base: string, o: { clientId: string; redirect
   const res = await tokenRequest(base, o.clientId, { grant_type: 'authorization_code', code, redirect_uri: o.redirectUri, code_verifier: verifier, resource: `${base}/mcp` });
   if (res.status !== 200) throw new Error(`token exchange: ${res.status} ${await res.text()}`);
   return (await res.json()) as TokenSet;
+}
+
+/**
+ * An access token for `/mcp` with every MCP scope, as an MCP client gets one (registration,
+ * sign-in, approval, code exchange): what a test of the tools sends.
+ */
+export async function mcpAccessToken(base: string, user: { email: string; password: string }): Promise<string> {
+  const redirectUri = 'http://127.0.0.1:40199/callback';
+  const scope = MCP_SCOPES.join(' ');
+  const reg = await registerClient(base, { redirect_uris: [redirectUri], client_name: 'Test MCP client', scope });
+  if (reg.status !== 201) throw new Error(`registration: ${reg.status} ${JSON.stringify(reg.body)}`);
+  return (await obtainTokens(base, { clientId: reg.body.client_id as string, redirectUri, scope, user })).access_token;
 }
 
 /** A JSON-RPC call to /mcp with a bearer token. */

@@ -30,8 +30,9 @@ import pg from 'pg';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { meetingJoinWorkflowId } from '../../workflows/meeting-join/contract.js';
+import { meetingJoinIdFor } from '../../src/recordings/meeting-joins.js';
 import { createTestUser } from '../helpers/fixtures.js';
+import { createSignInUser, mcpAccessToken } from '../helpers/oauth-browser.js';
 import { writeTone } from '../helpers/media.js';
 
 const run = promisify(execFile);
@@ -343,7 +344,7 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     });
     assert.equal(res.status, 201, JSON.stringify(res.body));
     const recordingId = res.body.recordingId as string;
-    assert.deepEqual(await resultOf(meetingJoinWorkflowId(org.organizationId, 'google_meet:abc-defg-hij')), { state: 'done', reason: null });
+    assert.deepEqual(await resultOf(meetingJoinIdFor(TEST_SIGNING_SECRET, org.organizationId, 'google_meet:abc-defg-hij')), { state: 'done', reason: null });
     assert.deepEqual(await resultOf(mediaIngestionWorkflowId(recordingId)), { phase: 'ready', errorCode: null });
     const asset = (await request(`${replica()}/v3/rest/recordings/${recordingId}`, { headers: { 'X-Service-Api-Key': org.apiKey } })).body.asset;
     assert.equal(asset.status, 'completed');
@@ -353,8 +354,8 @@ describe('fleet topology: two API replicas and two workers on the production Tem
   });
 
   it('MCP: a coding-agent session uploaded through one replica is associated and listed through the other', async () => {
-    const org = await createTestOrg(pool);
-    const user = await createTestUser(pool, org.organizationId);
+    // An OAuth access token, as MCP clients get one, from api-a (PUBLIC_BASE_URL: the issuer); both replicas take it.
+    const accessToken = await mcpAccessToken(apis[0]!, await createSignInUser(pool));
     const connect = async (base: string) => {
       const c = new McpClient({ name: 'fleet-test', version: '1.0.0' });
       await c.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${user.accessToken}` } } }));

@@ -11,6 +11,8 @@ import { startTestApi, type TestApi } from '../../helpers/app.js';
 import { TestClientProvider } from '../../helpers/mcp-client.js';
 import { authorizeInBrowser, createSignInUser, TEST_PASSWORD } from '../../helpers/oauth-browser.js';
 import { createTestDatabase } from '../../helpers/stack.js';
+import { testConfig } from '../../helpers/config.js';
+import { createTestOrg, createTestUser } from '../../helpers/fixtures.js';
 
 const PASSWORD = TEST_PASSWORD;
 const REDIRECT = 'http://127.0.0.1:48213/callback';
@@ -106,6 +108,26 @@ describe('MCP over OAuth: a standard client connects with no token pasted anywhe
     assert.match(upload.headers.get('www-authenticate') ?? '', /error="insufficient_scope", scope="sessions:associate"/);
     const read = await rpc(tokens.access_token, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get-project', arguments: { publicId: 'missing' } } });
     assert.equal(read.status, 200);
+  });
+
+  it('refuses the CLI\'s user access tokens (no approval, no scopes): 401 with the challenge; MCP_ACCEPT_CLI_TOKENS takes them in development, never in production', async () => {
+    const cliUser = await createTestUser(pool, (await createTestOrg(pool)).organizationId);
+    const refused = await rpc(cliUser.accessToken, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    assert.equal(refused.status, 401);
+    assert.match(refused.headers.get('www-authenticate') ?? '', new RegExp(`^Bearer error="invalid_token", error_description="[^"]+", resource_metadata="${api.url}/\\.well-known/oauth-protected-resource/mcp", scope="projects:read sessions:upload sessions:associate"$`));
+    assert.equal(((await refused.json()) as { errorCode: string }).errorCode, 'invalid_credentials');
+
+    const dev = await startTestApi({ pool, config: testConfig({ NODE_ENV: 'development', MCP_ACCEPT_CLI_TOKENS: 'true' }) });
+    try {
+      const res = await fetch(`${dev.url}/mcp`, {
+        method: 'POST', headers: { authorization: `Bearer ${cliUser.accessToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+      assert.equal(res.status, 200, 'the development switch');
+    } finally {
+      await dev.close();
+    }
+    assert.throws(() => testConfig({ NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://intake.example.com', MCP_ACCEPT_CLI_TOKENS: 'true' }), /MCP_ACCEPT_CLI_TOKENS: development only/);
   });
 
   it('announces the authorization server: protected-resource metadata with scopes, and a 401 naming it', async () => {

@@ -15,7 +15,7 @@ import { PROJECT_ROOT } from '../../../src/paths.js';
 import { startTestApi } from '../../helpers/app.js';
 import { testConfig } from '../../helpers/config.js';
 import { feedbackContext, type FeedbackContext } from '../../helpers/feedback.js';
-import { createTestOrg, createTestUser } from '../../helpers/fixtures.js';
+import { createSignInUser, mcpAccessToken } from '../../helpers/oauth-browser.js';
 
 const fixture = (name: string) => readFileSync(path.join(PROJECT_ROOT, 'test', 'fixtures', 'coding-sessions', name), 'utf8');
 
@@ -43,7 +43,8 @@ describe('MCP server: coding-agent session tools', function () {
 
   before(async () => {
     t = await feedbackContext();
-    token = (await createTestUser(t.pool, t.org.organizationId)).accessToken;
+    // Tools are called as an MCP client calls them: with an OAuth access token the user approved.
+    token = await mcpAccessToken(t.api.url, await createSignInUser(t.pool));
     client = await connect(token);
   });
   after(async () => {
@@ -154,8 +155,8 @@ describe('MCP server: coding-agent session tools', function () {
     assert.match(errorText(await call('get-project', { publicId: 'not-a-uuid' })), /not found/);
     const project = structured(await call('create-project', { name: 'Mine' }));
     assert.match(errorText(await call('associate-agent-session', { resourceType: 'project', resourceId: project.publicId, sessionId: '00000000-0000-4000-8000-000000000000' })), /Agent session .* not found/);
-    const other = await createTestOrg(t.pool);
-    const stranger = await connect((await createTestUser(t.pool, other.organizationId)).accessToken);
+    // A user of another organization (createSignInUser makes one of its own).
+    const stranger = await connect(await mcpAccessToken(t.api.url, await createSignInUser(t.pool)));
     try {
       assert.match(errorText(await call('get-project', { publicId: project.publicId }, stranger)), /not found in your organization/);
       assert.match(errorText(await call('list-associated-agent-sessions', { resourceType: 'project', resourceId: project.publicId }, stranger)), /not found/);
@@ -223,7 +224,7 @@ describe('MCP server: coding-agent session tools', function () {
   it('rate limits each user: 429 with Retry-After past MCP_RATE_LIMIT_PER_MINUTE', async () => {
     const limited = await startTestApi({ pool: t.pool, databaseUrl: t.databaseUrl, config: testConfig({ MCP_RATE_LIMIT_PER_MINUTE: '3' }) });
     try {
-      const user = (await createTestUser(t.pool, t.org.organizationId)).accessToken;
+      const user = await mcpAccessToken(limited.url, await createSignInUser(t.pool));
       const headers = { accept: 'application/json, text/event-stream', Authorization: `Bearer ${user}` };
       const ping = () => limited.request('/mcp', { method: 'POST', json: { jsonrpc: '2.0', id: 1, method: 'ping' }, headers });
       const statuses = [];
