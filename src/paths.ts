@@ -22,6 +22,12 @@ export function workflowsEntry(): string {
   return existsSync(ts) ? ts : path.join(PROJECT_ROOT, 'dist', 'workflows', 'index.js');
 }
 
+/** The failure converter module (`failureConverterPath`): TypeScript in development, JavaScript under dist/. */
+export function failureConverterModule(): string {
+  const ts = path.join(PROJECT_ROOT, 'src', 'temporal', 'failure-converter.ts');
+  return existsSync(ts) ? ts : path.join(PROJECT_ROOT, 'dist', 'src', 'temporal', 'failure-converter.js');
+}
+
 export function resolveFromRoot(p: string): string {
   return path.isAbsolute(p) ? p : path.join(PROJECT_ROOT, p);
 }

@@ -1,7 +1,8 @@
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
-import type { Config } from '../config.js';
+import { deriveKey } from '../auth/secrets.js';
+import { required, type Config } from '../config.js';
 import { parseMeetingUrl } from '../domain/meeting-url.js';
 import { AppError, ConflictError, DependencyUnavailableError } from '../errors.js';
 import type { TemporalClient } from '../temporal/connection.js';
@@ -16,11 +17,25 @@ const ACCEPT_DEADLINE_MS = 60_000;
 export interface MeetingJoinDeps {
   pool: DatabasePool;
   temporal: TemporalClient;
-  config: Pick<Config, 'temporal' | 'media' | 'meetings'>;
+  config: Pick<Config, 'temporal' | 'media' | 'meetings' | 'auth'>;
 }
 
 /**
- * Asks the recorder to join a meeting: `meeting-join/<organizationId>/<identity>` with
+ * A meeting's identity as its workflow id holds it: HMAC-SHA256 under a key derived from
+ * SIGNING_SECRET, base64url, 128 bits (22 characters). The same meeting gets the same id (the
+ * dedupe rule), and nobody who reads Temporal learns the code that lets one join.
+ */
+export function meetingIdentityHash(signingSecret: string, meetingIdentity: string): string {
+  return createHmac('sha256', deriveKey(signingSecret, 'meeting-join-ids')).update(meetingIdentity).digest().subarray(0, 16).toString('base64url');
+}
+
+/** The meeting-join workflow id of a meeting in an organization. */
+export function meetingJoinIdFor(signingSecret: string, organizationId: string, meetingIdentity: string): string {
+  return meetingJoinWorkflowId(organizationId, meetingIdentityHash(signingSecret, meetingIdentity));
+}
+
+/**
+ * Asks the recorder to join a meeting: `meeting-join/<organizationId>/<identity hash>` with
  * update-with-start and the use-existing conflict policy, answered once the recorder accepted the
  * bot. A run already active for the meeting (or one started by a racing request) answers with its
  * own recording.
@@ -42,7 +57,7 @@ export async function joinMeeting(
     mediaTaskQueue: taskQueues(deps.config).media,
   };
   const start = new WithStartWorkflowOperation(MEETING_JOIN_WORKFLOW, {
-    workflowId: meetingJoinWorkflowId(user.organizationId, meeting.identity),
+    workflowId: meetingJoinIdFor(required(deps.config.auth.signingSecret, 'SIGNING_SECRET'), user.organizationId, meeting.identity),
     workflowIdConflictPolicy: 'USE_EXISTING',
     taskQueue: deps.config.temporal.taskQueue,
     args: [input],

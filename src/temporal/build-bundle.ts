@@ -1,15 +1,18 @@
 import { bundleWorkflowCode, type Logger } from '@temporalio/worker';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { PROJECT_ROOT, workflowsEntry } from '../paths.js';
+import { failureConverterModule, PROJECT_ROOT, workflowsEntry } from '../paths.js';
 import { WORKFLOW_INTERCEPTOR_MODULES } from './tracing.js';
 
 /** `npm run build` writes the workflow bundle that production workers load (WORKFLOW_BUNDLE_PATH). */
 export const DEFAULT_BUNDLE_PATH = path.join(PROJECT_ROOT, 'dist', 'workflow-bundle.js');
 
-/** What every workflow bundle is made of (production's and the tests'): the workflows and their interceptors. */
+/**
+ * What every workflow bundle is made of (production's and the tests'): the workflows, their
+ * interceptors and the failure converter that encodes failure messages (see `codec.ts`).
+ */
 export function workflowBundleOptions() {
-  return { workflowsPath: workflowsEntry(), workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES] };
+  return { workflowsPath: workflowsEntry(), workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES], failureConverterPath: failureConverterModule() };
 }
 
 export async function buildWorkflowBundle(outPath = DEFAULT_BUNDLE_PATH, logger?: Logger): Promise<string> {

@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { DataConverter, Payload, PayloadCodec } from '@temporalio/common';
 import proto from '@temporalio/proto';
+import { failureConverterModule } from '../paths.js';
 
 /**
  * Every payload Intake hands Temporal (workflow and activity inputs and results, signals, updates,
@@ -59,9 +60,13 @@ export class EncryptionCodec implements PayloadCodec {
   }
 }
 
-/** The data converter of every Temporal client and worker of Intake: encryption when keys are configured. */
+/**
+ * The data converter of every Temporal client and worker of Intake: encryption when keys are
+ * configured, and failures whose message and stack are a payload (encrypted with the rest), not
+ * text in clear. The workflow bundle is built with the same failure converter (`build-bundle.ts`).
+ */
 export function temporalDataConverter(keys: PayloadKey[] | undefined): DataConverter {
-  return keys?.length ? { payloadCodecs: [new EncryptionCodec(keys)] } : {};
+  return { failureConverterPath: failureConverterModule(), ...(keys?.length ? { payloadCodecs: [new EncryptionCodec(keys)] } : {}) };
 }
 
 /**

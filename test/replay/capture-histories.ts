@@ -21,11 +21,11 @@ import {
   assistantMessage, feedbackEvent, processingContext, sessionRequest, userMessage, type ProcessingContext, type TestAgentApp,
 } from '../helpers/agents.js';
 import { stopTestStack } from '../helpers/stack.js';
-import { TEST_OPERATOR_TOKEN } from '../helpers/config.js';
+import { TEST_OPERATOR_TOKEN, TEST_SIGNING_SECRET } from '../helpers/config.js';
 import { loopbackMediaDeps } from '../helpers/worker.js';
 import { createTestUser } from '../helpers/fixtures.js';
 import { LocalRecorder } from '../../src/providers/recorder/local.js';
-import { meetingJoinWorkflowId } from '../../workflows/meeting-join/contract.js';
+import { meetingJoinIdFor } from '../../src/recordings/meeting-joins.js';
 import { listenLocal } from '../helpers/http.js';
 import { runFfmpeg } from '../helpers/media.js';
 
@@ -156,7 +156,7 @@ try {
     method: 'POST', headers: { Authorization: `Bearer ${member.accessToken}` }, json: { type: 'meetingUrl', joinUrl: 'https://meet.google.com/abc-defg-hij' },
   });
   if (joined.status !== 201) throw new Error(`meeting join: ${joined.status}`);
-  const meeting = media.api.deps.temporal.client.workflow.getHandle(meetingJoinWorkflowId(media.org.organizationId, 'google_meet:abc-defg-hij'));
+  const meeting = media.api.deps.temporal.client.workflow.getHandle(meetingJoinIdFor(TEST_SIGNING_SECRET, media.org.organizationId, 'google_meet:abc-defg-hij'));
   await meeting.result();
   await save('meeting-join-v1.json', meeting);
 } finally {

@@ -13,7 +13,8 @@ import { PROJECT_ROOT } from '../../src/paths.js';
 import { LocalRecorder } from '../../src/providers/recorder/local.js';
 import { createLogger } from '../../src/logger.js';
 import { sdkLogger } from '../../src/temporal/sdk-logger.js';
-import { meetingJoinWorkflowId } from '../../workflows/meeting-join/contract.js';
+import { meetingJoinIdFor } from '../../src/recordings/meeting-joins.js';
+import { TEST_SIGNING_SECRET } from '../helpers/config.js';
 import { processingContext } from '../helpers/agents.js';
 import { createTestUser } from '../helpers/fixtures.js';
 import { stopTestStack } from '../helpers/stack.js';
@@ -32,7 +33,7 @@ try {
     method: 'POST', headers: { Authorization: `Bearer ${member.accessToken}` }, json: { type: 'meetingUrl', joinUrl: 'https://zoom.us/j/84211234500?pwd=capture' },
   });
   if (joined.status !== 201) throw new Error(`meeting join: ${joined.status}`);
-  const meeting = media.api.deps.temporal.client.workflow.getHandle(meetingJoinWorkflowId(media.org.organizationId, 'zoom:84211234500'));
+  const meeting = media.api.deps.temporal.client.workflow.getHandle(meetingJoinIdFor(TEST_SIGNING_SECRET, media.org.organizationId, 'zoom:84211234500'));
   const result = await meeting.result();
   if (result.state !== 'done') throw new Error(`meeting join ended ${JSON.stringify(result)}`);
   const history = await meeting.fetchHistory();

@@ -1,14 +1,16 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 
 /**
- * One recorder bot per meeting: `meeting-join/<organizationId>/<meetingIdentity>`, started with
+ * One recorder bot per meeting: `meeting-join/<organizationId>/<identityHash>`, started with
  * update-with-start and the use-existing conflict policy, so that every request for a meeting
- * whose recording is still active gets that recording (also when requests race).
+ * whose recording is still active gets that recording (also when requests race). The meeting's
+ * identity (a Meet code, a Teams thread id) lets whoever reads it join, and a workflow id is kept in
+ * clear: the id holds a keyed hash of it (`meetingIdentityHash` in src/recordings/meeting-joins.ts).
  */
 export const MEETING_JOIN_WORKFLOW = 'meetingJoinWorkflow';
 
-export function meetingJoinWorkflowId(organizationId: string, meetingIdentity: string): string {
-  return `meeting-join/${organizationId}/${meetingIdentity}`;
+export function meetingJoinWorkflowId(organizationId: string, identityHash: string): string {
+  return `meeting-join/${organizationId}/${identityHash}`;
 }
 
 export type MeetingPlatformName = 'zoom' | 'google_meet' | 'microsoft_teams' | 'webex';

@@ -13,10 +13,11 @@ import { freePort } from '../../../src/dev/net.js';
 import { LocalRecorder, RecallRecorder, RecorderError } from '../../../src/providers/recorder/index.js';
 import { OpenAiTranscriber } from '../../../src/providers/transcriber/index.js';
 import { STATUS } from '../../../src/temporal/search-attributes.js';
-import { meetingJoinWorkflowId, type MeetingJoinResult } from '../../../workflows/meeting-join/contract.js';
+import { type MeetingJoinResult } from '../../../workflows/meeting-join/contract.js';
+import { meetingJoinIdFor } from '../../../src/recordings/meeting-joins.js';
 import { mediaIngestionWorkflowId } from '../../../src/temporal/ids.js';
 import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { testConfig } from '../../helpers/config.js';
+import { TEST_SIGNING_SECRET, testConfig } from '../../helpers/config.js';
 import { Client } from '@temporalio/client';
 import { EncryptionCodec } from '../../../src/temporal/codec.js';
 import { codecServerApp, codecServerHosts } from '../../../src/temporal/codec-server.js';
@@ -31,7 +32,7 @@ const RECALL_KEY = 'recall-test-key-0123456789';
 /** A Recall.ai-style bot API: scripted status changes per bot, failures on demand. */
 function fakeRecall(mediaUrl: () => string) {
   const bots = new Map<string, { polls: number; script: { code: string; sub_code?: string }[] }>();
-  const state = { createStatus: 201, nextScript: [] as { code: string; sub_code?: string }[], created: 0, left: [] as string[], auth: [] as (string | undefined)[], keys: [] as (string | undefined)[] };
+  const state = { createStatus: 201, createDetail: null as string | null, nextScript: [] as { code: string; sub_code?: string }[], created: 0, left: [] as string[], auth: [] as (string | undefined)[], keys: [] as (string | undefined)[] };
   // Recall's idempotency: a POST with a key seen before gets the first answer again.
   const answered = new Map<string, string>();
   const server = createServer((req, res) => {
@@ -39,7 +40,7 @@ function fakeRecall(mediaUrl: () => string) {
     const json = (status: number, body: unknown) => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     const bot = /^\/api\/v1\/bot\/([^/]+)\/(leave_call\/)?$/.exec(req.url ?? '');
     if (req.method === 'POST' && req.url === '/api/v1/bot/') {
-      if (state.createStatus !== 201) return json(state.createStatus, { detail: `cannot create bot (${RECALL_KEY})` });
+      if (state.createStatus !== 201) return json(state.createStatus, { detail: state.createDetail ?? `cannot create bot (${RECALL_KEY})` });
       const key = req.headers['idempotency-key'] as string | undefined;
       state.keys.push(key);
       if (key && answered.has(key)) return json(201, { id: answered.get(key) });
@@ -127,7 +128,7 @@ describe('meeting joins', function () {
   const join = (api: TestApi, json: unknown, headers: Record<string, string> = bearer()) =>
     api.request('/v3/rest/recordings/meeting-joins', { method: 'POST', headers, json });
   const meetingResult = (api: TestApi, identity: string) =>
-    api.deps.temporal.client.workflow.getHandle(meetingJoinWorkflowId(org.organizationId, identity)).result() as Promise<MeetingJoinResult>;
+    api.deps.temporal.client.workflow.getHandle(meetingJoinIdFor(TEST_SIGNING_SECRET, org.organizationId, identity)).result() as Promise<MeetingJoinResult>;
   const recording = async (api: TestApi, id: string) => (await api.request(`/v3/rest/recordings/${id}`, { headers: { 'X-Service-Api-Key': org.apiKey } })).body;
   const meetingRecordings = (identity: string) => pool.oneFirst(sql.type(z.object({ n: z.number() }))`
     SELECT count(*)::int AS n FROM meeting_joins WHERE organization_id = ${org.organizationId} AND meeting_identity = ${identity}`);
@@ -147,7 +148,7 @@ describe('meeting joins', function () {
     assert.deepEqual(done.transcript, { status: 'completed', source: 'automatic' });
     const transcript = await local.api.request(`/v3/rest/recordings/${recordingId}/transcript?type=monologue`, { headers: { 'X-Service-Api-Key': org.apiKey } });
     assert.deepEqual(transcript.body.monologues.map((m: { speaker: number; text: string }) => [m.speaker, m.text]), [[0, 'Welcome to the call.'], [1, 'Thanks for having me.']]);
-    const described = await local.api.deps.temporal.client.workflow.getHandle(meetingJoinWorkflowId(org.organizationId, 'google_meet:abc-defg-hij')).describe();
+    const described = await local.api.deps.temporal.client.workflow.getHandle(meetingJoinIdFor(TEST_SIGNING_SECRET, org.organizationId, 'google_meet:abc-defg-hij')).describe();
     assert.equal(described.typedSearchAttributes.get(STATUS), 'done');
     const row = await pool.one(sql.type(z.object({ bot_state: z.string(), recorder: z.string(), user_id: z.string().nullable() }))`
       SELECT bot_state, recorder, user_id FROM meeting_joins WHERE recording_id = ${recordingId}`);
@@ -275,7 +276,7 @@ describe('meeting joins', function () {
     const res = await join(local.api, { type: 'meetingUrl', joinUrl: `https://zoom.us/j/84211234588?pwd=${passcode}` });
     assert.equal(res.status, 201, JSON.stringify(res.body));
     await meetingResult(local.api, 'zoom:84211234588');
-    const workflowId = meetingJoinWorkflowId(org.organizationId, 'zoom:84211234588');
+    const workflowId = meetingJoinIdFor(TEST_SIGNING_SECRET, org.organizationId, 'zoom:84211234588');
     // A client without the codec sees what the server stores.
     const raw = new Client({ connection: local.api.deps.temporal.connection });
     const history = await raw.workflow.getHandle(workflowId).fetchHistory();
@@ -314,6 +315,52 @@ describe('meeting joins', function () {
       assert.equal(elsewhere.headers.get('access-control-allow-origin'), null);
     } finally {
       codec.close();
+    }
+  });
+
+  it('Temporal keeps no meeting identity in clear: workflow ids hold a keyed hash, failure messages and stacks are encrypted', async () => {
+    // A provider that quotes the meeting it refused (a Teams thread id lets whoever reads it join).
+    const thread = '19:meeting_NzQ1ZTRhYjMtZGVhZC1iZWVmLTk5OTktMTIzNDU2Nzg5MGFi@thread.v2';
+    const url = `https://teams.microsoft.com/l/meetup-join/${encodeURIComponent(thread)}/0?context=%7b%22Tid%22%3a%22t%22%7d`;
+    recall.state.createStatus = 400;
+    recall.state.createDetail = `cannot join ${url} (${thread})`;
+    try {
+      assert.equal((await join(viaRecall.api, { type: 'meetingUrl', joinUrl: url })).status, 502);
+    } finally {
+      recall.state.createStatus = 201;
+      recall.state.createDetail = null;
+    }
+    const raw = new Client({ connection: viaRecall.api.deps.temporal.connection });
+    // Every meeting join of the organization as Temporal lists it (the UI's list): no code, no thread.
+    const ids: string[] = [];
+    for await (const w of raw.workflow.list({ query: `WorkflowType = 'meetingJoinWorkflow'` })) {
+      if (w.workflowId.startsWith(`meeting-join/${org.organizationId}/`)) ids.push(w.workflowId);
+    }
+    assert.ok(ids.length >= 3, ids.join(' '));
+    for (const id of ids) {
+      assert.match(id, new RegExp(`^meeting-join/${org.organizationId}/[A-Za-z0-9_-]{22}$`));
+      for (const clear of ['abc-defg-hij', '84211234588', '9398850720211', 'NzQ1ZTRhYjMtZGVhZC1iZWVm', 'thread']) assert.ok(!id.includes(clear), `${id} names the meeting`);
+    }
+    const refusedId = meetingJoinIdFor(TEST_SIGNING_SECRET, org.organizationId, `microsoft_teams:${thread}`);
+    assert.ok(ids.includes(refusedId), 'the id is the keyed hash of the identity: the same meeting, the same id');
+    const history = await raw.workflow.getHandle(refusedId).fetchHistory();
+    const stored = JSON.stringify(history, (_k, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString('latin1') : v));
+    assert.ok(!stored.includes('NzQ1ZTRhYjMtZGVhZC1iZWVm'), 'no thread id in the raw history');
+    // The failures Temporal keeps: the activity's and the update's, each "Encoded failure" with an encrypted payload.
+    const failures: { message?: string | null; stackTrace?: string | null; encodedAttributes?: { metadata?: Record<string, Uint8Array> | null } | null }[] = [];
+    const collect = (value: unknown): void => {
+      if (!value || typeof value !== 'object' || value instanceof Uint8Array) return;
+      for (const [key, inner] of Object.entries(value)) {
+        if ((key === 'failure' || key === 'cause') && inner && typeof inner === 'object') failures.push(inner as (typeof failures)[number]);
+        collect(inner);
+      }
+    };
+    collect(history.events);
+    assert.ok(failures.length >= 1, 'the refusal left failures in the history');
+    for (const f of failures) {
+      assert.equal(f.message, 'Encoded failure');
+      assert.ok(!f.stackTrace);
+      assert.equal(Buffer.from(f.encodedAttributes?.metadata?.encoding ?? []).toString(), 'binary/encrypted');
     }
   });
 
