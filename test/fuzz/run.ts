@@ -20,6 +20,7 @@ import { createLogger } from '../../src/logger.js';
 import { sdkLogger } from '../../src/temporal/sdk-logger.js';
 import { startTestApi } from '../helpers/app.js';
 import { TEST_OPERATOR_TOKEN, testConfig } from '../helpers/config.js';
+import { createSignInUser, mcpAccessToken } from '../helpers/oauth-browser.js';
 import { createTestOrg, createTestUser } from '../helpers/fixtures.js';
 import { createTestDatabase, stopTestStack } from '../helpers/stack.js';
 import { ensurePipTool } from '../helpers/tools.js';
@@ -69,7 +70,9 @@ try {
   const runs: [string, string[]][] = [
     ['organization API key (and the operator token)', ['-H', `X-Service-Api-Key: ${org.apiKey}`, '-H', `X-Operator-Token: ${TEST_OPERATOR_TOKEN}`, '--exclude-path-regex', '^/(mcp|v3/rest/agent-conversations/ingest|v3/rest/recordings/meeting-joins)']],
     ['agent ingest secret', ['-H', `X-Service-Agent-Key: ${secret}`, '--include-path', '/v3/rest/agent-conversations/ingest']],
-    ['user access token', ['-H', `Authorization: Bearer ${user.accessToken}`, '--include-path-regex', '^/(mcp|v3/rest/recordings/meeting-joins|\\.well-known)']],
+    ['user access token', ['-H', `Authorization: Bearer ${user.accessToken}`, '--include-path-regex', '^/(v3/rest/recordings/meeting-joins|\\.well-known)']],
+    // /mcp takes only the authorization server's tokens: one a user approved, as an MCP client gets it.
+    ['OAuth access token', ['-H', `Authorization: Bearer ${await mcpAccessToken(api.url, await createSignInUser(pool))}`, '--include-path', '/mcp']],
   ];
   for (const [name, args] of runs) {
     process.stdout.write(`--- schemathesis with the ${name}\n`);
