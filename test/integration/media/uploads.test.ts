@@ -491,6 +491,53 @@ describe('direct uploads (tus)', function () {
       }
     });
 
+    it("a per-organization storage quota while bytes arrive: the first bytes of an upload that does not fit are 413 storage_quota_exceeded (issue 29.12)", async () => {
+      const quotaOrg = await createTestOrg(pool);
+      const quota = 1000;
+      const quotaApi = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: worker.taskQueue, UPLOAD_STORAGE_QUOTA_BYTES: String(quota) }) });
+      const create = async (fileSize: number) => {
+        const recordingId = await newRecording(quotaOrg);
+        const res = await quotaApi.request(`/v3/rest/recordings/${recordingId}/uploads`, { method: 'POST', headers: keyHeaders(quotaOrg), json: { fileName: 'a.bin', fileSize } });
+        assert.equal(res.status, 201, 'creates accept any fileSize the contract allows');
+        return { recordingId, uploadId: res.body.uploadId as string, url: (res.body.uploadUrl as string).replace(api.url, quotaApi.url) };
+      };
+      try {
+        const first = await create(600);
+        const begun = await patch(first.url, 0, Buffer.alloc(10));
+        assert.equal(begun.status, 204); // 600 of 1000 reserved
+        const second = await create(500);
+        const refused = await patch(second.url, 0, Buffer.alloc(10));
+        assert.equal(refused.status, 413);
+        const body = (await refused.json()) as { errorCode: string; quotaBytes: number; usedBytes: number };
+        assert.deepEqual([body.errorCode, body.quotaBytes, body.usedBytes], ['storage_quota_exceeded', quota, 600]);
+        const head = await fetch(second.url, { method: 'HEAD', headers: tusHeaders });
+        assert.equal(head.headers.get('upload-offset'), '0', 'nothing of the refused upload was stored');
+        // Cancelling the first frees its room.
+        assert.equal((await quotaApi.request(`/v3/rest/recordings/${first.recordingId}/uploads/${first.uploadId}`, { method: 'DELETE', headers: keyHeaders(quotaOrg) })).status, 200);
+        assert.equal((await patch(second.url, 0, Buffer.alloc(10))).status, 204);
+        // Another organization has its own quota.
+        const elsewhere = await newRecording(other);
+        const theirs = await quotaApi.request(`/v3/rest/recordings/${elsewhere}/uploads`, { method: 'POST', headers: keyHeaders(other), json: { fileName: 'b.bin', fileSize: 900 } });
+        assert.equal((await patch((theirs.body.uploadUrl as string).replace(api.url, quotaApi.url), 0, Buffer.alloc(10))).status, 204);
+      } finally {
+        await quotaApi.close();
+      }
+    });
+
+    it("bytes go to the upload the URL's path names, whatever its query string says (issue 29.13)", async () => {
+      const a = await createUpload(await newRecording(), { fileName: 'a.wav', fileSize: 100 });
+      const bRecording = await newRecording();
+      const b = await createUpload(bRecording, { fileName: 'b.wav', fileSize: 100 });
+      assert.equal((await cancel(bRecording, b.body.uploadId)).status, 200);
+      const bSegment = (b.body.uploadUrl as string).split('/').pop()!;
+      const res = await patch(`${a.body.uploadUrl as string}?x=/${bSegment}`, 0, Buffer.alloc(10));
+      assert.deepEqual([res.status, res.headers.get('upload-offset')], [204, '10']);
+      const aHead = await fetch(a.body.uploadUrl as string, { method: 'HEAD', headers: tusHeaders });
+      assert.equal(aHead.headers.get('upload-offset'), '10', "the bytes are the path's upload's");
+      const bFile = path.join(uploadsDirectory(mediaDir), b.body.uploadId as string);
+      assert.equal(existsSync(bFile) ? (await readFile(bFile)).length : 0, 0, 'nothing was written into the cancelled upload');
+    });
+
     it('a lost finish signal: the workflow finds the complete upload at its deadline', async () => {
       const shortApi = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: worker.taskQueue, UPLOAD_TIMEOUT_SECONDS: '2' }) });
       try {
