@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { createBodyChecker, type BodyChecker } from '../../../api/json-body.js';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { createTestOrg, createTestUser } from '../../helpers/fixtures.js';
+import { createSignInUser, mcpAccessToken } from '../../helpers/oauth-browser.js';
 import { createTestDatabase } from '../../helpers/stack.js';
 
 const MiB = 1024 * 1024;
@@ -29,8 +29,7 @@ describe('MCP upload-agent-session: a hostile file stalls nobody', function () {
   let pool: DatabasePool;
   let api: TestApi;
   let threads: BodyChecker;
-  let token: string;
-  let organizationId: string;
+  let user: Awaited<ReturnType<typeof createSignInUser>>;
   /** Set while the hostile upload runs: a /healthz request sent once its body is checked, when reading starts. */
   let probe: Promise<void> | null = null;
   let armed = false;
@@ -40,6 +39,7 @@ describe('MCP upload-agent-session: a hostile file stalls nobody', function () {
 
   async function connect(target: TestApi): Promise<Client> {
     const c = new Client({ name: 'intake-test', version: '1.0.0' });
+    const token = await mcpAccessToken(target.url, user);
     await c.connect(new StreamableHTTPClientTransport(new URL(`${target.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
     clients.push(c);
     return c;
@@ -47,7 +47,7 @@ describe('MCP upload-agent-session: a hostile file stalls nobody', function () {
   const upload = async (c: Client, content: string) => (await c.callTool({ name: 'upload-agent-session', arguments: { content } })) as CallToolResult;
   const text = (r: CallToolResult) => (r.content[0] as { text: string }).text;
   const sessions = () => pool.oneFirst(sql.type(z.object({ n: z.number() }))`
-    SELECT count(*)::int AS n FROM coding_sessions WHERE organization_id = ${organizationId}`);
+    SELECT count(*)::int AS n FROM coding_sessions WHERE organization_id = ${user.organizationId}`);
 
   before(async () => {
     pool = await createDatabasePool(await createTestDatabase());
@@ -62,9 +62,7 @@ describe('MCP upload-agent-session: a hostile file stalls nobody', function () {
       },
     };
     api = await startTestApi({ pool, bodyChecker: threads });
-    const org = await createTestOrg(pool);
-    organizationId = org.organizationId;
-    token = (await createTestUser(pool, organizationId)).accessToken;
+    user = await createSignInUser(pool);
   });
   after(async () => {
     for (const c of clients) await c.close();
