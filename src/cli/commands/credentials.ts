@@ -4,6 +4,7 @@ import { isScope, type Scope } from '../../auth/scopes.js';
 import { revokeApiKey } from '../../db/repositories/api-keys.js';
 import { endUserSessions, revokeUserGrants } from '../../db/repositories/oauth-models.js';
 import { revokeToken, revokeUserTokens } from '../../db/repositories/users.js';
+import { isUuid } from '../../db/uuid.js';
 import { flags, int, list, optStr, str } from '../args.js';
 import { CliError, type CliContext } from '../context.js';
 import { requireOrganization, requireUser } from './tenancy.js';
@@ -26,11 +27,14 @@ export async function apiKeyRevoke(ctx: CliContext, argv: string[]) {
   return { apiKeyId: row.id, revokedAt: row.revoked_at };
 }
 
+/** The longest lifetime `token issue` gives a token. */
+const MAX_TOKEN_TTL_SECONDS = 31 * 24 * 3600;
+
 export async function tokenIssue(ctx: CliContext, argv: string[]) {
   const f = flags(argv, { user: 'string', 'ttl-seconds': 'string' });
   const user = await requireUser(ctx, str(f, 'user'));
   if (user.status !== 'active') throw new CliError(`user ${user.id} is disabled`);
-  const ttl = int(f, 'ttl-seconds', { min: 1, max: 31 * 24 * 3600, fallback: ctx.config.auth.accessTokenTtlSeconds });
+  const ttl = int(f, 'ttl-seconds', { min: 1, max: MAX_TOKEN_TTL_SECONDS, fallback: ctx.config.auth.accessTokenTtlSeconds });
   return (await ctx.tokens()).issue({ id: user.id, organizationId: user.organization_id, tokenVersion: user.token_version }, ttl);
 }
 
@@ -45,7 +49,7 @@ function beforeExpiry(token: string): Date {
 }
 
 /**
- * `--token T`: that token stops working (its jti is kept until it expires). `--user U`: every
+ * `--token T` (the token, or the tokenId `token issue` printed): that token stops working (its jti is kept until it expires). `--user U`: every
  * token the user holds stops working; tokens issued afterwards work.
  */
 export async function tokenRevoke(ctx: CliContext, argv: string[]) {
@@ -62,6 +66,12 @@ export async function tokenRevoke(ctx: CliContext, argv: string[]) {
     });
     if (!revoked) throw new CliError(`user ${userId} not found`);
     return { userId: revoked.user.id, revoked: 'all', revokedGrantIds: revoked.grantIds, endedSessions: revoked.endedSessions };
+  }
+  // The tokenId `token issue` prints: enough to revoke it (the token itself is not stored anywhere).
+  if (isUuid(token)) {
+    const expiresAt = new Date(Date.now() + MAX_TOKEN_TTL_SECONDS * 1000);
+    await revokeToken(await ctx.db(), { tokenId: token.toLowerCase(), userId: null, expiresAt });
+    return { tokenId: token.toLowerCase(), revoked: 'token' };
   }
   // An expired token needs no revocation, but saying so is clearer than "invalid": read it as of just before it expired.
   const verified = await (await ctx.tokens()).verify(token ?? '', beforeExpiry(token ?? ''));

@@ -47,7 +47,8 @@ export async function findTokenUser(db: CommonQueryMethods, id: string, tokenId:
 }
 
 /** Revokes one token until it expires (and forgets revocations of tokens that have expired). */
-export async function revokeToken(db: CommonQueryMethods, input: { tokenId: string; userId: string; expiresAt: Date }): Promise<void> {
+/** `userId` null: revoked by its id alone (the user is not known without the token). */
+export async function revokeToken(db: CommonQueryMethods, input: { tokenId: string; userId: string | null; expiresAt: Date }): Promise<void> {
   await db.query(sql.unsafe`
     WITH gone AS (DELETE FROM revoked_tokens WHERE expires_at < now() - interval '1 minute')
     INSERT INTO revoked_tokens (jti, user_id, expires_at)

@@ -104,6 +104,10 @@ describe('intake admin CLI', function () {
     assert.equal((await me(second.accessToken)).body.errorCode, 'credential_revoked');
     const third = (await intake('token', 'issue', '--user', user.json.userId)).json;
     assert.equal((await me(third.accessToken)).status, 200, 'tokens issued after the revocation work');
+    // The tokenId that `token issue` printed is enough (issue 29.15).
+    const byId = await intake('token', 'revoke', '--token', third.tokenId);
+    assert.deepEqual([byId.code, byId.json], [0, { tokenId: third.tokenId, revoked: 'token' }]);
+    assert.equal((await me(third.accessToken)).body.errorCode, 'credential_revoked');
 
     const expired = await testTokens().issue({ id: user.json.userId, organizationId: org.json.organizationId }, 60, new Date(Date.now() - 3_600_000));
     assert.equal((await intake('token', 'revoke', '--token', expired.accessToken)).json.revoked, 'already expired');
