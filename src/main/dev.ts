@@ -28,9 +28,10 @@ const dataDir = resolveFromRoot(config.dataDir);
 /** Where the embedded PostgreSQL keeps its data (under DEV_POSTGRES_SHARED_DIR when the postgres user cannot reach DATA_DIR). */
 let postgresDataDir = '';
 /**
- * What to stop on Ctrl-C, in reverse order of start. A terminal's Ctrl-C reaches the whole process
- * group, so Temporal and PostgreSQL may already be stopping while the worker drains: a step that
- * waits on a peer gets `boundMs`, after which the stack moves on (the process exits right after).
+ * What to stop on Ctrl-C, in reverse order of start. Temporal and PostgreSQL run in process groups of
+ * their own, so a terminal's Ctrl-C reaches only this process: they keep serving while the worker
+ * drains, and a clean stop prints no failures. A step that waits on a peer still gets `boundMs`, after
+ * which the stack moves on (the process exits right after).
  */
 const stops: { name: string; stop: () => Promise<void>; boundMs?: number }[] = [];
 /** The worker drains in-flight tasks; with the Temporal server gone, its SDK would retry replies for longer. */
@@ -59,6 +60,7 @@ async function database(): Promise<string> {
     port: config.database.devPort,
     persistent: true,
     sharedDir: config.database.devSharedDir,
+    ownProcessGroup: true,
     onLog: (m) => logger.debug({ component: 'postgres' }, m.trim()),
   });
   stops.push({ name: 'postgres', stop: () => pg.stop() });
@@ -77,6 +79,7 @@ async function temporal(): Promise<{ address: string; uiUrl: string | null }> {
     namespace: config.temporal.namespace,
     dbFile: path.join(dataDir, 'temporal.db'),
     logFile: path.join(dataDir, 'temporal.log'),
+    ownProcessGroup: true,
   });
   stops.push({ name: 'temporal', stop: () => server.stop() });
   return { address: server.address, uiUrl: server.uiUrl };
@@ -138,7 +141,8 @@ async function main(): Promise<void> {
       `  Temporal UI  ${t.uiUrl ?? `(external cluster at ${t.address})`}`,
       `  PostgreSQL   ${config.database.url ? '(DATABASE_URL)' : `embedded, port ${config.database.devPort}, data in ${displayPath(postgresDataDir)}`}`,
       '',
-      '  Create an organization:  npm run intake -- org create --name Acme',
+      '  Create an organization:  npm run -s intake -- org create --name Acme',
+      '  Temporal CLI:            npm run -s temporal -- workflow list',
       '  Stop:                    Ctrl-C',
       '',
     ].join('\n') + '\n',

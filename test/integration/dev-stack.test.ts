@@ -74,7 +74,7 @@ describe('dev stack (npm start)', function () {
     await start();
     assert.match(output, new RegExp(`API +http://127\\.0\\.0\\.1:${ports.api}`));
     assert.match(output, new RegExp(`Temporal UI +http://127\\.0\\.0\\.1:${ports.ui}`));
-    assert.match(output, /npm run intake -- org create --name Acme/);
+    assert.match(output, /npm run -s intake -- org create --name Acme/);
     assert.equal(await httpStatus(`http://127.0.0.1:${ports.ui}/`), 200);
     const stackFile = JSON.parse(await readFile(path.join(env.DATA_DIR!, 'stack.json'), 'utf8'));
     assert.equal(stackFile.apiUrl, `http://127.0.0.1:${ports.api}`);
@@ -89,6 +89,10 @@ describe('dev stack (npm start)', function () {
     const res = await fetch(`http://127.0.0.1:${ports.api}/v3/rest/organization`, { headers: { 'X-Service-Api-Key': key.apiKey } });
     assert.equal(res.status, 200);
     assert.equal(((await res.json()) as { name: string }).name, 'Acme');
+    // `npm run -s temporal -- …`: the Temporal CLI aimed at this stack (not whatever listens on 7233).
+    const temporalCli = path.join(PROJECT_ROOT, 'src', 'cli', 'temporal.ts');
+    const described = await run(TSX, [temporalCli, 'operator', 'namespace', 'describe', '--output', 'json'], { env: { PATH: process.env.PATH ?? '', ...env } });
+    assert.equal(JSON.parse(described.stdout).namespaceInfo.name, 'default');
     const doctor = await exec('doctor');
     assert.equal(doctor.ok, true);
     // The worker's FFmpeg: one build, the pinned FFmpeg 8 unless FFMPEG_PATH says otherwise.
@@ -97,9 +101,13 @@ describe('dev stack (npm start)', function () {
     assert.match(ffmpeg.ffprobe, /ffprobe$/);
   });
 
-  it('stops every child process on Ctrl-C (SIGINT to the whole process group) within 8 s', async () => {
+  it('stops every child process on Ctrl-C (SIGINT to the whole process group) within 8 s, quietly', async () => {
+    const before = output.length;
     const code = await Promise.race([interrupt(), deadline(8_000, 'still running after 8 s')]);
     assert.equal(code, 0, output.slice(-3000));
+    // A clean stop is no failure: no warning, no error, no stack trace (LOG_LEVEL=warn here).
+    const said = output.slice(before);
+    assert.doesNotMatch(said, /"level":(40|50|60)|\n\s+at /, said.slice(0, 3000));
     for (const port of [ports.api, ports.temporal, ports.ui, ports.pg]) {
       assert.ok(await waitFor(async () => !(await isPortOpen(port)), 15_000), `port ${port} still open after Ctrl-C`);
     }
