@@ -107,7 +107,7 @@ describe('dev stack (npm start)', function () {
     assert.equal(code, 0, output.slice(-3000));
     // A clean stop is no failure: no warning, no error, no stack trace (LOG_LEVEL=warn here).
     const said = output.slice(before);
-    assert.doesNotMatch(said, /"level":(40|50|60)|\n\s+at /, said.slice(0, 3000));
+    assert.doesNotMatch(said, /"level":(?:40|50|60)|^ +at /m, said.slice(0, 3000));
     for (const port of [ports.api, ports.temporal, ports.ui, ports.pg]) {
       assert.ok(await waitFor(async () => !(await isPortOpen(port)), 15_000), `port ${port} still open after Ctrl-C`);
     }
