@@ -22,8 +22,8 @@ import { httpMetrics } from './middleware/metrics.js';
 import { httpTracing } from './middleware/tracing.js';
 import { currentTracing } from '../src/telemetry/tracing.js';
 import { RouteRegistry } from './routes.js';
-import { oauthEndpoints } from './oauth/endpoints.js';
-import { oauthInteractionRoutes } from './oauth/interactions.js';
+import { oauthRoutes } from './oauth/mount.js';
+import { publicBaseUrl } from './base-url.js';
 
 export type { AppDeps };
 
@@ -68,10 +68,7 @@ export function buildApp(deps: AppDeps): Koa<AppState> {
   if (deps.oauth) {
     // oidc-provider sets its cookies through this app's context too: the same keys (oauth-notes, pitfall 9).
     app.keys = deps.oauth.cookieKeys;
-    app.use(oauthInteractionRoutes({
-      provider: deps.oauth.provider, pool: deps.pool, limits: deps.oauth.limits, signingSecret: deps.oauth.signingSecret, upstream: deps.oauth.upstream,
-    }));
-    app.use(oauthEndpoints(deps.oauth.provider, deps.oauth.endpointLimits));
+    app.use(oauthRoutes(deps.oauth, deps.pool, (ctx) => publicBaseUrl(deps, ctx)));
   }
   app.use(tusEndpoint(deps, uploads));
   app.use(registry.router.routes());

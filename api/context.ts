@@ -10,7 +10,7 @@ import type { UploadLocker } from '../src/media/upload-locker.js';
 import type { RateLimitStore } from '../src/rate-limit.js';
 import type { BodyChecker } from './json-body.js';
 import type { ApiMetrics } from '../src/metrics/api-metrics.js';
-import type { OAuthAccess, OAuthServer } from '../src/oauth/server.js';
+import type { OAuthAccess, OAuthServers } from '../src/oauth/server.js';
 import type { StartupGate } from '../src/health.js';
 
 /** Everything the API needs, injected: tests pass their own pool, Temporal client and config. */
@@ -28,7 +28,7 @@ export interface AppDeps {
   /** This process's Prometheus metrics. */
   metrics: ApiMetrics;
   /** The MCP authorization server (OAuth 2.1 for MCP clients); absent: /mcp takes no token (the CLI's only with MCP_ACCEPT_CLI_TOKENS). */
-  oauth?: OAuthServer;
+  oauth?: OAuthServers;
   /** Closed while the owning process still starts (`/readyz` answers 503 `starting`); absent: ready once listening. */
   startup?: StartupGate;
 }

@@ -17,7 +17,8 @@ const METADATA_PATH = '/.well-known/oauth-protected-resource';
 
 /** The MCP resource's URL and its authorization servers: the built-in one's issuer when there is one. */
 function resourceOf(deps: AppDeps, ctx: AppContext): { resource: string; base: string; authorizationServers: string[] } {
-  const base = deps.oauth?.issuer ?? publicBaseUrl(deps, ctx);
+  // The built-in authorization server's issuer is this same base URL (see OAuthServers).
+  const base = publicBaseUrl(deps, ctx);
   return { base, resource: `${base}/mcp`, authorizationServers: deps.config.mcp.authorizationServers ?? [base] };
 }
 
@@ -54,7 +55,7 @@ function mcpAuth(deps: AppDeps) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'));
     if (!match?.[1]) throw unauthorized(deps, ctx, 'Authentication required: send a user access token as Authorization: Bearer <token>.', false);
     if (deps.oauth?.isAccessToken(match[1])) {
-      const result = await authenticateOAuthToken(deps.pool, deps.oauth, match[1]);
+      const result = await authenticateOAuthToken(deps.pool, await deps.oauth.forBase(publicBaseUrl(deps, ctx)), match[1]);
       if (typeof result === 'string') throw unauthorized(deps, ctx, 'The access token is not valid (expired, revoked, or for another resource).', true);
       ctx.state.principal = result.principal;
       ctx.state.oauth = result.access;

@@ -15,7 +15,7 @@ import { createRateLimitStore } from '../rate-limit.js';
 import { PostgresUploadLocker } from '../media/upload-locker.js';
 import { connectTemporalClient } from '../temporal/connection.js';
 import { retryStartup } from './retry.js';
-import { createOAuthServer, oauthIssuer } from '../oauth/server.js';
+import { createOAuthServers } from '../oauth/server.js';
 import { renderOAuthError } from '../../api/oauth/pages.js';
 import { startTracing, stopTracing } from '../telemetry/tracing.js';
 import type { StartupGate } from '../health.js';
@@ -41,7 +41,7 @@ export async function startApi(config: Config, logger: Logger, o: { migrate?: bo
   const bodyChecker = createBodyChecker({ threads: config.http.bodyWorkerThreads });
   const metrics = createApiMetrics({ pool });
   o.beforeListen?.(metrics);
-  const oauth = await createOAuthServer({ issuer: oauthIssuer(config), pool, signingSecret, rateLimits, trustProxy: config.http.trustProxy, trustProxyHops: config.http.trustProxyHops, renderError: renderOAuthError, oidc: config.signIn.oidc, limits: config.rateLimits });
+  const oauth = await createOAuthServers({ issuer: config.http.publicBaseUrl, pool, signingSecret, rateLimits, trustProxy: config.http.trustProxy, trustProxyHops: config.http.trustProxyHops, renderError: renderOAuthError, oidc: config.signIn.oidc, limits: config.rateLimits });
   const deps: AppDeps = { config, pool, temporal, tokens, logger, rateLimits, uploadLocks, bodyChecker, metrics, oauth, startup: o.startup };
   const app = buildApp(deps);
   const server = await new Promise<Server>((resolve, reject) => {

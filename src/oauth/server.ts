@@ -1,7 +1,8 @@
+import { LRUCache } from 'lru-cache';
 import type Provider from 'oidc-provider';
 import type { DatabasePool } from 'slonik';
 import { deriveKey } from '../auth/secrets.js';
-import type { Config, OidcSignInConfig } from '../config.js';
+import type { OidcSignInConfig } from '../config.js';
 import type { RateLimiter, RateLimitStore } from '../rate-limit.js';
 import { loginLimits, type LoginLimits } from './interactions.js';
 import { upstreamSignIn, type UpstreamSignIn } from './upstream.js';
@@ -17,22 +18,35 @@ export interface OAuthAccess {
   expiresAt: number;
 }
 
-/** The API's authorization server: the provider, its pages' limits, and the check of its tokens on /mcp. */
+/** One issuer's authorization server: the provider and the check of its tokens on /mcp. */
 export interface OAuthServer {
   provider: Provider;
   issuer: string;
   resource: string;
+  /** Upstream OpenID Connect sign-in, when configured. */
+  upstream: UpstreamSignIn | undefined;
+  /** The token's access, or 'invalid': unknown, expired, revoked, its grant revoked, or for another resource. */
+  verify(token: string): Promise<OAuthAccess | 'invalid'>;
+}
+
+/**
+ * The API's authorization servers. With PUBLIC_BASE_URL there is one issuer. Without it (development)
+ * the issuer is the base URL a request came to, as every other link: `http://localhost:8080` and
+ * `http://127.0.0.1:8080` each get theirs, so an MCP client finds the resource it was given at the
+ * address it was given (an issuer fixed to one loopback name failed the other's resource check).
+ * All share one store: a client registered at one is known at all; a token is for its issuer's
+ * resource only.
+ */
+export interface OAuthServers {
+  /** The server of a request's base URL (PUBLIC_BASE_URL's whatever the request says, when set). */
+  forBase(base: string): Promise<OAuthServer>;
   limits: LoginLimits;
   /** Per client address: client registrations an hour, authorization requests a minute (null: off). */
   endpointLimits: EndpointLimits;
   cookieKeys: string[];
   signingSecret: string;
-  /** Upstream OpenID Connect sign-in, when configured. */
-  upstream: UpstreamSignIn | undefined;
   /** An OAuth access token (opaque)? Tells it from the CLI's user access tokens, which are JWTs. */
   isAccessToken(token: string): boolean;
-  /** The token's access, or 'invalid': unknown, expired, revoked, its grant revoked, or for another resource. */
-  verify(token: string): Promise<OAuthAccess | 'invalid'>;
 }
 
 export interface EndpointLimits {
@@ -55,17 +69,13 @@ export function endpointLimits(store: RateLimitStore, o: { registrationsPerHour:
 /** Where the upstream provider sends the browser back (register `<issuer>` + this there). */
 export const UPSTREAM_CALLBACK_PATH = '/oauth/upstream/callback';
 
-/** The issuer of a deployment: PUBLIC_BASE_URL, or in development `http://localhost:<PORT>` (createOAuthServer drops a trailing slash). */
-export function oauthIssuer(config: Pick<Config, 'http'>): string {
-  return config.http.publicBaseUrl ?? `http://localhost:${config.http.port}`;
-}
+/** Issuers served at once without PUBLIC_BASE_URL (loopback names, a LAN address): the least recently used goes. */
+const MAX_ISSUERS = 8;
 
-/**
- * `issuer`: the public base URL (PUBLIC_BASE_URL; without it `http://localhost:<PORT>`), which MCP
- * clients compare with the protected-resource metadata's `authorization_servers`.
- */
-export async function createOAuthServer(o: {
-  issuer: string; pool: DatabasePool; signingSecret: string; rateLimits: RateLimitStore; trustProxy: boolean;
+export interface OAuthServersOptions {
+  /** PUBLIC_BASE_URL: the one issuer; absent, each request's base URL is its issuer. */
+  issuer: string | undefined;
+  pool: DatabasePool; signingSecret: string; rateLimits: RateLimitStore; trustProxy: boolean;
   /** TRUST_PROXY_HOPS (1 unless given). */
   trustProxyHops?: number;
   /** The API's error page (api/oauth/pages.ts): errors shown to the user rather than returned to the client. */
@@ -75,18 +85,42 @@ export async function createOAuthServer(o: {
   accessTokenSeconds?: number;
   /** config.rateLimits: registrations an hour and authorization requests a minute per client address (0: off). */
   limits: { oauthRegistrationsPerHour: number; oauthAuthorizationsPerMinute: number };
-}): Promise<OAuthServer> {
-  const issuer = o.issuer.replace(/\/$/, '');
+}
+
+/**
+ * `issuer`: the public base URL, which MCP clients compare with the protected-resource metadata's
+ * `authorization_servers`; without one, the base URL of each request (see OAuthServers).
+ */
+export async function createOAuthServers(o: OAuthServersOptions): Promise<OAuthServers> {
   const cookieKeys = [Buffer.from(deriveKey(o.signingSecret, 'oauth-cookies')).toString('base64url')];
+  const servers = new LRUCache<string, Promise<OAuthServer>>({ max: MAX_ISSUERS });
+  const forIssuer = (issuer: string): Promise<OAuthServer> => {
+    let server = servers.get(issuer);
+    if (!server) {
+      server = createIssuerServer(o, issuer, cookieKeys);
+      servers.set(issuer, server);
+      server.catch(() => servers.delete(issuer));
+    }
+    return server;
+  };
+  const fixed = o.issuer?.replace(/\/$/, '');
+  if (fixed) await forIssuer(fixed);
+  return {
+    forBase: (base) => forIssuer(fixed ?? base.replace(/\/$/, '')),
+    limits: loginLimits(o.rateLimits), cookieKeys, signingSecret: o.signingSecret,
+    endpointLimits: endpointLimits(o.rateLimits, { registrationsPerHour: o.limits.oauthRegistrationsPerHour, authorizationsPerMinute: o.limits.oauthAuthorizationsPerMinute }),
+    isAccessToken: (token) => /^[\w-]{32,128}$/.test(token),
+  };
+}
+
+async function createIssuerServer(o: OAuthServersOptions, issuer: string, cookieKeys: string[]): Promise<OAuthServer> {
   const provider = await createAuthorizationServer({
     issuer, pool: o.pool, signingSecret: o.signingSecret, cookieKeys, trustProxy: o.trustProxy, trustProxyHops: o.trustProxyHops, renderError: o.renderError, accessTokenSeconds: o.accessTokenSeconds,
   });
   const resource = mcpResource(issuer);
   return {
-    provider, issuer, resource, limits: loginLimits(o.rateLimits), cookieKeys,
-    endpointLimits: endpointLimits(o.rateLimits, { registrationsPerHour: o.limits.oauthRegistrationsPerHour, authorizationsPerMinute: o.limits.oauthAuthorizationsPerMinute }), signingSecret: o.signingSecret,
+    provider, issuer, resource,
     upstream: o.oidc ? upstreamSignIn({ ...o.oidc, redirectUri: `${issuer}${UPSTREAM_CALLBACK_PATH}`, pool: o.pool }) : undefined,
-    isAccessToken: (token) => /^[\w-]{32,128}$/.test(token),
     async verify(token) {
       // What introspection checks (oidc-provider's lib/actions/introspection.js): the token, its grant, who and for what.
       const at = await provider.AccessToken.find(token);

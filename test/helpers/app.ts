@@ -11,7 +11,7 @@ import { REDACTED_PATHS, type Logger } from '../../src/logger.js';
 import { createRateLimitStore, type RateLimitStore } from '../../src/rate-limit.js';
 import { memoryUploadLocker, PostgresUploadLocker, type UploadLocker } from '../../src/media/upload-locker.js';
 import { connectTemporalClient, type TemporalClient } from '../../src/temporal/connection.js';
-import { createOAuthServer } from '../../src/oauth/server.js';
+import { createOAuthServers } from '../../src/oauth/server.js';
 import { renderOAuthError } from '../../api/oauth/pages.js';
 import { testConfig, TEST_SIGNING_SECRET } from './config.js';
 import { testStack } from './stack.js';
@@ -62,13 +62,13 @@ export async function startTestApi(options: {
   const uploadLocks: UploadLocker = options.databaseUrl ? new PostgresUploadLocker(options.databaseUrl) : memoryUploadLocker();
   // As in production: large bodies are checked by a thread.
   const bodyChecker = options.bodyChecker !== undefined ? options.bodyChecker : createBodyChecker({ threads: config.http.bodyWorkerThreads });
-  // Listening first: the authorization server's issuer is the URL the test reaches the API at.
+  // Listening first: the port is part of the URL the tests reach the API at.
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
   const url = `http://127.0.0.1:${port}`;
-  const oauth = await createOAuthServer({
-    issuer: config.http.publicBaseUrl ?? url, pool: options.pool, signingSecret: TEST_SIGNING_SECRET, rateLimits, trustProxy: config.http.trustProxy, trustProxyHops: config.http.trustProxyHops, renderError: renderOAuthError, oidc: config.signIn.oidc, limits: config.rateLimits,
+  const oauth = await createOAuthServers({
+    issuer: config.http.publicBaseUrl, pool: options.pool, signingSecret: TEST_SIGNING_SECRET, rateLimits, trustProxy: config.http.trustProxy, trustProxyHops: config.http.trustProxyHops, renderError: renderOAuthError, oidc: config.signIn.oidc, limits: config.rateLimits,
     accessTokenSeconds: options.oauthAccessTokenSeconds,
   });
   const deps: AppDeps = {

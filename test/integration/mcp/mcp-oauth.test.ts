@@ -86,6 +86,31 @@ describe('MCP over OAuth: a standard client connects with no token pasted anywhe
     assert.match(afterRevoke.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
   });
 
+  it('works through either loopback name without PUBLIC_BASE_URL: each is its own issuer, and a token is for the name it was issued at (issue 29.2)', async () => {
+    for (const host of ['localhost', '127.0.0.1']) {
+      const base = api.url.replace('127.0.0.1', host);
+      const provider = new TestClientProvider(REDIRECT);
+      const probe = new Client({ name: 'sdk-test', version: '1.0.0' });
+      await assert.rejects(probe.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { authProvider: provider })), UnauthorizedError);
+      assert.equal(provider.authorizationUrl!.origin, base);
+      const back = await authorizeInBrowser(base, provider.authorizationUrl!, { email: user.email, password: PASSWORD });
+      const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { authProvider: provider });
+      await transport.finishAuth(back.searchParams.get('code')!);
+      const client = new Client({ name: 'sdk-test', version: '1.0.0' });
+      await client.connect(transport);
+      const listed = (await client.callTool({ name: 'create-project', arguments: { name: `Through ${host}` } })) as CallToolResult;
+      assert.notEqual(listed.isError, true, JSON.stringify(listed));
+      await client.close();
+      // Issued for <base>/mcp: the other loopback name is another resource.
+      const other = host === 'localhost' ? api.url : api.url.replace('127.0.0.1', 'localhost');
+      const elsewhere = await fetch(`${other}/mcp`, {
+        method: 'POST', headers: { authorization: `Bearer ${provider.saved!.access_token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+      assert.equal(elsewhere.status, 401);
+    }
+  });
+
   it('a token without a tool\'s scope gets 403 insufficient_scope naming it; with it, the call goes through', async () => {
     const reg = (await (await fetch(`${api.url}/oauth/register`, {
       method: 'POST', headers: { 'content-type': 'application/json' },

@@ -101,7 +101,7 @@ describe('MCP authorization: sign-in, consent, code with PKCE, tokens', function
     assert.equal(typeof tokens.refresh_token, 'string');
     // Opaque and stored: whose, for which resource, with the scopes asked for and approved.
     assert.match(tokens.access_token, /^[\w-]{32,128}$/);
-    const stored = await api.deps.oauth!.provider.AccessToken.find(tokens.access_token);
+    const stored = await (await api.deps.oauth!.forBase(api.url)).provider.AccessToken.find(tokens.access_token);
     assert.equal(stored?.accountId, user.userId);
     assert.equal(stored?.aud, `${base}/mcp`);
     assert.deepEqual(String(stored?.scope).split(' ').sort(), ['projects:read', 'sessions:upload']);

@@ -84,7 +84,7 @@ describe('MCP authorization: registration and authorization limits, unused clien
 
     // A day later (moved, not waited for): the unused client is gone for the provider, and the sweep deletes it.
     await pool.query(sql.unsafe`UPDATE oauth_models SET expires_at = now() - interval '1 second' WHERE model = 'Client' AND id = ${unused}`);
-    assert.equal(await api.deps.oauth!.provider.Client.find(unused), undefined);
+    assert.equal(await (await api.deps.oauth!.forBase(api.url)).provider.Client.find(unused), undefined);
     const { url } = authorizationRequest(api.url, { clientId: unused, redirectUri: REDIRECT, scope: 'projects:read' });
     const refused = await fetch(url, { redirect: 'manual', headers: { 'x-forwarded-for': '198.51.100.31' } });
     assert.equal(refused.status, 400);

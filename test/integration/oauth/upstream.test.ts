@@ -78,7 +78,7 @@ describe('MCP authorization: sign-in at a company\'s OpenID Connect provider', f
     assert.equal(tokens.status, 200, await tokens.clone().text());
     const { access_token } = (await tokens.json()) as { access_token: string };
     assert.equal((await mcpCall(api.url, access_token)).status, 200);
-    assert.equal((await api.deps.oauth!.verify(access_token) as { userId: string }).userId, user.userId);
+    assert.equal((await (await api.deps.oauth!.forBase(api.url)).verify(access_token) as { userId: string }).userId, user.userId);
     assert.deepEqual(await identities(user.userId), [{ issuer: idp.issuer, subject: 'alice-at-corp' }]);
 
     // Linked: the subject decides from now on, even when the provider's address changes.
