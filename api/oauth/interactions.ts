@@ -119,6 +119,10 @@ export function oauthInteractionRoutes(deps: InteractionDeps): Middleware {
     const body = ctx.request.body as Record<string, unknown>;
     const email = typeof body.email === 'string' ? body.email : '';
     const password = typeof body.password === 'string' ? body.password : '';
+    // PostgreSQL cannot hold U+0000 (a 500 otherwise), and no address is longer than 320 characters.
+    if (email.includes('\u0000') || password.includes('\u0000') || email.length > 320) {
+      return showLogin(ctx, d, 400, { error: 'That e-mail address or password cannot be right (invalid_request).' });
+    }
     const outcome = await attemptLogin(deps.pool, deps.limits, { email, password, address: ctx.ip });
     if (outcome.kind === 'limited') {
       ctx.set('Retry-After', String(outcome.retryAfterSeconds));
@@ -175,6 +179,10 @@ export function oauthInteractionRoutes(deps: InteractionDeps): Middleware {
   router.post('/oauth/interaction/:uid/confirm', form, async (ctx) => {
     const d = await details(ctx);
     if (!d || !checked(ctx, d)) return;
+    // A consent form posted before anyone signed in (a 500 before): nothing to approve yet.
+    if (d.prompt.name !== 'consent' || !d.session?.accountId) {
+      return page(ctx, 400, errorPage('Sign in first', 'Sign in before you approve or deny an application (login_required). Start again from your application.'));
+    }
     const decision = (ctx.request.body as Record<string, unknown>).decision;
     const result = decision === 'approve'
       ? { consent: { grantId: await approveGrant(deps.provider, d) } }
