@@ -19,6 +19,7 @@ import { createSessionWakeActivities } from './session-wakes.js';
 import { createMediaReconcilerActivities } from './media-reconciler.js';
 import { createSessionDrainerActivities } from './session-drainer.js';
 import { drainerSettings, type DrainerSettings } from '../src/agents/drainer.js';
+import { describeMeetingProviders, type MeetingProvidersDescription } from '../src/providers/describe.js';
 
 export interface ActivityDeps extends MediaActivityDeps {
   pool: DatabasePool;
@@ -35,6 +36,8 @@ export interface ActivityDeps extends MediaActivityDeps {
   workerStopping?: AbortSignal;
   /** The worker's activity metrics (analyses, media phases); none in tests that do not read them. */
   metrics?: ActivityMetrics;
+  /** What `intake meeting-providers` reports of this worker (from its configuration). */
+  meetingProviders?: MeetingProvidersDescription;
 }
 
 /** The production dependencies of the activities, from configuration. */
@@ -59,6 +62,7 @@ export function activityDeps(
     addressPolicy: PUBLIC_ADDRESSES,
     // ... except the host names an operator names (MEDIA_FETCH_ALLOWED_HOSTS), for media on its own network.
     fetchAllowedHosts: config.media.fetchAllowedHosts,
+    meetingProviders: describeMeetingProviders(config),
   };
 }
 

@@ -35,7 +35,7 @@ const COMMANDS: Record<string, Command> = {
   'batch create': batchCreate,
   'metadata-field create': metadataFieldCreate,
   doctor: (ctx) => doctor(ctx),
-  'meeting-providers': async (ctx) => meetingProviders(ctx),
+  'meeting-providers': async (ctx, argv) => meetingProviders(ctx, argv),
 };
 
 const USAGE = `usage: intake <command> [--flags]
@@ -59,7 +59,7 @@ const USAGE = `usage: intake <command> [--flags]
   folder create --org O --name N
   batch create --user U
   metadata-field create --org O --name N --type boolean|date|datetime|float|integer|json|string
-  meeting-providers
+  meeting-providers [--config]
   doctor`;
 
 function resolve(argv: string[]): { command: Command; rest: string[] } {

@@ -93,6 +93,11 @@ describe('dev stack (npm start)', function () {
     const temporalCli = path.join(PROJECT_ROOT, 'src', 'cli', 'temporal.ts');
     const described = await run(TSX, [temporalCli, 'operator', 'namespace', 'describe', '--output', 'json'], { env: { PATH: process.env.PATH ?? '', ...env } });
     assert.equal(JSON.parse(described.stdout).namespaceInfo.name, 'default');
+    // The running stack's recorder, as its worker reports it, whatever this shell's environment says.
+    const providers = JSON.parse((await run(TSX, [cli, 'meeting-providers'], {
+      env: { PATH: process.env.PATH ?? '', ...env, RECORDER: 'recall', RECALL_BASE_URL: 'https://recall.example', RECALL_API_KEY: 'k' },
+    })).stdout);
+    assert.deepEqual([providers.source, providers.recorder.kind], ['worker', 'local']);
     const doctor = await exec('doctor');
     assert.equal(doctor.ok, true);
     // The worker's FFmpeg: one build, the pinned FFmpeg 8 unless FFMPEG_PATH says otherwise.

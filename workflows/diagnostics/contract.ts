@@ -24,6 +24,12 @@ export interface WorkerDescription {
   taskQueue: string;
   /** The worker's FFmpeg (absent in runs recorded before it was reported). */
   ffmpeg?: { version: string; ffmpeg: string; ffprobe: string; source: string } | { error: string };
+  /** The worker's meeting recorder and transcriber, no secrets (absent in older runs, and from workers built without a configuration). */
+  meetingProviders?: {
+    recorder: Record<string, unknown> & { kind: string };
+    platforms: string[];
+    transcriber: Record<string, unknown> & { kind: string };
+  };
 }
 
 export interface DiagnosticsResult {

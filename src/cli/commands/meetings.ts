@@ -1,19 +1,17 @@
-import type { CliContext } from '../context.js';
+import { describeMeetingProviders } from '../../providers/describe.js';
+import { flags } from '../args.js';
+import { CliError, type CliContext } from '../context.js';
+import { runDiagnostics } from './doctor.js';
 
 /**
- * The meeting recorder and transcription engine this configuration uses, as the worker would build
- * them (no secrets: API keys are reported as set or not).
+ * The meeting recorder and transcription engine of the running stack, as its worker reports them
+ * (through the diagnostics workflow, like `doctor`); `--config`: what this command's own
+ * configuration would build, to check an environment before a worker runs with it.
  */
-export function meetingProviders(ctx: CliContext) {
-  const { meetings, transcriber } = ctx.config;
-  const recorder = meetings.recorder.kind === 'recall'
-    ? { kind: 'recall', baseUrl: meetings.recorder.baseUrl, apiKey: 'set', timeoutMs: meetings.recorder.timeoutMs }
-    : { kind: 'local', meetingSeconds: meetings.recorder.meetingSeconds };
-  return {
-    recorder: { ...recorder, botName: meetings.botName, statusPollSeconds: meetings.pollSeconds, maxHours: meetings.maxHours },
-    platforms: ['zoom', 'google_meet', 'microsoft_teams', 'webex'],
-    transcriber: transcriber.kind === 'openai'
-      ? { kind: 'openai', baseUrl: transcriber.baseUrl, model: transcriber.model, apiKey: transcriber.apiKey ? 'set' : 'not set' }
-      : { kind: transcriber.kind },
-  };
+export async function meetingProviders(ctx: CliContext, argv: string[]) {
+  const f = flags(argv, { config: 'boolean' });
+  if (f.config === true) return { source: 'configuration', ...describeMeetingProviders(ctx.config) };
+  const { worker } = await runDiagnostics(ctx, 'intake meeting-providers');
+  if (!worker.meetingProviders) throw new CliError(`the worker that answered (${worker.identity}) does not report its meeting providers: it runs an older release`);
+  return { source: 'worker', worker: worker.identity, ...worker.meetingProviders };
 }

@@ -154,19 +154,19 @@ describe('intake admin CLI', function () {
     assert.match(missing.stderr, /user .* not found/);
   });
 
-  it('meeting-providers: the configured recorder and transcriber, never their keys', async () => {
-    const local = await runIntake({ ...env, RECORDER: 'local' }, 'meeting-providers');
+  it('meeting-providers --config: the recorder and transcriber this configuration builds, never their keys', async () => {
+    const local = await runIntake({ ...env, RECORDER: 'local' }, 'meeting-providers', '--config');
     assert.equal(local.code, 0, local.stderr);
     assert.deepEqual([local.json.recorder.kind, local.json.transcriber.kind], ['local', 'none']);
     assert.deepEqual(local.json.platforms, ['zoom', 'google_meet', 'microsoft_teams', 'webex']);
     const recall = await runIntake({
       ...env, RECORDER: 'recall', RECALL_BASE_URL: 'https://us-east-1.recall.ai', RECALL_API_KEY: 'very-secret-recall-key',
       TRANSCRIBER: 'openai', TRANSCRIBER_BASE_URL: 'https://api.openai.com/v1', TRANSCRIBER_API_KEY: 'very-secret-openai-key',
-    }, 'meeting-providers');
+    }, 'meeting-providers', '--config');
     assert.deepEqual([recall.json.recorder.kind, recall.json.recorder.baseUrl, recall.json.recorder.apiKey], ['recall', 'https://us-east-1.recall.ai', 'set']);
     assert.deepEqual([recall.json.transcriber.kind, recall.json.transcriber.model, recall.json.transcriber.apiKey], ['openai', 'whisper-1', 'set']);
     assert.equal(recall.stdout.includes('very-secret'), false);
-    const incomplete = await runIntake({ ...env, RECORDER: 'recall' }, 'meeting-providers');
+    const incomplete = await runIntake({ ...env, RECORDER: 'recall' }, 'meeting-providers', '--config');
     assert.notEqual(incomplete.code, 0);
     assert.match(incomplete.stderr, /RECALL_BASE_URL/);
   });
