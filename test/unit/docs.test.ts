@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { PROJECT_ROOT } from '../../src/paths.js';
@@ -46,6 +46,18 @@ function queries(attribute: RegExp): Query[] {
 const unquote = (value: string) => /^"(.*)"$/.exec(value)?.[1];
 
 describe('docs match the code', () => {
+  it('link only what a clone holds: no path outside the repository, every relative link resolves (issue 29.15)', () => {
+    for (const file of DOCS) {
+      const text = read(file);
+      assert.doesNotMatch(text, /\.\.\/shared\//, `${file} names a file outside the repository`);
+      for (const [, target] of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+        if (/^[a-z]+:/.test(target!)) continue;
+        const resolved = path.join(PROJECT_ROOT, path.dirname(file), target!);
+        assert.ok(existsSync(resolved), `${file} links ${target}, which is not in the repository`);
+      }
+    }
+  });
+
   it('README names every search attribute with its type where it sets up Temporal Cloud', () => {
     assertListsSearchAttributes(paragraph(read('README.md'), 'search attributes', '## Running against real PostgreSQL and Temporal'));
   });
