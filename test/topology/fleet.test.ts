@@ -358,7 +358,7 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     const accessToken = await mcpAccessToken(apis[0]!, await createSignInUser(pool));
     const connect = async (base: string) => {
       const c = new McpClient({ name: 'fleet-test', version: '1.0.0' });
-      await c.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${user.accessToken}` } } }));
+      await c.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${accessToken}` } } }));
       return c;
     };
     const call = async (c: McpClient, name: string, args: Record<string, unknown>) => {
