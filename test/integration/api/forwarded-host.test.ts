@@ -6,7 +6,7 @@ import { testConfig } from '../../helpers/config.js';
 import { createTestDatabase } from '../../helpers/stack.js';
 import { createTestOrg } from '../../helpers/fixtures.js';
 
-/** Links the API builds (upload URLs, MCP metadata) never come from headers a client may forge. */
+/** Links the API builds (upload URLs, MCP metadata) never come from headers a client may forge: only a trusted proxy's, or PUBLIC_BASE_URL. */
 describe('public base URL and forwarded headers', () => {
   let pool: DatabasePool;
   const apis: TestApi[] = [];
@@ -32,7 +32,7 @@ describe('public base URL and forwarded headers', () => {
     assert.equal(await resource(api, forged), `${api.url}/mcp`);
   });
 
-  it('believes them with TRUST_PROXY (a proxy the operator runs sets them) for links; the MCP resource stays the OAuth issuer', async () => {
+  it('believes them with TRUST_PROXY (a proxy the operator runs sets them) for links, the MCP resource and its authorization server alike', async () => {
     const api = await start({ TRUST_PROXY: 'true' });
     const org = await createTestOrg(pool);
     const key = { 'X-Service-Api-Key': org.apiKey };
@@ -41,8 +41,12 @@ describe('public base URL and forwarded headers', () => {
     const upload = await api.request(`/v3/rest/recordings/${created.body.id as string}/uploads`, { method: 'POST', headers: { ...key, ...forged }, json: { fileName: 'a.flac', fileSize: 10 } });
     assert.equal(upload.status, 201);
     assert.match(upload.body.uploadUrl as string, /^https:\/\/evil\.example\//);
-    // Tokens are issued for one audience: the resource does not follow request headers.
-    assert.equal(await resource(api, forged), `${api.url}/mcp`);
+    // Without PUBLIC_BASE_URL each base URL is an issuer of its own (issue 29.2): the resource and the
+    // authorization server it names are that base's, so a token is for the base it was issued at.
+    const metadata = (await api.request('/.well-known/oauth-protected-resource', { headers: forged })).body as { resource: string; authorization_servers: string[] };
+    assert.deepEqual([metadata.resource, metadata.authorization_servers], ['https://evil.example/mcp', ['https://evil.example']]);
+    const server = (await api.request('/.well-known/oauth-authorization-server', { headers: forged })).body as { issuer: string };
+    assert.equal(server.issuer, 'https://evil.example');
   });
 
   it('uses PUBLIC_BASE_URL whatever the headers say', async () => {

@@ -73,7 +73,10 @@ describe('FFmpeg has no secret of the worker and sees nothing but its own files 
       const ffmpeg = processes.find((p) => p.comm === 'ffmpeg');
       assert.ok(ffmpeg, `ffmpeg runs below the worker: ${JSON.stringify(processes)}`);
       if (sandbox === 'bwrap') assert.ok(processes.some((p) => p.comm === 'bwrap'), 'under bubblewrap');
-      const environments = await Promise.all(processes.map(async (p) => ({ ...p, env: (await readFile(`/proc/${p.pid}/environ`, 'utf8').catch(() => '')).split('\0').filter(Boolean) })));
+      // Read while it runs; a process caught in the middle of its exec shows an empty environment for a moment.
+      const environOf = async (pid: number) => (await readFile(`/proc/${pid}/environ`, 'utf8').catch(() => '')).split('\0').filter(Boolean);
+      for (let tries = 0; tries < 40 && (await environOf(ffmpeg.pid)).length === 0; tries++) await sleep(25);
+      const environments = await Promise.all(processes.map(async (p) => ({ ...p, env: await environOf(p.pid) })));
       controller.abort();
       await assert.rejects(running, { name: 'AbortError' });
       for (const p of environments) assert.ok(!p.env.join('\n').includes(canary), `${p.comm} (${p.pid}) holds a secret of the worker`);

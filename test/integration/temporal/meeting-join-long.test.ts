@@ -70,7 +70,11 @@ describe('meeting join: long meetings and every way out', function () {
     assert.ok(hours >= 48 && hours < 49, `${hours} h of workflow time`);
     const runs = Math.ceil((48 * 60) / POLLS_PER_RUN);
     assert.equal(calls.runs.size, runs, 'the runs continued as new');
-    assert.equal(calls.polls, 48 * 60 + runs, 'one poll a minute for 48 hours, and one as each run begins');
+    // One poll a minute for 48 hours, and one as each run begins. The test server's clock runs in real
+    // time while an activity runs (it skips only when nothing does), so 2,880 polls of a few ms each
+    // can carry the last one past the deadline on a loaded machine: one poll fewer, never more.
+    const expected = 48 * 60 + runs;
+    assert.ok(calls.polls === expected || calls.polls === expected - 1, `${calls.polls} polls, expected ${expected} (or one fewer)`);
     for (const events of histories) assert.ok(events < 12 * POLLS_PER_RUN, `a run's history holds ${events} events`);
     assert.deepEqual(calls.leaves, ['bot-1']);
     assert.deepEqual(calls.failed, [[recordingId, 'max_duration']]);
