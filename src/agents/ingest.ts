@@ -31,8 +31,7 @@ export interface IngestResult {
 /** A request sanitized and checked as far as it can be without the database. */
 interface Prepared {
   app: ApplicationRow;
-  /** The lookup the request was prepared from: compared with the database's in the transaction. */
-  credentialId: string;
+  /** The stamp of the lookup the request was prepared from: compared with the database's in the transaction. */
   stamp: string;
   request: AgentIngestRequest;
   participants: ParticipantRecord[];
@@ -73,7 +72,7 @@ async function prepare(authority: CredentialLookup, raw: AgentIngestRequest): Pr
   // A feedback target and participant references are checked as sent too, even when their keys are redacted.
   const incoming = request.events.map((event, i) => ({ ...toIncoming(event, i), feedbackTarget: raw.events[i]?.feedback?.targetEventExternalId ?? null }));
   return {
-    app, credentialId: authority.credential_id, stamp: authority.stamp, request, participants, incoming,
+    app, stamp: authority.stamp, request, participants, incoming,
     sentParticipantIds: (raw.participants ?? []).flatMap((p) => (p.externalId === undefined ? [] : [p.externalId])),
     key: sessionKey(app.id, request.externalSessionId),
     alone: participants.length > 0 || !app.content_capture,
@@ -187,12 +186,11 @@ type Outcome = IngestResult | AppError | StaleAuthorityError;
  * participants or content capture off come alone (their statements run before their plan).
  */
 async function applyIngests(tx: DatabaseTransactionConnection, items: readonly Prepared[], analysisCreditCost: number): Promise<Outcome[]> {
-  const locked = await lockSessions(tx, items.map(({ app, request, credentialId }) => ({
+  const locked = await lockSessions(tx, items.map(({ app, request }) => ({
     organizationId: app.organization_id,
     applicationId: app.id,
     externalSessionId: request.externalSessionId,
     restrictedTo: app.access === 'users' ? app.access_user_ids : null,
-    credentialId,
   })));
   const byKey = new Map(locked.map((s) => [sessionKey(s.application_id, s.external_session_id), s]));
   const sessions = items.map((item) => byKey.get(item.key)!);

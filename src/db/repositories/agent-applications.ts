@@ -145,20 +145,25 @@ export async function revokeCredential(
   if (!isUuid(id)) return null;
   const org = scope.organizationId ? sql.fragment`AND organization_id = ${scope.organizationId}` : sql.fragment``;
   const app = scope.applicationId ? sql.fragment`AND application_id = ${scope.applicationId}` : sql.fragment``;
+  // The application's updated_at moves too: ingests holding a cached lookup see the revocation (authorityStamp).
   return db.maybeOne(sql.type(credentialRow)`
-    UPDATE agent_credentials SET revoked_at = coalesce(revoked_at, now())
-    WHERE id = ${id} ${org} ${app}
-    RETURNING ${credentialColumns}`);
+    WITH revoked AS (
+      UPDATE agent_credentials SET revoked_at = coalesce(revoked_at, now())
+      WHERE id = ${id} ${org} ${app}
+      RETURNING ${credentialColumns}
+    ), touched AS (
+      UPDATE agent_applications SET updated_at = now() WHERE id IN (SELECT application_id FROM revoked)
+    )
+    SELECT * FROM revoked`);
 }
 
 /**
  * What an ingest's authority depends on, as one value: the application (any setting, status or
- * deletion moves `updated_at`), the credential's revocation and the workspace's agent chats. An
- * ingest prepared from a cached lookup compares it inside its own transaction (lockSessions), so a
- * change committed before the ingest started always applies to it.
+ * deletion moves `updated_at`, and so does revoking one of its credentials) and the workspace's agent
+ * chats. An ingest prepared from a cached lookup compares it inside its own transaction
+ * (lockSessions), so a change committed before the ingest started always applies to it.
  */
-export const authorityStamp = sql.fragment`concat_ws('|',
-  (extract(epoch FROM a.updated_at) * 1000000)::bigint, coalesce((extract(epoch FROM c.revoked_at) * 1000000)::bigint, 0), o.agent_chats_enabled)`;
+export const authorityStamp = sql.fragment`concat_ws('|', (extract(epoch FROM a.updated_at) * 1000000)::bigint, o.agent_chats_enabled)`;
 
 export const credentialLookupRow = z.object({
   credential_id: z.string(),

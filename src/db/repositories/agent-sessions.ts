@@ -35,8 +35,6 @@ export interface SessionKey {
   applicationId: string;
   externalSessionId: string;
   restrictedTo: readonly string[] | null;
-  /** The credential the request came with: its authority is read again in this statement. */
-  credentialId: string;
 }
 
 /** A locked session, whether this transaction created it, and its request's authority now (see authorityStamp). */
@@ -54,27 +52,16 @@ export type LockedSessionRow = SessionRow & { created: boolean; stamp: string | 
 export async function lockSessions(tx: CommonQueryMethods, keys: readonly SessionKey[]): Promise<readonly LockedSessionRow[]> {
   const records = keys.map((k) => ({
     organization_id: k.organizationId, application_id: k.applicationId, external_session_id: k.externalSessionId, restricted_to: k.restrictedTo,
-    credential_id: k.credentialId,
   }));
   return tx.any(sql.type(sessionRow.extend({ created: z.boolean(), stamp: z.string().nullable() }))`
-    WITH x AS (
-      SELECT * FROM jsonb_to_recordset(${sql.jsonb(records)})
-        AS x(organization_id uuid, application_id uuid, external_session_id text, restricted_to uuid[], credential_id uuid)
-    ), locked AS (
-      INSERT INTO agent_sessions AS s (organization_id, application_id, external_session_id, restricted_to)
-      SELECT x.organization_id, x.application_id, x.external_session_id, x.restricted_to
-      FROM x
-      ORDER BY x.application_id, x.external_session_id COLLATE "C"
-      ON CONFLICT (application_id, external_session_id) DO UPDATE SET last_ingest_at = s.last_ingest_at
-      RETURNING s.*, (s.xmax = 0) AS created
-    )
-    SELECT locked.*, (
-      SELECT ${authorityStamp} FROM agent_credentials c
-      JOIN agent_applications a ON a.id = c.application_id
-      JOIN organizations o ON o.id = c.organization_id
-      WHERE c.id = x.credential_id
-    ) AS stamp
-    FROM locked JOIN x ON x.application_id = locked.application_id AND x.external_session_id = locked.external_session_id`);
+    INSERT INTO agent_sessions AS s (organization_id, application_id, external_session_id, restricted_to)
+    SELECT x.organization_id, x.application_id, x.external_session_id, x.restricted_to
+    FROM jsonb_to_recordset(${sql.jsonb(records)}) AS x(organization_id uuid, application_id uuid, external_session_id text, restricted_to uuid[])
+    ORDER BY x.application_id, x.external_session_id COLLATE "C"
+    ON CONFLICT (application_id, external_session_id) DO UPDATE SET last_ingest_at = s.last_ingest_at
+    RETURNING s.*, (s.xmax = 0) AS created, (
+      SELECT ${authorityStamp} FROM agent_applications a JOIN organizations o ON o.id = a.organization_id WHERE a.id = s.application_id
+    ) AS stamp`);
 }
 
 /** Sessions an ingest created and then refused: removed in the same transaction, so nothing is stored. */
