@@ -1,7 +1,7 @@
 import type { Next } from 'koa';
 import { hashSecret } from '../../src/auth/secrets.js';
 import { touchCredential, type CredentialLookup } from '../../src/db/repositories/agent-applications.js';
-import { CredentialCache } from '../../src/agents/credential-cache.js';
+import { ingestRefusal, type CredentialCache } from '../../src/agents/credential-cache.js';
 import { AppError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../../src/errors.js';
 import type { AppContext, AppDeps } from '../context.js';
 
@@ -31,7 +31,7 @@ export function agentSecret(deps: AppDeps, credentials: CredentialCache) {
 
 function checkCredential(found: CredentialLookup | null): asserts found is CredentialLookup {
   if (!found) throw new UnauthenticatedError('invalid_credentials', 'The ingest secret is not valid.');
-  if (found.revoked_at) throw new UnauthenticatedError('credential_revoked', 'The ingest secret has been revoked.');
+  if (ingestRefusal(found) === 'credential_revoked') throw new UnauthenticatedError('credential_revoked', 'The ingest secret has been revoked.');
 }
 
 /**
@@ -51,10 +51,12 @@ function checkApplication(found: CredentialLookup, agentKey: unknown): void {
   if (typeof agentKey === 'string' && agentKey !== found.application.agent_key) {
     throw new UnauthenticatedError('invalid_credentials', 'The ingest secret does not belong to the application named by agentKey.');
   }
-  if (found.application.deleted_at) throw new NotFoundError('Agent application');
-  if (!found.agent_chats_enabled) throw new AppError(404, 'agent_chats_not_enabled', 'Agent chats are not enabled for this workspace.');
-  if (found.application.status !== 'active') {
-    throw new ForbiddenError('application_disabled', 'The application is disabled; it accepts no uploads until it is enabled again.');
+  // A revoked secret was refused by checkCredential already.
+  switch (ingestRefusal(found)) {
+    case 'application_deleted': throw new NotFoundError('Agent application');
+    case 'agent_chats_not_enabled': throw new AppError(404, 'agent_chats_not_enabled', 'Agent chats are not enabled for this workspace.');
+    case 'application_disabled': throw new ForbiddenError('application_disabled', 'The application is disabled; it accepts no uploads until it is enabled again.');
+    default:
   }
 }
 

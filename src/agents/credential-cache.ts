@@ -26,12 +26,19 @@ export class CredentialCache {
     if (cached) return cached;
     const found = await findCredentialByHash(db, secretHash);
     // Only what lets a request in is kept: a refusal (revoked, deleted, disabled) is always looked up again.
-    if (found && usable(found)) this.cache?.set(key, found);
+    if (found && ingestRefusal(found) === null) this.cache?.set(key, found);
     else this.cache?.delete(key);
     return found;
   }
 }
 
-function usable(found: CredentialLookup): boolean {
-  return !found.revoked_at && !found.application.deleted_at && found.agent_chats_enabled && found.application.status === 'active';
+/** Why a found ingest secret lets no ingest in, in the order the API answers them; null: it lets one in. */
+export type IngestRefusal = 'credential_revoked' | 'application_deleted' | 'agent_chats_not_enabled' | 'application_disabled';
+
+export function ingestRefusal(found: CredentialLookup): IngestRefusal | null {
+  if (found.revoked_at) return 'credential_revoked';
+  if (found.application.deleted_at) return 'application_deleted';
+  if (!found.agent_chats_enabled) return 'agent_chats_not_enabled';
+  if (found.application.status !== 'active') return 'application_disabled';
+  return null;
 }
