@@ -12,8 +12,7 @@ export const BODY_PRECHECKS = {
    * oversized transcript is a 413 also when the rest of the body would be a 400.
    */
   transcriptLimits(body: unknown): void {
-    const transcript = (body as { transcript?: unknown } | null | undefined)?.transcript;
-    const limit = transcriptLimitError(typeof body === 'object' && body !== null ? transcript : undefined);
+    const limit = transcriptLimitError((body as { transcript?: unknown } | null | undefined)?.transcript);
     if (limit === 'too_many_utterances') throw new AppError(413, limit, 'The transcript has more than 10,000 utterances.');
     if (limit === 'transcript_too_large') throw new AppError(413, limit, 'The transcript has more than 2,000,000 characters of text.');
   },

@@ -39,10 +39,7 @@ export async function checkTemporal(connection: Connection, timeoutMs = 2000): P
  * until then, so that ready means usable: a script that waits for it can run the CLI at once.
  */
 export class StartupGate {
-  #open: boolean;
-  constructor(open = false) {
-    this.#open = open;
-  }
+  #open = false;
   get open(): boolean {
     return this.#open;
   }

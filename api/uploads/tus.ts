@@ -26,6 +26,8 @@ const SIGNAL_DEADLINE_MS = 5_000;
  */
 export function tusEndpoint(deps: AppDeps, store: UploadStore): Middleware<AppState> {
   const signer = new UploadUrlSigner(required(deps.config.auth.signingSecret, 'SIGNING_SECRET'));
+  /** Each request's upload, as the gate below checked it. */
+  const gated = new WeakMap<IncomingMessage, string>();
   const tus = new Server({
     path: TUS_PATH,
     datastore: store.datastore,
@@ -46,7 +48,6 @@ export function tusEndpoint(deps: AppDeps, store: UploadStore): Middleware<AppSt
       return {};
     },
   });
-  const gated = new WeakMap<IncomingMessage, string>();
   tus.on(EVENTS.POST_RECEIVE, (_req: unknown, upload: Upload) => {
     recordUploadBytes(deps.pool, upload.id, upload.offset).catch((error: unknown) => deps.logger.warn({ err: error }, 'upload progress not recorded'));
   });

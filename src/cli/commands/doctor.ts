@@ -12,12 +12,8 @@ export async function doctor(ctx: CliContext) {
   return { ok: true, temporalAddress: address, ...result };
 }
 
-/** The diagnostics workflow's result: what a running worker of this deployment reports. */
-export async function runDiagnostics(ctx: CliContext, requestedBy: string): Promise<DiagnosticsResult> {
-  return (await diagnostics(ctx, requestedBy)).result;
-}
-
-async function diagnostics(ctx: CliContext, requestedBy: string): Promise<{ address: string; result: DiagnosticsResult }> {
+/** The diagnostics workflow run once: the Temporal address, and what a running worker of this deployment reports. */
+export async function diagnostics(ctx: CliContext, requestedBy: string): Promise<{ address: string; result: DiagnosticsResult }> {
   const address = ctx.config.temporal.address ?? (await readStackInfo(ctx.config.dataDir))?.temporalAddress;
   if (!address) throw new CliError('TEMPORAL_ADDRESS is not set and no dev stack is running here.');
   const { client, connection } = await connectTemporalClient({ temporal: { ...ctx.config.temporal, address, payloadKeys: await ctx.payloadKeys() } });

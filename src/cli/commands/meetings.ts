@@ -1,7 +1,7 @@
 import { describeMeetingProviders } from '../../providers/describe.js';
 import { flags } from '../args.js';
 import { CliError, type CliContext } from '../context.js';
-import { runDiagnostics } from './doctor.js';
+import { diagnostics } from './doctor.js';
 
 /**
  * The meeting recorder and transcription engine of the running stack, as its worker reports them
@@ -11,7 +11,7 @@ import { runDiagnostics } from './doctor.js';
 export async function meetingProviders(ctx: CliContext, argv: string[]) {
   const f = flags(argv, { config: 'boolean' });
   if (f.config === true) return { source: 'configuration', ...describeMeetingProviders(ctx.config) };
-  const { worker } = await runDiagnostics(ctx, 'intake meeting-providers');
+  const { worker } = (await diagnostics(ctx, 'intake meeting-providers')).result;
   if (!worker.meetingProviders) throw new CliError(`the worker that answered (${worker.identity}) does not report its meeting providers: it runs an older release`);
   return { source: 'worker', worker: worker.identity, ...worker.meetingProviders };
 }
