@@ -66,7 +66,9 @@ describe('FFmpeg has no secret of the worker and sees nothing but its own files 
       const running = tools.run('ffmpeg', ['-nostdin', '-v', 'error', '-re', '-f', 'lavfi', '-i', 'sine=duration=60', '-f', 'null', '-'], { limits, signal: controller.signal });
       running.catch(() => undefined);
       let processes: { pid: number; comm: string }[] = [];
-      for (let tries = 0; tries < 400 && !processes.some((p) => p.comm === 'ffmpeg'); tries++) {
+      // Until the whole chain is seen: a snapshot taken between bubblewrap's forks can miss one.
+      const seen = () => processes.some((p) => p.comm === 'ffmpeg') && (sandbox !== 'bwrap' || processes.some((p) => p.comm === 'bwrap'));
+      for (let tries = 0; tries < 400 && !seen(); tries++) {
         await sleep(25);
         processes = await descendants(process.pid);
       }
