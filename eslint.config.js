@@ -38,10 +38,19 @@ export default tseslint.config(
     // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no I/O.
     files: ['workflows/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        paths: nodeBuiltins.map((name) => ({ name, message: 'Node built-ins are not allowed in workflow code (Temporal sandbox).' })),
-        patterns: [{ group: ['**/src/**', '**/activities/**', 'pg', 'slonik', 'koa'], message: 'Workflows may import only @temporalio/workflow, their own files and activity types.', allowTypeImports: true }],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: nodeBuiltins.map((name) => ({ name, message: 'Node built-ins are not allowed in workflow code (Temporal sandbox).' })),
+          patterns: [
+            {
+              group: ['**/src/**', '**/activities/**', 'pg', 'slonik', 'koa'],
+              message: 'Workflows may import only @temporalio/workflow, their own files and activity types.',
+              allowTypeImports: true,
+            },
+          ],
+        },
+      ],
     },
   },
   {

@@ -5,7 +5,11 @@ import type { FfmpegTools } from '../src/media/ffmpeg-tools.js';
 import type { MeetingProvidersDescription } from '../src/providers/describe.js';
 import type { DatabaseCheck, WorkerDescription } from '../workflows/diagnostics/contract.js';
 
-export function createDiagnosticsActivities(deps: { pool: DatabasePool; ffmpeg: FfmpegTools; meetingProviders?: MeetingProvidersDescription }) {
+export function createDiagnosticsActivities(deps: {
+  pool: DatabasePool;
+  ffmpeg: FfmpegTools;
+  meetingProviders?: MeetingProvidersDescription;
+}) {
   return {
     async checkDatabase(): Promise<DatabaseCheck> {
       const row = await deps.pool.one(sql.type(
@@ -23,7 +27,12 @@ export function createDiagnosticsActivities(deps: { pool: DatabasePool; ffmpeg: 
         (b) => ({ version: b.version, ffmpeg: b.ffmpeg, ffprobe: b.ffprobe, source: b.source }),
         (error: unknown) => ({ error: (error as Error).message }),
       );
-      return { identity: `pid-${process.pid}`, taskQueue: info.taskQueue, ffmpeg, ...(deps.meetingProviders ? { meetingProviders: deps.meetingProviders } : {}) };
+      return {
+        identity: `pid-${process.pid}`,
+        taskQueue: info.taskQueue,
+        ffmpeg,
+        ...(deps.meetingProviders ? { meetingProviders: deps.meetingProviders } : {}),
+      };
     },
   };
 }

@@ -7,7 +7,16 @@ import { pipeline } from 'node:stream/promises';
 import type { DatabasePool } from 'slonik';
 import { sql } from 'slonik';
 import {
-  findIngestion, movePhase, publishRendition, renditionFile, setAutomaticTranscript, setBytes, setProgress, sourceUrl, uploadTiming, type IngestionRow,
+  findIngestion,
+  movePhase,
+  publishRendition,
+  renditionFile,
+  setAutomaticTranscript,
+  setBytes,
+  setProgress,
+  sourceUrl,
+  uploadTiming,
+  type IngestionRow,
 } from '../src/db/repositories/media-ingestions.js';
 import { insertUtterances } from '../src/db/repositories/recordings.js';
 import { TranscriberError, type Transcriber } from '../src/providers/transcriber/types.js';
@@ -62,7 +71,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
   const incoming = (ingestionId: string) => `incoming/${ingestionId}`;
   /** Runs `use` with a local copy of the bytes to encode (the URL transfer's download, or the direct upload). */
   const withSource = async <T>(ingestion: IngestionRow, use: (file: string | null) => Promise<T>): Promise<T> =>
-    (ingestion.kind === 'url' ? store.withLocalCopy(incoming(ingestion.id), scratch, use) : use(await uploads.localFile(ingestion.id)));
+    ingestion.kind === 'url' ? store.withLocalCopy(incoming(ingestion.id), scratch, use) : use(await uploads.localFile(ingestion.id));
   const release = async (ingestionId: string) => {
     await store.delete(incoming(ingestionId));
     await uploads.remove(ingestionId);
@@ -79,7 +88,8 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       const status = await deps.recorder.botStatus(botId);
       return status.media?.kind === 'url' ? status.media.url : null;
     } catch (error) {
-      if (error instanceof RecorderError) throw failure(error.retryable ? 'recorder_unavailable' : 'asset_url_invalid', error.message, error.retryable);
+      if (error instanceof RecorderError)
+        throw failure(error.retryable ? 'recorder_unavailable' : 'asset_url_invalid', error.message, error.retryable);
       throw error;
     }
   };
@@ -90,7 +100,8 @@ export function createMediaActivities(deps: MediaActivityDeps) {
      * within moments, or never (the request failed). Missing: retried a few times by Temporal.
      */
     async awaitIngestion(ingestionId: string): Promise<void> {
-      if (!(await findIngestion(deps.pool, ingestionId))) throw failure('ingestion_not_found', 'the media ingestion is not (yet) stored', true);
+      if (!(await findIngestion(deps.pool, ingestionId)))
+        throw failure('ingestion_not_found', 'the media ingestion is not (yet) stored', true);
     },
 
     /** Downloads the recording's `assetUrl` through the SSRF-safe fetcher (the asset stays `queued`). */
@@ -101,7 +112,9 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       if (!url) throw failure('asset_url_invalid', 'the recording has no assetUrl', false);
       const ctx = Context.current();
       const fetcher = new SafeFetcher({
-        policy: deps.addressPolicy, allowedHosts: deps.fetchAllowedHosts ?? [], ...(deps.resolver ? { resolver: deps.resolver } : {}),
+        policy: deps.addressPolicy,
+        allowedHosts: deps.fetchAllowedHosts ?? [],
+        ...(deps.resolver ? { resolver: deps.resolver } : {}),
       });
       await mkdir(scratch, { recursive: true });
       const target = path.join(scratch, `${ingestionId}.download`);
@@ -193,7 +206,8 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       await deps.pool.transaction((tx) => movePhase(tx, ingestionId, { phase: 'encoding', asset: 'processing', progress: 0 }));
       const ctx = Context.current();
       return withSource(ingestion, async (input) => {
-        if (!input) throw failure(ingestion.kind === 'upload' ? 'upload_failed' : 'processing_failed', 'the media to encode is missing', false);
+        if (!input)
+          throw failure(ingestion.kind === 'upload' ? 'upload_failed' : 'processing_failed', 'the media to encode is missing', false);
         await mkdir(scratch, { recursive: true });
         try {
           const probe = await probeMedia(ffmpeg, input, ctx.cancellationSignal);

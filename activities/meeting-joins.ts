@@ -20,17 +20,24 @@ export interface MeetingActivityDeps {
 
 /** A recorder failure: permanent ones carry their code and are not retried. */
 function recorderFailure(error: unknown): unknown {
-  if (error instanceof RecorderError) return ApplicationFailure.create({ type: error.code, message: error.message, nonRetryable: !error.retryable });
+  if (error instanceof RecorderError)
+    return ApplicationFailure.create({ type: error.code, message: error.message, nonRetryable: !error.retryable });
   return error;
 }
 
 export function createMeetingActivities(deps: MeetingActivityDeps) {
   return {
     async createMeetingRecording(input: MeetingJoinInput): Promise<void> {
-      await deps.pool.transaction((tx) => insertMeetingRecording(tx, {
-        recordingId: input.recordingId, organizationId: input.organizationId, userId: input.userId,
-        platform: input.platform, meetingIdentity: input.meetingIdentity, recorder: deps.recorder.name,
-      }));
+      await deps.pool.transaction((tx) =>
+        insertMeetingRecording(tx, {
+          recordingId: input.recordingId,
+          organizationId: input.organizationId,
+          userId: input.userId,
+          platform: input.platform,
+          meetingIdentity: input.meetingIdentity,
+          recorder: deps.recorder.name,
+        }),
+      );
     },
 
     /**
@@ -100,10 +107,21 @@ export function createMeetingActivities(deps: MeetingActivityDeps) {
       const size = (await stat(media.path)).size;
       const ingestionId = existing?.id ?? randomUUID();
       if (!existing) {
-        await deps.pool.transaction((tx) => insertUpload(tx, {
-          id: ingestionId, organizationId, recordingId, fileName: path.basename(media.path), fileSize: size, folderId: null, batchId: null,
-          inMobileApp: false, createdBy: `recorder:${deps.recorder.name}`, origin: null, timeoutSeconds: 3600,
-        }));
+        await deps.pool.transaction((tx) =>
+          insertUpload(tx, {
+            id: ingestionId,
+            organizationId,
+            recordingId,
+            fileName: path.basename(media.path),
+            fileSize: size,
+            folderId: null,
+            batchId: null,
+            inMobileApp: false,
+            createdBy: `recorder:${deps.recorder.name}`,
+            origin: null,
+            timeoutSeconds: 3600,
+          }),
+        );
       }
       const progress = await deps.uploadStore.progress(ingestionId);
       if (!progress || progress.offset !== size) {

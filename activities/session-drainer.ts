@@ -4,7 +4,9 @@ import { wakeSession } from '../src/agents/session-workflow.js';
 import type { AgentSessionActivityDeps } from './agent-sessions.js';
 import type { SessionDrainerActivityResult, SessionDrainerInput } from '../workflows/session-drainer/contract.js';
 
-export function createSessionDrainerActivities(deps: AgentSessionActivityDeps & { drainer: DrainerSettings; workerStopping?: AbortSignal }) {
+export function createSessionDrainerActivities(
+  deps: AgentSessionActivityDeps & { drainer: DrainerSettings; workerStopping?: AbortSignal },
+) {
   return {
     /** Processes due session wakes for a while (see drainSessionWakes), heartbeating. */
     async drainSessionWakes(_input: SessionDrainerInput): Promise<SessionDrainerActivityResult> {
@@ -17,7 +19,11 @@ export function createSessionDrainerActivities(deps: AgentSessionActivityDeps & 
         tell: (target) => wakeSession(ctx.client, deps.drainer.sessions, target),
         heartbeat: () => ctx.heartbeat(),
         signal: deps.workerStopping ? AbortSignal.any([ctx.cancellationSignal, deps.workerStopping]) : ctx.cancellationSignal,
-        logger: { warn: (meta, message) => { ctx.log.warn(message, meta); } },
+        logger: {
+          warn: (meta, message) => {
+            ctx.log.warn(message, meta);
+          },
+        },
         observeAnalyses: (results) => deps.metrics?.analysisRound(results),
       });
     },

@@ -6,7 +6,11 @@ import type { SessionWorkflowSettingsInput } from '../workflows/session-wakes/co
 export function createSessionWakeActivities(deps: { pool: DatabasePool }) {
   return {
     /** One batch of the reconciler: wakes stranded sessions with the worker's own Temporal client. */
-    async wakeStrandedSessions(settings: SessionWorkflowSettingsInput, olderThanSeconds: number, limit: number): Promise<{ stranded: number; woken: number }> {
+    async wakeStrandedSessions(
+      settings: SessionWorkflowSettingsInput,
+      olderThanSeconds: number,
+      limit: number,
+    ): Promise<{ stranded: number; woken: number }> {
       return wakeStrandedSessions(deps.pool, Context.current().client, settings, { olderThanSeconds, limit });
     },
   };

@@ -42,15 +42,19 @@ function operation(spec: RouteSpec): Record<string, unknown> {
     responses[status] = {
       description: r.description,
       ...(r.schema ? { content: { 'application/json': { schema: r.schema } } } : {}),
-      ...(r.headers ? { headers: Object.fromEntries(Object.entries(r.headers).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }])) } : {}),
+      ...(r.headers
+        ? { headers: Object.fromEntries(Object.entries(r.headers).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }])) }
+        : {}),
     };
   }
-  const relevant = Object.keys(STANDARD_ERRORS).map(Number).filter((s) => {
-    if (s === 401 || s === 403) return Boolean(spec.auth);
-    if (s === 413 || s === 415) return Boolean(spec.body);
-    if (s === 404) return spec.path.includes('{');
-    return s === 400 ? Boolean(spec.body ?? spec.query) : true;
-  });
+  const relevant = Object.keys(STANDARD_ERRORS)
+    .map(Number)
+    .filter((s) => {
+      if (s === 401 || s === 403) return Boolean(spec.auth);
+      if (s === 413 || s === 415) return Boolean(spec.body);
+      if (s === 404) return spec.path.includes('{');
+      return s === 400 ? Boolean(spec.body ?? spec.query) : true;
+    });
   for (const status of relevant) {
     responses[status] ??= { description: STANDARD_ERRORS[status], content: { 'application/json': { schema: ERROR_REF } } };
   }
@@ -81,8 +85,18 @@ export function buildOpenApi(specs: readonly RouteSpec[], serverUrl: string | un
       securitySchemes: {
         apiKey: { type: 'apiKey', in: 'header', name: 'X-Service-Api-Key' },
         bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-        agentKey: { type: 'apiKey', in: 'header', name: 'X-Service-Agent-Key', description: 'Agent ingest secret (agent chat ingest only)' },
-        operatorToken: { type: 'apiKey', in: 'header', name: 'X-Operator-Token', description: 'The operator credential (OPERATOR_TOKEN): operator routes only' },
+        agentKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Service-Agent-Key',
+          description: 'Agent ingest secret (agent chat ingest only)',
+        },
+        operatorToken: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Operator-Token',
+          description: 'The operator credential (OPERATOR_TOKEN): operator routes only',
+        },
       },
     },
   };

@@ -59,10 +59,17 @@ export class RouteRegistry {
     const validateBody = spec.body ? compileBody<B>(spec.body.schema) : null;
     const validateQuery = spec.query ? compileQuery<Q>(spec.query) : null;
     if (spec.body) {
-      middleware.push(jsonBody({
-        key: spec.operationId, schema: spec.body.schema, limitBytes: spec.body.limitBytes ?? this.deps.config.http.bodyLimitBytes, tooLarge: spec.body.tooLarge,
-        checker: this.deps.bodyChecker, offloadAbove: this.deps.config.http.bodyWorkerThresholdBytes, precheck: spec.body.precheck,
-      }));
+      middleware.push(
+        jsonBody({
+          key: spec.operationId,
+          schema: spec.body.schema,
+          limitBytes: spec.body.limitBytes ?? this.deps.config.http.bodyLimitBytes,
+          tooLarge: spec.body.tooLarge,
+          checker: this.deps.bodyChecker,
+          offloadAbove: this.deps.config.http.bodyWorkerThresholdBytes,
+          precheck: spec.body.precheck,
+        }),
+      );
     }
     middleware.push(...(spec.afterBody ?? []));
     middleware.push(async (ctx: AppContext) => {

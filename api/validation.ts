@@ -94,7 +94,8 @@ export function inspectJson(value: unknown, root: string): Inspection {
   const result: Inspection = { nul: [], tooDeep: null, values: 0 };
   const frames: { items: unknown[]; keys: string[] | null; next: number }[] = [];
   /** The path of the value the first `depth` frames lead to. */
-  const pathOf = (depth: number) => [root, ...frames.slice(0, depth).map((f) => (f.keys ? f.keys[f.next - 1]! : String(f.next - 1)))].join('.');
+  const pathOf = (depth: number) =>
+    [root, ...frames.slice(0, depth).map((f) => (f.keys ? f.keys[f.next - 1]! : String(f.next - 1)))].join('.');
   let current: unknown = value;
   for (;;) {
     result.values++;

@@ -12,14 +12,24 @@ const dispatcher = new Agent({ connections: o.concurrency, keepAliveTimeout: 30_
 const batchEvents = Array.from({ length: o.events }, (_, i) => event(i));
 
 function body(i: number): string {
-  return JSON.stringify(o.kind === 'batch'
-    ? { agentKey: 'bench', externalSessionId: `${o.prefix}-${i}`, participants: [], events: batchEvents }
-    : { agentKey: 'bench', externalSessionId: `${o.prefix}-${i % o.sessions}`, participants: [], events: [event(Math.floor(i / o.sessions))] });
+  return JSON.stringify(
+    o.kind === 'batch'
+      ? { agentKey: 'bench', externalSessionId: `${o.prefix}-${i}`, participants: [], events: batchEvents }
+      : {
+          agentKey: 'bench',
+          externalSessionId: `${o.prefix}-${i % o.sessions}`,
+          participants: [],
+          events: [event(Math.floor(i / o.sessions))],
+        },
+  );
 }
 
 const summary = await load(o.requests, o.concurrency, async (i) => {
   const res = await request(`${o.url}/v3/rest/agent-conversations/ingest`, {
-    method: 'POST', dispatcher, body: body(i), headers: { 'content-type': 'application/json', 'x-service-agent-key': o.secret },
+    method: 'POST',
+    dispatcher,
+    body: body(i),
+    headers: { 'content-type': 'application/json', 'x-service-agent-key': o.secret },
   });
   const text = await res.body.text();
   if (res.statusCode !== 202) throw new Error(`unexpected ${res.statusCode}: ${text}`);

@@ -50,7 +50,10 @@ export async function benchAgentIngest(): Promise<Record<string, unknown>> {
   const raw = new pg.Pool({ connectionString: databaseUrl, max: CONCURRENCY });
   // An idle client's connection ended by the server (the stack stopping) is not an error of the run.
   raw.on('error', () => undefined);
-  const floor = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'bench', 'http-floor-server.ts')], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const floor = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'bench', 'http-floor-server.ts')], {
+    cwd: PROJECT_ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   try {
     const org = await createTestOrg(pool, { credits: 1000 });
     const app = await createApplication(pool, { organizationId: org.organizationId, name: 'bench', agentKey: 'bench' });
@@ -58,19 +61,28 @@ export async function benchAgentIngest(): Promise<Record<string, unknown>> {
     // The HTTP client runs in a process of its own, as an integrator's does.
     const client = async (url: string, phase: Pick<IngestLoad, 'prefix' | 'requests' | 'concurrency' | 'kind'>): Promise<Summary> => {
       const spec: IngestLoad = { url, secret, sessions: SINGLE.sessions, events: BATCH.events, ...phase };
-      const { stdout } = await run(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'bench', 'agent-ingest-client.ts'), JSON.stringify(spec)], {
-        cwd: PROJECT_ROOT, maxBuffer: 1 << 20,
-      });
+      const { stdout } = await run(
+        process.execPath,
+        ['--import', 'tsx', path.join(PROJECT_ROOT, 'bench', 'agent-ingest-client.ts'), JSON.stringify(spec)],
+        {
+          cwd: PROJECT_ROOT,
+          maxBuffer: 1 << 20,
+        },
+      );
       return JSON.parse(stdout) as Summary;
     };
     const batchEvents = Array.from({ length: BATCH.events }, (_, i) => event(i));
 
     // Baseline: sessions made up front, then the same event rows through pg.
-    const session = async () => (await raw.query<{ id: string }>(
-      'INSERT INTO agent_sessions (organization_id, application_id, external_session_id) VALUES ($1, $2, $3) RETURNING id',
-      [org.organizationId, app.id, randomUUID()],
-    )).rows[0]!.id;
-    const rows = (events: AgentEvent[]) => JSON.stringify(events.map((e) => ({ ...e, content_hash: '00', payload: { content: e.content } })));
+    const session = async () =>
+      (
+        await raw.query<{ id: string }>(
+          'INSERT INTO agent_sessions (organization_id, application_id, external_session_id) VALUES ($1, $2, $3) RETURNING id',
+          [org.organizationId, app.id, randomUUID()],
+        )
+      ).rows[0]!.id;
+    const rows = (events: AgentEvent[]) =>
+      JSON.stringify(events.map((e) => ({ ...e, content_hash: '00', payload: { content: e.content } })));
     const insertBatch = async (sessionId: string, events: AgentEvent[]) => {
       await raw.query(
         `INSERT INTO agent_events (session_id, external_event_id, sequence, revision, type, occurred_at, final, content_hash, payload)
@@ -83,14 +95,21 @@ export async function benchAgentIngest(): Promise<Record<string, unknown>> {
     const singleSessions = await Promise.all(Array.from({ length: SINGLE.sessions }, session));
 
     // The API: the production entrypoint with one, then two processes; each its own sessions.
-    const api: Record<string, { batchOf500: Summary & { eventsPerSecond: number }; singleEvent: Summary & { eventsPerSecond: number } }> = {};
+    const api: Record<string, { batchOf500: Summary & { eventsPerSecond: number }; singleEvent: Summary & { eventsPerSecond: number } }> =
+      {};
     for (const processes of PROCESSES) {
       // BENCH_PROFILE_DIR: each API process writes a V8 CPU profile there when it stops.
       const profileDir = process.env.BENCH_PROFILE_DIR;
-      const apiProcess = await startApiProcess({
-        DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: stack.temporal.address, SIGNING_SECRET: TEST_SIGNING_SECRET,
-        API_PROCESSES: String(processes), DATABASE_POOL_SIZE: String(CONCURRENCY),
-      }, { execArgv: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] });
+      const apiProcess = await startApiProcess(
+        {
+          DATABASE_URL: databaseUrl,
+          TEMPORAL_ADDRESS: stack.temporal.address,
+          SIGNING_SECRET: TEST_SIGNING_SECRET,
+          API_PROCESSES: String(processes),
+          DATABASE_POOL_SIZE: String(CONCURRENCY),
+        },
+        { execArgv: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] },
+      );
       const { url } = apiProcess;
       try {
         const p = `p${processes}`;
@@ -107,8 +126,18 @@ export async function benchAgentIngest(): Promise<Record<string, unknown>> {
     // The HTTP floor: the same client and bodies, a server that does nothing but answer.
     const [line] = (await once(floor.stdout, 'data')) as [Buffer];
     const floorUrl = (JSON.parse(line.toString()) as { url: string }).url;
-    const floorBatch = await client(floorUrl, { prefix: 'floor-batch', requests: BATCH.requests, concurrency: BATCH.concurrency, kind: 'batch' });
-    const floorSingle = await client(floorUrl, { prefix: 'floor-single', requests: SINGLE.requests, concurrency: CONCURRENCY, kind: 'single' });
+    const floorBatch = await client(floorUrl, {
+      prefix: 'floor-batch',
+      requests: BATCH.requests,
+      concurrency: BATCH.concurrency,
+      kind: 'batch',
+    });
+    const floorSingle = await client(floorUrl, {
+      prefix: 'floor-single',
+      requests: SINGLE.requests,
+      concurrency: CONCURRENCY,
+      kind: 'single',
+    });
 
     await load(4, BATCH.concurrency, (i) => insertBatch(batchSessions[BATCH.requests + i]!, batchEvents));
     const pgBatch = await load(BATCH.requests, BATCH.concurrency, (i) => insertBatch(batchSessions[i]!, batchEvents));
@@ -116,28 +145,51 @@ export async function benchAgentIngest(): Promise<Record<string, unknown>> {
     // with more (each commit waits for its fsync): the baseline is the best writer count.
     const pgSingleByWriters: Record<string, Summary> = {};
     for (const writers of [1, 2, 4, 8, 16, 32]) {
-      pgSingleByWriters[writers] = await load(SINGLE.requests, writers, (i) => insertBatch(singleSessions[i % SINGLE.sessions]!, [event(10_000 * writers + Math.floor(i / SINGLE.sessions))]));
+      pgSingleByWriters[writers] = await load(SINGLE.requests, writers, (i) =>
+        insertBatch(singleSessions[i % SINGLE.sessions]!, [event(10_000 * writers + Math.floor(i / SINGLE.sessions))]),
+      );
     }
     const pgSingle = Object.values(pgSingleByWriters).reduce((best, s) => (s.throughputPerSecond > best.throughputPerSecond ? s : best));
-    const best = (kind: 'batchOf500' | 'singleEvent') => Object.values(api).reduce((a, b) => (b[kind].throughputPerSecond > a[kind].throughputPerSecond ? b : a))[kind];
-    const byProcesses = (kind: 'batchOf500' | 'singleEvent', base: Summary, http: Summary) => Object.fromEntries(Object.entries(api).map(([n, r]) => [n, {
-      ...r[kind], ratio: ratio(r[kind], base), overHttpFloor: Number((r[kind].throughputPerSecond / http.throughputPerSecond).toFixed(3)),
-    }]));
+    const best = (kind: 'batchOf500' | 'singleEvent') =>
+      Object.values(api).reduce((a, b) => (b[kind].throughputPerSecond > a[kind].throughputPerSecond ? b : a))[kind];
+    const byProcesses = (kind: 'batchOf500' | 'singleEvent', base: Summary, http: Summary) =>
+      Object.fromEntries(
+        Object.entries(api).map(([n, r]) => [
+          n,
+          {
+            ...r[kind],
+            ratio: ratio(r[kind], base),
+            overHttpFloor: Number((r[kind].throughputPerSecond / http.throughputPerSecond).toFixed(3)),
+          },
+        ]),
+      );
     return {
       benchmark: 'agent-ingest',
       measuredAt: new Date().toISOString(),
       setup: {
-        batch: BATCH, single: { ...SINGLE, concurrency: CONCURRENCY }, apiProcesses: PROCESSES, poolSizePerProcess: CONCURRENCY,
-        contentBytesPerEvent: Buffer.byteLength(TEXT) + 6, apiEntrypoint: 'src/main/api.ts (LOG_LEVEL=info, logs to /dev/null)',
+        batch: BATCH,
+        single: { ...SINGLE, concurrency: CONCURRENCY },
+        apiProcesses: PROCESSES,
+        poolSizePerProcess: CONCURRENCY,
+        contentBytesPerEvent: Buffer.byteLength(TEXT) + 6,
+        apiEntrypoint: 'src/main/api.ts (LOG_LEVEL=info, logs to /dev/null)',
       },
       batchOf500: {
-        api: best('batchOf500'), baselinePg: perEvent(pgBatch, BATCH.events), httpFloor: perEvent(floorBatch, BATCH.events),
-        ratio: ratio(best('batchOf500'), pgBatch), apiByProcesses: byProcesses('batchOf500', pgBatch, floorBatch),
+        api: best('batchOf500'),
+        baselinePg: perEvent(pgBatch, BATCH.events),
+        httpFloor: perEvent(floorBatch, BATCH.events),
+        ratio: ratio(best('batchOf500'), pgBatch),
+        apiByProcesses: byProcesses('batchOf500', pgBatch, floorBatch),
       },
       singleEvent: {
-        api: best('singleEvent'), baselinePg: perEvent(pgSingle, 1), httpFloor: perEvent(floorSingle, 1),
-        ratio: ratio(best('singleEvent'), pgSingle), apiByProcesses: byProcesses('singleEvent', pgSingle, floorSingle),
-        baselinePgByWriters: Object.fromEntries(Object.entries(pgSingleByWriters).map(([w, s]) => [w, { throughputPerSecond: s.throughputPerSecond, p99: s.latencyMs.p99 }])),
+        api: best('singleEvent'),
+        baselinePg: perEvent(pgSingle, 1),
+        httpFloor: perEvent(floorSingle, 1),
+        ratio: ratio(best('singleEvent'), pgSingle),
+        apiByProcesses: byProcesses('singleEvent', pgSingle, floorSingle),
+        baselinePgByWriters: Object.fromEntries(
+          Object.entries(pgSingleByWriters).map(([w, s]) => [w, { throughputPerSecond: s.throughputPerSecond, p99: s.latencyMs.p99 }]),
+        ),
       },
     };
   } finally {

@@ -24,7 +24,11 @@ import { percentile, untilQuiet } from './stats.js';
 /** The production defaults of what tests shorten: session workflows are told at most once a minute. */
 const PRODUCTION_CADENCE = { AGENT_SESSION_IDLE_SECONDS: '3600', AGENT_WORKFLOW_SIGNAL_SECONDS: '60' };
 /** The issue's goal by default: 300 requests/s for 5 minutes over 1,000 open sessions. */
-const STEADY = { sessions: Number(process.env.BENCH_SESSIONS ?? 1000), seconds: Number(process.env.BENCH_SECONDS ?? 300), eventsPerRequest: 2 };
+const STEADY = {
+  sessions: Number(process.env.BENCH_SESSIONS ?? 1000),
+  seconds: Number(process.env.BENCH_SECONDS ?? 300),
+  eventsPerRequest: 2,
+};
 /** Offered loads, in ingest requests per second (two events each). */
 const LEVELS = (process.env.BENCH_RPS ?? '300').split(',').map(Number);
 const BACKLOG = { sessions: 100, turns: Number(process.env.BENCH_TURNS ?? 100) };
@@ -32,11 +36,13 @@ const TEXT = 'The export to CSV drops the last column when the report has more t
 
 type Ctx = Awaited<ReturnType<typeof processingContext>>;
 
-const watermarks = (ctx: Ctx, ids: string[]) => ctx.pool.any(sql.type(z.object({ id: z.string(), w: z.number().nullable() }))`
+const watermarks = (ctx: Ctx, ids: string[]) =>
+  ctx.pool.any(sql.type(z.object({ id: z.string(), w: z.number().nullable() }))`
   SELECT id, processed_through_sequence AS w FROM agent_sessions WHERE id = ANY(${sql.array(ids, 'uuid')})`);
 
 /** Every session processed through its first turn, its analyses done and its workflow told. */
-const sessionsSettled = (ctx: Ctx, ids: string[]) => ctx.pool.oneFirst(sql.type(z.object({ ok: z.boolean() }))`
+const sessionsSettled = (ctx: Ctx, ids: string[]) =>
+  ctx.pool.oneFirst(sql.type(z.object({ ok: z.boolean() }))`
   SELECT bool_and(s.processed_through_sequence = 2 AND s.workflow_signalled_at IS NOT NULL
     AND NOT EXISTS (SELECT 1 FROM agent_analysis_jobs j WHERE j.session_id = s.id AND j.status = 'queued')) AS ok
   FROM agent_sessions s WHERE s.id = ANY(${sql.array(ids, 'uuid')})`);
@@ -69,14 +75,21 @@ async function steadyLag(ctx: Ctx, requestsPerSecond: number) {
   // production, where sessions last far longer than a benchmark: session starts are timed apart.
   const send = async (s: number, round: number) => {
     const seq = round * 2 + 1;
-    const res = await ctx.ingest(app, sessionRequest(app, [userMessage(seq, `${TEXT}${round}`), assistantMessage(seq + 1, `answer ${round}`)], { externalSessionId: `steady-${requestsPerSecond}-${s}` }));
+    const res = await ctx.ingest(
+      app,
+      sessionRequest(app, [userMessage(seq, `${TEXT}${round}`), assistantMessage(seq + 1, `answer ${round}`)], {
+        externalSessionId: `steady-${requestsPerSecond}-${s}`,
+      }),
+    );
     if (res.status !== 202) throw new Error(`ingest ${res.status}`);
     return res.body as { sessionId: string };
   };
   const warmStart = performance.now();
   const opened: string[] = [];
   for (let s = 0; s < STEADY.sessions; s += 50) {
-    opened.push(...(await Promise.all(Array.from({ length: Math.min(50, STEADY.sessions - s) }, (_, k) => send(s + k, 0)))).map((b) => b.sessionId));
+    opened.push(
+      ...(await Promise.all(Array.from({ length: Math.min(50, STEADY.sessions - s) }, (_, k) => send(s + k, 0)))).map((b) => b.sessionId),
+    );
   }
   while (!(await sessionsSettled(ctx, opened))) await sleep(100);
   const openSeconds = (performance.now() - warmStart) / 1000;
@@ -93,18 +106,20 @@ async function steadyLag(ctx: Ctx, requestsPerSecond: number) {
     const round = Math.floor(i / STEADY.sessions) + 1;
     const due = started + (i * 1000) / requestsPerSecond;
     await sleep(Math.max(0, due - performance.now()));
-    inFlight.push((async () => {
-      const seq = round * 2 + 1;
-      const t = performance.now();
-      const { sessionId } = await send(s, round);
-      const done = performance.now();
-      ingestMs.push(done - t);
-      ids.add(sessionId);
-      const list = pending.get(sessionId) ?? [];
-      list.push({ sequence: seq + 1, at: done });
-      list.sort((x, y) => x.sequence - y.sequence);
-      pending.set(sessionId, list);
-    })());
+    inFlight.push(
+      (async () => {
+        const seq = round * 2 + 1;
+        const t = performance.now();
+        const { sessionId } = await send(s, round);
+        const done = performance.now();
+        ingestMs.push(done - t);
+        ids.add(sessionId);
+        const list = pending.get(sessionId) ?? [];
+        list.push({ sequence: seq + 1, at: done });
+        list.sort((x, y) => x.sequence - y.sequence);
+        pending.set(sessionId, list);
+      })(),
+    );
   }
   await Promise.all(inFlight);
   const sendSeconds = (performance.now() - started) / 1000;
@@ -122,7 +137,12 @@ async function steadyLag(ctx: Ctx, requestsPerSecond: number) {
     offeredEventsPerSecond: Number((events / sendSeconds).toFixed(1)),
     ingests: lags.length,
     lagMs: { p50: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99), max: percentile(sorted, 100) },
-    lagP95MsByMinute: byMinute.map((m) => percentile(m.sort((a, b) => a - b), 95)),
+    lagP95MsByMinute: byMinute.map((m) =>
+      percentile(
+        m.sort((a, b) => a - b),
+        95,
+      ),
+    ),
     ingestLatencyMs: { p50: percentile(ingestSorted, 50), p95: percentile(ingestSorted, 95) },
     pollIntervalMs: 20,
   };
@@ -131,7 +151,9 @@ async function steadyLag(ctx: Ctx, requestsPerSecond: number) {
 async function backlogThroughput(ctx: Ctx) {
   const app = await ctx.newApp();
   const events = Array.from({ length: BACKLOG.turns }, (_, t) => [
-    userMessage(3 * t + 1, `${TEXT}${t}`), assistantMessage(3 * t + 2, `answer ${t}`), feedbackEvent(3 * t + 3, `e${3 * t + 2}`, t % 2 ? 'positive' : 'negative'),
+    userMessage(3 * t + 1, `${TEXT}${t}`),
+    assistantMessage(3 * t + 2, `answer ${t}`),
+    feedbackEvent(3 * t + 3, `e${3 * t + 2}`, t % 2 ? 'positive' : 'negative'),
   ]).flat();
   const last = events.at(-1)!.sequence;
   const ids: string[] = [];
@@ -140,7 +162,11 @@ async function backlogThroughput(ctx: Ctx) {
     ids.push((res.body as { sessionId: string }).sessionId);
   }
   const started = performance.now();
-  const worker = await startWorkerProcess({ databaseUrl: ctx.databaseUrl, taskQueue: ctx.taskQueue, drainer: drainerSettings(ctx.api.deps.config) });
+  const worker = await startWorkerProcess({
+    databaseUrl: ctx.databaseUrl,
+    taskQueue: ctx.taskQueue,
+    drainer: drainerSettings(ctx.api.deps.config),
+  });
   for (;;) {
     const rows = await watermarks(ctx, ids);
     const queued = await ctx.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
@@ -167,7 +193,11 @@ export async function benchAgentProcessing(): Promise<Record<string, unknown>> {
   Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('ERROR') });
   // The worker runs in a process of its own, as in production (API and worker scale apart).
   const steadyCtx = await processingContext({ credits: 10_000_000, worker: false, env: PRODUCTION_CADENCE });
-  const worker = await startWorkerProcess({ databaseUrl: steadyCtx.databaseUrl, taskQueue: steadyCtx.taskQueue, drainer: drainerSettings(steadyCtx.api.deps.config) });
+  const worker = await startWorkerProcess({
+    databaseUrl: steadyCtx.databaseUrl,
+    taskQueue: steadyCtx.taskQueue,
+    drainer: drainerSettings(steadyCtx.api.deps.config),
+  });
   const steady = [];
   try {
     for (const rps of LEVELS) steady.push(await steadyLag(steadyCtx, rps));

@@ -24,7 +24,11 @@ const GAP = 8;
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /** The page: inline uPlot, the data, and the script that draws it (no external asset). */
-function page(panels: readonly PanelData[], o: { title: string; subtitle: string; from: number; to: number }, uplot: { js: string; css: string }): string {
+function page(
+  panels: readonly PanelData[],
+  o: { title: string; subtitle: string; from: number; to: number },
+  uplot: { js: string; css: string },
+): string {
   const data = JSON.stringify({ panels, from: o.from, to: o.to, width: WIDTH, rowPx: ROW_PX, gap: GAP });
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${o.title}</title>
@@ -88,19 +92,26 @@ window.__drawn = true;
 }
 
 /** Draws `panels` and writes the PNG to `outPath`. */
-export async function renderDashboard(panels: readonly PanelData[], o: { title: string; subtitle?: string; from: number; to: number; outPath: string }): Promise<void> {
+export async function renderDashboard(
+  panels: readonly PanelData[],
+  o: { title: string; subtitle?: string; from: number; to: number; outPath: string },
+): Promise<void> {
   const require = createRequire(import.meta.url);
   const dist = path.dirname(require.resolve('uplot/dist/uPlot.iife.min.js'));
-  const uplot = { js: await readFile(path.join(dist, 'uPlot.iife.min.js'), 'utf8'), css: await readFile(path.join(dist, 'uPlot.min.css'), 'utf8') };
+  const uplot = {
+    js: await readFile(path.join(dist, 'uPlot.iife.min.js'), 'utf8'),
+    css: await readFile(path.join(dist, 'uPlot.min.css'), 'utf8'),
+  };
   const minutes = ((o.to - o.from) / 60).toFixed(1);
   const subtitle = o.subtitle ?? `${new Date(o.from * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC, ${minutes} minutes`;
   const browser = await chromium.launch({
-    executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
   });
   try {
     const tab = await browser.newPage({ viewport: { width: WIDTH, height: 900 }, deviceScaleFactor: 1 });
     await tab.setContent(page(panels, { title: o.title, subtitle, from: o.from, to: o.to }, uplot));
-    await tab.waitForFunction("window.__drawn === true");
+    await tab.waitForFunction('window.__drawn === true');
     await mkdir(path.dirname(o.outPath), { recursive: true });
     await tab.screenshot({ path: o.outPath, fullPage: true });
   } finally {

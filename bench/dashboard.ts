@@ -39,7 +39,13 @@ const SESSIONS = 200;
 const CREDITS = 150;
 
 interface Dashboard {
-  panels: { type: string; title: string; gridPos: PanelData['gridPos']; targets?: { expr: string; legendFormat?: string }[]; fieldConfig?: { defaults?: { unit?: string } } }[];
+  panels: {
+    type: string;
+    title: string;
+    gridPos: PanelData['gridPos'];
+    targets?: { expr: string; legendFormat?: string }[];
+    fieldConfig?: { defaults?: { unit?: string } };
+  }[];
 }
 
 /** What the run sent, by kind and status. */
@@ -54,10 +60,12 @@ class Tally {
 
   /** Client-side latency per kind: p50, p99, max (ms). */
   summary(): Record<string, { p50: number; p99: number; max: number }> {
-    return Object.fromEntries(Object.entries(this.latencies).map(([kind, all]) => {
-      const sorted = [...all].sort((a, b) => a - b);
-      return [kind, { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: percentile(sorted, 100) }];
-    }));
+    return Object.fromEntries(
+      Object.entries(this.latencies).map(([kind, all]) => {
+        const sorted = [...all].sort((a, b) => a - b);
+        return [kind, { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: percentile(sorted, 100) }];
+      }),
+    );
   }
 }
 
@@ -70,7 +78,9 @@ async function paced(rate: number, seconds: number, inFlight: number, task: (i: 
     const due = started + (i * 1000) / rate - performance.now();
     if (due > 0) await sleep(due);
     while (running.size >= inFlight) await Promise.race(running);
-    const p: Promise<void> = task(i).catch(() => undefined).finally(() => running.delete(p));
+    const p: Promise<void> = task(i)
+      .catch(() => undefined)
+      .finally(() => running.delete(p));
     running.add(p);
   }
   await Promise.all(running);
@@ -78,7 +88,9 @@ async function paced(rate: number, seconds: number, inFlight: number, task: (i: 
 
 function launchWorker(env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'src', 'main', 'worker.ts')], {
-    cwd: PROJECT_ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'ignore', 'inherit'],
+    cwd: PROJECT_ROOT,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
   });
 }
 
@@ -93,22 +105,48 @@ async function stopProcess(child: ChildProcess): Promise<void> {
 async function startPrometheus(dir: string, targets: { api: number; worker: number }): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
   const config = path.join(dir, 'prometheus.yml');
-  await writeFile(config, [
-    'global:', `  scrape_interval: ${SCRAPE_SECONDS}s`, `  evaluation_interval: ${SCRAPE_SECONDS}s`, 'scrape_configs:',
-    '  - job_name: intake-api', '    static_configs:', `      - targets: ["127.0.0.1:${targets.api}"]`,
-    '  - job_name: intake-worker', '    static_configs:', `      - targets: ["127.0.0.1:${targets.worker}"]`, '',
-  ].join('\n'));
-  const child = spawn('prometheus', [`--config.file=${config}`, `--storage.tsdb.path=${path.join(dir, 'tsdb')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  await writeFile(
+    config,
+    [
+      'global:',
+      `  scrape_interval: ${SCRAPE_SECONDS}s`,
+      `  evaluation_interval: ${SCRAPE_SECONDS}s`,
+      'scrape_configs:',
+      '  - job_name: intake-api',
+      '    static_configs:',
+      `      - targets: ["127.0.0.1:${targets.api}"]`,
+      '  - job_name: intake-worker',
+      '    static_configs:',
+      `      - targets: ["127.0.0.1:${targets.worker}"]`,
+      '',
+    ].join('\n'),
+  );
+  const child = spawn(
+    'prometheus',
+    [
+      `--config.file=${config}`,
+      `--storage.tsdb.path=${path.join(dir, 'tsdb')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--log.level=warn',
+    ],
+    {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
   child.once('error', (error) => process.stderr.write(`prometheus: ${error.message} (apt-get install prometheus)\n`));
   const url = `http://127.0.0.1:${port}`;
-  if (!(await waitFor(async () => (await httpStatus(`${url}/-/ready`)) === 200, 30_000))) throw new Error('Prometheus did not become ready');
+  if (!(await waitFor(async () => (await httpStatus(`${url}/-/ready`)) === 200, 30_000)))
+    throw new Error('Prometheus did not become ready');
   return { url, child };
 }
 
 /** One call of Prometheus's HTTP API (`query` or `query_range`): its result, or an error naming `what` when Prometheus refuses it. */
-async function prometheusApi<R>(prometheus: string, endpoint: 'query' | 'query_range', params: Record<string, string>, what: string): Promise<R[]> {
+async function prometheusApi<R>(
+  prometheus: string,
+  endpoint: 'query' | 'query_range',
+  params: Record<string, string>,
+  what: string,
+): Promise<R[]> {
   const res = await fetch(`${prometheus}/api/v1/${endpoint}?${new URLSearchParams(params).toString()}`);
   const body = (await res.json()) as { status: string; error?: string; data: { result: R[] } };
   if (body.status !== 'success') throw new Error(`${what}: ${body.error}`);
@@ -119,13 +157,29 @@ async function prometheusApi<R>(prometheus: string, endpoint: 'query' | 'query_r
 async function queryPanels(prometheus: string, dashboard: Dashboard, start: number, end: number): Promise<PanelData[]> {
   const panels: PanelData[] = [];
   for (const panel of dashboard.panels) {
-    const data: PanelData = { type: panel.type, title: panel.title, gridPos: panel.gridPos, unit: panel.fieldConfig?.defaults?.unit ?? 'short', series: [] };
+    const data: PanelData = {
+      type: panel.type,
+      title: panel.title,
+      gridPos: panel.gridPos,
+      unit: panel.fieldConfig?.defaults?.unit ?? 'short',
+      series: [],
+    };
     for (const target of panel.targets ?? []) {
-      const result = await prometheusApi<{ metric: Record<string, string>; values: [number, string][] }>(prometheus, 'query_range', {
-        query: target.expr.replaceAll('$__rate_interval', RATE_INTERVAL), start: String(start), end: String(end), step: String(SCRAPE_SECONDS),
-      }, panel.title);
+      const result = await prometheusApi<{ metric: Record<string, string>; values: [number, string][] }>(
+        prometheus,
+        'query_range',
+        {
+          query: target.expr.replaceAll('$__rate_interval', RATE_INTERVAL),
+          start: String(start),
+          end: String(end),
+          step: String(SCRAPE_SECONDS),
+        },
+        panel.title,
+      );
       for (const r of result) {
-        const name = (target.legendFormat ?? '').replace(/\{\{\s*(\w+)\s*\}\}/g, (_, label: string) => r.metric[label] ?? '').trim() || JSON.stringify(r.metric);
+        const name =
+          (target.legendFormat ?? '').replace(/\{\{\s*(\w+)\s*\}\}/g, (_, label: string) => r.metric[label] ?? '').trim() ||
+          JSON.stringify(r.metric);
         data.series.push({ name, points: r.values.map(([t, v]) => [t, Number(v)]) });
       }
     }
@@ -150,7 +204,12 @@ const TOTALS: Record<string, string> = {
 async function queryTotals(prometheus: string, start: number, end: number): Promise<Record<string, number | null>> {
   const totals: Record<string, number | null> = {};
   for (const [name, expr] of Object.entries(TOTALS)) {
-    const result = await prometheusApi<{ value: [number, string] }>(prometheus, 'query', { query: expr.replace('RUN', `${Math.ceil(end - start)}s`), time: String(end) }, name);
+    const result = await prometheusApi<{ value: [number, string] }>(
+      prometheus,
+      'query',
+      { query: expr.replace('RUN', `${Math.ceil(end - start)}s`), time: String(end) },
+      name,
+    );
     const value = result[0]?.value[1];
     totals[name] = value === undefined ? null : Math.round(Number(value));
   }
@@ -168,23 +227,37 @@ export async function benchDashboard(): Promise<Record<string, unknown>> {
   const { secret } = await issueCredential(pool, app);
   const [apiMetrics, workerMetrics] = [await freePort(), await freePort()];
   const env = {
-    DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: stack.temporal.address, SIGNING_SECRET: TEST_SIGNING_SECRET, TEMPORAL_TASK_QUEUE: 'intake',
-    STORAGE_DIR: path.join(dir, 'media'), TRANSCRIBER: 'pocketsphinx', FEEDBACK_RATE_LIMIT_PER_MINUTE: '600', AGENT_BILLING_RECHECK_SECONDS: '10',
-    LOCAL_RECORDER_MEETING_SECONDS: '20', METRICS_HOST: '127.0.0.1', LOG_LEVEL: 'warn',
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: stack.temporal.address,
+    SIGNING_SECRET: TEST_SIGNING_SECRET,
+    TEMPORAL_TASK_QUEUE: 'intake',
+    STORAGE_DIR: path.join(dir, 'media'),
+    TRANSCRIBER: 'pocketsphinx',
+    FEEDBACK_RATE_LIMIT_PER_MINUTE: '600',
+    AGENT_BILLING_RECHECK_SECONDS: '10',
+    LOCAL_RECORDER_MEETING_SECONDS: '20',
+    METRICS_HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
   };
   const worker = launchWorker({ ...env, METRICS_PORT: String(workerMetrics) });
   const processes: ChildProcess[] = [worker];
   const tally = new Tally();
   const dispatcher = new Agent({ connections: 64, keepAliveTimeout: 30_000 });
   try {
-    if (!(await waitFor(async () => (await httpStatus(`http://127.0.0.1:${workerMetrics}/healthz`)) === 200, 120_000))) throw new Error('the worker did not start');
+    if (!(await waitFor(async () => (await httpStatus(`http://127.0.0.1:${workerMetrics}/healthz`)) === 200, 120_000)))
+      throw new Error('the worker did not start');
     const api = await startApiProcess({ ...env, METRICS_PORT: String(apiMetrics) });
     processes.push(api.child);
     const prometheus = await startPrometheus(dir, { api: apiMetrics, worker: workerMetrics });
     processes.push(prometheus.child);
     const call = async (kind: string, method: string, url: string, headers: Record<string, string>, body?: string | Buffer) => {
       const t = performance.now();
-      const res = await request(`${api.url}${url}`, { method: method as 'POST', dispatcher, headers, ...(body !== undefined ? { body } : {}) });
+      const res = await request(`${api.url}${url}`, {
+        method: method as 'POST',
+        dispatcher,
+        headers,
+        ...(body !== undefined ? { body } : {}),
+      });
       const text = await res.body.text();
       tally.add(kind, res.statusCode, performance.now() - t);
       return { status: res.statusCode, headers: res.headers, text };
@@ -201,8 +274,13 @@ export async function benchDashboard(): Promise<Record<string, unknown>> {
       const s = i % SESSIONS;
       const seq = Math.floor(i / SESSIONS);
       const events = i % 50 === 49 ? [{ ...event(seq), type: 'not_an_event_type' }] : [event(i % 10 === 9 && seq > 0 ? seq - 1 : seq)];
-      return call('agentIngest', 'POST', '/v3/rest/agent-conversations/ingest', { ...json, 'x-service-agent-key': secret },
-        JSON.stringify({ agentKey: 'bench', externalSessionId: `dash-${s}`, participants: [], events })).then(() => undefined);
+      return call(
+        'agentIngest',
+        'POST',
+        '/v3/rest/agent-conversations/ingest',
+        { ...json, 'x-service-agent-key': secret },
+        JSON.stringify({ agentKey: 'bench', externalSessionId: `dash-${s}`, participants: [], events }),
+      ).then(() => undefined);
     };
     let agentIndex = 0;
     const agentLoad = (async () => {
@@ -211,14 +289,42 @@ export async function benchDashboard(): Promise<Record<string, unknown>> {
     })();
 
     // Feedback: a source and a person, then records at 4/s (every 5th invalid), and a burst over the rate limit at 45 s.
-    const source = JSON.parse((await call('feedback', 'POST', '/v3/rest/feedback-sources', key, JSON.stringify({ name: 'Dashboard', type: 'api' }))).text) as { id: number };
-    const person = JSON.parse((await call('feedback', 'PUT', '/v3/rest/people', key, JSON.stringify({
-      first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com', boundary: 'external',
-    }))).text) as { id: number };
-    const record = (i: number) => call('feedback', 'POST', `/v3/rest/feedback-sources/${source.id}/records`, key, JSON.stringify({
-      person_id: person.id, display_ts: new Date().toISOString(), external_id: `fb-${i}`,
-      fields: [i % 5 === 4 ? { category: 'content', type: 'integer', name: 'body', value: 'not a number' } : { category: 'content', type: 'string', name: 'body', value: 'Export to CSV fails' }],
-    })).then(() => undefined);
+    const source = JSON.parse(
+      (await call('feedback', 'POST', '/v3/rest/feedback-sources', key, JSON.stringify({ name: 'Dashboard', type: 'api' }))).text,
+    ) as { id: number };
+    const person = JSON.parse(
+      (
+        await call(
+          'feedback',
+          'PUT',
+          '/v3/rest/people',
+          key,
+          JSON.stringify({
+            first_name: 'Ada',
+            last_name: 'Lovelace',
+            email: 'ada@example.com',
+            boundary: 'external',
+          }),
+        )
+      ).text,
+    ) as { id: number };
+    const record = (i: number) =>
+      call(
+        'feedback',
+        'POST',
+        `/v3/rest/feedback-sources/${source.id}/records`,
+        key,
+        JSON.stringify({
+          person_id: person.id,
+          display_ts: new Date().toISOString(),
+          external_id: `fb-${i}`,
+          fields: [
+            i % 5 === 4
+              ? { category: 'content', type: 'integer', name: 'body', value: 'not a number' }
+              : { category: 'content', type: 'string', name: 'body', value: 'Export to CSV fails' },
+          ],
+        }),
+      ).then(() => undefined);
     let feedbackIndex = 0;
     const feedbackLoad = (async () => {
       await paced(4, 45, 8, () => record(feedbackIndex++));
@@ -229,12 +335,26 @@ export async function benchDashboard(): Promise<Record<string, unknown>> {
     // Media: the bundled sample uploaded directly, four times, and once a file that is not media.
     const sample = await readFile(SAMPLE);
     const upload = async (i: number, bytes: Buffer) => {
-      const created = await call('media', 'POST', '/v3/rest/recordings', key, JSON.stringify({ record: { externalId: `dash-${i}` }, name: `Call ${i}` }));
+      const created = await call(
+        'media',
+        'POST',
+        '/v3/rest/recordings',
+        key,
+        JSON.stringify({ record: { externalId: `dash-${i}` }, name: `Call ${i}` }),
+      );
       const { id } = JSON.parse(created.text) as { id: string };
-      const u = await call('media', 'POST', `/v3/rest/recordings/${id}/uploads`, key, JSON.stringify({ fileName: `call-${i}.flac`, fileSize: bytes.length }));
+      const u = await call(
+        'media',
+        'POST',
+        `/v3/rest/recordings/${id}/uploads`,
+        key,
+        JSON.stringify({ fileName: `call-${i}.flac`, fileSize: bytes.length }),
+      );
       const { uploadUrl } = JSON.parse(u.text) as { uploadUrl: string };
       const res = await request(uploadUrl, {
-        method: 'PATCH', dispatcher, body: bytes,
+        method: 'PATCH',
+        dispatcher,
+        body: bytes,
         headers: { 'tus-resumable': '1.0.0', 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
       });
       await res.body.text();
@@ -252,7 +372,13 @@ export async function benchDashboard(): Promise<Record<string, unknown>> {
     const meetings = (async () => {
       for (const code of ['abc-defg-hij', 'klm-nopq-rst', 'uvw-xyza-bcd']) {
         await sleep(15_000);
-        await call('meetingJoin', 'POST', '/v3/rest/recordings/meeting-joins', bearer, JSON.stringify({ type: 'meetingUrl', joinUrl: `https://meet.google.com/${code}` }));
+        await call(
+          'meetingJoin',
+          'POST',
+          '/v3/rest/recordings/meeting-joins',
+          bearer,
+          JSON.stringify({ type: 'meetingUrl', joinUrl: `https://meet.google.com/${code}` }),
+        );
       }
     })();
 
@@ -268,22 +394,27 @@ export async function benchDashboard(): Promise<Record<string, unknown>> {
     const panels = await queryPanels(prometheus.url, dashboard, start, end);
     const empty = panels.filter((p) => p.type !== 'row' && !p.series.some((s) => s.points.some(([, v]) => Number.isFinite(v) && v !== 0)));
     const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: PROJECT_ROOT, encoding: 'utf8' }).trim();
-    const subtitle = `npm run bench -- dashboard at ${sha} on ${os.cpus().length} cores: ${new Date(start * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC, `
-      + `${((end - start) / 60).toFixed(1)} minutes; Prometheus every ${SCRAPE_SECONDS} s, rates over ${RATE_INTERVAL}`;
+    const subtitle =
+      `npm run bench -- dashboard at ${sha} on ${os.cpus().length} cores: ${new Date(start * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC, ` +
+      `${((end - start) / 60).toFixed(1)} minutes; Prometheus every ${SCRAPE_SECONDS} s, rates over ${RATE_INTERVAL}`;
     await renderDashboard(panels, { title: 'Intake overview', subtitle, from: start, to: end, outPath: PICTURE });
     return {
       benchmark: 'dashboard',
       measuredAt: new Date().toISOString(),
       setup: {
         processes: 'src/main/api.ts and src/main/worker.ts (production entrypoints), Debian Prometheus scraping every 2 s',
-        rateInterval: RATE_INTERVAL, sessions: SESSIONS, credits: CREDITS,
+        rateInterval: RATE_INTERVAL,
+        sessions: SESSIONS,
+        credits: CREDITS,
         load: 'agent ingest 60/s for 40 s then 150/s for 40 s (1 in 10 repeated, 1 in 50 refused); feedback 4/s with a 100/s burst for 8 s over a limit of 600/min (1 in 5 invalid); 5 direct uploads (1 not media); 3 meeting bots; a top-up after the load',
       },
       seconds: { total: Math.round(end - start), ...Object.fromEntries(Object.entries(marks).map(([k, v]) => [k, Math.round(v - start)])) },
       requests: tally.counts,
       clientLatencyMs: tally.summary(),
       totals: await queryTotals(prometheus.url, start, end),
-      panels: panels.filter((p) => p.type !== 'row').map((p) => ({ title: p.title, series: p.series.map((s) => s.name), points: p.series.reduce((n, s) => n + s.points.length, 0) })),
+      panels: panels
+        .filter((p) => p.type !== 'row')
+        .map((p) => ({ title: p.title, series: p.series.map((s) => s.name), points: p.series.reduce((n, s) => n + s.points.length, 0) })),
       panelsAllZero: empty.map((p) => p.title),
       picture: path.relative(PROJECT_ROOT, PICTURE),
     };

@@ -40,8 +40,11 @@ export async function benchFeedback(): Promise<Record<string, unknown>> {
   try {
     const org = await createTestOrg(pool);
     const headers = { 'X-Service-Api-Key': org.apiKey };
-    const source = (await api.request('/v3/rest/feedback-sources', { method: 'POST', headers, json: { name: 'bench', type: 'api' } })).body as { id: number };
-    const person = (await api.request('/v3/rest/people', { method: 'PUT', headers, json: { email: 'bench@example.com' } })).body as { id: number };
+    const source = (await api.request('/v3/rest/feedback-sources', { method: 'POST', headers, json: { name: 'bench', type: 'api' } }))
+      .body as { id: number };
+    const person = (await api.request('/v3/rest/people', { method: 'PUT', headers, json: { email: 'bench@example.com' } })).body as {
+      id: number;
+    };
     const path = `/v3/rest/feedback-sources/${source.id}/records`;
     const post = (prefix: string) => async (i: number) => {
       const res = await api.request(path, {

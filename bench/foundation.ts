@@ -28,7 +28,12 @@ async function until(probe: () => Promise<boolean>, timeoutMs: number): Promise<
 async function measureStart(env: Record<string, string>, ports: number[]): Promise<StartFigures> {
   const started = performance.now();
   let output = '';
-  const child: ChildProcess = spawn('npm', ['start'], { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn('npm', ['start'], {
+    cwd: PROJECT_ROOT,
+    env: { ...process.env, ...env },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
   try {
@@ -62,8 +67,18 @@ async function measureTests(): Promise<{ ms: number; passing: number; failing: n
 export async function benchFoundation(options: { tests: boolean }): Promise<Record<string, unknown>> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'intake-bench-'));
   await chmod(dataDir, 0o755);
-  const ports = { PORT: await freePort(), TEMPORAL_PORT: await freePort(), TEMPORAL_UI_PORT: await freePort(), DEV_POSTGRES_PORT: await freePort() };
-  const env = { DATA_DIR: dataDir, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])) };
+  const ports = {
+    PORT: await freePort(),
+    TEMPORAL_PORT: await freePort(),
+    TEMPORAL_UI_PORT: await freePort(),
+    DEV_POSTGRES_PORT: await freePort(),
+  };
+  const env = {
+    DATA_DIR: dataDir,
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+  };
   const cold = await measureStart(env, Object.values(ports));
   const warm = await measureStart(env, Object.values(ports));
   await rm(dataDir, { recursive: true, force: true });

@@ -25,18 +25,29 @@ async function rssMiB(pid: number): Promise<number> {
 }
 
 /** `READERS` loops of `read` for `seconds`: latencies in ms. */
-async function readLoad(read: () => Promise<void>, seconds: number): Promise<{ requests: number; p50: number; p99: number; max: number; perSecond: number }> {
+async function readLoad(
+  read: () => Promise<void>,
+  seconds: number,
+): Promise<{ requests: number; p50: number; p99: number; max: number; perSecond: number }> {
   const latencies: number[] = [];
   const until = performance.now() + seconds * 1000;
-  await Promise.all(Array.from({ length: READERS }, async () => {
-    while (performance.now() < until) {
-      const t = performance.now();
-      await read();
-      latencies.push(performance.now() - t);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: READERS }, async () => {
+      while (performance.now() < until) {
+        const t = performance.now();
+        await read();
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
   const sorted = latencies.sort((a, b) => a - b);
-  return { requests: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: Number(sorted.at(-1)!.toFixed(1)), perSecond: Math.round(sorted.length / seconds) };
+  return {
+    requests: sorted.length,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    max: Number(sorted.at(-1)!.toFixed(1)),
+    perSecond: Math.round(sorted.length / seconds),
+  };
 }
 
 export async function benchHostileInput(): Promise<Record<string, unknown>> {
@@ -44,8 +55,12 @@ export async function benchHostileInput(): Promise<Record<string, unknown>> {
   const pool = await createDatabasePool(databaseUrl);
   const { temporal } = await testStack();
   const api = await startApiProcess({
-    DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporal.address, TEMPORAL_TASK_QUEUE: `bench-hostile-${randomUUID()}`, SIGNING_SECRET: TEST_SIGNING_SECRET,
-    LOG_LEVEL: 'warn', RECORDING_CREATE_RATE_LIMIT_PER_MINUTE: '0',
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: temporal.address,
+    TEMPORAL_TASK_QUEUE: `bench-hostile-${randomUUID()}`,
+    SIGNING_SECRET: TEST_SIGNING_SECRET,
+    LOG_LEVEL: 'warn',
+    RECORDING_CREATE_RATE_LIMIT_PER_MINUTE: '0',
   });
   const pid = api.child.pid!;
   try {
@@ -78,7 +93,11 @@ export async function benchHostileInput(): Promise<Record<string, unknown>> {
     const attackers = Array.from({ length: HOSTILE }, async () => {
       while (attacking) {
         const t = performance.now();
-        const res = await fetch(`${api.url}/v3/rest/recordings`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body });
+        const res = await fetch(`${api.url}/v3/rest/recordings`, {
+          method: 'POST',
+          headers: { ...headers, 'content-type': 'application/json' },
+          body,
+        });
         const answer = await res.arrayBuffer();
         hostileMs.push(performance.now() - t);
         largestAnswer = Math.max(largestAnswer, answer.byteLength);
@@ -93,7 +112,14 @@ export async function benchHostileInput(): Promise<Record<string, unknown>> {
     const sortedHostile = hostileMs.sort((a, b) => a - b);
     return {
       name: 'hostile-input',
-      setup: { phaseSeconds: PHASE_SECONDS, readers: READERS, hostileClients: HOSTILE, hostileBodyMiB: Number((body.length / 2 ** 20).toFixed(1)), folderIds: zeros, read: 'GET /v3/rest/organization' },
+      setup: {
+        phaseSeconds: PHASE_SECONDS,
+        readers: READERS,
+        hostileClients: HOSTILE,
+        hostileBodyMiB: Number((body.length / 2 ** 20).toFixed(1)),
+        folderIds: zeros,
+        read: 'GET /v3/rest/organization',
+      },
       readsAlone: alone,
       readsUnderAttack: underAttack,
       p99Ratio: Number((underAttack.p99 / alone.p99).toFixed(2)),

@@ -26,11 +26,41 @@ function claudeCodeSession(turns: number, salt: string, paragraph = 2): string {
   for (let i = 0; i < turns; i += 1) {
     const at = new Date(Date.UTC(2026, 9, 1, 9) + i * 60_000).toISOString();
     lines.push(
-      JSON.stringify({ type: 'user', sessionId: salt, uuid: `u${i}`, timestamp: at, message: { role: 'user', content: `${salt} turn ${i}: ${prose.repeat(paragraph)}` } }),
-      JSON.stringify({ type: 'assistant', uuid: `t${i}`, timestamp: at, message: { id: `m${i}`, role: 'assistant', content: [{ type: 'thinking', thinking: prose.repeat(paragraph) }] } }),
-      JSON.stringify({ type: 'assistant', uuid: `c${i}`, timestamp: at, message: { id: `m${i}`, role: 'assistant', content: [{ type: 'tool_use', id: `toolu_${i}`, name: 'Read', input: { file_path: '/src/pay.ts' } }] } }),
-      JSON.stringify({ type: 'user', uuid: `r${i}`, timestamp: at, message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: `toolu_${i}`, content: 'x'.repeat(400) }] } }),
-      JSON.stringify({ type: 'assistant', uuid: `a${i}`, timestamp: at, message: { id: `m${i}`, role: 'assistant', content: [{ type: 'text', text: prose.repeat(paragraph) }] } }),
+      JSON.stringify({
+        type: 'user',
+        sessionId: salt,
+        uuid: `u${i}`,
+        timestamp: at,
+        message: { role: 'user', content: `${salt} turn ${i}: ${prose.repeat(paragraph)}` },
+      }),
+      JSON.stringify({
+        type: 'assistant',
+        uuid: `t${i}`,
+        timestamp: at,
+        message: { id: `m${i}`, role: 'assistant', content: [{ type: 'thinking', thinking: prose.repeat(paragraph) }] },
+      }),
+      JSON.stringify({
+        type: 'assistant',
+        uuid: `c${i}`,
+        timestamp: at,
+        message: {
+          id: `m${i}`,
+          role: 'assistant',
+          content: [{ type: 'tool_use', id: `toolu_${i}`, name: 'Read', input: { file_path: '/src/pay.ts' } }],
+        },
+      }),
+      JSON.stringify({
+        type: 'user',
+        uuid: `r${i}`,
+        timestamp: at,
+        message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: `toolu_${i}`, content: 'x'.repeat(400) }] },
+      }),
+      JSON.stringify({
+        type: 'assistant',
+        uuid: `a${i}`,
+        timestamp: at,
+        message: { id: `m${i}`, role: 'assistant', content: [{ type: 'text', text: prose.repeat(paragraph) }] },
+      }),
     );
   }
   return `${lines.join('\n')}\n`;
@@ -46,7 +76,11 @@ export async function benchMcpUpload(): Promise<Record<string, unknown>> {
     // An OAuth access token, as MCP clients send (the only kind /mcp takes in production).
     const accessToken = await mcpAccessToken(api.url, await createSignInUser(pool));
     const client = new Client({ name: 'bench', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${api.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${accessToken}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${api.url}/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${accessToken}` } },
+      }),
+    );
     const upload = (content: string) => async () => {
       const r = (await client.callTool({ name: 'upload-agent-session', arguments: { content } })) as CallToolResult;
       if (r.isError) throw new Error(JSON.stringify(r.content).slice(0, 300));
@@ -71,7 +105,12 @@ export async function benchMcpUpload(): Promise<Record<string, unknown>> {
       benchmark: 'mcp-upload',
       measuredAt: new Date().toISOString(),
       setup: {
-        typical: { files: typical.length, turns: 200, characters: typical[0]!.length, visibleMessages: parseSession(typical[0]!).messages.length },
+        typical: {
+          files: typical.length,
+          turns: 200,
+          characters: typical[0]!.length,
+          visibleMessages: parseSession(typical[0]!).messages.length,
+        },
         large: { files: large.length, turns, characters: large[0]!.length, visibleMessages: parsed.messages.length },
         note: 'client and server in one process; each file distinct, so every upload parses, sanitizes and stores',
       },

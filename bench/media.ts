@@ -60,7 +60,9 @@ export async function benchMedia(): Promise<Record<string, unknown>> {
     for (let i = 0; i < RUNS * 2; i++) {
       const ext = i % 2 === 0 ? 'mp3' : 'wav';
       const created = await api.request('/v3/rest/recordings', {
-        method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: { record: { externalId: randomUUID() }, assetUrl: `http://media.test:${port}/a.${ext}` },
+        method: 'POST',
+        headers: { 'X-Service-Api-Key': org.apiKey },
+        json: { record: { externalId: randomUUID() }, assetUrl: `http://media.test:${port}/a.${ext}` },
       });
       const recordingId = (created.body as { id: string }).id;
       await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result();
@@ -79,7 +81,14 @@ export async function benchMedia(): Promise<Record<string, unknown>> {
   }
   const summary = (ext: 'mp3' | 'wav', how: string) => {
     const sorted = [...(durations[ext] ?? [])].sort((a, b) => a - b);
-    return { how, sourceBytes: sizes[ext], runs: RUNS, p50: Math.round(percentile(sorted, 50)), max: Math.round(percentile(sorted, 100)), all: sorted.map((d) => Math.round(d)) };
+    return {
+      how,
+      sourceBytes: sizes[ext],
+      runs: RUNS,
+      p50: Math.round(percentile(sorted, 50)),
+      max: Math.round(percentile(sorted, 100)),
+      all: sorted.map((d) => Math.round(d)),
+    };
   };
   return {
     name: 'media',

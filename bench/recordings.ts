@@ -23,7 +23,9 @@ const READS = 60;
 const LISTS = 400;
 
 const transcript = Array.from({ length: UTTERANCES }, (_, i) => ({
-  startSec: i * 3, endSec: i * 3 + 2.5, speaker: Math.floor(i / 3) % 4,
+  startSec: i * 3,
+  endSec: i * 3 + 2.5,
+  speaker: Math.floor(i / 3) % 4,
   text: `Utterance ${i}: we talked about the renewal, the onboarding plan and the pricing of the next tier.`,
 }));
 
@@ -42,7 +44,13 @@ export async function benchRecordings(): Promise<Record<string, unknown>> {
     };
     const ids: string[] = [];
     const create = async (i: number) => {
-      const res = expect(201)(await api.request('/v3/rest/recordings', { method: 'POST', headers, json: { record: { externalId: `big-${i}` }, transcript: { utterances: transcript } } }));
+      const res = expect(201)(
+        await api.request('/v3/rest/recordings', {
+          method: 'POST',
+          headers,
+          json: { record: { externalId: `big-${i}` }, transcript: { utterances: transcript } },
+        }),
+      );
       ids.push((res.body as { id: string }).id);
     };
     const created = await load(CREATES, 2, create);
@@ -68,7 +76,16 @@ export async function benchRecordings(): Promise<Record<string, unknown>> {
     return {
       benchmark: 'recordings',
       measuredAt: new Date().toISOString(),
-      setup: { utterancesPerTranscript: UTTERANCES, transcriptJsonBytes: Buffer.byteLength(JSON.stringify(transcript)), creates: CREATES, reads: READS, recordingsInOrganization: RECORDINGS + CREATES, listRequests: LISTS, listPageSize: 50, seedSeconds: Number(seedSeconds.toFixed(1)) },
+      setup: {
+        utterancesPerTranscript: UTTERANCES,
+        transcriptJsonBytes: Buffer.byteLength(JSON.stringify(transcript)),
+        creates: CREATES,
+        reads: READS,
+        recordingsInOrganization: RECORDINGS + CREATES,
+        listRequests: LISTS,
+        listPageSize: 50,
+        seedSeconds: Number(seedSeconds.toFixed(1)),
+      },
       createWith10kUtterances: created,
       getTranscriptUtterances: utterances,
       getTranscriptMonologues: monologues,

@@ -37,8 +37,18 @@ const all: Record<string, () => Promise<Record<string, unknown>>> = {
 useDurablePostgres();
 const git = (...a: string[]) => execFileSync('git', a, { cwd: PROJECT_ROOT, encoding: 'utf8' }).trim();
 // Dirty: the code differs from the commit (results written by earlier runs do not count).
-const commit = { sha: git('rev-parse', 'HEAD'), dirty: git('status', '--porcelain', '--untracked-files=no', '--', '.', ':!bench/results') !== '' };
-const machine = { hostname: os.hostname(), cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.arch()}` };
+const commit = {
+  sha: git('rev-parse', 'HEAD'),
+  dirty: git('status', '--porcelain', '--untracked-files=no', '--', '.', ':!bench/results') !== '',
+};
+const machine = {
+  hostname: os.hostname(),
+  cpus: os.cpus().length,
+  cpuModel: os.cpus()[0]?.model,
+  memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+  node: process.version,
+  platform: `${os.platform()} ${os.arch()}`,
+};
 await mkdir(path.join(PROJECT_ROOT, 'bench', 'results'), { recursive: true });
 for (const [name, run] of Object.entries(all)) {
   if (wanted.length && !wanted.includes(name)) continue;

@@ -47,7 +47,11 @@ export async function load(total: number, concurrency: number, task: (i: number)
 async function cpuTicks(): Promise<{ busy: number; total: number } | null> {
   const { readFile } = await import('node:fs/promises');
   const line = (await readFile('/proc/stat', 'utf8').catch(() => '')).split('\n')[0] ?? '';
-  const ticks = line.split(/\s+/).slice(1).map(Number).filter((n) => Number.isFinite(n));
+  const ticks = line
+    .split(/\s+/)
+    .slice(1)
+    .map(Number)
+    .filter((n) => Number.isFinite(n));
   if (ticks.length < 5) return null;
   const total = ticks.reduce((a, b) => a + b, 0);
   const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);

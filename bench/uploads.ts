@@ -41,7 +41,13 @@ async function rssKiB(pid: number): Promise<number> {
 
 function tusSend(uploadUrl: string, file: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const upload = new tus.Upload(createReadStream(file), { uploadUrl, chunkSize: 64 * MiB, retryDelays: [], onSuccess: () => resolve(), onError: reject });
+    const upload = new tus.Upload(createReadStream(file), {
+      uploadUrl,
+      chunkSize: 64 * MiB,
+      retryDelays: [],
+      onSuccess: () => resolve(),
+      onError: reject,
+    });
     upload.start();
   });
 }
@@ -52,17 +58,31 @@ export async function benchUploads(): Promise<Record<string, unknown>> {
   const pool = await createDatabasePool(databaseUrl);
   const { temporal } = await testStack();
   const api = await startApiProcess({
-    DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporal.address, TEMPORAL_TASK_QUEUE: `bench-uploads-${randomUUID()}`,
-    STORAGE_DIR: path.join(dir, 'storage'), SIGNING_SECRET: TEST_SIGNING_SECRET, LOG_LEVEL: 'warn',
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: temporal.address,
+    TEMPORAL_TASK_QUEUE: `bench-uploads-${randomUUID()}`,
+    STORAGE_DIR: path.join(dir, 'storage'),
+    SIGNING_SECRET: TEST_SIGNING_SECRET,
+    LOG_LEVEL: 'warn',
   });
   try {
     const org = await createTestOrg(pool);
     const headers = { 'X-Service-Api-Key': org.apiKey, 'content-type': 'application/json' };
     const newUpload = async (size: number) => {
-      const recording = await (await fetch(`${api.url}/v3/rest/recordings`, { method: 'POST', headers, body: JSON.stringify({ record: { externalId: randomUUID() } }) })).json() as { id: string };
-      const upload = await (await fetch(`${api.url}/v3/rest/recordings/${recording.id}/uploads`, {
-        method: 'POST', headers, body: JSON.stringify({ fileName: 'big.bin', fileSize: size }),
-      })).json() as { uploadId: string; uploadUrl: string };
+      const recording = (await (
+        await fetch(`${api.url}/v3/rest/recordings`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ record: { externalId: randomUUID() } }),
+        })
+      ).json()) as { id: string };
+      const upload = (await (
+        await fetch(`${api.url}/v3/rest/recordings/${recording.id}/uploads`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ fileName: 'big.bin', fileSize: size }),
+        })
+      ).json()) as { uploadId: string; uploadUrl: string };
       return { ...upload, recordingId: recording.id };
     };
     const cancel = (u: { recordingId: string; uploadId: string }) =>
@@ -90,7 +110,10 @@ export async function benchUploads(): Promise<Record<string, unknown>> {
     const before = await rssKiB(pid);
     const samples: number[] = [];
     const sampler = setInterval(() => {
-      rssKiB(pid).then((kib) => samples.push(kib), () => undefined);
+      rssKiB(pid).then(
+        (kib) => samples.push(kib),
+        () => undefined,
+      );
     }, 50);
     started = performance.now();
     await tusSend(second.uploadUrl, big);
@@ -115,7 +138,9 @@ export async function benchUploads(): Promise<Record<string, unknown>> {
         growthMiB: Math.round((peak - before) / 1024),
         samples: samples.length,
         // The peak of each quarter of the transfer: flat means streamed, rising means buffered.
-        quarterPeaksMiB: [0, 1, 2, 3].map((q) => Math.round(Math.max(...samples.slice(Math.floor((q * samples.length) / 4), Math.floor(((q + 1) * samples.length) / 4))) / 1024)),
+        quarterPeaksMiB: [0, 1, 2, 3].map((q) =>
+          Math.round(Math.max(...samples.slice(Math.floor((q * samples.length) / 4), Math.floor(((q + 1) * samples.length) / 4))) / 1024),
+        ),
         storedBytes: stored,
         seconds: Number(bigSeconds.toFixed(2)),
       },

@@ -10,8 +10,16 @@ interface VariableMeta {
 }
 
 type JsonSchema = {
-  type?: string; enum?: unknown[]; const?: string | number | boolean; anyOf?: JsonSchema[]; minimum?: number; maximum?: number; exclusiveMinimum?: number;
-  minLength?: number; format?: string; pattern?: string;
+  type?: string;
+  enum?: unknown[];
+  const?: string | number | boolean;
+  anyOf?: JsonSchema[];
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  minLength?: number;
+  format?: string;
+  pattern?: string;
 };
 
 /** The values a variable accepts, in words, from its schema. */

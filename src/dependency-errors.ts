@@ -7,7 +7,8 @@ import { BackendTerminatedError, ConnectionError } from 'slonik';
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'EPIPE', 'EAI_AGAIN']);
 // PostgreSQL SQLSTATEs: connection exceptions (08xxx), shutdown/crash (57P01-57P03), too many connections.
 const PG_UNAVAILABLE = /^(08\d{3}|57P0[123]|53300)$/;
-const PG_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Connection ended|the database system is (starting up|shutting down)/i;
+const PG_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Connection ended|the database system is (starting up|shutting down)/i;
 // gRPC status codes: UNAVAILABLE, DEADLINE_EXCEEDED.
 const GRPC_UNAVAILABLE = new Set([14, 4]);
 
@@ -32,7 +33,12 @@ export function isTemporalUnavailable(error: unknown): boolean {
   for (const e of causes(error)) {
     const grpcLike = typeof e.code === 'number' && 'details' in e;
     if (grpcLike && GRPC_UNAVAILABLE.has(e.code as number)) return true;
-    if ((e as { name?: unknown }).name === 'ServiceError' && typeof e.message === 'string' && /UNAVAILABLE|DEADLINE_EXCEEDED|connect/i.test(e.message)) return true;
+    if (
+      (e as { name?: unknown }).name === 'ServiceError' &&
+      typeof e.message === 'string' &&
+      /UNAVAILABLE|DEADLINE_EXCEEDED|connect/i.test(e.message)
+    )
+      return true;
   }
   return false;
 }

@@ -24,7 +24,10 @@ export interface FieldError {
 }
 
 export class ValidationError extends AppError {
-  constructor(readonly errors: FieldError[], message = 'The request is invalid.') {
+  constructor(
+    readonly errors: FieldError[],
+    message = 'The request is invalid.',
+  ) {
     super(400, 'validation_failed', message, { errors });
   }
 }
@@ -68,7 +71,13 @@ export class ConflictError extends AppError {
 
 export class DependencyUnavailableError extends AppError {
   constructor(dependency: 'database' | 'temporal') {
-    super(503, `${dependency}_unavailable`, `The service is temporarily unavailable (${dependency}); retry later.`, {}, { 'Retry-After': '5' });
+    super(
+      503,
+      `${dependency}_unavailable`,
+      `The service is temporarily unavailable (${dependency}); retry later.`,
+      {},
+      { 'Retry-After': '5' },
+    );
   }
 }
 
@@ -76,13 +85,24 @@ export class DependencyUnavailableError extends AppError {
 export class SessionMessageTooLargeError extends AppError {
   constructor(details: { message: number; role: 'user' | 'assistant'; characters: number; limit: number }) {
     const count = (n: number) => n.toLocaleString('en-US');
-    super(413, 'session_message_too_large', `Message ${details.message} (${details.role}) has ${count(details.characters)} characters of text; the limit is ${count(details.limit)} a message. Remove it or shorten it, then upload again.`, details);
+    super(
+      413,
+      'session_message_too_large',
+      `Message ${details.message} (${details.role}) has ${count(details.characters)} characters of text; the limit is ${count(details.limit)} a message. Remove it or shorten it, then upload again.`,
+      details,
+    );
   }
 }
 
 /** Reading an uploaded session file (parsing, masking) ran past its time budget and was stopped. */
 export class SessionParseTimeoutError extends AppError {
   constructor(budgetMs: number) {
-    super(503, 'session_parse_timeout', `Reading the session file took longer than ${budgetMs / 1000} s and was stopped. Retry later, or upload a smaller file.`, { budgetMs }, { 'Retry-After': '5' });
+    super(
+      503,
+      'session_parse_timeout',
+      `Reading the session file took longer than ${budgetMs / 1000} s and was stopped. Retry later, or upload a smaller file.`,
+      { budgetMs },
+      { 'Retry-After': '5' },
+    );
   }
 }

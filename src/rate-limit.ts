@@ -58,11 +58,21 @@ function leased(store: RateLimiterPostgres, pointsPerMinute: number, size: numbe
         const now = Date.now();
         if (lease && now < lease.endsAt && lease.used < lease.granted) {
           lease.used += 1;
-          return { allowed: true, limit: pointsPerMinute, remaining: Math.max(0, lease.remainingBefore - lease.used), resetSeconds: Math.max(1, Math.ceil((lease.endsAt - now) / 1000)) };
+          return {
+            allowed: true,
+            limit: pointsPerMinute,
+            remaining: Math.max(0, lease.remainingBefore - lease.used),
+            resetSeconds: Math.max(1, Math.ceil((lease.endsAt - now) / 1000)),
+          };
         }
         if (lease && now < lease.endsAt && lease.granted < Math.min(size, pointsPerMinute)) {
           // The window ran out while this lease was taken: refused until it resets.
-          return { allowed: false, limit: pointsPerMinute, remaining: 0, resetSeconds: Math.max(1, Math.ceil((lease.endsAt - now) / 1000)) };
+          return {
+            allowed: false,
+            limit: pointsPerMinute,
+            remaining: 0,
+            resetSeconds: Math.max(1, Math.ceil((lease.endsAt - now) / 1000)),
+          };
         }
         let pending = acquiring.get(key);
         if (!pending) {
@@ -99,11 +109,21 @@ export function createRateLimitStore(databaseUrl: string): RateLimitStore {
         async consume(key) {
           try {
             const res = await store.consume(key);
-            return { allowed: true, limit: pointsPerMinute, remaining: res.remainingPoints, resetSeconds: Math.ceil(res.msBeforeNext / 1000) };
+            return {
+              allowed: true,
+              limit: pointsPerMinute,
+              remaining: res.remainingPoints,
+              resetSeconds: Math.ceil(res.msBeforeNext / 1000),
+            };
           } catch (rejection) {
             // Over the limit the library rejects with a RateLimiterRes; a store failure is an Error.
             if (!(rejection instanceof RateLimiterRes)) throw rejection;
-            return { allowed: false, limit: pointsPerMinute, remaining: 0, resetSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) };
+            return {
+              allowed: false,
+              limit: pointsPerMinute,
+              remaining: 0,
+              resetSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)),
+            };
           }
         },
       };

@@ -1,8 +1,17 @@
 import {
-  changeApplication, createApplication, issueCredential, presentApplication, presentCredential,
+  changeApplication,
+  createApplication,
+  issueCredential,
+  presentApplication,
+  presentCredential,
 } from '../../src/agents/applications.js';
 import {
-  deleteApplication, findApplication, listApplications, listCredentials, revokeCredential, type ApplicationRow,
+  deleteApplication,
+  findApplication,
+  listApplications,
+  listCredentials,
+  revokeCredential,
+  type ApplicationRow,
 } from '../../src/db/repositories/agent-applications.js';
 import { NotFoundError } from '../../src/errors.js';
 import type { AppContext, AppDeps } from '../context.js';

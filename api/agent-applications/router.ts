@@ -4,8 +4,15 @@ import type { AuthRequirement } from '../middleware/auth.js';
 import type { RouteRegistry } from '../routes.js';
 import { agentApplicationHandlers } from './handlers.js';
 import {
-  applicationSchema, createApplicationBody, credentialSchema, newCredentialSchema, pageQuery, updateApplicationBody,
-  type CreateApplicationBody, type PageQuery, type UpdateApplicationBody,
+  applicationSchema,
+  createApplicationBody,
+  credentialSchema,
+  newCredentialSchema,
+  pageQuery,
+  updateApplicationBody,
+  type CreateApplicationBody,
+  type PageQuery,
+  type UpdateApplicationBody,
 } from './schemas.js';
 
 /**
@@ -20,44 +27,91 @@ export function agentApplicationRoutes(deps: AppDeps, registry: RouteRegistry): 
   const one = { 200: { description: 'The application', schema: applicationSchema } };
 
   registry.add<CreateApplicationBody, unknown>({
-    ...common, method: 'post', path: base, operationId: 'createAgentApplication', summary: 'Register an agent application',
+    ...common,
+    method: 'post',
+    path: base,
+    operationId: 'createAgentApplication',
+    summary: 'Register an agent application',
     body: { schema: createApplicationBody },
-    responses: { 201: { description: 'The application', schema: applicationSchema }, 409: { schema: ERROR_REF, description: 'agentKey already used in this organization (agent_key_taken)' } },
+    responses: {
+      201: { description: 'The application', schema: applicationSchema },
+      409: { schema: ERROR_REF, description: 'agentKey already used in this organization (agent_key_taken)' },
+    },
     handler: h.create,
   });
   registry.add<unknown, PageQuery>({
-    ...common, method: 'get', path: base, operationId: 'listAgentApplications', summary: 'List agent applications', query: pageQuery,
-    responses: { 200: { description: 'A page of applications', schema: { type: 'object', required: ['applications'], properties: { applications: { type: 'array', items: applicationSchema } } } } },
+    ...common,
+    method: 'get',
+    path: base,
+    operationId: 'listAgentApplications',
+    summary: 'List agent applications',
+    query: pageQuery,
+    responses: {
+      200: {
+        description: 'A page of applications',
+        schema: { type: 'object', required: ['applications'], properties: { applications: { type: 'array', items: applicationSchema } } },
+      },
+    },
     handler: h.list,
   });
   registry.add({
-    ...common, method: 'get', path: `${base}/{applicationId}`, operationId: 'getAgentApplication', summary: 'Get an agent application',
-    responses: one, handler: h.get,
+    ...common,
+    method: 'get',
+    path: `${base}/{applicationId}`,
+    operationId: 'getAgentApplication',
+    summary: 'Get an agent application',
+    responses: one,
+    handler: h.get,
   });
   registry.add<UpdateApplicationBody, unknown>({
-    ...common, method: 'patch', path: `${base}/{applicationId}`, operationId: 'updateAgentApplication',
+    ...common,
+    method: 'patch',
+    path: `${base}/{applicationId}`,
+    operationId: 'updateAgentApplication',
     summary: 'Change settings (status, content capture, redaction, retention, environments, conversation access)',
-    body: { schema: updateApplicationBody }, responses: one, handler: h.update,
+    body: { schema: updateApplicationBody },
+    responses: one,
+    handler: h.update,
   });
   registry.add({
-    ...common, method: 'delete', path: `${base}/{applicationId}`, operationId: 'deleteAgentApplication',
+    ...common,
+    method: 'delete',
+    path: `${base}/{applicationId}`,
+    operationId: 'deleteAgentApplication',
     summary: 'Delete an application: its credentials then answer 404; stored conversations are kept',
-    responses: { 204: { description: 'Deleted' } }, handler: h.remove,
+    responses: { 204: { description: 'Deleted' } },
+    handler: h.remove,
   });
   registry.add({
-    ...common, method: 'post', path: `${base}/{applicationId}/credentials`, operationId: 'createAgentCredential',
+    ...common,
+    method: 'post',
+    path: `${base}/{applicationId}/credentials`,
+    operationId: 'createAgentCredential',
     summary: 'Create an ingest secret (shown once)',
-    responses: { 201: { description: 'The credential with its secret', schema: newCredentialSchema } }, handler: h.createCredential,
+    responses: { 201: { description: 'The credential with its secret', schema: newCredentialSchema } },
+    handler: h.createCredential,
   });
   registry.add({
-    ...common, method: 'get', path: `${base}/{applicationId}/credentials`, operationId: 'listAgentCredentials',
+    ...common,
+    method: 'get',
+    path: `${base}/{applicationId}/credentials`,
+    operationId: 'listAgentCredentials',
     summary: 'List ingest credentials (never their secrets)',
-    responses: { 200: { description: 'Credentials', schema: { type: 'object', properties: { credentials: { type: 'array', items: credentialSchema } } } } },
+    responses: {
+      200: {
+        description: 'Credentials',
+        schema: { type: 'object', properties: { credentials: { type: 'array', items: credentialSchema } } },
+      },
+    },
     handler: h.listCredentials,
   });
   registry.add({
-    ...common, method: 'delete', path: `${base}/{applicationId}/credentials/{credentialId}`, operationId: 'revokeAgentCredential',
+    ...common,
+    method: 'delete',
+    path: `${base}/{applicationId}/credentials/{credentialId}`,
+    operationId: 'revokeAgentCredential',
     summary: 'Revoke an ingest credential (repeating it is harmless)',
-    responses: { 200: { description: 'The revoked credential', schema: credentialSchema } }, handler: h.revokeCredential,
+    responses: { 200: { description: 'The revoked credential', schema: credentialSchema } },
+    handler: h.revokeCredential,
   });
 }

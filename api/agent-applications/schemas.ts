@@ -52,8 +52,20 @@ export const updateApplicationBody: JsonSchema = {
 
 export const applicationSchema: JsonSchema = {
   type: 'object',
-  required: ['applicationId', 'name', 'agentKey', 'status', 'contentCapture', 'redactedFieldNames', 'redactedTextPatterns', 'retentionDays',
-    'allowedEnvironments', 'conversationAccess', 'createdAt', 'updatedAt'],
+  required: [
+    'applicationId',
+    'name',
+    'agentKey',
+    'status',
+    'contentCapture',
+    'redactedFieldNames',
+    'redactedTextPatterns',
+    'retentionDays',
+    'allowedEnvironments',
+    'conversationAccess',
+    'createdAt',
+    'updatedAt',
+  ],
   properties: {
     applicationId: { type: 'string', format: 'uuid' },
     organizationId: { type: 'string', format: 'uuid' },
@@ -65,7 +77,11 @@ export const applicationSchema: JsonSchema = {
     redactedTextPatterns: { type: 'array', items: { type: 'string' } },
     retentionDays: { type: ['integer', 'null'] },
     allowedEnvironments: { type: 'array', items: { type: 'string' } },
-    conversationAccess: { type: 'object', required: ['type'], properties: { type: { enum: ['workspace', 'users'] }, userIds: { type: 'array' } } },
+    conversationAccess: {
+      type: 'object',
+      required: ['type'],
+      properties: { type: { enum: ['workspace', 'users'] }, userIds: { type: 'array' } },
+    },
     createdAt: timestamp,
     updatedAt: timestamp,
   },
@@ -87,7 +103,10 @@ export const credentialSchema: JsonSchema = {
 export const newCredentialSchema: JsonSchema = {
   type: 'object',
   required: ['credentialId', 'applicationId', 'secret'],
-  properties: { ...(credentialSchema.properties as object), secret: { type: 'string', description: 'Shown once; send it as X-Service-Agent-Key' } },
+  properties: {
+    ...(credentialSchema.properties as object),
+    secret: { type: 'string', description: 'Shown once; send it as X-Service-Agent-Key' },
+  },
 };
 
 export { pageQuery, type PageQuery } from '../paging.js';

@@ -15,7 +15,8 @@ const HEADER = 'x-service-agent-key';
 export function agentSecret(deps: AppDeps, credentials: CredentialCache) {
   return async (ctx: AppContext, next: Next) => {
     const secret = ctx.get(HEADER).trim();
-    if (!secret) throw new UnauthenticatedError('unauthenticated', 'Authentication required: send the ingest secret in X-Service-Agent-Key.');
+    if (!secret)
+      throw new UnauthenticatedError('unauthenticated', 'Authentication required: send the ingest secret in X-Service-Agent-Key.');
     const secretHash = secret.length > 200 ? null : hashSecret(secret);
     const found = secretHash ? await credentials.lookup(deps.pool, secretHash) : null;
     checkCredential(found);
@@ -31,7 +32,8 @@ export function agentSecret(deps: AppDeps, credentials: CredentialCache) {
 
 function checkCredential(found: CredentialLookup | null): asserts found is CredentialLookup {
   if (!found) throw new UnauthenticatedError('invalid_credentials', 'The ingest secret is not valid.');
-  if (ingestRefusal(found) === 'credential_revoked') throw new UnauthenticatedError('credential_revoked', 'The ingest secret has been revoked.');
+  if (ingestRefusal(found) === 'credential_revoked')
+    throw new UnauthenticatedError('credential_revoked', 'The ingest secret has been revoked.');
 }
 
 /**
@@ -53,9 +55,12 @@ function checkApplication(found: CredentialLookup, agentKey: unknown): void {
   }
   // A revoked secret was refused by checkCredential already.
   switch (ingestRefusal(found)) {
-    case 'application_deleted': throw new NotFoundError('Agent application');
-    case 'agent_chats_not_enabled': throw new AppError(404, 'agent_chats_not_enabled', 'Agent chats are not enabled for this workspace.');
-    case 'application_disabled': throw new ForbiddenError('application_disabled', 'The application is disabled; it accepts no uploads until it is enabled again.');
+    case 'application_deleted':
+      throw new NotFoundError('Agent application');
+    case 'agent_chats_not_enabled':
+      throw new AppError(404, 'agent_chats_not_enabled', 'Agent chats are not enabled for this workspace.');
+    case 'application_disabled':
+      throw new ForbiddenError('application_disabled', 'The application is disabled; it accepts no uploads until it is enabled again.');
     default:
   }
 }
@@ -64,7 +69,12 @@ function checkApplication(found: CredentialLookup, agentKey: unknown): void {
  * The request's credential and application looked up again, bypassing the cache, with every check
  * of agentSecret and agentApplication: for an ingest whose transaction found its lookup out of date.
  */
-export async function refreshAgent(deps: AppDeps, credentials: CredentialCache, ctx: AppContext, agentKey: string): Promise<CredentialLookup> {
+export async function refreshAgent(
+  deps: AppDeps,
+  credentials: CredentialCache,
+  ctx: AppContext,
+  agentKey: string,
+): Promise<CredentialLookup> {
   const found = await credentials.lookup(deps.pool, ctx.state.agentSecretHash!, { fresh: true });
   checkCredential(found);
   checkApplication(found, agentKey);

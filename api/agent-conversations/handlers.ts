@@ -2,7 +2,12 @@ import { AgentIngestWriter, INGEST_BATCHING, StaleAuthorityError } from '../../s
 import type { CredentialCache } from '../../src/agents/credential-cache.js';
 import type { AgentIngestRequest } from '../../src/domain/agent-ingest.js';
 import {
-  findSession, listSessions, sessionEvents, sessionParticipants, type EventRow, type Reader,
+  findSession,
+  listSessions,
+  sessionEvents,
+  sessionParticipants,
+  type EventRow,
+  type Reader,
 } from '../../src/db/repositories/agent-conversations.js';
 import type { SessionRow } from '../../src/db/repositories/agent-sessions.js';
 import { NotFoundError, ValidationError } from '../../src/errors.js';
@@ -26,7 +31,9 @@ export interface SessionQuery {
 function eventSizeErrors(body: AgentIngestRequest) {
   return body.events.flatMap((event, i) => {
     const bytes = Buffer.byteLength(JSON.stringify(event));
-    return bytes > INGEST_LIMITS.eventBytes ? [{ path: `body.events.${i}`, message: `is ${bytes} bytes; an event may have at most ${INGEST_LIMITS.eventBytes}` }] : [];
+    return bytes > INGEST_LIMITS.eventBytes
+      ? [{ path: `body.events.${i}`, message: `is ${bytes} bytes; an event may have at most ${INGEST_LIMITS.eventBytes}` }]
+      : [];
   });
 }
 
@@ -105,7 +112,11 @@ export function agentConversationHandlers(deps: AppDeps, credentials: Credential
     },
 
     listSessions: async (ctx: AppContext, { query }: RouteInput<unknown, SessionsQuery>) => {
-      const rows = await listSessions(deps.pool, readerOf(ctx), { applicationId: query.applicationId, status: query.status, ...pageWindow(query) });
+      const rows = await listSessions(deps.pool, readerOf(ctx), {
+        applicationId: query.applicationId,
+        status: query.status,
+        ...pageWindow(query),
+      });
       ctx.body = pageBody('sessions', rows, query, presentSession);
     },
 
@@ -118,8 +129,15 @@ export function agentConversationHandlers(deps: AppDeps, credentials: Credential
       ctx.body = {
         ...presentSession(session),
         participants: participants.map((p) => ({
-          externalId: p.external_id, displayName: p.display_name, username: p.username, email: p.email, personId: p.person_id,
-          companyExternalId: p.company_external_id, boundary: p.boundary, ownerUserId: p.owner_user_id, properties: p.properties ?? null,
+          externalId: p.external_id,
+          displayName: p.display_name,
+          username: p.username,
+          email: p.email,
+          personId: p.person_id,
+          companyExternalId: p.company_external_id,
+          boundary: p.boundary,
+          ownerUserId: p.owner_user_id,
+          properties: p.properties ?? null,
         })),
         events: page.map(presentEvent),
         nextAfterSequence: events.length > query.eventLimit ? (page.at(-1)?.sequence ?? null) : null,

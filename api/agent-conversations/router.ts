@@ -17,33 +17,64 @@ export function agentConversationRoutes(deps: AppDeps, registry: RouteRegistry):
   const limiter = deps.rateLimits.limiter('agent-ingest', deps.config.rateLimits.agentIngestPerMinute, { lease: 50 });
   const limits = limiter ? [rateLimit(limiter, (ctx) => `org:${agentOf(ctx).application.organization_id}`)] : [];
   registry.add<AgentIngestRequest, unknown>({
-    method: 'post', path: '/v3/rest/agent-conversations/ingest', operationId: 'ingestAgentConversation', tags: ['agent-conversations'],
+    method: 'post',
+    path: '/v3/rest/agent-conversations/ingest',
+    operationId: 'ingestAgentConversation',
+    tags: ['agent-conversations'],
     summary: 'Send a session of ordered events (X-Service-Agent-Key); deduplicated, revised, sanitized, processed in sequence order',
     middleware: [countRejectedEvents(deps.metrics), agentSecret(deps, credentials), ...limits],
     security: [{ agentKey: [] }],
     body: { schema: ingestBody, limitBytes: INGEST_LIMITS.requestBytes, tooLarge: { status: 400, errorCode: 'payload_too_large' } },
     afterBody: [agentApplication()],
-    responses: withRateLimit({
-      202: { description: 'Accepted', schema: ingestResponse },
-      400: { schema: ERROR_REF, description: 'Invalid or too large; environment missing or blocked; feedback without an earlier assistant target' },
-      401: { schema: ERROR_REF, description: 'Ingest secret missing, unknown, revoked, or not the application of agentKey' },
-      403: { schema: ERROR_REF, description: 'The application is disabled (application_disabled)' },
-      404: { schema: ERROR_REF, description: 'The application does not exist, or agent chats are not enabled for the workspace' },
-      409: { schema: ERROR_REF, description: 'An event changed without a higher revision, moved, changed type, reused an occupied sequence, or went back to partial' },
-      503: { schema: ERROR_REF, description: 'The database is unavailable: nothing was stored; retry. (An ingest that was stored is always answered 202: its processing is handed off durably, also while Temporal is unreachable.)' },
-    }, 'Over AGENT_INGEST_RATE_LIMIT_PER_MINUTE requests a minute for this organization'),
+    responses: withRateLimit(
+      {
+        202: { description: 'Accepted', schema: ingestResponse },
+        400: {
+          schema: ERROR_REF,
+          description: 'Invalid or too large; environment missing or blocked; feedback without an earlier assistant target',
+        },
+        401: { schema: ERROR_REF, description: 'Ingest secret missing, unknown, revoked, or not the application of agentKey' },
+        403: { schema: ERROR_REF, description: 'The application is disabled (application_disabled)' },
+        404: { schema: ERROR_REF, description: 'The application does not exist, or agent chats are not enabled for the workspace' },
+        409: {
+          schema: ERROR_REF,
+          description:
+            'An event changed without a higher revision, moved, changed type, reused an occupied sequence, or went back to partial',
+        },
+        503: {
+          schema: ERROR_REF,
+          description:
+            'The database is unavailable: nothing was stored; retry. (An ingest that was stored is always answered 202: its processing is handed off durably, also while Temporal is unreachable.)',
+        },
+      },
+      'Over AGENT_INGEST_RATE_LIMIT_PER_MINUTE requests a minute for this organization',
+    ),
     handler: h.ingest,
   });
   registry.add<unknown, SessionsQuery>({
-    method: 'get', path: '/v3/rest/agent-conversations/sessions', operationId: 'listAgentSessions', tags: ['agent-conversations'],
-    summary: 'List agent sessions visible to the caller', auth: { accept: ['apiKey', 'user'], scope: 'agents:read' }, query: sessionsQuery,
-    responses: { 200: { description: 'A page of sessions', schema: { type: 'object', properties: { sessions: { type: 'array', items: sessionSchema } } } } },
+    method: 'get',
+    path: '/v3/rest/agent-conversations/sessions',
+    operationId: 'listAgentSessions',
+    tags: ['agent-conversations'],
+    summary: 'List agent sessions visible to the caller',
+    auth: { accept: ['apiKey', 'user'], scope: 'agents:read' },
+    query: sessionsQuery,
+    responses: {
+      200: {
+        description: 'A page of sessions',
+        schema: { type: 'object', properties: { sessions: { type: 'array', items: sessionSchema } } },
+      },
+    },
     handler: h.listSessions,
   });
   registry.add<unknown, SessionQuery>({
-    method: 'get', path: '/v3/rest/agent-conversations/sessions/{sessionId}', operationId: 'getAgentSession', tags: ['agent-conversations'],
+    method: 'get',
+    path: '/v3/rest/agent-conversations/sessions/{sessionId}',
+    operationId: 'getAgentSession',
+    tags: ['agent-conversations'],
     summary: 'A session with its participants and stored (sanitized) events in sequence order',
-    auth: { accept: ['apiKey', 'user'], scope: 'agents:read' }, query: sessionQuery,
+    auth: { accept: ['apiKey', 'user'], scope: 'agents:read' },
+    query: sessionQuery,
     responses: { 200: { description: 'The session', schema: sessionDetailSchema } },
     handler: h.getSession,
   });

@@ -137,7 +137,13 @@ export const sessionQuery: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    afterSequence: { type: 'integer', minimum: -1, maximum: Number.MAX_SAFE_INTEGER, default: -1, description: 'Events with a higher sequence only (paging)' },
+    afterSequence: {
+      type: 'integer',
+      minimum: -1,
+      maximum: Number.MAX_SAFE_INTEGER,
+      default: -1,
+      description: 'Events with a higher sequence only (paging)',
+    },
     eventLimit: { type: 'integer', minimum: 1, maximum: 1000, default: 500 },
   },
 };
@@ -168,7 +174,12 @@ export const sessionDetailSchema: JsonSchema = {
       items: {
         type: 'object',
         required: ['externalEventId', 'sequence', 'revision', 'type', 'occurredAt'],
-        properties: { externalEventId: { type: 'string' }, sequence: { type: 'integer' }, revision: { type: 'integer' }, type: { type: 'string' } },
+        properties: {
+          externalEventId: { type: 'string' },
+          sequence: { type: 'integer' },
+          revision: { type: 'integer' },
+          type: { type: 'string' },
+        },
       },
     },
     nextAfterSequence: { type: ['integer', 'null'] },

@@ -1,6 +1,15 @@
 import { checkFieldValues } from '../../src/domain/feedback-fields.js';
 import { toUtcInstantOrNull } from '../../src/domain/time.js';
-import { createSource, findRecord, findSource, insertRecord, listRecords, listSources, type RecordRow, type SourceRow } from '../../src/db/repositories/feedback.js';
+import {
+  createSource,
+  findRecord,
+  findSource,
+  insertRecord,
+  listRecords,
+  listSources,
+  type RecordRow,
+  type SourceRow,
+} from '../../src/db/repositories/feedback.js';
 import { listPeople, upsertPerson, type PersonRow } from '../../src/db/repositories/people.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../src/errors.js';
 import type { AppContext, AppDeps } from '../context.js';

@@ -4,10 +4,22 @@ import { rateLimit, withRateLimit } from '../middleware/rate-limit.js';
 import type { RouteRegistry, RouteSpec } from '../routes.js';
 import { feedbackHandlers } from './handlers.js';
 import {
-  createRecordBody, createSourceBody, duplicateRecordSchema, listOf, pageQuery, peopleQuery, personSchema, recordSchema, recordsQuery,
-  sourceSchema, type CreateRecordBody, type CreateSourceBody, type PageQuery, type UpsertPersonBody, upsertPersonBody,
+  createRecordBody,
+  createSourceBody,
+  duplicateRecordSchema,
+  listOf,
+  pageQuery,
+  peopleQuery,
+  personSchema,
+  recordSchema,
+  recordsQuery,
+  sourceSchema,
+  type CreateRecordBody,
+  type CreateSourceBody,
+  type PageQuery,
+  type UpsertPersonBody,
+  upsertPersonBody,
 } from './schemas.js';
-
 
 /**
  * The feedback area: organization API keys only (a user token is not a credential here: 401),
@@ -20,41 +32,71 @@ export function feedbackRoutes(deps: AppDeps, registry: RouteRegistry): void {
   const read: AuthRequirement = { accept: ['apiKey'], scope: 'feedback:read' };
   const write: AuthRequirement = { accept: ['apiKey'], scope: 'feedback:write' };
   const common = { tags: ['feedback'], middleware };
-  const withLimits = (spec: RouteSpec['responses']) => withRateLimit(spec, 'Over FEEDBACK_RATE_LIMIT_PER_MINUTE (100) requests a minute for this key');
+  const withLimits = (spec: RouteSpec['responses']) =>
+    withRateLimit(spec, 'Over FEEDBACK_RATE_LIMIT_PER_MINUTE (100) requests a minute for this key');
 
   registry.add<CreateSourceBody, unknown>({
-    ...common, method: 'post', path: '/v3/rest/feedback-sources', operationId: 'createFeedbackSource', summary: 'Create a feedback source',
-    auth: write, body: { schema: createSourceBody },
+    ...common,
+    method: 'post',
+    path: '/v3/rest/feedback-sources',
+    operationId: 'createFeedbackSource',
+    summary: 'Create a feedback source',
+    auth: write,
+    body: { schema: createSourceBody },
     responses: withLimits({ 201: { description: 'The source', schema: sourceSchema } }),
     handler: h.createSource,
   });
   registry.add<unknown, PageQuery>({
-    ...common, method: 'get', path: '/v3/rest/feedback-sources', operationId: 'listFeedbackSources', summary: 'List feedback sources',
-    auth: read, query: pageQuery,
+    ...common,
+    method: 'get',
+    path: '/v3/rest/feedback-sources',
+    operationId: 'listFeedbackSources',
+    summary: 'List feedback sources',
+    auth: read,
+    query: pageQuery,
     responses: withLimits({ 200: { description: 'A page of sources', schema: listOf('feedback_sources', sourceSchema) } }),
     handler: h.listSources,
   });
   registry.add({
-    ...common, method: 'get', path: '/v3/rest/feedback-sources/{id}', operationId: 'getFeedbackSource', summary: 'Get a feedback source',
-    auth: read, responses: withLimits({ 200: { description: 'The source', schema: sourceSchema } }),
+    ...common,
+    method: 'get',
+    path: '/v3/rest/feedback-sources/{id}',
+    operationId: 'getFeedbackSource',
+    summary: 'Get a feedback source',
+    auth: read,
+    responses: withLimits({ 200: { description: 'The source', schema: sourceSchema } }),
     handler: h.getSource,
   });
   registry.add<UpsertPersonBody, unknown>({
-    ...common, method: 'put', path: '/v3/rest/people', operationId: 'upsertPerson',
+    ...common,
+    method: 'put',
+    path: '/v3/rest/people',
+    operationId: 'upsertPerson',
     summary: 'Create or update a person by e-mail (case-insensitive); the company is upserted by domain',
-    auth: write, body: { schema: upsertPersonBody },
+    auth: write,
+    body: { schema: upsertPersonBody },
     responses: withLimits({ 200: { description: 'Updated', schema: personSchema }, 201: { description: 'Created', schema: personSchema } }),
     handler: h.upsertPerson,
   });
   registry.add<unknown, PageQuery & { email?: string }>({
-    ...common, method: 'get', path: '/v3/rest/people', operationId: 'listPeople', summary: 'Find people (by e-mail, case-insensitive)',
-    auth: read, query: peopleQuery,
+    ...common,
+    method: 'get',
+    path: '/v3/rest/people',
+    operationId: 'listPeople',
+    summary: 'Find people (by e-mail, case-insensitive)',
+    auth: read,
+    query: peopleQuery,
     responses: withLimits({ 200: { description: 'A page of people', schema: listOf('people', personSchema) } }),
     handler: h.listPeople,
   });
   registry.add<CreateRecordBody, unknown>({
-    ...common, method: 'post', path: '/v3/rest/feedback-sources/{id}/records', operationId: 'createFeedbackRecord', summary: 'Send one feedback record',
-    auth: write, body: { schema: createRecordBody },
+    ...common,
+    method: 'post',
+    path: '/v3/rest/feedback-sources/{id}/records',
+    operationId: 'createFeedbackRecord',
+    summary: 'Send one feedback record',
+    auth: write,
+    body: { schema: createRecordBody },
     responses: withLimits({
       201: { description: 'The record', schema: recordSchema },
       409: { description: 'external_id already used in this source; `id` is the existing record', schema: duplicateRecordSchema },
@@ -62,14 +104,24 @@ export function feedbackRoutes(deps: AppDeps, registry: RouteRegistry): void {
     handler: h.createRecord,
   });
   registry.add<unknown, PageQuery & { external_id?: string }>({
-    ...common, method: 'get', path: '/v3/rest/feedback-sources/{id}/records', operationId: 'listFeedbackRecords', summary: 'List records of a source (filter by external_id)',
-    auth: read, query: recordsQuery,
+    ...common,
+    method: 'get',
+    path: '/v3/rest/feedback-sources/{id}/records',
+    operationId: 'listFeedbackRecords',
+    summary: 'List records of a source (filter by external_id)',
+    auth: read,
+    query: recordsQuery,
     responses: withLimits({ 200: { description: 'A page of records', schema: listOf('records', recordSchema) } }),
     handler: h.listRecords,
   });
   registry.add({
-    ...common, method: 'get', path: '/v3/rest/feedback-sources/{id}/records/{recordId}', operationId: 'getFeedbackRecord', summary: 'Get a feedback record',
-    auth: read, responses: withLimits({ 200: { description: 'The record', schema: recordSchema } }),
+    ...common,
+    method: 'get',
+    path: '/v3/rest/feedback-sources/{id}/records/{recordId}',
+    operationId: 'getFeedbackRecord',
+    summary: 'Get a feedback record',
+    auth: read,
+    responses: withLimits({ 200: { description: 'The record', schema: recordSchema } }),
     handler: h.getRecord,
   });
 }

@@ -77,7 +77,7 @@ export const fieldSchema: JsonSchema = {
     category: { type: 'string', enum: [...FIELD_CATEGORIES] },
     type: { type: 'string', enum: [...FIELD_TYPES] },
     name: nameString,
-    value: { description: 'A value matching `type`; at most 10 KB (a string\'s UTF-8 bytes, any other value\'s JSON text).' },
+    value: { description: "A value matching `type`; at most 10 KB (a string's UTF-8 bytes, any other value's JSON text)." },
   },
 };
 export const createRecordBody: JsonSchema = {
@@ -122,7 +122,12 @@ export function listOf(key: string, item: JsonSchema): JsonSchema {
   return {
     type: 'object',
     required: [key, 'page', 'limit', 'has_more'],
-    properties: { [key]: { type: 'array', items: item }, page: { type: 'integer' }, limit: { type: 'integer' }, has_more: { type: 'boolean' } },
+    properties: {
+      [key]: { type: 'array', items: item },
+      page: { type: 'integer' },
+      limit: { type: 'integer' },
+      has_more: { type: 'boolean' },
+    },
   };
 }
 

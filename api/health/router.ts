@@ -24,15 +24,26 @@ const readySchema = {
  */
 export function healthRoutes(deps: AppDeps, registry: RouteRegistry): void {
   registry.add({
-    method: 'get', path: '/healthz', operationId: 'health', summary: 'Liveness: 200 while the process runs', tags: ['operations'],
+    method: 'get',
+    path: '/healthz',
+    operationId: 'health',
+    summary: 'Liveness: 200 while the process runs',
+    tags: ['operations'],
     responses: { 200: { description: 'Alive', schema: healthSchema } },
     handler: async (ctx) => {
       ctx.body = { status: 'ok' };
     },
   });
   registry.add({
-    method: 'get', path: '/readyz', operationId: 'ready', summary: 'Readiness: 200 while PostgreSQL is reachable (status degraded while Temporal is not), else 503', tags: ['operations'],
-    responses: { 200: { description: 'Ready, or degraded: Temporal unreachable (checks.temporal)', schema: readySchema }, 503: { description: 'PostgreSQL is unreachable (not_ready), or the stack is still starting (starting)', schema: readySchema } },
+    method: 'get',
+    path: '/readyz',
+    operationId: 'ready',
+    summary: 'Readiness: 200 while PostgreSQL is reachable (status degraded while Temporal is not), else 503',
+    tags: ['operations'],
+    responses: {
+      200: { description: 'Ready, or degraded: Temporal unreachable (checks.temporal)', schema: readySchema },
+      503: { description: 'PostgreSQL is unreachable (not_ready), or the stack is still starting (starting)', schema: readySchema },
+    },
     handler: async (ctx) => {
       if (deps.startup && !deps.startup.open) {
         ctx.status = 503;
@@ -51,7 +62,11 @@ export function healthRoutes(deps: AppDeps, registry: RouteRegistry): void {
     },
   });
   registry.add({
-    method: 'get', path: '/openapi.json', operationId: 'openapi', summary: 'This API as OpenAPI 3.1', tags: ['operations'],
+    method: 'get',
+    path: '/openapi.json',
+    operationId: 'openapi',
+    summary: 'This API as OpenAPI 3.1',
+    tags: ['operations'],
     responses: { 200: { description: 'The OpenAPI document' } },
     handler: async (ctx) => {
       ctx.body = buildOpenApi(registry.specs, deps.config.http.publicBaseUrl);

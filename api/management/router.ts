@@ -7,14 +7,20 @@ import { organizationSchema, userSchema } from './schemas.js';
 export function managementRoutes(deps: AppDeps, registry: RouteRegistry): void {
   const h = managementHandlers(deps);
   registry.add({
-    method: 'get', path: '/v3/rest/organization', operationId: 'getOrganization', tags: ['management'],
+    method: 'get',
+    path: '/v3/rest/organization',
+    operationId: 'getOrganization',
+    tags: ['management'],
     summary: 'The organization of the calling credential, with its credit balance',
     auth: { accept: ['apiKey', 'user'] },
     responses: { 200: { description: 'The organization', schema: organizationSchema } },
     handler: h.getOrganization,
   });
   registry.add({
-    method: 'get', path: '/v3/rest/users/{userId}', operationId: 'getUser', tags: ['management'],
+    method: 'get',
+    path: '/v3/rest/users/{userId}',
+    operationId: 'getUser',
+    tags: ['management'],
     summary: 'A user of the organization (admin)',
     auth: { accept: ['apiKey', 'user'], scope: 'admin' },
     responses: { 200: { description: 'The user', schema: userSchema } },

@@ -26,9 +26,13 @@ export function mediaRoutes(deps: AppDeps, registry: RouteRegistry): void {
   const signer = new PlaybackSigner(required(deps.config.auth.signingSecret, 'SIGNING_SECRET'), deps.config.media.playbackTtlSeconds);
   const store = createMediaStore(deps.config.media);
   registry.add<unknown, { expires?: string; signature?: string }>({
-    method: 'get', path: '/v3/media/playback/{recordingId}/{file}', operationId: 'playMedia', tags: ['recordings'],
+    method: 'get',
+    path: '/v3/media/playback/{recordingId}/{file}',
+    operationId: 'playMedia',
+    tags: ['recordings'],
     summary: 'The playback rendition of a recording, by the signed URL in `asset.url` (supports Range requests)',
-    security: [], query: playbackQuery,
+    security: [],
+    query: playbackQuery,
     responses: {
       200: { description: 'The media' },
       206: { description: 'A byte range of the media' },
@@ -42,7 +46,8 @@ export function mediaRoutes(deps: AppDeps, registry: RouteRegistry): void {
       const file = params.file ?? '';
       const verdict = signer.verify(recordingId, file, query.expires, query.signature);
       if (verdict === 'invalid') throw new AppError(403, 'playback_url_invalid', 'The playback URL is not valid.');
-      if (verdict === 'expired') throw new AppError(403, 'playback_url_expired', 'The playback URL has expired: read the recording again for a fresh one.');
+      if (verdict === 'expired')
+        throw new AppError(403, 'playback_url_expired', 'The playback URL has expired: read the recording again for a fresh one.');
       const remaining = Math.max(0, Number(query.expires) - Math.floor(Date.now() / 1000));
       const media = await store.playback(renditionRelativePath(recordingId, file), remaining);
       if ('url' in media) {
@@ -58,7 +63,15 @@ export function mediaRoutes(deps: AppDeps, registry: RouteRegistry): void {
 /** Hands the response to `send`; its errors (before any byte is written) become the API's errors. */
 function serve(ctx: AppContext, file: string, maxAgeSeconds: number): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const stream = send(ctx.req, `/${path.basename(file)}`, { root: path.dirname(file), index: false, dotfiles: 'deny', cacheControl: false, acceptRanges: true, etag: true, lastModified: true });
+    const stream = send(ctx.req, `/${path.basename(file)}`, {
+      root: path.dirname(file),
+      index: false,
+      dotfiles: 'deny',
+      cacheControl: false,
+      acceptRanges: true,
+      etag: true,
+      lastModified: true,
+    });
     stream.on('error', (error: { status?: number }) => {
       if (error.status === 404) return reject(new NotFoundError('Media'));
       if (error.status === 416) return reject(new AppError(416, 'range_not_satisfiable', 'The requested range is outside the media.'));

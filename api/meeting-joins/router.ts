@@ -11,19 +11,31 @@ const meetingJoinBody: JsonSchema = {
   required: ['type', 'joinUrl'],
   properties: {
     type: { const: 'meetingUrl' },
-    joinUrl: { type: 'string', minLength: 1, maxLength: 2048, pattern: '\\S', description: 'A Zoom, Google Meet, Microsoft Teams or Webex meeting link' },
+    joinUrl: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 2048,
+      pattern: '\\S',
+      description: 'A Zoom, Google Meet, Microsoft Teams or Webex meeting link',
+    },
   },
 };
 
 /** Spec "Meeting join": user tokens only (an organization API key is 403). */
 export function meetingJoinRoutes(deps: AppDeps, registry: RouteRegistry): void {
   registry.add<{ type: 'meetingUrl'; joinUrl: string }, unknown>({
-    method: 'post', path: '/v3/rest/recordings/meeting-joins', operationId: 'joinMeeting', tags: ['recordings'],
+    method: 'post',
+    path: '/v3/rest/recordings/meeting-joins',
+    operationId: 'joinMeeting',
+    tags: ['recordings'],
     auth: { accept: ['user'], forbid: ['apiKey'], scope: 'recordings:write', unknownUserNotFound: true },
     summary: 'Ask the recorder to join a meeting; an active recording of the same meeting is returned instead of a new one',
     body: { schema: meetingJoinBody },
     responses: {
-      201: { description: 'The recording the bot makes', schema: { type: 'object', required: ['recordingId'], properties: { recordingId: { type: 'string', format: 'uuid' } } } },
+      201: {
+        description: 'The recording the bot makes',
+        schema: { type: 'object', required: ['recordingId'], properties: { recordingId: { type: 'string', format: 'uuid' } } },
+      },
       400: { description: 'The body is not {type: meetingUrl, joinUrl}', schema: ERROR_REF },
       401: { description: 'User authentication missing or invalid, or recording not allowed (recording_not_allowed)', schema: ERROR_REF },
       403: { description: 'An organization API key was used', schema: ERROR_REF },

@@ -18,7 +18,8 @@ function fromHttpError(error: HttpLikeError): AppError | null {
   // co-body rethrows JSON.parse's SyntaxError with status 400
   if (error.type === 'entity.parse.failed' || error instanceof SyntaxError) return new MalformedJsonError();
   if (error.type === 'entity.too.large' || status === 413) return new AppError(413, 'payload_too_large', 'The request body is too large.');
-  if (error.type === 'encoding.unsupported' || status === 415) return new AppError(415, 'unsupported_media_type', 'Unsupported request encoding or content type.');
+  if (error.type === 'encoding.unsupported' || status === 415)
+    return new AppError(415, 'unsupported_media_type', 'Unsupported request encoding or content type.');
   if (error.type === 'request.aborted') return new AppError(400, 'request_aborted', 'The request was aborted by the client.');
   return new AppError(status, 'bad_request', error.expose && error.message ? error.message : 'Bad request.');
 }

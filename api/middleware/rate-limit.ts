@@ -28,15 +28,25 @@ export function rateLimit(limiter: RateLimiter, keyOf: (ctx: AppContext) => stri
       'RateLimit-Reset': String(decision.resetSeconds),
     });
     if (!decision.allowed) {
-      throw new AppError(429, 'rate_limited', `Rate limit of ${decision.limit} requests a minute exceeded; retry in ${decision.resetSeconds} s.`, {
-        retryAfterSeconds: decision.resetSeconds,
-      }, { 'Retry-After': String(decision.resetSeconds) });
+      throw new AppError(
+        429,
+        'rate_limited',
+        `Rate limit of ${decision.limit} requests a minute exceeded; retry in ${decision.resetSeconds} s.`,
+        {
+          retryAfterSeconds: decision.resetSeconds,
+        },
+        { 'Retry-After': String(decision.resetSeconds) },
+      );
     }
     await next();
   };
 }
 
-export const RATE_HEADERS = { 'RateLimit-Limit': 'Requests allowed a minute', 'RateLimit-Remaining': 'Requests left in the window', 'RateLimit-Reset': 'Seconds until the window resets' };
+export const RATE_HEADERS = {
+  'RateLimit-Limit': 'Requests allowed a minute',
+  'RateLimit-Remaining': 'Requests left in the window',
+  'RateLimit-Reset': 'Seconds until the window resets',
+};
 
 /** A limited route's responses in the OpenAPI document: the headers on each, and the 429. */
 export function withRateLimit(responses: RouteSpec['responses'], over: string): RouteSpec['responses'] {

@@ -14,10 +14,19 @@ export function httpTracing() {
   const tracer = trace.getTracer('intake-api');
   return async (ctx: AppContext, next: Next) => {
     const parent = propagation.extract(ROOT_CONTEXT, ctx.headers);
-    const span = tracer.startSpan(ctx.method, {
-      kind: SpanKind.SERVER,
-      attributes: { 'http.request.method': ctx.method, 'url.path': ctx.path, 'url.scheme': ctx.protocol, 'user_agent.original': ctx.get('user-agent') },
-    }, parent);
+    const span = tracer.startSpan(
+      ctx.method,
+      {
+        kind: SpanKind.SERVER,
+        attributes: {
+          'http.request.method': ctx.method,
+          'url.path': ctx.path,
+          'url.scheme': ctx.protocol,
+          'user_agent.original': ctx.get('user-agent'),
+        },
+      },
+      parent,
+    );
     try {
       await context.with(trace.setSpan(parent, span), next);
     } finally {

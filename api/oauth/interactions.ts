@@ -48,14 +48,21 @@ export function oauthInteractionRoutes(deps: InteractionDeps): Middleware {
       if (d.uid !== (ctx.params as Record<string, string>).uid) throw new Error('another interaction');
       return d;
     } catch {
-      page(ctx, 400, errorPage('Sign-in expired', 'This sign-in page has expired or was opened in another browser. Start again from your application.'));
+      page(
+        ctx,
+        400,
+        errorPage('Sign-in expired', 'This sign-in page has expired or was opened in another browser. Start again from your application.'),
+      );
       return null;
     }
   };
   const client = async (d: Details) => {
     const c = await deps.provider.Client.find(d.params.client_id as string);
     const redirect = typeof d.params.redirect_uri === 'string' ? d.params.redirect_uri : '';
-    return { name: c?.clientName ?? (d.params.client_id as string), redirectHost: URL.canParse(redirect) ? new URL(redirect).host || redirect : redirect };
+    return {
+      name: c?.clientName ?? (d.params.client_id as string),
+      redirectHost: URL.canParse(redirect) ? new URL(redirect).host || redirect : redirect,
+    };
   };
   /** Where the consent page's forms lead: the client's redirect URI (approval or denial). */
   const redirectTargetOf = (d: Details): string[] => {
@@ -67,18 +74,37 @@ export function oauthInteractionRoutes(deps: InteractionDeps): Middleware {
   const showLogin = async (ctx: Context, d: Details, status = 200, extra: { email?: string; error?: string } = {}) => {
     const { name } = await client(d);
     const upstream = deps.upstream ? { action: `/oauth/interaction/${d.uid}/upstream`, name: deps.upstream.displayName } : undefined;
-    page(ctx, status, loginPage({ action: `/oauth/interaction/${d.uid}/login`, csrf: csrfToken(deps.signingSecret, d.uid), clientName: name, upstream, ...extra }), await loginTargetsOf(d));
+    page(
+      ctx,
+      status,
+      loginPage({
+        action: `/oauth/interaction/${d.uid}/login`,
+        csrf: csrfToken(deps.signingSecret, d.uid),
+        clientName: name,
+        upstream,
+        ...extra,
+      }),
+      await loginTargetsOf(d),
+    );
   };
-  const upstreamCookie = (ctx: Context, value: string | null) => ctx.cookies.set(UPSTREAM_COOKIE, value, {
-    signed: true, httpOnly: true, sameSite: 'lax', secure: ctx.secure, path: '/oauth', maxAge: value ? UPSTREAM_COOKIE_MS : undefined, overwrite: true,
-  });
+  const upstreamCookie = (ctx: Context, value: string | null) =>
+    ctx.cookies.set(UPSTREAM_COOKIE, value, {
+      signed: true,
+      httpOnly: true,
+      sameSite: 'lax',
+      secure: ctx.secure,
+      path: '/oauth',
+      maxAge: value ? UPSTREAM_COOKIE_MS : undefined,
+      overwrite: true,
+    });
   const upstreamState = (ctx: Context): UpstreamState | null => {
     const raw = ctx.cookies.get(UPSTREAM_COOKIE, { signed: true });
     if (!raw) return null;
     try {
       const v = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Partial<UpstreamState>;
       return typeof v.uid === 'string' && typeof v.state === 'string' && typeof v.nonce === 'string' && typeof v.verifier === 'string'
-        ? { uid: v.uid, state: v.state, nonce: v.nonce, verifier: v.verifier } : null;
+        ? { uid: v.uid, state: v.state, nonce: v.nonce, verifier: v.verifier }
+        : null;
     } catch {
       return null;
     }
@@ -86,11 +112,17 @@ export function oauthInteractionRoutes(deps: InteractionDeps): Middleware {
   const upstreamUnavailable = async (ctx: Context, d: Details, upstream: UpstreamSignIn, error: unknown) => {
     if (!(error instanceof UpstreamUnavailableError)) throw error;
     (ctx.state as { log?: Logger }).log?.warn({ err: error }, 'upstream sign-in unavailable');
-    await showLogin(ctx, d, 502, { error: `${upstream.displayName} could not be reached. Try again, or sign in with your e-mail address and password.` });
+    await showLogin(ctx, d, 502, {
+      error: `${upstream.displayName} could not be reached. Try again, or sign in with your e-mail address and password.`,
+    });
   };
   /** An upstream sign-in this browser did not start, or whose cookie expired. */
   const notStartedHere = (ctx: Context) =>
-    page(ctx, 400, errorPage('Sign-in expired', 'This sign-in was not started in this browser, or has expired. Start again from your application.'));
+    page(
+      ctx,
+      400,
+      errorPage('Sign-in expired', 'This sign-in was not started in this browser, or has expired. Start again from your application.'),
+    );
   const checked = (ctx: Context, d: Details): boolean => {
     if (csrfValid(deps.signingSecret, d.uid, (ctx.request.body as Record<string, unknown> | undefined)?.csrf)) return true;
     page(ctx, 403, errorPage('Form expired', 'This form was not sent from the sign-in page. Start again from your application.'));
@@ -106,11 +138,23 @@ export function oauthInteractionRoutes(deps: InteractionDeps): Middleware {
     // The scopes asked for, whether granted before or not; none missing: approved before (a native client asked again).
     const missing = d.prompt.details as { missingResourceScopes?: Record<string, string[]>; missingOIDCScope?: string[] };
     const missingScopes = [...new Set(Object.values(missing.missingResourceScopes ?? {}).flat())];
-    const requested = (typeof d.params.scope === 'string' ? d.params.scope : '').split(' ').filter((s) => (MCP_SCOPES as readonly string[]).includes(s));
-    page(ctx, 200, consentPage({
-      action: `/oauth/interaction/${d.uid}/confirm`, csrf: csrfToken(deps.signingSecret, d.uid), clientName: name, redirectHost,
-      scopes: [...new Set([...requested, ...missingScopes])], email: user?.email ?? '', approvedBefore: missingScopes.length === 0,
-    }), redirectTargetOf(d));
+    const requested = (typeof d.params.scope === 'string' ? d.params.scope : '')
+      .split(' ')
+      .filter((s) => (MCP_SCOPES as readonly string[]).includes(s));
+    page(
+      ctx,
+      200,
+      consentPage({
+        action: `/oauth/interaction/${d.uid}/confirm`,
+        csrf: csrfToken(deps.signingSecret, d.uid),
+        clientName: name,
+        redirectHost,
+        scopes: [...new Set([...requested, ...missingScopes])],
+        email: user?.email ?? '',
+        approvedBefore: missingScopes.length === 0,
+      }),
+      redirectTargetOf(d),
+    );
   });
 
   router.post('/oauth/interaction/:uid/login', form, async (ctx) => {
@@ -169,7 +213,12 @@ export function oauthInteractionRoutes(deps: InteractionDeps): Middleware {
         (ctx.state as { log?: Logger }).log?.info({ reason: outcome.reason, detail: outcome.detail }, 'upstream sign-in refused');
         return showLogin(ctx, d, 403, { error: outcome.reason });
       }
-      await deps.provider.interactionFinished(ctx.req, ctx.res, { login: { accountId: outcome.userId } }, { mergeWithLastSubmission: false });
+      await deps.provider.interactionFinished(
+        ctx.req,
+        ctx.res,
+        { login: { accountId: outcome.userId } },
+        { mergeWithLastSubmission: false },
+      );
       ctx.respond = false;
     } catch (error) {
       await upstreamUnavailable(ctx, d, upstream, error);
@@ -181,12 +230,20 @@ export function oauthInteractionRoutes(deps: InteractionDeps): Middleware {
     if (!d || !checked(ctx, d)) return;
     // A consent form posted before anyone signed in (a 500 before): nothing to approve yet.
     if (d.prompt.name !== 'consent' || !d.session?.accountId) {
-      return page(ctx, 400, errorPage('Sign in first', 'Sign in before you approve or deny an application (login_required). Start again from your application.'));
+      return page(
+        ctx,
+        400,
+        errorPage(
+          'Sign in first',
+          'Sign in before you approve or deny an application (login_required). Start again from your application.',
+        ),
+      );
     }
     const decision = (ctx.request.body as Record<string, unknown>).decision;
-    const result = decision === 'approve'
-      ? { consent: { grantId: await approveGrant(deps.provider, d) } }
-      : { error: 'access_denied', error_description: 'The user denied access.' };
+    const result =
+      decision === 'approve'
+        ? { consent: { grantId: await approveGrant(deps.provider, d) } }
+        : { error: 'access_denied', error_description: 'The user denied access.' };
     await deps.provider.interactionFinished(ctx.req, ctx.res, result, { mergeWithLastSubmission: true });
     ctx.respond = false;
   });

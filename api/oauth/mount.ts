@@ -17,7 +17,13 @@ type Handler = (ctx: AppContext, next: Next) => Promise<void>;
 export function oauthRoutes(servers: OAuthServers, pool: DatabasePool, base: (ctx: AppContext) => string): Middleware {
   const mounted = new WeakMap<OAuthServer, Handler>();
   const mount = (server: OAuthServer): Handler => {
-    const pages = oauthInteractionRoutes({ provider: server.provider, pool, limits: servers.limits, signingSecret: servers.signingSecret, upstream: server.upstream });
+    const pages = oauthInteractionRoutes({
+      provider: server.provider,
+      pool,
+      limits: servers.limits,
+      signingSecret: servers.signingSecret,
+      upstream: server.upstream,
+    });
     const endpoints = oauthEndpoints(server.provider, servers.endpointLimits);
     return async (ctx, next) => {
       await pages(ctx, async () => {

@@ -55,17 +55,25 @@ function layout(title: string, body: string): string {
 }
 
 export function loginPage(o: {
-  action: string; csrf: string; clientName: string; email?: string; error?: string;
+  action: string;
+  csrf: string;
+  clientName: string;
+  email?: string;
+  error?: string;
   /** Sign-in at the company's identity provider (OIDC_ISSUER), when configured. */
   upstream?: { action: string; name: string };
 }): string {
-  const upstream = o.upstream ? `
+  const upstream = o.upstream
+    ? `
 <form method="post" action="${escapeHtml(o.upstream.action)}">
   <input type="hidden" name="csrf" value="${escapeHtml(o.csrf)}">
   <button type="submit">Sign in with ${escapeHtml(o.upstream.name)}</button>
 </form>
-<p>or with your Intake e-mail address and password:</p>` : '';
-  return layout('Sign in', `
+<p>or with your Intake e-mail address and password:</p>`
+    : '';
+  return layout(
+    'Sign in',
+    `
 <h1>Sign in to Intake</h1>
 <p><strong>${escapeHtml(o.clientName)}</strong> asks to connect to your Intake account.</p>
 ${o.error ? `<p class="error" role="alert">${escapeHtml(o.error)}</p>` : ''}${upstream}
@@ -76,16 +84,24 @@ ${o.error ? `<p class="error" role="alert">${escapeHtml(o.error)}</p>` : ''}${up
   <label for="password">Password</label>
   <input id="password" name="password" type="password" autocomplete="current-password" required>
   <button type="submit">Sign in</button>
-</form>`);
+</form>`,
+  );
 }
 
 export function consentPage(o: {
-  action: string; csrf: string; clientName: string; redirectHost: string; scopes: string[]; email: string;
+  action: string;
+  csrf: string;
+  clientName: string;
+  redirectHost: string;
+  scopes: string[];
+  email: string;
   /** The user approved these scopes for this client before (native clients are asked each time). */
   approvedBefore?: boolean;
 }): string {
   const items = o.scopes.map((s) => `<li>${escapeHtml(SCOPE_TEXT[s] ?? s)} <code>${escapeHtml(s)}</code></li>`).join('');
-  return layout('Approve access', `
+  return layout(
+    'Approve access',
+    `
 <h1>Approve access</h1>
 <p><strong>${escapeHtml(o.clientName)}</strong> (returning to <strong>${escapeHtml(o.redirectHost)}</strong>) asks to act as
 <strong>${escapeHtml(o.email)}</strong> on the Intake MCP server:</p>
@@ -95,7 +111,8 @@ ${o.approvedBefore ? '<p>You approved this application before. Applications on y
   <input type="hidden" name="csrf" value="${escapeHtml(o.csrf)}">
   <button type="submit" name="decision" value="approve">Approve</button>
   <button type="submit" name="decision" value="deny">Deny</button>
-</form>`);
+</form>`,
+  );
 }
 
 export function errorPage(title: string, message: string): string {
@@ -107,8 +124,14 @@ export function errorPage(title: string, message: string): string {
  * to the client, such as a redirect URI that is not registered. The error code and its description
  * are oidc-provider's, meant for people (never a stack).
  */
-export function renderOAuthError(ctx: { type: string; body: unknown; set(headers: Record<string, string>): void }, out: { error: string; error_description?: string }): void {
+export function renderOAuthError(
+  ctx: { type: string; body: unknown; set(headers: Record<string, string>): void },
+  out: { error: string; error_description?: string },
+): void {
   ctx.set(PAGE_HEADERS);
   ctx.type = 'html';
-  ctx.body = errorPage('Sign-in failed', `${out.error_description ?? 'The request could not be completed.'} (${out.error}). Start again from your application.`);
+  ctx.body = errorPage(
+    'Sign-in failed',
+    `${out.error_description ?? 'The request could not be completed.'} (${out.error}). Start again from your application.`,
+  );
 }

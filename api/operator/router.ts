@@ -18,7 +18,8 @@ function operatorAuth(deps: AppDeps) {
   const expected = deps.config.operatorToken ? digest(deps.config.operatorToken) : null;
   return async (ctx: AppContext, next: Next) => {
     const presented = ctx.get('x-operator-token').trim();
-    if (!presented) throw new UnauthenticatedError('unauthenticated', 'Authentication required: send the operator token in X-Operator-Token.');
+    if (!presented)
+      throw new UnauthenticatedError('unauthenticated', 'Authentication required: send the operator token in X-Operator-Token.');
     if (!expected || !timingSafeEqual(digest(presented), expected)) {
       throw new UnauthenticatedError('invalid_credentials', 'The operator token is not valid.');
     }
@@ -29,9 +30,13 @@ function operatorAuth(deps: AppDeps) {
 /** Operator actions over HTTP: credit top-ups (organizations buy credits; they cannot grant them). */
 export function operatorRoutes(deps: AppDeps, registry: RouteRegistry): void {
   registry.add<AddCreditsBody, unknown>({
-    method: 'post', path: '/v3/operator/organizations/{organizationId}/credits', operationId: 'addCredits', tags: ['operator'],
+    method: 'post',
+    path: '/v3/operator/organizations/{organizationId}/credits',
+    operationId: 'addCredits',
+    tags: ['operator'],
     summary: 'Add credits to an organization (operator credential; wakes its billing-blocked agent sessions)',
-    middleware: [operatorAuth(deps)], security: [{ operatorToken: [] }],
+    middleware: [operatorAuth(deps)],
+    security: [{ operatorToken: [] }],
     body: { schema: addCreditsBody },
     responses: {
       200: { description: 'The new balance', schema: balanceSchema },
@@ -50,7 +55,8 @@ export function operatorRoutes(deps: AppDeps, registry: RouteRegistry): void {
 async function resume(deps: AppDeps, ctx: AppContext, organizationId: string): Promise<number> {
   try {
     return await deps.temporal.connection.withDeadline(Date.now() + 10_000, () =>
-      resumeBlockedSessions(deps.pool, deps.temporal.client, deps.config, organizationId));
+      resumeBlockedSessions(deps.pool, deps.temporal.client, deps.config, organizationId),
+    );
   } catch (error) {
     ctx.state.log.warn({ err: error, organizationId }, 'could not wake billing-blocked sessions after a top-up');
     return 0;

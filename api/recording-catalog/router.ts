@@ -15,8 +15,14 @@ export function recordingCatalogRoutes(deps: AppDeps, registry: RouteRegistry): 
   const org = (ctx: AppContext) => principalOf(ctx).organizationId;
 
   registry.add<CreateFolderBody, unknown>({
-    method: 'post', path: '/v3/rest/folders', operationId: 'createFolder', tags, auth: admin, summary: 'Create a folder (admin)',
-    body: { schema: createFolderBody }, responses: { 201: { description: 'The folder', schema: folderSchema } },
+    method: 'post',
+    path: '/v3/rest/folders',
+    operationId: 'createFolder',
+    tags,
+    auth: admin,
+    summary: 'Create a folder (admin)',
+    body: { schema: createFolderBody },
+    responses: { 201: { description: 'The folder', schema: folderSchema } },
     handler: async (ctx, { body }: RouteInput<CreateFolderBody, unknown>) => {
       const folder = await createFolder(deps.pool, org(ctx), body.name);
       ctx.status = 201;
@@ -24,16 +30,35 @@ export function recordingCatalogRoutes(deps: AppDeps, registry: RouteRegistry): 
     },
   });
   registry.add<unknown, PageQuery>({
-    method: 'get', path: '/v3/rest/folders', operationId: 'listFolders', tags, auth: read, query: pageQuery, summary: 'List folders',
-    responses: { 200: { description: 'A page of folders', schema: { type: 'object', properties: { folders: { type: 'array', items: folderSchema } } } } },
+    method: 'get',
+    path: '/v3/rest/folders',
+    operationId: 'listFolders',
+    tags,
+    auth: read,
+    query: pageQuery,
+    summary: 'List folders',
+    responses: {
+      200: {
+        description: 'A page of folders',
+        schema: { type: 'object', properties: { folders: { type: 'array', items: folderSchema } } },
+      },
+    },
     handler: async (ctx, { query }: RouteInput<unknown, PageQuery>) => {
       ctx.body = pageBody('folders', await listFolders(deps.pool, org(ctx), pageWindow(query)), query, presentFolder);
     },
   });
   registry.add<CreateFieldBody, unknown>({
-    method: 'post', path: '/v3/rest/metadata-fields', operationId: 'createMetadataField', tags, auth: admin,
-    summary: 'Create a typed metadata field of the recordings source (admin)', body: { schema: createFieldBody },
-    responses: { 201: { description: 'The field', schema: fieldSchema }, 409: { description: 'A field of that name exists', schema: ERROR_REF } },
+    method: 'post',
+    path: '/v3/rest/metadata-fields',
+    operationId: 'createMetadataField',
+    tags,
+    auth: admin,
+    summary: 'Create a typed metadata field of the recordings source (admin)',
+    body: { schema: createFieldBody },
+    responses: {
+      201: { description: 'The field', schema: fieldSchema },
+      409: { description: 'A field of that name exists', schema: ERROR_REF },
+    },
     handler: async (ctx, { body }: RouteInput<CreateFieldBody, unknown>) => {
       const field = await createField(deps.pool, org(ctx), body);
       ctx.status = 201;
@@ -41,8 +66,16 @@ export function recordingCatalogRoutes(deps: AppDeps, registry: RouteRegistry): 
     },
   });
   registry.add<unknown, PageQuery>({
-    method: 'get', path: '/v3/rest/metadata-fields', operationId: 'listMetadataFields', tags, auth: read, query: pageQuery, summary: 'List metadata fields',
-    responses: { 200: { description: 'A page of fields', schema: { type: 'object', properties: { fields: { type: 'array', items: fieldSchema } } } } },
+    method: 'get',
+    path: '/v3/rest/metadata-fields',
+    operationId: 'listMetadataFields',
+    tags,
+    auth: read,
+    query: pageQuery,
+    summary: 'List metadata fields',
+    responses: {
+      200: { description: 'A page of fields', schema: { type: 'object', properties: { fields: { type: 'array', items: fieldSchema } } } },
+    },
     handler: async (ctx, { query }: RouteInput<unknown, PageQuery>) => {
       ctx.body = pageBody('fields', await listFields(deps.pool, org(ctx), pageWindow(query)), query, presentField);
     },

@@ -7,7 +7,12 @@ const timestamp = { type: 'string', format: 'date-time' };
 export interface CreateFolderBody {
   name: string;
 }
-export const createFolderBody: JsonSchema = { type: 'object', additionalProperties: false, required: ['name'], properties: { name: nameString } };
+export const createFolderBody: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: { name: nameString },
+};
 export const folderSchema: JsonSchema = {
   type: 'object',
   required: ['folderId', 'name', 'createdAt'],

@@ -77,7 +77,11 @@ export function recordingHandlers(deps: AppDeps) {
 
     list: async (ctx: AppContext, { query }: RouteInput<unknown, ListQuery>) => {
       const rows = await listRecordings(deps.pool, principalOf(ctx).organizationId, {
-        gt: utc(query.recorded_at_gt), gte: utc(query.recorded_at_gte), lt: utc(query.recorded_at_lt), lte: utc(query.recorded_at_lte), ...pageWindow(query),
+        gt: utc(query.recorded_at_gt),
+        gte: utc(query.recorded_at_gte),
+        lt: utc(query.recorded_at_lt),
+        lte: utc(query.recorded_at_lte),
+        ...pageWindow(query),
       });
       ctx.body = pageBody('recordings', rows, query, presentListItem);
     },
@@ -85,10 +89,17 @@ export function recordingHandlers(deps: AppDeps) {
     transcript: async (ctx: AppContext, { params, query }: RouteInput<unknown, TranscriptQuery>) => {
       const recordingId = params.recordingId ?? '';
       if (!(await recordingExists(deps.pool, principalOf(ctx).organizationId, recordingId))) throw new NotFoundError('Recording');
-      const rows = (await utterancesOf(deps.pool, recordingId)).map((u) => ({ recordingId, startSec: u.start_sec, endSec: u.end_sec, speaker: u.speaker, text: u.text }));
-      ctx.body = query.type === 'monologue'
-        ? { type: 'monologue', recordingId, monologues: toMonologues(rows) }
-        : { type: 'utterance', recordingId, utterances: rows };
+      const rows = (await utterancesOf(deps.pool, recordingId)).map((u) => ({
+        recordingId,
+        startSec: u.start_sec,
+        endSec: u.end_sec,
+        speaker: u.speaker,
+        text: u.text,
+      }));
+      ctx.body =
+        query.type === 'monologue'
+          ? { type: 'monologue', recordingId, monologues: toMonologues(rows) }
+          : { type: 'utterance', recordingId, utterances: rows };
     },
   };
 }

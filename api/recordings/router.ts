@@ -6,7 +6,15 @@ import type { RouteRegistry } from '../routes.js';
 import type { CreateRecordingBody } from '../../src/recordings/create.js';
 import { recordingHandlers } from './handlers.js';
 import {
-  conflictSchema, createRecordingBody, listQuery, listSchema, recordingSchema, transcriptQuery, transcriptSchema, type ListQuery, type TranscriptQuery,
+  conflictSchema,
+  createRecordingBody,
+  listQuery,
+  listSchema,
+  recordingSchema,
+  transcriptQuery,
+  transcriptSchema,
+  type ListQuery,
+  type TranscriptQuery,
 } from './schemas.js';
 
 /** The recordings area: organization API keys or user tokens, with the recordings scopes. */
@@ -17,33 +25,65 @@ export function recordingRoutes(deps: AppDeps, registry: RouteRegistry): void {
   const tags = ['recordings'];
   const limiter = deps.rateLimits.limiter('recording-create', deps.config.rateLimits.recordingCreatesPerMinute);
   registry.add<CreateRecordingBody, unknown>({
-    method: 'post', path: '/v3/rest/recordings', operationId: 'createRecording', tags, auth: write,
+    method: 'post',
+    path: '/v3/rest/recordings',
+    operationId: 'createRecording',
+    tags,
+    auth: write,
     middleware: limiter ? [rateLimit(limiter, perOrganization)] : [],
     summary: 'Create a recording with its metadata record, folders, participants and transcript (atomic)',
-    body: { schema: createRecordingBody, limitBytes: deps.config.recordings.bodyLimitBytes, tooLarge: { status: 413, errorCode: 'recording_payload_too_large' }, precheck: 'transcriptLimits' },
-    responses: withRateLimit({
-      201: { description: 'The recording (Location: /v3/rest/recordings/{id})', schema: recordingSchema },
-      404: { description: 'A referenced person, metadata field or folder does not exist or is not visible', schema: ERROR_REF },
-      409: { description: 'record.externalId already used: recovery of the earlier recording', schema: conflictSchema },
-      413: { description: 'too_many_utterances, transcript_too_large or recording_payload_too_large', schema: ERROR_REF },
-      422: { description: 'A metadata field of another source, or a value not matching its type', schema: ERROR_REF },
-      503: { description: 'With assetUrl: its ingestion could not be started (Temporal unreachable); nothing was stored, retry', schema: ERROR_REF },
-    }, 'Over RECORDING_CREATE_RATE_LIMIT_PER_MINUTE creates a minute for this organization'),
+    body: {
+      schema: createRecordingBody,
+      limitBytes: deps.config.recordings.bodyLimitBytes,
+      tooLarge: { status: 413, errorCode: 'recording_payload_too_large' },
+      precheck: 'transcriptLimits',
+    },
+    responses: withRateLimit(
+      {
+        201: { description: 'The recording (Location: /v3/rest/recordings/{id})', schema: recordingSchema },
+        404: { description: 'A referenced person, metadata field or folder does not exist or is not visible', schema: ERROR_REF },
+        409: { description: 'record.externalId already used: recovery of the earlier recording', schema: conflictSchema },
+        413: { description: 'too_many_utterances, transcript_too_large or recording_payload_too_large', schema: ERROR_REF },
+        422: { description: 'A metadata field of another source, or a value not matching its type', schema: ERROR_REF },
+        503: {
+          description: 'With assetUrl: its ingestion could not be started (Temporal unreachable); nothing was stored, retry',
+          schema: ERROR_REF,
+        },
+      },
+      'Over RECORDING_CREATE_RATE_LIMIT_PER_MINUTE creates a minute for this organization',
+    ),
     handler: h.create,
   });
   registry.add<unknown, ListQuery>({
-    method: 'get', path: '/v3/rest/recordings', operationId: 'listRecordings', tags, auth: read, query: listQuery,
-    summary: 'List recordings, newest recorded first', responses: { 200: { description: 'A page of recordings', schema: listSchema } },
+    method: 'get',
+    path: '/v3/rest/recordings',
+    operationId: 'listRecordings',
+    tags,
+    auth: read,
+    query: listQuery,
+    summary: 'List recordings, newest recorded first',
+    responses: { 200: { description: 'A page of recordings', schema: listSchema } },
     handler: h.list,
   });
   registry.add({
-    method: 'get', path: '/v3/rest/recordings/{recordingId}', operationId: 'getRecording', tags, auth: read,
-    summary: 'Get a recording', responses: { 200: { description: 'The recording', schema: recordingSchema } },
+    method: 'get',
+    path: '/v3/rest/recordings/{recordingId}',
+    operationId: 'getRecording',
+    tags,
+    auth: read,
+    summary: 'Get a recording',
+    responses: { 200: { description: 'The recording', schema: recordingSchema } },
     handler: h.get,
   });
   registry.add<unknown, TranscriptQuery>({
-    method: 'get', path: '/v3/rest/recordings/{recordingId}/transcript', operationId: 'getTranscript', tags, auth: read, query: transcriptQuery,
-    summary: 'Get the transcript as utterances or monologues', responses: { 200: { description: 'The transcript', schema: transcriptSchema } },
+    method: 'get',
+    path: '/v3/rest/recordings/{recordingId}/transcript',
+    operationId: 'getTranscript',
+    tags,
+    auth: read,
+    query: transcriptQuery,
+    summary: 'Get the transcript as utterances or monologues',
+    responses: { 200: { description: 'The transcript', schema: transcriptSchema } },
     handler: h.transcript,
   });
 }

@@ -8,12 +8,22 @@ const personName = { type: 'string', maxLength: 200 };
 
 const person: JsonSchema = {
   oneOf: [
-    { type: 'object', additionalProperties: false, required: ['type', 'personId'], properties: { type: { const: 'reference' }, personId: uuid } },
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['type', 'personId'],
+      properties: { type: { const: 'reference' }, personId: uuid },
+    },
     {
       type: 'object',
       additionalProperties: false,
       required: ['type', 'email'],
-      properties: { type: { const: 'upsert' }, email: { type: 'string', format: 'email', maxLength: 320 }, firstName: personName, lastName: personName },
+      properties: {
+        type: { const: 'upsert' },
+        email: { type: 'string', format: 'email', maxLength: 320 },
+        firstName: personName,
+        lastName: personName,
+      },
     },
   ],
 };
@@ -24,7 +34,12 @@ const utterance: JsonSchema = {
   required: ['startSec', 'endSec', 'speaker', 'text'],
   // Ordering, timing, blank text and the 20,000-character limit are checked in src/domain/transcript.ts
   // with one message per utterance.
-  properties: { startSec: { type: 'number', minimum: 0 }, endSec: { type: 'number', minimum: 0 }, speaker: int32, text: { type: 'string' } },
+  properties: {
+    startSec: { type: 'number', minimum: 0 },
+    endSec: { type: 'number', minimum: 0 },
+    speaker: int32,
+    text: { type: 'string' },
+  },
 };
 
 /** Spec "Create a recording"; the 413 limits of the transcript are checked before this schema. */
@@ -81,7 +96,11 @@ export const recordingSchema: JsonSchema = {
         errorCode: { type: ['string', 'null'] },
       },
     },
-    transcript: { type: 'object', required: ['status', 'source'], properties: { status: { type: 'string' }, source: { type: ['string', 'null'] } } },
+    transcript: {
+      type: 'object',
+      required: ['status', 'source'],
+      properties: { status: { type: 'string' }, source: { type: ['string', 'null'] } },
+    },
     participants: { type: 'array', items: { type: 'object', required: ['speaker', 'person'] } },
     record: { type: ['object', 'null'] },
     folderIds: { type: 'array', items: uuid },
@@ -93,7 +112,11 @@ export const recordingSchema: JsonSchema = {
 export const conflictSchema: JsonSchema = {
   type: 'object',
   required: ['message', 'recordingId'],
-  properties: { message: { const: 'recording-external-id-conflict' }, errorCode: { type: 'string' }, recordingId: { type: ['string', 'null'], format: 'uuid' } },
+  properties: {
+    message: { const: 'recording-external-id-conflict' },
+    errorCode: { type: 'string' },
+    recordingId: { type: ['string', 'null'], format: 'uuid' },
+  },
 };
 
 export interface ListQuery extends PageQuery {
@@ -105,7 +128,13 @@ export interface ListQuery extends PageQuery {
 export const listQuery: JsonSchema = {
   type: 'object',
   additionalProperties: false,
-  properties: { ...pageProperties, recorded_at_gt: timestamp, recorded_at_gte: timestamp, recorded_at_lt: timestamp, recorded_at_lte: timestamp },
+  properties: {
+    ...pageProperties,
+    recorded_at_gt: timestamp,
+    recorded_at_gte: timestamp,
+    recorded_at_lt: timestamp,
+    recorded_at_lte: timestamp,
+  },
 };
 
 export const listSchema: JsonSchema = {
@@ -138,10 +167,21 @@ export const transcriptQuery: JsonSchema = {
 const entry = {
   type: 'object',
   required: ['recordingId', 'startSec', 'endSec', 'speaker', 'text'],
-  properties: { recordingId: uuid, startSec: { type: 'number' }, endSec: { type: 'number' }, speaker: { type: 'integer' }, text: { type: 'string' } },
+  properties: {
+    recordingId: uuid,
+    startSec: { type: 'number' },
+    endSec: { type: 'number' },
+    speaker: { type: 'integer' },
+    text: { type: 'string' },
+  },
 };
 export const transcriptSchema: JsonSchema = {
   type: 'object',
   required: ['type', 'recordingId'],
-  properties: { type: { enum: ['utterance', 'monologue'] }, recordingId: uuid, utterances: { type: 'array', items: entry }, monologues: { type: 'array', items: entry } },
+  properties: {
+    type: { enum: ['utterance', 'monologue'] },
+    recordingId: uuid,
+    utterances: { type: 'array', items: entry },
+    monologues: { type: 'array', items: entry },
+  },
 };

@@ -39,9 +39,18 @@ export function signalHandlers(deps: AppDeps) {
       const from = new Date(query.from ?? startOfUtcMonth(now)).toISOString();
       const to = new Date(query.to ?? now.toISOString()).toISOString();
       if (from >= to) throw new ValidationError([{ path: 'query.to', message: 'must be after from' }], 'The time range is empty.');
-      const days = await usageByDay(deps.pool, { organizationId: principalOf(ctx).organizationId, unit: query.unit, from, to, applicationId: query.applicationId });
+      const days = await usageByDay(deps.pool, {
+        organizationId: principalOf(ctx).organizationId,
+        unit: query.unit,
+        from,
+        to,
+        applicationId: query.applicationId,
+      });
       ctx.body = {
-        unit: query.unit, from, to, applicationId: query.applicationId ?? null,
+        unit: query.unit,
+        from,
+        to,
+        applicationId: query.applicationId ?? null,
         quantity: days.reduce((sum, d) => sum + d.quantity, 0),
         days,
       };

@@ -8,9 +8,13 @@ import { signalsPage, signalsQuery, usageQuery, usageSchema, type SignalsQuery, 
 export function signalRoutes(deps: AppDeps, registry: RouteRegistry): void {
   const h = signalHandlers(deps);
   registry.add<unknown, SignalsQuery>({
-    method: 'get', path: '/v3/rest/signals', operationId: 'listSignals', tags: ['signals'],
+    method: 'get',
+    path: '/v3/rest/signals',
+    operationId: 'listSignals',
+    tags: ['signals'],
     summary: 'Signals of the agent conversations visible to the caller, newest first',
-    auth: { accept: ['apiKey', 'user'], scope: 'signals:read' }, query: signalsQuery,
+    auth: { accept: ['apiKey', 'user'], scope: 'signals:read' },
+    query: signalsQuery,
     responses: {
       200: { description: 'A page of signals', schema: signalsPage },
       400: { schema: ERROR_REF, description: 'Invalid filter' },
@@ -18,9 +22,13 @@ export function signalRoutes(deps: AppDeps, registry: RouteRegistry): void {
     handler: h.listSignals,
   });
   registry.add<unknown, UsageQuery>({
-    method: 'get', path: '/v3/rest/usage', operationId: 'getUsage', tags: ['signals'],
+    method: 'get',
+    path: '/v3/rest/usage',
+    operationId: 'getUsage',
+    tags: ['signals'],
     summary: 'Metered units of the organization (agent_response_processed), in total and per UTC day',
-    auth: { accept: ['apiKey', 'user'], scope: 'agents:read' }, query: usageQuery,
+    auth: { accept: ['apiKey', 'user'], scope: 'agents:read' },
+    query: usageQuery,
     responses: {
       200: { description: 'Usage in [from, to)', schema: usageSchema },
       400: { schema: ERROR_REF, description: 'Invalid unit or time range' },

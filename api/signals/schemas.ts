@@ -24,7 +24,19 @@ const nullableString = { anyOf: [{ type: 'string' }, { type: 'null' }] };
 
 export const signalSchema: JsonSchema = {
   type: 'object',
-  required: ['id', 'sessionId', 'applicationId', 'eventExternalId', 'source', 'kind', 'rating', 'labels', 'comment', 'summary', 'createdAt'],
+  required: [
+    'id',
+    'sessionId',
+    'applicationId',
+    'eventExternalId',
+    'source',
+    'kind',
+    'rating',
+    'labels',
+    'comment',
+    'summary',
+    'createdAt',
+  ],
   properties: {
     id: { type: 'string', format: 'uuid' },
     sessionId: { type: 'string', format: 'uuid' },
@@ -44,7 +56,12 @@ export const signalSchema: JsonSchema = {
 export const signalsPage: JsonSchema = {
   type: 'object',
   required: ['signals', 'page', 'limit', 'has_more'],
-  properties: { signals: { type: 'array', items: signalSchema }, page: { type: 'integer' }, limit: { type: 'integer' }, has_more: { type: 'boolean' } },
+  properties: {
+    signals: { type: 'array', items: signalSchema },
+    page: { type: 'integer' },
+    limit: { type: 'integer' },
+    has_more: { type: 'boolean' },
+  },
 };
 
 export interface UsageQuery {
@@ -76,7 +93,11 @@ export const usageSchema: JsonSchema = {
     quantity: { type: 'integer' },
     days: {
       type: 'array',
-      items: { type: 'object', required: ['date', 'quantity'], properties: { date: { type: 'string', format: 'date' }, quantity: { type: 'integer' } } },
+      items: {
+        type: 'object',
+        required: ['date', 'quantity'],
+        properties: { date: { type: 'string', format: 'date' }, quantity: { type: 'integer' } },
+      },
     },
   },
 };

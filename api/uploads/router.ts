@@ -18,7 +18,8 @@ function originOf(ctx: AppContext): string | null {
   const origin = ctx.get('origin');
   const user = principalOf(ctx).kind === 'user';
   if (!origin) {
-    if (user) throw new AppError(400, 'origin_required', 'A user request must send an Origin header: it scopes the upload destination for CORS.');
+    if (user)
+      throw new AppError(400, 'origin_required', 'A user request must send an Origin header: it scopes the upload destination for CORS.');
     return null;
   }
   let parsed: URL | null = null;
@@ -28,7 +29,11 @@ function originOf(ctx: AppContext): string | null {
     parsed = null;
   }
   if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin) {
-    throw new AppError(400, 'origin_invalid', 'The Origin header must be a scheme, host and optional port, such as https://app.example.com.');
+    throw new AppError(
+      400,
+      'origin_invalid',
+      'The Origin header must be a scheme, host and optional port, such as https://app.example.com.',
+    );
   }
   return origin;
 }
@@ -49,16 +54,30 @@ export function uploadRoutes(deps: AppDeps, registry: RouteRegistry, store: Uplo
   };
 
   registry.add<CreateUploadBody, unknown>({
-    method: 'post', path: '/v3/rest/recordings/{recordingId}/uploads', operationId: 'createUpload', tags, auth: write,
+    method: 'post',
+    path: '/v3/rest/recordings/{recordingId}/uploads',
+    operationId: 'createUpload',
+    tags,
+    auth: write,
     summary: 'Create a direct upload: a tus resource for the declared size, to transfer with any resumable upload client',
     body: { schema: createUploadBody },
     responses: {
       201: { description: 'The upload destination (an identical retry returns the same waiting attempt)', schema: createdUploadSchema },
       400: { description: 'Invalid body, or a user request without Origin (origin_required)', schema: ERROR_REF },
-      401: { description: 'Authentication invalid, or recording not allowed for the organization (recording_not_allowed)', schema: ERROR_REF },
-      403: { description: 'The principal cannot use the destination: a batch with an organization API key (batch_user_scoped: batches are user-scoped)', schema: ERROR_REF },
+      401: {
+        description: 'Authentication invalid, or recording not allowed for the organization (recording_not_allowed)',
+        schema: ERROR_REF,
+      },
+      403: {
+        description:
+          'The principal cannot use the destination: a batch with an organization API key (batch_user_scoped: batches are user-scoped)',
+        schema: ERROR_REF,
+      },
       404: { description: 'Recording, folder or batch unknown or not visible', schema: ERROR_REF },
-      409: { description: 'The recording has an active media ingestion (media_ingestion_active) or its media already (asset_already_completed)', schema: ERROR_REF },
+      409: {
+        description: 'The recording has an active media ingestion (media_ingestion_active) or its media already (asset_already_completed)',
+        schema: ERROR_REF,
+      },
       413: { description: 'The declared fileSize is over UPLOAD_MAX_BYTES (upload_too_large)', schema: ERROR_REF },
       503: { description: 'The ingestion could not be started (Temporal unreachable); nothing was stored, retry', schema: ERROR_REF },
     },
@@ -80,7 +99,11 @@ export function uploadRoutes(deps: AppDeps, registry: RouteRegistry, store: Uplo
     },
   });
   registry.add({
-    method: 'get', path: '/v3/rest/recordings/{recordingId}/uploads/{uploadId}', operationId: 'getUpload', tags, auth: read,
+    method: 'get',
+    path: '/v3/rest/recordings/{recordingId}/uploads/{uploadId}',
+    operationId: 'getUpload',
+    tags,
+    auth: read,
     summary: 'Get the status of a direct upload',
     responses: {
       200: { description: 'The upload status', schema: uploadStatusSchema },
@@ -93,13 +116,24 @@ export function uploadRoutes(deps: AppDeps, registry: RouteRegistry, store: Uplo
     },
   });
   registry.add({
-    method: 'delete', path: '/v3/rest/recordings/{recordingId}/uploads/{uploadId}', operationId: 'cancelUpload', tags, auth: write,
+    method: 'delete',
+    path: '/v3/rest/recordings/{recordingId}/uploads/{uploadId}',
+    operationId: 'cancelUpload',
+    tags,
+    auth: write,
     summary: 'Cancel an upload that has not begun processing (a repeated cancel returns the same body)',
     responses: {
       200: { description: 'The cancelled upload', schema: uploadStatusSchema },
       404: { description: 'Unknown or mismatched ids', schema: ERROR_REF },
-      409: { description: 'Processing has begun (upload_processing_begun) or the upload failed (upload_failed); keep polling', schema: ERROR_REF },
-      503: { description: 'The database is unavailable; nothing changed, retry (Temporal is not needed: the workflow sees the cancel when it wakes)', schema: ERROR_REF },
+      409: {
+        description: 'Processing has begun (upload_processing_begun) or the upload failed (upload_failed); keep polling',
+        schema: ERROR_REF,
+      },
+      503: {
+        description:
+          'The database is unavailable; nothing changed, retry (Temporal is not needed: the workflow sees the cancel when it wakes)',
+        schema: ERROR_REF,
+      },
     },
     handler: async (ctx, { params }) => {
       ctx.body = await cancelUpload(service, ids(ctx, params), ctx.state.log);

@@ -22,7 +22,11 @@ export const createdUploadSchema: JsonSchema = {
   properties: {
     recordingId: { type: 'string', format: 'uuid' },
     uploadId: { type: 'string', format: 'uuid' },
-    uploadUrl: { type: 'string', format: 'uri', description: 'A tus resource for the declared size; a short-lived secret: do not log or persist it' },
+    uploadUrl: {
+      type: 'string',
+      format: 'uri',
+      description: 'A tus resource for the declared size; a short-lived secret: do not log or persist it',
+    },
     timeoutSeconds: { type: 'integer', minimum: 0, description: 'Time left to begin the transfer' },
     phase,
   },

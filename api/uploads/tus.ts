@@ -49,7 +49,9 @@ export function tusEndpoint(deps: AppDeps, store: UploadStore): Middleware<AppSt
     },
   });
   tus.on(EVENTS.POST_RECEIVE, (_req: unknown, upload: Upload) => {
-    recordUploadBytes(deps.pool, upload.id, upload.offset).catch((error: unknown) => deps.logger.warn({ err: error }, 'upload progress not recorded'));
+    recordUploadBytes(deps.pool, upload.id, upload.offset).catch((error: unknown) =>
+      deps.logger.warn({ err: error }, 'upload progress not recorded'),
+    );
   });
 
   async function finished(upload: Upload): Promise<void> {
@@ -80,7 +82,11 @@ export function tusEndpoint(deps: AppDeps, store: UploadStore): Middleware<AppSt
     }
     if (!['HEAD', 'PATCH', 'OPTIONS'].includes(ctx.method)) {
       ctx.set('Allow', ALLOWED);
-      throw new AppError(405, 'method_not_allowed', `${ctx.method} is not allowed on an upload URL: create uploads with POST /v3/rest/recordings/{recordingId}/uploads and cancel them with DELETE there.`);
+      throw new AppError(
+        405,
+        'method_not_allowed',
+        `${ctx.method} is not allowed on an upload URL: create uploads with POST /v3/rest/recordings/{recordingId}/uploads and cancel them with DELETE there.`,
+      );
     }
     if (ctx.method === 'PATCH') {
       if (row.phase === 'cancelled' || row.phase === 'failed' || (row.phase === 'waiting' && row.expired)) {

@@ -2,7 +2,13 @@ import { sql, UniqueIntegrityConstraintViolationError, type CommonQueryMethods, 
 import { z } from 'zod';
 import { displayPrefix, generateSecret, hashSecret } from '../auth/secrets.js';
 import {
-  insertApplication, insertCredential, lockApplication, updateApplication, type ApplicationRow, type ApplicationSettings, type CredentialRow,
+  insertApplication,
+  insertCredential,
+  lockApplication,
+  updateApplication,
+  type ApplicationRow,
+  type ApplicationSettings,
+  type CredentialRow,
 } from '../db/repositories/agent-applications.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 
@@ -67,7 +73,12 @@ export async function createApplication(
 }
 
 /** Applies a patch in one transaction (settings and the restriction of existing conversations). */
-export async function changeApplication(pool: DatabasePool, organizationId: string, id: string, patch: SettingsPatch): Promise<ApplicationRow> {
+export async function changeApplication(
+  pool: DatabasePool,
+  organizationId: string,
+  id: string,
+  patch: SettingsPatch,
+): Promise<ApplicationRow> {
   return pool.transaction(async (tx) => {
     // Locked: a concurrent change waits and then patches what this one wrote (no lost update).
     const current = await lockApplication(tx, organizationId, id);

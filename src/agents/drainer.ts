@@ -1,8 +1,22 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DatabasePool } from 'slonik';
-import { confirmHoldSignals, deferWakes, deferWorkflowSignal, takeHoldSignalTurns, takeWorkflowSignalTurns, type SignalTarget } from '../db/repositories/agent-processing.js';
+import {
+  confirmHoldSignals,
+  deferWakes,
+  deferWorkflowSignal,
+  takeHoldSignalTurns,
+  takeWorkflowSignalTurns,
+  type SignalTarget,
+} from '../db/repositories/agent-processing.js';
 import type { SignalExtractor } from '../providers/signal-extractor/types.js';
-import { ANALYSIS_BATCH, analyseQueuedSessions, processDueSessions, processSessions, type AnalysisOptions, type DrainedSession } from './processing.js';
+import {
+  ANALYSIS_BATCH,
+  analyseQueuedSessions,
+  processDueSessions,
+  processSessions,
+  type AnalysisOptions,
+  type DrainedSession,
+} from './processing.js';
 import type { Config } from '../config.js';
 import type { SessionDrainerActivityResult } from '../../workflows/session-drainer/contract.js';
 import { sessionWorkflowSettings, wakeTargetOf, type SessionWorkflowSettings, type WakeTarget } from './session-workflow.js';
@@ -151,8 +165,12 @@ async function follow(run: Run, batch: readonly DrainedSession[]): Promise<void>
   const toAnalyse = live.filter((s) => !s.settled && !s.more && s.queued > 0).map((s) => s.sessionId);
   if (toAnalyse.length && !o.signal.aborted) {
     const analysed = await analyseQueuedSessions(o.pool, toAnalyse, {
-      extractor: o.extractor, creditCost: o.analysisCreditCost, ...ANALYSIS_BATCH,
-      heartbeat: o.heartbeat, signal: o.signal, observe: o.observeAnalyses,
+      extractor: o.extractor,
+      creditCost: o.analysisCreditCost,
+      ...ANALYSIS_BATCH,
+      heartbeat: o.heartbeat,
+      signal: o.signal,
+      observe: o.observeAnalyses,
     });
     const held: string[] = [];
     for (const [id, a] of analysed) {
@@ -182,7 +200,10 @@ async function follow(run: Run, batch: readonly DrainedSession[]): Promise<void>
 async function tellHeld(run: Run, sessionIds: readonly string[]): Promise<string[]> {
   const turns = await takeHoldSignalTurns(run.o.pool, sessionIds);
   const sent = await Promise.all(turns.map((turn) => send(run, turn)));
-  await confirmHoldSignals(run.o.pool, turns.filter((_, i) => sent[i]).map((t) => t.id));
+  await confirmHoldSignals(
+    run.o.pool,
+    turns.filter((_, i) => sent[i]).map((t) => t.id),
+  );
   const failed = new Set(turns.filter((_, i) => !sent[i]).map((t) => t.id));
   return sessionIds.filter((id) => !failed.has(id));
 }

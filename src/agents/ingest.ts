@@ -6,11 +6,22 @@ import type { AgentIngestRequest, AgentParticipant, AgentSessionStatus } from '.
 import { sanitizeIngestRequest } from '../domain/sanitize/index.js';
 import type { ApplicationRow, CredentialLookup } from '../db/repositories/agent-applications.js';
 import {
-  activeUserIds, peopleByEmail, peopleByUuid, upsertParticipants, type ParticipantRecord,
+  activeUserIds,
+  peopleByEmail,
+  peopleByUuid,
+  upsertParticipants,
+  type ParticipantRecord,
 } from '../db/repositories/agent-participants.js';
 import {
-  deleteCreatedSessions, loadEventStates, lockSessions, participantExternalIds, purgeSessionContent, reviseEvents, updateSessionsAfterIngest,
-  type LockedSessionRow, type SessionUpdate,
+  deleteCreatedSessions,
+  loadEventStates,
+  lockSessions,
+  participantExternalIds,
+  purgeSessionContent,
+  reviseEvents,
+  updateSessionsAfterIngest,
+  type LockedSessionRow,
+  type SessionUpdate,
 } from '../db/repositories/agent-sessions.js';
 import { AppError, ValidationError, type FieldError } from '../errors.js';
 import { currentTraceParent } from '../telemetry/tracing.js';
@@ -67,12 +78,22 @@ async function prepare(authority: CredentialLookup, raw: AgentIngestRequest): Pr
   // Checked on the request as sent: a redacted field name may remove the environment before storage.
   const envErrors = environmentErrors(raw, app.allowed_environments);
   if (envErrors.length) throw new ValidationError(envErrors, 'The environment is missing or not allowed for this application.');
-  const request = await sanitizeIngestRequest(raw, { redactedFieldNames: app.redacted_field_names, redactedTextPatterns: app.redacted_text_patterns });
+  const request = await sanitizeIngestRequest(raw, {
+    redactedFieldNames: app.redacted_field_names,
+    redactedTextPatterns: app.redacted_text_patterns,
+  });
   const participants = participantRecords(request.participants ?? []);
   // A feedback target and participant references are checked as sent too, even when their keys are redacted.
-  const incoming = request.events.map((event, i) => ({ ...toIncoming(event, i), feedbackTarget: raw.events[i]?.feedback?.targetEventExternalId ?? null }));
+  const incoming = request.events.map((event, i) => ({
+    ...toIncoming(event, i),
+    feedbackTarget: raw.events[i]?.feedback?.targetEventExternalId ?? null,
+  }));
   return {
-    app, stamp: authority.stamp, request, participants, incoming,
+    app,
+    stamp: authority.stamp,
+    request,
+    participants,
+    incoming,
     sentParticipantIds: (raw.participants ?? []).flatMap((p) => (p.externalId === undefined ? [] : [p.externalId])),
     key: sessionKey(app.id, request.externalSessionId),
     alone: participants.length > 0 || !app.content_capture,
@@ -116,7 +137,10 @@ export class AgentIngestWriter {
   /** Transactions written, and the requests they applied (batched ones; a fallback or a request alone counts too). */
   readonly stats = { transactions: 0, requests: 0 };
 
-  constructor(private readonly pool: DatabasePool, private readonly o: IngestWriterOptions) {}
+  constructor(
+    private readonly pool: DatabasePool,
+    private readonly o: IngestWriterOptions,
+  ) {}
 
   /** Throws StaleAuthorityError when `authority` is out of date: look it up afresh and call again. */
   async ingest(authority: CredentialLookup, raw: AgentIngestRequest): Promise<IngestResult> {
@@ -133,7 +157,7 @@ export class AgentIngestWriter {
     while (this.inFlight < this.o.maxInFlight) {
       const batch: Queued[] = [];
       const keys = new Set<string>();
-      for (let i = 0; i < this.queue.length && batch.length < this.o.maxBatch;) {
+      for (let i = 0; i < this.queue.length && batch.length < this.o.maxBatch; ) {
         const q = this.queue[i]!;
         if (this.writing.has(q.item.key) || keys.has(q.item.key)) {
           i++;
@@ -162,7 +186,13 @@ export class AgentIngestWriter {
   private async write(batch: readonly Queued[]): Promise<void> {
     let outcomes: Outcome[];
     try {
-      outcomes = await this.pool.transaction((tx) => applyIngests(tx, batch.map((q) => q.item), this.o.analysisCreditCost));
+      outcomes = await this.pool.transaction((tx) =>
+        applyIngests(
+          tx,
+          batch.map((q) => q.item),
+          this.o.analysisCreditCost,
+        ),
+      );
       this.count(batch.length);
     } catch (error) {
       if (batch.length === 1) return batch[0]!.reject(error);
@@ -186,25 +216,36 @@ type Outcome = IngestResult | AppError | StaleAuthorityError;
  * participants or content capture off come alone (their statements run before their plan).
  */
 async function applyIngests(tx: DatabaseTransactionConnection, items: readonly Prepared[], analysisCreditCost: number): Promise<Outcome[]> {
-  const locked = await lockSessions(tx, items.map(({ app, request }) => ({
-    organizationId: app.organization_id,
-    applicationId: app.id,
-    externalSessionId: request.externalSessionId,
-    restrictedTo: app.access === 'users' ? app.access_user_ids : null,
-  })));
+  const locked = await lockSessions(
+    tx,
+    items.map(({ app, request }) => ({
+      organizationId: app.organization_id,
+      applicationId: app.id,
+      externalSessionId: request.externalSessionId,
+      restrictedTo: app.access === 'users' ? app.access_user_ids : null,
+    })),
+  );
   const byKey = new Map(locked.map((s) => [sessionKey(s.application_id, s.external_session_id), s]));
   const sessions = items.map((item) => byKey.get(item.key)!);
   // A setting, status or revocation committed before this transaction applies to it (issue 29.3).
   const stale = items.map((item, i) => sessions[i]!.stamp !== item.stamp);
   if (items.length === 1 && stale[0]) throw new StaleAuthorityError();
   if (items.length === 1 && items[0]!.alone) await participantsOf(tx, items[0]!, sessions[0]!);
-  const referencing = items.flatMap((item, i) => (item.app.content_capture && item.incoming.some((e) => e.participantExternalId !== null) ? [sessions[i]!.id] : []));
+  const referencing = items.flatMap((item, i) =>
+    item.app.content_capture && item.incoming.some((e) => e.participantExternalId !== null) ? [sessions[i]!.id] : [],
+  );
   const known = await participantExternalIds(tx, referencing);
-  const stored = await loadEventStates(tx, items.map((item, i) => ({
-    sessionId: sessions[i]!.id,
-    externalIds: [...item.incoming.map((e) => e.externalEventId), ...item.incoming.flatMap((e) => (e.feedbackTarget === null ? [] : [e.feedbackTarget]))],
-    sequences: item.incoming.map((e) => e.sequence),
-  })));
+  const stored = await loadEventStates(
+    tx,
+    items.map((item, i) => ({
+      sessionId: sessions[i]!.id,
+      externalIds: [
+        ...item.incoming.map((e) => e.externalEventId),
+        ...item.incoming.flatMap((e) => (e.feedbackTarget === null ? [] : [e.feedbackTarget])),
+      ],
+      sequences: item.incoming.map((e) => e.sequence),
+    })),
+  );
   const planned = items.map((item, i) => {
     const session = sessions[i]!;
     if (stale[i]) return new StaleAuthorityError();
@@ -223,8 +264,14 @@ async function applyIngests(tx: DatabaseTransactionConnection, items: readonly P
     if (plan instanceof Error) continue;
     const session = sessions[i]!;
     const capture = item.app.content_capture;
-    await reviseEvents(tx, session.id, plan.revised.map((r) => r.event), capture);
-    const status = session.status === 'open' && item.request.status && item.request.status !== 'open' ? item.request.status : session.status;
+    await reviseEvents(
+      tx,
+      session.id,
+      plan.revised.map((r) => r.event),
+      capture,
+    );
+    const status =
+      session.status === 'open' && item.request.status && item.request.status !== 'open' ? item.request.status : session.status;
     updates.push({
       sessionId: session.id,
       status,
@@ -240,7 +287,10 @@ async function applyIngests(tx: DatabaseTransactionConnection, items: readonly P
     });
   }
   const updated = new Map((await updateSessionsAfterIngest(tx, updates, analysisCreditCost)).map((s) => [s.id, s]));
-  await deleteCreatedSessions(tx, sessions.filter((s, i) => s.created && planned[i] instanceof Error).map((s) => s.id));
+  await deleteCreatedSessions(
+    tx,
+    sessions.filter((s, i) => s.created && planned[i] instanceof Error).map((s) => s.id),
+  );
   return items.map((item, i): Outcome => {
     const plan = planned[i]!;
     if (plan instanceof Error) return plan;
@@ -275,8 +325,14 @@ function participantRecords(participants: readonly AgentParticipant[]): Particip
   const seen = new Map<string, number>();
   const errors: FieldError[] = [];
   const records = participants.map((p, i) => {
-    const key = p.externalId !== undefined ? `ext:${p.externalId}` : `anon:${createHash('sha256').update(stringify(p) ?? '').digest('hex')}`;
-    if (p.externalId !== undefined && seen.has(key)) errors.push({ path: `body.participants.${i}.externalId`, message: `repeats participant ${seen.get(key)}` });
+    const key =
+      p.externalId !== undefined
+        ? `ext:${p.externalId}`
+        : `anon:${createHash('sha256')
+            .update(stringify(p) ?? '')
+            .digest('hex')}`;
+    if (p.externalId !== undefined && seen.has(key))
+      errors.push({ path: `body.participants.${i}.externalId`, message: `repeats participant ${seen.get(key)}` });
     seen.set(key, i);
     return {
       participant_key: key,
@@ -300,14 +356,33 @@ function participantRecords(participants: readonly AgentParticipant[]): Particip
  * over an e-mail match; a unique case-insensitive e-mail match links the person. People are never
  * created or changed here. An ownerUserId must be an active user of the organization.
  */
-async function linkParticipants(tx: CommonQueryMethods, organizationId: string, raw: readonly AgentParticipant[], records: ParticipantRecord[]) {
-  const byUuid = await peopleByUuid(tx, organizationId, records.flatMap((r) => (r.person_uuid ? [r.person_uuid] : [])));
-  const byEmail = await peopleByEmail(tx, organizationId, raw.flatMap((p) => (p.email && !p.personId ? [p.email] : [])));
-  const owners = await activeUserIds(tx, organizationId, records.flatMap((r) => (r.owner_user_id ? [r.owner_user_id] : [])));
+async function linkParticipants(
+  tx: CommonQueryMethods,
+  organizationId: string,
+  raw: readonly AgentParticipant[],
+  records: ParticipantRecord[],
+) {
+  const byUuid = await peopleByUuid(
+    tx,
+    organizationId,
+    records.flatMap((r) => (r.person_uuid ? [r.person_uuid] : [])),
+  );
+  const byEmail = await peopleByEmail(
+    tx,
+    organizationId,
+    raw.flatMap((p) => (p.email && !p.personId ? [p.email] : [])),
+  );
+  const owners = await activeUserIds(
+    tx,
+    organizationId,
+    records.flatMap((r) => (r.owner_user_id ? [r.owner_user_id] : [])),
+  );
   const errors: FieldError[] = [];
   const linked = records.map((r, i) => {
-    if (r.person_uuid && !byUuid.has(r.person_uuid)) errors.push({ path: `body.participants.${i}.personId`, message: 'is not a person of this organization' });
-    if (r.owner_user_id && !owners.has(r.owner_user_id)) errors.push({ path: `body.participants.${i}.ownerUserId`, message: 'is not an active user of this organization' });
+    if (r.person_uuid && !byUuid.has(r.person_uuid))
+      errors.push({ path: `body.participants.${i}.personId`, message: 'is not a person of this organization' });
+    if (r.owner_user_id && !owners.has(r.owner_user_id))
+      errors.push({ path: `body.participants.${i}.ownerUserId`, message: 'is not an active user of this organization' });
     const email = raw[i]?.email?.toLowerCase();
     const personId = r.person_uuid ? (byUuid.get(r.person_uuid) ?? null) : email ? (byEmail.get(email) ?? null) : null;
     return { ...r, person_id: personId };

@@ -1,18 +1,46 @@
 import type { DatabasePool, DatabaseTransactionConnection } from 'slonik';
 import type { AnalysisResult, ProcessResult, ProgressSnapshot } from '../../workflows/agent-session/contract.js';
 import {
-  balances, completeJobs, countQueuedJobs, debitUpTo, lockQueuedJobs, queuedJobs, replaceQualitativeSignals, setBillingStates, updateJobs,
-  type Analysed, type JobRow,
+  balances,
+  completeJobs,
+  countQueuedJobs,
+  debitUpTo,
+  lockQueuedJobs,
+  queuedJobs,
+  replaceQualitativeSignals,
+  setBillingStates,
+  updateJobs,
+  type Analysed,
+  type JobRow,
 } from '../db/repositories/agent-analysis.js';
 import {
-  claimDueSessions, endHolds, lockSessionRows, markProcessed, meterResponses, pendingRows, queueAnalyses, upsertExplicitSignals,
-  type LockedSession, type PassOutcome, type ProcessRow, type SessionEvent,
+  claimDueSessions,
+  endHolds,
+  lockSessionRows,
+  markProcessed,
+  meterResponses,
+  pendingRows,
+  queueAnalyses,
+  upsertExplicitSignals,
+  type LockedSession,
+  type PassOutcome,
+  type ProcessRow,
+  type SessionEvent,
 } from '../db/repositories/agent-processing.js';
 import { maxOrNull, planProcessing } from '../../workflows/agent-session/state.js';
 import { forEachLimited } from '../concurrency.js';
 import { ExtractorError, type SignalExtractor } from '../providers/signal-extractor/types.js';
 
-const DELETED: ProcessResult = { deleted: true, processedThroughSequence: null, waitingFor: null, more: false, processed: 0, signals: 0, units: 0, queued: 0 };
+const DELETED: ProcessResult = {
+  deleted: true,
+  processedThroughSequence: null,
+  waitingFor: null,
+  more: false,
+  processed: 0,
+  signals: 0,
+  units: 0,
+  queued: 0,
+};
 
 /**
  * One page of a session's pending events, in one transaction under the session's row lock (which
@@ -23,7 +51,13 @@ const DELETED: ProcessResult = { deleted: true, processedThroughSequence: null, 
  * wake request, in the same transaction: an ingest committed after it requests a new one (the
  * drainer takes it); one committed before it is in this page. Run twice (a retry after a crash), it changes nothing more.
  */
-export async function processPending(pool: DatabasePool, sessionId: string, at: ProgressSnapshot, pageSize: number, o: PassOptions = {}): Promise<ProcessResult> {
+export async function processPending(
+  pool: DatabasePool,
+  sessionId: string,
+  at: ProgressSnapshot,
+  pageSize: number,
+  o: PassOptions = {},
+): Promise<ProcessResult> {
   return pool.transaction(async (tx) => {
     const [session] = await lockSessionRows(tx, [sessionId]);
     if (!session) return DELETED;
@@ -56,7 +90,12 @@ export interface DrainedSession extends ProcessResult {
  * one statement per table for all of them. Sessions that are not settled keep their wake (more
  * pages, or analyses queued) and are claimed again.
  */
-export async function processDueSessions(pool: DatabasePool, busy: readonly string[], limit: number, pageSize: number): Promise<DrainedSession[]> {
+export async function processDueSessions(
+  pool: DatabasePool,
+  busy: readonly string[],
+  limit: number,
+  pageSize: number,
+): Promise<DrainedSession[]> {
   return pool.transaction(async (tx) => {
     const sessions = await claimDueSessions(tx, busy, limit);
     return drained(await processPages(tx, sessions, STORED_ONLY, pageSize, { holdWakeWhileQueued: true }));
@@ -64,7 +103,12 @@ export async function processDueSessions(pool: DatabasePool, busy: readonly stri
 }
 
 /** A pass over these sessions (locked, waiting for their ingests), one page each; deleted sessions are absent. */
-export async function processSessions(pool: DatabasePool, sessionIds: readonly string[], pageSize: number, o: PassOptions): Promise<DrainedSession[]> {
+export async function processSessions(
+  pool: DatabasePool,
+  sessionIds: readonly string[],
+  pageSize: number,
+  o: PassOptions,
+): Promise<DrainedSession[]> {
   return pool.transaction(async (tx) => drained(await processPages(tx, await lockSessionRows(tx, sessionIds), STORED_ONLY, pageSize, o)));
 }
 
@@ -74,7 +118,11 @@ function drained(results: Map<string, ProcessResult & { settled: boolean }>): Dr
 
 /** One page of each of these sessions, locked by the transaction: one statement per table for all of them. */
 async function processPages(
-  tx: DatabaseTransactionConnection, sessions: readonly LockedSession[], at: ProgressSnapshot, pageSize: number, o: PassOptions,
+  tx: DatabaseTransactionConnection,
+  sessions: readonly LockedSession[],
+  at: ProgressSnapshot,
+  pageSize: number,
+  o: PassOptions,
 ): Promise<Map<string, ProcessResult & { settled: boolean }>> {
   const ids = sessions.map((s) => s.id);
   const pending = Map.groupBy(await pendingRows(tx, ids, pageSize), (r) => r.session_id);
@@ -88,7 +136,10 @@ async function processPages(
       highestSequence: maxOrNull(at.highestSequence, session.highest_sequence),
       terminal: at.terminal || session.status !== 'open',
     };
-    const plan = planProcessing(current, rows.map((r) => ({ sequence: r.sequence, revision: r.revision })));
+    const plan = planProcessing(
+      current,
+      rows.map((r) => ({ sequence: r.sequence, revision: r.revision })),
+    );
     const process = new Set(plan.process.map((e) => e.sequence));
     const picked = rows.filter((r) => process.has(r.sequence));
     chosen.push(...picked.map((row) => ({ session, row })));
@@ -100,29 +151,46 @@ async function processPages(
   const finals = chosen.filter((e) => isFinalResponse(e.row));
   const metered = await meterResponses(tx, finals);
   // Analysis needs the content: none is queued while content capture is off.
-  await queueAnalyses(tx, finals.filter((e) => e.row.has_content));
+  await queueAnalyses(
+    tx,
+    finals.filter((e) => e.row.has_content),
+  );
   const queued = await countQueuedJobs(tx, ids);
   const outcomes = plans.map((p): PassOutcome & { queued: number } => {
     const n = queued.get(p.session.id) ?? 0;
-    return { sessionId: p.session.id, watermark: p.plan.processedThroughSequence, queued: n, settled: !p.more && !(o.holdWakeWhileQueued && n > 0 && !p.session.hold_told) };
+    return {
+      sessionId: p.session.id,
+      watermark: p.plan.processedThroughSequence,
+      queued: n,
+      settled: !p.more && !(o.holdWakeWhileQueued && n > 0 && !p.session.hold_told),
+    };
   });
-  const stored = await markProcessed(tx, chosen.map((e) => e.row.id), outcomes);
-  return new Map(plans.map((p, i) => {
-    const s = stored.get(p.session.id)!;
-    const outcome = outcomes[i]!;
-    return [p.session.id, {
-      deleted: false,
-      stored: { status: s.status, highestSequence: s.highest_sequence },
-      processedThroughSequence: p.plan.processedThroughSequence,
-      waitingFor: p.more ? null : p.plan.waitingFor,
-      more: p.more,
-      processed: p.picked.length,
-      signals: p.picked.filter((r) => r.feedback?.rating).length,
-      units: metered.filter((id) => id === p.session.id).length,
-      queued: outcome.queued,
-      settled: outcome.settled,
-    }];
-  }));
+  const stored = await markProcessed(
+    tx,
+    chosen.map((e) => e.row.id),
+    outcomes,
+  );
+  return new Map(
+    plans.map((p, i) => {
+      const s = stored.get(p.session.id)!;
+      const outcome = outcomes[i]!;
+      return [
+        p.session.id,
+        {
+          deleted: false,
+          stored: { status: s.status, highestSequence: s.highest_sequence },
+          processedThroughSequence: p.plan.processedThroughSequence,
+          waitingFor: p.more ? null : p.plan.waitingFor,
+          more: p.more,
+          processed: p.picked.length,
+          signals: p.picked.filter((r) => r.feedback?.rating).length,
+          units: metered.filter((id) => id === p.session.id).length,
+          queued: outcome.queued,
+          settled: outcome.settled,
+        },
+      ];
+    }),
+  );
 }
 
 function isFinalResponse(r: ProcessRow): boolean {
@@ -168,7 +236,11 @@ export async function analyseQueued(pool: DatabasePool, sessionId: string, o: An
  * and keeps processing events meanwhile); a refusal fails that analysis; a bad answer is tried
  * again up to MAX_ANALYSIS_ATTEMPTS times.
  */
-export async function analyseQueuedSessions(pool: DatabasePool, sessionIds: readonly string[], o: AnalysisOptions): Promise<Map<string, AnalysisResult>> {
+export async function analyseQueuedSessions(
+  pool: DatabasePool,
+  sessionIds: readonly string[],
+  o: AnalysisOptions,
+): Promise<Map<string, AnalysisResult>> {
   const jobs = await queuedJobs(pool, sessionIds, o.limit);
   const superseded = jobs.filter((j) => j.event_revision !== j.revision);
   const contentless = jobs.filter((j) => j.event_revision === j.revision && j.content === null);
@@ -177,29 +249,43 @@ export async function analyseQueuedSessions(pool: DatabasePool, sessionIds: read
     ...contentless.map((j) => closing(j, 'failed', 'content_not_stored')),
   ]);
   const blocked = new Set<string>();
-  const ready = await affordable(pool, jobs.filter((j) => j.event_revision === j.revision && j.content !== null), o.creditCost, blocked);
+  const ready = await affordable(
+    pool,
+    jobs.filter((j) => j.event_revision === j.revision && j.content !== null),
+    o.creditCost,
+    blocked,
+  );
   const { analysed, refused, unanswered } = await extractAll(ready, o);
   await closeJobs(pool, refused);
   const written = await writeAnalyses(pool, analysed, o, blocked);
-  const statuses = await setBillingStates(pool, sessionIds.map((id) => ({ sessionId: id, blocked: blocked.has(id) })));
+  const statuses = await setBillingStates(
+    pool,
+    sessionIds.map((id) => ({ sessionId: id, blocked: blocked.has(id) })),
+  );
   const providerWaits = new Set(unanswered.map((j) => j.session_id));
-  await endHolds(pool, sessionIds.filter((id) => !blocked.has(id) && !providerWaits.has(id)));
+  await endHolds(
+    pool,
+    sessionIds.filter((id) => !blocked.has(id) && !providerWaits.has(id)),
+  );
   const remaining = await countQueuedJobs(pool, sessionIds);
   const count = (list: readonly { sessionId: string }[], id: string) => list.filter((x) => x.sessionId === id).length;
   const failed = [...contentless.map((j) => closing(j, 'failed', null)), ...refused.filter((r) => r.status === 'failed')];
-  const results = new Map(sessionIds.map((id) => {
-    const status = statuses.get(id);
-    const base = {
-      analysed: written.get(id) ?? 0,
-      failed: count(failed, id),
-      billingBlocked: blocked.has(id),
-      providerUnavailable: providerWaits.has(id),
-    };
-    const result: AnalysisResult = status === undefined
-      ? { ...base, deleted: true, remaining: 0, processingStatus: 'pending' }
-      : { ...base, deleted: false, remaining: remaining.get(id) ?? 0, processingStatus: status };
-    return [id, result];
-  }));
+  const results = new Map(
+    sessionIds.map((id) => {
+      const status = statuses.get(id);
+      const base = {
+        analysed: written.get(id) ?? 0,
+        failed: count(failed, id),
+        billingBlocked: blocked.has(id),
+        providerUnavailable: providerWaits.has(id),
+      };
+      const result: AnalysisResult =
+        status === undefined
+          ? { ...base, deleted: true, remaining: 0, processingStatus: 'pending' }
+          : { ...base, deleted: false, remaining: remaining.get(id) ?? 0, processingStatus: status };
+      return [id, result];
+    }),
+  );
   o.observe?.(results.values());
   return results;
 }
@@ -216,8 +302,12 @@ function closing(j: JobRow, status: Closing['status'], errorCode: string | null)
  */
 async function affordable(pool: DatabasePool, jobs: readonly JobRow[], creditCost: number, blocked: Set<string>): Promise<JobRow[]> {
   if (!jobs.length) return [];
-  const budget = new Map([...(await balances(pool, [...new Set(jobs.map((j) => j.organization_id))]))]
-    .map(([org, credits]) => [org, Math.floor(credits / creditCost)]));
+  const budget = new Map(
+    [...(await balances(pool, [...new Set(jobs.map((j) => j.organization_id))]))].map(([org, credits]) => [
+      org,
+      Math.floor(credits / creditCost),
+    ]),
+  );
   return jobs.filter((j) => {
     const left = budget.get(j.organization_id) ?? 0;
     if (left <= 0) blocked.add(j.session_id);
@@ -235,24 +325,32 @@ async function extractAll(jobs: readonly JobRow[], o: AnalysisOptions) {
   const refused: Closing[] = [];
   const answered = new Set<number>();
   let providerDown = false;
-  await forEachLimited(jobs, o.concurrency, async (job) => {
-    try {
-      const signals = await o.extractor.extract({ userMessages: job.user_messages, response: job.content ?? '' }, o.signal ? { signal: o.signal } : {});
-      analysed.push({ job, signals });
-      answered.add(job.id);
-    } catch (error) {
-      if (!(error instanceof ExtractorError)) throw error;
-      if (PROVIDER_DOWN.has(error.code)) {
-        providerDown = true;
-      } else {
-        // A refusal fails the analysis at once; a bad answer is retried a few times, then fails.
-        const exhausted = !error.retryable || job.attempts + 1 >= MAX_ANALYSIS_ATTEMPTS;
-        refused.push(closing(job, exhausted ? 'failed' : 'queued', error.code));
+  await forEachLimited(
+    jobs,
+    o.concurrency,
+    async (job) => {
+      try {
+        const signals = await o.extractor.extract(
+          { userMessages: job.user_messages, response: job.content ?? '' },
+          o.signal ? { signal: o.signal } : {},
+        );
+        analysed.push({ job, signals });
         answered.add(job.id);
+      } catch (error) {
+        if (!(error instanceof ExtractorError)) throw error;
+        if (PROVIDER_DOWN.has(error.code)) {
+          providerDown = true;
+        } else {
+          // A refusal fails the analysis at once; a bad answer is retried a few times, then fails.
+          const exhausted = !error.retryable || job.attempts + 1 >= MAX_ANALYSIS_ATTEMPTS;
+          refused.push(closing(job, exhausted ? 'failed' : 'queued', error.code));
+          answered.add(job.id);
+        }
       }
-    }
-    o.heartbeat?.();
-  }, () => providerDown);
+      o.heartbeat?.();
+    },
+    () => providerDown,
+  );
   analysed.sort((a, b) => a.job.id - b.job.id);
   return { analysed, refused, unanswered: providerDown ? jobs.filter((j) => !answered.has(j.id)) : [] };
 }
@@ -262,7 +360,10 @@ async function closeJobs(pool: DatabasePool, jobs: readonly Closing[]): Promise<
   if (!jobs.length) return;
   await pool.transaction(async (tx) => {
     const live = new Set((await lockSessionRows(tx, [...new Set(jobs.map((j) => j.sessionId))])).map((s) => s.id));
-    await updateJobs(tx, jobs.filter((j) => live.has(j.sessionId)));
+    await updateJobs(
+      tx,
+      jobs.filter((j) => live.has(j.sessionId)),
+    );
   });
 }
 
@@ -271,21 +372,38 @@ async function closeJobs(pool: DatabasePool, jobs: readonly Closing[]): Promise<
  * (one ledger line per response, as far as its balance goes; the sessions left unpaid are added to
  * `blocked`). Returns the analyses written per session.
  */
-async function writeAnalyses(pool: DatabasePool, analysed: readonly Analysed[], o: AnalysisOptions, blocked: Set<string>): Promise<Map<string, number>> {
+async function writeAnalyses(
+  pool: DatabasePool,
+  analysed: readonly Analysed[],
+  o: AnalysisOptions,
+  blocked: Set<string>,
+): Promise<Map<string, number>> {
   if (!analysed.length) return new Map();
   const { kept, unpaid } = await pool.transaction(async (tx) => {
     // The sessions' locks order this write after a concurrent ingest (a purge, a revision).
     const sessions = new Set((await lockSessionRows(tx, [...new Set(analysed.map((a) => a.job.session_id))])).map((s) => s.id));
-    const live = new Set(await lockQueuedJobs(tx, analysed.filter((a) => sessions.has(a.job.session_id)).map((a) => a.job.id)));
+    const live = new Set(
+      await lockQueuedJobs(
+        tx,
+        analysed.filter((a) => sessions.has(a.job.session_id)).map((a) => a.job.id),
+      ),
+    );
     const paid: Analysed[] = [];
     const left: Analysed[] = [];
-    for (const [organizationId, group] of Map.groupBy(analysed.filter((a) => live.has(a.job.id)), (a) => a.job.organization_id)) {
+    for (const [organizationId, group] of Map.groupBy(
+      analysed.filter((a) => live.has(a.job.id)),
+      (a) => a.job.organization_id,
+    )) {
       const n = await debitUpTo(tx, organizationId, group.length, o.creditCost, 'agent_response_analysis');
       paid.push(...group.slice(0, n));
       left.push(...group.slice(n));
     }
     await replaceQualitativeSignals(tx, paid, o.extractor.name);
-    await completeJobs(tx, paid.map((a) => a.job.id), o.creditCost);
+    await completeJobs(
+      tx,
+      paid.map((a) => a.job.id),
+      o.creditCost,
+    );
     return { kept: paid, unpaid: left };
   });
   for (const a of unpaid) blocked.add(a.job.session_id);

@@ -8,7 +8,13 @@ import { inStoredTrace } from '../telemetry/tracing.js';
 import { strandedWakes } from '../db/repositories/agent-sessions.js';
 import { ORGANIZATION_ID, SESSION_ID, STATUS } from '../temporal/search-attributes.js';
 import {
-  AGENT_SESSION_WORKFLOW, agentSessionWorkflowId, creditsAdded, eventsIngested, type AgentSessionInput, type EventsIngested, type ProcessingStatus,
+  AGENT_SESSION_WORKFLOW,
+  agentSessionWorkflowId,
+  creditsAdded,
+  eventsIngested,
+  type AgentSessionInput,
+  type EventsIngested,
+  type ProcessingStatus,
   type SessionStatus,
 } from '../../workflows/agent-session/contract.js';
 import type { SessionWorkflowSettingsInput } from '../../workflows/session-wakes/contract.js';
@@ -68,11 +74,23 @@ export interface WakeTarget {
 
 /** A stored session as the wake target its workflow is told about. */
 export function wakeTargetOf(s: {
-  id: string; organization_id: string; status: SessionStatus; highest_sequence: number | null; processing_status: string; wake_trace_parent: string | null;
+  id: string;
+  organization_id: string;
+  status: SessionStatus;
+  highest_sequence: number | null;
+  processing_status: string;
+  wake_trace_parent: string | null;
 }): WakeTarget {
-  const processingStatus = (['billing_blocked', 'capture_disabled'].includes(s.processing_status) ? s.processing_status : 'pending') as ProcessingStatus;
+  const processingStatus = (
+    ['billing_blocked', 'capture_disabled'].includes(s.processing_status) ? s.processing_status : 'pending'
+  ) as ProcessingStatus;
   return {
-    organizationId: s.organization_id, sessionId: s.id, status: s.status, highestSequence: s.highest_sequence, processingStatus, traceParent: s.wake_trace_parent,
+    organizationId: s.organization_id,
+    sessionId: s.id,
+    status: s.status,
+    highestSequence: s.highest_sequence,
+    processingStatus,
+    traceParent: s.wake_trace_parent,
   };
 }
 
@@ -81,14 +99,21 @@ export function wakeTargetOf(s: {
  * in a span of the trace of the ingest that asked for it, so that the workflow continues that trace.
  */
 export async function wakeSession(client: Client, settings: SessionWorkflowSettings, target: WakeTarget): Promise<void> {
-  const signal: EventsIngested = { highestSequence: target.highestSequence, status: target.status, processingStatus: target.processingStatus };
+  const signal: EventsIngested = {
+    highestSequence: target.highestSequence,
+    status: target.status,
+    processingStatus: target.processingStatus,
+  };
   await inStoredTrace(target.traceParent, 'wake agent session', { 'intake.session_id': target.sessionId }, () =>
     // Bounded: a caller with Temporal unreachable tries again later instead of waiting on gRPC retries.
-    client.connection.withDeadline(Date.now() + WAKE_DEADLINE_MS, () => client.workflow.signalWithStart(AGENT_SESSION_WORKFLOW, {
-      ...sessionWorkflowStart(settings, target),
-      signal: eventsIngested,
-      signalArgs: [signal],
-    })));
+    client.connection.withDeadline(Date.now() + WAKE_DEADLINE_MS, () =>
+      client.workflow.signalWithStart(AGENT_SESSION_WORKFLOW, {
+        ...sessionWorkflowStart(settings, target),
+        signal: eventsIngested,
+        signalArgs: [signal],
+      }),
+    ),
+  );
 }
 
 const WAKE_DEADLINE_MS = 5_000;
@@ -110,7 +135,13 @@ export async function wakeStrandedSessions(
   let woken = 0;
   await forEachLimited(stranded, WAKES_IN_FLIGHT, async (s) => {
     // One that cannot be woken now stays requested for the next round; the others go on.
-    if (await wakeSession(client, settings, wakeTargetOf(s)).then(() => true, () => false)) woken++;
+    if (
+      await wakeSession(client, settings, wakeTargetOf(s)).then(
+        () => true,
+        () => false,
+      )
+    )
+      woken++;
   });
   return { stranded: stranded.length, woken };
 }
@@ -135,11 +166,16 @@ export async function resumeBlockedSessions(
   // A bounded number in flight: an organization may have many blocked sessions.
   let resumed = 0;
   await forEachLimited(sessions, RESUME_CONCURRENCY, async (s) => {
-    const ok = await client.workflow.signalWithStart(AGENT_SESSION_WORKFLOW, {
-      ...sessionWorkflowStart(sessionWorkflowSettings(config), { organizationId, sessionId: s.id, status: s.status }),
-      signal: creditsAdded,
-      signalArgs: [],
-    }).then(() => true, () => false);
+    const ok = await client.workflow
+      .signalWithStart(AGENT_SESSION_WORKFLOW, {
+        ...sessionWorkflowStart(sessionWorkflowSettings(config), { organizationId, sessionId: s.id, status: s.status }),
+        signal: creditsAdded,
+        signalArgs: [],
+      })
+      .then(
+        () => true,
+        () => false,
+      );
     if (ok) resumed++;
   });
   return resumed;

@@ -60,7 +60,11 @@ function userPrincipal(user: Pick<UserRow, 'id' | 'organization_id' | 'role'>): 
  * An OAuth access token of the MCP authorization server (src/oauth): its user, who must still be
  * active, acting with the user's role, limited on /mcp to the scopes the user approved.
  */
-export async function authenticateOAuthToken(db: CommonQueryMethods, oauth: OAuthServer, token: string): Promise<{ principal: Principal; access: OAuthAccess } | AuthFailure> {
+export async function authenticateOAuthToken(
+  db: CommonQueryMethods,
+  oauth: OAuthServer,
+  token: string,
+): Promise<{ principal: Principal; access: OAuthAccess } | AuthFailure> {
   const access = await oauth.verify(token);
   if (access === 'invalid') return 'invalid';
   const user = await findUser(db, access.userId);

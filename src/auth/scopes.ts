@@ -1,5 +1,13 @@
 /** Scopes of organization API keys. */
-export const SCOPES = ['feedback:write', 'feedback:read', 'recordings:read', 'recordings:write', 'agents:read', 'signals:read', 'admin'] as const;
+export const SCOPES = [
+  'feedback:write',
+  'feedback:read',
+  'recordings:read',
+  'recordings:write',
+  'agents:read',
+  'signals:read',
+  'admin',
+] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /** A new key's scopes when none are asked for: every data scope, never `admin` (least privilege). */

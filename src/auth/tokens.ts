@@ -34,7 +34,11 @@ export class TokenService {
     this.key = deriveKey(settings.signingSecret, 'access-token');
   }
 
-  async issue(user: { id: string; organizationId: string; tokenVersion?: number }, ttlSeconds: number, now = new Date()): Promise<IssuedToken> {
+  async issue(
+    user: { id: string; organizationId: string; tokenVersion?: number },
+    ttlSeconds: number,
+    now = new Date(),
+  ): Promise<IssuedToken> {
     const issuedAt = Math.floor(now.getTime() / 1000);
     const expiresAt = issuedAt + ttlSeconds;
     const tokenId = crypto.randomUUID();

@@ -39,5 +39,10 @@ export function int(f: Flags, name: string, { min, max, fallback }: { min: numbe
 
 export function list(f: Flags, name: string): string[] | undefined {
   const v = optStr(f, name);
-  return v === undefined ? undefined : v.split(',').map((s) => s.trim()).filter(Boolean);
+  return v === undefined
+    ? undefined
+    : v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
 }

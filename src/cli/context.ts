@@ -8,7 +8,10 @@ import { resumeBlockedSessions } from '../agents/session-workflow.js';
 import { connectTemporalClient, type TemporalClient } from '../temporal/connection.js';
 
 export class CliError extends Error {
-  constructor(message: string, readonly exitCode = 1) {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
     super(message);
   }
 }
@@ -57,9 +60,12 @@ export class CliContext {
       temporal = await connectTemporalClient({ temporal: { ...this.config.temporal, address, payloadKeys: await this.payloadKeys() } });
       const client = temporal;
       return await client.connection.withDeadline(Date.now() + 10_000, () =>
-        resumeBlockedSessions(this.pool!, client.client, this.config, organizationId));
+        resumeBlockedSessions(this.pool!, client.client, this.config, organizationId),
+      );
     } catch (error) {
-      process.stderr.write(`note: billing-blocked sessions were not woken now (${(error as Error).message}); they resume within AGENT_BILLING_RECHECK_SECONDS\n`);
+      process.stderr.write(
+        `note: billing-blocked sessions were not woken now (${(error as Error).message}); they resume within AGENT_BILLING_RECHECK_SECONDS\n`,
+      );
       return 0;
     } finally {
       await temporal?.connection.close();

@@ -17,7 +17,9 @@ export async function readPasswordFromStdin(input: NodeJS.ReadableStream = proce
     if (size > MAX_BYTES) throw new CliError(`the password on standard input is longer than ${MAX_BYTES} bytes`, 2);
     chunks.push(b);
   }
-  const password = Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  const password = Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
   if (!password) throw new CliError('--password-stdin: standard input is empty', 2);
   return password;
 }

@@ -1,10 +1,4 @@
-import {
-  createPool,
-  SchemaValidationError,
-  type DatabasePool,
-  type Interceptor,
-  type QueryResultRow,
-} from 'slonik';
+import { createPool, SchemaValidationError, type DatabasePool, type Interceptor, type QueryResultRow } from 'slonik';
 import type { Config } from '../config.js';
 
 export type { DatabasePool };

@@ -55,7 +55,10 @@ async function binaries(override?: string): Promise<{ nativeDir: string; version
   try {
     ({ postgres: postgresBin } = (await import(name)) as { postgres: string });
   } catch {
-    throw new StartupError(`no PostgreSQL binaries for ${platform}-${os.arch()} (package ${name})`, 'run `npm install` again, or set DATABASE_URL to a PostgreSQL server of your own');
+    throw new StartupError(
+      `no PostgreSQL binaries for ${platform}-${os.arch()} (package ${name})`,
+      'run `npm install` again, or set DATABASE_URL to a PostgreSQL server of your own',
+    );
   }
   const nativeDir = path.dirname(path.dirname(postgresBin));
   return { nativeDir, version: await versionOf(nativeDir) };
@@ -138,14 +141,20 @@ async function reachableDataDir(dataDir: string, ids: Ids, sharedDir: string): P
   const id = createHash('sha256').update(dataDir).digest('hex').slice(0, 12);
   // `<checkout>-<data dir>-<hash>`, e.g. intake-data-a0b2fd2d038c for ~/intake/.data/postgres.
   const parent = path.dirname(dataDir);
-  const name = [path.basename(path.dirname(parent)), path.basename(parent)].map((p) => p.replace(/^\.+/, '').replace(/[^\w.-]/g, '_')).filter(Boolean).join('-') || 'data';
+  const name =
+    [path.basename(path.dirname(parent)), path.basename(parent)]
+      .map((p) => p.replace(/^\.+/, '').replace(/[^\w.-]/g, '_'))
+      .filter(Boolean)
+      .join('-') || 'data';
   const standIn = path.join(sharedDir, `${name}-${id}`, path.basename(dataDir));
   await mkdirTraversable(path.dirname(standIn));
   return standIn;
 }
 
 function firstLine(error: unknown): string {
-  return String((error as Error)?.message ?? error).split('\n')[0]!.trim();
+  return String((error as Error)?.message ?? error)
+    .split('\n')[0]!
+    .trim();
 }
 
 /**
@@ -168,7 +177,10 @@ export async function startLocalPostgres(options: LocalPostgresOptions): Promise
 
   const recent: string[] = [];
   const remember = (chunk: string) => {
-    for (const line of chunk.split('\n').map((l) => l.trim()).filter(Boolean)) {
+    for (const line of chunk
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean)) {
       recent.push(line);
       if (recent.length > 20) recent.shift();
     }
@@ -228,7 +240,10 @@ export async function startLocalPostgres(options: LocalPostgresOptions): Promise
 
   const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300'];
   if (options.fast) flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
-  const child: ChildProcess = spawn(path.join(bin, 'bin', 'postgres'), ['-D', dataDir, '-p', String(options.port), ...flags], { ...spawnOptions, detached: options.ownProcessGroup ?? false });
+  const child: ChildProcess = spawn(path.join(bin, 'bin', 'postgres'), ['-D', dataDir, '-p', String(options.port), ...flags], {
+    ...spawnOptions,
+    detached: options.ownProcessGroup ?? false,
+  });
   // If this process dies without stopping it, PostgreSQL still gets its fast-shutdown signal.
   const stopOnExit = () => child.kill('SIGINT');
   process.once('exit', stopOnExit);

@@ -14,6 +14,11 @@ export class StartupError extends Error {
 
 /** The one line `npm start` ends with when it cannot start. */
 export function startupFailureLine(error: unknown): string {
-  const message = error instanceof StartupError ? error.message : String((error as Error)?.message ?? error).split('\n')[0]!.trim();
+  const message =
+    error instanceof StartupError
+      ? error.message
+      : String((error as Error)?.message ?? error)
+          .split('\n')[0]!
+          .trim();
   return `Intake failed to start: ${message.replace(/(?<!\s)\s*\n\s*/g, ' ')}`;
 }

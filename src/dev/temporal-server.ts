@@ -34,15 +34,24 @@ export interface LocalTemporalOptions {
 export async function startLocalTemporal(options: LocalTemporalOptions): Promise<LocalTemporal> {
   await mkdir(path.dirname(options.logFile), { recursive: true });
   const args = [
-    'server', 'start-dev',
-    '--ip', '127.0.0.1',
-    '--port', String(options.port),
-    '--http-port', String(await freePort()),
-    '--metrics-port', String(await freePort()),
-    '--namespace', options.namespace,
-    '--log-level', 'warn',
-    '--dynamic-config-value', 'frontend.enableUpdateWorkflowExecution=true',
-    '--dynamic-config-value', 'frontend.enableUpdateWorkflowExecutionAsyncAccepted=true',
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(options.port),
+    '--http-port',
+    String(await freePort()),
+    '--metrics-port',
+    String(await freePort()),
+    '--namespace',
+    options.namespace,
+    '--log-level',
+    'warn',
+    '--dynamic-config-value',
+    'frontend.enableUpdateWorkflowExecution=true',
+    '--dynamic-config-value',
+    'frontend.enableUpdateWorkflowExecutionAsyncAccepted=true',
     ...devServerSearchAttributeFlags(),
     ...(options.dbFile ? ['--db-filename', options.dbFile] : []),
     ...(options.uiPort === null ? ['--headless'] : ['--ui-port', String(options.uiPort), '--ui-disable-news-fetch']),
@@ -53,7 +62,12 @@ export async function startLocalTemporal(options: LocalTemporalOptions): Promise
   child.stderr.pipe(log);
   const spawnFailure = new Promise<never>((_, reject) =>
     child.once('error', (error) =>
-      reject(new StartupError(`the Temporal CLI ${options.cliPath} could not be run (${error.message})`, 'check the file, or set TEMPORAL_CLI_PATH to a working `temporal` binary')),
+      reject(
+        new StartupError(
+          `the Temporal CLI ${options.cliPath} could not be run (${error.message})`,
+          'check the file, or set TEMPORAL_CLI_PATH to a working `temporal` binary',
+        ),
+      ),
     ),
   );
   spawnFailure.catch(() => undefined);
@@ -98,7 +112,10 @@ async function waitReady(child: ChildProcess, address: string, namespace: string
       await sleep(250);
     }
   }
-  throw new StartupError(`the Temporal dev server at ${address} was not ready within ${timeoutMs} ms (${String((lastError as Error)?.message ?? lastError).split('\n')[0]})`, todo);
+  throw new StartupError(
+    `the Temporal dev server at ${address} was not ready within ${timeoutMs} ms (${String((lastError as Error)?.message ?? lastError).split('\n')[0]})`,
+    todo,
+  );
 }
 
 /**

@@ -43,7 +43,9 @@ export function eventPayload(event: AgentEvent): JsonObject {
 }
 
 export function contentHash(payload: JsonObject): string {
-  return createHash('sha256').update(stringify(payload) ?? '').digest('hex');
+  return createHash('sha256')
+    .update(stringify(payload) ?? '')
+    .digest('hex');
 }
 
 export function toIncoming(event: AgentEvent, index: number): IncomingEvent {
@@ -73,9 +75,15 @@ export function environmentErrors(request: AgentIngestRequest, allowed: readonly
   request.events.forEach((event, i) => {
     const environment = event.context?.environment ?? request.context?.environment;
     if (environment === undefined) {
-      errors.push({ path: `body.events.${i}.context.environment`, message: 'is required: this application accepts only configured environments' });
+      errors.push({
+        path: `body.events.${i}.context.environment`,
+        message: 'is required: this application accepts only configured environments',
+      });
     } else if (!allowed.includes(environment)) {
-      errors.push({ path: `body.events.${i}.context.environment`, message: `'${environment}' is not an allowed environment of this application` });
+      errors.push({
+        path: `body.events.${i}.context.environment`,
+        message: `'${environment}' is not an allowed environment of this application`,
+      });
     }
   });
   return errors;
@@ -107,7 +115,10 @@ export function planIngest(input: {
   for (const event of ordered) {
     const path = `body.events.${event.index}`;
     if (input.knownParticipants && event.participantExternalId !== null && !input.knownParticipants.has(event.participantExternalId)) {
-      invalid.push({ path: `${path}.participantExternalId`, message: `names no participant of this session ('${event.participantExternalId}')` });
+      invalid.push({
+        path: `${path}.participantExternalId`,
+        message: `names no participant of this session ('${event.participantExternalId}')`,
+      });
     }
     const existing = byId.get(event.externalEventId);
     const decision = existing ? decideKnown(event, existing) : decideNew(event, bySequence.get(event.sequence), input.sessionStatus);
@@ -139,24 +150,46 @@ type Decision = { kind: 'accepted' | 'revised' | 'deduplicated' } | { conflict: 
 
 function decideKnown(event: IncomingEvent, existing: EventState): Decision {
   if (existing.sequence !== event.sequence) {
-    return { conflict: { errorCode: 'event_sequence_changed', message: `event '${event.externalEventId}' is stored at sequence ${existing.sequence}; an event cannot move` } };
+    return {
+      conflict: {
+        errorCode: 'event_sequence_changed',
+        message: `event '${event.externalEventId}' is stored at sequence ${existing.sequence}; an event cannot move`,
+      },
+    };
   }
   if (existing.type !== event.type) {
-    return { conflict: { errorCode: 'event_type_changed', message: `event '${event.externalEventId}' is stored as ${existing.type}; its type cannot change` } };
+    return {
+      conflict: {
+        errorCode: 'event_type_changed',
+        message: `event '${event.externalEventId}' is stored as ${existing.type}; its type cannot change`,
+      },
+    };
   }
   if (existing.contentHash === event.contentHash) return { kind: 'deduplicated' };
   if (existing.final === true && event.final !== true) {
-    return { conflict: { errorCode: 'final_event_reverted', message: `event '${event.externalEventId}' is finalized; it cannot be re-sent as partial` } };
+    return {
+      conflict: {
+        errorCode: 'final_event_reverted',
+        message: `event '${event.externalEventId}' is finalized; it cannot be re-sent as partial`,
+      },
+    };
   }
   if (event.revision <= existing.revision) {
-    return { conflict: { errorCode: 'event_changed_without_revision', message: `event '${event.externalEventId}' changed; send it with a revision above ${existing.revision}` } };
+    return {
+      conflict: {
+        errorCode: 'event_changed_without_revision',
+        message: `event '${event.externalEventId}' changed; send it with a revision above ${existing.revision}`,
+      },
+    };
   }
   return { kind: 'revised' };
 }
 
 function decideNew(event: IncomingEvent, occupant: EventState | undefined, status: AgentSessionStatus | null): Decision {
   if (occupant) {
-    return { conflict: { errorCode: 'sequence_occupied', message: `sequence ${event.sequence} already holds event '${occupant.externalEventId}'` } };
+    return {
+      conflict: { errorCode: 'sequence_occupied', message: `sequence ${event.sequence} already holds event '${occupant.externalEventId}'` },
+    };
   }
   // Ended sessions never reopen: they take revisions and feedback, not new messages.
   if (status !== null && status !== 'open' && event.type !== 'feedback') {
@@ -179,7 +212,8 @@ function feedbackTargetError(
   if (!target && inRequest.has(id)) return `must name an earlier assistant_message; '${id}' comes later in the session`;
   if (!target) return `names no event of this session ('${id}')`;
   if (target.type !== 'assistant_message') return `must name an assistant_message; '${target.externalEventId}' is a ${target.type}`;
-  if (target.sequence >= event.sequence) return `must name an earlier assistant_message; '${target.externalEventId}' is at sequence ${target.sequence}`;
+  if (target.sequence >= event.sequence)
+    return `must name an earlier assistant_message; '${target.externalEventId}' is at sequence ${target.sequence}`;
   return null;
 }
 

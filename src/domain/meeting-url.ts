@@ -92,12 +92,15 @@ export function parseMeetingUrl(raw: string): MeetingIdentity | null {
   }
   if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.username || url.password) return null;
   const host = url.hostname.toLowerCase().replace(/\.$/, '');
-  const found: [MeetingPlatform, string | null] | null =
-    hostIs(host, 'zoom.us') ? ['zoom', zoom(url)]
-      : host === 'meet.google.com' ? ['google_meet', googleMeet(url)]
-        : host === 'teams.microsoft.com' || host === 'teams.live.com' ? ['microsoft_teams', teams(url, host)]
-          : host.endsWith('.webex.com') ? ['webex', webex(url, host)]
-            : null;
+  const found: [MeetingPlatform, string | null] | null = hostIs(host, 'zoom.us')
+    ? ['zoom', zoom(url)]
+    : host === 'meet.google.com'
+      ? ['google_meet', googleMeet(url)]
+      : host === 'teams.microsoft.com' || host === 'teams.live.com'
+        ? ['microsoft_teams', teams(url, host)]
+        : host.endsWith('.webex.com')
+          ? ['webex', webex(url, host)]
+          : null;
   if (!found?.[1]) return null;
   return { platform: found[0], identity: `${found[0]}:${found[1]}`, joinUrl };
 }

@@ -27,7 +27,11 @@ export interface RunningApi {
 }
 
 /** Applies migrations (unless a supervising process did), connects PostgreSQL and Temporal, and listens. */
-export async function startApi(config: Config, logger: Logger, o: { migrate?: boolean; beforeListen?: (metrics: ApiMetrics) => void; startup?: StartupGate } = {}): Promise<RunningApi> {
+export async function startApi(
+  config: Config,
+  logger: Logger,
+  o: { migrate?: boolean; beforeListen?: (metrics: ApiMetrics) => void; startup?: StartupGate } = {},
+): Promise<RunningApi> {
   const databaseUrl = required(config.database.url, 'DATABASE_URL');
   // Behind a load balancer the Host header is the client's to choose: links must not be built from it.
   if (config.env === 'production') required(config.http.publicBaseUrl, 'PUBLIC_BASE_URL (with NODE_ENV=production)');
@@ -41,8 +45,30 @@ export async function startApi(config: Config, logger: Logger, o: { migrate?: bo
   const bodyChecker = createBodyChecker({ threads: config.http.bodyWorkerThreads });
   const metrics = createApiMetrics({ pool });
   o.beforeListen?.(metrics);
-  const oauth = await createOAuthServers({ issuer: config.http.publicBaseUrl, pool, signingSecret, rateLimits, trustProxy: config.http.trustProxy, trustProxyHops: config.http.trustProxyHops, renderError: renderOAuthError, oidc: config.signIn.oidc, limits: config.rateLimits });
-  const deps: AppDeps = { config, pool, temporal, tokens, logger, rateLimits, uploadLocks, bodyChecker, metrics, oauth, startup: o.startup };
+  const oauth = await createOAuthServers({
+    issuer: config.http.publicBaseUrl,
+    pool,
+    signingSecret,
+    rateLimits,
+    trustProxy: config.http.trustProxy,
+    trustProxyHops: config.http.trustProxyHops,
+    renderError: renderOAuthError,
+    oidc: config.signIn.oidc,
+    limits: config.rateLimits,
+  });
+  const deps: AppDeps = {
+    config,
+    pool,
+    temporal,
+    tokens,
+    logger,
+    rateLimits,
+    uploadLocks,
+    bodyChecker,
+    metrics,
+    oauth,
+    startup: o.startup,
+  };
   const app = buildApp(deps);
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.http.port, config.http.host, () => resolve(s));
@@ -91,24 +117,40 @@ async function serve(config: Config, logger: Logger, o: { migrate: boolean }): P
     },
   });
   logger.info({ url: api.url }, 'API listening');
-  const ops = supervised ? null : await metricsEndpoint(config, logger, async () => ({ contentType: api.metrics.registry.contentType, body: await api.metrics.registry.metrics() }));
+  const ops = supervised
+    ? null
+    : await metricsEndpoint(config, logger, async () => ({
+        contentType: api.metrics.registry.contentType,
+        body: await api.metrics.registry.metrics(),
+      }));
   let stopping = false;
   // Ctrl-C reaches a supervised process and its supervisor's SIGTERM too: the second signal is not a second stop.
   const stop = () => {
     if (stopping) return;
     stopping = true;
     logger.info('shutting down the API');
-    Promise.all([api.close(), ops?.close()]).then(stopTracing).then(() => process.exit(0), () => process.exit(1));
+    Promise.all([api.close(), ops?.close()])
+      .then(stopTracing)
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
 }
 
 /** METRICS_PORT's `/metrics` (none when it is `off`). */
-async function metricsEndpoint(config: Config, logger: Logger, scrape: () => Promise<{ contentType: string; body: string }>): Promise<OpsServer | null> {
+async function metricsEndpoint(
+  config: Config,
+  logger: Logger,
+  scrape: () => Promise<{ contentType: string; body: string }>,
+): Promise<OpsServer | null> {
   if (config.metrics.port === null) return null;
   return startOpsServer({
-    host: config.metrics.host, port: config.metrics.port, logger,
+    host: config.metrics.host,
+    port: config.metrics.port,
+    logger,
     routes: { '/metrics': async () => ({ status: 200, ...(await scrape()) }) },
   });
 }
@@ -150,14 +192,19 @@ async function supervise(config: Config, logger: Logger): Promise<void> {
     stopping = true;
     logger.info('shutting down the API processes');
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
-    await Promise.all(workers.map((w) => new Promise<void>((resolve) => {
-      const kill = setTimeout(() => w.process.kill('SIGKILL'), PROCESS_STOP_MS);
-      w.once('exit', () => {
-        clearTimeout(kill);
-        resolve();
-      });
-      w.process.kill('SIGTERM');
-    })));
+    await Promise.all(
+      workers.map(
+        (w) =>
+          new Promise<void>((resolve) => {
+            const kill = setTimeout(() => w.process.kill('SIGKILL'), PROCESS_STOP_MS);
+            w.once('exit', () => {
+              clearTimeout(kill);
+              resolve();
+            });
+            w.process.kill('SIGTERM');
+          }),
+      ),
+    );
     process.exit(exitCode);
   };
   process.on('SIGINT', () => void stopAll(0));

@@ -14,7 +14,10 @@ const settings = await codecServerSettings(config).catch((error: unknown) => {
 });
 const app = codecServerApp(new EncryptionCodec(settings.keys), settings);
 const server = app.listen(config.codecServer.port, config.codecServer.host, () => {
-  logger.info({ url: settings.url, allowedOrigins: settings.allowedOrigins, allowedHosts: settings.allowedHosts }, 'codec server listening');
+  logger.info(
+    { url: settings.url, allowedOrigins: settings.allowedOrigins, allowedHosts: settings.allowedHosts },
+    'codec server listening',
+  );
   process.stdout.write(`\n${codecServerInstructions(settings)}\n\n`);
 });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => server.close(() => process.exit(0)));

@@ -41,7 +41,9 @@ function loadOrExit(): Config {
   try {
     return loadConfig();
   } catch (error) {
-    process.stderr.write(`${startupFailureLine(new StartupError((error as Error).message, 'correct the environment variables named (docs/configuration.md)'))}\n`);
+    process.stderr.write(
+      `${startupFailureLine(new StartupError((error as Error).message, 'correct the environment variables named (docs/configuration.md)'))}\n`,
+    );
     process.exit(1);
   }
 }
@@ -49,7 +51,10 @@ function loadOrExit(): Config {
 async function ensureFree(port: number, host: string, what: string, variable: string): Promise<void> {
   if (port === 0) return;
   if ((await isPortOpen(port, host === '0.0.0.0' ? '127.0.0.1' : host)) || !(await canListen(port, host))) {
-    throw new StartupError(`port ${port} (${what}) is already in use`, `stop what listens there (another \`npm start\`?) or set ${variable} to a free port`);
+    throw new StartupError(
+      `port ${port} (${what}) is already in use`,
+      `stop what listens there (another \`npm start\`?) or set ${variable} to a free port`,
+    );
   }
 }
 
@@ -89,7 +94,9 @@ async function stopAll(): Promise<void> {
   for (const { name, stop, boundMs } of stops.reverse()) {
     try {
       const t = performance.now();
-      const finished = await (boundMs === undefined ? stop().then(() => true) : Promise.race([stop().then(() => true), sleep(boundMs).then(() => false)]));
+      const finished = await (boundMs === undefined
+        ? stop().then(() => true)
+        : Promise.race([stop().then(() => true), sleep(boundMs).then(() => false)]));
       const ms = Math.round(performance.now() - t);
       if (!finished) logger.warn({ name, ms }, 'not stopped within its bound: moving on');
       else if (ms > 2_000) logger.warn({ name, ms }, 'slow to stop');
@@ -112,15 +119,27 @@ async function checkPorts(): Promise<void> {
 
 async function main(): Promise<void> {
   await checkPorts();
-  const [databaseUrl, t, signingSecret] = await Promise.all([database(), temporal(), config.auth.signingSecret ?? devSigningSecret(config.dataDir)]);
+  const [databaseUrl, t, signingSecret] = await Promise.all([
+    database(),
+    temporal(),
+    config.auth.signingSecret ?? devSigningSecret(config.dataDir),
+  ]);
   const effective: Config = {
     ...config,
     database: { ...config.database, url: databaseUrl },
-    temporal: { ...config.temporal, address: t.address, payloadKeys: config.temporal.payloadKeys ?? signingSecretPayloadKeys(signingSecret) },
+    temporal: {
+      ...config.temporal,
+      address: t.address,
+      payloadKeys: config.temporal.payloadKeys ?? signingSecretPayloadKeys(signingSecret),
+    },
     auth: { ...config.auth, signingSecret },
   };
   // This process handles Ctrl-C itself, so the SDK must not shut the worker down on its own.
-  Runtime.install({ shutdownSignals: [], logger: sdkLogger(logger.child({ component: 'temporal' })), telemetryOptions: { logging: sdkLogging(config.logLevel) } });
+  Runtime.install({
+    shutdownSignals: [],
+    logger: sdkLogger(logger.child({ component: 'temporal' })),
+    telemetryOptions: { logging: sdkLogging(config.logLevel) },
+  });
   // Stopped after the API and the worker: what they traced until they stopped is exported.
   if (startTracing(config, 'intake').enabled) stops.push({ name: 'tracing', stop: stopTracing });
   // Ready means usable: /readyz says `starting` until the worker runs and the CLI can find the stack.
@@ -129,7 +148,14 @@ async function main(): Promise<void> {
   stops.push({ name: 'api', stop: () => api.close() });
   const worker = await startWorker(effective, logger.child({ component: 'worker' }));
   stops.push({ name: 'worker', stop: () => worker.shutdown(), boundMs: WORKER_STOP_BOUND_MS });
-  await writeStackInfo(config.dataDir, { databaseUrl, temporalAddress: t.address, temporalUiUrl: t.uiUrl, apiUrl: api.url, signingSecret, pid: process.pid });
+  await writeStackInfo(config.dataDir, {
+    databaseUrl,
+    temporalAddress: t.address,
+    temporalUiUrl: t.uiUrl,
+    apiUrl: api.url,
+    signingSecret,
+    pid: process.pid,
+  });
   stops.push({ name: 'stack-file', stop: () => removeStackInfo(config.dataDir) });
   startup.markReady();
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
@@ -155,7 +181,10 @@ function shutdown(signal: string): void {
   if (stopping) return;
   stopping = true;
   logger.info(`${signal}: stopping the stack`);
-  stopAll().then(() => process.exit(0), () => process.exit(1));
+  stopAll().then(
+    () => process.exit(0),
+    () => process.exit(1),
+  );
 }
 process.on('SIGINT', () => shutdown('SIGINT'));
 process.on('SIGTERM', () => shutdown('SIGTERM'));
@@ -179,10 +208,12 @@ process.on('uncaughtException', (error) => {
   });
 });
 
-main().then(() => (running = true)).catch(async (error: unknown) => {
-  // A failure the user can act on is one line; anything else also goes to the log with its stack.
-  if (!(error instanceof StartupError)) logger.error({ err: error }, 'the stack failed to start');
-  await stopAll();
-  process.stderr.write(`${startupFailureLine(error)}\n`);
-  process.exit(1);
-});
+main()
+  .then(() => (running = true))
+  .catch(async (error: unknown) => {
+    // A failure the user can act on is one line; anything else also goes to the log with its stack.
+    if (!(error instanceof StartupError)) logger.error({ err: error }, 'the stack failed to start');
+    await stopAll();
+    process.stderr.write(`${startupFailureLine(error)}\n`);
+    process.exit(1);
+  });

@@ -7,17 +7,31 @@ import type { RunningWorker } from './worker.js';
  * Temporal workers (main and media queues) run, 503 with their states otherwise (a worker that
  * failed or is shutting down takes no work: restart it); `GET /metrics` when `metrics` is given.
  */
-export function startWorkerHttp(o: { host: string; port: number; running: RunningWorker; logger: Logger; metrics?: () => Promise<string> }): Promise<OpsServer> {
+export function startWorkerHttp(o: {
+  host: string;
+  port: number;
+  running: RunningWorker;
+  logger: Logger;
+  metrics?: () => Promise<string>;
+}): Promise<OpsServer> {
   const metrics = o.metrics;
   return startOpsServer({
-    host: o.host, port: o.port, logger: o.logger,
+    host: o.host,
+    port: o.port,
+    logger: o.logger,
     routes: {
       '/healthz': async () => {
         const workers = { main: o.running.worker.getState(), media: o.running.mediaWorker.getState() };
         const ok = workers.main === 'RUNNING' && workers.media === 'RUNNING';
-        return { status: ok ? 200 : 503, contentType: 'application/json', body: JSON.stringify({ status: ok ? 'ok' : 'unavailable', workers }) };
+        return {
+          status: ok ? 200 : 503,
+          contentType: 'application/json',
+          body: JSON.stringify({ status: ok ? 'ok' : 'unavailable', workers }),
+        };
       },
-      ...(metrics ? { '/metrics': async () => ({ status: 200, contentType: 'text/plain; version=0.0.4; charset=utf-8', body: await metrics() }) } : {}),
+      ...(metrics
+        ? { '/metrics': async () => ({ status: 200, contentType: 'text/plain; version=0.0.4; charset=utf-8', body: await metrics() }) }
+        : {}),
     },
   });
 }

@@ -37,14 +37,30 @@ export async function startWorker(config: Config, logger: Logger, o: { metrics?:
   const admin = await retryStartup('Temporal', logger, () => connectTemporalClient(config));
   try {
     await ensureSearchAttributes(admin.connection, config.temporal.namespace, logger);
-    await ensureRetentionSchedule(admin.client, { taskQueue: taskQueues(config).main, everyMinutes: config.agents.retentionSweepMinutes }, logger);
-    await ensureSessionWakesSchedule(admin.client, {
-      taskQueue: taskQueues(config).main, everySeconds: config.agents.wakeReconcileSeconds, settings: sessionWorkflowSettings(config),
-    }, logger);
-    await ensureMediaReconcilerSchedule(admin.client, {
-      taskQueue: taskQueues(config).main, everySeconds: config.media.reconcileSeconds, olderThanSeconds: MEDIA_STRANDED_AFTER_SECONDS,
-      settings: mediaWorkflowSettings(config),
-    }, logger);
+    await ensureRetentionSchedule(
+      admin.client,
+      { taskQueue: taskQueues(config).main, everyMinutes: config.agents.retentionSweepMinutes },
+      logger,
+    );
+    await ensureSessionWakesSchedule(
+      admin.client,
+      {
+        taskQueue: taskQueues(config).main,
+        everySeconds: config.agents.wakeReconcileSeconds,
+        settings: sessionWorkflowSettings(config),
+      },
+      logger,
+    );
+    await ensureMediaReconcilerSchedule(
+      admin.client,
+      {
+        taskQueue: taskQueues(config).main,
+        everySeconds: config.media.reconcileSeconds,
+        olderThanSeconds: MEDIA_STRANDED_AFTER_SECONDS,
+        settings: mediaWorkflowSettings(config),
+      },
+      logger,
+    );
     await ensureSessionDrainer(admin.client, taskQueues(config).main);
   } finally {
     await admin.connection.close();
@@ -67,7 +83,9 @@ export async function startWorker(config: Config, logger: Logger, o: { metrics?:
   };
   const worker = await createWorker({ ...common, taskQueue: taskQueues(config).main });
   const mediaWorker = await createWorker({
-    ...common, taskQueue: taskQueues(config).media, activitiesOnly: { maxConcurrent: config.temporal.mediaActivitySlots },
+    ...common,
+    taskQueue: taskQueues(config).media,
+    activitiesOnly: { maxConcurrent: config.temporal.mediaActivitySlots },
   });
   abortWhenStopping(worker, stopping);
   // One stops, both stop (the Runtime's SIGTERM stops both at once).
@@ -119,9 +137,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const running = await startWorker(config, logger, metrics ? { metrics: metrics.activities } : {});
   logger.info({ taskQueues: taskQueues(config) }, 'worker running');
   metrics?.watch(running.pool);
-  const health = config.metrics.port === null || !metrics
-    ? null
-    : await startWorkerHttp({ host: config.metrics.host, port: config.metrics.port, running, logger, metrics: () => metrics.scrape() });
+  const health =
+    config.metrics.port === null || !metrics
+      ? null
+      : await startWorkerHttp({ host: config.metrics.host, port: config.metrics.port, running, logger, metrics: () => metrics.scrape() });
   await running.done;
   await stopTracing();
   await health?.close();

@@ -49,7 +49,8 @@ export async function readSession(task: SessionTask): Promise<SessionOutcome> {
     return { kind: 'read', session: { format: parsed.format, title, events } };
   } catch (error) {
     if (error instanceof SessionParseError) return { kind: 'malformed', message: error.message, lines: error.lines };
-    if (error instanceof AppError) return { kind: 'refused', status: error.status, errorCode: error.errorCode, message: error.message, details: error.details };
+    if (error instanceof AppError)
+      return { kind: 'refused', status: error.status, errorCode: error.errorCode, message: error.message, details: error.details };
     throw error;
   }
 }

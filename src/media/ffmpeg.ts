@@ -23,23 +23,64 @@ export const ACCEPTED_FORMATS = ['mov', 'matroska', 'mp3', 'wav', 'ogg', 'flac',
 
 /** The decoders they may need: the usual video and audio codecs of recorders and browsers. */
 export const ACCEPTED_DECODERS = [
-  'h264', 'hevc', 'vp8', 'vp9', 'av1', 'libdav1d', 'mpeg4', 'theora', 'mjpeg',
-  'aac', 'aac_fixed', 'mp3', 'mp3float', 'mp2', 'mp2float', 'ac3', 'ac3_fixed', 'eac3', 'opus', 'libopus', 'vorbis', 'libvorbis',
-  'flac', 'alac', 'amrnb', 'amrwb',
-  'pcm_s16le', 'pcm_s16be', 'pcm_s24le', 'pcm_s32le', 'pcm_f32le', 'pcm_f64le', 'pcm_u8', 'pcm_mulaw', 'pcm_alaw',
+  'h264',
+  'hevc',
+  'vp8',
+  'vp9',
+  'av1',
+  'libdav1d',
+  'mpeg4',
+  'theora',
+  'mjpeg',
+  'aac',
+  'aac_fixed',
+  'mp3',
+  'mp3float',
+  'mp2',
+  'mp2float',
+  'ac3',
+  'ac3_fixed',
+  'eac3',
+  'opus',
+  'libopus',
+  'vorbis',
+  'libvorbis',
+  'flac',
+  'alac',
+  'amrnb',
+  'amrwb',
+  'pcm_s16le',
+  'pcm_s16be',
+  'pcm_s24le',
+  'pcm_s32le',
+  'pcm_f32le',
+  'pcm_f64le',
+  'pcm_u8',
+  'pcm_mulaw',
+  'pcm_alaw',
   // Cover art (attached pictures) and text subtitle tracks: ffprobe opens a decoder for every stream
   // (one it may not open fails the probe), the rendition decodes neither.
-  'png', 'mov_text', 'subrip', 'ass', 'ssa', 'webvtt', 'text',
+  'png',
+  'mov_text',
+  'subrip',
+  'ass',
+  'ssa',
+  'webvtt',
+  'text',
 ] as const;
 
 /** Input options that confine the demuxer and decoders, reading standard input (`fd:`). */
 export function guardedInput(format?: string): string[] {
   return [
-    '-protocol_whitelist', 'fd',
-    '-format_whitelist', ACCEPTED_FORMATS.join(','),
-    '-codec_whitelist', ACCEPTED_DECODERS.join(','),
+    '-protocol_whitelist',
+    'fd',
+    '-format_whitelist',
+    ACCEPTED_FORMATS.join(','),
+    '-codec_whitelist',
+    ACCEPTED_DECODERS.join(','),
     ...(format ? ['-f', format] : []),
-    '-i', 'fd:',
+    '-i',
+    'fd:',
   ];
 }
 
@@ -75,13 +116,25 @@ export interface MediaProbe {
 
 const probeJson = z.object({
   format: z.object({ format_name: z.string(), duration: z.string().optional() }).optional(),
-  streams: z.array(z.object({ codec_type: z.string().optional(), codec_name: z.string().optional(), disposition: z.object({ attached_pic: z.number().optional() }).optional() })).default([]),
+  streams: z
+    .array(
+      z.object({
+        codec_type: z.string().optional(),
+        codec_name: z.string().optional(),
+        disposition: z.object({ attached_pic: z.number().optional() }).optional(),
+      }),
+    )
+    .default([]),
 });
 
 /** What the file holds; a file without an audio or video stream is not media. */
 export async function probeMedia(tools: FfmpegTools, file: string, signal?: AbortSignal): Promise<MediaProbe> {
   const limits = { wallSeconds: PROBE_SECONDS, cpuSeconds: PROBE_SECONDS };
-  const result = await tools.run('ffprobe', ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', ...guardedInput()], { stdinFile: file, limits, signal });
+  const result = await tools.run('ffprobe', ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', ...guardedInput()], {
+    stdinFile: file,
+    limits,
+    signal,
+  });
   const stopped = limitMessage(result, tools, limits.wallSeconds, limits.cpuSeconds);
   if (stopped) throw new MediaProcessingError(`probing ${stopped}`);
   if (result.code !== 0) throw new MediaProcessingError(`not readable as media: ${lastLine(result.stderr)}`);
@@ -127,9 +180,32 @@ function outputArgs(rendition: Rendition): string[] {
   const audioOnly = ['-vn', '-map', '0:a:0'];
   if (rendition.extension === 'mp3') return [...audioOnly, '-c:a', 'copy', '-f', 'mp3'];
   const faststart = ['-movflags', '+faststart', '-f', 'mp4'];
-  if (rendition.extension === 'm4a') return [...audioOnly, ...(rendition.copy ? ['-c:a', 'copy'] : ['-c:a', 'aac', '-b:a', '128k']), ...faststart];
+  if (rendition.extension === 'm4a')
+    return [...audioOnly, ...(rendition.copy ? ['-c:a', 'copy'] : ['-c:a', 'aac', '-b:a', '128k']), ...faststart];
   // The first real video stream (not cover art) and the first audio stream if there is one; no subtitles or data.
-  return ['-map', '0:V:0', '-map', '0:a:0?', '-sn', '-dn', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p', '-vf', 'scale=trunc(min(1280\\,iw)/2)*2:-2', '-c:a', 'aac', '-b:a', '128k', ...faststart];
+  return [
+    '-map',
+    '0:V:0',
+    '-map',
+    '0:a:0?',
+    '-sn',
+    '-dn',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-crf',
+    '23',
+    '-pix_fmt',
+    'yuv420p',
+    '-vf',
+    'scale=trunc(min(1280\\,iw)/2)*2:-2',
+    '-c:a',
+    'aac',
+    '-b:a',
+    '128k',
+    ...faststart,
+  ];
 }
 
 /**
@@ -147,7 +223,19 @@ export async function encodeRendition(
   const rendition = renditionFor(probe);
   const format = probe.formatName.split(',')[0];
   // -nostdin: standard input is the media, never keystrokes.
-  const args = ['-nostdin', '-hide_banner', '-loglevel', 'error', '-y', ...guardedInput(format), ...outputArgs(rendition), '-progress', 'pipe:1', '-nostats', output];
+  const args = [
+    '-nostdin',
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-y',
+    ...guardedInput(format),
+    ...outputArgs(rendition),
+    '-progress',
+    'pipe:1',
+    '-nostats',
+    output,
+  ];
   const wallSeconds = encodeSecondsFor(probe.durationSec, tools.settings.timeLimitSeconds);
   const limits = { wallSeconds, cpuSeconds: cpuSecondsFor(wallSeconds) };
   let last = -1;

@@ -32,7 +32,8 @@ export interface MediaStore {
 
 /** Keys are the service's own (`incoming/<uuid>`, `renditions/<uuid>/<uuid>.<ext>`), checked anyway: no way out of the store. */
 function checked(key: string): string {
-  if (!/^[a-z]+(?:\/[0-9a-z.-]+)+$/.test(key) || key.split('/').some((part) => part === '..' || part === '.')) throw new Error(`invalid media key: ${key}`);
+  if (!/^[a-z]+(?:\/[0-9a-z.-]+)+$/.test(key) || key.split('/').some((part) => part === '..' || part === '.'))
+    throw new Error(`invalid media key: ${key}`);
   return key;
 }
 
@@ -87,7 +88,12 @@ export class BucketMediaStore implements MediaStore {
     // Multipart for large files, in parts of S3_PART_SIZE_BYTES.
     await new Upload({
       client: this.client,
-      params: { Bucket: this.settings.bucket, Key: this.objectKey(key), Body: createReadStream(file), ...(contentType ? { ContentType: contentType } : {}) },
+      params: {
+        Bucket: this.settings.bucket,
+        Key: this.objectKey(key),
+        Body: createReadStream(file),
+        ...(contentType ? { ContentType: contentType } : {}),
+      },
       partSize: this.settings.partSizeBytes,
       queueSize: 2,
     }).done();

@@ -17,7 +17,10 @@ const FILE = /^[0-9a-f-]{36}\.(m4a|mp3|mp4)$/;
 export class PlaybackSigner {
   private readonly key: Uint8Array;
 
-  constructor(signingSecret: string, private readonly ttlSeconds: number) {
+  constructor(
+    signingSecret: string,
+    private readonly ttlSeconds: number,
+  ) {
     this.key = deriveKey(signingSecret, 'playback-url');
   }
 
@@ -25,11 +28,20 @@ export class PlaybackSigner {
   sign(recordingId: string, file: string, now = Date.now()): { path: string; expiresAt: string } {
     const expires = Math.ceil((now / 1000 + this.ttlSeconds) / STEP_SECONDS) * STEP_SECONDS;
     const signature = this.signature(recordingId, file, expires);
-    return { path: `/v3/media/playback/${recordingId}/${file}?expires=${expires}&signature=${signature}`, expiresAt: new Date(expires * 1000).toISOString() };
+    return {
+      path: `/v3/media/playback/${recordingId}/${file}?expires=${expires}&signature=${signature}`,
+      expiresAt: new Date(expires * 1000).toISOString(),
+    };
   }
 
   /** 'ok', or why the URL cannot be served. */
-  verify(recordingId: string, file: string, expires: string | undefined, signature: string | undefined, now = Date.now()): 'ok' | 'invalid' | 'expired' {
+  verify(
+    recordingId: string,
+    file: string,
+    expires: string | undefined,
+    signature: string | undefined,
+    now = Date.now(),
+  ): 'ok' | 'invalid' | 'expired' {
     if (!isUuid(recordingId) || !FILE.test(file) || !expires || !/^\d{1,12}$/.test(expires) || !signature) return 'invalid';
     const expected = Buffer.from(this.signature(recordingId, file, Number(expires)));
     if (!safeEqual(expected, Buffer.from(signature))) return 'invalid';

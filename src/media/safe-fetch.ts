@@ -34,14 +34,45 @@ export const MAX_MEDIA_BYTES = 5 * 1024 ** 3;
 
 /** Spec: common AAC, FLAC, MP4, MPEG, Ogg, WAV, WebM and QuickTime audio/video types, and octet-stream. */
 export const MEDIA_CONTENT_TYPES = new Set([
-  'audio/aac', 'audio/x-aac', 'audio/aacp', 'audio/flac', 'audio/x-flac', 'audio/mp4', 'audio/m4a', 'audio/x-m4a', 'video/mp4',
-  'audio/mpeg', 'audio/mp3', 'audio/x-mpeg', 'video/mpeg', 'audio/ogg', 'video/ogg', 'application/ogg', 'audio/opus',
-  'audio/wav', 'audio/x-wav', 'audio/wave', 'audio/vnd.wave', 'audio/webm', 'video/webm', 'video/quicktime', 'application/octet-stream',
+  'audio/aac',
+  'audio/x-aac',
+  'audio/aacp',
+  'audio/flac',
+  'audio/x-flac',
+  'audio/mp4',
+  'audio/m4a',
+  'audio/x-m4a',
+  'video/mp4',
+  'audio/mpeg',
+  'audio/mp3',
+  'audio/x-mpeg',
+  'video/mpeg',
+  'audio/ogg',
+  'video/ogg',
+  'application/ogg',
+  'audio/opus',
+  'audio/wav',
+  'audio/x-wav',
+  'audio/wave',
+  'audio/vnd.wave',
+  'audio/webm',
+  'video/webm',
+  'video/quicktime',
+  'application/octet-stream',
 ]);
 
 export type AssetFetchErrorCode =
-  | 'asset_url_blocked' | 'asset_url_invalid' | 'asset_too_many_redirects' | 'asset_unsupported_content_type' | 'asset_too_large'
-  | 'asset_not_found' | 'asset_access_denied' | 'asset_http_error' | 'asset_unavailable' | 'asset_dns_failed' | 'asset_network_error'
+  | 'asset_url_blocked'
+  | 'asset_url_invalid'
+  | 'asset_too_many_redirects'
+  | 'asset_unsupported_content_type'
+  | 'asset_too_large'
+  | 'asset_not_found'
+  | 'asset_access_denied'
+  | 'asset_http_error'
+  | 'asset_unavailable'
+  | 'asset_dns_failed'
+  | 'asset_network_error'
   | 'asset_empty';
 
 /** Codes worth trying again later (transient DNS and network errors, overloaded servers, no bytes). */
@@ -50,7 +81,10 @@ const RETRYABLE = new Set<AssetFetchErrorCode>(['asset_unavailable', 'asset_dns_
 export class AssetFetchError extends Error {
   override name = 'AssetFetchError';
   readonly retryable: boolean;
-  constructor(readonly code: AssetFetchErrorCode, message: string) {
+  constructor(
+    readonly code: AssetFetchErrorCode,
+    message: string,
+  ) {
     super(message);
     this.retryable = RETRYABLE.has(code);
   }
@@ -146,7 +180,8 @@ export class SafeFetcher {
     } catch {
       throw new AssetFetchError('asset_url_invalid', 'not an absolute URL');
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new AssetFetchError('asset_url_invalid', `scheme ${url.protocol} is not allowed`);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new AssetFetchError('asset_url_invalid', `scheme ${url.protocol} is not allowed`);
     if (url.username || url.password) throw new AssetFetchError('asset_url_invalid', 'embedded credentials are not allowed');
     const host = url.hostname.replace(/^\[|\]$/g, '');
     const problem = isIP(host) ? this.o.policy.problem(host) : null;
@@ -161,15 +196,25 @@ export class SafeFetcher {
  */
 function checkedLookup(policy: AddressPolicy, resolve: Resolver, allowedHosts: readonly string[]): LookupFunction {
   return (hostname, options, callback) => {
-    resolve(hostname).then((addresses) => {
-      if (addresses.length === 0) throw Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' });
-      const allowed = allowedHosts.includes(hostname.toLowerCase());
-      const blocked = allowed ? undefined : addresses.find((a) => policy.problem(a.address) !== null);
-      if (blocked) throw Object.assign(new Error(`${hostname} resolves to ${blocked.address}, which ${policy.problem(blocked.address)}`), { code: 'EBLOCKED' });
-      const wanted = options.family === 6 ? addresses.filter((a) => a.family === 6) : options.family === 4 ? addresses.filter((a) => a.family === 4) : addresses;
-      if (options.all) callback(null, wanted);
-      else callback(null, wanted[0]!.address, wanted[0]!.family);
-    }).catch((error: NodeJS.ErrnoException) => callback(error, '', 0));
+    resolve(hostname)
+      .then((addresses) => {
+        if (addresses.length === 0) throw Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' });
+        const allowed = allowedHosts.includes(hostname.toLowerCase());
+        const blocked = allowed ? undefined : addresses.find((a) => policy.problem(a.address) !== null);
+        if (blocked)
+          throw Object.assign(new Error(`${hostname} resolves to ${blocked.address}, which ${policy.problem(blocked.address)}`), {
+            code: 'EBLOCKED',
+          });
+        const wanted =
+          options.family === 6
+            ? addresses.filter((a) => a.family === 6)
+            : options.family === 4
+              ? addresses.filter((a) => a.family === 4)
+              : addresses;
+        if (options.all) callback(null, wanted);
+        else callback(null, wanted[0]!.address, wanted[0]!.family);
+      })
+      .catch((error: NodeJS.ErrnoException) => callback(error, '', 0));
   };
 }
 
@@ -185,7 +230,8 @@ function header(value: string | string[] | undefined): string | undefined {
 
 function statusError(status: number): AssetFetchError {
   if (status === 404 || status === 410) return new AssetFetchError('asset_not_found', `HTTP ${status}`);
-  if (status === 401 || status === 403) return new AssetFetchError('asset_access_denied', `HTTP ${status}: the URL must be readable without credentials`);
+  if (status === 401 || status === 403)
+    return new AssetFetchError('asset_access_denied', `HTTP ${status}: the URL must be readable without credentials`);
   if (status === 408 || status === 429 || status >= 500) return new AssetFetchError('asset_unavailable', `HTTP ${status}`);
   return new AssetFetchError('asset_http_error', `HTTP ${status}`);
 }
@@ -207,7 +253,11 @@ function findCode(error: unknown): string | undefined {
 }
 
 function messageOf(error: unknown): string {
-  for (let e = error as { message?: string; code?: unknown; cause?: unknown } | undefined, i = 0; e && i < 5; e = e.cause as typeof e, i++) {
+  for (
+    let e = error as { message?: string; code?: unknown; cause?: unknown } | undefined, i = 0;
+    e && i < 5;
+    e = e.cause as typeof e, i++
+  ) {
     if (e.code === 'EBLOCKED' && e.message) return e.message;
   }
   return 'the address is not allowed';

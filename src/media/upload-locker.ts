@@ -25,7 +25,10 @@ export class PostgresUploadLocker implements UploadLocker {
   readonly holders = new Map<string, RequestRelease>();
   private listener: Promise<pg.Client> | undefined;
 
-  constructor(databaseUrl: string, readonly o: { acquireTimeoutMs?: number; maxLocks?: number } = {}) {
+  constructor(
+    databaseUrl: string,
+    readonly o: { acquireTimeoutMs?: number; maxLocks?: number } = {},
+  ) {
     this.pool = new pg.Pool({ connectionString: databaseUrl, max: o.maxLocks ?? 50, idleTimeoutMillis: 10_000 });
     this.pool.on('error', () => undefined); // an idle connection lost: the next lock takes another
   }
@@ -64,7 +67,10 @@ export class PostgresUploadLocker implements UploadLocker {
 class PostgresUploadLock implements Lock {
   private client: pg.PoolClient | undefined;
 
-  constructor(private readonly locker: PostgresUploadLocker, private readonly id: string) {}
+  constructor(
+    private readonly locker: PostgresUploadLocker,
+    private readonly id: string,
+  ) {}
 
   async lock(stop: AbortSignal, requestRelease: RequestRelease): Promise<void> {
     await this.locker.listening();

@@ -99,11 +99,16 @@ class BucketStore extends S3Store {
  * nothing but the bucket. The worker copies a complete upload to `scratchDir` to encode it.
  */
 export class S3UploadStore extends DatastoreUploadStore<BucketStore> {
-  constructor(settings: S3Settings, private readonly scratchDir: string) {
-    super(new BucketStore({
-      partSize: settings.partSizeBytes,
-      s3ClientConfig: { bucket: settings.bucket, ...s3ClientConfig(settings) },
-    }));
+  constructor(
+    settings: S3Settings,
+    private readonly scratchDir: string,
+  ) {
+    super(
+      new BucketStore({
+        partSize: settings.partSizeBytes,
+        s3ClientConfig: { bucket: settings.bucket, ...s3ClientConfig(settings) },
+      }),
+    );
   }
 
   async localFile(uploadId: string): Promise<string | null> {
@@ -111,7 +116,7 @@ export class S3UploadStore extends DatastoreUploadStore<BucketStore> {
     await mkdir(this.scratchDir, { recursive: true });
     let body: Readable;
     try {
-      body = (await this.datastore.read(uploadId));
+      body = await this.datastore.read(uploadId);
     } catch (error) {
       if ((error as { name?: string }).name === 'NoSuchKey') return null;
       throw error;

@@ -33,22 +33,27 @@ export function createActivityMetrics(registry: Registry): ActivityMetrics {
   const analyses = new Counter({
     name: 'intake_agent_analyses_total',
     help: 'Analyses of assistant responses run, by outcome (analysed: signals written and credits spent; failed: given up).',
-    labelNames: ['outcome'], registers,
+    labelNames: ['outcome'],
+    registers,
   });
   const held = new Counter({
     name: 'intake_agent_analysis_rounds_held_total',
     help: 'Sessions whose analysis round stopped with analyses left: the organization has no credits (billing_blocked) or the signal extractor is down (provider_unavailable).',
-    labelNames: ['reason'], registers,
+    labelNames: ['reason'],
+    registers,
   });
   const phases = new Histogram({
     name: 'intake_media_phase_duration_seconds',
     help: 'Duration of one run of a media phase (transfer, encode, finalize, transcribe), by outcome.',
-    labelNames: ['phase', 'outcome'], buckets: PHASE_BUCKETS, registers,
+    labelNames: ['phase', 'outcome'],
+    buckets: PHASE_BUCKETS,
+    registers,
   });
   const ended = new Counter({
     name: 'intake_media_ingestions_ended_total',
     help: 'Media ingestions that ended, by result (ready, failed) and errorCode.',
-    labelNames: ['result', 'error_code'], registers,
+    labelNames: ['result', 'error_code'],
+    registers,
   });
   for (const outcome of ['analysed', 'failed']) analyses.inc({ outcome }, 0);
   for (const reason of ['billing_blocked', 'provider_unavailable']) held.inc({ reason }, 0);

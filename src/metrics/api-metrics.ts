@@ -49,9 +49,24 @@ export function createApiMetrics(o: { pool?: DatabasePool; processMetrics?: bool
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     }),
-    agentEvents: new Counter({ name: 'intake_agent_events_total', help: 'Agent events ingested, by outcome: accepted, deduplicated, revised.', labelNames: ['outcome'], registers }),
-    agentEventsRejected: new Counter({ name: 'intake_agent_events_rejected_total', help: 'Agent events in refused ingest requests, by errorCode.', labelNames: ['reason'], registers }),
-    rateLimitRejections: new Counter({ name: 'intake_rate_limit_rejections_total', help: 'Requests refused with 429 by a rate limit, by limit.', labelNames: ['limit'], registers }),
+    agentEvents: new Counter({
+      name: 'intake_agent_events_total',
+      help: 'Agent events ingested, by outcome: accepted, deduplicated, revised.',
+      labelNames: ['outcome'],
+      registers,
+    }),
+    agentEventsRejected: new Counter({
+      name: 'intake_agent_events_rejected_total',
+      help: 'Agent events in refused ingest requests, by errorCode.',
+      labelNames: ['reason'],
+      registers,
+    }),
+    rateLimitRejections: new Counter({
+      name: 'intake_rate_limit_rejections_total',
+      help: 'Requests refused with 429 by a rate limit, by limit.',
+      labelNames: ['limit'],
+      registers,
+    }),
     uploadBytes: new Counter({ name: 'intake_upload_bytes_total', help: 'Bytes of direct (tus) uploads received.', registers }),
   };
 }

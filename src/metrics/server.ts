@@ -18,19 +18,28 @@ export interface OpsServer {
  * behind the load balancer, not published): `GET /metrics` for Prometheus, and `/healthz` on the
  * worker. Only the paths given are served.
  */
-export async function startOpsServer(o: { host: string; port: number; logger: Logger; routes: Record<string, () => Promise<OpsResponse>> }): Promise<OpsServer> {
+export async function startOpsServer(o: {
+  host: string;
+  port: number;
+  logger: Logger;
+  routes: Record<string, () => Promise<OpsResponse>>;
+}): Promise<OpsServer> {
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const route = o.routes[path];
     if (req.method !== 'GET' || !route) {
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'Not found.', errorCode: 'route_not_found' }));
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ message: 'Not found.', errorCode: 'route_not_found' }));
       return;
     }
     route().then(
       (answer) => res.writeHead(answer.status, { 'content-type': answer.contentType, 'cache-control': 'no-store' }).end(answer.body),
       (error: unknown) => {
         o.logger.warn({ err: error, path }, 'operational endpoint failed');
-        res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'Internal error.', errorCode: 'internal_error' }));
+        res
+          .writeHead(500, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ message: 'Internal error.', errorCode: 'internal_error' }));
       },
     );
   });
@@ -43,9 +52,10 @@ export async function startOpsServer(o: { host: string; port: number; logger: Lo
   o.logger.info({ url, paths: Object.keys(o.routes) }, 'operational endpoint listening');
   return {
     url,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

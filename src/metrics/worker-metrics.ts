@@ -33,17 +33,40 @@ export function createWorkerMetrics(o: { sdkPort: number }): WorkerMetrics {
   const sdkBindAddress = `127.0.0.1:${o.sdkPort}`;
   const registers = [registry];
   const gauges = {
-    waiting: new Gauge({ name: 'intake_agent_sessions_waiting', help: 'Agent sessions with a wake requested: ingested work not yet processed.', registers }),
-    lag: new Gauge({ name: 'intake_agent_processing_lag_seconds', help: 'Age of the oldest requested session wake (0 when none waits).', registers }),
+    waiting: new Gauge({
+      name: 'intake_agent_sessions_waiting',
+      help: 'Agent sessions with a wake requested: ingested work not yet processed.',
+      registers,
+    }),
+    lag: new Gauge({
+      name: 'intake_agent_processing_lag_seconds',
+      help: 'Age of the oldest requested session wake (0 when none waits).',
+      registers,
+    }),
     analyses: new Gauge({ name: 'intake_agent_analyses_queued', help: 'Analyses of assistant responses queued.', registers }),
-    blocked: new Gauge({ name: 'intake_agent_sessions_billing_blocked', help: 'Agent sessions held until their organization has credits.', registers }),
-    media: new Gauge({ name: 'intake_media_ingestions_active', help: 'Media ingestions not yet ready, failed or cancelled, by phase.', labelNames: ['phase'], registers }),
+    blocked: new Gauge({
+      name: 'intake_agent_sessions_billing_blocked',
+      help: 'Agent sessions held until their organization has credits.',
+      registers,
+    }),
+    media: new Gauge({
+      name: 'intake_media_ingestions_active',
+      help: 'Media ingestions not yet ready, failed or cancelled, by phase.',
+      labelNames: ['phase'],
+      registers,
+    }),
     mediaIdle: new Gauge({
       name: 'intake_media_ingestion_idle_seconds',
       help: 'By phase: the longest an active media ingestion has gone without progress or a phase change (0 when none is in the phase).',
-      labelNames: ['phase'], registers,
+      labelNames: ['phase'],
+      registers,
     }),
-    bots: new Gauge({ name: 'intake_meeting_bots_active', help: 'Meeting bots not done or failed, by state.', labelNames: ['state'], registers }),
+    bots: new Gauge({
+      name: 'intake_meeting_bots_active',
+      help: 'Meeting bots not done or failed, by state.',
+      labelNames: ['state'],
+      registers,
+    }),
   };
   let pool: DatabasePool | null = null;
   const readBacklog = async () => {
@@ -71,8 +94,10 @@ export function createWorkerMetrics(o: { sdkPort: number }): WorkerMetrics {
       await readBacklog().catch(() => undefined);
       const own = await registry.metrics();
       // The SDK's exporter answers once the Runtime is installed; until then (or if it fails) only ours.
-      const sdk = await fetch(`http://${sdkBindAddress}/metrics`, { signal: AbortSignal.timeout(5_000) })
-        .then((res) => (res.ok ? res.text() : ''), () => '');
+      const sdk = await fetch(`http://${sdkBindAddress}/metrics`, { signal: AbortSignal.timeout(5_000) }).then(
+        (res) => (res.ok ? res.text() : ''),
+        () => '',
+      );
       return sdk ? `${own}\n${sdk}` : own;
     },
   };

@@ -1,7 +1,15 @@
 import { createHash } from 'node:crypto';
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import type { DatabasePool } from 'slonik';
-import { consumeModel, destroyGrant, destroyModel, findModel, keepClientWhileGranted, upsertModel, type ModelRow } from '../db/repositories/oauth-models.js';
+import {
+  consumeModel,
+  destroyGrant,
+  destroyModel,
+  findModel,
+  keepClientWhileGranted,
+  upsertModel,
+  type ModelRow,
+} from '../db/repositories/oauth-models.js';
 
 /**
  * Models whose id is a bearer credential: tokens, codes, and sessions (the session cookie holds the
@@ -12,7 +20,13 @@ import { consumeModel, destroyGrant, destroyModel, findModel, keepClientWhileGra
  * do interactions (their id is in the page's URL, bound to a cookie of the browser).
  */
 export const HASHED_MODELS: ReadonlySet<string> = new Set([
-  'AccessToken', 'AuthorizationCode', 'RefreshToken', 'ClientCredentials', 'InitialAccessToken', 'RegistrationAccessToken', 'Session',
+  'AccessToken',
+  'AuthorizationCode',
+  'RefreshToken',
+  'ClientCredentials',
+  'InitialAccessToken',
+  'RegistrationAccessToken',
+  'Session',
 ]);
 
 /** The key a model instance is stored under: see HASHED_MODELS (migration 0021 hashes the same way). */
@@ -45,7 +59,7 @@ export function postgresAdapter(pool: DatabasePool): new (model: string) => Adap
     async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
       const { jti: _jti, ...withoutId } = payload;
       // Anyone may register a client: one that no user approves expires (oidc-provider stores clients without a lifetime).
-      const ttl = this.model === 'Client' ? expiresIn ?? UNUSED_CLIENT_SECONDS : expiresIn;
+      const ttl = this.model === 'Client' ? (expiresIn ?? UNUSED_CLIENT_SECONDS) : expiresIn;
       await upsertModel(pool, this.model, storedId(this.model, id), this.hashed ? withoutId : payload, ttl);
       if (this.model === 'Grant' && typeof payload.clientId === 'string') await keepClientWhileGranted(pool, payload.clientId, expiresIn);
     }

@@ -53,10 +53,18 @@ const retryAfter = (decisions: (RateDecision | undefined)[]): number | null => {
  * account is a fresh counter). The per-account count is taken only for attempts the address
  * limits let through: an address stopped for guessing cannot use up the account's hour.
  */
-export async function attemptLogin(pool: DatabasePool, limits: LoginLimits, o: { email: string; password: string; address: string }): Promise<LoginOutcome> {
+export async function attemptLogin(
+  pool: DatabasePool,
+  limits: LoginLimits,
+  o: { email: string; password: string; address: string },
+): Promise<LoginOutcome> {
   const email = o.email.trim();
-  const account = createHash('sha256').update(await signInAccountKey(pool, email)).digest('base64url');
-  const near = retryAfter(await Promise.all([limits.address?.consume(o.address), limits.accountAddress?.consume(`${account}:${o.address}`)]));
+  const account = createHash('sha256')
+    .update(await signInAccountKey(pool, email))
+    .digest('base64url');
+  const near = retryAfter(
+    await Promise.all([limits.address?.consume(o.address), limits.accountAddress?.consume(`${account}:${o.address}`)]),
+  );
   if (near !== null) return { kind: 'limited', retryAfterSeconds: near };
   const far = retryAfter([await limits.account?.consume(account)]);
   if (far !== null) return { kind: 'limited', retryAfterSeconds: far };
@@ -72,10 +80,12 @@ export async function approveGrant(provider: Provider, interaction: Awaited<Retu
   const { prompt, params, session } = interaction;
   const accountId = session?.accountId;
   if (!accountId) throw new Error('consent without a signed-in user');
-  const grant = (interaction.grantId ? await provider.Grant.find(interaction.grantId) : undefined)
-    ?? new provider.Grant({ accountId, clientId: params.client_id as string });
+  const grant =
+    (interaction.grantId ? await provider.Grant.find(interaction.grantId) : undefined) ??
+    new provider.Grant({ accountId, clientId: params.client_id as string });
   const details = prompt.details as { missingOIDCScope?: string[]; missingResourceScopes?: Record<string, string[]> };
   if (details.missingOIDCScope?.length) grant.addOIDCScope(details.missingOIDCScope.join(' '));
-  for (const [indicator, scopes] of Object.entries(details.missingResourceScopes ?? {})) grant.addResourceScope(indicator, scopes.join(' '));
+  for (const [indicator, scopes] of Object.entries(details.missingResourceScopes ?? {}))
+    grant.addResourceScope(indicator, scopes.join(' '));
   return grant.save();
 }

@@ -62,10 +62,19 @@ export async function createAuthorizationServer(o: AuthorizationServerOptions): 
     jwks: { keys: [await oauthSigningJwk(o.signingSecret)] },
     cookies: { keys: o.cookieKeys, long: { httpOnly: true, sameSite: 'lax' }, short: { httpOnly: true, sameSite: 'lax' } },
     routes: {
-      authorization: '/oauth/authorize', token: '/oauth/token', registration: '/oauth/register', revocation: '/oauth/revoke',
-      jwks: '/oauth/jwks', userinfo: '/oauth/userinfo', end_session: '/oauth/logout', introspection: '/oauth/introspect',
-      pushed_authorization_request: '/oauth/par', device_authorization: '/oauth/device', backchannel_authentication: '/oauth/backchannel',
-      code_verification: '/oauth/device/verify', challenge: '/oauth/challenge',
+      authorization: '/oauth/authorize',
+      token: '/oauth/token',
+      registration: '/oauth/register',
+      revocation: '/oauth/revoke',
+      jwks: '/oauth/jwks',
+      userinfo: '/oauth/userinfo',
+      end_session: '/oauth/logout',
+      introspection: '/oauth/introspect',
+      pushed_authorization_request: '/oauth/par',
+      device_authorization: '/oauth/device',
+      backchannel_authentication: '/oauth/backchannel',
+      code_verification: '/oauth/device/verify',
+      challenge: '/oauth/challenge',
     },
     // A grant is remembered per user and client until revoked, not per browser session: a web
     // client the user approved before gets its code right after sign-in. Native clients are still
@@ -76,8 +85,10 @@ export async function createAuthorizationServer(o: AuthorizationServerOptions): 
       const clientId = oidc.client?.clientId;
       const accountId = oidc.session?.accountId;
       if (!clientId) return undefined;
-      const grantId = oidc.result?.consent?.grantId ?? oidc.session?.grantIdFor(clientId)
-        ?? (accountId ? await findUserClientGrantId(o.pool, accountId, clientId) : null);
+      const grantId =
+        oidc.result?.consent?.grantId ??
+        oidc.session?.grantIdFor(clientId) ??
+        (accountId ? await findUserClientGrantId(o.pool, accountId, clientId) : null);
       return grantId ? oidc.provider.Grant.find(grantId) : undefined;
     },
     renderError: errorRedirects.renderError,
@@ -86,8 +97,11 @@ export async function createAuthorizationServer(o: AuthorizationServerOptions): 
     scopes: ['openid', 'offline_access', ...MCP_SCOPES],
     claims: { openid: ['sub'], email: ['email'] },
     clientDefaults: {
-      grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none',
-      application_type: 'native', id_token_signed_response_alg: 'ES256',
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      application_type: 'native',
+      id_token_signed_response_alg: 'ES256',
     },
     pkce: { required: () => true },
     features: {
@@ -113,7 +127,14 @@ export async function createAuthorizationServer(o: AuthorizationServerOptions): 
     issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     expiresWithSession: () => false,
     rotateRefreshToken: true,
-    ttl: { AccessToken: accessTokenTTL, AuthorizationCode: 60, RefreshToken: 30 * 86_400, Grant: 30 * 86_400, Session: 14 * 86_400, Interaction: 3600 },
+    ttl: {
+      AccessToken: accessTokenTTL,
+      AuthorizationCode: 60,
+      RefreshToken: 30 * 86_400,
+      Grant: 30 * 86_400,
+      Session: 14 * 86_400,
+      Interaction: 3600,
+    },
   };
   const provider = new Provider(o.issuer, configuration);
   errorRedirects.install(provider);

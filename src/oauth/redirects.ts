@@ -51,7 +51,11 @@ export function errorRedirectGuard(pool: DatabasePool, renderError: RenderError)
         if (await vouched(ctx as KoaContextWithOIDC, error)) return;
         ctx.remove('Location');
         ctx.status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
-        await renderError(ctx as KoaContextWithOIDC, { error: error.error ?? 'server_error', error_description: error.error_description }, error);
+        await renderError(
+          ctx as KoaContextWithOIDC,
+          { error: error.error ?? 'server_error', error_description: error.error_description },
+          error,
+        );
       });
     },
   };

@@ -59,7 +59,10 @@ export interface EndpointLimits {
  * per client address, so that one address cannot fill the table with clients or the pages with
  * interactions.
  */
-export function endpointLimits(store: RateLimitStore, o: { registrationsPerHour: number; authorizationsPerMinute: number }): EndpointLimits {
+export function endpointLimits(
+  store: RateLimitStore,
+  o: { registrationsPerHour: number; authorizationsPerMinute: number },
+): EndpointLimits {
   return {
     registration: store.limiter('oauth-register', o.registrationsPerHour, { windowSeconds: 3600 }),
     authorization: store.limiter('oauth-authorize', o.authorizationsPerMinute),
@@ -75,7 +78,10 @@ const MAX_ISSUERS = 8;
 export interface OAuthServersOptions {
   /** PUBLIC_BASE_URL: the one issuer; absent, each request's base URL is its issuer. */
   issuer: string | undefined;
-  pool: DatabasePool; signingSecret: string; rateLimits: RateLimitStore; trustProxy: boolean;
+  pool: DatabasePool;
+  signingSecret: string;
+  rateLimits: RateLimitStore;
+  trustProxy: boolean;
   /** TRUST_PROXY_HOPS (1 unless given). */
   trustProxyHops?: number;
   /** The API's error page (api/oauth/pages.ts): errors shown to the user rather than returned to the client. */
@@ -107,19 +113,33 @@ export async function createOAuthServers(o: OAuthServersOptions): Promise<OAuthS
   if (fixed) await forIssuer(fixed);
   return {
     forBase: (base) => forIssuer(fixed ?? base.replace(/\/$/, '')),
-    limits: loginLimits(o.rateLimits), cookieKeys, signingSecret: o.signingSecret,
-    endpointLimits: endpointLimits(o.rateLimits, { registrationsPerHour: o.limits.oauthRegistrationsPerHour, authorizationsPerMinute: o.limits.oauthAuthorizationsPerMinute }),
+    limits: loginLimits(o.rateLimits),
+    cookieKeys,
+    signingSecret: o.signingSecret,
+    endpointLimits: endpointLimits(o.rateLimits, {
+      registrationsPerHour: o.limits.oauthRegistrationsPerHour,
+      authorizationsPerMinute: o.limits.oauthAuthorizationsPerMinute,
+    }),
     isAccessToken: (token) => /^[\w-]{32,128}$/.test(token),
   };
 }
 
 async function createIssuerServer(o: OAuthServersOptions, issuer: string, cookieKeys: string[]): Promise<OAuthServer> {
   const provider = await createAuthorizationServer({
-    issuer, pool: o.pool, signingSecret: o.signingSecret, cookieKeys, trustProxy: o.trustProxy, trustProxyHops: o.trustProxyHops, renderError: o.renderError, accessTokenSeconds: o.accessTokenSeconds,
+    issuer,
+    pool: o.pool,
+    signingSecret: o.signingSecret,
+    cookieKeys,
+    trustProxy: o.trustProxy,
+    trustProxyHops: o.trustProxyHops,
+    renderError: o.renderError,
+    accessTokenSeconds: o.accessTokenSeconds,
   });
   const resource = mcpResource(issuer);
   return {
-    provider, issuer, resource,
+    provider,
+    issuer,
+    resource,
     upstream: o.oidc ? upstreamSignIn({ ...o.oidc, redirectUri: `${issuer}${UPSTREAM_CALLBACK_PATH}`, pool: o.pool }) : undefined,
     async verify(token) {
       // What introspection checks (oidc-provider's lib/actions/introspection.js): the token, its grant, who and for what.

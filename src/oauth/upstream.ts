@@ -19,8 +19,13 @@ export type UpstreamOutcome = { kind: 'signed-in'; userId: string } | { kind: 'r
 
 /** openid-client's codes for a response that does not check out (a refusal, not an outage). */
 const REFUSED_CODES = new Set([
-  'OAUTH_INVALID_RESPONSE', 'OAUTH_INVALID_REQUEST', 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED', 'OAUTH_JWT_CLAIM_COMPARISON_FAILED',
-  'OAUTH_JWT_TIMESTAMP_CHECK_FAILED', 'OAUTH_AUTHORIZATION_RESPONSE_ERROR', 'OAUTH_RESPONSE_BODY_ERROR',
+  'OAUTH_INVALID_RESPONSE',
+  'OAUTH_INVALID_REQUEST',
+  'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED',
+  'OAUTH_JWT_CLAIM_COMPARISON_FAILED',
+  'OAUTH_JWT_TIMESTAMP_CHECK_FAILED',
+  'OAUTH_AUTHORIZATION_RESPONSE_ERROR',
+  'OAUTH_RESPONSE_BODY_ERROR',
 ]);
 /** How long a sign-in page waits for discovery to learn the provider's authorization endpoint (for its CSP). */
 const FORM_TARGETS_WAIT_MS = 2000;
@@ -58,18 +63,23 @@ export function upstreamSignIn(o: OidcSignInConfig & { redirectUri: string; pool
   let discovered: Promise<oidc.Configuration> | undefined;
   let authorizationOrigin: string | undefined;
   const configuration = (): Promise<oidc.Configuration> => {
-    discovered ??= oidc.discovery(issuer, o.clientId, o.clientSecret, undefined, {
-      // Plain HTTP only for a provider on this machine (development, tests).
-      execute: isLoopback(issuer) && issuer.protocol === 'http:' ? [oidc.allowInsecureRequests] : [],
-      timeout: 10,
-    }).then((config) => {
-      const endpoint = config.serverMetadata().authorization_endpoint;
-      if (endpoint) authorizationOrigin = new URL(endpoint).origin;
-      return config;
-    }, (error: unknown) => {
-      discovered = undefined;
-      throw new UpstreamUnavailableError(`OpenID Connect discovery at ${o.issuer} failed: ${(error as Error).message}`);
-    });
+    discovered ??= oidc
+      .discovery(issuer, o.clientId, o.clientSecret, undefined, {
+        // Plain HTTP only for a provider on this machine (development, tests).
+        execute: isLoopback(issuer) && issuer.protocol === 'http:' ? [oidc.allowInsecureRequests] : [],
+        timeout: 10,
+      })
+      .then(
+        (config) => {
+          const endpoint = config.serverMetadata().authorization_endpoint;
+          if (endpoint) authorizationOrigin = new URL(endpoint).origin;
+          return config;
+        },
+        (error: unknown) => {
+          discovered = undefined;
+          throw new UpstreamUnavailableError(`OpenID Connect discovery at ${o.issuer} failed: ${(error as Error).message}`);
+        },
+      );
     return discovered;
   };
 
@@ -89,8 +99,12 @@ export function upstreamSignIn(o: OidcSignInConfig & { redirectUri: string; pool
       const config = await configuration();
       const state: UpstreamState = { uid, state: oidc.randomState(), nonce: oidc.randomNonce(), verifier: oidc.randomPKCECodeVerifier() };
       const url = oidc.buildAuthorizationUrl(config, {
-        redirect_uri: o.redirectUri, scope: 'openid email', state: state.state, nonce: state.nonce,
-        code_challenge: await oidc.calculatePKCECodeChallenge(state.verifier), code_challenge_method: 'S256',
+        redirect_uri: o.redirectUri,
+        scope: 'openid email',
+        state: state.state,
+        nonce: state.nonce,
+        code_challenge: await oidc.calculatePKCECodeChallenge(state.verifier),
+        code_challenge_method: 'S256',
       });
       return { url, state };
     },
@@ -100,7 +114,10 @@ export function upstreamSignIn(o: OidcSignInConfig & { redirectUri: string; pool
       let accessToken: string;
       try {
         const tokens = await oidc.authorizationCodeGrant(config, callback, {
-          pkceCodeVerifier: state.verifier, expectedState: state.state, expectedNonce: state.nonce, idTokenExpected: true,
+          pkceCodeVerifier: state.verifier,
+          expectedState: state.state,
+          expectedNonce: state.nonce,
+          idTokenExpected: true,
         });
         claims = tokens.claims()!;
         accessToken = tokens.access_token;
@@ -110,14 +127,19 @@ export function upstreamSignIn(o: OidcSignInConfig & { redirectUri: string; pool
           return { kind: 'refused', reason: `The sign-in at ${o.displayName} did not complete (${error.error}).`, detail: error.message };
         }
         if (error instanceof oidc.ClientError && error.code && REFUSED_CODES.has(error.code)) {
-          return { kind: 'refused', reason: `The sign-in at ${o.displayName} could not be checked.`, detail: `${error.code}: ${error.message}` };
+          return {
+            kind: 'refused',
+            reason: `The sign-in at ${o.displayName} could not be checked.`,
+            detail: `${error.code}: ${error.message}`,
+          };
         }
         throw new UpstreamUnavailableError(`OpenID Connect token request to ${o.issuer} failed: ${(error as Error).message}`);
       }
       // The user an identity is linked to signs in while active and in the organizations this provider serves.
-      const signInAs = (user: UserRow | null): UpstreamOutcome => (user?.status === 'active' && o.organizationIds.includes(user.organization_id)
-        ? { kind: 'signed-in', userId: user.id }
-        : { kind: 'refused', reason: 'This Intake account is disabled or does not sign in here.' });
+      const signInAs = (user: UserRow | null): UpstreamOutcome =>
+        user?.status === 'active' && o.organizationIds.includes(user.organization_id)
+          ? { kind: 'signed-in', userId: user.id }
+          : { kind: 'refused', reason: 'This Intake account is disabled or does not sign in here.' };
       const linked = await signInByIdentity(o.pool, claims.iss, claims.sub);
       if (linked) return signInAs(linked);
       // The first sign-in of this identity: by its verified e-mail address, from the ID token or else the userinfo endpoint.
@@ -133,7 +155,11 @@ export function upstreamSignIn(o: OidcSignInConfig & { redirectUri: string; pool
       }
       const users = await findActiveUsersByEmail(o.pool, email, o.organizationIds);
       if (users.length === 0) return { kind: 'refused', reason: `No Intake account uses ${email}. Ask your administrator to create one.` };
-      if (users.length > 1) return { kind: 'refused', reason: `${email} belongs to several Intake accounts. Ask your administrator to sign you in with a password.` };
+      if (users.length > 1)
+        return {
+          kind: 'refused',
+          reason: `${email} belongs to several Intake accounts. Ask your administrator to sign you in with a password.`,
+        };
       const user = users[0]!;
       // One identity per user at a provider: an address reassigned at the provider does not take over an account already linked.
       if (await hasIdentityAt(o.pool, user.id, claims.iss)) {

@@ -10,14 +10,16 @@ export interface MeetingProvidersDescription {
 /** The meeting recorder and transcription engine a configuration builds, as the worker builds them. */
 export function describeMeetingProviders(config: Pick<Config, 'meetings' | 'transcriber'>): MeetingProvidersDescription {
   const { meetings, transcriber } = config;
-  const recorder = meetings.recorder.kind === 'recall'
-    ? { kind: 'recall', baseUrl: meetings.recorder.baseUrl, apiKey: 'set', timeoutMs: meetings.recorder.timeoutMs }
-    : { kind: 'local', meetingSeconds: meetings.recorder.meetingSeconds };
+  const recorder =
+    meetings.recorder.kind === 'recall'
+      ? { kind: 'recall', baseUrl: meetings.recorder.baseUrl, apiKey: 'set', timeoutMs: meetings.recorder.timeoutMs }
+      : { kind: 'local', meetingSeconds: meetings.recorder.meetingSeconds };
   return {
     recorder: { ...recorder, botName: meetings.botName, statusPollSeconds: meetings.pollSeconds, maxHours: meetings.maxHours },
     platforms: ['zoom', 'google_meet', 'microsoft_teams', 'webex'],
-    transcriber: transcriber.kind === 'openai'
-      ? { kind: 'openai', baseUrl: transcriber.baseUrl, model: transcriber.model, apiKey: transcriber.apiKey ? 'set' : 'not set' }
-      : { kind: transcriber.kind },
+    transcriber:
+      transcriber.kind === 'openai'
+        ? { kind: 'openai', baseUrl: transcriber.baseUrl, model: transcriber.model, apiKey: transcriber.apiKey ? 'set' : 'not set' }
+        : { kind: transcriber.kind },
   };
 }

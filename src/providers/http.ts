@@ -57,7 +57,8 @@ export function httpFailure(call: Pick<ProviderCall, 'what' | 'apiKey'>, status:
   const excerpt = clip(body.replace(/\s+/g, ' ').trim(), 200);
   const message = redact(`${call.what} answered HTTP ${status}${excerpt ? `: ${excerpt}` : '.'}`, call.apiKey);
   if (status === 401 || status === 403) return { message, code: 'provider_unauthorized', retryable: false };
-  if (status === 408 || status === 409 || status === 429 || status >= 500) return { message, code: 'provider_unavailable', retryable: true };
+  if (status === 408 || status === 409 || status === 429 || status >= 500)
+    return { message, code: 'provider_unavailable', retryable: true };
   if (status >= 400) return { message, code: 'provider_rejected', retryable: false };
   return { message, code: 'invalid_response', retryable: true };
 }
@@ -77,7 +78,9 @@ export async function callProvider(call: ProviderCall, url: string, init: Reques
     text = await response.text();
   } catch (error) {
     if (call.signal?.aborted) throw call.signal.reason;
-    const message = timeout.aborted ? `${call.what} did not answer within ${call.timeoutMs} ms.` : `${call.what} is unreachable (${describe(error)}).`;
+    const message = timeout.aborted
+      ? `${call.what} did not answer within ${call.timeoutMs} ms.`
+      : `${call.what} is unreachable (${describe(error)}).`;
     throw new ProviderCallError({ message: redact(message, call.apiKey), code: 'provider_unreachable', retryable: true });
   }
   if (status < 200 || status > 299) throw new ProviderCallError(httpFailure(call, status, text));

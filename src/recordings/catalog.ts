@@ -1,6 +1,13 @@
 import { UniqueIntegrityConstraintViolationError, type DatabasePool } from 'slonik';
 import type { FieldType } from '../domain/feedback-fields.js';
-import { insertField, insertFolder, recordingsSourceId, RECORDINGS_SOURCE, type FieldRow, type FolderRow } from '../db/repositories/metadata.js';
+import {
+  insertField,
+  insertFolder,
+  recordingsSourceId,
+  RECORDINGS_SOURCE,
+  type FieldRow,
+  type FolderRow,
+} from '../db/repositories/metadata.js';
 import { ConflictError } from '../errors.js';
 
 export const presentFolder = (f: FolderRow) => ({ folderId: f.id, name: f.name, createdAt: f.created_at });
@@ -26,7 +33,10 @@ export async function createField(pool: DatabasePool, organizationId: string, in
     });
   } catch (error) {
     if (error instanceof UniqueIntegrityConstraintViolationError) {
-      throw new ConflictError('metadata_field_exists', `A metadata field named '${input.name.trim()}' already exists in the recordings source.`);
+      throw new ConflictError(
+        'metadata_field_exists',
+        `A metadata field named '${input.name.trim()}' already exists in the recordings source.`,
+      );
     }
     throw error;
   }

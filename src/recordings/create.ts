@@ -9,7 +9,14 @@ import { missingSpeakers, transcriptErrors, type Utterance } from '../domain/tra
 import { peopleByUuid } from '../db/repositories/agent-participants.js';
 import { fieldsByIds, folderIdsIn, recordingsSourceId } from '../db/repositories/metadata.js';
 import { upsertPerson } from '../db/repositories/people.js';
-import { insertParticipants, insertRecord, insertRecording, insertUtterances, insertValues, linkFolders } from '../db/repositories/recordings.js';
+import {
+  insertParticipants,
+  insertRecord,
+  insertRecording,
+  insertUtterances,
+  insertValues,
+  linkFolders,
+} from '../db/repositories/recordings.js';
 import { AppError, NotFoundError, ValidationError, type FieldError } from '../errors.js';
 
 export type PersonAssignment =
@@ -49,11 +56,13 @@ export function validateRecordingBody(body: CreateRecordingBody, allowedHosts: r
 /** The 400s decided on the body alone (before anything is written). */
 function bodyErrors(body: CreateRecordingBody, externalId: string, allowedHosts: readonly string[]): FieldError[] {
   const errors: FieldError[] = [];
-  if (externalId.length < 1 || externalId.length > 512) errors.push({ path: 'body.record.externalId', message: 'must be 1 to 512 characters after trimming' });
+  if (externalId.length < 1 || externalId.length > 512)
+    errors.push({ path: 'body.record.externalId', message: 'must be 1 to 512 characters after trimming' });
   const seen = new Set<string>();
   (body.record.values ?? []).forEach((v, i) => {
     const id = v.fieldId.toLowerCase();
-    if (seen.has(id)) errors.push({ path: `body.record.values.${i}.fieldId`, message: 'repeats a metadata field; a field may appear once' });
+    if (seen.has(id))
+      errors.push({ path: `body.record.values.${i}.fieldId`, message: 'repeats a metadata field; a field may appear once' });
     seen.add(id);
   });
   if (body.assetUrl !== undefined) {
@@ -63,7 +72,10 @@ function bodyErrors(body: CreateRecordingBody, externalId: string, allowedHosts:
   const utterances = body.transcript?.utterances;
   if (utterances) {
     errors.push(...transcriptErrors(utterances));
-    for (const speaker of missingSpeakers((body.participants ?? []).map((p) => p.speaker), utterances)) {
+    for (const speaker of missingSpeakers(
+      (body.participants ?? []).map((p) => p.speaker),
+      utterances,
+    )) {
       errors.push({ path: 'body.participants', message: `speaker ${speaker} appears in no utterance of the transcript` });
     }
   }
@@ -93,7 +105,10 @@ export async function createRecording(
       recordedAt: toUtcInstantOrNull(body.recordedAt),
       assetSourceUrl: body.assetUrl ?? null,
       transcriptSupplied: body.transcript !== undefined,
-      createdBy: { userId: principal.kind === 'user' ? principal.userId : null, apiKeyId: principal.kind === 'apiKey' ? principal.apiKeyId : null },
+      createdBy: {
+        userId: principal.kind === 'user' ? principal.userId : null,
+        apiKeyId: principal.kind === 'apiKey' ? principal.apiKeyId : null,
+      },
     });
     const record = await insertRecord(tx, { organizationId, sourceId, externalId, recordingId });
     if ('existingRecordingId' in record) throw new ExternalIdConflict(record.existingRecordingId);
@@ -102,13 +117,24 @@ export async function createRecording(
     await insertParticipants(tx, recordingId, await resolvedParticipants(tx, organizationId, body.participants ?? []));
     await insertUtterances(tx, recordingId, body.transcript?.utterances ?? []);
     // URL media: the ingestion its workflow (already started) waits for, committed with the recording.
-    if (body.assetUrl !== undefined && ids.ingestionId) await insertIngestion(tx, { id: ids.ingestionId, organizationId, recordingId, kind: 'url' });
+    if (body.assetUrl !== undefined && ids.ingestionId)
+      await insertIngestion(tx, { id: ids.ingestionId, organizationId, recordingId, kind: 'url' });
     return recordingId;
   });
 }
 
-async function checkedValues(tx: CommonQueryMethods, organizationId: string, sourceId: string, externalId: string, values: readonly { fieldId: string; value: unknown }[]) {
-  const fields = await fieldsByIds(tx, organizationId, values.map((v) => v.fieldId));
+async function checkedValues(
+  tx: CommonQueryMethods,
+  organizationId: string,
+  sourceId: string,
+  externalId: string,
+  values: readonly { fieldId: string; value: unknown }[],
+) {
+  const fields = await fieldsByIds(
+    tx,
+    organizationId,
+    values.map((v) => v.fieldId),
+  );
   return values.map((v) => {
     const field = fields.get(v.fieldId.toLowerCase());
     if (!field) throw new NotFoundError('Metadata field', { fieldId: v.fieldId });
@@ -133,7 +159,11 @@ async function resolvedFolders(tx: CommonQueryMethods, organizationId: string, f
  * References must name people of the organization (404); upserts create or update by e-mail.
  * Then, within the request, a speaker resolves to one person and a person to one speaker (400).
  */
-async function resolvedParticipants(tx: CommonQueryMethods, organizationId: string, participants: NonNullable<CreateRecordingBody['participants']>) {
+async function resolvedParticipants(
+  tx: CommonQueryMethods,
+  organizationId: string,
+  participants: NonNullable<CreateRecordingBody['participants']>,
+) {
   const refs = participants.flatMap((p) => (p.person.type === 'reference' ? [p.person.personId.toLowerCase()] : []));
   const known = await peopleByUuid(tx, organizationId, refs);
   const pairs: { speaker: number; personId: number }[] = [];
@@ -157,8 +187,10 @@ function distinctAssignments(pairs: { speaker: number; personId: number }[]) {
   const byPerson = new Map<number, number>();
   const errors: FieldError[] = [];
   pairs.forEach(({ speaker, personId }, i) => {
-    if (bySpeaker.has(speaker) && bySpeaker.get(speaker) !== personId) errors.push({ path: `body.participants.${i}`, message: `speaker ${speaker} is assigned to several people` });
-    if (byPerson.has(personId) && byPerson.get(personId) !== speaker) errors.push({ path: `body.participants.${i}`, message: 'this person is assigned to several speakers' });
+    if (bySpeaker.has(speaker) && bySpeaker.get(speaker) !== personId)
+      errors.push({ path: `body.participants.${i}`, message: `speaker ${speaker} is assigned to several people` });
+    if (byPerson.has(personId) && byPerson.get(personId) !== speaker)
+      errors.push({ path: `body.participants.${i}`, message: 'this person is assigned to several speakers' });
     bySpeaker.set(speaker, personId);
     byPerson.set(personId, speaker);
   });

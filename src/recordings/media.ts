@@ -25,7 +25,9 @@ export function mediaWorkflowSettings(config: Pick<Config, 'temporal' | 'media'>
 }
 
 async function start(client: Client, settings: MediaWorkflowSettingsInput, ids: IngestionIds): Promise<void> {
-  const input: MediaIngestionInput = { version: 1, ...ids,
+  const input: MediaIngestionInput = {
+    version: 1,
+    ...ids,
     ...(ids.kind === 'url' ? { transferRetryInitialSeconds: settings.transferRetryInitialSeconds } : {}),
     heartbeatTimeoutSeconds: settings.heartbeatTimeoutSeconds,
     mediaTaskQueue: settings.mediaTaskQueue,
@@ -46,7 +48,11 @@ async function start(client: Client, settings: MediaWorkflowSettingsInput, ids: 
  * Starts `media-ingestion/<recordingId>` (Temporal's id uniqueness: one per recording at a time):
  * URL media is `queued` until transferred, a direct upload is `waiting` for its bytes.
  */
-export async function startMediaIngestion(temporal: TemporalClient, config: Pick<Config, 'temporal' | 'media'>, ids: IngestionIds): Promise<void> {
+export async function startMediaIngestion(
+  temporal: TemporalClient,
+  config: Pick<Config, 'temporal' | 'media'>,
+  ids: IngestionIds,
+): Promise<void> {
   await temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () => start(temporal.client, mediaWorkflowSettings(config), ids));
 }
 
@@ -78,12 +84,19 @@ export async function reconcileMediaIngestions(
     if (await running(client, row.recording_id)) continue;
     if (row.phase === 'waiting') {
       try {
-        await start(client, settings, { organizationId: row.organization_id, recordingId: row.recording_id, ingestionId: row.id, kind: row.kind });
+        await start(client, settings, {
+          organizationId: row.organization_id,
+          recordingId: row.recording_id,
+          ingestionId: row.id,
+          kind: row.kind,
+        });
         restarted += 1;
       } catch (error) {
         if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
       }
-    } else if (await pool.transaction((tx) => movePhase(tx, row.id, { phase: 'failed', asset: 'failed', errorCode: 'processing_interrupted' }))) {
+    } else if (
+      await pool.transaction((tx) => movePhase(tx, row.id, { phase: 'failed', asset: 'failed', errorCode: 'processing_interrupted' }))
+    ) {
       failed += 1;
     }
   }

@@ -7,7 +7,12 @@ import { parseMeetingUrl } from '../domain/meeting-url.js';
 import { AppError, ConflictError, DependencyUnavailableError } from '../errors.js';
 import type { TemporalClient } from '../temporal/connection.js';
 import { ORGANIZATION_ID, RECORDING_ID, STATUS } from '../temporal/search-attributes.js';
-import { botAcceptedUpdate, MEETING_JOIN_WORKFLOW, meetingJoinWorkflowId, type MeetingJoinInput } from '../../workflows/meeting-join/contract.js';
+import {
+  botAcceptedUpdate,
+  MEETING_JOIN_WORKFLOW,
+  meetingJoinWorkflowId,
+  type MeetingJoinInput,
+} from '../../workflows/meeting-join/contract.js';
 import { requireRecordingAllowed } from './uploads.js';
 import { taskQueues } from '../temporal/task-queues.js';
 
@@ -26,7 +31,11 @@ export interface MeetingJoinDeps {
  * dedupe rule), and nobody who reads Temporal learns the code that lets one join.
  */
 export function meetingIdentityHash(signingSecret: string, meetingIdentity: string): string {
-  return createHmac('sha256', deriveKey(signingSecret, 'meeting-join-ids')).update(meetingIdentity).digest().subarray(0, 16).toString('base64url');
+  return createHmac('sha256', deriveKey(signingSecret, 'meeting-join-ids'))
+    .update(meetingIdentity)
+    .digest()
+    .subarray(0, 16)
+    .toString('base64url');
 }
 
 /** The meeting-join workflow id of a meeting in an organization. */
@@ -48,12 +57,23 @@ export async function joinMeeting(
   await requireRecordingAllowed(deps.pool, user.organizationId);
   const meeting = parseMeetingUrl(joinUrl);
   if (!meeting) {
-    throw new ConflictError('meeting_url_not_supported', 'The recorder cannot join this URL: Zoom, Google Meet, Microsoft Teams and Webex meeting links are supported.');
+    throw new ConflictError(
+      'meeting_url_not_supported',
+      'The recorder cannot join this URL: Zoom, Google Meet, Microsoft Teams and Webex meeting links are supported.',
+    );
   }
   const input: MeetingJoinInput = {
-    version: 1, organizationId: user.organizationId, userId: user.userId, recordingId: randomUUID(),
-    platform: meeting.platform, meetingIdentity: meeting.identity, joinUrl: meeting.joinUrl, botName: deps.config.meetings.botName,
-    pollSeconds: deps.config.meetings.pollSeconds, maxHours: deps.config.meetings.maxHours, heartbeatTimeoutSeconds: deps.config.media.heartbeatTimeoutSeconds,
+    version: 1,
+    organizationId: user.organizationId,
+    userId: user.userId,
+    recordingId: randomUUID(),
+    platform: meeting.platform,
+    meetingIdentity: meeting.identity,
+    joinUrl: meeting.joinUrl,
+    botName: deps.config.meetings.botName,
+    pollSeconds: deps.config.meetings.pollSeconds,
+    maxHours: deps.config.meetings.maxHours,
+    heartbeatTimeoutSeconds: deps.config.media.heartbeatTimeoutSeconds,
     mediaTaskQueue: taskQueues(deps.config).media,
   };
   const start = new WithStartWorkflowOperation(MEETING_JOIN_WORKFLOW, {
@@ -69,7 +89,8 @@ export async function joinMeeting(
   });
   try {
     return await deps.temporal.connection.withDeadline(Date.now() + ACCEPT_DEADLINE_MS, () =>
-      deps.temporal.client.workflow.executeUpdateWithStart(botAcceptedUpdate, { startWorkflowOperation: start }));
+      deps.temporal.client.workflow.executeUpdateWithStart(botAcceptedUpdate, { startWorkflowOperation: start }),
+    );
   } catch (error) {
     if (error instanceof WorkflowUpdateFailedError) {
       throw new AppError(502, 'recorder_failed', `The recorder could not create the bot: ${error.cause?.message ?? 'unknown failure'}`);

@@ -7,8 +7,17 @@ import type { Principal } from '../auth/principal.js';
 import type { Config } from '../config.js';
 import { folderIdsIn } from '../db/repositories/metadata.js';
 import {
-  activeIngestionForUpdate, addCorsOrigin, deleteUnstartedUpload, findUpload, insertUpload, latestEndedUpload, movePhase, uploadSecondsLeft, userOwnsBatch,
-  type IngestionRow, type UploadRequest,
+  activeIngestionForUpdate,
+  addCorsOrigin,
+  deleteUnstartedUpload,
+  findUpload,
+  insertUpload,
+  latestEndedUpload,
+  movePhase,
+  uploadSecondsLeft,
+  userOwnsBatch,
+  type IngestionRow,
+  type UploadRequest,
 } from '../db/repositories/media-ingestions.js';
 import { linkFolder } from '../db/repositories/recordings.js';
 import { findOrganization } from '../db/repositories/organizations.js';
@@ -66,8 +75,14 @@ function creatorOf(principal: Principal): string {
  * retries the same upload. The source is where the file comes from: the mobile app (`inMobileApp`) or not.
  */
 function sameRequest(row: IngestionRow, r: UploadRequest): boolean {
-  return row.kind === 'upload' && row.file_name === r.fileName && row.file_size === r.fileSize && row.folder_id === r.folderId
-    && row.batch_id === r.batchId && row.in_mobile_app === r.inMobileApp;
+  return (
+    row.kind === 'upload' &&
+    row.file_name === r.fileName &&
+    row.file_size === r.fileSize &&
+    row.folder_id === r.folderId &&
+    row.batch_id === r.batchId &&
+    row.in_mobile_app === r.inMobileApp
+  );
 }
 
 /** 401 when the organization may not record (spec: on recording upload and meeting join). */
@@ -93,15 +108,28 @@ export async function createUpload(
   origin: string | null,
 ): Promise<{ row: IngestionRow; timeoutSeconds: number; created: boolean }> {
   const request: UploadRequest = {
-    fileName: body.fileName, fileSize: body.fileSize, folderId: body.folderId?.toLowerCase() ?? null, batchId: body.batchId?.toLowerCase() ?? null,
-    inMobileApp: body.inMobileApp ?? false, createdBy: creatorOf(principal), origin,
+    fileName: body.fileName,
+    fileSize: body.fileSize,
+    folderId: body.folderId?.toLowerCase() ?? null,
+    batchId: body.batchId?.toLowerCase() ?? null,
+    inMobileApp: body.inMobileApp ?? false,
+    createdBy: creatorOf(principal),
+    origin,
   };
   if (request.fileSize > deps.config.media.uploadMaxBytes) {
-    throw new AppError(413, 'upload_too_large', `fileSize is ${request.fileSize} bytes; an upload may have at most ${deps.config.media.uploadMaxBytes}.`, { maxBytes: deps.config.media.uploadMaxBytes });
+    throw new AppError(
+      413,
+      'upload_too_large',
+      `fileSize is ${request.fileSize} bytes; an upload may have at most ${deps.config.media.uploadMaxBytes}.`,
+      { maxBytes: deps.config.media.uploadMaxBytes },
+    );
   }
   await requireRecordingAllowed(deps.pool, principal.organizationId);
   if (request.batchId && principal.kind !== 'user') {
-    throw new ForbiddenError('batch_user_scoped', "Batches are user-scoped: an organization API key cannot attach an upload to a batch; send the request with the batch owner's user token.");
+    throw new ForbiddenError(
+      'batch_user_scoped',
+      "Batches are user-scoped: an organization API key cannot attach an upload to a batch; send the request with the batch owner's user token.",
+    );
   }
   if (request.folderId && !(await folderIdsIn(deps.pool, principal.organizationId, [request.folderId])).has(request.folderId)) {
     throw new NotFoundError('Folder');
@@ -117,18 +145,29 @@ export async function createUpload(
     if (active) {
       const left = active.phase === 'waiting' ? await uploadSecondsLeft(tx, active.id) : 0;
       if (sameRequest(active, request) && left > 0) {
-        const row = request.origin && !active.cors_origins.includes(request.origin) ? await addCorsOrigin(tx, active.id, request.origin) : active;
+        const row =
+          request.origin && !active.cors_origins.includes(request.origin) ? await addCorsOrigin(tx, active.id, request.origin) : active;
         return { row, timeoutSeconds: left, created: false, newFolderLink: false };
       }
-      throw new ConflictError('media_ingestion_active', 'The recording already has an active media ingestion; wait for it to end or cancel it.', {
-        ...(active.kind === 'upload' ? { uploadId: active.id } : {}),
-      });
+      throw new ConflictError(
+        'media_ingestion_active',
+        'The recording already has an active media ingestion; wait for it to end or cancel it.',
+        {
+          ...(active.kind === 'upload' ? { uploadId: active.id } : {}),
+        },
+      );
     }
     if (asset === 'completed') {
       throw new ConflictError('asset_already_completed', 'The recording already has its media; create a new recording for other media.');
     }
     const timeoutSeconds = deps.config.media.uploadTimeoutSeconds;
-    const row = await insertUpload(tx, { ...request, id: randomUUID(), organizationId: principal.organizationId, recordingId, timeoutSeconds });
+    const row = await insertUpload(tx, {
+      ...request,
+      id: randomUUID(),
+      organizationId: principal.organizationId,
+      recordingId,
+      timeoutSeconds,
+    });
     // The upload's folder files the recording there, as `folderIds` does on create.
     const newFolderLink = request.folderId ? await linkFolder(tx, recordingId, request.folderId) : false;
     return { row, timeoutSeconds, created: true, newFolderLink };
@@ -140,8 +179,9 @@ export async function createUpload(
     await startUploadWorkflow(deps, { organizationId: principal.organizationId, recordingId, ingestionId: result.row.id });
   } catch (error) {
     // Compensation. A run that did start meanwhile finds no row and ends by itself (abandoned).
-    await deps.pool.transaction((tx) => deleteUnstartedUpload(tx, result.row.id,
-      newFolderLink && request.folderId ? { recordingId, folderId: request.folderId } : null));
+    await deps.pool.transaction((tx) =>
+      deleteUnstartedUpload(tx, result.row.id, newFolderLink && request.folderId ? { recordingId, folderId: request.folderId } : null),
+    );
     await deps.store.remove(result.row.id).catch(() => undefined);
     throw error;
   }
@@ -166,7 +206,8 @@ async function startUploadWorkflow(deps: UploadServiceDeps, ids: { organizationI
   try {
     const handle = deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(ids.recordingId));
     await deps.temporal.connection.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () =>
-      handle.terminate(`superseded by upload ${ids.ingestionId}: this run's ingestion had ended`));
+      handle.terminate(`superseded by upload ${ids.ingestionId}: this run's ingestion had ended`),
+    );
   } catch (error) {
     if (!(error instanceof WorkflowNotFoundError)) throw new DependencyUnavailableError('temporal'); // closed meanwhile: fine
   }
@@ -176,7 +217,10 @@ async function startUploadWorkflow(deps: UploadServiceDeps, ids: { organizationI
     await start();
   } catch (error) {
     if (error instanceof WorkflowExecutionAlreadyStartedError) {
-      throw new ConflictError('media_ingestion_active', 'Another media ingestion of this recording started at the same moment; retry in a moment.');
+      throw new ConflictError(
+        'media_ingestion_active',
+        'Another media ingestion of this recording started at the same moment; retry in a moment.',
+      );
     }
     throw new DependencyUnavailableError('temporal');
   }
@@ -199,9 +243,11 @@ export async function cancelUpload(
     if (row.phase === 'cancelled') return { row, moved: false };
     if (row.phase !== 'waiting') {
       const begun = row.phase !== 'failed';
-      throw new ConflictError(begun ? 'upload_processing_begun' : 'upload_failed',
+      throw new ConflictError(
+        begun ? 'upload_processing_begun' : 'upload_failed',
         begun ? 'Processing has begun: the upload can no longer be cancelled; keep polling its status.' : 'The upload has already failed.',
-        { phase: uploadStatus(row).phase });
+        { phase: uploadStatus(row).phase },
+      );
     }
     await movePhase(tx, row.id, { phase: 'cancelled', asset: 'cancelled' }, 'waiting');
     return { row, moved: true };
@@ -212,7 +258,8 @@ export async function cancelUpload(
     await deps.temporal.connection.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () => handle.signal(uploadCancelledSignal));
   } catch (error) {
     // No run to tell (it ended), or Temporal unreachable: the committed move is the cancel.
-    if (!(error instanceof WorkflowNotFoundError)) log.warn({ err: error, uploadId: ids.uploadId }, 'the cancelled upload\'s workflow was not told; it sees the phase when it wakes');
+    if (!(error instanceof WorkflowNotFoundError))
+      log.warn({ err: error, uploadId: ids.uploadId }, "the cancelled upload's workflow was not told; it sees the phase when it wakes");
   }
   return { ...uploadStatus(outcome.row), phase: 'cancelled', encodeProgress: null, errorCode: null };
 }

@@ -36,10 +36,17 @@ export function currentTracing(): Tracing {
  * processor): registers the tracer provider, the async-local context and the W3C trace-context
  * propagator globally. Returns what it started; stopTracing flushes and unregisters it.
  */
-export function startTracing(config: Pick<Config, 'tracing'>, defaultServiceName: string, o: { spanProcessor?: SpanProcessor } = {}): Tracing {
+export function startTracing(
+  config: Pick<Config, 'tracing'>,
+  defaultServiceName: string,
+  o: { spanProcessor?: SpanProcessor } = {},
+): Tracing {
   if (active) throw new Error('tracing is already started in this process');
   if (!config.tracing.otlpEndpoint && !o.spanProcessor) return OFF;
-  const resource = new Resource({ [ATTR_SERVICE_NAME]: config.tracing.serviceName ?? defaultServiceName, [ATTR_SERVICE_VERSION]: packageVersion() });
+  const resource = new Resource({
+    [ATTR_SERVICE_NAME]: config.tracing.serviceName ?? defaultServiceName,
+    [ATTR_SERVICE_VERSION]: packageVersion(),
+  });
   // The exporter appends /v1/traces to OTEL_EXPORTER_OTLP_ENDPOINT, as the specification says.
   const spanProcessor = o.spanProcessor ?? new BatchSpanProcessor(new OTLPTraceExporter());
   const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor] });
@@ -77,7 +84,12 @@ export function currentTraceParent(): string | null {
  * for this work), linked to the span active here (the long-running activity that picked it up).
  * Without a stored parent, or with tracing off, runs `fn` as it is.
  */
-export async function inStoredTrace<T>(traceParent: string | null | undefined, name: string, attributes: Attributes, fn: () => Promise<T>): Promise<T> {
+export async function inStoredTrace<T>(
+  traceParent: string | null | undefined,
+  name: string,
+  attributes: Attributes,
+  fn: () => Promise<T>,
+): Promise<T> {
   if (!traceParent || !active) return fn();
   const parent = propagation.extract(ROOT_CONTEXT, { traceparent: traceParent });
   if (!trace.getSpanContext(parent)) return fn();

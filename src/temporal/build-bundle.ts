@@ -12,7 +12,11 @@ export const DEFAULT_BUNDLE_PATH = path.join(PROJECT_ROOT, 'dist', 'workflow-bun
  * interceptors and the failure converter that encodes failure messages (see `codec.ts`).
  */
 export function workflowBundleOptions() {
-  return { workflowsPath: workflowsEntry(), workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES], failureConverterPath: failureConverterModule() };
+  return {
+    workflowsPath: workflowsEntry(),
+    workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES],
+    failureConverterPath: failureConverterModule(),
+  };
 }
 
 export async function buildWorkflowBundle(outPath = DEFAULT_BUNDLE_PATH, logger?: Logger): Promise<string> {

@@ -27,10 +27,15 @@ export async function codecServerSettings(config: Config): Promise<CodecServerSe
   const signingSecret = config.auth.signingSecret ?? (fromStack ? stack.signingSecret : undefined);
   const keys = config.temporal.payloadKeys ?? (signingSecret ? signingSecretPayloadKeys(signingSecret) : undefined);
   if (!keys) {
-    throw new ConfigError('the codec server needs the payload keys: set TEMPORAL_PAYLOAD_KEYS or SIGNING_SECRET, or start the dev stack here first (`npm start`)');
+    throw new ConfigError(
+      'the codec server needs the payload keys: set TEMPORAL_PAYLOAD_KEYS or SIGNING_SECRET, or start the dev stack here first (`npm start`)',
+    );
   }
   const token = config.codecServer.token ?? (signingSecret ? codecServerToken(signingSecret) : undefined);
-  if (!token) throw new ConfigError('the codec server needs its credential: set CODEC_SERVER_TOKEN (at least 32 random characters), or SIGNING_SECRET to derive one');
+  if (!token)
+    throw new ConfigError(
+      'the codec server needs its credential: set CODEC_SERVER_TOKEN (at least 32 random characters), or SIGNING_SECRET to derive one',
+    );
   const { host, port } = config.codecServer;
   // The dev stack's UI may run on another port than the default origins name.
   const uiOrigin = fromStack && stack.temporalUiUrl ? new URL(stack.temporalUiUrl).origin : null;

@@ -54,7 +54,9 @@ const fromJson = (p: JsonPayload): Payload => ({
   data: Buffer.from(p.data ?? '', 'base64'),
 });
 const toJson = (p: Payload): JsonPayload => ({
-  metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v ?? new Uint8Array()).toString('base64')])),
+  metadata: Object.fromEntries(
+    Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v ?? new Uint8Array()).toString('base64')]),
+  ),
   data: Buffer.from(p.data ?? new Uint8Array()).toString('base64'),
 });
 
@@ -83,7 +85,8 @@ export function codecServerApp(codec: PayloadCodec, o: CodecServerOptions): Koa 
     // Before anything else: a rebound DNS name never gets an answer, not even a preflight.
     if (!hosts.has(ctx.get('host').toLowerCase())) return refuse(ctx, 421, `this codec server answers for ${[...hosts].join(', ')} only`);
     const origin = ctx.get('origin');
-    if (origin && !o.allowedOrigins.includes(origin)) return refuse(ctx, 403, `origin ${origin} may not call this codec server (CODEC_SERVER_CORS_ORIGINS)`);
+    if (origin && !o.allowedOrigins.includes(origin))
+      return refuse(ctx, 403, `origin ${origin} may not call this codec server (CODEC_SERVER_CORS_ORIGINS)`);
     if (origin) {
       ctx.set({
         'Access-Control-Allow-Origin': origin,
@@ -99,7 +102,11 @@ export function codecServerApp(codec: PayloadCodec, o: CodecServerOptions): Koa 
     }
     if (ctx.path !== '/session' && !sameSecret(presented(ctx), o.token)) {
       ctx.set('WWW-Authenticate', 'Bearer realm="intake-codec"');
-      return refuse(ctx, 401, 'the codec server needs its token: Authorization: Bearer <token>, or open /session?token=<token> in this browser once');
+      return refuse(
+        ctx,
+        401,
+        'the codec server needs its token: Authorization: Bearer <token>, or open /session?token=<token> in this browser once',
+      );
     }
     try {
       await next();
@@ -112,15 +119,25 @@ export function codecServerApp(codec: PayloadCodec, o: CodecServerOptions): Koa 
   router.get('/session', (ctx) => {
     const token = typeof ctx.query.token === 'string' ? ctx.query.token : undefined;
     if (token !== undefined) {
-      if (!sameSecret(token, o.token)) return refuse(ctx, 401, 'not the codec server\'s token');
-      ctx.cookies.set(CODEC_SESSION_COOKIE, o.token, { httpOnly: true, sameSite: 'strict', path: '/', overwrite: true, maxAge: 30 * 24 * 3600 * 1000 });
+      if (!sameSecret(token, o.token)) return refuse(ctx, 401, "not the codec server's token");
+      ctx.cookies.set(CODEC_SESSION_COOKIE, o.token, {
+        httpOnly: true,
+        sameSite: 'strict',
+        path: '/',
+        overwrite: true,
+        maxAge: 30 * 24 * 3600 * 1000,
+      });
       // Off the address bar and out of the history's next entry.
       ctx.status = 303;
       ctx.redirect('/session');
       return;
     }
-    if (!sameSecret(ctx.cookies.get(CODEC_SESSION_COOKIE), o.token)) return refuse(ctx, 401, 'this browser is not signed in: open /session?token=<token>');
-    ctx.body = { message: 'this browser may use the codec server: in the Temporal UI, set the Codec Server endpoint to this address with "Include cross-origin credentials" on' };
+    if (!sameSecret(ctx.cookies.get(CODEC_SESSION_COOKIE), o.token))
+      return refuse(ctx, 401, 'this browser is not signed in: open /session?token=<token>');
+    ctx.body = {
+      message:
+        'this browser may use the codec server: in the Temporal UI, set the Codec Server endpoint to this address with "Include cross-origin credentials" on',
+    };
   });
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '64mb' }));
   for (const op of ['encode', 'decode'] as const) {

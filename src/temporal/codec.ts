@@ -75,7 +75,10 @@ export function temporalDataConverter(keys: PayloadKey[] | undefined): DataConve
  */
 export function parsePayloadKeys(value: string): PayloadKey[] | string {
   const keys: PayloadKey[] = [];
-  for (const part of value.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of value
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const match = /^([A-Za-z0-9._-]{1,64}):([A-Za-z0-9+/=_-]+)$/.exec(part);
     if (!match) return 'each key must be id:base64 (id of letters, digits, ".", "_" or "-")';
     const key = Buffer.from(match[2]!, 'base64');

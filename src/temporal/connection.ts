@@ -24,7 +24,9 @@ export async function connectTemporalClient(config: Pick<Config, 'temporal'>): P
   return {
     connection,
     client: new Client({
-      connection, namespace: config.temporal.namespace, dataConverter: temporalDataConverter(config.temporal.payloadKeys),
+      connection,
+      namespace: config.temporal.namespace,
+      dataConverter: temporalDataConverter(config.temporal.payloadKeys),
       interceptors: { workflow: tracingClientInterceptors() },
     }),
   };

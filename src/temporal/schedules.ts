@@ -1,13 +1,19 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptionsAction } from '@temporalio/client';
 import type { Logger } from '../logger.js';
+import { RETENTION_SCHEDULE_ID, RETENTION_SWEEP_WORKFLOW, retentionSweepWorkflowId } from '../../workflows/retention-sweep/contract.js';
 import {
-  RETENTION_SCHEDULE_ID, RETENTION_SWEEP_WORKFLOW, retentionSweepWorkflowId,
-} from '../../workflows/retention-sweep/contract.js';
-import {
-  SESSION_WAKES_SCHEDULE_ID, SESSION_WAKES_WORKFLOW, sessionWakesWorkflowId, type SessionWakesInput, type SessionWorkflowSettingsInput,
+  SESSION_WAKES_SCHEDULE_ID,
+  SESSION_WAKES_WORKFLOW,
+  sessionWakesWorkflowId,
+  type SessionWakesInput,
+  type SessionWorkflowSettingsInput,
 } from '../../workflows/session-wakes/contract.js';
 import {
-  MEDIA_RECONCILER_SCHEDULE_ID, MEDIA_RECONCILER_WORKFLOW, mediaReconcilerWorkflowId, type MediaReconcilerInput, type MediaWorkflowSettingsInput,
+  MEDIA_RECONCILER_SCHEDULE_ID,
+  MEDIA_RECONCILER_WORKFLOW,
+  mediaReconcilerWorkflowId,
+  type MediaReconcilerInput,
+  type MediaWorkflowSettingsInput,
 } from '../../workflows/media-reconciler/contract.js';
 
 export interface RetentionScheduleOptions {
@@ -23,10 +29,19 @@ export interface RetentionScheduleOptions {
  * never joined by a second one. Run a sweep now: `temporal schedule trigger --schedule-id agent-retention-sweep`.
  */
 export async function ensureRetentionSchedule(client: Client, o: RetentionScheduleOptions, logger: Pick<Logger, 'info'>): Promise<string> {
-  return ensureSchedule(client, {
-    scheduleId: o.scheduleId, defaultId: RETENTION_SCHEDULE_ID, workflowType: RETENTION_SWEEP_WORKFLOW, workflowId: retentionSweepWorkflowId(),
-    taskQueue: o.taskQueue, input: { version: 1 }, every: `${o.everyMinutes} minutes`,
-  }, (scheduleId) => logger.info({ scheduleId, everyMinutes: o.everyMinutes }, 'created the retention sweep schedule'));
+  return ensureSchedule(
+    client,
+    {
+      scheduleId: o.scheduleId,
+      defaultId: RETENTION_SCHEDULE_ID,
+      workflowType: RETENTION_SWEEP_WORKFLOW,
+      workflowId: retentionSweepWorkflowId(),
+      taskQueue: o.taskQueue,
+      input: { version: 1 },
+      every: `${o.everyMinutes} minutes`,
+    },
+    (scheduleId) => logger.info({ scheduleId, everyMinutes: o.everyMinutes }, 'created the retention sweep schedule'),
+  );
 }
 
 /**
@@ -37,7 +52,12 @@ export async function ensureRetentionSchedule(client: Client, o: RetentionSchedu
 async function ensureSchedule(
   client: Client,
   s: {
-    scheduleId: string | undefined; defaultId: string; workflowType: string; workflowId: string; taskQueue: string; input: unknown;
+    scheduleId: string | undefined;
+    defaultId: string;
+    workflowType: string;
+    workflowId: string;
+    taskQueue: string;
+    input: unknown;
     every: `${number} ${'seconds' | 'minutes'}`;
   },
   created: (scheduleId: string) => void,
@@ -75,12 +95,25 @@ export interface SessionWakesScheduleOptions {
  * retention sweep's schedule: every AGENT_WAKE_RECONCILE_SECONDS it wakes the sessions whose
  * requested wake is older than that: a safety net behind the session drainer. Overlaps are skipped.
  */
-export async function ensureSessionWakesSchedule(client: Client, o: SessionWakesScheduleOptions, logger: Pick<Logger, 'info'>): Promise<string> {
+export async function ensureSessionWakesSchedule(
+  client: Client,
+  o: SessionWakesScheduleOptions,
+  logger: Pick<Logger, 'info'>,
+): Promise<string> {
   const input: SessionWakesInput = { version: 1, olderThanSeconds: o.everySeconds, settings: o.settings };
-  return ensureSchedule(client, {
-    scheduleId: o.scheduleId, defaultId: SESSION_WAKES_SCHEDULE_ID, workflowType: SESSION_WAKES_WORKFLOW, workflowId: sessionWakesWorkflowId(),
-    taskQueue: o.taskQueue, input, every: `${o.everySeconds} seconds`,
-  }, (scheduleId) => logger.info({ scheduleId, everySeconds: o.everySeconds }, 'created the session wakes schedule'));
+  return ensureSchedule(
+    client,
+    {
+      scheduleId: o.scheduleId,
+      defaultId: SESSION_WAKES_SCHEDULE_ID,
+      workflowType: SESSION_WAKES_WORKFLOW,
+      workflowId: sessionWakesWorkflowId(),
+      taskQueue: o.taskQueue,
+      input,
+      every: `${o.everySeconds} seconds`,
+    },
+    (scheduleId) => logger.info({ scheduleId, everySeconds: o.everySeconds }, 'created the session wakes schedule'),
+  );
 }
 
 export interface MediaReconcilerScheduleOptions {
@@ -97,10 +130,23 @@ export interface MediaReconcilerScheduleOptions {
  * every MEDIA_RECONCILE_SECONDS, active ingestions without a running workflow are started again or
  * failed. Overlaps are skipped.
  */
-export async function ensureMediaReconcilerSchedule(client: Client, o: MediaReconcilerScheduleOptions, logger: Pick<Logger, 'info'>): Promise<string> {
+export async function ensureMediaReconcilerSchedule(
+  client: Client,
+  o: MediaReconcilerScheduleOptions,
+  logger: Pick<Logger, 'info'>,
+): Promise<string> {
   const input: MediaReconcilerInput = { version: 1, olderThanSeconds: o.olderThanSeconds, settings: o.settings };
-  return ensureSchedule(client, {
-    scheduleId: o.scheduleId, defaultId: MEDIA_RECONCILER_SCHEDULE_ID, workflowType: MEDIA_RECONCILER_WORKFLOW, workflowId: mediaReconcilerWorkflowId(),
-    taskQueue: o.taskQueue, input, every: `${o.everySeconds} seconds`,
-  }, (scheduleId) => logger.info({ scheduleId, everySeconds: o.everySeconds }, 'created the media reconciler schedule'));
+  return ensureSchedule(
+    client,
+    {
+      scheduleId: o.scheduleId,
+      defaultId: MEDIA_RECONCILER_SCHEDULE_ID,
+      workflowType: MEDIA_RECONCILER_WORKFLOW,
+      workflowId: mediaReconcilerWorkflowId(),
+      taskQueue: o.taskQueue,
+      input,
+      every: `${o.everySeconds} seconds`,
+    },
+    (scheduleId) => logger.info({ scheduleId, everySeconds: o.everySeconds }, 'created the media reconciler schedule'),
+  );
 }

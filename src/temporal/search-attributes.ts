@@ -6,7 +6,13 @@ import type { Logger } from '../logger.js';
 export * from '../../workflows/search-attributes.js';
 
 const KIND_TO_DEV_SERVER: Record<string, string> = {
-  KEYWORD: 'Keyword', TEXT: 'Text', INT: 'Int', DOUBLE: 'Double', BOOL: 'Bool', DATETIME: 'Datetime', KEYWORD_LIST: 'KeywordList',
+  KEYWORD: 'Keyword',
+  TEXT: 'Text',
+  INT: 'Int',
+  DOUBLE: 'Double',
+  BOOL: 'Bool',
+  DATETIME: 'Datetime',
+  KEYWORD_LIST: 'KeywordList',
 };
 
 /** `--search-attribute Name=Type` flags for `temporal server start-dev`. */
@@ -43,7 +49,10 @@ export async function ensureSearchAttributes(connection: Connection, namespace: 
     logger.info({ added: missing.map((k) => k.name) }, 'registered Temporal search attributes');
     await untilUsable(connection, namespace, missing);
   } catch (error) {
-    logger.warn({ err: error }, 'could not register Temporal search attributes; create them with `temporal operator search-attribute create`');
+    logger.warn(
+      { err: error },
+      'could not register Temporal search attributes; create them with `temporal operator search-attribute create`',
+    );
   }
 }
 
@@ -53,7 +62,11 @@ export async function ensureSearchAttributes(connection: Connection, namespace: 
  * query on every new one is accepted.
  */
 async function untilUsable(connection: Connection, namespace: string, added: readonly { name: string; type: string }[]): Promise<void> {
-  const query = added.map((k) => (k.type === 'INT' || k.type === 'DOUBLE' ? `${k.name} >= 0` : k.type === 'BOOL' ? `${k.name} = true` : `${k.name} = "probe"`)).join(' OR ');
+  const query = added
+    .map((k) =>
+      k.type === 'INT' || k.type === 'DOUBLE' ? `${k.name} >= 0` : k.type === 'BOOL' ? `${k.name} = true` : `${k.name} = "probe"`,
+    )
+    .join(' OR ');
   const deadline = Date.now() + 30_000;
   for (;;) {
     try {

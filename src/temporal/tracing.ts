@@ -1,7 +1,10 @@
 import { createRequire } from 'node:module';
 import type { WorkflowClientInterceptor } from '@temporalio/client';
 import {
-  makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor, OpenTelemetryWorkflowClientInterceptor,
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+  OpenTelemetryWorkflowClientInterceptor,
   type OpenTelemetrySinks,
 } from '@temporalio/interceptors-opentelemetry';
 import type { ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/worker';
@@ -29,11 +32,15 @@ export function tracingClientInterceptors(): WorkflowClientInterceptor[] {
 /** The activity interceptors: each activity runs in a span continuing its workflow's. */
 export function tracingActivityInterceptors(): ActivityInterceptorsFactory[] {
   if (!currentTracing().enabled) return [];
-  return [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })];
+  return [
+    (ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) }),
+  ];
 }
 
 /** The sinks every worker running the workflow bundle registers (its replays included). */
 export function workflowSinks(): InjectedSinks<OpenTelemetrySinks> {
   const tracing = currentTracing();
-  return { exporter: tracing.enabled ? makeWorkflowExporter(tracing.spanProcessor, tracing.resource) : { export: { fn: () => undefined } } };
+  return {
+    exporter: tracing.enabled ? makeWorkflowExporter(tracing.spanProcessor, tracing.resource) : { export: { fn: () => undefined } },
+  };
 }

@@ -25,7 +25,10 @@ export interface WorkerDeps {
  * bundled in), or the sources bundled at start with the same interceptors; and the sinks they call.
  */
 export function workflowSource(bundlePath: string | undefined): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'sinks'> {
-  return { ...(bundlePath ? { workflowBundle: { codePath: resolveFromRoot(bundlePath) } } : { workflowsPath: workflowsEntry() }), sinks: workflowSinks() };
+  return {
+    ...(bundlePath ? { workflowBundle: { codePath: resolveFromRoot(bundlePath) } } : { workflowsPath: workflowsEntry() }),
+    sinks: workflowSinks(),
+  };
 }
 
 /** The interceptors of every worker (tests' included): tracing (outermost, when on), then metrics. */
@@ -43,7 +46,10 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     taskQueue: deps.taskQueue,
     dataConverter: temporalDataConverter(deps.payloadKeys),
     activities: createActivities(deps.activities),
-    interceptors: { ...workerInterceptors(deps.activities), ...(deps.workflowBundlePath ? {} : { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] }) },
+    interceptors: {
+      ...workerInterceptors(deps.activities),
+      ...(deps.workflowBundlePath ? {} : { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] }),
+    },
     ...(deps.activitiesOnly
       ? { maxConcurrentActivityTaskExecutions: deps.activitiesOnly.maxConcurrent }
       : workflowSource(deps.workflowBundlePath)),

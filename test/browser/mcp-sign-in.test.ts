@@ -84,15 +84,22 @@ describe('MCP sign-in in a real browser (headless Chromium)', function () {
     idp = await startTestIdp();
     user = await createSignInUser(pool);
     api = await startTestApi({
-      pool, databaseUrl,
+      pool,
+      databaseUrl,
       config: testConfig({
-        OIDC_ISSUER: idp.issuer, OIDC_CLIENT_ID: idp.clientId, OIDC_CLIENT_SECRET: idp.clientSecret, OIDC_DISPLAY_NAME: 'Example Corp',
+        OIDC_ISSUER: idp.issuer,
+        OIDC_CLIENT_ID: idp.clientId,
+        OIDC_CLIENT_SECRET: idp.clientSecret,
+        OIDC_DISPLAY_NAME: 'Example Corp',
         OIDC_ORGANIZATIONS: user.organizationId,
       }),
     });
     idp.register(`${api.url}${UPSTREAM_CALLBACK_PATH}`);
     redirect = await new LoopbackRedirect().listen();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
+    });
   });
   after(async () => {
     await browser?.close();
@@ -153,7 +160,10 @@ describe('MCP sign-in in a real browser (headless Chromium)', function () {
 
     await page.getByRole('heading', { name: 'Approve access' }).waitFor();
     const consent = await page.locator('main').innerText();
-    assert.match(consent, new RegExp(`Browser test client \\(returning to 127\\.0\\.0\\.1:\\d+\\) asks to act as\\s+${user.email.replace(/[.+]/g, '\\$&')}`));
+    assert.match(
+      consent,
+      new RegExp(`Browser test client \\(returning to 127\\.0\\.0\\.1:\\d+\\) asks to act as\\s+${user.email.replace(/[.+]/g, '\\$&')}`),
+    );
     for (const scope of ['projects:read', 'sessions:upload', 'sessions:associate']) assert.ok(consent.includes(scope), scope);
     const back = redirect.next();
     await page.getByRole('button', { name: 'Approve' }).click();

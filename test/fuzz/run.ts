@@ -39,7 +39,10 @@ function unbanner(line: string): string {
 
 function st(dir: string, args: string[]): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn('python3', [path.join(dir, 'bin', 'st'), ...args], { env: { ...process.env, PYTHONPATH: dir, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn('python3', [path.join(dir, 'bin', 'st'), ...args], {
+      env: { ...process.env, PYTHONPATH: dir, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const lines = createInterface({ input: child.stdout, crlfDelay: Infinity });
     lines.on('line', (line) => process.stdout.write(`${unbanner(line)}\n`));
     child.once('error', reject);
@@ -53,7 +56,8 @@ const dir = await mkdtemp(path.join(os.tmpdir(), 'intake-fuzz-'));
 const pool = await createDatabasePool(await createTestDatabase());
 const worker = await startTestWorker(pool, { deps: loopbackMediaDeps(dir) });
 const api = await startTestApi({
-  pool, config: testConfig({ STORAGE_DIR: dir, TEMPORAL_TASK_QUEUE: worker.taskQueue, FEEDBACK_RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'silent' }),
+  pool,
+  config: testConfig({ STORAGE_DIR: dir, TEMPORAL_TASK_QUEUE: worker.taskQueue, FEEDBACK_RATE_LIMIT_PER_MINUTE: '0', LOG_LEVEL: 'silent' }),
 });
 let failed = 0;
 try {
@@ -62,17 +66,46 @@ try {
   const app = await createApplication(pool, { organizationId: org.organizationId, name: 'Fuzzed', agentKey: 'fuzzed' });
   const { secret } = await issueCredential(pool, app);
   const common = [
-    `${api.url}/openapi.json`, '--checks', 'not_a_server_error,response_schema_conformance', '--seed', '20261124',
-    '--max-examples', process.env.FUZZ_MAX_EXAMPLES ?? '20', '--max-time', process.env.FUZZ_MAX_SECONDS ?? '120', '--workers', '1', '--phases', 'examples,fuzzing,stateful',
-    '--request-timeout', '30', '--no-shrink',
+    `${api.url}/openapi.json`,
+    '--checks',
+    'not_a_server_error,response_schema_conformance',
+    '--seed',
+    '20261124',
+    '--max-examples',
+    process.env.FUZZ_MAX_EXAMPLES ?? '20',
+    '--max-time',
+    process.env.FUZZ_MAX_SECONDS ?? '120',
+    '--workers',
+    '1',
+    '--phases',
+    'examples,fuzzing,stateful',
+    '--request-timeout',
+    '30',
+    '--no-shrink',
   ];
   // Each credential on the operations that take it.
   const runs: [string, string[]][] = [
-    ['organization API key (and the operator token)', ['-H', `X-Service-Api-Key: ${org.apiKey}`, '-H', `X-Operator-Token: ${TEST_OPERATOR_TOKEN}`, '--exclude-path-regex', '^/(mcp|v3/rest/agent-conversations/ingest|v3/rest/recordings/meeting-joins)']],
+    [
+      'organization API key (and the operator token)',
+      [
+        '-H',
+        `X-Service-Api-Key: ${org.apiKey}`,
+        '-H',
+        `X-Operator-Token: ${TEST_OPERATOR_TOKEN}`,
+        '--exclude-path-regex',
+        '^/(mcp|v3/rest/agent-conversations/ingest|v3/rest/recordings/meeting-joins)',
+      ],
+    ],
     ['agent ingest secret', ['-H', `X-Service-Agent-Key: ${secret}`, '--include-path', '/v3/rest/agent-conversations/ingest']],
-    ['user access token', ['-H', `Authorization: Bearer ${user.accessToken}`, '--include-path-regex', '^/(v3/rest/recordings/meeting-joins|\\.well-known)']],
+    [
+      'user access token',
+      ['-H', `Authorization: Bearer ${user.accessToken}`, '--include-path-regex', '^/(v3/rest/recordings/meeting-joins|\\.well-known)'],
+    ],
     // /mcp takes only the authorization server's tokens: one a user approved, as an MCP client gets it.
-    ['OAuth access token', ['-H', `Authorization: Bearer ${await mcpAccessToken(api.url, await createSignInUser(pool))}`, '--include-path', '/mcp']],
+    [
+      'OAuth access token',
+      ['-H', `Authorization: Bearer ${await mcpAccessToken(api.url, await createSignInUser(pool))}`, '--include-path', '/mcp'],
+    ],
   ];
   for (const [name, args] of runs) {
     process.stdout.write(`--- schemathesis with the ${name}\n`);

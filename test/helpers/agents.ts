@@ -39,7 +39,12 @@ export interface AgentContext {
 }
 
 /** An application of `owner` with one ingest secret (settings applied when given). */
-export async function createTestAgentApp(pool: DatabasePool, owner: TestOrg, agentKey: string, o: { name?: string; settings?: SettingsPatch } = {}): Promise<TestAgentApp> {
+export async function createTestAgentApp(
+  pool: DatabasePool,
+  owner: TestOrg,
+  agentKey: string,
+  o: { name?: string; settings?: SettingsPatch } = {},
+): Promise<TestAgentApp> {
   let app = await createApplication(pool, { organizationId: owner.organizationId, name: o.name ?? agentKey, agentKey });
   if (o.settings) app = await changeApplication(pool, owner.organizationId, app.id, o.settings);
   const { row, secret } = await issueCredential(pool, app);
@@ -75,15 +80,34 @@ export async function agentContext(options: { env?: Record<string, string>; cred
 const T0 = Date.parse('2026-11-01T10:00:00Z');
 
 export function userMessage(sequence: number, content: string, extra: Partial<AgentEvent> = {}): AgentEvent {
-  return { externalEventId: `e${sequence}`, sequence, revision: 1, occurredAt: new Date(T0 + sequence * 1000).toISOString(), type: 'user_message', content, ...extra };
+  return {
+    externalEventId: `e${sequence}`,
+    sequence,
+    revision: 1,
+    occurredAt: new Date(T0 + sequence * 1000).toISOString(),
+    type: 'user_message',
+    content,
+    ...extra,
+  };
 }
 
 export function assistantMessage(sequence: number, content: string, extra: Partial<AgentEvent> = {}): AgentEvent {
   return { ...userMessage(sequence, content), type: 'assistant_message', final: true, ...extra };
 }
 
-export function feedbackEvent(sequence: number, target: string, rating: 'positive' | 'negative' = 'positive', extra: Partial<AgentEvent> = {}): AgentEvent {
-  return { ...userMessage(sequence, ''), content: undefined, type: 'feedback', feedback: { targetEventExternalId: target, rating }, ...extra };
+export function feedbackEvent(
+  sequence: number,
+  target: string,
+  rating: 'positive' | 'negative' = 'positive',
+  extra: Partial<AgentEvent> = {},
+): AgentEvent {
+  return {
+    ...userMessage(sequence, ''),
+    content: undefined,
+    type: 'feedback',
+    feedback: { targetEventExternalId: target, rating },
+    ...extra,
+  };
 }
 
 /** A session request for `app` with the given events (other fields overridable). */
@@ -92,7 +116,10 @@ export function sessionRequest(app: TestAgentApp, events: AgentEvent[], extra: P
 }
 
 /** Rows of a table for the organization's sessions, to prove a refused request stored nothing. */
-export async function countRows(pool: DatabasePool, table: 'agent_sessions' | 'agent_events' | 'agent_participants' | 'agent_event_revisions'): Promise<number> {
+export async function countRows(
+  pool: DatabasePool,
+  table: 'agent_sessions' | 'agent_events' | 'agent_participants' | 'agent_event_revisions',
+): Promise<number> {
   return pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM ${sql.identifier([table])}`);
 }
 
@@ -114,16 +141,34 @@ export async function processingContext(
   const taskQueue = `test-${randomUUID()}`;
   const base = await agentContext({
     credits: options.credits,
-    env: { TEMPORAL_TASK_QUEUE: taskQueue, AGENT_SESSION_IDLE_SECONDS: '60', AGENT_BILLING_RECHECK_SECONDS: '1', AGENT_SESSION_ACTIVITY_TIMEOUT_SECONDS: '5', ...options.env },
+    env: {
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      AGENT_SESSION_IDLE_SECONDS: '60',
+      AGENT_BILLING_RECHECK_SECONDS: '1',
+      AGENT_SESSION_ACTIVITY_TIMEOUT_SECONDS: '5',
+      ...options.env,
+    },
   });
   // Without an in-process worker the test brings its own (a killable process).
-  const worker = options.worker === false ? { taskQueue, stop: async () => undefined } : await startTestWorker(base.pool, {
-    taskQueue, deps: { analysisCreditCost: base.api.deps.config.agents.analysisCreditCost, drainer: drainerSettings(base.api.deps.config), ...options.deps },
-  });
+  const worker =
+    options.worker === false
+      ? { taskQueue, stop: async () => undefined }
+      : await startTestWorker(base.pool, {
+          taskQueue,
+          deps: {
+            analysisCreditCost: base.api.deps.config.agents.analysisCreditCost,
+            drainer: drainerSettings(base.api.deps.config),
+            ...options.deps,
+          },
+        });
   const sessionRow = z.object({ processed_through_sequence: z.number().nullable(), processing_status: z.string(), status: z.string() });
-  const session = (id: string) => base.pool.one(sql.type(sessionRow)`
+  const session = (id: string) =>
+    base.pool.one(sql.type(sessionRow)`
     SELECT processed_through_sequence, processing_status, status FROM agent_sessions WHERE id = ${id}`);
-  const outcome = (id: string) => base.pool.one(sql.type(z.object({ units: z.number(), explicit: z.number(), inferred: z.number(), queued: z.number(), done: z.number() }))`
+  const outcome = (id: string) =>
+    base.pool.one(sql.type(
+      z.object({ units: z.number(), explicit: z.number(), inferred: z.number(), queued: z.number(), done: z.number() }),
+    )`
     SELECT (SELECT count(*)::int FROM usage_records WHERE session_id = ${id}) AS units,
       (SELECT count(*)::int FROM agent_signals WHERE session_id = ${id} AND source = 'explicit_feedback') AS explicit,
       (SELECT count(*)::int FROM agent_signals WHERE session_id = ${id} AND source = 'qualitative_inference') AS inferred,
@@ -140,7 +185,8 @@ export async function processingContext(
         const s = await session(id);
         return (s.processed_through_sequence ?? -1) >= sequence && (await outcome(id)).queued === 0;
       };
-      if (!(await waitFor(done, timeoutMs, 100))) throw new Error(`session ${id} not processed through ${sequence}: ${JSON.stringify(await session(id))}`);
+      if (!(await waitFor(done, timeoutMs, 100)))
+        throw new Error(`session ${id} not processed through ${sequence}: ${JSON.stringify(await session(id))}`);
       return session(id);
     },
     async close() {

@@ -46,7 +46,8 @@ export async function startTestApi(options: {
   oauthAccessTokenSeconds?: number;
 }): Promise<TestApi> {
   const config = options.config ?? testConfig();
-  const temporal = options.temporal ?? (await connectTemporalClient({ temporal: { ...config.temporal, address: (await testStack()).temporal.address } }));
+  const temporal =
+    options.temporal ?? (await connectTemporalClient({ temporal: { ...config.temporal, address: (await testStack()).temporal.address } }));
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -61,18 +62,36 @@ export async function startTestApi(options: {
   // With a database URL, the replicas' shared tus locks; else one process's.
   const uploadLocks: UploadLocker = options.databaseUrl ? new PostgresUploadLocker(options.databaseUrl) : memoryUploadLocker();
   // As in production: large bodies are checked by a thread.
-  const bodyChecker = options.bodyChecker !== undefined ? options.bodyChecker : createBodyChecker({ threads: config.http.bodyWorkerThreads });
+  const bodyChecker =
+    options.bodyChecker !== undefined ? options.bodyChecker : createBodyChecker({ threads: config.http.bodyWorkerThreads });
   // Listening first: the port is part of the URL the tests reach the API at.
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
   const url = `http://127.0.0.1:${port}`;
   const oauth = await createOAuthServers({
-    issuer: config.http.publicBaseUrl, pool: options.pool, signingSecret: TEST_SIGNING_SECRET, rateLimits, trustProxy: config.http.trustProxy, trustProxyHops: config.http.trustProxyHops, renderError: renderOAuthError, oidc: config.signIn.oidc, limits: config.rateLimits,
+    issuer: config.http.publicBaseUrl,
+    pool: options.pool,
+    signingSecret: TEST_SIGNING_SECRET,
+    rateLimits,
+    trustProxy: config.http.trustProxy,
+    trustProxyHops: config.http.trustProxyHops,
+    renderError: renderOAuthError,
+    oidc: config.signIn.oidc,
+    limits: config.rateLimits,
     accessTokenSeconds: options.oauthAccessTokenSeconds,
   });
   const deps: AppDeps = {
-    config, pool: options.pool, temporal, tokens: testTokens(), logger, rateLimits, uploadLocks, bodyChecker, metrics: createApiMetrics({ pool: options.pool, processMetrics: false }), oauth,
+    config,
+    pool: options.pool,
+    temporal,
+    tokens: testTokens(),
+    logger,
+    rateLimits,
+    uploadLocks,
+    bodyChecker,
+    metrics: createApiMetrics({ pool: options.pool, processMetrics: false }),
+    oauth,
   };
   server.on('request', buildApp(deps).callback());
   return {

@@ -16,7 +16,14 @@ export const TEST_OPERATOR_TOKEN = 'test-operator-token-test-operator-token-0123
  */
 export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({
-    NODE_ENV: 'test', LOG_LEVEL: 'silent', SIGNING_SECRET: TEST_SIGNING_SECRET, OPERATOR_TOKEN: TEST_OPERATOR_TOKEN, STORAGE_DIR: TEST_MEDIA_DIR, AGENT_CREDENTIAL_CACHE_SECONDS: '0', AGENT_WORKFLOW_SIGNAL_SECONDS: '0', ...env,
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    SIGNING_SECRET: TEST_SIGNING_SECRET,
+    OPERATOR_TOKEN: TEST_OPERATOR_TOKEN,
+    STORAGE_DIR: TEST_MEDIA_DIR,
+    AGENT_CREDENTIAL_CACHE_SECONDS: '0',
+    AGENT_WORKFLOW_SIGNAL_SECONDS: '0',
+    ...env,
   });
 }
 

@@ -29,7 +29,10 @@ export async function feedbackContext(env: Record<string, string> = { FEEDBACK_R
     api,
     org,
     other,
-    as: (key) => (path, init = {}) => api.request(path, { ...init, headers: { 'X-Service-Api-Key': key, ...(init.headers as Record<string, string>) } }),
+    as:
+      (key) =>
+      (path, init = {}) =>
+        api.request(path, { ...init, headers: { 'X-Service-Api-Key': key, ...(init.headers as Record<string, string>) } }),
     async close() {
       await api.close();
       await pool.end();

@@ -3,7 +3,10 @@ import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } fr
 
 /** What an MCP client keeps (Claude Code, Codex and the like): its registration, its tokens, the PKCE verifier. */
 export class TestClientProvider implements OAuthClientProvider {
-  constructor(private readonly redirect: string, private readonly name = 'SDK test client') {}
+  constructor(
+    private readonly redirect: string,
+    private readonly name = 'SDK test client',
+  ) {}
   info: OAuthClientInformationMixed | undefined;
   saved: OAuthTokens | undefined;
   verifier = '';
@@ -12,7 +15,13 @@ export class TestClientProvider implements OAuthClientProvider {
     return this.redirect;
   }
   get clientMetadata(): OAuthClientMetadata {
-    return { client_name: this.name, redirect_uris: [this.redirect], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+    return {
+      client_name: this.name,
+      redirect_uris: [this.redirect],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
   }
   clientInformation() {
     return this.info;

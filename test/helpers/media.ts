@@ -22,7 +22,10 @@ export async function runFfprobe(args: readonly string[]): Promise<{ stdout: str
  * extension): the media of the tests and benchmarks. `sampleRate` is the tone's own;
  * `outputArgs` go before the file (a bitrate, a resampling).
  */
-export async function writeTone(file: string, o: { seconds: number; frequency?: number; sampleRate?: number; outputArgs?: readonly string[] }): Promise<void> {
+export async function writeTone(
+  file: string,
+  o: { seconds: number; frequency?: number; sampleRate?: number; outputArgs?: readonly string[] },
+): Promise<void> {
   const tone = `sine=frequency=${o.frequency ?? 440}:duration=${o.seconds}${o.sampleRate ? `:sample_rate=${o.sampleRate}` : ''}`;
   await runFfmpeg(['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', tone, ...(o.outputArgs ?? []), '-y', file]);
 }

@@ -20,7 +20,11 @@ export class Browser {
     return res;
   }
   post(path: string, form: Record<string, string>): Promise<Response> {
-    return this.go(path, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form).toString() });
+    return this.go(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(form).toString(),
+    });
   }
   /**
    * Follows redirects on this server (and on the `through` origins: an identity provider's);
@@ -46,35 +50,62 @@ export const csrfOf = (html: string): string => /name="csrf" value="([^"]+)"/.ex
  * A user in a browser completing an authorization request: signs in on the login page, then
  * approves (or denies) on the consent page; returns where the server sent the browser back.
  */
-export async function authorizeInBrowser(base: string, authorizationUrl: URL, user: { email: string; password: string }, decision: 'approve' | 'deny' = 'approve'): Promise<URL> {
+export async function authorizeInBrowser(
+  base: string,
+  authorizationUrl: URL,
+  user: { email: string; password: string },
+  decision: 'approve' | 'deny' = 'approve',
+): Promise<URL> {
   const browser = new Browser(base);
   const login = await browser.follow(await browser.go(authorizationUrl.pathname + authorizationUrl.search));
   const uid = new URL(login.url).pathname.split('/').pop()!;
-  const consent = await browser.follow(await browser.post(`/oauth/interaction/${uid}/login`, { csrf: csrfOf(await login.text()), email: user.email, password: user.password }));
+  const consent = await browser.follow(
+    await browser.post(`/oauth/interaction/${uid}/login`, { csrf: csrfOf(await login.text()), email: user.email, password: user.password }),
+  );
   // Consent remembered (a web client the user approved before): straight back to the client.
   if (consent.status >= 300 && consent.status < 400) return new URL(consent.headers.get('location')!);
   if (consent.status !== 200) throw new Error(`sign-in failed: ${consent.status}`);
   const consentUid = new URL(consent.url).pathname.split('/').pop()!;
-  const back = await browser.follow(await browser.post(`/oauth/interaction/${consentUid}/confirm`, { csrf: csrfOf(await consent.text()), decision }));
+  const back = await browser.follow(
+    await browser.post(`/oauth/interaction/${consentUid}/confirm`, { csrf: csrfOf(await consent.text()), decision }),
+  );
   return new URL(back.headers.get('location')!);
 }
 
 /** Registers a public client (RFC 7591) as MCP clients do; returns its client_id, or the refusal. */
-export async function registerClient(base: string, metadata: Record<string, unknown>): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function registerClient(
+  base: string,
+  metadata: Record<string, unknown>,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(`${base}/oauth/register`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], ...metadata }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      ...metadata,
+    }),
   });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
 /** An authorization request with PKCE (S256) for the MCP resource: the URL and its verifier. */
-export function authorizationRequest(base: string, o: { clientId: string; redirectUri: string; scope: string; state?: string }): { url: URL; verifier: string } {
+export function authorizationRequest(
+  base: string,
+  o: { clientId: string; redirectUri: string; scope: string; state?: string },
+): { url: URL; verifier: string } {
   const verifier = randomBytes(32).toString('base64url');
   const url = new URL('/oauth/authorize', base);
   url.search = new URLSearchParams({
-    client_id: o.clientId, response_type: 'code', redirect_uri: o.redirectUri, scope: o.scope, state: o.state ?? 'st', resource: `${base}/mcp`,
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+    client_id: o.clientId,
+    response_type: 'code',
+    redirect_uri: o.redirectUri,
+    scope: o.scope,
+    state: o.state ?? 'st',
+    resource: `${base}/mcp`,
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
   }).toString();
   return { url, verifier };
 }
@@ -89,17 +120,28 @@ export interface TokenSet {
 /** The token endpoint with a public client's form. */
 export function tokenRequest(base: string, clientId: string, form: Record<string, string>): Promise<Response> {
   return fetch(`${base}/oauth/token`, {
-    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id: clientId, ...form }).toString(),
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ client_id: clientId, ...form }).toString(),
   });
 }
 
 /** The whole flow for a signed-in, approving user: sign-in, consent, code, tokens. */
-export async function obtainTokens(base: string, o: { clientId: string; redirectUri: string; scope: string; user: { email: string; password: string } }): Promise<TokenSet> {
+export async function obtainTokens(
+  base: string,
+  o: { clientId: string; redirectUri: string; scope: string; user: { email: string; password: string } },
+): Promise<TokenSet> {
   const { url, verifier } = authorizationRequest(base, o);
   const back = await authorizeInBrowser(base, url, o.user);
   const code = back.searchParams.get('code');
   if (!code) throw new Error(`no code: ${back.toString()}`);
-  const res = await tokenRequest(base, o.clientId, { grant_type: 'authorization_code', code, redirect_uri: o.redirectUri, code_verifier: verifier, resource: `${base}/mcp` });
+  const res = await tokenRequest(base, o.clientId, {
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: o.redirectUri,
+    code_verifier: verifier,
+    resource: `${base}/mcp`,
+  });
   if (res.status !== 200) throw new Error(`token exchange: ${res.status} ${await res.text()}`);
   return (await res.json()) as TokenSet;
 }
@@ -119,7 +161,9 @@ export async function mcpAccessToken(base: string, user: { email: string; passwo
 /** A JSON-RPC call to /mcp with a bearer token. */
 export function mcpCall(base: string, token: string, body: unknown = { jsonrpc: '2.0', id: 1, method: 'tools/list' }): Promise<Response> {
   return fetch(`${base}/mcp`, {
-    method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(body),
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify(body),
   });
 }
 
@@ -127,7 +171,9 @@ export function mcpCall(base: string, token: string, body: unknown = { jsonrpc: 
 export const TEST_PASSWORD = 'correct horse battery staple';
 
 /** A user who signs in with TEST_PASSWORD, in an organization of their own. */
-export async function createSignInUser(pool: DatabasePool): Promise<{ userId: string; email: string; password: string; organizationId: string }> {
+export async function createSignInUser(
+  pool: DatabasePool,
+): Promise<{ userId: string; email: string; password: string; organizationId: string }> {
   const org = await createTestOrg(pool);
   const user = await createTestUser(pool, org.organizationId);
   await setPassword(pool, user.userId, TEST_PASSWORD);

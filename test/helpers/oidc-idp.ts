@@ -76,27 +76,36 @@ export async function startTestIdp(): Promise<TestIdp> {
     provider = configured(redirectUri);
     callback = provider.callback();
   }
-  const configured = (redirectUri: string) => new Provider(issuer, {
-    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: [redirectUri], response_types: ['code'], grant_types: ['authorization_code'] }],
-    adapter: memoryAdapter(),
-    jwks: { keys: [jwk] },
-    ttl: { Interaction: 600, Session: 600, Grant: 600, AuthorizationCode: 60, AccessToken: 600, IdToken: 600 },
-    findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub, ...accounts.get(sub) }) }),
-    claims: { openid: ['sub'], email: ['email', 'email_verified'] },
-    cookies: { keys: ['test-idp-cookie-key'], names: { session: 'idp_session', interaction: 'idp_interaction', resume: 'idp_resume' } },
-    features: { devInteractions: { enabled: false } },
-    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
-    pkce: { required: () => true },
-    // Consent implied: the company's own application.
-    loadExistingGrant: async (ctx) => {
-      const accountId = ctx.oidc.session?.accountId;
-      if (!accountId || !ctx.oidc.client) return undefined;
-      const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client.clientId, accountId });
-      grant.addOIDCScope('openid email');
-      await grant.save();
-      return grant;
-    },
-  });
+  const configured = (redirectUri: string) =>
+    new Provider(issuer, {
+      clients: [
+        {
+          client_id: clientId,
+          client_secret: clientSecret,
+          redirect_uris: [redirectUri],
+          response_types: ['code'],
+          grant_types: ['authorization_code'],
+        },
+      ],
+      adapter: memoryAdapter(),
+      jwks: { keys: [jwk] },
+      ttl: { Interaction: 600, Session: 600, Grant: 600, AuthorizationCode: 60, AccessToken: 600, IdToken: 600 },
+      findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub, ...accounts.get(sub) }) }),
+      claims: { openid: ['sub'], email: ['email', 'email_verified'] },
+      cookies: { keys: ['test-idp-cookie-key'], names: { session: 'idp_session', interaction: 'idp_interaction', resume: 'idp_resume' } },
+      features: { devInteractions: { enabled: false } },
+      interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+      pkce: { required: () => true },
+      // Consent implied: the company's own application.
+      loadExistingGrant: async (ctx) => {
+        const accountId = ctx.oidc.session?.accountId;
+        if (!accountId || !ctx.oidc.client) return undefined;
+        const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client.clientId, accountId });
+        grant.addOIDCScope('openid email');
+        await grant.save();
+        return grant;
+      },
+    });
   server.on('request', (req, res) => {
     if (!provider || !callback) {
       res.statusCode = 503;
@@ -115,9 +124,10 @@ export async function startTestIdp(): Promise<TestIdp> {
     }
     void callback(req, res);
   });
-  idp.close = () => new Promise<void>((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  });
+  idp.close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
   return idp;
 }

@@ -19,7 +19,6 @@ export interface TestS3 {
   stop(): Promise<void>;
 }
 
-
 /**
  * A local S3-compatible server (moto) on a free port, with one bucket: the upload store's S3
  * adapter is tested against a real HTTP S3 API (multipart uploads included), as production runs
@@ -29,7 +28,8 @@ export async function startTestS3(bucket = 'intake-uploads'): Promise<TestS3> {
   const motoDir = await ensurePipTool('moto', MOTO_VERSION, path.join('moto', 'server.py'), `moto[server]==${MOTO_VERSION}`);
   const port = await freePort();
   const child: ChildProcess = spawn('python3', ['-m', 'moto.server', '-H', '127.0.0.1', '-p', String(port)], {
-    env: { ...process.env, PYTHONPATH: motoDir }, stdio: ['ignore', 'ignore', 'ignore'],
+    env: { ...process.env, PYTHONPATH: motoDir },
+    stdio: ['ignore', 'ignore', 'ignore'],
   });
   const endpoint = `http://127.0.0.1:${port}`;
   let up = false;
@@ -51,8 +51,13 @@ export async function startTestS3(bucket = 'intake-uploads'): Promise<TestS3> {
     bucket,
     client,
     env: {
-      UPLOAD_STORE: 's3', S3_BUCKET: bucket, S3_ENDPOINT: endpoint, S3_REGION: 'us-east-1', S3_FORCE_PATH_STYLE: 'true',
-      S3_ACCESS_KEY_ID: TEST_S3_CREDENTIALS.accessKeyId, S3_SECRET_ACCESS_KEY: TEST_S3_CREDENTIALS.secretAccessKey,
+      UPLOAD_STORE: 's3',
+      S3_BUCKET: bucket,
+      S3_ENDPOINT: endpoint,
+      S3_REGION: 'us-east-1',
+      S3_FORCE_PATH_STYLE: 'true',
+      S3_ACCESS_KEY_ID: TEST_S3_CREDENTIALS.accessKeyId,
+      S3_SECRET_ACCESS_KEY: TEST_S3_CREDENTIALS.secretAccessKey,
       S3_PART_SIZE_BYTES: String(5 * 1024 * 1024),
     },
     async stop() {

@@ -10,11 +10,16 @@ export class TcpProxy {
   private readonly clients = new Set<net.Socket>();
   private stalled = false;
 
-  private constructor(readonly port: number, private readonly targetPort: number) {}
+  private constructor(
+    readonly port: number,
+    private readonly targetPort: number,
+  ) {}
 
   static async start(targetPort: number): Promise<TcpProxy> {
     const probe = net.createServer();
-    const port = await new Promise<number>((resolve) => probe.listen(0, '127.0.0.1', () => resolve((probe.address() as net.AddressInfo).port)));
+    const port = await new Promise<number>((resolve) =>
+      probe.listen(0, '127.0.0.1', () => resolve((probe.address() as net.AddressInfo).port)),
+    );
     await new Promise((resolve) => probe.close(resolve));
     const proxy = new TcpProxy(port, targetPort);
     await proxy.up();

@@ -14,7 +14,9 @@ const exec = promisify(execFile);
 export async function ensurePipTool(name: string, version: string, probe: string, requirement = `${name}==${version}`): Promise<string> {
   const dir = path.join(PROJECT_ROOT, '.tools', `${name}-${version}`);
   if (!existsSync(path.join(dir, probe))) {
-    await exec('python3', ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--target', dir, requirement], { timeout: 600_000 });
+    await exec('python3', ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--target', dir, requirement], {
+      timeout: 600_000,
+    });
   }
   return dir;
 }

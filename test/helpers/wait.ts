@@ -12,7 +12,10 @@ export async function waitFor(probe: () => Promise<boolean>, timeoutMs: number, 
 
 /** The HTTP status of a GET, or 0 when nothing answers. */
 export async function httpStatus(url: string): Promise<number> {
-  return fetch(url).then((r) => r.status, () => 0);
+  return fetch(url).then(
+    (r) => r.status,
+    () => 0,
+  );
 }
 
 /** Resolves with `value` after `ms`, without keeping the process alive (for Promise.race bounds). */

@@ -31,7 +31,14 @@ const deps = testActivityDeps(pool, {
 });
 const activities = createActivities(onTaskQueue(deps, taskQueue));
 const dataConverter = testDataConverter();
-const worker = await Worker.create({ connection, taskQueue, activities, dataConverter, workflowBundle: { codePath: env('BUNDLE_PATH') }, sinks: workflowSinks() });
+const worker = await Worker.create({
+  connection,
+  taskQueue,
+  activities,
+  dataConverter,
+  workflowBundle: { codePath: env('BUNDLE_PATH') },
+  sinks: workflowSinks(),
+});
 const mediaWorker = await Worker.create({ connection, taskQueue: `${taskQueue}-media`, activities, dataConverter });
 const running = Promise.all([worker.run(), mediaWorker.run()]);
 await ensureSessionDrainer(new Client({ connection, dataConverter }), taskQueue);

@@ -67,9 +67,25 @@ export async function startTestWorker(
   // The payload codec of the test configuration, as the API's client has it.
   const dataConverter = testDataConverter();
   const interceptors = workerInterceptors(deps);
-  const worker = await Worker.create({ connection, taskQueue, activities, dataConverter, interceptors, workflowBundle: await workflowBundle(), sinks: workflowSinks(), shutdownGraceTime: '2s' });
+  const worker = await Worker.create({
+    connection,
+    taskQueue,
+    activities,
+    dataConverter,
+    interceptors,
+    workflowBundle: await workflowBundle(),
+    sinks: workflowSinks(),
+    shutdownGraceTime: '2s',
+  });
   // The media queue's worker, as the production worker runs it (testConfig: `<taskQueue>-media`).
-  const mediaWorker = await Worker.create({ connection, taskQueue: `${taskQueue}-media`, activities, dataConverter, interceptors, shutdownGraceTime: '2s' });
+  const mediaWorker = await Worker.create({
+    connection,
+    taskQueue: `${taskQueue}-media`,
+    activities,
+    dataConverter,
+    interceptors,
+    shutdownGraceTime: '2s',
+  });
   const running = Promise.all([worker.run(), mediaWorker.run()]);
   if (options.drainer !== false) await ensureSessionDrainer(new Client({ connection, dataConverter }), taskQueue);
   return {
@@ -88,13 +104,22 @@ export async function startTestWorker(
  * A worker in a child process (test/helpers/worker-process.ts): killable with SIGKILL, and on a
  * core of its own beside the API (benchmarks). Resolves once it polls.
  */
-export async function startWorkerProcess(o: { databaseUrl: string; taskQueue: string; mediaDir?: string; drainer?: DrainerSettings }): Promise<ChildProcess> {
+export async function startWorkerProcess(o: {
+  databaseUrl: string;
+  taskQueue: string;
+  mediaDir?: string;
+  drainer?: DrainerSettings;
+}): Promise<ChildProcess> {
   const stack = await testStack();
   const bundlePath = path.join(stack.tmpDir, `bundle-${process.pid}.js`);
   if (!existsSync(bundlePath)) await writeFile(bundlePath, (await workflowBundle()).code);
   const proc = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'test', 'helpers', 'worker-process.ts')], {
     env: {
-      ...process.env, DATABASE_URL: o.databaseUrl, TEMPORAL_ADDRESS: stack.temporal.address, TASK_QUEUE: o.taskQueue, BUNDLE_PATH: bundlePath,
+      ...process.env,
+      DATABASE_URL: o.databaseUrl,
+      TEMPORAL_ADDRESS: stack.temporal.address,
+      TASK_QUEUE: o.taskQueue,
+      BUNDLE_PATH: bundlePath,
       ...(o.mediaDir ? { MEDIA_DIR: o.mediaDir } : {}),
       ...(o.drainer ? { DRAINER_SETTINGS: JSON.stringify(o.drainer) } : {}),
     },

@@ -52,7 +52,11 @@ describe('embedded PostgreSQL from a private (0700) directory', function () {
       await first.createDatabase('kept');
       const client = new pg.Client({ connectionString: first.url('kept') });
       await client.connect();
-      const row = (await client.query("SELECT pg_encoding_to_char(encoding) AS encoding, lower('ÄÖÉ') AS lowered FROM pg_database WHERE datname = 'kept'")).rows[0];
+      const row = (
+        await client.query(
+          "SELECT pg_encoding_to_char(encoding) AS encoding, lower('ÄÖÉ') AS lowered FROM pg_database WHERE datname = 'kept'",
+        )
+      ).rows[0];
       await client.end();
       assert.deepEqual(row, { encoding: 'UTF8', lowered: 'äöé' });
     } finally {

@@ -82,7 +82,8 @@ describe('dev stack (npm start)', function () {
 
   it('lets the CLI find its database and the API accept the key it creates', async () => {
     const cli = path.join(PROJECT_ROOT, 'src', 'cli', 'main.ts');
-    const exec = async (...args: string[]) => JSON.parse((await run(TSX, [cli, ...args], { env: { PATH: process.env.PATH ?? '', ...env } })).stdout);
+    const exec = async (...args: string[]) =>
+      JSON.parse((await run(TSX, [cli, ...args], { env: { PATH: process.env.PATH ?? '', ...env } })).stdout);
     const org = await exec('org', 'create', '--name', 'Acme');
     const key = await exec('api-key', 'create', '--org', org.organizationId);
     env.TEST_API_KEY = key.apiKey;
@@ -91,12 +92,18 @@ describe('dev stack (npm start)', function () {
     assert.equal(((await res.json()) as { name: string }).name, 'Acme');
     // `npm run -s temporal -- …`: the Temporal CLI aimed at this stack (not whatever listens on 7233).
     const temporalCli = path.join(PROJECT_ROOT, 'src', 'cli', 'temporal.ts');
-    const described = await run(TSX, [temporalCli, 'operator', 'namespace', 'describe', '--output', 'json'], { env: { PATH: process.env.PATH ?? '', ...env } });
+    const described = await run(TSX, [temporalCli, 'operator', 'namespace', 'describe', '--output', 'json'], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+    });
     assert.equal(JSON.parse(described.stdout).namespaceInfo.name, 'default');
     // The running stack's recorder, as its worker reports it, whatever this shell's environment says.
-    const providers = JSON.parse((await run(TSX, [cli, 'meeting-providers'], {
-      env: { PATH: process.env.PATH ?? '', ...env, RECORDER: 'recall', RECALL_BASE_URL: 'https://recall.example', RECALL_API_KEY: 'k' },
-    })).stdout);
+    const providers = JSON.parse(
+      (
+        await run(TSX, [cli, 'meeting-providers'], {
+          env: { PATH: process.env.PATH ?? '', ...env, RECORDER: 'recall', RECALL_BASE_URL: 'https://recall.example', RECALL_API_KEY: 'k' },
+        })
+      ).stdout,
+    );
     assert.deepEqual([providers.source, providers.recorder.kind], ['worker', 'local']);
     const doctor = await exec('doctor');
     assert.equal(doctor.ok, true);

@@ -18,16 +18,32 @@ import { createApplication, issueCredential } from '../../src/agents/application
 import { createTestOrg } from '../helpers/fixtures.js';
 import { assistantMessage, userMessage } from '../helpers/agents.js';
 
-interface ExportedSpan { traceId: string; spanId: string; parentSpanId?: string; name: string; service: string }
+interface ExportedSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  service: string;
+}
 
 /**
  * A stand-in for an OpenTelemetry collector: OTLP/HTTP with JSON bodies on POST /v1/traces, as the
  * exporter sends them; keeps the spans and the headers of each export.
  */
-async function otlpReceiver(): Promise<{ url: string; spans: ExportedSpan[]; headers: Record<string, string | string[] | undefined>[]; close(): Promise<void> }> {
+async function otlpReceiver(): Promise<{
+  url: string;
+  spans: ExportedSpan[];
+  headers: Record<string, string | string[] | undefined>[];
+  close(): Promise<void>;
+}> {
   const spans: ExportedSpan[] = [];
   const headers: Record<string, string | string[] | undefined>[] = [];
-  type Body = { resourceSpans: { resource: { attributes: { key: string; value: { stringValue?: string } }[] }; scopeSpans: { spans: Omit<ExportedSpan, 'service'>[] }[] }[] };
+  type Body = {
+    resourceSpans: {
+      resource: { attributes: { key: string; value: { stringValue?: string } }[] };
+      scopeSpans: { spans: Omit<ExportedSpan, 'service'>[] }[];
+    }[];
+  };
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (d: Buffer) => (body += d.toString()));
@@ -60,14 +76,16 @@ function launch(entry: string, env: Record<string, string>): { child: ChildProce
 
 /** The processes whose parent is `pid` (from /proc). */
 function childPids(pid: number): number[] {
-  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).flatMap((d) => {
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid ? [Number(d)] : [];
-    } catch {
-      return [];
-    }
-  });
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .flatMap((d) => {
+      try {
+        const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid ? [Number(d)] : [];
+      } catch {
+        return [];
+      }
+    });
 }
 
 function alive(pid: number): boolean {
@@ -95,11 +113,18 @@ async function scrape(port: number): Promise<string> {
 
 /** The value of one sample (0 when absent): `name` with exactly `labels`. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number {
-  const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`).sort().join(',');
+  const want = Object.entries(labels)
+    .map(([k, v]) => `${k}="${v}"`)
+    .sort()
+    .join(',');
   for (const line of text.split('\n')) {
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (!m || m[1] !== name) continue;
-    const got = (m[2] ?? '').split(/,(?=[a-zA-Z_]+=")/).filter(Boolean).sort().join(',');
+    const got = (m[2] ?? '')
+      .split(/,(?=[a-zA-Z_]+=")/)
+      .filter(Boolean)
+      .sort()
+      .join(',');
     if (got === want) return Number(m[3]);
   }
   return 0;
@@ -131,17 +156,33 @@ describe('API and worker entrypoints', function () {
 
   it('API: applies migrations, becomes ready, counts its requests on METRICS_PORT, and exits 0 on SIGTERM', async () => {
     const [port, metricsPort] = [await freePort(), await freePort()];
-    const api = launch('api.ts', { ...env, PORT: String(port), HOST: '127.0.0.1', METRICS_HOST: '127.0.0.1', METRICS_PORT: String(metricsPort) });
+    const api = launch('api.ts', {
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      METRICS_HOST: '127.0.0.1',
+      METRICS_PORT: String(metricsPort),
+    });
     running.push(api.child);
     const ready = await waitFor(async () => (await httpStatus(`http://127.0.0.1:${port}/readyz`)) === 200, 30_000);
     assert.ok(ready, api.output().slice(-2000));
     assert.match(api.output(), /"msg":"API listening"/);
-    const before = sample(await scrape(metricsPort), 'intake_http_request_duration_seconds_count', { method: 'GET', route: '/readyz', status: '200' });
+    const before = sample(await scrape(metricsPort), 'intake_http_request_duration_seconds_count', {
+      method: 'GET',
+      route: '/readyz',
+      status: '200',
+    });
     for (let i = 0; i < 5; i++) assert.equal(await httpStatus(`http://127.0.0.1:${port}/readyz`), 200);
     assert.equal(await httpStatus(`http://127.0.0.1:${port}/v3/rest/organization`), 401);
     const text = await scrape(metricsPort);
-    assert.equal(sample(text, 'intake_http_request_duration_seconds_count', { method: 'GET', route: '/readyz', status: '200' }), before + 5);
-    assert.equal(sample(text, 'intake_http_request_duration_seconds_count', { method: 'GET', route: '/v3/rest/organization', status: '401' }), 1);
+    assert.equal(
+      sample(text, 'intake_http_request_duration_seconds_count', { method: 'GET', route: '/readyz', status: '200' }),
+      before + 5,
+    );
+    assert.equal(
+      sample(text, 'intake_http_request_duration_seconds_count', { method: 'GET', route: '/v3/rest/organization', status: '401' }),
+      1,
+    );
     assert.ok(sample(text, 'intake_db_pool_connections', { state: 'idle' }) >= 1);
     assert.ok(sample(text, 'process_cpu_seconds_total') > 0);
     // The API port does not serve them.
@@ -152,7 +193,14 @@ describe('API and worker entrypoints', function () {
   it('API_PROCESSES=2: two API processes share the port; one that dies is replaced; SIGTERM stops them all (exit 0)', async () => {
     const port = await freePort();
     const metricsPort = await freePort();
-    const api = launch('api.ts', { ...env, PORT: String(port), HOST: '127.0.0.1', API_PROCESSES: '2', METRICS_HOST: '127.0.0.1', METRICS_PORT: String(metricsPort) });
+    const api = launch('api.ts', {
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      API_PROCESSES: '2',
+      METRICS_HOST: '127.0.0.1',
+      METRICS_PORT: String(metricsPort),
+    });
     running.push(api.child);
     const ready = await waitFor(async () => /"processes":2,"msg":"API listening"/.test(api.output()), 30_000);
     assert.ok(ready, api.output().slice(-2000));
@@ -161,7 +209,11 @@ describe('API and worker entrypoints', function () {
     const statuses = await Promise.all(Array.from({ length: 20 }, () => httpStatus(`http://127.0.0.1:${port}/readyz`)));
     assert.deepEqual([...new Set(statuses)], [200]);
     // The supervisor serves both processes' metrics, added up: every request counted once.
-    const counted = sample(await scrape(metricsPort), 'intake_http_request_duration_seconds_count', { method: 'GET', route: '/readyz', status: '200' });
+    const counted = sample(await scrape(metricsPort), 'intake_http_request_duration_seconds_count', {
+      method: 'GET',
+      route: '/readyz',
+      status: '200',
+    });
     assert.ok(counted >= 20, `counted ${counted}: ${api.output().slice(-2000)}`);
     const [first] = children();
     process.kill(first!, 'SIGKILL');
@@ -171,7 +223,10 @@ describe('API and worker entrypoints', function () {
     assert.ok(await waitFor(async () => (await httpStatus(`http://127.0.0.1:${port}/readyz`)) === 200, 30_000));
     const before = children();
     assert.equal(await stop(api.child), 0, api.output().slice(-2000));
-    assert.ok(before.every((pid) => !alive(pid)), 'every API process has exited');
+    assert.ok(
+      before.every((pid) => !alive(pid)),
+      'every API process has exited',
+    );
   });
 
   it('API: refuses to start without SIGNING_SECRET, naming the variable', async () => {
@@ -194,9 +249,17 @@ describe('API and worker entrypoints', function () {
   it('worker: runs workflows on its task queue and drains on SIGTERM', async () => {
     const taskQueue = `entry-${randomUUID()}`;
     const metricsPort = await freePort();
-    const worker = launch('worker.ts', { ...env, TEMPORAL_TASK_QUEUE: taskQueue, METRICS_HOST: '127.0.0.1', METRICS_PORT: String(metricsPort) });
+    const worker = launch('worker.ts', {
+      ...env,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      METRICS_HOST: '127.0.0.1',
+      METRICS_PORT: String(metricsPort),
+    });
     running.push(worker.child);
-    assert.ok(await waitFor(async () => (await httpStatus(`http://127.0.0.1:${metricsPort}/healthz`)) === 200, 30_000), worker.output().slice(-2000));
+    assert.ok(
+      await waitFor(async () => (await httpStatus(`http://127.0.0.1:${metricsPort}/healthz`)) === 200, 30_000),
+      worker.output().slice(-2000),
+    );
     const result = await temporal.client.workflow.execute(diagnosticsWorkflow, {
       workflowId: diagnosticsWorkflowId(randomUUID()),
       taskQueue,
@@ -215,19 +278,34 @@ describe('API and worker entrypoints', function () {
     assert.match(worker.output(), /worker stopped/);
   });
 
-  it('worker: one JSON log stream (its own, the SDK\'s, the core\'s, activities\' and workflows\'), with workflowId, runId and activityType; no task token or secret', async () => {
+  it("worker: one JSON log stream (its own, the SDK's, the core's, activities' and workflows'), with workflowId, runId and activityType; no task token or secret", async () => {
     const taskQueue = `logs-${randomUUID()}`;
     const metricsPort = await freePort();
-    const worker = launch('worker.ts', { ...env, LOG_LEVEL: 'debug', TEMPORAL_TASK_QUEUE: taskQueue, METRICS_HOST: '127.0.0.1', METRICS_PORT: String(metricsPort) });
+    const worker = launch('worker.ts', {
+      ...env,
+      LOG_LEVEL: 'debug',
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      METRICS_HOST: '127.0.0.1',
+      METRICS_PORT: String(metricsPort),
+    });
     running.push(worker.child);
-    assert.ok(await waitFor(async () => (await httpStatus(`http://127.0.0.1:${metricsPort}/healthz`)) === 200, 30_000), worker.output().slice(-2000));
+    assert.ok(
+      await waitFor(async () => (await httpStatus(`http://127.0.0.1:${metricsPort}/healthz`)) === 200, 30_000),
+      worker.output().slice(-2000),
+    );
     const workflowId = diagnosticsWorkflowId(randomUUID());
     const handle = await temporal.client.workflow.start(diagnosticsWorkflow, {
-      workflowId, taskQueue, args: [{ version: 1, requestedBy: 'log test' }], workflowExecutionTimeout: '60s',
+      workflowId,
+      taskQueue,
+      args: [{ version: 1, requestedBy: 'log test' }],
+      workflowExecutionTimeout: '60s',
     });
     await handle.result();
     assert.equal(await stop(worker.child), 0, worker.output().slice(-2000));
-    const lines = worker.output().split('\n').filter((l) => l.trim());
+    const lines = worker
+      .output()
+      .split('\n')
+      .filter((l) => l.trim());
     const records = lines.map((l) => {
       try {
         return JSON.parse(l) as Record<string, unknown>;
@@ -243,7 +321,10 @@ describe('API and worker entrypoints', function () {
     const workflow = records.find((r) => r.msg === 'Workflow completed' && r.workflowId === workflowId);
     assert.ok(workflow, 'a workflow line');
     assert.equal(workflow.runId, handle.firstExecutionRunId);
-    assert.ok(records.some((r) => r.sdkComponent === 'core'), 'the core\'s own lines, forwarded');
+    assert.ok(
+      records.some((r) => r.sdkComponent === 'core'),
+      "the core's own lines, forwarded",
+    );
     assert.ok(records.some((r) => r.msg === 'worker running'));
     const text = worker.output();
     assert.doesNotMatch(text, /taskToken/);
@@ -259,7 +340,9 @@ describe('API and worker entrypoints', function () {
       await pool.end();
       const taskQueue = `traces-${randomUUID()}`;
       const tracing = {
-        TEMPORAL_TASK_QUEUE: taskQueue, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_HEADERS: 'x-collector-key=collector-secret',
+        TEMPORAL_TASK_QUEUE: taskQueue,
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_HEADERS: 'x-collector-key=collector-secret',
         // The batch processor's delay, so that the test does not wait the default 5 s.
         OTEL_BSP_SCHEDULE_DELAY: '200',
       };
@@ -267,13 +350,22 @@ describe('API and worker entrypoints', function () {
       const api = launch('api.ts', { ...env, ...tracing, PORT: String(port), HOST: '127.0.0.1' });
       const worker = launch('worker.ts', { ...env, ...tracing, METRICS_HOST: '127.0.0.1', METRICS_PORT: String(workerPort) });
       running.push(api.child, worker.child);
-      assert.ok(await waitFor(async () => (await httpStatus(`http://127.0.0.1:${port}/readyz`)) === 200, 30_000), api.output().slice(-2000));
-      assert.ok(await waitFor(async () => (await httpStatus(`http://127.0.0.1:${workerPort}/healthz`)) === 200, 60_000), worker.output().slice(-2000));
+      assert.ok(
+        await waitFor(async () => (await httpStatus(`http://127.0.0.1:${port}/readyz`)) === 200, 30_000),
+        api.output().slice(-2000),
+      );
+      assert.ok(
+        await waitFor(async () => (await httpStatus(`http://127.0.0.1:${workerPort}/healthz`)) === 200, 60_000),
+        worker.output().slice(-2000),
+      );
       const res = await fetch(`http://127.0.0.1:${port}/v3/rest/agent-conversations/ingest`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'X-Service-Agent-Key': secret },
         body: JSON.stringify({
-          agentKey: 'traced', externalSessionId: 'traced-1', status: 'ended', participants: [],
+          agentKey: 'traced',
+          externalSessionId: 'traced-1',
+          status: 'ended',
+          participants: [],
           events: [userMessage(1, 'the export is broken again'), assistantMessage(2, 'looking into it')],
         }),
       });
@@ -284,18 +376,32 @@ describe('API and worker entrypoints', function () {
       const inTrace = () => receiver.spans.filter((s) => s.traceId === traceId);
       // Spans are exported as they end: the workflow run's after its last activity's.
       const names = () => new Set(inTrace().map((s) => s.name));
-      assert.ok(await waitFor(async () => names().has('RunActivity:analyseQueued') && names().has('RunWorkflow:agentSessionWorkflow'), 60_000),
-        `spans: ${inTrace().map((s) => `${s.service}:${s.name}`).join(', ')}`);
+      assert.ok(
+        await waitFor(async () => names().has('RunActivity:analyseQueued') && names().has('RunWorkflow:agentSessionWorkflow'), 60_000),
+        `spans: ${inTrace()
+          .map((s) => `${s.service}:${s.name}`)
+          .join(', ')}`,
+      );
       const services = new Set(inTrace().map((s) => `${s.service} ${s.name}`));
       for (const expected of [
-        'intake-api POST /v3/rest/agent-conversations/ingest', 'intake-worker wake agent session', 'intake-worker SignalWithStartWorkflow:agentSessionWorkflow',
-        'intake-worker RunWorkflow:agentSessionWorkflow', 'intake-worker RunActivity:analyseQueued',
-      ]) assert.ok(services.has(expected), `${expected} in ${[...services].join(', ')}`);
-      assert.ok(receiver.headers.every((h) => h['x-collector-key'] === 'collector-secret'), 'OTEL_EXPORTER_OTLP_HEADERS on every export');
+        'intake-api POST /v3/rest/agent-conversations/ingest',
+        'intake-worker wake agent session',
+        'intake-worker SignalWithStartWorkflow:agentSessionWorkflow',
+        'intake-worker RunWorkflow:agentSessionWorkflow',
+        'intake-worker RunActivity:analyseQueued',
+      ])
+        assert.ok(services.has(expected), `${expected} in ${[...services].join(', ')}`);
+      assert.ok(
+        receiver.headers.every((h) => h['x-collector-key'] === 'collector-secret'),
+        'OTEL_EXPORTER_OTLP_HEADERS on every export',
+      );
       // Both stop cleanly, exporting what they still hold.
       assert.equal(await stop(api.child), 0, api.output().slice(-2000));
       assert.equal(await stop(worker.child), 0, worker.output().slice(-2000));
-      assert.ok(!api.output().includes('collector-secret') && !worker.output().includes('collector-secret'), 'the exporter\'s headers are never logged');
+      assert.ok(
+        !api.output().includes('collector-secret') && !worker.output().includes('collector-secret'),
+        "the exporter's headers are never logged",
+      );
     } finally {
       await receiver.close();
     }

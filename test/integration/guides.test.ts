@@ -74,13 +74,21 @@ describe('guides: the first steps run as written', function () {
       guideBlock('first-requests.md', 'first requests'),
       guideBlock('first-requests.md', 'feedback'),
       guideBlock('agent-conversations.md', 'agent conversations'),
-    ].join('\n').replaceAll('localhost:8080', host);
+    ]
+      .join('\n')
+      .replaceAll('localhost:8080', host);
     const { temporal } = await testStack();
     const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], {
-      cwd: PROJECT_ROOT, timeout: 150_000,
+      cwd: PROJECT_ROOT,
+      timeout: 150_000,
       env: {
-        PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? os.tmpdir(), DATA_DIR: dataDir, DATABASE_URL: databaseUrl,
-        SIGNING_SECRET: TEST_SIGNING_SECRET, TEMPORAL_ADDRESS: temporal.address, LOG_LEVEL: 'silent',
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? os.tmpdir(),
+        DATA_DIR: dataDir,
+        DATABASE_URL: databaseUrl,
+        SIGNING_SECRET: TEST_SIGNING_SECRET,
+        TEMPORAL_ADDRESS: temporal.address,
+        LOG_LEVEL: 'silent',
       },
     });
     const lines = jsonValues(stdout);

@@ -59,7 +59,9 @@ describe('recordings guide: offline media quick-start', function () {
     const host = new URL(api.url).host;
     const script = guideBlock('<!-- offline media quick-start -->').replaceAll('localhost:8080', host);
     const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], {
-      cwd: PROJECT_ROOT, env: { PATH: process.env.PATH ?? '', KEY: org.apiKey }, timeout: 90_000,
+      cwd: PROJECT_ROOT,
+      env: { PATH: process.env.PATH ?? '', KEY: org.apiKey },
+      timeout: 90_000,
     });
     const asset = JSON.parse(stdout.trim().split('\n').at(-1) ?? '');
     assert.equal(asset.status, 'completed', stdout);

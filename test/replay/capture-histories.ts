@@ -14,11 +14,22 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../src/paths.js';
-import { agentSessionWorkflowId, diagnosticsWorkflowId, mediaIngestionWorkflowId, retentionSweepWorkflowId } from '../../src/temporal/ids.js';
+import {
+  agentSessionWorkflowId,
+  diagnosticsWorkflowId,
+  mediaIngestionWorkflowId,
+  retentionSweepWorkflowId,
+} from '../../src/temporal/ids.js';
 import { diagnosticsWorkflow } from '../../workflows/diagnostics/workflow.js';
 import { retentionSweepWorkflow } from '../../workflows/retention-sweep/workflow.js';
 import {
-  assistantMessage, feedbackEvent, processingContext, sessionRequest, userMessage, type ProcessingContext, type TestAgentApp,
+  assistantMessage,
+  feedbackEvent,
+  processingContext,
+  sessionRequest,
+  userMessage,
+  type ProcessingContext,
+  type TestAgentApp,
 } from '../helpers/agents.js';
 import { stopTestStack } from '../helpers/stack.js';
 import { TEST_OPERATOR_TOKEN, TEST_SIGNING_SECRET } from '../helpers/config.js';
@@ -50,17 +61,29 @@ const ctx = await processingContext({ credits: 2 });
 try {
   const client = ctx.api.deps.temporal.client;
   const diagnostics = await client.workflow.start(diagnosticsWorkflow, {
-    workflowId: diagnosticsWorkflowId('replay-capture'), taskQueue: ctx.taskQueue, args: [{ version: 1, requestedBy: 'capture' }],
+    workflowId: diagnosticsWorkflowId('replay-capture'),
+    taskQueue: ctx.taskQueue,
+    args: [{ version: 1, requestedBy: 'capture' }],
   });
   await diagnostics.result();
   await save('diagnostics-v1.json', diagnostics);
 
   const app = await ctx.newApp();
   // Billing-blocked after two analyses (the organization has 2 credits), resumed by a top-up.
-  let h = await send(ctx, app, 'billing', [1, 3, 5, 7].flatMap((s) => [userMessage(s, `q${s}`), assistantMessage(s + 1, `a${s}`)]), 'ended');
+  let h = await send(
+    ctx,
+    app,
+    'billing',
+    [1, 3, 5, 7].flatMap((s) => [userMessage(s, `q${s}`), assistantMessage(s + 1, `a${s}`)]),
+    'ended',
+  );
   const blocked = async () => (await ctx.session(sessionOf(h))).processing_status === 'billing_blocked';
   while (!(await blocked())) await new Promise((r) => setTimeout(r, 100));
-  await ctx.api.request(`/v3/operator/organizations/${ctx.org.organizationId}/credits`, { method: 'POST', headers: { 'X-Operator-Token': TEST_OPERATOR_TOKEN }, json: { amount: 100 } });
+  await ctx.api.request(`/v3/operator/organizations/${ctx.org.organizationId}/credits`, {
+    method: 'POST',
+    headers: { 'X-Operator-Token': TEST_OPERATOR_TOKEN },
+    json: { amount: 100 },
+  });
   await h.result();
   await save('agent-session-billing.json', h);
 
@@ -81,7 +104,9 @@ try {
   await save('agent-session-revision.json', h);
 
   const sweep = await client.workflow.start(retentionSweepWorkflow, {
-    workflowId: `${retentionSweepWorkflowId()}/replay-capture`, taskQueue: ctx.taskQueue, args: [{ version: 1 }],
+    workflowId: `${retentionSweepWorkflowId()}/replay-capture`,
+    taskQueue: ctx.taskQueue,
+    args: [{ version: 1 }],
   });
   await sweep.result();
   await save('retention-sweep-v1.json', sweep);
@@ -99,7 +124,10 @@ try {
     await long.processedThrough(sessionOf(h), 2 * i + 2);
   }
   const runs = [];
-  for await (const w of long.api.deps.temporal.client.workflow.list({ query: `WorkflowId = '${h!.workflowId}' AND ExecutionStatus = 'ContinuedAsNew'` })) runs.push(w);
+  for await (const w of long.api.deps.temporal.client.workflow.list({
+    query: `WorkflowId = '${h!.workflowId}' AND ExecutionStatus = 'ContinuedAsNew'`,
+  }))
+    runs.push(w);
   if (!runs.length) throw new Error('no run continued as new');
   await save('agent-session-continue-as-new.json', h!, { client: long.api.deps.temporal.client, runId: runs.at(-1)!.runId });
 } finally {
@@ -120,7 +148,9 @@ const media = await processingContext({
 try {
   const port = (server.address() as AddressInfo).port;
   const created = await media.api.request('/v3/rest/recordings', {
-    method: 'POST', headers: { 'X-Service-Api-Key': media.org.apiKey }, json: { record: { externalId: 'capture' }, assetUrl: `http://media.test:${port}/tone.wav` },
+    method: 'POST',
+    headers: { 'X-Service-Api-Key': media.org.apiKey },
+    json: { record: { externalId: 'capture' }, assetUrl: `http://media.test:${port}/tone.wav` },
   });
   const recordingId = (created.body as { id: string }).id;
   // Creating the recording started its ingestion.
@@ -134,13 +164,22 @@ try {
   const uploaded = async (cancel: boolean) => {
     const recording = await call('/v3/rest/recordings', { method: 'POST', json: { record: { externalId: `capture-upload-${cancel}` } } });
     const id = (recording.body as { id: string }).id;
-    const upload = (await call(`/v3/rest/recordings/${id}/uploads`, { method: 'POST', json: { fileName: 'tone.wav', fileSize: tone.length } })).body as { uploadId: string; uploadUrl: string };
+    const upload = (
+      await call(`/v3/rest/recordings/${id}/uploads`, { method: 'POST', json: { fileName: 'tone.wav', fileSize: tone.length } })
+    ).body as { uploadId: string; uploadUrl: string };
     if (cancel) {
       await call(`/v3/rest/recordings/${id}/uploads/${upload.uploadId}`, { method: 'DELETE' });
     } else {
       const half = Math.floor(tone.length / 2);
-      for (const [offset, chunk] of [[0, tone.subarray(0, half)], [half, tone.subarray(half)]] as const) {
-        await fetch(upload.uploadUrl, { method: 'PATCH', body: chunk, headers: { 'Tus-Resumable': '1.0.0', 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream' } });
+      for (const [offset, chunk] of [
+        [0, tone.subarray(0, half)],
+        [half, tone.subarray(half)],
+      ] as const) {
+        await fetch(upload.uploadUrl, {
+          method: 'PATCH',
+          body: chunk,
+          headers: { 'Tus-Resumable': '1.0.0', 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream' },
+        });
       }
     }
     const handle = media.api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(id));
@@ -153,10 +192,14 @@ try {
   // A meeting join with the local recorder: bot created, joining, in call, recording, done, media handed off.
   const member = await createTestUser(media.pool, media.org.organizationId);
   const joined = await media.api.request('/v3/rest/recordings/meeting-joins', {
-    method: 'POST', headers: { Authorization: `Bearer ${member.accessToken}` }, json: { type: 'meetingUrl', joinUrl: 'https://meet.google.com/abc-defg-hij' },
+    method: 'POST',
+    headers: { Authorization: `Bearer ${member.accessToken}` },
+    json: { type: 'meetingUrl', joinUrl: 'https://meet.google.com/abc-defg-hij' },
   });
   if (joined.status !== 201) throw new Error(`meeting join: ${joined.status}`);
-  const meeting = media.api.deps.temporal.client.workflow.getHandle(meetingJoinIdFor(TEST_SIGNING_SECRET, media.org.organizationId, 'google_meet:abc-defg-hij'));
+  const meeting = media.api.deps.temporal.client.workflow.getHandle(
+    meetingJoinIdFor(TEST_SIGNING_SECRET, media.org.organizationId, 'google_meet:abc-defg-hij'),
+  );
   await meeting.result();
   await save('meeting-join-v1.json', meeting);
 } finally {

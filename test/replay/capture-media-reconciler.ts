@@ -26,7 +26,6 @@ import { loopbackMediaDeps, startTestWorker } from '../helpers/worker.js';
 
 Runtime.install({ shutdownSignals: [], logger: sdkLogger(createLogger('warn', 'intake-capture')) });
 
-
 const dir = await mkdtemp(path.join(os.tmpdir(), 'intake-capture-'));
 const pool = await createDatabasePool(await createTestDatabase());
 const worker = await startTestWorker(pool, { deps: loopbackMediaDeps(dir) });
@@ -34,21 +33,29 @@ const api = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: dir, TE
 try {
   const org = await createTestOrg(pool);
   for (const phase of ['waiting', 'encoding'] as const) {
-    const res = await api.request('/v3/rest/recordings', { method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: { record: { externalId: randomUUID() } } });
+    const res = await api.request('/v3/rest/recordings', {
+      method: 'POST',
+      headers: { 'X-Service-Api-Key': org.apiKey },
+      json: { record: { externalId: randomUUID() } },
+    });
     const recordingId = res.body.id as string;
     await pool.transaction(async (tx) => {
       // The URL does not resolve: the restarted ingestion fails on its own, after the reconciler's run.
-      await tx.query(sql.unsafe`UPDATE recordings SET asset_source_url = 'http://nothing.invalid/a.wav', asset_status = 'queued' WHERE id = ${recordingId}`);
+      await tx.query(
+        sql.unsafe`UPDATE recordings SET asset_source_url = 'http://nothing.invalid/a.wav', asset_status = 'queued' WHERE id = ${recordingId}`,
+      );
       const row = await insertIngestion(tx, { organizationId: org.organizationId, recordingId, kind: 'url' });
       await tx.query(sql.unsafe`UPDATE media_ingestions SET phase = ${phase} WHERE id = ${row.id}`);
     });
   }
   const handle = await api.deps.temporal.client.workflow.start(mediaReconcilerWorkflow, {
-    workflowId: `${mediaReconcilerWorkflowId()}/replay-capture`, taskQueue: worker.taskQueue,
+    workflowId: `${mediaReconcilerWorkflowId()}/replay-capture`,
+    taskQueue: worker.taskQueue,
     args: [{ version: 1, olderThanSeconds: 0, settings: mediaWorkflowSettings(api.deps.config) }],
   });
   const result = await handle.result();
-  if (result.restarted !== 1 || result.failed !== 1) throw new Error(`expected one restarted and one failed, got ${JSON.stringify(result)}`);
+  if (result.restarted !== 1 || result.failed !== 1)
+    throw new Error(`expected one restarted and one failed, got ${JSON.stringify(result)}`);
   await saveHistory('media-reconciler-v1.json', handle);
 } finally {
   await api.close();

@@ -30,10 +30,14 @@ const media = await processingContext({
 try {
   const member = await createTestUser(media.pool, media.org.organizationId);
   const joined = await media.api.request('/v3/rest/recordings/meeting-joins', {
-    method: 'POST', headers: { Authorization: `Bearer ${member.accessToken}` }, json: { type: 'meetingUrl', joinUrl: 'https://zoom.us/j/84211234500?pwd=capture' },
+    method: 'POST',
+    headers: { Authorization: `Bearer ${member.accessToken}` },
+    json: { type: 'meetingUrl', joinUrl: 'https://zoom.us/j/84211234500?pwd=capture' },
   });
   if (joined.status !== 201) throw new Error(`meeting join: ${joined.status}`);
-  const meeting = media.api.deps.temporal.client.workflow.getHandle(meetingJoinIdFor(TEST_SIGNING_SECRET, media.org.organizationId, 'zoom:84211234500'));
+  const meeting = media.api.deps.temporal.client.workflow.getHandle(
+    meetingJoinIdFor(TEST_SIGNING_SECRET, media.org.organizationId, 'zoom:84211234500'),
+  );
   const result = await meeting.result();
   if (result.state !== 'done') throw new Error(`meeting join ended ${JSON.stringify(result)}`);
   const history = await meeting.fetchHistory();

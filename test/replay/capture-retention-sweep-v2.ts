@@ -13,7 +13,6 @@ import { stopTestStack } from '../helpers/stack.js';
 
 Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
 
-
 const ctx = await processingContext({ credits: 100 });
 try {
   // An expired access token to purge, and a live one to keep.
@@ -21,7 +20,9 @@ try {
     INSERT INTO oauth_models (model, id, payload, expires_at)
     VALUES ('AccessToken', 'capture-expired', '{}'::jsonb, now() - interval '1 minute'), ('AccessToken', 'capture-live', '{}'::jsonb, now() + interval '1 hour')`);
   const sweep = await ctx.api.deps.temporal.client.workflow.start(retentionSweepWorkflow, {
-    workflowId: `${retentionSweepWorkflowId()}/replay-capture-v2`, taskQueue: ctx.taskQueue, args: [{ version: 1 }],
+    workflowId: `${retentionSweepWorkflowId()}/replay-capture-v2`,
+    taskQueue: ctx.taskQueue,
+    args: [{ version: 1 }],
   });
   const result = await sweep.result();
   if (result.purgedAuthorizations !== 1) throw new Error(`expected one purged row, got ${JSON.stringify(result)}`);

@@ -18,7 +18,6 @@ import { stopTestStack } from '../helpers/stack.js';
 
 Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
 
-
 const ctx = await processingContext({ credits: 100 });
 try {
   const client = ctx.api.deps.temporal.client;
@@ -41,7 +40,8 @@ try {
   await ctx.processedThrough(stranded, 1);
   await ctx.pool.query(sql.unsafe`UPDATE agent_sessions SET wake_requested_at = now() - interval '1 hour' WHERE id = ${stranded}`);
   const wakes = await client.workflow.start(sessionWakesWorkflow, {
-    workflowId: `${sessionWakesWorkflowId()}/replay-capture`, taskQueue: ctx.taskQueue,
+    workflowId: `${sessionWakesWorkflowId()}/replay-capture`,
+    taskQueue: ctx.taskQueue,
     args: [{ version: 1, olderThanSeconds: 60, settings: sessionWorkflowSettings(ctx.api.deps.config) }],
   });
   const result = await wakes.result();

@@ -14,7 +14,9 @@ const ALTERED = path.join(PROJECT_ROOT, 'test', 'replay', 'altered');
 const dataConverter = testDataConverter();
 // The bundle's OpenTelemetry interceptors call their sink (not during replay, but it must be registered).
 const sinks = workflowSinks();
-const files = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
+const files = readdirSync(DIR)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 
 interface HistoryJson {
   events: {

@@ -64,7 +64,9 @@ describe('fleet topology: two API replicas and two workers on the production Tem
   const launch = (name: string, entry: string, extra: Record<string, string>): Proc => {
     const log = createWriteStream(path.join(dir, `${name}.log`));
     const child = spawn(process.execPath, [path.join(PROJECT_ROOT, 'dist', 'src', 'main', entry)], {
-      cwd: PROJECT_ROOT, env: { PATH: process.env.PATH ?? '', ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: PROJECT_ROOT,
+      env: { PATH: process.env.PATH ?? '', ...env, ...extra },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout.pipe(log);
     child.stderr.pipe(log);
@@ -73,9 +75,18 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     return proc;
   };
   const startApi = async (name: string, port: number) => {
-    launch(name, 'api.js', { PORT: String(port), HOST: '127.0.0.1', STORAGE_DIR: path.join(dir, `${name}-storage`), METRICS_HOST: '127.0.0.1', METRICS_PORT: String(await freePort()) });
+    launch(name, 'api.js', {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      STORAGE_DIR: path.join(dir, `${name}-storage`),
+      METRICS_HOST: '127.0.0.1',
+      METRICS_PORT: String(await freePort()),
+    });
     const url = `http://127.0.0.1:${port}`;
-    assert.ok(await waitFor(async () => (await httpStatus(`${url}/readyz`)) === 200, 60_000), `${name} did not become ready (see ${dir}/${name}.log)`);
+    assert.ok(
+      await waitFor(async () => (await httpStatus(`${url}/readyz`)) === 200, 60_000),
+      `${name} did not become ready (see ${dir}/${name}.log)`,
+    );
     return url;
   };
   /** A worker process; resolves once its health endpoint says both of its Temporal workers run. */
@@ -84,9 +95,13 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     const proc = launch(name, 'worker.js', {
       WORKFLOW_BUNDLE_PATH: path.join(PROJECT_ROOT, 'dist', 'workflow-bundle.js'),
       STORAGE_DIR: path.join(dir, `${name}-scratch`),
-      METRICS_HOST: '127.0.0.1', METRICS_PORT: String(port),
+      METRICS_HOST: '127.0.0.1',
+      METRICS_PORT: String(port),
     });
-    assert.ok(await waitFor(async () => (await httpStatus(`http://127.0.0.1:${port}/healthz`)) === 200, 60_000), `${name} is not healthy (see ${dir}/${name}.log)`);
+    assert.ok(
+      await waitFor(async () => (await httpStatus(`http://127.0.0.1:${port}/healthz`)) === 200, 60_000),
+      `${name} is not healthy (see ${dir}/${name}.log)`,
+    );
     return proc;
   };
   /** The pid of the worker running `workflowId`'s pending activity (of `activityType`, if given); worker identities are `pid@host`. */
@@ -149,7 +164,9 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     const ports = [await freePort(), await freePort()];
     const payloadKey = testConfig().temporal.payloadKeys![0]!;
     const compose = await composeEnvironments(['api', 'worker'], {
-      SIGNING_SECRET: TEST_SIGNING_SECRET, OPERATOR_TOKEN: TEST_OPERATOR_TOKEN, S3_SECRET_ACCESS_KEY: TEST_S3_CREDENTIALS.secretAccessKey,
+      SIGNING_SECRET: TEST_SIGNING_SECRET,
+      OPERATOR_TOKEN: TEST_OPERATOR_TOKEN,
+      S3_SECRET_ACCESS_KEY: TEST_S3_CREDENTIALS.secretAccessKey,
       GRAFANA_ADMIN_PASSWORD: 'test-grafana-password',
       // The key the test's own Temporal client decodes with.
       TEMPORAL_PAYLOAD_KEYS: `${payloadKey.id}:${Buffer.from(payloadKey.key).toString('base64')}`,
@@ -159,10 +176,16 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     assert.deepEqual(compose.worker, compose.api, 'the API and the worker share one environment');
     assert.equal(compose.api.NODE_ENV, 'production');
     env = {
-      ...onThisMachine(compose.api, { 'postgres:5432': new URL(postgres.url('intake')).host, 'temporal:7233': cluster.address, 'minio:9000': new URL(s3.endpoint).host }),
+      ...onThisMachine(compose.api, {
+        'postgres:5432': new URL(postgres.url('intake')).host,
+        'temporal:7233': cluster.address,
+        'minio:9000': new URL(s3.endpoint).host,
+      }),
       // Test-only, on top of the file's: shorter waits, and the test's media server on this machine
       // (its name may resolve to loopback). Each process's STORAGE_DIR and ports are its own.
-      MEDIA_HEARTBEAT_TIMEOUT_SECONDS: '5', LOCAL_RECORDER_MEETING_SECONDS: '2', MEDIA_FETCH_ALLOWED_HOSTS: 'localhost',
+      MEDIA_HEARTBEAT_TIMEOUT_SECONDS: '5',
+      LOCAL_RECORDER_MEETING_SECONDS: '2',
+      MEDIA_FETCH_ALLOWED_HOSTS: 'localhost',
     };
     apis = await Promise.all(['api-a', 'api-b'].map((name, i) => startApi(name, ports[i]!)));
     await Promise.all([startWorker('worker-a'), startWorker('worker-b')]);
@@ -171,14 +194,16 @@ describe('fleet topology: two API replicas and two workers on the production Tem
 
   after(async function () {
     this.timeout(120_000);
-    await Promise.all(procs.map(async ({ child }) => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = once(child, 'exit');
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-      await exited;
-      clearTimeout(timer);
-    }));
+    await Promise.all(
+      procs.map(async ({ child }) => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        const exited = once(child, 'exit');
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+        await exited;
+        clearTimeout(timer);
+      }),
+    );
     await pool?.end();
     await temporal?.connection.close();
     await cluster?.stop();
@@ -190,12 +215,18 @@ describe('fleet topology: two API replicas and two workers on the production Tem
   it('feedback: a source, people and records written through one replica are read through the other', async () => {
     const org = await createTestOrg(pool);
     const as = { 'X-Service-Api-Key': org.apiKey };
-    const source = await request(`${replica()}/v3/rest/feedback-sources`, { method: 'POST', headers: as, json: { name: 'Support', type: 'api' } });
+    const source = await request(`${replica()}/v3/rest/feedback-sources`, {
+      method: 'POST',
+      headers: as,
+      json: { name: 'Support', type: 'api' },
+    });
     assert.equal(source.status, 201, JSON.stringify(source.body));
     const records = [];
     for (let i = 0; i < 10; i++) {
       const res = await request(`${replica()}/v3/rest/feedback-sources/${source.body.id}/records`, {
-        method: 'POST', headers: as, json: { external_id: `ticket-${i}`, fields: [{ category: 'content', type: 'string', name: 'body', value: `report ${i}` }] },
+        method: 'POST',
+        headers: as,
+        json: { external_id: `ticket-${i}`, fields: [{ category: 'content', type: 'string', name: 'body', value: `report ${i}` }] },
       });
       assert.equal(res.status, 201, JSON.stringify(res.body));
       records.push(res.body);
@@ -212,22 +243,32 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     const { secret } = await issueCredential(pool, app);
     const SESSIONS = 100;
     const TURNS = 100;
-    const ingest = (s: number, events: unknown[], status?: string) => request(`${replica()}/v3/rest/agent-conversations/ingest`, {
-      method: 'POST', headers: { 'X-Service-Agent-Key': secret },
-      json: { agentKey: 'fleet', externalSessionId: `fleet-${s}`, events, ...(status ? { status } : {}) },
-    });
+    const ingest = (s: number, events: unknown[], status?: string) =>
+      request(`${replica()}/v3/rest/agent-conversations/ingest`, {
+        method: 'POST',
+        headers: { 'X-Service-Agent-Key': secret },
+        json: { agentKey: 'fleet', externalSessionId: `fleet-${s}`, events, ...(status ? { status } : {}) },
+      });
     // Each session: TURNS turns (question, final answer, rated feedback), sent in 4 requests, the last ending it.
-    const turns = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => {
-      const t = from + k;
-      return [userMessage(3 * t + 1, `the CSV export drops a column (${t})`), assistantMessage(3 * t + 2, `a fix for ${t}`), feedbackEvent(3 * t + 3, `e${3 * t + 2}`, t % 2 ? 'positive' : 'negative')];
-    }).flat();
+    const turns = (from: number, to: number) =>
+      Array.from({ length: to - from }, (_, k) => {
+        const t = from + k;
+        return [
+          userMessage(3 * t + 1, `the CSV export drops a column (${t})`),
+          assistantMessage(3 * t + 2, `a fix for ${t}`),
+          feedbackEvent(3 * t + 3, `e${3 * t + 2}`, t % 2 ? 'positive' : 'negative'),
+        ];
+      }).flat();
     const quarter = TURNS / 4;
     for (let q = 0; q < 4; q++) {
-      const answers = await Promise.all(Array.from({ length: SESSIONS }, (_, s) => ingest(s, turns(q * quarter, (q + 1) * quarter), q === 3 ? 'ended' : undefined)));
+      const answers = await Promise.all(
+        Array.from({ length: SESSIONS }, (_, s) => ingest(s, turns(q * quarter, (q + 1) * quarter), q === 3 ? 'ended' : undefined)),
+      );
       assert.deepEqual([...new Set(answers.map((a) => a.status))], [202], JSON.stringify(answers.find((a) => a.status !== 202)?.body));
     }
     // Kill the worker whose drainer is working, in the middle of it: events processed, analyses under way.
-    const progress = () => pool.one(sql.type(z.object({ processed: z.number(), analysed: z.number() }))`
+    const progress = () =>
+      pool.one(sql.type(z.object({ processed: z.number(), analysed: z.number() }))`
       SELECT (SELECT count(*)::int FROM agent_events e JOIN agent_sessions s ON s.id = e.session_id
                 WHERE s.application_id = ${app.id} AND e.processed_revision IS NOT NULL) AS processed,
              (SELECT count(*)::int FROM agent_analysis_jobs j JOIN agent_sessions s ON s.id = j.session_id
@@ -239,12 +280,25 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     const victim = await replaceWorker(drainerPid);
     assert.ok(before.analysed < SESSIONS * TURNS, `the kill came mid-work: ${JSON.stringify(before)}`);
     // The survivor finishes everything.
-    const done = await waitFor(async () => {
-      const p = await progress();
-      return p.processed === total && p.analysed === SESSIONS * TURNS;
-    }, 10 * 60_000, 500);
+    const done = await waitFor(
+      async () => {
+        const p = await progress();
+        return p.processed === total && p.analysed === SESSIONS * TURNS;
+      },
+      10 * 60_000,
+      500,
+    );
     assert.ok(done, `not finished: ${JSON.stringify(await progress())}`);
-    const counts = await pool.one(sql.type(z.object({ units: z.number(), distinctUnits: z.number(), explicit: z.number(), debits: z.number(), credits: z.number(), finished: z.number() }))`
+    const counts = await pool.one(sql.type(
+      z.object({
+        units: z.number(),
+        distinctUnits: z.number(),
+        explicit: z.number(),
+        debits: z.number(),
+        credits: z.number(),
+        finished: z.number(),
+      }),
+    )`
       SELECT (SELECT count(*)::int FROM usage_records WHERE application_id = ${app.id}) AS units,
         (SELECT count(DISTINCT event_id)::int FROM usage_records WHERE application_id = ${app.id}) AS "distinctUnits",
         (SELECT count(*)::int FROM agent_signals g JOIN agent_sessions s ON s.id = g.session_id
@@ -253,11 +307,17 @@ describe('fleet topology: two API replicas and two workers on the production Tem
         (SELECT credit_balance::int FROM organizations WHERE id = ${org.organizationId}) AS credits,
         (SELECT count(*)::int FROM agent_sessions WHERE application_id = ${app.id} AND processed_through_sequence = ${3 * TURNS}) AS finished`);
     assert.deepEqual(counts, {
-      units: SESSIONS * TURNS, distinctUnits: SESSIONS * TURNS, explicit: SESSIONS * TURNS,
-      debits: SESSIONS * TURNS, credits: 1_000_000 - SESSIONS * TURNS, finished: SESSIONS,
+      units: SESSIONS * TURNS,
+      distinctUnits: SESSIONS * TURNS,
+      explicit: SESSIONS * TURNS,
+      debits: SESSIONS * TURNS,
+      credits: 1_000_000 - SESSIONS * TURNS,
+      finished: SESSIONS,
     });
     // Report for the closing note: what was lost or counted twice (nothing).
-    process.stdout.write(`      fleet: ${SESSIONS} sessions, ${total} events, ${SESSIONS * TURNS} analyses; killed ${victim} (the drainer's) at ${JSON.stringify(before)}; lost 0, duplicated 0\n`);
+    process.stdout.write(
+      `      fleet: ${SESSIONS} sessions, ${total} events, ${SESSIONS * TURNS} analyses; killed ${victim} (the drainer's) at ${JSON.stringify(before)}; lost 0, duplicated 0\n`,
+    );
   });
   it('media: an upload whose chunks alternate between the replicas, its worker killed by SIGKILL mid-encode, is ready once, and plays from the bucket', async () => {
     const org = await createTestOrg(pool);
@@ -266,10 +326,18 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     const wav = path.join(dir, 'long.wav');
     await writeTone(wav, { seconds: 1200, outputArgs: ['-ar', '16000', '-ac', '1'] });
     const data = await readFile(wav);
-    const recording = await request(`${replica()}/v3/rest/recordings`, { method: 'POST', headers: as, json: { record: { externalId: 'fleet-upload' } } });
+    const recording = await request(`${replica()}/v3/rest/recordings`, {
+      method: 'POST',
+      headers: as,
+      json: { record: { externalId: 'fleet-upload' } },
+    });
     assert.equal(recording.status, 201, JSON.stringify(recording.body));
     const recordingId = recording.body.id as string;
-    const created = await request(`${replica()}/v3/rest/recordings/${recordingId}/uploads`, { method: 'POST', headers: as, json: { fileName: 'long.wav', fileSize: data.length } });
+    const created = await request(`${replica()}/v3/rest/recordings/${recordingId}/uploads`, {
+      method: 'POST',
+      headers: as,
+      json: { fileName: 'long.wav', fileSize: data.length },
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const uploadUrl = created.body.uploadUrl as string;
     const CHUNK = 6 << 20;
@@ -278,7 +346,8 @@ describe('fleet topology: two API replicas and two workers on the production Tem
       const base = replica();
       used.add(base);
       const res = await fetch(uploadUrl.replace(/^http:\/\/[^/]+/, base), {
-        method: 'PATCH', body: data.subarray(offset, offset + CHUNK),
+        method: 'PATCH',
+        body: data.subarray(offset, offset + CHUNK),
         headers: { 'Tus-Resumable': '1.0.0', 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream' },
       });
       assert.equal(res.status, 204, `chunk at ${offset} through ${base}: ${res.status} ${await res.text()}`);
@@ -286,7 +355,8 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     assert.equal(used.size, 2, 'the chunks went to both replicas');
     const workflowId = mediaIngestionWorkflowId(recordingId);
     const encoder = await activityWorkerPid(workflowId, 'encodeMedia');
-    const phase = () => pool.one(sql.type(z.object({ phase: z.string(), progress: z.number().nullable() }))`
+    const phase = () =>
+      pool.one(sql.type(z.object({ phase: z.string(), progress: z.number().nullable() }))`
       SELECT phase, encode_progress AS progress FROM media_ingestions WHERE recording_id = ${recordingId}`);
     // Well into it: the encode has reported progress.
     assert.ok(await waitFor(async () => ((await phase()).progress ?? 0) > 0, 60_000, 50), 'the encode reports progress');
@@ -294,7 +364,9 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     const victim = await replaceWorker(encoder);
     assert.equal(atKill.phase, 'encoding', 'the kill came mid-encode');
     assert.deepEqual(await resultOf(workflowId), { phase: 'ready', errorCode: null });
-    const objects = ((await s3.client.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: `media/renditions/${recordingId}/` }))).Contents ?? []).map((o) => o.Key);
+    const objects = (
+      (await s3.client.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: `media/renditions/${recordingId}/` }))).Contents ?? []
+    ).map((o) => o.Key);
     assert.equal(objects.length, 1, `one rendition: ${objects.join(', ')}`);
     const asset = (await request(`${replica()}/v3/rest/recordings/${recordingId}`, { headers: as })).body.asset;
     assert.equal(asset.status, 'completed');
@@ -302,7 +374,9 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     assert.equal(redirect.status, 302);
     const part = await fetch(redirect.headers.get('location')!, { headers: { range: 'bytes=0-99' } });
     assert.equal(part.status, 206);
-    process.stdout.write(`      fleet: a ${data.length}-byte upload in ${Math.ceil(data.length / CHUNK)} chunks over 2 replicas; killed ${victim} mid-encode (at ${atKill.progress ?? 0}%); ready, 1 rendition\n`);
+    process.stdout.write(
+      `      fleet: a ${data.length}-byte upload in ${Math.ceil(data.length / CHUNK)} chunks over 2 replicas; killed ${victim} mid-encode (at ${atKill.progress ?? 0}%); ready, 1 rendition\n`,
+    );
   });
   it('URL media: created through one replica, fetched by a worker through the SSRF-safe fetcher, stored in the bucket, ready and playable', async () => {
     const org = await createTestOrg(pool);
@@ -310,7 +384,8 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     await writeTone(tone, { frequency: 330, seconds: 5 });
     const bytes = await readFile(tone);
     const server = createServer((req, res) => {
-      if (req.url === '/tone.wav') return void res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': bytes.length }).end(bytes);
+      if (req.url === '/tone.wav')
+        return void res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': bytes.length }).end(bytes);
       res.writeHead(404).end();
     });
     // Both address families: `localhost` may resolve to ::1 first.
@@ -319,15 +394,23 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     try {
       const port = (server.address() as { port: number }).port;
       const created = await request(`${replica()}/v3/rest/recordings`, {
-        method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: { record: { externalId: 'fleet-url' }, assetUrl: `http://localhost:${port}/tone.wav` },
+        method: 'POST',
+        headers: { 'X-Service-Api-Key': org.apiKey },
+        json: { record: { externalId: 'fleet-url' }, assetUrl: `http://localhost:${port}/tone.wav` },
       });
       assert.equal(created.status, 201, JSON.stringify(created.body));
       const recordingId = created.body.id as string;
       assert.deepEqual(await resultOf(mediaIngestionWorkflowId(recordingId)), { phase: 'ready', errorCode: null });
-      const objects = ((await s3.client.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: 'media/' }))).Contents ?? []).map((o) => o.Key ?? '');
-      assert.ok(objects.some((k) => k.startsWith(`media/renditions/${recordingId}/`)), objects.join(', '));
+      const objects = ((await s3.client.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: 'media/' }))).Contents ?? []).map(
+        (o) => o.Key ?? '',
+      );
+      assert.ok(
+        objects.some((k) => k.startsWith(`media/renditions/${recordingId}/`)),
+        objects.join(', '),
+      );
       assert.ok(!objects.some((k) => k.startsWith('media/incoming/')), 'the download is deleted once encoded');
-      const asset = (await request(`${replica()}/v3/rest/recordings/${recordingId}`, { headers: { 'X-Service-Api-Key': org.apiKey } })).body.asset;
+      const asset = (await request(`${replica()}/v3/rest/recordings/${recordingId}`, { headers: { 'X-Service-Api-Key': org.apiKey } })).body
+        .asset;
       const redirect = await fetch(asset.url as string, { redirect: 'manual' });
       assert.equal(redirect.status, 302);
       assert.equal((await fetch(redirect.headers.get('location')!, { headers: { range: 'bytes=0-9' } })).status, 206);
@@ -340,13 +423,19 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     const org = await createTestOrg(pool, { recordingAllowed: true });
     const user = await createTestUser(pool, org.organizationId);
     const res = await request(`${replica()}/v3/rest/recordings/meeting-joins`, {
-      method: 'POST', headers: { Authorization: `Bearer ${user.accessToken}` }, json: { type: 'meetingUrl', joinUrl: 'https://meet.google.com/abc-defg-hij' },
+      method: 'POST',
+      headers: { Authorization: `Bearer ${user.accessToken}` },
+      json: { type: 'meetingUrl', joinUrl: 'https://meet.google.com/abc-defg-hij' },
     });
     assert.equal(res.status, 201, JSON.stringify(res.body));
     const recordingId = res.body.recordingId as string;
-    assert.deepEqual(await resultOf(meetingJoinIdFor(TEST_SIGNING_SECRET, org.organizationId, 'google_meet:abc-defg-hij')), { state: 'done', reason: null });
+    assert.deepEqual(await resultOf(meetingJoinIdFor(TEST_SIGNING_SECRET, org.organizationId, 'google_meet:abc-defg-hij')), {
+      state: 'done',
+      reason: null,
+    });
     assert.deepEqual(await resultOf(mediaIngestionWorkflowId(recordingId)), { phase: 'ready', errorCode: null });
-    const asset = (await request(`${replica()}/v3/rest/recordings/${recordingId}`, { headers: { 'X-Service-Api-Key': org.apiKey } })).body.asset;
+    const asset = (await request(`${replica()}/v3/rest/recordings/${recordingId}`, { headers: { 'X-Service-Api-Key': org.apiKey } })).body
+      .asset;
     assert.equal(asset.status, 'completed');
     const redirect = await fetch(asset.url as string, { redirect: 'manual' });
     assert.equal(redirect.status, 302);
@@ -358,7 +447,9 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     const accessToken = await mcpAccessToken(apis[0]!, await createSignInUser(pool));
     const connect = async (base: string) => {
       const c = new McpClient({ name: 'fleet-test', version: '1.0.0' });
-      await c.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${accessToken}` } } }));
+      await c.connect(
+        new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${accessToken}` } } }),
+      );
       return c;
     };
     const call = async (c: McpClient, name: string, args: Record<string, unknown>) => {

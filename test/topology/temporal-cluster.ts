@@ -37,8 +37,13 @@ async function setUpSchemas(build: string, postgresUrl: string): Promise<{ host:
   const url = new URL(postgresUrl);
   const db = { host: url.hostname, port: url.port, user: decodeURIComponent(url.username), password: decodeURIComponent(url.password) };
   const env = {
-    PATH: process.env.PATH ?? '', SQL_TOOL: path.join(build, 'bin', 'sql'), SCHEMA_DIR: path.join(build, 'schema'),
-    POSTGRES_SEEDS: db.host, DB_PORT: db.port, POSTGRES_USER: db.user, POSTGRES_PWD: db.password,
+    PATH: process.env.PATH ?? '',
+    SQL_TOOL: path.join(build, 'bin', 'sql'),
+    SCHEMA_DIR: path.join(build, 'schema'),
+    POSTGRES_SEEDS: db.host,
+    DB_PORT: db.port,
+    POSTGRES_USER: db.user,
+    POSTGRES_PWD: db.password,
   };
   const script = path.join(PROJECT_ROOT, 'deploy', 'temporal', 'setup-schema.sh');
   for (let i = 0; i < 2; i++) await run(script, [], { env });
@@ -59,17 +64,28 @@ export async function startTemporalCluster(o: { postgresUrl: string; dir: string
   const membership = [await port(), await port(), await port(), await port()];
   const store = (database: string, conns: number) => ({
     sql: {
-      pluginName: 'postgres12', databaseName: database, connectAddr: `${db.host}:${db.port}`, connectProtocol: 'tcp',
-      user: db.user, password: db.password, maxConns: conns, maxIdleConns: conns, maxConnLifetime: '1h',
+      pluginName: 'postgres12',
+      databaseName: database,
+      connectAddr: `${db.host}:${db.port}`,
+      connectProtocol: 'tcp',
+      user: db.user,
+      password: db.password,
+      maxConns: conns,
+      maxIdleConns: conns,
+      maxConnLifetime: '1h',
     },
   });
-  const rpc = (grpcPort: number, membershipPort: number, extra: Record<string, number> = {}) => ({ rpc: { grpcPort, membershipPort, bindOnIP: '127.0.0.1', ...extra } });
+  const rpc = (grpcPort: number, membershipPort: number, extra: Record<string, number> = {}) => ({
+    rpc: { grpcPort, membershipPort, bindOnIP: '127.0.0.1', ...extra },
+  });
   const frontend = `127.0.0.1:${ports.frontend}`;
   // JSON is YAML: the server reads this file as its configuration.
   const config = {
     log: { stdout: true, level: 'warn' },
     persistence: {
-      defaultStore: 'pg-default', visibilityStore: 'pg-visibility', numHistoryShards: 4,
+      defaultStore: 'pg-default',
+      visibilityStore: 'pg-visibility',
+      numHistoryShards: 4,
       datastores: { 'pg-default': store('temporal', 20), 'pg-visibility': store('temporal_visibility', 10) },
     },
     global: { membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' } },
@@ -80,8 +96,19 @@ export async function startTemporalCluster(o: { postgresUrl: string; dir: string
       worker: rpc(ports.worker, membership[3]!),
     },
     clusterMetadata: {
-      enableGlobalNamespace: false, failoverVersionIncrement: 10, masterClusterName: 'active', currentClusterName: 'active',
-      clusterInformation: { active: { enabled: true, initialFailoverVersion: 1, rpcName: 'frontend', rpcAddress: frontend, httpAddress: `127.0.0.1:${ports.http}` } },
+      enableGlobalNamespace: false,
+      failoverVersionIncrement: 10,
+      masterClusterName: 'active',
+      currentClusterName: 'active',
+      clusterInformation: {
+        active: {
+          enabled: true,
+          initialFailoverVersion: 1,
+          rpcName: 'frontend',
+          rpcAddress: frontend,
+          httpAddress: `127.0.0.1:${ports.http}`,
+        },
+      },
     },
     dcRedirectionPolicy: { policy: 'noop' },
     archival: { history: { state: 'disabled' }, visibility: { state: 'disabled' } },
@@ -90,11 +117,18 @@ export async function startTemporalCluster(o: { postgresUrl: string; dir: string
   };
   await writeFile(path.join(o.dir, 'config.yaml'), JSON.stringify(config, null, 2));
   // The same dynamic settings as the dev server the other tests use (src/dev/temporal-server.ts).
-  await writeFile(path.join(o.dir, 'dynamic.yaml'), [
-    'frontend.enableUpdateWorkflowExecution:', '  - value: true',
-    'frontend.enableUpdateWorkflowExecutionAsyncAccepted:', '  - value: true',
-    'limit.maxIDLength:', '  - value: 255', '',
-  ].join('\n'));
+  await writeFile(
+    path.join(o.dir, 'dynamic.yaml'),
+    [
+      'frontend.enableUpdateWorkflowExecution:',
+      '  - value: true',
+      'frontend.enableUpdateWorkflowExecutionAsyncAccepted:',
+      '  - value: true',
+      'limit.maxIDLength:',
+      '  - value: 255',
+      '',
+    ].join('\n'),
+  );
   const log = createWriteStream(path.join(o.dir, 'server.log'), { flags: 'a' });
   const child = spawn(path.join(build, 'bin', 'server'), ['--config-file', path.join(o.dir, 'config.yaml'), '--allow-no-auth', 'start'], {
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -141,7 +175,8 @@ async function serving(child: ChildProcess, address: string, namespace: string):
     try {
       const connection = await Connection.connect({ address, connectTimeout: 1000 });
       try {
-        await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('24h') })
+        await connection.workflowService
+          .registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('24h') })
           .catch((error: { code?: number }) => {
             if (error.code !== 6) throw error; // ALREADY_EXISTS
           });

@@ -19,7 +19,12 @@ describe('config', () => {
   });
 
   it('parses and types given values', () => {
-    const c = loadConfig({ PORT: '9090', TEMPORAL_TLS: 'true', DATABASE_URL: 'postgres://u:p@db:5432/intake', TEMPORAL_ADDRESS: 'temporal:7233' });
+    const c = loadConfig({
+      PORT: '9090',
+      TEMPORAL_TLS: 'true',
+      DATABASE_URL: 'postgres://u:p@db:5432/intake',
+      TEMPORAL_ADDRESS: 'temporal:7233',
+    });
     assert.equal(c.http.port, 9090);
     assert.equal(c.temporal.tls, true);
     assert.equal(c.database.url, 'postgres://u:p@db:5432/intake');
@@ -41,7 +46,10 @@ describe('config', () => {
   ];
   for (const [env, message] of bad) {
     it(`fails naming the variable for ${JSON.stringify(env)}`, () => {
-      assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && message.test(e.message));
+      assert.throws(
+        () => loadConfig(env),
+        (e: unknown) => e instanceof ConfigError && message.test(e.message),
+      );
     });
   }
 
@@ -57,30 +65,56 @@ describe('config', () => {
   it('chooses the signal extractor: local by default; openai needs a base URL', () => {
     assert.deepEqual(loadConfig({}).signalExtractor, { kind: 'local' });
     assert.throws(() => loadConfig({ SIGNAL_EXTRACTOR: 'openai' }), /SIGNAL_EXTRACTOR_BASE_URL/);
-    assert.deepEqual(loadConfig({ SIGNAL_EXTRACTOR: 'openai', SIGNAL_EXTRACTOR_BASE_URL: 'http://llm.internal/v1', SIGNAL_EXTRACTOR_API_KEY: 'k' }).signalExtractor, {
-      kind: 'openai', baseUrl: 'http://llm.internal/v1', apiKey: 'k', model: 'gpt-4o-mini', timeoutMs: 20_000,
-    });
+    assert.deepEqual(
+      loadConfig({ SIGNAL_EXTRACTOR: 'openai', SIGNAL_EXTRACTOR_BASE_URL: 'http://llm.internal/v1', SIGNAL_EXTRACTOR_API_KEY: 'k' })
+        .signalExtractor,
+      {
+        kind: 'openai',
+        baseUrl: 'http://llm.internal/v1',
+        apiKey: 'k',
+        model: 'gpt-4o-mini',
+        timeoutMs: 20_000,
+      },
+    );
     assert.throws(() => loadConfig({ SIGNAL_EXTRACTOR: 'magic' }), /SIGNAL_EXTRACTOR/);
   });
 
   it('upstream OpenID Connect sign-in: off by default; the issuer, client id and secret all or none', () => {
     assert.equal(loadConfig({}).signIn.oidc, undefined);
     const org = '0b9c1f5e-8a0e-4f57-9a4c-3f1e2d5b6a70';
-    const base = { OIDC_ISSUER: 'https://id.example.com', OIDC_CLIENT_ID: 'intake', OIDC_CLIENT_SECRET: 's3cret', OIDC_ORGANIZATIONS: ` ${org} ,` };
+    const base = {
+      OIDC_ISSUER: 'https://id.example.com',
+      OIDC_CLIENT_ID: 'intake',
+      OIDC_CLIENT_SECRET: 's3cret',
+      OIDC_ORGANIZATIONS: ` ${org} ,`,
+    };
     assert.deepEqual(loadConfig(base).signIn.oidc, {
-      issuer: 'https://id.example.com', clientId: 'intake', clientSecret: 's3cret', organizationIds: [org], displayName: 'single sign-on',
+      issuer: 'https://id.example.com',
+      clientId: 'intake',
+      clientSecret: 's3cret',
+      organizationIds: [org],
+      displayName: 'single sign-on',
     });
-    assert.throws(() => loadConfig({ ...base, OIDC_CLIENT_SECRET: undefined }), (e: Error) => e instanceof ConfigError && /OIDC_CLIENT_SECRET \(with OIDC_ISSUER\) is required/.test(e.message));
+    assert.throws(
+      () => loadConfig({ ...base, OIDC_CLIENT_SECRET: undefined }),
+      (e: Error) => e instanceof ConfigError && /OIDC_CLIENT_SECRET \(with OIDC_ISSUER\) is required/.test(e.message),
+    );
     assert.throws(() => loadConfig({ ...base, OIDC_ISSUER: undefined }), /OIDC_ISSUER \(with OIDC_CLIENT_ID\) is required/);
     assert.throws(() => loadConfig({ ...base, OIDC_ISSUER: 'not a url' }), /OIDC_ISSUER/);
     // The organizations it serves are named: a company's provider never signs in another tenant's users.
     assert.throws(() => loadConfig({ ...base, OIDC_ORGANIZATIONS: undefined }), /OIDC_ORGANIZATIONS \(with OIDC_ISSUER\) is required/);
-    assert.throws(() => loadConfig({ ...base, OIDC_ORGANIZATIONS: `${org},acme` }), /OIDC_ORGANIZATIONS: organization ids \(UUIDs\), comma-separated; not one: acme/);
+    assert.throws(
+      () => loadConfig({ ...base, OIDC_ORGANIZATIONS: `${org},acme` }),
+      /OIDC_ORGANIZATIONS: organization ids \(UUIDs\), comma-separated; not one: acme/,
+    );
   });
 
   it('reads the session processing settings', () => {
     const c = loadConfig({ AGENT_BILLING_RECHECK_SECONDS: '5', AGENT_ANALYSIS_CREDIT_COST: '3', AGENT_SESSION_HISTORY_LIMIT: '500' });
-    assert.deepEqual([c.agents.billingRecheckSeconds, c.agents.analysisCreditCost, c.agents.historyLimit, c.agents.retentionSweepMinutes], [5, 3, 500, 60]);
+    assert.deepEqual(
+      [c.agents.billingRecheckSeconds, c.agents.analysisCreditCost, c.agents.historyLimit, c.agents.retentionSweepMinutes],
+      [5, 3, 500, 60],
+    );
     assert.throws(() => loadConfig({ AGENT_SESSION_HISTORY_LIMIT: '10' }), /AGENT_SESSION_HISTORY_LIMIT/);
   });
 });

@@ -6,7 +6,10 @@ describe('dependency outage classification', () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
     assert.equal(isDatabaseUnavailable(refused), true);
     assert.equal(isDatabaseUnavailable(new Error('wrapped', { cause: refused })), true);
-    assert.equal(isDatabaseUnavailable(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' })), true);
+    assert.equal(
+      isDatabaseUnavailable(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' })),
+      true,
+    );
     assert.equal(isDatabaseUnavailable(new Error('Connection terminated unexpectedly')), true);
   });
 
@@ -16,7 +19,11 @@ describe('dependency outage classification', () => {
   });
 
   it('recognizes gRPC UNAVAILABLE and DEADLINE_EXCEEDED from Temporal', () => {
-    const unavailable = Object.assign(new Error('14 UNAVAILABLE: No connection established'), { code: 14, details: 'No connection established', metadata: {} });
+    const unavailable = Object.assign(new Error('14 UNAVAILABLE: No connection established'), {
+      code: 14,
+      details: 'No connection established',
+      metadata: {},
+    });
     assert.equal(isTemporalUnavailable(new Error('Failed to start', { cause: unavailable })), true);
     const deadline = Object.assign(new Error('4 DEADLINE_EXCEEDED'), { code: 4, details: 'Deadline exceeded', metadata: {} });
     assert.equal(isTemporalUnavailable(deadline), true);

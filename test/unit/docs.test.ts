@@ -8,11 +8,20 @@ import { ALL_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes.js';
 /** Attributes whose values are a closed set the code chooses (the others hold ids and numbers). */
 const ENUMERATED = ['IntakeStatus', 'IntakeProcessingStatus'];
 const TYPE_WORDS: Record<string, string> = {
-  KEYWORD: 'Keyword', TEXT: 'Text', INT: 'Int', DOUBLE: 'Double', BOOL: 'Bool', DATETIME: 'Datetime', KEYWORD_LIST: 'KeywordList',
+  KEYWORD: 'Keyword',
+  TEXT: 'Text',
+  INT: 'Int',
+  DOUBLE: 'Double',
+  BOOL: 'Bool',
+  DATETIME: 'Datetime',
+  KEYWORD_LIST: 'KeywordList',
 };
 
 const read = (file: string) => readFileSync(path.join(PROJECT_ROOT, file), 'utf8');
-const markdownIn = (dir: string) => readdirSync(path.join(PROJECT_ROOT, dir)).filter((f) => f.endsWith('.md')).map((f) => `${dir}/${f}`);
+const markdownIn = (dir: string) =>
+  readdirSync(path.join(PROJECT_ROOT, dir))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `${dir}/${f}`);
 const GUIDES = markdownIn('docs/guides');
 const DOCS = ['README.md', ...markdownIn('docs'), ...GUIDES];
 
@@ -33,14 +42,25 @@ function assertListsSearchAttributes(text: string): void {
   }
 }
 
-interface Query { file: string; attribute: string; values: string[] }
+interface Query {
+  file: string;
+  attribute: string;
+  values: string[];
+}
 
 /** Comparisons of an `Intake…` attribute in a visibility query: `IntakeX = "v"`, `IntakeX IN ("a", "b")`, `IntakeX >= 3`. */
 function queries(attribute: RegExp): Query[] {
   const pattern = new RegExp(`\\b(${attribute.source})\\s*(?:=|!=|<=|>=|<|>|NOT IN|IN)\\s*("[^"]*"|-?\\d+|\\([^)]*\\))`, 'g');
-  return DOCS.flatMap((file) => [...read(file).matchAll(pattern)].map((m) => ({
-    file, attribute: m[1]!, values: m[2]!.replace(/^\((.*)\)$/, '$1').split(',').map((v) => v.trim()),
-  })));
+  return DOCS.flatMap((file) =>
+    [...read(file).matchAll(pattern)].map((m) => ({
+      file,
+      attribute: m[1]!,
+      values: m[2]!
+        .replace(/^\((.*)\)$/, '$1')
+        .split(',')
+        .map((v) => v.trim()),
+    })),
+  );
 }
 
 const unquote = (value: string) => /^"(.*)"$/.exec(value)?.[1];
@@ -69,7 +89,10 @@ describe('docs match the code', () => {
   it('visibility queries use attributes that exist, with values of their type and values the code sets', () => {
     const code = codeFacts();
     const found = queries(/Intake[A-Z]\w*/);
-    assert.ok(found.some((q) => q.file === 'docs/operations.md' && q.attribute === 'IntakeProcessingStatus'), 'the operations page has queries');
+    assert.ok(
+      found.some((q) => q.file === 'docs/operations.md' && q.attribute === 'IntakeProcessingStatus'),
+      'the operations page has queries',
+    );
     for (const q of found) {
       const where = `${q.file}: ${q.attribute} ${q.values.join(', ')}`;
       const key = ALL_SEARCH_ATTRIBUTES.find((k) => k.name === q.attribute);
@@ -77,7 +100,8 @@ describe('docs match the code', () => {
       const numeric = ['INT', 'DOUBLE'].includes(key.type);
       for (const value of q.values) {
         assert.ok(numeric ? /^-?\d+$/.test(value) : unquote(value) !== undefined, `${where}: not a ${TYPE_WORDS[key.type]} value`);
-        if (ENUMERATED.includes(q.attribute)) assert.ok(code.values.get(q.attribute)?.has(unquote(value)!), `${where}: the code never sets ${value}`);
+        if (ENUMERATED.includes(q.attribute))
+          assert.ok(code.values.get(q.attribute)?.has(unquote(value)!), `${where}: the code never sets ${value}`);
       }
     }
   });
@@ -92,9 +116,15 @@ describe('docs match the code', () => {
   it('no longer say what was true before processing, retention, media, uploads and meeting joins existed', () => {
     const stale: Record<string, string[]> = {
       'docs/decisions.md': [
-        'until issue 5 adds', 'is null until media ingestion exists', 'the media issue starts its ingestion',
-        "automatic transcription is the meeting-join issue's", 'balance is 0', 'belongs to the session-workflow issue',
-        'the implementations arrive with meeting joins', 'of later areas', '(issue 5) moves it on',
+        'until issue 5 adds',
+        'is null until media ingestion exists',
+        'the media issue starts its ingestion',
+        "automatic transcription is the meeting-join issue's",
+        'balance is 0',
+        'belongs to the session-workflow issue',
+        'the implementations arrive with meeting joins',
+        'of later areas',
+        '(issue 5) moves it on',
       ],
       'docs/operations.md': ['with later areas', 'IntakeStatus = "billing_blocked"'],
       'README.md': ['all 32 operations', 'with none left', 'and later upload and playback URLs', 'every response carries'],
@@ -102,7 +132,11 @@ describe('docs match the code', () => {
     for (const [file, phrases] of Object.entries(stale)) {
       // The README's walk-throughs live in docs/guides/ now: its phrases are looked for there too.
       const text = [file, ...(file === 'README.md' ? GUIDES : [])].map(read).join('\n').toLowerCase().replace(/\s+/g, ' ');
-      assert.deepEqual(phrases.filter((p) => text.includes(p.toLowerCase())), [], file);
+      assert.deepEqual(
+        phrases.filter((p) => text.includes(p.toLowerCase())),
+        [],
+        file,
+      );
     }
   });
 });
@@ -122,7 +156,8 @@ function codeFacts(): NonNullable<typeof facts> {
   const values = new Map<string, Set<string>>(ENUMERATED.map((name) => [name, new Set<string>()]));
   const visit = (node: ts.Node): void => {
     if (ts.isObjectLiteralExpression(node)) {
-      const prop = (name: string) => node.properties.find((p): p is ts.PropertyAssignment => ts.isPropertyAssignment(p) && p.name.getText() === name);
+      const prop = (name: string) =>
+        node.properties.find((p): p is ts.PropertyAssignment => ts.isPropertyAssignment(p) && p.name.getText() === name);
       const key = prop('key');
       const value = prop('value');
       const name = key && attributeName(checker, key.initializer);
@@ -143,9 +178,12 @@ function codeFacts(): NonNullable<typeof facts> {
  * parsing them (the Temporal protobuf types alone are 9 MB) would take most of a minute.
  */
 function sourceProgram(): ts.Program {
-  const walk = (dir: string): string[] => readdirSync(dir, { withFileTypes: true })
-    .flatMap((d) => (d.isDirectory() ? walk(path.join(dir, d.name)) : d.name.endsWith('.ts') ? [path.join(dir, d.name)] : []));
-  const roots = ['src', 'workflows', 'activities', 'api'].flatMap((d) => walk(path.join(PROJECT_ROOT, d)))
+  const walk = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+      d.isDirectory() ? walk(path.join(dir, d.name)) : d.name.endsWith('.ts') ? [path.join(dir, d.name)] : [],
+    );
+  const roots = ['src', 'workflows', 'activities', 'api']
+    .flatMap((d) => walk(path.join(PROJECT_ROOT, d)))
     .filter((f) => /\b(upsertSearchAttributes|typedSearchAttributes)\b/.test(readFileSync(f, 'utf8')));
   const config = ts.readConfigFile(path.join(PROJECT_ROOT, 'tsconfig.json'), (f) => ts.sys.readFile(f));
   const options = { ...ts.parseJsonConfigFileContent(config.config, ts.sys, PROJECT_ROOT).options, noEmit: true, types: [] };
@@ -153,7 +191,9 @@ function sourceProgram(): ts.Program {
   const getSourceFile = host.getSourceFile.bind(host);
   const keep = /node_modules\/(typescript\/lib|@temporalio\/(workflow|common))\//;
   host.getSourceFile = (file, language, ...rest) =>
-    file.includes('/node_modules/') && !keep.test(file) ? ts.createSourceFile(file, 'export {};', language) : getSourceFile(file, language, ...rest);
+    file.includes('/node_modules/') && !keep.test(file)
+      ? ts.createSourceFile(file, 'export {};', language)
+      : getSourceFile(file, language, ...rest);
   return ts.createProgram([...roots, path.join(PROJECT_ROOT, 'workflows', 'index.ts')], options, host);
 }
 
@@ -161,7 +201,8 @@ function sourceProgram(): ts.Program {
 function attributeName(checker: ts.TypeChecker, expression: ts.Expression): string | null {
   let symbol = checker.getSymbolAtLocation(expression);
   if (symbol && symbol.flags & ts.SymbolFlags.Alias) symbol = checker.getAliasedSymbol(symbol);
-  const init = symbol?.valueDeclaration && ts.isVariableDeclaration(symbol.valueDeclaration) ? symbol.valueDeclaration.initializer : undefined;
+  const init =
+    symbol?.valueDeclaration && ts.isVariableDeclaration(symbol.valueDeclaration) ? symbol.valueDeclaration.initializer : undefined;
   if (!init || !ts.isCallExpression(init) || init.expression.getText() !== 'defineSearchAttributeKey') return null;
   const first = init.arguments[0];
   return first && ts.isStringLiteral(first) ? first.text : null;
@@ -172,7 +213,8 @@ function literalValues(checker: ts.TypeChecker, expression: ts.Expression, seen 
   seen.add(expression);
   if (ts.isStringLiteralLike(expression)) return expression.text ? [expression.text] : [];
   if (ts.isParenthesizedExpression(expression)) return literalValues(checker, expression.expression, seen);
-  if (ts.isConditionalExpression(expression)) return [expression.whenTrue, expression.whenFalse].flatMap((e) => literalValues(checker, e, seen));
+  if (ts.isConditionalExpression(expression))
+    return [expression.whenTrue, expression.whenFalse].flatMap((e) => literalValues(checker, e, seen));
   const type = checker.getTypeAtLocation(expression);
   const parts = type.isUnion() ? type.types : [type];
   if (parts.every((p) => p.isStringLiteral())) return parts.map((p) => p.value);
@@ -184,7 +226,11 @@ function literalValues(checker: ts.TypeChecker, expression: ts.Expression, seen 
       const argument = node.arguments[declaration.parent.parameters.indexOf(declaration)];
       if (argument) sources.push(argument);
     }
-    if (ts.isBinaryExpression(node) && node.operatorToken.kind === ts.SyntaxKind.EqualsToken && checker.getSymbolAtLocation(node.left) === symbol) {
+    if (
+      ts.isBinaryExpression(node) &&
+      node.operatorToken.kind === ts.SyntaxKind.EqualsToken &&
+      checker.getSymbolAtLocation(node.left) === symbol
+    ) {
       sources.push(node.right);
     }
     ts.forEachChild(node, collect);

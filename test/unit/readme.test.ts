@@ -10,7 +10,10 @@ import { testConfig } from '../helpers/config.js';
 import { createApiMetrics } from '../../src/metrics/api-metrics.js';
 
 type Middleware = (ctx: any, next: () => Promise<void>) => unknown;
-interface Layer { name: string; stack: Middleware[] }
+interface Layer {
+  name: string;
+  stack: Middleware[];
+}
 
 /** Runs a route's middleware the way Koa composes it, on a stand-in context. */
 async function run(stack: Middleware[], ctx: any): Promise<void> {
@@ -23,8 +26,16 @@ async function run(stack: Middleware[], ctx: any): Promise<void> {
 /** A stand-in context: request headers in, response headers and body out. */
 function context(headers: Record<string, string> = {}) {
   const sent: Record<string, string> = {};
-  return { sent, state: {}, request: {}, query: {}, params: {}, body: undefined as any,
-    get: (name: string) => headers[name.toLowerCase()] ?? '', set: (fields: Record<string, string>) => Object.assign(sent, fields) };
+  return {
+    sent,
+    state: {},
+    request: {},
+    query: {},
+    params: {},
+    body: undefined as any,
+    get: (name: string) => headers[name.toLowerCase()] ?? '',
+    set: (fields: Record<string, string>) => Object.assign(sent, fields),
+  };
 }
 
 /**
@@ -40,9 +51,12 @@ function stubbedApp() {
   const deps = {
     config: testConfig({ UPLOAD_STORE: 's3', S3_BUCKET: 'readme-test' }), // the file store would create directories
     pool: { maybeOne: async () => state.keyRow },
-    temporal: {}, tokens: {}, logger: pino({ level: 'silent' }),
+    temporal: {},
+    tokens: {},
+    logger: pino({ level: 'silent' }),
     rateLimits: { limiter: () => ({ consume: refuse }), close: async () => undefined },
-    bodyChecker: null, metrics: createApiMetrics({ processMetrics: false }),
+    bodyChecker: null,
+    metrics: createApiMetrics({ processMetrics: false }),
   } as unknown as AppDeps;
   const dispatch = buildApp(deps).middleware.find((m) => 'router' in m) as unknown as { router: { stack: Layer[] } };
   const layer = (operationId: string) => {
@@ -92,14 +106,30 @@ describe('README', () => {
 
   it('lists every route of the OpenAPI document in the HTTP API summary, and no route that does not exist', async () => {
     const document = await openApiDocument(app);
-    const routes = Object.entries(document.paths).flatMap(([p, operations]) => Object.keys(operations).map((m) => `${m.toUpperCase()} ${p}`));
+    const routes = Object.entries(document.paths).flatMap(([p, operations]) =>
+      Object.keys(operations).map((m) => `${m.toUpperCase()} ${p}`),
+    );
     // The tus endpoint is a middleware of its own (api/uploads/tus.ts), not a route spec.
     const outsideOpenApi = ['HEAD', 'PATCH', 'OPTIONS'].map((m) => `${m} /v3/uploads/{uploadId}.{token}`);
     // So is the MCP authorization server (oidc-provider, api/oauth; test/integration/mcp/mcp-oauth.test.ts calls each).
-    outsideOpenApi.push('GET /.well-known/oauth-authorization-server', 'POST /oauth/register', 'GET /oauth/authorize', 'POST /oauth/token', 'POST /oauth/revoke');
+    outsideOpenApi.push(
+      'GET /.well-known/oauth-authorization-server',
+      'POST /oauth/register',
+      'GET /oauth/authorize',
+      'POST /oauth/token',
+      'POST /oauth/revoke',
+    );
     const documented = documentedRoutes(section(readme, 'HTTP API'));
-    assert.deepEqual(routes.filter((r) => !documented.has(r)), [], 'missing from the summary');
-    assert.deepEqual([...documented].filter((r) => !routes.includes(r) && !outsideOpenApi.includes(r)), [], 'not a route');
+    assert.deepEqual(
+      routes.filter((r) => !documented.has(r)),
+      [],
+      'missing from the summary',
+    );
+    assert.deepEqual(
+      [...documented].filter((r) => !routes.includes(r) && !outsideOpenApi.includes(r)),
+      [],
+      'not a route',
+    );
   });
 
   it('states the number of operations /openapi.json describes', async () => {
@@ -109,20 +139,41 @@ describe('README', () => {
   });
 
   it('feedback: only a key that passed authentication and the scope check gets RateLimit headers (a 401 or 403 none)', async () => {
-    const key = { id: 'k', organization_id: 'o', name: null, display_prefix: 'ik_x', created_at: '', last_used_at: new Date().toISOString(), revoked_at: null };
+    const key = {
+      id: 'k',
+      organization_id: 'o',
+      name: null,
+      display_prefix: 'ik_x',
+      created_at: '',
+      last_used_at: new Date().toISOString(),
+      revoked_at: null,
+    };
     const attempt = async (headers: Record<string, string>, keyRow: unknown) => {
       app.state.keyRow = keyRow;
       app.state.consumed = 0;
       const ctx = context(headers);
-      const status = await run(app.layer('createFeedbackSource').stack, ctx).then(() => 0, (e: { status: number }) => e.status);
+      const status = await run(app.layer('createFeedbackSource').stack, ctx).then(
+        () => 0,
+        (e: { status: number }) => e.status,
+      );
       return { status, consumed: app.state.consumed, rateHeaders: Object.keys(ctx.sent).filter((h) => h.startsWith('RateLimit-')) };
     };
     assert.deepEqual(await attempt({}, null), { status: 401, consumed: 0, rateHeaders: [] });
     assert.deepEqual(await attempt({ 'x-service-api-key': 'ik_unknown' }, null), { status: 401, consumed: 0, rateHeaders: [] });
-    assert.deepEqual(await attempt({ 'x-service-api-key': 'ik_read' }, { ...key, scopes: ['recordings:read'] }), { status: 403, consumed: 0, rateHeaders: [] });
-    assert.deepEqual(await attempt({ 'x-service-api-key': 'ik_write' }, { ...key, scopes: ['feedback:write'] }),
-      { status: 429, consumed: 1, rateHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'] });
-    assert.match(section(readFileSync(path.join(PROJECT_ROOT, 'docs', 'guides', 'first-requests.md'), 'utf8'), 'Feedback quick-start'), /A 401 \(no or bad key\) or 403 \(missing\s+scope\) carries none/);
+    assert.deepEqual(await attempt({ 'x-service-api-key': 'ik_read' }, { ...key, scopes: ['recordings:read'] }), {
+      status: 403,
+      consumed: 0,
+      rateHeaders: [],
+    });
+    assert.deepEqual(await attempt({ 'x-service-api-key': 'ik_write' }, { ...key, scopes: ['feedback:write'] }), {
+      status: 429,
+      consumed: 1,
+      rateHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
+    });
+    assert.match(
+      section(readFileSync(path.join(PROJECT_ROOT, 'docs', 'guides', 'first-requests.md'), 'utf8'), 'Feedback quick-start'),
+      /A 401 \(no or bad key\) or 403 \(missing\s+scope\) carries none/,
+    );
   });
 
   it('names the Node package the project installs, whose install script allowScripts lets run', () => {

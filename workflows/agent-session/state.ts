@@ -34,7 +34,8 @@ export class SessionState {
     this.processedThroughSequence = maxOrNull(this.processedThroughSequence, stored.processedThroughSequence);
     this.highestSequence = maxOrNull(this.highestSequence, stored.highestSequence);
     if (!this.terminal) this.status = stored.status;
-    if (stored.processingStatus === 'billing_blocked' || stored.processingStatus === 'capture_disabled') this.processingStatus = stored.processingStatus;
+    if (stored.processingStatus === 'billing_blocked' || stored.processingStatus === 'capture_disabled')
+      this.processingStatus = stored.processingStatus;
   }
 
   apply(signal: EventsIngested): void {
@@ -70,7 +71,9 @@ export class SessionState {
 
   /** Whether every known sequence has been processed. */
   get caughtUp(): boolean {
-    return this.highestSequence === null || (this.processedThroughSequence !== null && this.processedThroughSequence >= this.highestSequence);
+    return (
+      this.highestSequence === null || (this.processedThroughSequence !== null && this.processedThroughSequence >= this.highestSequence)
+    );
   }
 
   get view(): AgentSessionView {
@@ -123,5 +126,9 @@ export function planProcessing(at: ProgressSnapshot, pending: readonly EventRef[
     expected++;
   }
   const stoppedAtGap = run.length < above.length || (at.highestSequence !== null && expected <= at.highestSequence);
-  return { process: [...below, ...run], processedThroughSequence: run.at(-1)?.sequence ?? watermark, waitingFor: stoppedAtGap ? expected : null };
+  return {
+    process: [...below, ...run],
+    processedThroughSequence: run.at(-1)?.sequence ?? watermark,
+    waitingFor: stoppedAtGap ? expected : null,
+  };
 }

@@ -1,10 +1,23 @@
 import {
-  allHandlersFinished, condition, continueAsNew, patched, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes, workflowInfo,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { AgentSessionActivities } from '../../activities/agent-sessions.js';
 import { PROCESSED_THROUGH, PROCESSING_STATUS, STATUS } from '../search-attributes.js';
 import {
-  creditsAdded, eventsIngested, sessionView, type AgentSessionInput, type AgentSessionOutcome, type AnalysisResult,
+  creditsAdded,
+  eventsIngested,
+  sessionView,
+  type AgentSessionInput,
+  type AgentSessionOutcome,
+  type AnalysisResult,
 } from './contract.js';
 import { Alarm } from './alarm.js';
 import { legacySessionLoop } from './legacy.js';
@@ -110,7 +123,15 @@ export async function agentSessionWorkflow(input: AgentSessionInput): Promise<Ag
 
 /** No queued analysis: nothing to call (the stored status stands). */
 function idleAnalysis(state: SessionState): AnalysisResult {
-  return { deleted: false, analysed: 0, failed: 0, remaining: 0, billingBlocked: false, providerUnavailable: false, processingStatus: state.processingStatus };
+  return {
+    deleted: false,
+    analysed: 0,
+    failed: 0,
+    remaining: 0,
+    billingBlocked: false,
+    providerUnavailable: false,
+    processingStatus: state.processingStatus,
+  };
 }
 
 type Db = ReturnType<typeof proxyLocalActivities<AgentSessionActivities>>;

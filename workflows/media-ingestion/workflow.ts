@@ -24,16 +24,23 @@ function encodeActivities(heartbeatSeconds: number, taskQueue: string | undefine
     retry: { initialInterval: '1 second', maximumInterval: '5 minutes', maximumAttempts: 5 },
   });
 }
-const db = proxyActivities<MediaActivities>({ startToCloseTimeout: '1 minute', retry: { initialInterval: '1 second', maximumInterval: '1 minute' } });
+const db = proxyActivities<MediaActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+});
 // A transcription engine may take a while on long media; transient failures are retried a few times.
 function transcriptionActivities(taskQueue: string | undefined) {
   return proxyActivities<MediaActivities>({
     ...(taskQueue ? { taskQueue } : {}),
-    startToCloseTimeout: '2 hours', retry: { initialInterval: '10 seconds', maximumInterval: '10 minutes', maximumAttempts: 5 },
+    startToCloseTimeout: '2 hours',
+    retry: { initialInterval: '10 seconds', maximumInterval: '10 minutes', maximumAttempts: 5 },
   });
 }
 // About a minute for the creating request to commit (1 + 2 + 4 + 8 + 16 + 32 s).
-const created = proxyActivities<MediaActivities>({ startToCloseTimeout: '30 seconds', retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 7 } });
+const created = proxyActivities<MediaActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 7 },
+});
 
 const show = (phase: string) => upsertSearchAttributes([{ key: STATUS, value: phase }]);
 

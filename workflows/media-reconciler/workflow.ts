@@ -18,8 +18,12 @@ export async function mediaReconcilerWorkflow(input: MediaReconcilerInput): Prom
   const total = { restarted: 0, failed: 0 };
   let after: string | null = null;
   for (let i = 0; i < ROUNDS_PER_RUN; i++) {
-    const round: { checked: number; restarted: number; failed: number; last: string | null } =
-      await reconcileMediaIngestions(input.settings, input.olderThanSeconds, batchSize, after);
+    const round: { checked: number; restarted: number; failed: number; last: string | null } = await reconcileMediaIngestions(
+      input.settings,
+      input.olderThanSeconds,
+      batchSize,
+      after,
+    );
     total.restarted += round.restarted;
     total.failed += round.failed;
     if (round.checked < batchSize || round.last === null) break;

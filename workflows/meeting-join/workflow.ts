@@ -1,6 +1,19 @@
 import {
-  ActivityFailure, allHandlersFinished, ApplicationFailure, CancellationScope, condition, ContinueAsNew, continueAsNew, executeChild,
-  isCancellation, ParentClosePolicy, patched, proxyActivities, setHandler, sleep, upsertSearchAttributes,
+  ActivityFailure,
+  allHandlersFinished,
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  ContinueAsNew,
+  continueAsNew,
+  executeChild,
+  isCancellation,
+  ParentClosePolicy,
+  patched,
+  proxyActivities,
+  setHandler,
+  sleep,
+  upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { MeetingActivities } from '../../activities/meeting-joins.js';
 import type { BotStatus } from '../../src/providers/recorder/types.js';
@@ -9,18 +22,24 @@ import { mediaIngestionWorkflowId } from '../media-ingestion/contract.js';
 import { ORGANIZATION_ID, RECORDING_ID, STATUS } from '../search-attributes.js';
 import { botAcceptedUpdate, meetingJoinQuery, type BotStateName, type MeetingJoinInput, type MeetingJoinResult } from './contract.js';
 
-const db = proxyActivities<MeetingActivities>({ startToCloseTimeout: '1 minute', retry: { initialInterval: '1 second', maximumInterval: '1 minute' } });
+const db = proxyActivities<MeetingActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+});
 // The request waits for the bot: a few quick attempts, then the failure is the caller's 502.
 const create = proxyActivities<MeetingActivities>({
-  startToCloseTimeout: '30 seconds', retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3 },
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3 },
 });
 // Status reads ride out a provider's bad minutes; a meeting lasts hours.
 const poll = proxyActivities<MeetingActivities>({
-  startToCloseTimeout: '1 minute', retry: { initialInterval: '5 seconds', maximumInterval: '5 minutes', maximumAttempts: 30 },
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '5 seconds', maximumInterval: '5 minutes', maximumAttempts: 30 },
 });
 // Leaving on the way out: a few tries, then the run ends anyway.
 const leave = proxyActivities<MeetingActivities>({
-  startToCloseTimeout: '1 minute', retry: { initialInterval: '5 seconds', maximumInterval: '1 minute', maximumAttempts: 5 },
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '5 seconds', maximumInterval: '1 minute', maximumAttempts: 5 },
 });
 
 function failureMessage(error: unknown): string {
@@ -50,7 +69,8 @@ export async function meetingJoinWorkflow(input: MeetingJoinInput): Promise<Meet
   let botState: BotStateName | 'creating' = resume?.botState ?? 'creating';
   setHandler(botAcceptedUpdate, async () => {
     await condition(() => accepted !== undefined);
-    if (accepted && 'error' in accepted) throw ApplicationFailure.create({ type: 'recorder_failed', message: accepted.error, nonRetryable: true });
+    if (accepted && 'error' in accepted)
+      throw ApplicationFailure.create({ type: 'recorder_failed', message: accepted.error, nonRetryable: true });
     return { recordingId: input.recordingId };
   });
   setHandler(meetingJoinQuery, () => ({ recordingId: input.recordingId, botState }));
@@ -69,7 +89,8 @@ export async function meetingJoinWorkflow(input: MeetingJoinInput): Promise<Meet
     await db.createMeetingRecording(input);
     show('creating_bot');
     try {
-      botId = (await create.createBot(input.recordingId, { joinUrl: input.joinUrl, platform: input.platform, botName: input.botName })).botId;
+      botId = (await create.createBot(input.recordingId, { joinUrl: input.joinUrl, platform: input.platform, botName: input.botName }))
+        .botId;
     } catch (error) {
       await db.discardMeetingRecording(input.recordingId);
       accepted = { error: failureMessage(error) };
@@ -111,7 +132,8 @@ export async function meetingJoinWorkflow(input: MeetingJoinInput): Promise<Meet
       if (bounded && ++polls >= POLLS_PER_RUN) {
         await condition(allHandlersFinished);
         return await continueAsNew<typeof meetingJoinWorkflow>({
-          ...input, resume: { botId, botState: status.state, deadline, run: (resume?.run ?? 1) + 1 },
+          ...input,
+          resume: { botId, botState: status.state, deadline, run: (resume?.run ?? 1) + 1 },
         });
       }
       await sleep(`${input.pollSeconds} seconds`);
@@ -138,9 +160,17 @@ export async function meetingJoinWorkflow(input: MeetingJoinInput): Promise<Meet
   show('processing_media');
   await executeChild(mediaIngestionWorkflow, {
     workflowId: mediaIngestionWorkflowId(input.recordingId),
-    args: [{ version: 1, organizationId: input.organizationId, recordingId: input.recordingId, ingestionId: handOff.ingestionId, kind: handOff.kind,
-      ...(input.heartbeatTimeoutSeconds ? { heartbeatTimeoutSeconds: input.heartbeatTimeoutSeconds } : {}),
-      ...(input.mediaTaskQueue ? { mediaTaskQueue: input.mediaTaskQueue } : {}) }],
+    args: [
+      {
+        version: 1,
+        organizationId: input.organizationId,
+        recordingId: input.recordingId,
+        ingestionId: handOff.ingestionId,
+        kind: handOff.kind,
+        ...(input.heartbeatTimeoutSeconds ? { heartbeatTimeoutSeconds: input.heartbeatTimeoutSeconds } : {}),
+        ...(input.mediaTaskQueue ? { mediaTaskQueue: input.mediaTaskQueue } : {}),
+      },
+    ],
     parentClosePolicy: ParentClosePolicy.ABANDON,
     typedSearchAttributes: [
       { key: ORGANIZATION_ID, value: input.organizationId },

@@ -1,5 +1,10 @@
 import {
-  AGENT_SECRET_PREFIX, changeApplication, createApplication, issueCredential, presentApplication, type SettingsPatch,
+  AGENT_SECRET_PREFIX,
+  changeApplication,
+  createApplication,
+  issueCredential,
+  presentApplication,
+  type SettingsPatch,
 } from '../../agents/applications.js';
 import { findApplicationById, revokeCredential } from '../../db/repositories/agent-applications.js';
 import { isUuid } from '../../db/uuid.js';
@@ -20,7 +25,8 @@ export async function agentAppCreate(ctx: CliContext, argv: string[]) {
   const f = flags(argv, { org: 'string', name: 'string', 'agent-key': 'string' });
   const org = await requireOrganization(ctx, str(f, 'org'));
   const agentKey = str(f, 'agent-key');
-  if (!AGENT_KEY.test(agentKey)) throw new CliError('--agent-key must be 1 to 128 letters, digits, ".", "_", ":" or "-", starting with a letter or digit', 2);
+  if (!AGENT_KEY.test(agentKey))
+    throw new CliError('--agent-key must be 1 to 128 letters, digits, ".", "_", ":" or "-", starting with a letter or digit', 2);
   const name = str(f, 'name');
   if (name.length > 200) throw new CliError('--name must be at most 200 characters', 2);
   const app = await createApplication(await ctx.db(), { organizationId: org.id, name, agentKey });
@@ -57,7 +63,13 @@ function access(f: Flags): SettingsPatch['conversationAccess'] {
   const v = optStr(f, 'access');
   if (v === undefined) return undefined;
   if (v === 'workspace') return { type: 'workspace' };
-  const users = v.startsWith('users:') ? v.slice('users:'.length).split(',').map((u) => u.trim()).filter(Boolean) : [];
+  const users = v.startsWith('users:')
+    ? v
+        .slice('users:'.length)
+        .split(',')
+        .map((u) => u.trim())
+        .filter(Boolean)
+    : [];
   if (users.length === 0 || !users.every(isUuid)) throw new CliError('--access must be workspace or users:<uuid>,<uuid>…', 2);
   return { type: 'users', userIds: users };
 }
@@ -70,8 +82,15 @@ function status(f: Flags): 'active' | 'disabled' | undefined {
 
 export async function agentAppUpdate(ctx: CliContext, argv: string[]) {
   const f = flags(argv, {
-    app: 'string', name: 'string', status: 'string', 'content-capture': 'string', 'redact-fields': 'string', 'redact-patterns': 'string',
-    'retention-days': 'string', environments: 'string', access: 'string',
+    app: 'string',
+    name: 'string',
+    status: 'string',
+    'content-capture': 'string',
+    'redact-fields': 'string',
+    'redact-patterns': 'string',
+    'retention-days': 'string',
+    environments: 'string',
+    access: 'string',
   });
   const app = await requireApplication(ctx, str(f, 'app'));
   const patch: SettingsPatch = {

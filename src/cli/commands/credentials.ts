@@ -16,7 +16,11 @@ export async function apiKeyCreate(ctx: CliContext, argv: string[]) {
   const unknown = (scopes ?? []).filter((s) => !isScope(s));
   if (unknown.length) throw new CliError(`unknown scope(s): ${unknown.join(', ')}`, 2);
   if (scopes && scopes.length === 0) throw new CliError('--scopes must name at least one scope', 2);
-  const { row, apiKey } = await createApiKey(await ctx.db(), { organizationId: org.id, scopes: scopes as Scope[] | undefined, name: optStr(f, 'name') });
+  const { row, apiKey } = await createApiKey(await ctx.db(), {
+    organizationId: org.id,
+    scopes: scopes as Scope[] | undefined,
+    name: optStr(f, 'name'),
+  });
   return { apiKeyId: row.id, apiKey, scopes: row.scopes };
 }
 
@@ -60,7 +64,9 @@ export async function tokenRevoke(ctx: CliContext, argv: string[]) {
   if (userId !== undefined) {
     // Every token: the CLI's access tokens, what MCP clients were given through OAuth grants, and
     // the authorization server's sign-in sessions (a session cookie would approve a client again).
-    const revoked = await (await ctx.db()).transaction(async (tx) => {
+    const revoked = await (
+      await ctx.db()
+    ).transaction(async (tx) => {
       const user = await revokeUserTokens(tx, userId);
       return user ? { user, grantIds: await revokeUserGrants(tx, user.id), endedSessions: await endUserSessions(tx, user.id) } : null;
     });

@@ -16,7 +16,9 @@ export async function doctor(ctx: CliContext) {
 export async function diagnostics(ctx: CliContext, requestedBy: string): Promise<{ address: string; result: DiagnosticsResult }> {
   const address = ctx.config.temporal.address ?? (await readStackInfo(ctx.config.dataDir))?.temporalAddress;
   if (!address) throw new CliError('TEMPORAL_ADDRESS is not set and no dev stack is running here.');
-  const { client, connection } = await connectTemporalClient({ temporal: { ...ctx.config.temporal, address, payloadKeys: await ctx.payloadKeys() } });
+  const { client, connection } = await connectTemporalClient({
+    temporal: { ...ctx.config.temporal, address, payloadKeys: await ctx.payloadKeys() },
+  });
   try {
     const input: DiagnosticsInput = { version: 1, requestedBy };
     const result = await connection.withDeadline(Date.now() + 30_000, () =>

@@ -11,7 +11,12 @@ export async function grantList(ctx: CliContext, argv: string[]) {
   return {
     userId: user.id,
     grants: grants.map((g) => ({
-      grantId: g.grant_id, clientId: g.client_id, clientName: g.client_name, scopes: g.scopes, grantedAt: g.granted_at, expiresAt: g.expires_at,
+      grantId: g.grant_id,
+      clientId: g.client_id,
+      clientName: g.client_name,
+      scopes: g.scopes,
+      grantedAt: g.granted_at,
+      expiresAt: g.expires_at,
     })),
   };
 }
@@ -27,7 +32,9 @@ export async function grantRevoke(ctx: CliContext, argv: string[]) {
   const user = await requireUser(ctx, str(f, 'user'));
   const grantId = optStr(f, 'grant');
   if ((grantId === undefined) === (f.all !== true)) throw new CliError('give either --grant G or --all', 2);
-  const { revoked, endedSessions } = await (await ctx.db()).transaction(async (tx) => ({
+  const { revoked, endedSessions } = await (
+    await ctx.db()
+  ).transaction(async (tx) => ({
     revoked: await revokeUserGrants(tx, user.id, grantId),
     endedSessions: grantId === undefined ? await endUserSessions(tx, user.id) : 0,
   }));

@@ -12,6 +12,7 @@ export async function meetingProviders(ctx: CliContext, argv: string[]) {
   const f = flags(argv, { config: 'boolean' });
   if (f.config === true) return { source: 'configuration', ...describeMeetingProviders(ctx.config) };
   const { worker } = (await diagnostics(ctx, 'intake meeting-providers')).result;
-  if (!worker.meetingProviders) throw new CliError(`the worker that answered (${worker.identity}) does not report its meeting providers: it runs an older release`);
+  if (!worker.meetingProviders)
+    throw new CliError(`the worker that answered (${worker.identity}) does not report its meeting providers: it runs an older release`);
   return { source: 'worker', worker: worker.identity, ...worker.meetingProviders };
 }

@@ -37,7 +37,14 @@ export async function orgCreate(ctx: CliContext, argv: string[]) {
 }
 
 export async function userCreate(ctx: CliContext, argv: string[]) {
-  const f = flags(argv, { org: 'string', email: 'string', 'first-name': 'string', 'last-name': 'string', role: 'string', 'password-stdin': 'boolean' });
+  const f = flags(argv, {
+    org: 'string',
+    email: 'string',
+    'first-name': 'string',
+    'last-name': 'string',
+    role: 'string',
+    'password-stdin': 'boolean',
+  });
   const org = await requireOrganization(ctx, str(f, 'org'));
   const email = str(f, 'email');
   if (!EMAIL.test(email)) throw new CliError('--email must be an e-mail address', 2);
@@ -45,8 +52,16 @@ export async function userCreate(ctx: CliContext, argv: string[]) {
   if (role !== 'member' && role !== 'admin') throw new CliError('--role must be member or admin', 2);
   const password = f['password-stdin'] === true ? await readPasswordFromStdin() : undefined;
   try {
-    const user = await (await ctx.db()).transaction(async (tx) => {
-      const created = await createUser(tx, { organizationId: org.id, email, firstName: optStr(f, 'first-name'), lastName: optStr(f, 'last-name'), role });
+    const user = await (
+      await ctx.db()
+    ).transaction(async (tx) => {
+      const created = await createUser(tx, {
+        organizationId: org.id,
+        email,
+        firstName: optStr(f, 'first-name'),
+        lastName: optStr(f, 'last-name'),
+        role,
+      });
       if (password !== undefined) await setPassword(tx, created.id, password);
       return created;
     });
@@ -65,11 +80,14 @@ export async function userCreate(ctx: CliContext, argv: string[]) {
  */
 export async function userSetPassword(ctx: CliContext, argv: string[]) {
   const f = flags(argv, { user: 'string', org: 'string', email: 'string', 'password-stdin': 'boolean' });
-  if (f['password-stdin'] !== true) throw new CliError('--password-stdin is required: the password is read from standard input, never from an argument', 2);
+  if (f['password-stdin'] !== true)
+    throw new CliError('--password-stdin is required: the password is read from standard input, never from an argument', 2);
   const db = await ctx.db();
   const byId = optStr(f, 'user');
   if (!byId && !(optStr(f, 'org') && optStr(f, 'email'))) throw new CliError('--user, or --org and --email, is required', 2);
-  const user = byId ? await findUser(db, byId) : await findUserByEmail(db, (await requireOrganization(ctx, str(f, 'org'))).id, str(f, 'email'));
+  const user = byId
+    ? await findUser(db, byId)
+    : await findUserByEmail(db, (await requireOrganization(ctx, str(f, 'org'))).id, str(f, 'email'));
   if (!user) throw new CliError(`user ${byId ?? str(f, 'email')} not found`);
   const password = await readPasswordFromStdin();
   try {
@@ -86,9 +104,11 @@ export async function userSetPassword(ctx: CliContext, argv: string[]) {
 function userError(error: unknown, email: string): unknown {
   if (error instanceof PasswordRejectedError) return new CliError(error.message, 2);
   if (error instanceof UniqueIntegrityConstraintViolationError) {
-    return new CliError(error.constraint === 'users_sign_in_email_key'
-      ? `${email} already signs in with a password to a user of another organization: an e-mail address signs in to one account`
-      : `a user with e-mail ${email} already exists in this organization`);
+    return new CliError(
+      error.constraint === 'users_sign_in_email_key'
+        ? `${email} already signs in with a password to a user of another organization: an e-mail address signs in to one account`
+        : `a user with e-mail ${email} already exists in this organization`,
+    );
   }
   return error;
 }
@@ -111,7 +131,8 @@ export async function orgUpdate(ctx: CliContext, argv: string[]) {
   const f = flags(argv, { org: 'string', 'agent-chats': 'string', recording: 'string' });
   const agentChatsEnabled = onOff(optStr(f, 'agent-chats'), 'agent-chats');
   const recordingAllowed = onOff(optStr(f, 'recording'), 'recording');
-  if (agentChatsEnabled === undefined && recordingAllowed === undefined) throw new CliError('nothing to update: give --agent-chats or --recording', 2);
+  if (agentChatsEnabled === undefined && recordingAllowed === undefined)
+    throw new CliError('nothing to update: give --agent-chats or --recording', 2);
   const org = await updateOrganizationFlags(await ctx.db(), str(f, 'org'), { agentChatsEnabled, recordingAllowed });
   if (!org) throw new CliError(`organization ${str(f, 'org')} not found`);
   return { organizationId: org.id, name: org.name, agentChatsEnabled: org.agent_chats_enabled, recordingAllowed: org.recording_allowed };

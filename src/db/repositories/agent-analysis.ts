@@ -65,7 +65,10 @@ export async function updateJobs(
     UPDATE agent_analysis_jobs j SET status = x.status, error_code = x.error_code, attempts = attempts + 1, updated_at = now()
     FROM jsonb_to_recordset(${sql.jsonb(jobs.map((j) => ({ id: j.id, status: j.status, error_code: j.errorCode })))})
       AS x(id bigint, status text, error_code text)
-    WHERE j.id = x.id AND j.id = ANY(${sql.array(jobs.map((j) => j.id), 'int8')}) AND j.status = 'queued'`);
+    WHERE j.id = x.id AND j.id = ANY(${sql.array(
+      jobs.map((j) => j.id),
+      'int8',
+    )}) AND j.status = 'queued'`);
 }
 
 /** Locks the jobs still queued for their event's current revision; returns their ids in queue order. */
@@ -88,7 +91,13 @@ export async function balances(db: CommonQueryMethods, organizationIds: readonly
  * each), under the organization's row lock; returns how many were paid. NO KEY UPDATE: inserts
  * that reference the organization (signals, usage, sessions) are not blocked meanwhile.
  */
-export async function debitUpTo(tx: CommonQueryMethods, organizationId: string, count: number, cost: number, reason: string): Promise<number> {
+export async function debitUpTo(
+  tx: CommonQueryMethods,
+  organizationId: string,
+  count: number,
+  cost: number,
+  reason: string,
+): Promise<number> {
   const current = await tx.oneFirst(sql.type(z.object({ credit_balance: z.number() }))`
     SELECT credit_balance FROM organizations WHERE id = ${organizationId} FOR NO KEY UPDATE`);
   const paid = Math.min(count, Math.floor(current / cost));
@@ -110,11 +119,23 @@ export interface Analysed {
 export async function replaceQualitativeSignals(tx: CommonQueryMethods, analysed: readonly Analysed[], producer: string): Promise<void> {
   if (!analysed.length) return;
   await tx.query(sql.unsafe`
-    DELETE FROM agent_signals WHERE source = 'qualitative_inference' AND event_id = ANY(${sql.array(analysed.map((a) => a.job.event_id), 'int8')})`);
-  const records = analysed.flatMap((a) => a.signals.map((s) => ({
-    organization_id: a.job.organization_id, session_id: a.job.session_id, event_id: a.job.event_id, event_external_id: a.job.external_event_id, revision: a.job.revision,
-    kind: s.kind, rating: s.rating, summary: s.summary, labels: s.labels,
-  })));
+    DELETE FROM agent_signals WHERE source = 'qualitative_inference' AND event_id = ANY(${sql.array(
+      analysed.map((a) => a.job.event_id),
+      'int8',
+    )})`);
+  const records = analysed.flatMap((a) =>
+    a.signals.map((s) => ({
+      organization_id: a.job.organization_id,
+      session_id: a.job.session_id,
+      event_id: a.job.event_id,
+      event_external_id: a.job.external_event_id,
+      revision: a.job.revision,
+      kind: s.kind,
+      rating: s.rating,
+      summary: s.summary,
+      labels: s.labels,
+    })),
+  );
   if (!records.length) return;
   await tx.query(sql.unsafe`
     INSERT INTO agent_signals (organization_id, session_id, event_id, event_external_id, source, kind, rating, labels, summary, event_revision, producer)
@@ -138,19 +159,26 @@ export type StoredProcessingStatus = 'pending' | 'billing_blocked' | 'capture_di
  * and clear) and returns the stored statuses; deleted sessions are absent. Two statements: the read
  * after a non-matching update sees rows committed meanwhile.
  */
-export async function setBillingStates(db: CommonQueryMethods, states: readonly { sessionId: string; blocked: boolean }[]): Promise<Map<string, StoredProcessingStatus>> {
+export async function setBillingStates(
+  db: CommonQueryMethods,
+  states: readonly { sessionId: string; blocked: boolean }[],
+): Promise<Map<string, StoredProcessingStatus>> {
   if (!states.length) return new Map();
   const status = z.object({ id: z.string(), processing_status: z.enum(['pending', 'billing_blocked', 'capture_disabled']) });
   const changed = await db.any(sql.type(status)`
     UPDATE agent_sessions s SET processing_status = x.target, updated_at = now()
     FROM jsonb_to_recordset(${sql.jsonb(states.map((t) => ({ id: t.sessionId, target: t.blocked ? 'billing_blocked' : 'pending' })))}) AS x(id uuid, target text)
-    WHERE s.id = x.id AND s.id = ANY(${sql.array(states.map((t) => t.sessionId), 'uuid')}) AND s.processing_status IN ('pending', 'billing_blocked', 'processing', 'completed') AND s.processing_status <> x.target
+    WHERE s.id = x.id AND s.id = ANY(${sql.array(
+      states.map((t) => t.sessionId),
+      'uuid',
+    )}) AND s.processing_status IN ('pending', 'billing_blocked', 'processing', 'completed') AND s.processing_status <> x.target
     RETURNING s.id, s.processing_status`);
   const result = new Map(changed.map((r) => [r.id, r.processing_status]));
   const rest = states.map((t) => t.sessionId).filter((id) => !result.has(id));
   if (rest.length) {
     for (const r of await db.any(sql.type(status)`
-      SELECT id, processing_status FROM agent_sessions WHERE id = ANY(${sql.array(rest, 'uuid')})`)) result.set(r.id, r.processing_status);
+      SELECT id, processing_status FROM agent_sessions WHERE id = ANY(${sql.array(rest, 'uuid')})`))
+      result.set(r.id, r.processing_status);
   }
   return result;
 }

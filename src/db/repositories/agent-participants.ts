@@ -23,11 +23,18 @@ export async function peopleByUuid(tx: CommonQueryMethods, organizationId: strin
 }
 
 /** People of the organization by case-insensitive e-mail (unique per organization): lower(email) → id. */
-export async function peopleByEmail(tx: CommonQueryMethods, organizationId: string, emails: readonly string[]): Promise<Map<string, number>> {
+export async function peopleByEmail(
+  tx: CommonQueryMethods,
+  organizationId: string,
+  emails: readonly string[],
+): Promise<Map<string, number>> {
   if (emails.length === 0) return new Map();
   const rows = await tx.any(sql.type(z.object({ id: z.number(), email: z.string() }))`
     SELECT id, lower(email) AS email FROM people
-    WHERE organization_id = ${organizationId} AND lower(email) = ANY(${sql.array(emails.map((e) => e.toLowerCase()), 'text')})`);
+    WHERE organization_id = ${organizationId} AND lower(email) = ANY(${sql.array(
+      emails.map((e) => e.toLowerCase()),
+      'text',
+    )})`);
   return new Map(rows.map((r) => [r.email, r.id]));
 }
 

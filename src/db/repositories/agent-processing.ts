@@ -14,12 +14,14 @@ const progressRow = z.object({
 export async function loadProgress(db: CommonQueryMethods, sessionId: string): Promise<StoredProgress | null> {
   const row = await db.maybeOne(sql.type(progressRow)`
     SELECT status, processing_status, processed_through_sequence, highest_sequence FROM agent_sessions WHERE id = ${sessionId}`);
-  return row && {
-    status: row.status,
-    processingStatus: row.processing_status,
-    processedThroughSequence: row.processed_through_sequence,
-    highestSequence: row.highest_sequence,
-  };
+  return (
+    row && {
+      status: row.status,
+      processingStatus: row.processing_status,
+      processedThroughSequence: row.processed_through_sequence,
+      highestSequence: row.highest_sequence,
+    }
+  );
 }
 
 export const lockedSession = z.object({
@@ -73,13 +75,15 @@ const processRow = z.object({
   type: z.enum(['user_message', 'assistant_message', 'feedback']),
   final: z.boolean().nullable(),
   has_content: z.boolean(),
-  feedback: z.object({
-    // Either may be a redacted field name of the application, and then was never stored.
-    targetEventExternalId: z.string().optional(),
-    rating: z.enum(['positive', 'negative']).optional(),
-    labels: z.array(z.string()).optional(),
-    comment: z.string().optional(),
-  }).nullable(),
+  feedback: z
+    .object({
+      // Either may be a redacted field name of the application, and then was never stored.
+      targetEventExternalId: z.string().optional(),
+      rating: z.enum(['positive', 'negative']).optional(),
+      labels: z.array(z.string()).optional(),
+      comment: z.string().optional(),
+    })
+    .nullable(),
 });
 export type ProcessRow = z.infer<typeof processRow>;
 
@@ -95,7 +99,10 @@ export async function pendingRows(tx: CommonQueryMethods, sessionIds: readonly s
 }
 
 /** A processed event with the session it belongs to. */
-export interface SessionEvent { session: LockedSession; row: ProcessRow }
+export interface SessionEvent {
+  session: LockedSession;
+  row: ProcessRow;
+}
 
 /** Spec rule 5: a rated feedback event is an explicit signal, deterministic and free; a revision updates it. */
 export async function upsertExplicitSignals(tx: CommonQueryMethods, rows: readonly SessionEvent[]): Promise<number> {
@@ -105,13 +112,21 @@ export async function upsertExplicitSignals(tx: CommonQueryMethods, rows: readon
   const unrated = rows.filter((r) => r.row.type === 'feedback' && !isSignal(r));
   if (unrated.length) {
     await tx.query(sql.unsafe`
-      DELETE FROM agent_signals WHERE source = 'explicit_feedback' AND event_id = ANY(${sql.array(unrated.map((r) => r.row.id), 'int8')})`);
+      DELETE FROM agent_signals WHERE source = 'explicit_feedback' AND event_id = ANY(${sql.array(
+        unrated.map((r) => r.row.id),
+        'int8',
+      )})`);
   }
   if (!rated.length) return 0;
   const records = rated.map(({ session, row: r }) => ({
-    organization_id: session.organization_id, session_id: session.id,
-    event_id: r.id, target: r.feedback!.targetEventExternalId, rating: r.feedback!.rating!, labels: r.feedback!.labels ?? [],
-    comment: r.feedback!.comment ?? null, revision: r.revision,
+    organization_id: session.organization_id,
+    session_id: session.id,
+    event_id: r.id,
+    target: r.feedback!.targetEventExternalId,
+    rating: r.feedback!.rating!,
+    labels: r.feedback!.labels ?? [],
+    comment: r.feedback!.comment ?? null,
+    revision: r.revision,
   }));
   await tx.query(sql.unsafe`
     INSERT INTO agent_signals (organization_id, session_id, event_id, event_external_id, source, kind, rating, labels, comment, event_revision, producer)
@@ -129,7 +144,10 @@ export async function upsertExplicitSignals(tx: CommonQueryMethods, rows: readon
 export async function meterResponses(tx: CommonQueryMethods, responses: readonly SessionEvent[]): Promise<readonly string[]> {
   if (!responses.length) return [];
   const records = responses.map(({ session, row }) => ({
-    organization_id: session.organization_id, application_id: session.application_id, session_id: session.id, event_id: row.id,
+    organization_id: session.organization_id,
+    application_id: session.application_id,
+    session_id: session.id,
+    event_id: row.id,
   }));
   return tx.anyFirst(sql.type(z.object({ session_id: z.string() }))`
     INSERT INTO usage_records (organization_id, application_id, session_id, event_id, unit, quantity)
@@ -146,7 +164,10 @@ export async function queueAnalyses(tx: CommonQueryMethods, events: readonly Ses
   await tx.query(sql.unsafe`
     UPDATE agent_analysis_jobs j SET status = 'superseded', updated_at = now()
     FROM jsonb_to_recordset(${records}) AS x(session_id uuid, event_id bigint, revision integer)
-    WHERE j.event_id = x.event_id AND j.event_id = ANY(${sql.array(events.map((e) => e.row.id), 'int8')})
+    WHERE j.event_id = x.event_id AND j.event_id = ANY(${sql.array(
+      events.map((e) => e.row.id),
+      'int8',
+    )})
       AND j.revision < x.revision AND j.status = 'queued'`);
   const inserted = await tx.any(sql.type(z.object({ id: z.number() }))`
     INSERT INTO agent_analysis_jobs (session_id, event_id, revision)
@@ -176,11 +197,16 @@ export async function markProcessed(tx: CommonQueryMethods, eventIds: readonly n
   }
   if (!outcomes.length) return new Map<string, { status: LockedSession['status']; highest_sequence: number | null }>();
   const records = outcomes.map((o) => ({ id: o.sessionId, watermark: o.watermark, settled: o.settled }));
-  const rows = await tx.any(sql.type(z.object({ id: z.string(), status: z.enum(['open', 'ended', 'abandoned']), highest_sequence: z.number().nullable() }))`
+  const rows = await tx.any(sql.type(
+    z.object({ id: z.string(), status: z.enum(['open', 'ended', 'abandoned']), highest_sequence: z.number().nullable() }),
+  )`
     UPDATE agent_sessions s SET processed_through_sequence = greatest(s.processed_through_sequence, x.watermark), updated_at = now(),
       wake_requested_at = CASE WHEN x.settled THEN NULL ELSE s.wake_requested_at END
     FROM jsonb_to_recordset(${sql.jsonb(records)}) AS x(id uuid, watermark bigint, settled boolean)
-    WHERE s.id = x.id AND s.id = ANY(${sql.array(outcomes.map((o) => o.sessionId), 'uuid')})
+    WHERE s.id = x.id AND s.id = ANY(${sql.array(
+      outcomes.map((o) => o.sessionId),
+      'uuid',
+    )})
     RETURNING s.id, s.status, s.highest_sequence`);
   return new Map(rows.map((r) => [r.id, { status: r.status, highest_sequence: r.highest_sequence }]));
 }
@@ -207,7 +233,12 @@ function inLockOrder(sessionIds: readonly string[], where: FragmentSqlToken) {
 }
 
 /** Takes the turn to tell these sessions' workflows where it is `due`; the sessions not returned are not told this time. */
-async function takeTurns(db: CommonQueryMethods, sessionIds: readonly string[], set: FragmentSqlToken, due: FragmentSqlToken): Promise<readonly SignalTarget[]> {
+async function takeTurns(
+  db: CommonQueryMethods,
+  sessionIds: readonly string[],
+  set: FragmentSqlToken,
+  due: FragmentSqlToken,
+): Promise<readonly SignalTarget[]> {
   if (!sessionIds.length) return [];
   return db.any(sql.type(signalTarget)`
     UPDATE agent_sessions s SET ${set}
@@ -221,9 +252,17 @@ async function takeTurns(db: CommonQueryMethods, sessionIds: readonly string[], 
  * not told for `everySeconds` (or ever). A process that dies before sending leaves it to the next
  * turn.
  */
-export async function takeWorkflowSignalTurns(db: CommonQueryMethods, sessionIds: readonly string[], everySeconds: number): Promise<readonly SignalTarget[]> {
-  return takeTurns(db, sessionIds, sql.fragment`workflow_signalled_at = now()`,
-    sql.fragment`status <> 'open' OR workflow_signalled_at IS NULL OR workflow_signalled_at <= now() - ${everySeconds} * interval '1 second'`);
+export async function takeWorkflowSignalTurns(
+  db: CommonQueryMethods,
+  sessionIds: readonly string[],
+  everySeconds: number,
+): Promise<readonly SignalTarget[]> {
+  return takeTurns(
+    db,
+    sessionIds,
+    sql.fragment`workflow_signalled_at = now()`,
+    sql.fragment`status <> 'open' OR workflow_signalled_at IS NULL OR workflow_signalled_at <= now() - ${everySeconds} * interval '1 second'`,
+  );
 }
 
 /**
@@ -234,8 +273,12 @@ export async function takeWorkflowSignalTurns(db: CommonQueryMethods, sessionIds
  * signal that failed) the next pass runs the round and tells it again.
  */
 export async function takeHoldSignalTurns(db: CommonQueryMethods, sessionIds: readonly string[]): Promise<readonly SignalTarget[]> {
-  return takeTurns(db, sessionIds, sql.fragment`workflow_signalled_at = NULL, hold_signalled_at = now()`,
-    sql.fragment`status <> 'open' OR NOT ${holdTold}`);
+  return takeTurns(
+    db,
+    sessionIds,
+    sql.fragment`workflow_signalled_at = NULL, hold_signalled_at = now()`,
+    sql.fragment`status <> 'open' OR NOT ${holdTold}`,
+  );
 }
 
 /** The hold signals that were sent: the holds count as told (see takeHoldSignalTurns). */

@@ -51,7 +51,10 @@ export type LockedSessionRow = SessionRow & { created: boolean; stamp: string | 
  */
 export async function lockSessions(tx: CommonQueryMethods, keys: readonly SessionKey[]): Promise<readonly LockedSessionRow[]> {
   const records = keys.map((k) => ({
-    organization_id: k.organizationId, application_id: k.applicationId, external_session_id: k.externalSessionId, restricted_to: k.restrictedTo,
+    organization_id: k.organizationId,
+    application_id: k.applicationId,
+    external_session_id: k.externalSessionId,
+    restricted_to: k.restrictedTo,
   }));
   return tx.any(sql.type(sessionRow.extend({ created: z.boolean(), stamp: z.string().nullable() }))`
     INSERT INTO agent_sessions AS s (organization_id, application_id, external_session_id, restricted_to)
@@ -156,7 +159,10 @@ function eventRecords(events: readonly IncomingEvent[], captureContent: boolean)
 /** Keeps each replaced content in the revision history, then writes the new revision in place. */
 export async function reviseEvents(tx: CommonQueryMethods, sessionId: string, events: readonly IncomingEvent[], captureContent: boolean) {
   if (events.length === 0) return;
-  const ids = sql.array(events.map((e) => e.externalEventId), 'text');
+  const ids = sql.array(
+    events.map((e) => e.externalEventId),
+    'text',
+  );
   await tx.query(sql.unsafe`
     INSERT INTO agent_event_revisions (event_id, revision, final, content_hash, payload)
     SELECT id, revision, final, content_hash, payload FROM agent_events
@@ -192,12 +198,23 @@ export interface SessionUpdate {
  * wake request) in one statement for any number of sessions (distinct). `analysisCreditCost`: the
  * credits one analysis costs (a balance below it is `billing_blocked`).
  */
-export async function updateSessionsAfterIngest(tx: CommonQueryMethods, updates: readonly SessionUpdate[], analysisCreditCost: number): Promise<readonly SessionRow[]> {
+export async function updateSessionsAfterIngest(
+  tx: CommonQueryMethods,
+  updates: readonly SessionUpdate[],
+  analysisCreditCost: number,
+): Promise<readonly SessionRow[]> {
   if (!updates.length) return [];
   const events = updates.flatMap((u) => eventRecords(u.newEvents, u.captureContent).map((e) => ({ session_id: u.sessionId, ...e })));
   const sessions = updates.map((u) => ({
-    id: u.sessionId, status: u.status, capture: u.captureContent, agent_version: u.agentVersion, source: u.source ?? null,
-    context: u.context ?? null, highest_sequence: u.highestSequence, wake: u.wake, trace_parent: u.traceParent,
+    id: u.sessionId,
+    status: u.status,
+    capture: u.captureContent,
+    agent_version: u.agentVersion,
+    source: u.source ?? null,
+    context: u.context ?? null,
+    highest_sequence: u.highestSequence,
+    wake: u.wake,
+    trace_parent: u.traceParent,
   }));
   return tx.any(sql.type(sessionRow)`
     WITH inserted AS (
@@ -222,7 +239,10 @@ export async function updateSessionsAfterIngest(tx: CommonQueryMethods, updates:
       last_ingest_at = now(), updated_at = now()
     FROM jsonb_to_recordset(${sql.jsonb(sessions as never)})
       AS u(id uuid, status text, capture boolean, agent_version text, source jsonb, context jsonb, highest_sequence bigint, wake boolean, trace_parent text)
-    WHERE s.id = u.id AND s.id = ANY(${sql.array(updates.map((u) => u.sessionId), 'uuid')})
+    WHERE s.id = u.id AND s.id = ANY(${sql.array(
+      updates.map((u) => u.sessionId),
+      'uuid',
+    )})
     RETURNING s.*`);
 }
 
@@ -231,10 +251,16 @@ export async function updateSessionsAfterIngest(tx: CommonQueryMethods, updates:
  * was lost or Temporal was unreachable): the reconciler wakes them. Oldest first.
  */
 export async function strandedWakes(db: CommonQueryMethods, olderThanSeconds: number, limit: number) {
-  return db.any(sql.type(z.object({
-    id: z.string(), organization_id: z.string(), status: z.enum(['open', 'ended', 'abandoned']), highest_sequence: z.number().nullable(),
-    processing_status: z.string(), wake_trace_parent: z.string().nullable(),
-  }))`
+  return db.any(sql.type(
+    z.object({
+      id: z.string(),
+      organization_id: z.string(),
+      status: z.enum(['open', 'ended', 'abandoned']),
+      highest_sequence: z.number().nullable(),
+      processing_status: z.string(),
+      wake_trace_parent: z.string().nullable(),
+    }),
+  )`
     SELECT id, organization_id, status, highest_sequence, processing_status, wake_trace_parent FROM agent_sessions
     WHERE wake_requested_at < now() - ${olderThanSeconds} * interval '1 second'
     ORDER BY wake_requested_at LIMIT ${limit}`);

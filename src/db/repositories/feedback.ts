@@ -22,7 +22,11 @@ export const recordRow = z.object({
 });
 export type RecordRow = z.infer<typeof recordRow>;
 
-export async function createSource(db: CommonQueryMethods, organizationId: string, input: { name: string; type: 'api' }): Promise<SourceRow> {
+export async function createSource(
+  db: CommonQueryMethods,
+  organizationId: string,
+  input: { name: string; type: 'api' },
+): Promise<SourceRow> {
   return db.one(sql.type(sourceRow)`
     INSERT INTO feedback_sources (organization_id, name, type) VALUES (${organizationId}, ${input.name}, ${input.type})
     RETURNING *`);
@@ -32,7 +36,11 @@ export async function findSource(db: CommonQueryMethods, organizationId: string,
   return db.maybeOne(sql.type(sourceRow)`SELECT * FROM feedback_sources WHERE id = ${id} AND organization_id = ${organizationId}`);
 }
 
-export async function listSources(db: CommonQueryMethods, organizationId: string, page: { offset: number; limit: number }): Promise<readonly SourceRow[]> {
+export async function listSources(
+  db: CommonQueryMethods,
+  organizationId: string,
+  page: { offset: number; limit: number },
+): Promise<readonly SourceRow[]> {
   return db.any(sql.type(sourceRow)`
     SELECT * FROM feedback_sources WHERE organization_id = ${organizationId}
     ORDER BY id LIMIT ${page.limit} OFFSET ${page.offset}`);
@@ -47,10 +55,7 @@ export interface RecordInput {
   fields: unknown[];
 }
 
-export type InsertOutcome =
-  | { record: RecordRow }
-  | { duplicateOf: number }
-  | { missing: 'source' | 'person' };
+export type InsertOutcome = { record: RecordRow } | { duplicateOf: number } | { missing: 'source' | 'person' };
 
 /**
  * One statement on the happy path: the record is inserted only when the source (and the person,

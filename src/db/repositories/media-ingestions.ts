@@ -144,7 +144,9 @@ export async function insertUpload(
     VALUES (${u.id}, ${u.organizationId}, ${u.recordingId}, 'upload', ${u.fileName}, ${u.fileSize}, ${u.folderId}, ${u.batchId}, ${u.inMobileApp},
       ${u.createdBy}, ${u.origin}, ${sql.array(u.origin ? [u.origin] : [], 'text')}, ${u.timeoutSeconds})
     RETURNING *`);
-  await tx.query(sql.unsafe`UPDATE recordings SET asset_status = 'waiting', asset_error_code = NULL, updated_at = now() WHERE id = ${u.recordingId}`);
+  await tx.query(
+    sql.unsafe`UPDATE recordings SET asset_status = 'waiting', asset_error_code = NULL, updated_at = now() WHERE id = ${u.recordingId}`,
+  );
   return row;
 }
 
@@ -211,7 +213,10 @@ export async function recordUploadBytes(db: CommonQueryMethods, uploadId: string
 }
 
 /** The upload's phase, deadline and whether it passed, by the database's clock. */
-export async function uploadTiming(db: CommonQueryMethods, uploadId: string): Promise<{ phase: string; deadline_ms: number; expired: boolean; began: boolean } | null> {
+export async function uploadTiming(
+  db: CommonQueryMethods,
+  uploadId: string,
+): Promise<{ phase: string; deadline_ms: number; expired: boolean; began: boolean } | null> {
   return db.maybeOne(sql.type(z.object({ phase: z.string(), deadline_ms: z.number(), expired: z.boolean(), began: z.boolean() }))`
     SELECT phase, (extract(epoch FROM ${deadline}) * 1000)::float8 AS deadline_ms, ${deadline} <= now() AS expired, began_at IS NOT NULL AS began
     FROM media_ingestions WHERE id = ${uploadId}`);
@@ -245,11 +250,17 @@ export async function unfinishedIngestions(
  * Compensation of an upload create whose workflow could not be started: the attempt goes, with the
  * folder link it added. Only while it is still waiting with no byte (nothing else has used it).
  */
-export async function deleteUnstartedUpload(tx: CommonQueryMethods, uploadId: string, unlinkFolder: { recordingId: string; folderId: string } | null): Promise<void> {
+export async function deleteUnstartedUpload(
+  tx: CommonQueryMethods,
+  uploadId: string,
+  unlinkFolder: { recordingId: string; folderId: string } | null,
+): Promise<void> {
   const deleted = await tx.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
     DELETE FROM media_ingestions WHERE id = ${uploadId} AND phase = 'waiting' AND bytes_received = 0 RETURNING id`);
   if (deleted && unlinkFolder) {
-    await tx.query(sql.unsafe`DELETE FROM recording_folders WHERE recording_id = ${unlinkFolder.recordingId} AND folder_id = ${unlinkFolder.folderId}`);
+    await tx.query(
+      sql.unsafe`DELETE FROM recording_folders WHERE recording_id = ${unlinkFolder.recordingId} AND folder_id = ${unlinkFolder.folderId}`,
+    );
   }
 }
 

@@ -14,7 +14,12 @@ export const meetingJoinRow = z.object({
 });
 export type MeetingJoinRow = z.infer<typeof meetingJoinRow>;
 
-const PLATFORM_NAMES: Record<string, string> = { zoom: 'Zoom', google_meet: 'Google Meet', microsoft_teams: 'Microsoft Teams', webex: 'Webex' };
+const PLATFORM_NAMES: Record<string, string> = {
+  zoom: 'Zoom',
+  google_meet: 'Google Meet',
+  microsoft_teams: 'Microsoft Teams',
+  webex: 'Webex',
+};
 
 /** The recording of a meeting and its join row; a retry (same recording id) changes nothing. */
 export async function insertMeetingRecording(
@@ -36,7 +41,11 @@ export async function findMeetingJoin(db: CommonQueryMethods, recordingId: strin
   return db.maybeOne(sql.type(meetingJoinRow)`SELECT * FROM meeting_joins WHERE recording_id = ${recordingId}`);
 }
 
-export async function setBot(db: CommonQueryMethods, recordingId: string, bot: { botId?: string; state: string; reason?: string | null }): Promise<void> {
+export async function setBot(
+  db: CommonQueryMethods,
+  recordingId: string,
+  bot: { botId?: string; state: string; reason?: string | null },
+): Promise<void> {
   await db.query(sql.unsafe`
     UPDATE meeting_joins SET bot_id = coalesce(${bot.botId ?? null}, bot_id), bot_state = ${bot.state}, bot_reason = ${bot.reason ?? null}, updated_at = now()
     WHERE recording_id = ${recordingId}`);

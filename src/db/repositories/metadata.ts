@@ -37,7 +37,11 @@ export async function insertField(
     RETURNING *`);
 }
 
-export async function listFields(db: CommonQueryMethods, organizationId: string, page: { offset: number; limit: number }): Promise<readonly FieldRow[]> {
+export async function listFields(
+  db: CommonQueryMethods,
+  organizationId: string,
+  page: { offset: number; limit: number },
+): Promise<readonly FieldRow[]> {
   return db.any(sql.type(fieldRow)`
     SELECT * FROM metadata_fields WHERE organization_id = ${organizationId}
     ORDER BY created_at, id LIMIT ${page.limit} OFFSET ${page.offset}`);
@@ -59,7 +63,11 @@ export async function insertFolder(db: CommonQueryMethods, organizationId: strin
   return db.one(sql.type(folderRow)`INSERT INTO folders (organization_id, name) VALUES (${organizationId}, ${name}) RETURNING *`);
 }
 
-export async function listFolders(db: CommonQueryMethods, organizationId: string, page: { offset: number; limit: number }): Promise<readonly FolderRow[]> {
+export async function listFolders(
+  db: CommonQueryMethods,
+  organizationId: string,
+  page: { offset: number; limit: number },
+): Promise<readonly FolderRow[]> {
   return db.any(sql.type(folderRow)`
     SELECT * FROM folders WHERE organization_id = ${organizationId} ORDER BY created_at, id LIMIT ${page.limit} OFFSET ${page.offset}`);
 }

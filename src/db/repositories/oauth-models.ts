@@ -6,7 +6,13 @@ const modelRow = z.object({ payload: z.record(z.string(), z.unknown()), consumed
 export type ModelRow = z.infer<typeof modelRow>;
 
 /** Inserts or replaces a model instance; `expiresInSeconds` undefined: kept until destroyed. */
-export async function upsertModel(db: CommonQueryMethods, model: string, id: string, payload: Record<string, unknown>, expiresInSeconds: number | undefined): Promise<void> {
+export async function upsertModel(
+  db: CommonQueryMethods,
+  model: string,
+  id: string,
+  payload: Record<string, unknown>,
+  expiresInSeconds: number | undefined,
+): Promise<void> {
   const expires = expiresInSeconds === undefined ? sql.fragment`NULL` : sql.fragment`now() + ${expiresInSeconds} * interval '1 second'`;
   await db.query(sql.unsafe`
     INSERT INTO oauth_models (model, id, payload, expires_at) VALUES (${model}, ${id}, ${sql.jsonb(payload as never)}, ${expires})
@@ -17,11 +23,18 @@ export async function upsertModel(db: CommonQueryMethods, model: string, id: str
  * A client lives at least as long as a grant it was given (one never approved expires: the
  * adapter registers clients with a lifetime); a grant kept until revoked keeps its client so too.
  */
-export async function keepClientWhileGranted(db: CommonQueryMethods, clientId: string, grantExpiresInSeconds: number | undefined): Promise<void> {
-  const until = grantExpiresInSeconds === undefined
-    ? sql.fragment`NULL`
-    : sql.fragment`greatest(expires_at, now() + ${grantExpiresInSeconds} * interval '1 second')`;
-  await db.query(sql.unsafe`UPDATE oauth_models SET expires_at = ${until} WHERE model = 'Client' AND id = ${clientId} AND expires_at IS NOT NULL`);
+export async function keepClientWhileGranted(
+  db: CommonQueryMethods,
+  clientId: string,
+  grantExpiresInSeconds: number | undefined,
+): Promise<void> {
+  const until =
+    grantExpiresInSeconds === undefined
+      ? sql.fragment`NULL`
+      : sql.fragment`greatest(expires_at, now() + ${grantExpiresInSeconds} * interval '1 second')`;
+  await db.query(
+    sql.unsafe`UPDATE oauth_models SET expires_at = ${until} WHERE model = 'Client' AND id = ${clientId} AND expires_at IS NOT NULL`,
+  );
 }
 
 /** Not expired: `expires_at` of the table, or of the row alias given. */
@@ -31,8 +44,13 @@ const live = (alias?: string) => {
 };
 
 /** A model instance that has not expired, looked up by id, by its `uid` or by its `userCode`. */
-export async function findModel(db: CommonQueryMethods, model: string, by: { id: string } | { uid: string } | { userCode: string }): Promise<ModelRow | null> {
-  const where = 'id' in by ? sql.fragment`id = ${by.id}` : 'uid' in by ? sql.fragment`uid = ${by.uid}` : sql.fragment`user_code = ${by.userCode}`;
+export async function findModel(
+  db: CommonQueryMethods,
+  model: string,
+  by: { id: string } | { uid: string } | { userCode: string },
+): Promise<ModelRow | null> {
+  const where =
+    'id' in by ? sql.fragment`id = ${by.id}` : 'uid' in by ? sql.fragment`uid = ${by.uid}` : sql.fragment`user_code = ${by.userCode}`;
   return db.maybeOne(sql.type(modelRow)`
     SELECT payload, consumed_at FROM oauth_models WHERE model = ${model} AND ${where} AND ${live()} LIMIT 1`);
 }

@@ -78,8 +78,14 @@ export const associatedRow = z.object({
 });
 
 /** Oldest association first; keyset pages after `(associated_at, session id)` of the previous page's last row. */
-export async function associatedSessions(db: CommonQueryMethods, projectId: string, page: { after: { at: string; id: string } | null; limit: number }) {
-  const after = page.after ? sql.fragment`AND (ps.associated_at, s.id) > (${page.after.at}::timestamptz, ${page.after.id}::uuid)` : sql.fragment``;
+export async function associatedSessions(
+  db: CommonQueryMethods,
+  projectId: string,
+  page: { after: { at: string; id: string } | null; limit: number },
+) {
+  const after = page.after
+    ? sql.fragment`AND (ps.associated_at, s.id) > (${page.after.at}::timestamptz, ${page.after.id}::uuid)`
+    : sql.fragment``;
   return db.any(sql.type(associatedRow)`
     SELECT s.id AS session_id, s.title, s.format, s.event_count, ps.associated_at
     FROM project_sessions ps JOIN coding_sessions s ON s.id = ps.session_id

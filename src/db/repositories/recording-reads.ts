@@ -13,16 +13,20 @@ export const recordingRow = z.object({
   transcript_source: z.string().nullable(),
   created_at: z.string(),
   updated_at: z.string(),
-  participants: z.array(z.object({
-    speaker: z.number(),
-    person: z.object({ id: z.string(), firstName: z.string().nullable(), lastName: z.string().nullable(), email: z.string() }),
-  })),
-  record: z.object({
-    id: z.string(),
-    externalId: z.string(),
-    source: z.object({ id: z.string(), type: z.string(), externalEntityName: z.string() }),
-    values: z.array(z.object({ fieldId: z.string(), name: z.string(), type: z.string(), value: z.unknown() })),
-  }).nullable(),
+  participants: z.array(
+    z.object({
+      speaker: z.number(),
+      person: z.object({ id: z.string(), firstName: z.string().nullable(), lastName: z.string().nullable(), email: z.string() }),
+    }),
+  ),
+  record: z
+    .object({
+      id: z.string(),
+      externalId: z.string(),
+      source: z.object({ id: z.string(), type: z.string(), externalEntityName: z.string() }),
+      values: z.array(z.object({ fieldId: z.string(), name: z.string(), type: z.string(), value: z.unknown() })),
+    })
+    .nullable(),
   folder_ids: z.array(z.string()),
 });
 export type RecordingRow = z.infer<typeof recordingRow>;

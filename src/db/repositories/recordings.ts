@@ -68,11 +68,21 @@ export async function linkFolder(tx: CommonQueryMethods, recordingId: string, fo
   return added !== null;
 }
 
-export async function insertParticipants(tx: CommonQueryMethods, recordingId: string, pairs: readonly { speaker: number; personId: number }[]) {
+export async function insertParticipants(
+  tx: CommonQueryMethods,
+  recordingId: string,
+  pairs: readonly { speaker: number; personId: number }[],
+) {
   if (pairs.length === 0) return;
   await tx.query(sql.unsafe`
     INSERT INTO recording_participants (recording_id, speaker, person_id)
-    SELECT ${recordingId}, s, p FROM unnest(${sql.array(pairs.map((x) => x.speaker), 'int4')}, ${sql.array(pairs.map((x) => x.personId), 'int8')}) AS t(s, p)`);
+    SELECT ${recordingId}, s, p FROM unnest(${sql.array(
+      pairs.map((x) => x.speaker),
+      'int4',
+    )}, ${sql.array(
+      pairs.map((x) => x.personId),
+      'int8',
+    )}) AS t(s, p)`);
 }
 
 /** The whole transcript in one statement (column arrays through unnest: 10,000 rows, one round trip). */
@@ -81,8 +91,20 @@ export async function insertUtterances(tx: CommonQueryMethods, recordingId: stri
   await tx.query(sql.unsafe`
     INSERT INTO transcript_utterances (recording_id, position, start_sec, end_sec, speaker, text)
     SELECT ${recordingId}, t.ordinality - 1, t.start_sec, t.end_sec, t.speaker, t.text
-    FROM unnest(${sql.array(utterances.map((u) => u.startSec), 'float8')}, ${sql.array(utterances.map((u) => u.endSec), 'float8')},
-      ${sql.array(utterances.map((u) => u.speaker), 'int4')}, ${sql.array(utterances.map((u) => u.text), 'text')})
+    FROM unnest(${sql.array(
+      utterances.map((u) => u.startSec),
+      'float8',
+    )}, ${sql.array(
+      utterances.map((u) => u.endSec),
+      'float8',
+    )},
+      ${sql.array(
+        utterances.map((u) => u.speaker),
+        'int4',
+      )}, ${sql.array(
+        utterances.map((u) => u.text),
+        'text',
+      )})
       WITH ORDINALITY AS t(start_sec, end_sec, speaker, text, ordinality)`);
 }
 

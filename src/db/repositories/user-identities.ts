@@ -11,7 +11,11 @@ export async function signInByIdentity(db: CommonQueryMethods, issuer: string, s
 }
 
 /** The active users with this e-mail address (any case) in these organizations: at most a few. */
-export async function findActiveUsersByEmail(db: CommonQueryMethods, email: string, organizationIds: readonly string[]): Promise<readonly UserRow[]> {
+export async function findActiveUsersByEmail(
+  db: CommonQueryMethods,
+  email: string,
+  organizationIds: readonly string[],
+): Promise<readonly UserRow[]> {
   return db.any(sql.type(userRow)`
     SELECT * FROM users
     WHERE lower(email) = lower(${email}) AND status = 'active' AND organization_id = ANY(${sql.array(organizationIds, 'uuid')})

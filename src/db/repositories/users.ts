@@ -38,7 +38,11 @@ export async function findUserInOrganization(db: CommonQueryMethods, organizatio
 }
 
 /** The user a token names, and whether that token (by its jti) has been revoked: one statement. */
-export async function findTokenUser(db: CommonQueryMethods, id: string, tokenId: string | null): Promise<(UserRow & { token_revoked: boolean }) | null> {
+export async function findTokenUser(
+  db: CommonQueryMethods,
+  id: string,
+  tokenId: string | null,
+): Promise<(UserRow & { token_revoked: boolean }) | null> {
   if (!isUuid(id)) return null;
   const jti = tokenId !== null && isUuid(tokenId) ? tokenId : null;
   return db.maybeOne(sql.type(userRow.extend({ token_revoked: z.boolean() }))`
@@ -48,7 +52,10 @@ export async function findTokenUser(db: CommonQueryMethods, id: string, tokenId:
 
 /** Revokes one token until it expires (and forgets revocations of tokens that have expired). */
 /** `userId` null: revoked by its id alone (the user is not known without the token). */
-export async function revokeToken(db: CommonQueryMethods, input: { tokenId: string; userId: string | null; expiresAt: Date }): Promise<void> {
+export async function revokeToken(
+  db: CommonQueryMethods,
+  input: { tokenId: string; userId: string | null; expiresAt: Date },
+): Promise<void> {
   await db.query(sql.unsafe`
     WITH gone AS (DELETE FROM revoked_tokens WHERE expires_at < now() - interval '1 minute')
     INSERT INTO revoked_tokens (jti, user_id, expires_at)

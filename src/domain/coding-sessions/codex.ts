@@ -1,7 +1,16 @@
 import { instant, isObject, type JsonObject, type Line, type ParsedSession, type SessionMessage } from './types.js';
 
 const ENVELOPE_TYPES = new Set(['session_meta', 'response_item', 'event_msg', 'turn_context', 'compacted']);
-const ITEM_TYPES = new Set(['message', 'reasoning', 'function_call', 'function_call_output', 'custom_tool_call', 'custom_tool_call_output', 'local_shell_call', 'web_search_call']);
+const ITEM_TYPES = new Set([
+  'message',
+  'reasoning',
+  'function_call',
+  'function_call_output',
+  'custom_tool_call',
+  'custom_tool_call_output',
+  'local_shell_call',
+  'web_search_call',
+]);
 
 /**
  * Whether one line looks like a line of a Codex CLI rollout file (`~/.codex/sessions/…/rollout-*.jsonl`):
@@ -11,9 +20,12 @@ const ITEM_TYPES = new Set(['message', 'reasoning', 'function_call', 'function_c
 export function isCodexLine(v: JsonObject): boolean {
   if (typeof v.type === 'string' && ENVELOPE_TYPES.has(v.type) && 'payload' in v) return true;
   if (typeof v.record_type === 'string') return true;
-  if (typeof v.type === 'string' && ITEM_TYPES.has(v.type)) return v.type !== 'message' || (typeof v.role === 'string' && Array.isArray(v.content));
+  if (typeof v.type === 'string' && ITEM_TYPES.has(v.type))
+    return v.type !== 'message' || (typeof v.role === 'string' && Array.isArray(v.content));
   // Older header line, or the older single-document `.json` session.
-  return (typeof v.id === 'string' && typeof v.timestamp === 'string' && 'instructions' in v) || (isObject(v.session) && Array.isArray(v.items));
+  return (
+    (typeof v.id === 'string' && typeof v.timestamp === 'string' && 'instructions' in v) || (isObject(v.session) && Array.isArray(v.items))
+  );
 }
 
 /** Context the CLI injects as user turns: environment, AGENTS.md and user instructions, aborted-turn markers. */

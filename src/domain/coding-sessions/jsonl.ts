@@ -40,7 +40,10 @@ export function readJsonl(content: string): Line[] {
     invalid.length ? `invalid JSON on line ${lineList(invalid)}` : '',
     notObjects.length ? `not a JSON object on line ${lineList(notObjects)}` : '',
   ].filter(Boolean);
-  throw new SessionParseError(problems.join('; '), [...invalid, ...notObjects].sort((a, b) => a - b));
+  throw new SessionParseError(
+    problems.join('; '),
+    [...invalid, ...notObjects].sort((a, b) => a - b),
+  );
 }
 
 function wholeDocument(text: string): JsonObject | null {

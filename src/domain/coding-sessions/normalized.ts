@@ -26,10 +26,16 @@ export function parseNormalized(lines: Line[]): ParsedSession {
     const events = Array.isArray(value.events) ? value.events : [value];
     for (const event of events) candidates.push({ line, order: candidates.length, event: isObject(event) ? event : {} });
   }
-  const wrong = candidates.filter(({ event }) => !(typeof event.type === 'string' && EVENT_TYPES.has(event.type)) || (event.type !== 'feedback' && typeof event.content !== 'string'));
+  const wrong = candidates.filter(
+    ({ event }) =>
+      !(typeof event.type === 'string' && EVENT_TYPES.has(event.type)) || (event.type !== 'feedback' && typeof event.content !== 'string'),
+  );
   if (wrong.length > 0) {
     const at = [...new Set(wrong.map((c) => c.line))];
-    throw new SessionParseError(`not a normalized event (type user_message, assistant_message or feedback with a string content) on line ${lineList(at)}`, at);
+    throw new SessionParseError(
+      `not a normalized event (type user_message, assistant_message or feedback with a string content) on line ${lineList(at)}`,
+      at,
+    );
   }
 
   const latest = new Map<string, Candidate>();
@@ -48,7 +54,11 @@ export function parseNormalized(lines: Line[]): ParsedSession {
   const bySequence = kept.every((c) => typeof c.event.sequence === 'number');
   kept.sort((a, b) => (bySequence ? (a.event.sequence as number) - (b.event.sequence as number) : 0) || a.order - b.order);
   const messages: SessionMessage[] = kept
-    .map(({ event }) => ({ type: event.type as SessionMessage['type'], content: (event.content as string).trim(), occurredAt: instant(event.occurredAt) }))
+    .map(({ event }) => ({
+      type: event.type as SessionMessage['type'],
+      content: (event.content as string).trim(),
+      occurredAt: instant(event.occurredAt),
+    }))
     .filter((m) => m.content !== '');
   return { format: 'normalized', messages, title: null };
 }

@@ -19,7 +19,10 @@ export interface ParsedSession {
 
 /** A file that cannot be read as a session; `lines` names the offending 1-based line numbers. */
 export class SessionParseError extends Error {
-  constructor(message: string, readonly lines: readonly number[] = []) {
+  constructor(
+    message: string,
+    readonly lines: readonly number[] = [],
+  ) {
     super(message);
     this.name = 'SessionParseError';
   }

@@ -22,9 +22,7 @@ const FILTER_COMMENTS_ID = `${RULE_PREFIX}filter-comments`;
 // comments would let whoever writes a chat message switch masking off. (`disabled: true` in a
 // preset's `rules` is not honoured by @secretlint/core 13.0.7: preset rules run regardless.)
 const CONFIG: SecretLintCoreConfig = {
-  rules: recommendedRules
-    .filter((rule) => rule.meta.id !== FILTER_COMMENTS_ID)
-    .map((rule) => ({ id: rule.meta.id, rule })),
+  rules: recommendedRules.filter((rule) => rule.meta.id !== FILTER_COMMENTS_ID).map((rule) => ({ id: rule.meta.id, rule })),
 };
 
 /** Kinds of secretlint findings, by message id where one rule reports several, else by rule. */
@@ -36,14 +34,33 @@ const MESSAGE_KINDS: Readonly<Record<string, string>> = {
   IncomingWebhook: 'slack_webhook',
 };
 const RULE_KINDS: Readonly<Record<string, string>> = {
-  'aws': 'aws_secret_access_key', 'gcp': 'private_key', 'privatekey': 'private_key', 'npm': 'npm_token',
-  'basicauth': 'basic_auth_credentials', 'slack': 'slack_token', 'sendgrid': 'sendgrid_api_key',
-  'shopify': 'shopify_token', 'stripe': 'stripe_key', 'github': 'github_token', 'gitlab': 'gitlab_token',
-  'grafana': 'grafana_token', 'openai': 'openai_api_key', 'anthropic': 'anthropic_api_key',
-  'groq': 'groq_api_key', 'huggingface': 'huggingface_token', 'linear': 'linear_api_key',
-  'notion': 'notion_token', '1password': 'onepassword_token', 'database-connection-string': 'database_connection_string',
-  'hashicorp-vault': 'vault_token', 'vercel': 'vercel_token', 'databricks': 'databricks_token',
-  'docker': 'docker_token', 'figma': 'figma_token', 'cloudflare': 'cloudflare_token', 'tailscale': 'tailscale_key',
+  aws: 'aws_secret_access_key',
+  gcp: 'private_key',
+  privatekey: 'private_key',
+  npm: 'npm_token',
+  basicauth: 'basic_auth_credentials',
+  slack: 'slack_token',
+  sendgrid: 'sendgrid_api_key',
+  shopify: 'shopify_token',
+  stripe: 'stripe_key',
+  github: 'github_token',
+  gitlab: 'gitlab_token',
+  grafana: 'grafana_token',
+  openai: 'openai_api_key',
+  anthropic: 'anthropic_api_key',
+  groq: 'groq_api_key',
+  huggingface: 'huggingface_token',
+  linear: 'linear_api_key',
+  notion: 'notion_token',
+  '1password': 'onepassword_token',
+  'database-connection-string': 'database_connection_string',
+  'hashicorp-vault': 'vault_token',
+  vercel: 'vercel_token',
+  databricks: 'databricks_token',
+  docker: 'docker_token',
+  figma: 'figma_token',
+  cloudflare: 'cloudflare_token',
+  tailscale: 'tailscale_key',
 };
 
 /** A range of a text to replace. */
@@ -139,7 +156,8 @@ function keywordsIn(text: string): Set<string> {
 export function tableFindings(text: string, o: { all?: boolean } = {}): Redaction[] {
   const present = o.all ? null : keywordsIn(text);
   return SECRET_PATTERNS.flatMap((pattern, index) => {
-    const possible = !present || (pattern.keywords ? pattern.keywords.some((k) => present.has(k)) : text.length >= (pattern.minLength ?? 0));
+    const possible =
+      !present || (pattern.keywords ? pattern.keywords.some((k) => present.has(k)) : text.length >= (pattern.minLength ?? 0));
     return possible ? patternFindings(text, pattern, index + 1) : [];
   });
 }
@@ -163,9 +181,7 @@ function patternFindings(text: string, pattern: SecretPattern, priority: number)
  * longest, on a tie). The result depends only on the text and the set of ranges.
  */
 export function redact(text: string, redactions: readonly Redaction[]): string {
-  const sorted = redactions
-    .filter((r) => r.end > r.start)
-    .sort((a, b) => a.start - b.start || b.end - a.end || a.priority - b.priority);
+  const sorted = redactions.filter((r) => r.end > r.start).sort((a, b) => a.start - b.start || b.end - a.end || a.priority - b.priority);
   const parts: string[] = [];
   let cursor = 0;
   let current: { start: number; end: number; replacement: string } | undefined;

@@ -16,8 +16,21 @@ export const SECRET_FIELD_MASK = '[REDACTED:secret_field]';
 
 /** Keys whose values are secrets whatever they hold (compared normalized, as suffixes). */
 const SECRET_FIELD_SUFFIXES = [
-  'password', 'passwd', 'passphrase', 'secret', 'token', 'apikey', 'accesskey', 'secretkey', 'privatekey',
-  'signingkey', 'encryptionkey', 'credential', 'credentials', 'authorization', 'cookie',
+  'password',
+  'passwd',
+  'passphrase',
+  'secret',
+  'token',
+  'apikey',
+  'accesskey',
+  'secretkey',
+  'privatekey',
+  'signingkey',
+  'encryptionkey',
+  'credential',
+  'credentials',
+  'authorization',
+  'cookie',
 ];
 
 interface Rules {
@@ -41,8 +54,9 @@ function escapeRegExp(text: string): string {
 }
 
 function compile(settings: SanitizeSettings): Rules {
-  const literals = [...new Set(settings.redactedTextPatterns.filter((p) => p.length > 0))]
-    .sort((a, b) => b.length - a.length || (a < b ? -1 : a > b ? 1 : 0));
+  const literals = [...new Set(settings.redactedTextPatterns.filter((p) => p.length > 0))].sort(
+    (a, b) => b.length - a.length || (a < b ? -1 : a > b ? 1 : 0),
+  );
   return {
     removedFields: new Set(settings.redactedFieldNames.map(normalizeFieldName).filter((n) => n.length > 0)),
     textPattern: literals.length > 0 ? new RegExp(literals.map(escapeRegExp).join('|'), 'g') : undefined,
@@ -106,22 +120,35 @@ const listOf = (shape: Shape): FieldSpec => ({
  */
 const maskedUnlessRemoved: FieldSpec = { removable: true, apply: maskJson };
 const CONTEXT = new Map<string, FieldSpec>([['environment', keepUnlessRemoved]]); // compared verbatim with the allowed list
-const SOURCE = new Map<string, FieldSpec>([['sdk', fixedJson], ['version', fixedJson]]);
-const FEEDBACK = new Map<string, FieldSpec>([['targetEventExternalId', keepUnlessRemoved], ['rating', keepUnlessRemoved]]);
+const SOURCE = new Map<string, FieldSpec>([
+  ['sdk', fixedJson],
+  ['version', fixedJson],
+]);
+const FEEDBACK = new Map<string, FieldSpec>([
+  ['targetEventExternalId', keepUnlessRemoved],
+  ['rating', keepUnlessRemoved],
+]);
 const PARTICIPANT = new Map<string, FieldSpec>([
   ...['externalId', 'personId', 'ownerUserId', 'boundary'].map((key): [string, FieldSpec] => [key, keepUnlessRemoved]),
   ['companyExternalId', maskedUnlessRemoved], // free text an integrator chose: configured texts are replaced in it too
 ]);
 const EVENT = new Map<string, FieldSpec>([
-  ...['externalEventId', 'sequence', 'revision', 'occurredAt', 'type', 'participantExternalId', 'final']
-    .map((key): [string, FieldSpec] => [key, keep]),
+  ...['externalEventId', 'sequence', 'revision', 'occurredAt', 'type', 'participantExternalId', 'final'].map((key): [string, FieldSpec] => [
+    key,
+    keep,
+  ]),
   ['feedback', nested(FEEDBACK)],
   ['context', nested(CONTEXT)],
 ]);
 const REQUEST = new Map<string, FieldSpec>([
-  ['agentKey', keep], ['externalSessionId', keep], ['status', keep],
-  ['agentVersion', fixedJson], ['source', nested(SOURCE)], ['context', nested(CONTEXT)],
-  ['participants', listOf(PARTICIPANT)], ['events', listOf(EVENT)],
+  ['agentKey', keep],
+  ['externalSessionId', keep],
+  ['status', keep],
+  ['agentVersion', fixedJson],
+  ['source', nested(SOURCE)],
+  ['context', nested(CONTEXT)],
+  ['participants', listOf(PARTICIPANT)],
+  ['events', listOf(EVENT)],
 ]);
 
 async function maskShaped(value: unknown, shape: Shape, rules: Rules): Promise<unknown> {

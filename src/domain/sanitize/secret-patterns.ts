@@ -94,13 +94,20 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
     accept: acceptOpaqueCredential,
     keywords: ['authorization'],
   },
-  { kind: 'jwt', regex: /\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*/g,
-    why: 'secretlint has no JWT rule; a JWT is a bearer credential wherever it appears.', keywords: ['eyj'] },
+  {
+    kind: 'jwt',
+    regex: /\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*/g,
+    why: 'secretlint has no JWT rule; a JWT is a bearer credential wherever it appears.',
+    keywords: ['eyj'],
+  },
   ...PREFIXED_TOKEN_PATTERNS,
   { kind: 'mailchimp_api_key', regex: /\b[0-9a-f]{32}-us\d{1,2}\b/g, why: 'Not covered by secretlint.', keywords: ['-us'] },
-  { kind: 'azure_storage_key', regex: /\bAccountKey=(?<secret>[A-Za-z0-9+/]{58,}={0,2})/dg,
+  {
+    kind: 'azure_storage_key',
+    regex: /\bAccountKey=(?<secret>[A-Za-z0-9+/]{58,}={0,2})/dg,
     why: 'Not covered by secretlint; too short for the binary payload rule. 86 characters and `==`, masked from 58 (two-thirds).',
-    keywords: ['accountkey='] },
+    keywords: ['accountkey='],
+  },
   {
     kind: 'private_key',
     // The body cannot hold `-----`: a BEGIN without END costs a scan to the next dashes, not 16 KiB.
@@ -108,8 +115,12 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
     why: 'secretlint skips ENCRYPTED and PGP keys (header lines) and bodies that do not start with its magic bytes.',
     keywords: ['private key'],
   },
-  { kind: 'private_key', regex: new RegExp(String.raw`${PEM_LABEL}(?:(?:\s|\\[rn])+[A-Za-z0-9+/=]{16,})+`, 'g'),
-    why: 'A key pasted without its END line (truncated message) is still a key.', keywords: ['private key'] },
+  {
+    kind: 'private_key',
+    regex: new RegExp(String.raw`${PEM_LABEL}(?:(?:\s|\\[rn])+[A-Za-z0-9+/=]{16,})+`, 'g'),
+    why: 'A key pasted without its END line (truncated message) is still a key.',
+    keywords: ['private key'],
+  },
   {
     kind: 'binary_payload',
     regex: new RegExp(String.raw`\bdata:[\w.+-]+\/[\w.+-]+(?:;[\w.+-]+=[\w.+-]+)*;base64,(?<secret>[A-Za-z0-9+/]{${LONG},}={0,2})`, 'dg'),
@@ -123,8 +134,12 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
     accept: acceptBinary,
     minLength: LONG,
   },
-  { kind: 'binary_payload', regex: new RegExp(String.raw`(?<![0-9A-Fa-f])[0-9A-Fa-f]{${LONG},}(?![0-9A-Fa-f])`, 'g'),
-    why: 'Long hex dumps (lower-case hex is not caught by the base64 rule).', minLength: LONG },
+  {
+    kind: 'binary_payload',
+    regex: new RegExp(String.raw`(?<![0-9A-Fa-f])[0-9A-Fa-f]{${LONG},}(?![0-9A-Fa-f])`, 'g'),
+    why: 'Long hex dumps (lower-case hex is not caught by the base64 rule).',
+    minLength: LONG,
+  },
   {
     kind: 'url_credentials',
     regex: /\b[a-z][a-z0-9+.-]{1,20}:\/\/[^\s:/@?#]{0,100}:(?<secret>[^\s:/@?#]{1,200})@/dgi,

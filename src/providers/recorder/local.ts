@@ -81,12 +81,32 @@ export class LocalRecorder implements Recorder {
     const partial = `${file}.partial.wav`;
     const seconds = this.options.meetingSeconds;
     if (hasEspeak()) {
-      const text = 'Hello everyone, thanks for joining. This meeting was recorded by the local recorder. Let us review the plan for this week.';
+      const text =
+        'Hello everyone, thanks for joining. This meeting was recorded by the local recorder. Let us review the plan for this week.';
       await exec('espeak-ng', ['-s', '150', '-w', partial, text]);
     } else {
-      const tone = ['-nostdin', '-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', `sine=frequency=330:duration=${seconds}`, partial];
-      const made = await (this.options.ffmpeg ?? new FfmpegTools()).run('ffmpeg', tone, { outputFile: partial, limits: { wallSeconds: 60, cpuSeconds: 60 } });
-      if (made.code !== 0) throw new RecorderError(`the recording could not be made: ${made.stderr.trim().split('\n').at(-1) ?? ''}`, 'provider_unavailable', true);
+      const tone = [
+        '-nostdin',
+        '-hide_banner',
+        '-loglevel',
+        'error',
+        '-y',
+        '-f',
+        'lavfi',
+        '-i',
+        `sine=frequency=330:duration=${seconds}`,
+        partial,
+      ];
+      const made = await (this.options.ffmpeg ?? new FfmpegTools()).run('ffmpeg', tone, {
+        outputFile: partial,
+        limits: { wallSeconds: 60, cpuSeconds: 60 },
+      });
+      if (made.code !== 0)
+        throw new RecorderError(
+          `the recording could not be made: ${made.stderr.trim().split('\n').at(-1) ?? ''}`,
+          'provider_unavailable',
+          true,
+        );
     }
     await rename(partial, file);
     return file;

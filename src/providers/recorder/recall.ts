@@ -14,12 +14,25 @@ const Created = z.object({ id: z.string().min(1) });
 const Bot = z.object({
   status_changes: z.array(z.object({ code: z.string(), sub_code: z.string().nullable().optional() })).default([]),
   video_url: z.string().nullable().optional(),
-  recordings: z.array(z.object({
-    media_shortcuts: z.object({
-      video_mixed: z.object({ data: z.object({ download_url: z.string().nullable().optional() }).nullable().optional() }).nullable().optional(),
-      audio_mixed: z.object({ data: z.object({ download_url: z.string().nullable().optional() }).nullable().optional() }).nullable().optional(),
-    }).nullable().optional(),
-  })).optional(),
+  recordings: z
+    .array(
+      z.object({
+        media_shortcuts: z
+          .object({
+            video_mixed: z
+              .object({ data: z.object({ download_url: z.string().nullable().optional() }).nullable().optional() })
+              .nullable()
+              .optional(),
+            audio_mixed: z
+              .object({ data: z.object({ download_url: z.string().nullable().optional() }).nullable().optional() })
+              .nullable()
+              .optional(),
+          })
+          .nullable()
+          .optional(),
+      }),
+    )
+    .optional(),
 });
 
 /** Recall.ai's status codes, read as the bot lifecycle. */
@@ -54,11 +67,15 @@ export class RecallRecorder implements Recorder {
 
   /** Recall's `Idempotency-Key`: a repeated POST with the key gets the first answer back. */
   async createBot(meeting: MeetingToJoin, o: { signal?: AbortSignal; idempotencyKey?: string } = {}): Promise<{ botId: string }> {
-    const text = await this.call(`${this.base}/`, {
-      method: 'POST',
-      body: JSON.stringify({ meeting_url: meeting.joinUrl, bot_name: meeting.botName }),
-      ...(o.idempotencyKey ? { headers: { 'Idempotency-Key': o.idempotencyKey } } : {}),
-    }, o.signal);
+    const text = await this.call(
+      `${this.base}/`,
+      {
+        method: 'POST',
+        body: JSON.stringify({ meeting_url: meeting.joinUrl, bot_name: meeting.botName }),
+        ...(o.idempotencyKey ? { headers: { 'Idempotency-Key': o.idempotencyKey } } : {}),
+      },
+      o.signal,
+    );
     const created = Created.safeParse(parseJson(text));
     if (!created.success) throw new RecorderError('Recorder provider returned a bot without an id.', 'invalid_response', true);
     return { botId: created.data.id };
@@ -88,9 +105,18 @@ export class RecallRecorder implements Recorder {
   }
 
   private async call(url: string, init: RequestInit, signal: AbortSignal | undefined): Promise<string> {
-    const headers = { authorization: `Token ${this.options.apiKey}`, 'content-type': 'application/json', accept: 'application/json', ...(init.headers as Record<string, string> | undefined) };
+    const headers = {
+      authorization: `Token ${this.options.apiKey}`,
+      'content-type': 'application/json',
+      accept: 'application/json',
+      ...(init.headers as Record<string, string> | undefined),
+    };
     try {
-      return await callProvider({ what: 'Recorder provider', apiKey: this.options.apiKey, timeoutMs: this.options.timeoutMs, signal, fetch: this.options.fetch }, url, { ...init, headers });
+      return await callProvider(
+        { what: 'Recorder provider', apiKey: this.options.apiKey, timeoutMs: this.options.timeoutMs, signal, fetch: this.options.fetch },
+        url,
+        { ...init, headers },
+      );
     } catch (error) {
       if (error instanceof ProviderCallError) throw new RecorderError(error.failure.message, error.failure.code, error.failure.retryable);
       throw error;

@@ -40,7 +40,11 @@ export interface Recorder {
 /** A recorder failure; `retryable` ones are tried again by Temporal. */
 export class RecorderError extends Error {
   override name = 'RecorderError';
-  constructor(message: string, readonly code: string, readonly retryable: boolean) {
+  constructor(
+    message: string,
+    readonly code: string,
+    readonly retryable: boolean,
+  ) {
     super(message);
   }
 }

@@ -15,6 +15,11 @@ export function createSignalExtractor(config: ExtractorConfig): SignalExtractor 
     case 'local':
       return new LocalSignalExtractor();
     case 'openai':
-      return new OpenAiSignalExtractor({ baseUrl: config.baseUrl, apiKey: config.apiKey, model: config.model, timeoutMs: config.timeoutMs });
+      return new OpenAiSignalExtractor({
+        baseUrl: config.baseUrl,
+        apiKey: config.apiKey,
+        model: config.model,
+        timeoutMs: config.timeoutMs,
+      });
   }
 }

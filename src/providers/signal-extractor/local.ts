@@ -50,42 +50,66 @@ export class LocalSignalExtractor implements SignalExtractor {
 }
 
 const words = (list: string) => new Set(list.split(' '));
-const POSITIVE = words('good great excellent awesome amazing love loved nice helpful perfect thanks thank happy fantastic wonderful brilliant works working worked useful glad easy fast clear cool solved fixed');
-const NEGATIVE = words('bad terrible awful hate hated broken wrong useless slow annoying confusing confused frustrating frustrated poor horrible worse worst fail fails failed failing error errors bug bugs crash crashes crashed disappointed unhappy difficult');
+const POSITIVE = words(
+  'good great excellent awesome amazing love loved nice helpful perfect thanks thank happy fantastic wonderful brilliant works working worked useful glad easy fast clear cool solved fixed',
+);
+const NEGATIVE = words(
+  'bad terrible awful hate hated broken wrong useless slow annoying confusing confused frustrating frustrated poor horrible worse worst fail fails failed failing error errors bug bugs crash crashes crashed disappointed unhappy difficult',
+);
 const PRAISE = words('thanks thank thx great awesome love loved perfect helpful excellent amazing fantastic wonderful brilliant');
 const NEGATORS = words('not no never nothing hardly');
 const INTENSIFIERS = words('very really so too that');
 // Evaluative words are left out of topics: they say how the user feels, not what the exchange is about.
 const STOP_WORDS = words(
   'about above actually after again against almost also although always amazing another anything around awesome ' +
-  'back because been before being below between both cannot could does doing done down during each either else even ever ' +
-  'every fine from further gets getting glad going gonna good great hardly have having helpful here hers herself himself ' +
-  'however into itself just know like made make many maybe might more most much must myself need never nice nothing okay ' +
-  'only other others ours ourselves over perfect please really same seem should since some something still such ' +
-  'sure than thank thanks that their theirs them themselves then there these they thing things think this those ' +
-  'though through under until upon using very want well were what whatever when where whether which while whom ' +
-  'whose will with within without would your yours yourself yourselves',
+    'back because been before being below between both cannot could does doing done down during each either else even ever ' +
+    'every fine from further gets getting glad going gonna good great hardly have having helpful here hers herself himself ' +
+    'however into itself just know like made make many maybe might more most much must myself need never nice nothing okay ' +
+    'only other others ours ourselves over perfect please really same seem should since some something still such ' +
+    'sure than thank thanks that their theirs them themselves then there these they thing things think this those ' +
+    'though through under until upon using very want well were what whatever when where whether which while whom ' +
+    'whose will with within without would your yours yourself yourselves',
 );
 
 /** Phrase alternatives matched as whole words; a space stands for any run of whitespace. */
 const phrases = (alternatives: string[]) =>
   new RegExp(`(?<![\\p{L}\\p{N}])(?:${alternatives.join('|').replaceAll(' ', '\\s+')})(?![\\p{L}\\p{N}])`, 'iu');
 const ISSUE = phrases([
-  'errors?', 'bugs?', 'broken', 'crash(?:es|ed|ing)?', 'fail(?:s|ed|ing|ures?)?', "(?:does|do|did)(?:n['’]t| not) work",
-  'not working', 'wrong', "can(?:['’]t|not)", 'issues?', 'problems?', 'exceptions?',
+  'errors?',
+  'bugs?',
+  'broken',
+  'crash(?:es|ed|ing)?',
+  'fail(?:s|ed|ing|ures?)?',
+  "(?:does|do|did)(?:n['’]t| not) work",
+  'not working',
+  'wrong',
+  "can(?:['’]t|not)",
+  'issues?',
+  'problems?',
+  'exceptions?',
 ]);
 const REQUEST = phrases([
-  '(?:can|could|would) you (?:please )?(?:add|support|implement|include|allow)', 'please (?:add|support|implement|include)',
-  'feature requests?', 'would (?:like|love)', "(?:i|we)['’]d (?:like|love)", 'wish(?:es)?', 'it would be (?:great|nice|good|helpful) if',
+  '(?:can|could|would) you (?:please )?(?:add|support|implement|include|allow)',
+  'please (?:add|support|implement|include)',
+  'feature requests?',
+  'would (?:like|love)',
+  "(?:i|we)['’]d (?:like|love)",
+  'wish(?:es)?',
+  'it would be (?:great|nice|good|helpful) if',
   'add support for',
 ]);
 
 function normalize(text: string): string {
-  return text.toLowerCase().replace(/n['’]t(?![\p{L}\p{N}])/gu, ' not').replace(/(?<=\p{L})['’](?:s|re|ll|ve|d|m)(?![\p{L}\p{N}])/gu, '');
+  return text
+    .toLowerCase()
+    .replace(/n['’]t(?![\p{L}\p{N}])/gu, ' not')
+    .replace(/(?<=\p{L})['’](?:s|re|ll|ve|d|m)(?![\p{L}\p{N}])/gu, '');
 }
 
 function tokenize(text: string): string[] {
-  return normalize(text).split(/[^\p{L}\p{N}]+/u).filter((t) => t !== '');
+  return normalize(text)
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((t) => t !== '');
 }
 
 /** Each token with its lexicon value after negation; any word but a negator or intensifier ends the negation. */
@@ -100,7 +124,10 @@ function marked(tokens: string[]): { word: string; value: number; negated: boole
 }
 
 function splitSentences(text: string): string[] {
-  return text.split(/(?<=[.!?。！？])\s+|\n+/u).map((s) => s.replace(/\s+/gu, ' ').trim()).filter((s) => s !== '');
+  return text
+    .split(/(?<=[.!?。！？])\s+|\n+/u)
+    .map((s) => s.replace(/\s+/gu, ' ').trim())
+    .filter((s) => s !== '');
 }
 
 function topics(texts: string[]): string[] {

@@ -1,8 +1,15 @@
 import { z } from 'zod';
 import { callProvider, parseJson, ProviderCallError, redact } from '../http.js';
 import {
-  clip, ExtractorError, MAX_LABEL_CHARS, MAX_LABELS, SIGNAL_KINDS,
-  type Exchange, type ExtractedSignal, type SignalExtractor, type SignalKind,
+  clip,
+  ExtractorError,
+  MAX_LABEL_CHARS,
+  MAX_LABELS,
+  SIGNAL_KINDS,
+  type Exchange,
+  type ExtractedSignal,
+  type SignalExtractor,
+  type SignalKind,
 } from './types.js';
 
 export interface OpenAiSignalExtractorOptions {
@@ -30,12 +37,14 @@ const Completion = z.object({
 
 /** Lenient per field, so one odd value from the model does not discard the others. */
 const Signals = z.object({
-  signals: z.array(z.object({
-    kind: z.string(),
-    rating: z.unknown().optional(),
-    summary: z.string(),
-    labels: z.array(z.string()).optional(),
-  })),
+  signals: z.array(
+    z.object({
+      kind: z.string(),
+      rating: z.unknown().optional(),
+      summary: z.string(),
+      labels: z.array(z.string()).optional(),
+    }),
+  ),
 });
 
 /** An adapter for any OpenAI-compatible `/chat/completions` endpoint (OpenAI, vLLM, Ollama, LiteLLM…). */
@@ -64,7 +73,11 @@ export class OpenAiSignalExtractor implements SignalExtractor {
     });
     let text: string;
     try {
-      text = await callProvider({ what: 'Signal extraction provider', apiKey, timeoutMs, signal: options.signal, fetch: this.fetch }, this.url, { method: 'POST', headers, body });
+      text = await callProvider(
+        { what: 'Signal extraction provider', apiKey, timeoutMs, signal: options.signal, fetch: this.fetch },
+        this.url,
+        { method: 'POST', headers, body },
+      );
     } catch (error) {
       if (error instanceof ProviderCallError) throw new ExtractorError(error.failure.message, error.failure.code, error.failure.retryable);
       throw error;
@@ -74,11 +87,13 @@ export class OpenAiSignalExtractor implements SignalExtractor {
 
   private parse(text: string): z.infer<typeof Signals> {
     const completion = Completion.safeParse(parseJson(text));
-    if (!completion.success) throw this.error('Signal extraction provider returned a body that is not a chat completion.', 'invalid_response', true);
+    if (!completion.success)
+      throw this.error('Signal extraction provider returned a body that is not a chat completion.', 'invalid_response', true);
     // json_object mode should give bare JSON, but some compatible servers still wrap it in a fence.
     const content = completion.data.choices[0]!.message.content.trim().replace(/^```(?:json)?\s*|(?<!\s)\s*```$/g, '');
     const signals = Signals.safeParse(parseJson(content));
-    if (!signals.success) throw this.error('Signal extraction provider returned content that is not the expected signals JSON.', 'invalid_response', true);
+    if (!signals.success)
+      throw this.error('Signal extraction provider returned content that is not the expected signals JSON.', 'invalid_response', true);
     return signals.data;
   }
 

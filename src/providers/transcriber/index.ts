@@ -20,6 +20,12 @@ export function createTranscriber(config: TranscriberConfig, ffmpeg: FfmpegTools
     case 'pocketsphinx':
       return new PocketSphinxTranscriber({ ffmpeg });
     case 'openai':
-      return new OpenAiTranscriber({ baseUrl: config.baseUrl, apiKey: config.apiKey, model: config.model, timeoutMs: config.timeoutMs, ffmpeg });
+      return new OpenAiTranscriber({
+        baseUrl: config.baseUrl,
+        apiKey: config.apiKey,
+        model: config.model,
+        timeoutMs: config.timeoutMs,
+        ffmpeg,
+      });
   }
 }

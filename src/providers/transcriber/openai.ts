@@ -7,7 +7,6 @@ import { FfmpegTools } from '../../media/ffmpeg-tools.js';
 import { callProvider, parseJson, ProviderCallError } from '../http.js';
 import { extractSpeech, TranscriberError, type Transcriber } from './types.js';
 
-
 export interface OpenAiTranscriberOptions {
   baseUrl: string;
   apiKey?: string | undefined;
@@ -27,12 +26,16 @@ const MAX_TEXT = 20_000;
 const Answer = z.object({
   text: z.string().optional(),
   duration: z.number().optional(),
-  segments: z.array(z.object({
-    start: z.number(),
-    end: z.number(),
-    text: z.string(),
-    speaker: z.union([z.string(), z.number()]).optional(),
-  })).optional(),
+  segments: z
+    .array(
+      z.object({
+        start: z.number(),
+        end: z.number(),
+        text: z.string(),
+        speaker: z.union([z.string(), z.number()]).optional(),
+      }),
+    )
+    .optional(),
 });
 
 /**
@@ -56,7 +59,11 @@ export class OpenAiTranscriber implements Transcriber {
       await extractSpeech(this.options.ffmpeg ?? new FfmpegTools(), mediaFile, speech, 'mp3', options.signal);
       const audio = await readFile(speech);
       if (audio.length > MAX_UPLOAD_BYTES) {
-        throw new TranscriberError(`the speech audio is ${audio.length} bytes; the provider takes at most ${MAX_UPLOAD_BYTES}`, 'media_too_long', false);
+        throw new TranscriberError(
+          `the speech audio is ${audio.length} bytes; the provider takes at most ${MAX_UPLOAD_BYTES}`,
+          'media_too_long',
+          false,
+        );
       }
       const form = new FormData();
       form.set('file', new Blob([audio], { type: 'audio/mpeg' }), 'speech.mp3');
@@ -68,12 +75,19 @@ export class OpenAiTranscriber implements Transcriber {
       let text: string;
       try {
         text = await callProvider(
-          { what: 'Transcription provider', apiKey: this.options.apiKey, timeoutMs: this.options.timeoutMs, signal: options.signal, fetch: this.options.fetch },
+          {
+            what: 'Transcription provider',
+            apiKey: this.options.apiKey,
+            timeoutMs: this.options.timeoutMs,
+            signal: options.signal,
+            fetch: this.options.fetch,
+          },
           this.url,
           { method: 'POST', headers, body: form },
         );
       } catch (error) {
-        if (error instanceof ProviderCallError) throw new TranscriberError(error.failure.message, error.failure.code, error.failure.retryable);
+        if (error instanceof ProviderCallError)
+          throw new TranscriberError(error.failure.message, error.failure.code, error.failure.retryable);
         throw error;
       }
       return toUtterances(text);
@@ -85,7 +99,8 @@ export class OpenAiTranscriber implements Transcriber {
 
 function toUtterances(body: string): Utterance[] {
   const answer = Answer.safeParse(parseJson(body));
-  if (!answer.success) throw new TranscriberError('Transcription provider returned a body that is not a transcription.', 'invalid_response', true);
+  if (!answer.success)
+    throw new TranscriberError('Transcription provider returned a body that is not a transcription.', 'invalid_response', true);
   const { segments, text, duration } = answer.data;
   if (!segments?.length) {
     const whole = (text ?? '').replace(/\s+/g, ' ').trim();

@@ -24,11 +24,27 @@ let installing: Promise<void> | undefined;
 /** Installs the pocketsphinx wheel into .tools/ once (PyPI is reachable where npm is). */
 export function ensurePocketSphinx(dir = POCKETSPHINX_DIR): Promise<void> {
   if (existsSync(path.join(dir, 'pocketsphinx', '__init__.py'))) return Promise.resolve();
-  installing ??= exec('python3', ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-deps', '--target', dir, `pocketsphinx==${POCKETSPHINX_VERSION}`], {
-    timeout: 600_000,
-  }).then(() => undefined).finally(() => {
-    installing = undefined;
-  });
+  installing ??= exec(
+    'python3',
+    [
+      '-m',
+      'pip',
+      'install',
+      '--quiet',
+      '--disable-pip-version-check',
+      '--no-deps',
+      '--target',
+      dir,
+      `pocketsphinx==${POCKETSPHINX_VERSION}`,
+    ],
+    {
+      timeout: 600_000,
+    },
+  )
+    .then(() => undefined)
+    .finally(() => {
+      installing = undefined;
+    });
   return installing;
 }
 
@@ -49,16 +65,28 @@ export class PocketSphinxTranscriber implements Transcriber {
     try {
       await ensurePocketSphinx(dir);
     } catch (error) {
-      throw new TranscriberError(`PocketSphinx could not be installed: ${(error as Error).message.split('\n')[0] ?? ''}`, 'engine_unavailable', true);
+      throw new TranscriberError(
+        `PocketSphinx could not be installed: ${(error as Error).message.split('\n')[0] ?? ''}`,
+        'engine_unavailable',
+        true,
+      );
     }
     const scratch = await mkdtemp(path.join(os.tmpdir(), 'intake-sphinx-'));
     const signal = options.signal ? { signal: options.signal } : {};
     try {
       const raw = path.join(scratch, 'speech.raw');
       await extractSpeech(this.options.ffmpeg ?? new FfmpegTools(), mediaFile, raw, 's16le', options.signal);
-      const { stdout } = await exec('python3', [SCRIPT, raw], { ...signal, env: { ...process.env, PYTHONPATH: dir }, maxBuffer: 64 * 1024 * 1024 }).catch((error: unknown) => {
+      const { stdout } = await exec('python3', [SCRIPT, raw], {
+        ...signal,
+        env: { ...process.env, PYTHONPATH: dir },
+        maxBuffer: 64 * 1024 * 1024,
+      }).catch((error: unknown) => {
         if (options.signal?.aborted) throw options.signal.reason;
-        throw new TranscriberError(`PocketSphinx failed: ${(error as Error).message.split('\n').at(-2) ?? ''}`, 'transcription_failed', true);
+        throw new TranscriberError(
+          `PocketSphinx failed: ${(error as Error).message.split('\n').at(-2) ?? ''}`,
+          'transcription_failed',
+          true,
+        );
       });
       const parsed = Output.safeParse(JSON.parse(stdout));
       if (!parsed.success) throw new TranscriberError('PocketSphinx gave output that could not be read', 'transcription_failed', true);

@@ -17,7 +17,11 @@ export interface Transcriber {
 /** A transcription failure; `retryable` ones are tried again by Temporal. */
 export class TranscriberError extends Error {
   override name = 'TranscriberError';
-  constructor(message: string, readonly code: string, readonly retryable: boolean) {
+  constructor(
+    message: string,
+    readonly code: string,
+    readonly retryable: boolean,
+  ) {
     super(message);
   }
 }
@@ -26,14 +30,27 @@ export class TranscriberError extends Error {
  * The media's speech as mono 16 kHz audio for an engine: compact MP3 (32 kb/s) to send, or raw
  * signed 16-bit PCM to decode. Media ffmpeg cannot read is a permanent `transcription_failed`.
  */
-export async function extractSpeech(ffmpeg: FfmpegTools, mediaFile: string, output: string, format: 'mp3' | 's16le', signal?: AbortSignal): Promise<void> {
+export async function extractSpeech(
+  ffmpeg: FfmpegTools,
+  mediaFile: string,
+  output: string,
+  format: 'mp3' | 's16le',
+  signal?: AbortSignal,
+): Promise<void> {
   const codec = format === 'mp3' ? ['-b:a', '32k', '-f', 'mp3'] : ['-f', 's16le'];
   const wallSeconds = ffmpeg.settings.timeLimitSeconds;
   let failure: string;
   try {
-    const result = await ffmpeg.run('ffmpeg', ['-nostdin', '-hide_banner', '-loglevel', 'error', '-y', ...guardedInput(), '-vn', '-ac', '1', '-ar', '16000', ...codec, output], {
-      stdinFile: mediaFile, outputFile: output, limits: { wallSeconds, cpuSeconds: cpuSecondsFor(wallSeconds) }, signal,
-    });
+    const result = await ffmpeg.run(
+      'ffmpeg',
+      ['-nostdin', '-hide_banner', '-loglevel', 'error', '-y', ...guardedInput(), '-vn', '-ac', '1', '-ar', '16000', ...codec, output],
+      {
+        stdinFile: mediaFile,
+        outputFile: output,
+        limits: { wallSeconds, cpuSeconds: cpuSecondsFor(wallSeconds) },
+        signal,
+      },
+    );
     if (result.code === 0) return;
     failure = result.limit ? `FFmpeg's ${result.limit} limit stopped it` : (result.stderr.trim().split('\n').at(-1) ?? '');
   } catch (error) {

@@ -22,13 +22,24 @@ describe('agent applications REST', function () {
   it('creates with settings, reads, lists, updates, and deletes an application', async () => {
     const user = await createTestUser(t.pool, t.org.organizationId);
     const created = await call('POST', base, {
-      name: 'Helpdesk', agentKey: 'helpdesk', contentCapture: true, redactedFieldNames: ['email'], retentionDays: 90,
-      allowedEnvironments: ['production'], conversationAccess: { type: 'users', userIds: [user.userId] },
+      name: 'Helpdesk',
+      agentKey: 'helpdesk',
+      contentCapture: true,
+      redactedFieldNames: ['email'],
+      retentionDays: 90,
+      allowedEnvironments: ['production'],
+      conversationAccess: { type: 'users', userIds: [user.userId] },
     });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     assert.equal(created.headers.get('location'), `${base}/${created.body.applicationId}`);
     assert.deepEqual(
-      [created.body.agentKey, created.body.status, created.body.retentionDays, created.body.allowedEnvironments, created.body.conversationAccess],
+      [
+        created.body.agentKey,
+        created.body.status,
+        created.body.retentionDays,
+        created.body.allowedEnvironments,
+        created.body.conversationAccess,
+      ],
       ['helpdesk', 'active', 90, ['production'], { type: 'users', userIds: [user.userId] }],
     );
     const id = created.body.applicationId as string;
@@ -38,7 +49,10 @@ describe('agent applications REST', function () {
 
     const patched = await call('PATCH', `${base}/${id}`, { status: 'disabled', retentionDays: null, redactedTextPatterns: ['ACME-42'] });
     assert.equal(patched.status, 200);
-    assert.deepEqual([patched.body.status, patched.body.retentionDays, patched.body.redactedTextPatterns, patched.body.redactedFieldNames], ['disabled', null, ['ACME-42'], ['email']]);
+    assert.deepEqual(
+      [patched.body.status, patched.body.retentionDays, patched.body.redactedTextPatterns, patched.body.redactedFieldNames],
+      ['disabled', null, ['ACME-42'], ['email']],
+    );
 
     assert.equal((await call('DELETE', `${base}/${id}`)).status, 204);
     assert.equal((await call('GET', `${base}/${id}`)).status, 404);
@@ -58,7 +72,11 @@ describe('agent applications REST', function () {
       ]);
       assert.deepEqual([a.status, b.status, c.status], [200, 200, 200]);
       const now = (await call('GET', `${base}/${id}`)).body;
-      assert.deepEqual([now.name, now.retentionDays, now.redactedTextPatterns], [`name ${round}`, 10 + round, [`secret-${round}`]], `round ${round}`);
+      assert.deepEqual(
+        [now.name, now.retentionDays, now.redactedTextPatterns],
+        [`name ${round}`, 10 + round, [`secret-${round}`]],
+        `round ${round}`,
+      );
     }
   });
 
@@ -90,7 +108,10 @@ describe('agent applications REST', function () {
       [{ name: 'x', agentKey: 'has space' }, 'body.agentKey'],
       [{ name: 'x', agentKey: 'r3', allowedEnvironments: ['prod env'] }, 'body.allowedEnvironments.0'],
       [{ name: 'x', agentKey: 'r4', conversationAccess: { type: 'users', userIds: [] } }, 'body.conversationAccess'],
-      [{ name: 'x', agentKey: 'r5', conversationAccess: { type: 'users', userIds: ['00000000-0000-4000-8000-000000000000'] } }, 'body.conversationAccess.userIds.0'],
+      [
+        { name: 'x', agentKey: 'r5', conversationAccess: { type: 'users', userIds: ['00000000-0000-4000-8000-000000000000'] } },
+        'body.conversationAccess.userIds.0',
+      ],
       [{ name: 'x', agentKey: 'r6', color: 'blue' }, 'body.color'],
       [{ agentKey: 'r7' }, 'body.name'],
     ];
@@ -98,7 +119,10 @@ describe('agent applications REST', function () {
       const res = await call('POST', base, body);
       assert.equal(res.status, 400, JSON.stringify(body));
       assert.equal(res.body.errorCode, 'validation_failed');
-      assert.ok(res.body.errors.some((e: { path: string }) => e.path === path), `${path} in ${JSON.stringify(res.body.errors)}`);
+      assert.ok(
+        res.body.errors.some((e: { path: string }) => e.path === path),
+        `${path} in ${JSON.stringify(res.body.errors)}`,
+      );
     }
     const stored = await t.pool.oneFirst(sql.unsafe`SELECT count(*)::int FROM agent_applications WHERE agent_key LIKE 'r%'`);
     assert.equal(stored, 0, 'a refused create stores nothing, also when it fails after the insert');
@@ -125,7 +149,10 @@ describe('agent applications REST', function () {
     const narrow = await createTestKey(t.pool, t.org.organizationId, ['agents:read']);
     assert.equal((await call('POST', base, { name: 'n', agentKey: 'n' }, { 'X-Service-Api-Key': narrow.apiKey })).status, 403);
     const adminUser = await createTestUser(t.pool, t.org.organizationId, 'admin');
-    assert.equal((await call('GET', `${base}/${app.applicationId}`, undefined, { Authorization: `Bearer ${adminUser.accessToken}` })).status, 200);
+    assert.equal(
+      (await call('GET', `${base}/${app.applicationId}`, undefined, { Authorization: `Bearer ${adminUser.accessToken}` })).status,
+      200,
+    );
     const other = await createTestOrg(t.pool);
     const foreign = { 'X-Service-Api-Key': other.apiKey };
     assert.equal((await call('GET', `${base}/${app.applicationId}`, undefined, foreign)).status, 404);

@@ -36,7 +36,10 @@ describe('agent ingest: authentication and application state', function () {
   it('401 invalid_credentials for an unknown secret', async () => {
     const res = await t.ingest(null, body(), { 'X-Service-Agent-Key': 'iak_not-a-real-secret' });
     assert.equal(res.status, 401);
-    assert.deepEqual({ errorCode: res.body.errorCode, message: res.body.message }, { errorCode: 'invalid_credentials', message: 'The ingest secret is not valid.' });
+    assert.deepEqual(
+      { errorCode: res.body.errorCode, message: res.body.message },
+      { errorCode: 'invalid_credentials', message: 'The ingest secret is not valid.' },
+    );
   });
 
   it('401 for an organization API key or a user token instead of the ingest secret', async () => {

@@ -16,12 +16,20 @@ describe('agent ingest: concurrency', function () {
   after(async () => t?.close());
 
   it('twenty identical requests at once: all 202, exactly one accepts the events, the rest deduplicate, no duplicate rows', async () => {
-    const body = sessionRequest(app, [userMessage(1, 'q'), assistantMessage(2, 'a'), userMessage(3, 'thanks')], { externalSessionId: 'race-identical' });
+    const body = sessionRequest(app, [userMessage(1, 'q'), assistantMessage(2, 'a'), userMessage(3, 'thanks')], {
+      externalSessionId: 'race-identical',
+    });
     const responses = await Promise.all(Array.from({ length: 20 }, () => t.ingest(app, body)));
-    assert.deepEqual(responses.map((r) => r.status), Array(20).fill(202), JSON.stringify(responses.find((r) => r.status !== 202)?.body));
+    assert.deepEqual(
+      responses.map((r) => r.status),
+      Array(20).fill(202),
+      JSON.stringify(responses.find((r) => r.status !== 202)?.body),
+    );
     const accepted = responses.filter((r) => r.body.acceptedEventCount === 3);
     assert.equal(accepted.length, 1);
-    assert.ok(responses.filter((r) => r !== accepted[0]).every((r) => r.body.deduplicatedEventCount === 3 && r.body.acceptedEventCount === 0));
+    assert.ok(
+      responses.filter((r) => r !== accepted[0]).every((r) => r.body.deduplicatedEventCount === 3 && r.body.acceptedEventCount === 0),
+    );
     assert.equal(new Set(responses.map((r) => r.body.sessionId)).size, 1);
     const rows = await t.pool.one(sql.type(z.object({ sessions: z.number(), events: z.number() }))`
       SELECT count(DISTINCT s.id)::int AS sessions, count(e.id)::int AS events

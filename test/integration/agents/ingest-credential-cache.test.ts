@@ -21,7 +21,8 @@ describe('agent ingest: the ingest-secret lookup cache never applies a change la
 
   const send = (app: TestAgentApp, seq: number, text = `m${seq}`, extra = {}) =>
     t.ingest(app, sessionRequest(app, [userMessage(seq, text)], { externalSessionId: 'cached', ...extra }));
-  const payloads = (sessionId: string) => t.pool.anyFirst(sql.type(z.object({ payload: z.any() }))`
+  const payloads = (sessionId: string) =>
+    t.pool.anyFirst(sql.type(z.object({ payload: z.any() }))`
     SELECT payload FROM agent_events WHERE session_id = ${sessionId} ORDER BY sequence`);
 
   it('a revocation refuses the next ingest at once (401 credential_revoked)', async () => {
@@ -39,7 +40,10 @@ describe('agent ingest: the ingest-secret lookup cache never applies a change la
     await changeApplication(t.pool, t.org.organizationId, app.app.id, { contentCapture: false });
     const next = await send(app, 2, 'must not be stored');
     assert.deepEqual([next.status, next.body.processingStatus], [202, 'capture_disabled']);
-    assert.deepEqual((await payloads(first.body.sessionId)).filter((p) => p !== null), []);
+    assert.deepEqual(
+      (await payloads(first.body.sessionId)).filter((p) => p !== null),
+      [],
+    );
   });
 
   it('a redacted field name removes the field from the next ingest', async () => {
@@ -49,7 +53,9 @@ describe('agent ingest: the ingest-secret lookup cache never applies a change la
     await changeApplication(t.pool, t.org.organizationId, app.app.id, { redactedFieldNames: ['entityId'] });
     const next = await send(app, 2, 'again', { context });
     assert.equal(next.status, 202);
-    const stored = await t.pool.oneFirst(sql.type(z.object({ context: z.any() }))`SELECT context FROM agent_sessions WHERE id = ${next.body.sessionId}`);
+    const stored = await t.pool.oneFirst(
+      sql.type(z.object({ context: z.any() }))`SELECT context FROM agent_sessions WHERE id = ${next.body.sessionId}`,
+    );
     assert.deepEqual(stored, { productArea: 'billing' });
   });
 

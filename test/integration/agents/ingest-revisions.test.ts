@@ -2,7 +2,14 @@ import { strict as assert } from 'node:assert';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import {
-  agentContext, assistantMessage, countRows, feedbackEvent, sessionRequest, userMessage, type AgentContext, type TestAgentApp,
+  agentContext,
+  assistantMessage,
+  countRows,
+  feedbackEvent,
+  sessionRequest,
+  userMessage,
+  type AgentContext,
+  type TestAgentApp,
 } from '../../helpers/agents.js';
 import type { AgentEvent } from '../../../src/domain/agent-ingest.js';
 
@@ -24,7 +31,8 @@ describe('agent ingest: deduplication, revisions and session status', function (
   const send = (evs: AgentEvent[], extra: Record<string, unknown> = {}) =>
     t.ingest(app, sessionRequest(app, evs, { externalSessionId: `r-${n}`, ...extra }));
   const counts = (body: Record<string, unknown>) => [body.acceptedEventCount, body.deduplicatedEventCount, body.revisedEventCount];
-  const stored = (externalEventId: string) => t.pool.one(sql.type(z.object({ revision: z.number(), payload: z.any(), sequence: z.number(), occurred_at: z.string() }))`
+  const stored = (externalEventId: string) =>
+    t.pool.one(sql.type(z.object({ revision: z.number(), payload: z.any(), sequence: z.number(), occurred_at: z.string() }))`
     SELECT e.revision, e.payload, e.sequence, e.occurred_at FROM agent_events e JOIN agent_sessions s ON s.id = e.session_id
     WHERE s.external_session_id = ${`r-${n}`} AND e.external_event_id = ${externalEventId}`);
 
@@ -65,7 +73,10 @@ describe('agent ingest: deduplication, revisions and session status', function (
     const history = await t.pool.any(sql.type(z.object({ revision: z.number(), payload: z.any() }))`
       SELECT r.revision, r.payload FROM agent_event_revisions r JOIN agent_events e ON e.id = r.event_id
       JOIN agent_sessions s ON s.id = e.session_id WHERE s.id = ${sessionId}`);
-    assert.deepEqual(history.map((h) => [h.revision, h.payload.content]), [[1, 'Use the Export button.']]);
+    assert.deepEqual(
+      history.map((h) => [h.revision, h.payload.content]),
+      [[1, 'Use the Export button.']],
+    );
   });
 
   it('changed content without a higher revision: 409 event_changed_without_revision, nothing changed', async () => {
@@ -128,7 +139,8 @@ describe('agent ingest: deduplication, revisions and session status', function (
   it('status: open to ended with events; ended accepts revisions and feedback, refuses new messages, never reopens', async () => {
     const ended = await send([userMessage(3, 'thanks')], { status: 'ended' });
     assert.equal(ended.status, 202);
-    const status = () => t.pool.oneFirst(sql.type(z.object({ status: z.string() }))`SELECT status FROM agent_sessions WHERE id = ${sessionId}`);
+    const status = () =>
+      t.pool.oneFirst(sql.type(z.object({ status: z.string() }))`SELECT status FROM agent_sessions WHERE id = ${sessionId}`);
     assert.equal(await status(), 'ended');
     const revision = await send([{ ...events[1]!, revision: 2, content: 'Corrected' }], { status: 'open' });
     assert.deepEqual(counts(revision.body), [0, 0, 1]);
@@ -146,7 +158,11 @@ describe('agent ingest: deduplication, revisions and session status', function (
   it('status: open to abandoned', async () => {
     const res = await send([userMessage(3, 'bye')], { status: 'abandoned' });
     assert.equal(res.status, 202);
-    const row = await t.pool.one(sql.type(z.object({ status: z.string(), ended_at: z.string().nullable() }))`SELECT status, ended_at FROM agent_sessions WHERE id = ${sessionId}`);
+    const row = await t.pool.one(
+      sql.type(
+        z.object({ status: z.string(), ended_at: z.string().nullable() }),
+      )`SELECT status, ended_at FROM agent_sessions WHERE id = ${sessionId}`,
+    );
     assert.equal(row.status, 'abandoned');
     assert.ok(row.ended_at);
   });

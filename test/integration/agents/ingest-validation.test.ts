@@ -1,7 +1,14 @@
 import { strict as assert } from 'node:assert';
 import { upsertPerson } from '../../../src/db/repositories/people.js';
 import {
-  agentContext, assistantMessage, countRows, feedbackEvent, sessionRequest, userMessage, type AgentContext, type TestAgentApp,
+  agentContext,
+  assistantMessage,
+  countRows,
+  feedbackEvent,
+  sessionRequest,
+  userMessage,
+  type AgentContext,
+  type TestAgentApp,
 } from '../../helpers/agents.js';
 import { createTestOrg } from '../../helpers/fixtures.js';
 
@@ -29,7 +36,12 @@ describe('agent ingest: validation (400)', function () {
     return res.body as { errorCode: string; errors?: { path: string; message: string }[] };
   }
   const paths = (body: { errors?: { path: string }[] }) => (body.errors ?? []).map((e) => e.path);
-  const session = (events: unknown[], extra: Record<string, unknown> = {}) => ({ ...sessionRequest(app, []), externalSessionId: `v-${++n}`, events, ...extra });
+  const session = (events: unknown[], extra: Record<string, unknown> = {}) => ({
+    ...sessionRequest(app, []),
+    externalSessionId: `v-${++n}`,
+    events,
+    ...extra,
+  });
 
   it('no events, and more than 500 events', async () => {
     assert.deepEqual(paths(await refused(session([]))), ['body.events']);
@@ -52,7 +64,14 @@ describe('agent ingest: validation (400)', function () {
     const { agentKey: _a, ...noKey } = session([userMessage(1, 'x')]);
     assert.deepEqual(paths(await refused(noKey)), ['body.agentKey']);
     const body = await refused(session([{ sequence: 'one', revision: 0, type: 'tool_call', occurredAt: 'yesterday', extra: 1 }]));
-    for (const p of ['body.events.0.externalEventId', 'body.events.0.sequence', 'body.events.0.revision', 'body.events.0.type', 'body.events.0.occurredAt', 'body.events.0.extra']) {
+    for (const p of [
+      'body.events.0.externalEventId',
+      'body.events.0.sequence',
+      'body.events.0.revision',
+      'body.events.0.type',
+      'body.events.0.occurredAt',
+      'body.events.0.extra',
+    ]) {
       assert.ok(paths(body).includes(p), `${p} in ${paths(body).join(', ')}`);
     }
     assert.deepEqual(paths(await refused(session([userMessage(1, 'x')], { status: 'closed' }))), ['body.status']);
@@ -61,10 +80,17 @@ describe('agent ingest: validation (400)', function () {
   it('context and participant properties: at most 50 values', async () => {
     const props = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, i]));
     assert.deepEqual(paths(await refused(session([userMessage(1, 'x')], { context: { properties: props } }))), ['body.context.properties']);
-    assert.deepEqual(paths(await refused(session([userMessage(1, 'x', { context: { properties: props } })]))), ['body.events.0.context.properties']);
+    assert.deepEqual(paths(await refused(session([userMessage(1, 'x', { context: { properties: props } })]))), [
+      'body.events.0.context.properties',
+    ]);
     const participants = [{ externalId: 'u1', properties: props }];
     assert.deepEqual(paths(await refused(session([userMessage(1, 'x')], { participants }))), ['body.participants.0.properties']);
-    const ok = await t.ingest(app, session([userMessage(1, 'x')], { participants: [{ externalId: 'u1', properties: Object.fromEntries(Object.entries(props).slice(0, 50)) }] }));
+    const ok = await t.ingest(
+      app,
+      session([userMessage(1, 'x')], {
+        participants: [{ externalId: 'u1', properties: Object.fromEntries(Object.entries(props).slice(0, 50)) }],
+      }),
+    );
     assert.equal(ok.status, 202);
   });
 
@@ -121,14 +147,25 @@ describe('agent ingest: validation (400)', function () {
 
   it('environment: with an allowed list, every event must resolve to an allowed environment', async () => {
     const restricted = await t.newApp({ allowedEnvironments: ['production', 'staging'] });
-    const base = (events: unknown[], extra: Record<string, unknown> = {}) => ({ ...sessionRequest(restricted, []), externalSessionId: `env-${++n}`, events, ...extra });
+    const base = (events: unknown[], extra: Record<string, unknown> = {}) => ({
+      ...sessionRequest(restricted, []),
+      externalSessionId: `env-${++n}`,
+      events,
+      ...extra,
+    });
     const missing = await refused(base([userMessage(1, 'x')]), restricted);
     assert.deepEqual(paths(missing), ['body.events.0.context.environment']);
     const blocked = await refused(base([userMessage(1, 'x')], { context: { environment: 'development' } }), restricted);
     assert.match(blocked.errors?.[0]?.message ?? '', /not an allowed environment/);
-    const overridden = await refused(base([userMessage(1, 'x', { context: { environment: 'dev' } })], { context: { environment: 'production' } }), restricted);
+    const overridden = await refused(
+      base([userMessage(1, 'x', { context: { environment: 'dev' } })], { context: { environment: 'production' } }),
+      restricted,
+    );
     assert.deepEqual(paths(overridden), ['body.events.0.context.environment']);
-    const ok = await t.ingest(restricted, base([userMessage(1, 'x'), userMessage(2, 'y', { context: { environment: 'staging' } })], { context: { environment: 'production' } }));
+    const ok = await t.ingest(
+      restricted,
+      base([userMessage(1, 'x'), userMessage(2, 'y', { context: { environment: 'staging' } })], { context: { environment: 'production' } }),
+    );
     assert.equal(ok.status, 202);
     const open = await t.ingest(app, session([userMessage(1, 'x')], { context: { environment: 'anything' } }));
     assert.equal(open.status, 202, 'no list configured: every environment is accepted');
@@ -139,7 +176,9 @@ describe('agent ingest: validation (400)', function () {
     const foreign = await upsertPerson(t.pool, { organizationId: other.organizationId, email: 'far@example.com' });
     const body = await refused(session([userMessage(1, 'x')], { participants: [{ externalId: 'u1', personId: foreign.person.uuid }] }));
     assert.deepEqual(paths(body), ['body.participants.0.personId']);
-    const unknownOwner = await refused(session([userMessage(1, 'x')], { participants: [{ externalId: 'u1', ownerUserId: foreign.person.uuid }] }));
+    const unknownOwner = await refused(
+      session([userMessage(1, 'x')], { participants: [{ externalId: 'u1', ownerUserId: foreign.person.uuid }] }),
+    );
     assert.deepEqual(paths(unknownOwner), ['body.participants.0.ownerUserId']);
   });
 });

@@ -1,7 +1,13 @@
 import { strict as assert } from 'node:assert';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { analyseQueued, analyseQueuedSessions, processDueSessions, processPending, processSessions } from '../../../src/agents/processing.js';
+import {
+  analyseQueued,
+  analyseQueuedSessions,
+  processDueSessions,
+  processPending,
+  processSessions,
+} from '../../../src/agents/processing.js';
 import { LocalSignalExtractor } from '../../../src/providers/signal-extractor/local.js';
 import { agentContext, assistantMessage, sessionRequest, userMessage, type AgentContext, type TestAgentApp } from '../../helpers/agents.js';
 import { createTestOrg } from '../../helpers/fixtures.js';
@@ -17,7 +23,8 @@ describe('session processing activities: retries', function () {
   });
   after(async () => t?.close());
 
-  const units = (sessionId: string) => t.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+  const units = (sessionId: string) =>
+    t.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
     SELECT count(*)::int AS n FROM usage_records WHERE session_id = ${sessionId}`);
 
   it('a retried page whose first attempt committed continues from the stored watermark (no false gap)', async () => {
@@ -36,7 +43,13 @@ describe('session processing activities: retries', function () {
   });
 
   it('a retried analysis batch pays and writes once', async () => {
-    const res = await t.ingest(app, sessionRequest(app, [userMessage(1, 'the export is broken'), assistantMessage(2, 'a')], { externalSessionId: 'pay-once', status: 'ended' }));
+    const res = await t.ingest(
+      app,
+      sessionRequest(app, [userMessage(1, 'the export is broken'), assistantMessage(2, 'a')], {
+        externalSessionId: 'pay-once',
+        status: 'ended',
+      }),
+    );
     const sessionId = res.body.sessionId as string;
     await processPending(t.pool, sessionId, { processedThroughSequence: null, highestSequence: 2, terminal: true }, 10);
     const o = { extractor: new LocalSignalExtractor(), creditCost: 1, limit: 20, concurrency: 2 };
@@ -62,12 +75,15 @@ describe('session processing activities: batches of sessions', function () {
   const o = { extractor: new LocalSignalExtractor(), creditCost: 1, limit: 20, concurrency: 2 };
   const ingest = async (app: TestAgentApp, externalSessionId: string, events: ReturnType<typeof userMessage>[], status?: 'ended') =>
     (await t.ingest(app, sessionRequest(app, events, { externalSessionId, ...(status ? { status } : {}) }))).body.sessionId as string;
-  const wakes = (ids: string[]) => t.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+  const wakes = (ids: string[]) =>
+    t.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
     SELECT count(*)::int AS n FROM agent_sessions WHERE id = ANY(${sql.array(ids, 'uuid')}) AND wake_requested_at IS NOT NULL`);
 
   it('one claim processes a page of every due session; a session whose row another transaction holds is skipped, not waited for', async () => {
     const app = await t.newApp();
-    const turns = await Promise.all(Array.from({ length: 10 }, (_, i) => ingest(app, `turn-${i}`, [userMessage(1, `q${i}`), assistantMessage(2, `a${i}`)])));
+    const turns = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => ingest(app, `turn-${i}`, [userMessage(1, `q${i}`), assistantMessage(2, `a${i}`)])),
+    );
     const gap = await ingest(app, 'gap', [userMessage(1, 'q'), assistantMessage(3, 'a')]);
     const held = await ingest(app, 'held', [userMessage(1, 'q')]);
     // An ingest of `held` in progress: its transaction holds the row until released.
@@ -86,19 +102,33 @@ describe('session processing activities: batches of sessions', function () {
     assert.ok(!mine.has(held), 'the held session is skipped');
     for (const id of turns) {
       const r = mine.get(id)!;
-      assert.deepEqual([r.processed, r.units, r.queued, r.processedThroughSequence, r.settled], [2, 1, 1, 2, false], 'analysis queued: the wake is held for it');
+      assert.deepEqual(
+        [r.processed, r.units, r.queued, r.processedThroughSequence, r.settled],
+        [2, 1, 1, 2, false],
+        'analysis queued: the wake is held for it',
+      );
     }
     const g = mine.get(gap)!;
-    assert.deepEqual([g.processed, g.processedThroughSequence, g.waitingFor, g.settled], [1, 1, 2, true], 'at the gap nothing more can be done now: settled');
+    assert.deepEqual(
+      [g.processed, g.processedThroughSequence, g.waitingFor, g.settled],
+      [1, 1, 2, true],
+      'at the gap nothing more can be done now: settled',
+    );
     assert.equal(await wakes([...turns, gap]), 10);
     release();
     await holder;
     // The ten sessions are busy in this drainer (their analyses next): the next claim takes only the released one.
     const next = await processDueSessions(t.pool, turns, 50, 500);
-    assert.deepEqual(next.filter((r) => r.sessionId === held || turns.includes(r.sessionId)).map((r) => [r.sessionId, r.processed, r.settled]), [[held, 1, true]]);
+    assert.deepEqual(
+      next.filter((r) => r.sessionId === held || turns.includes(r.sessionId)).map((r) => [r.sessionId, r.processed, r.settled]),
+      [[held, 1, true]],
+    );
     // After their analyses, a pass over the ten settles them: nothing queued any more.
     const analysed = await analyseQueuedSessions(t.pool, turns, o);
-    assert.deepEqual([...analysed.values()].map((a) => [a.analysed, a.remaining]), turns.map(() => [1, 0]));
+    assert.deepEqual(
+      [...analysed.values()].map((a) => [a.analysed, a.remaining]),
+      turns.map(() => [1, 0]),
+    );
     const settled = await processSessions(t.pool, turns, 500, { holdWakeWhileQueued: true });
     assert.ok(settled.every((r) => r.settled && r.processed === 0));
     assert.equal(await wakes([...turns, gap, held]), 0);
@@ -108,10 +138,13 @@ describe('session processing activities: batches of sessions', function () {
     const appA = await t.newApp();
     const poor = await createTestOrg(t.pool, { credits: 0 });
     const appB = await t.newApp(undefined, poor);
-    const a = await Promise.all(['a1', 'a2'].map((id) => ingest(appA, id, [userMessage(1, 'the export fails'), assistantMessage(2, 'a')], 'ended')));
+    const a = await Promise.all(
+      ['a1', 'a2'].map((id) => ingest(appA, id, [userMessage(1, 'the export fails'), assistantMessage(2, 'a')], 'ended')),
+    );
     const b = await ingest(appB, 'b1', [userMessage(1, 'the export fails'), assistantMessage(2, 'a')], 'ended');
     await processSessions(t.pool, [...a, b], 500, {});
-    const debits = (organizationId: string) => t.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+    const debits = (organizationId: string) =>
+      t.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
       SELECT count(*)::int AS n FROM credit_transactions WHERE organization_id = ${organizationId} AND amount < 0`);
     const before = await debits(t.org.organizationId);
     const results = await analyseQueuedSessions(t.pool, [...a, b], o);

@@ -5,7 +5,12 @@ import { z } from 'zod';
 import { changeApplication } from '../../../src/agents/applications.js';
 import { ensureRetentionSchedule } from '../../../src/temporal/schedules.js';
 import {
-  assistantMessage, processingContext, sessionRequest, userMessage, type ProcessingContext, type TestAgentApp,
+  assistantMessage,
+  processingContext,
+  sessionRequest,
+  userMessage,
+  type ProcessingContext,
+  type TestAgentApp,
 } from '../../helpers/agents.js';
 import { runIntake } from '../../helpers/cli.js';
 import { quietLogger } from '../../helpers/stack.js';
@@ -27,12 +32,17 @@ describe('agent conversation retention', function () {
         VALUES ('AccessToken', ${`${prefix}-${i}`}, '{}'::jsonb, now() - make_interval(secs => ${secondsAgo}))`);
     }
   };
-  const authorizationRowsLeft = (prefix: string) => ctx.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+  const authorizationRowsLeft = (prefix: string) =>
+    ctx.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
     SELECT count(*)::int AS n FROM oauth_models WHERE id LIKE ${`${prefix}-%`}`);
-  const exists = async (sessionId: string) => (await ctx.pool.maybeOne(sql.unsafe`SELECT id FROM agent_sessions WHERE id = ${sessionId}`)) !== null;
+  const exists = async (sessionId: string) =>
+    (await ctx.pool.maybeOne(sql.unsafe`SELECT id FROM agent_sessions WHERE id = ${sessionId}`)) !== null;
   /** A processed conversation whose last activity was `daysAgo` days ago. */
   const conversation = async (owner: TestAgentApp, name: string, daysAgo: number) => {
-    const res = await ctx.ingest(owner, sessionRequest(owner, [userMessage(1, 'q'), assistantMessage(2, 'a')], { externalSessionId: name, status: 'ended' }));
+    const res = await ctx.ingest(
+      owner,
+      sessionRequest(owner, [userMessage(1, 'q'), assistantMessage(2, 'a')], { externalSessionId: name, status: 'ended' }),
+    );
     const id = res.body.sessionId as string;
     await ctx.processedThrough(id, 2);
     await ctx.pool.query(sql.unsafe`UPDATE agent_sessions SET last_ingest_at = now() - make_interval(days => ${daysAgo}) WHERE id = ${id}`);
@@ -45,11 +55,14 @@ describe('agent conversation retention', function () {
     keep = await ctx.newApp();
   });
   after(async () => {
-    await ctx?.api.deps.temporal.client.schedule.getHandle(scheduleId).delete().catch(() => undefined);
+    await ctx?.api.deps.temporal.client.schedule
+      .getHandle(scheduleId)
+      .delete()
+      .catch(() => undefined);
     await ctx?.close();
   });
 
-  it('the schedule deletes conversations older than their application\'s retention; usage outlives them', async () => {
+  it("the schedule deletes conversations older than their application's retention; usage outlives them", async () => {
     const old = await conversation(app, 'old', 40);
     const recent = await conversation(app, 'recent', 10);
     const noLimit = await conversation(keep, 'ancient', 4000);
@@ -62,22 +75,37 @@ describe('agent conversation retention', function () {
     const described = await client.schedule.getHandle(scheduleId).describe();
     assert.equal(described.spec.intervals?.[0]?.every, 30 * 60 * 1000);
     await client.schedule.getHandle(scheduleId).trigger();
-    assert.equal(await eventually(() => exists(old), (e) => !e), false, 'the expired conversation is deleted');
+    assert.equal(
+      await eventually(
+        () => exists(old),
+        (e) => !e,
+      ),
+      false,
+      'the expired conversation is deleted',
+    );
     assert.equal(await exists(recent), true);
     assert.equal(await exists(noLimit), true, 'no retention setting: kept');
-    const events = await ctx.pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM agent_events WHERE session_id = ${old}`);
+    const events = await ctx.pool.oneFirst(
+      sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM agent_events WHERE session_id = ${old}`,
+    );
     assert.equal(events, 0, 'its events went with it');
     const usage = await ctx.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
       SELECT count(*)::int AS n FROM usage_records WHERE organization_id = ${ctx.org.organizationId} AND session_id IS NULL`);
     assert.equal(usage, 1, 'the metered unit stays, detached');
-    const runs = await eventually(async () => {
-      const found = [];
-      for await (const w of client.workflow.list({ query: `WorkflowType = 'retentionSweepWorkflow' AND TaskQueue = '${ctx.worker.taskQueue}'` })) found.push(w);
-      return found;
-    }, (f) => f.some((w) => w.status.name === 'COMPLETED'));
+    const runs = await eventually(
+      async () => {
+        const found = [];
+        for await (const w of client.workflow.list({
+          query: `WorkflowType = 'retentionSweepWorkflow' AND TaskQueue = '${ctx.worker.taskQueue}'`,
+        }))
+          found.push(w);
+        return found;
+      },
+      (f) => f.some((w) => w.status.name === 'COMPLETED'),
+    );
     const result = await client.workflow.getHandle(runs[0]!.workflowId, runs[0]!.runId).result();
     assert.deepEqual(result, { deletedSessions: 1, purgedAuthorizations: 3 });
-    assert.equal(await authorizationRowsLeft('expired'), 0, 'the authorization server\'s expired rows are purged');
+    assert.equal(await authorizationRowsLeft('expired'), 0, "the authorization server's expired rows are purged");
     assert.equal(await authorizationRowsLeft('live'), 2);
   });
 
@@ -85,12 +113,18 @@ describe('agent conversation retention', function () {
     const recent = await conversation(app, 'recent-2', 10);
     const fresh = await conversation(app, 'fresh', 0);
     await changeApplication(ctx.pool, ctx.org.organizationId, app.app.id, { retentionDays: 5 });
-    const cli = await runIntake({ DATABASE_URL: ctx.databaseUrl, DATA_DIR: '/nonexistent' }, 'retention', 'sweep', '--org', ctx.org.organizationId);
+    const cli = await runIntake(
+      { DATABASE_URL: ctx.databaseUrl, DATA_DIR: '/nonexistent' },
+      'retention',
+      'sweep',
+      '--org',
+      ctx.org.organizationId,
+    );
     assert.equal(cli.code, 0, cli.stderr);
     assert.equal(cli.json.deletedSessions, 2, 'recent (10 days) and recent-2 (10 days) are past 5 days now');
     assert.equal(await exists(recent), false);
     assert.equal(await exists(fresh), true);
-    assert.equal(cli.json.purgedAuthorizations, undefined, 'one organization\'s sweep leaves the shared rows');
+    assert.equal(cli.json.purgedAuthorizations, undefined, "one organization's sweep leaves the shared rows");
     await authorizationRows('expired-cli', 2, 1);
     const whole = await runIntake({ DATABASE_URL: ctx.databaseUrl, DATA_DIR: '/nonexistent' }, 'retention', 'sweep');
     assert.equal(whole.code, 0, whole.stderr);

@@ -4,7 +4,13 @@ import type { ChildProcess } from 'node:child_process';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import {
-  assistantMessage, feedbackEvent, processingContext, sessionRequest, userMessage, type ProcessingContext, type TestAgentApp,
+  assistantMessage,
+  feedbackEvent,
+  processingContext,
+  sessionRequest,
+  userMessage,
+  type ProcessingContext,
+  type TestAgentApp,
 } from '../../helpers/agents.js';
 import { waitFor } from '../../helpers/wait.js';
 import { killWorkerProcess, startTestWorker, startWorkerProcess, type TestWorker } from '../../helpers/worker.js';
@@ -17,7 +23,9 @@ function conversation(): ReturnType<typeof userMessage>[] {
   const events = [];
   let seq = 1;
   for (let t = 0; t < TURNS; t++) {
-    events.push(userMessage(seq++, `question ${t % 7}: the ${['export', 'import', 'billing'][t % 3]} page is broken, can you add a retry?`));
+    events.push(
+      userMessage(seq++, `question ${t % 7}: the ${['export', 'import', 'billing'][t % 3]} page is broken, can you add a retry?`),
+    );
     const answer = seq++;
     events.push(assistantMessage(answer, `answer ${t}`));
     if (t % 3 === 0) events.push(feedbackEvent(seq++, `e${answer}`, t % 2 ? 'negative' : 'positive'));
@@ -51,25 +59,35 @@ describe('agent session workflow: a worker killed mid-batch', function () {
     }
     return { ids, last: events.at(-1)!.sequence };
   };
-  const fingerprint = (sessionIds: string[]) => ctx.pool.anyFirst(sql.type(z.object({ f: z.string() }))`
+  const fingerprint = (sessionIds: string[]) =>
+    ctx.pool.anyFirst(sql.type(z.object({ f: z.string() }))`
     SELECT concat_ws('|', g.source, g.kind, g.rating, g.event_external_id, array_to_string(g.labels, ','), g.summary, g.comment) AS f
     FROM agent_signals g JOIN agent_sessions s ON s.id = g.session_id
     WHERE g.session_id = ANY(${sql.array(sessionIds, 'uuid')}) ORDER BY s.external_session_id, f`);
-  const totals = (sessionIds: string[]) => ctx.pool.one(sql.type(z.object({ units: z.number(), done: z.number(), debits: z.number(), watermarks: z.number() }))`
+  const totals = (sessionIds: string[]) =>
+    ctx.pool.one(sql.type(z.object({ units: z.number(), done: z.number(), debits: z.number(), watermarks: z.number() }))`
     SELECT (SELECT count(*)::int FROM usage_records WHERE session_id = ANY(${sql.array(sessionIds, 'uuid')})) AS units,
       (SELECT count(*)::int FROM agent_analysis_jobs WHERE session_id = ANY(${sql.array(sessionIds, 'uuid')}) AND status = 'done') AS done,
       (SELECT count(*)::int FROM credit_transactions WHERE organization_id = ${ctx.org.organizationId} AND amount < 0) AS debits,
       (SELECT coalesce(sum(processed_through_sequence), 0)::int FROM agent_sessions WHERE id = ANY(${sql.array(sessionIds, 'uuid')})) AS watermarks`);
 
-  it('a new worker finishes the work; units, signals and credits equal a clean run\'s', async () => {
-    child = await startWorkerProcess({ databaseUrl: ctx.databaseUrl, taskQueue: ctx.taskQueue, drainer: drainerSettings(ctx.api.deps.config) });
+  it("a new worker finishes the work; units, signals and credits equal a clean run's", async () => {
+    child = await startWorkerProcess({
+      databaseUrl: ctx.databaseUrl,
+      taskQueue: ctx.taskQueue,
+      drainer: drainerSettings(ctx.api.deps.config),
+    });
     const crashed = await ingestAll(await ctx.newApp());
     const target = crashed.last * SESSIONS;
     // Kill while processing is under way: some progress, not all of it.
-    const midway = await waitFor(async () => {
-      const t = await totals(crashed.ids);
-      return t.watermarks > 0 || t.done > 0;
-    }, 60_000, 20);
+    const midway = await waitFor(
+      async () => {
+        const t = await totals(crashed.ids);
+        return t.watermarks > 0 || t.done > 0;
+      },
+      60_000,
+      20,
+    );
     assert.ok(midway, 'processing started');
     await killWorkerProcess(child);
     child = undefined;

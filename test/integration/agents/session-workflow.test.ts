@@ -44,7 +44,11 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
     worker = await startTestWorker(pool, { drainer: false });
     const stack = await testStack();
     proxy = await TcpProxy.start(Number(stack.temporal.address.split(':')[1]));
-    const config = testConfig({ TEMPORAL_TASK_QUEUE: worker.taskQueue, AGENT_SESSION_IDLE_SECONDS: '600', AGENT_BILLING_RECHECK_SECONDS: '2' });
+    const config = testConfig({
+      TEMPORAL_TASK_QUEUE: worker.taskQueue,
+      AGENT_SESSION_IDLE_SECONDS: '600',
+      AGENT_BILLING_RECHECK_SECONDS: '2',
+    });
     settings = sessionWorkflowSettings(config);
     temporal = await connectTemporalClient({ temporal: { ...config.temporal, address: `127.0.0.1:${proxy.port}` } });
     api = await startTestApi({ pool, config, temporal });
@@ -60,8 +64,10 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
   });
 
   const testApp = (owner: TestOrg): Promise<TestAgentApp> => createTestAgentApp(pool, owner, 'wf', { name: 'Wf' });
-  const ingest = (body: unknown, as: TestAgentApp = app) => api.request('/v3/rest/agent-conversations/ingest', { method: 'POST', headers: { 'X-Service-Agent-Key': as.secret }, json: body });
-  const stored = (sessionId: string) => pool.one(sql.type(z.object({ w: z.number().nullable(), wake: z.boolean(), told: z.boolean() }))`
+  const ingest = (body: unknown, as: TestAgentApp = app) =>
+    api.request('/v3/rest/agent-conversations/ingest', { method: 'POST', headers: { 'X-Service-Agent-Key': as.secret }, json: body });
+  const stored = (sessionId: string) =>
+    pool.one(sql.type(z.object({ w: z.number().nullable(), wake: z.boolean(), told: z.boolean() }))`
     SELECT processed_through_sequence AS w, wake_requested_at IS NOT NULL AS wake, workflow_signalled_at IS NOT NULL AS told
     FROM agent_sessions WHERE id = ${sessionId}`);
 
@@ -71,11 +77,21 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
     const warnings: string[] = [];
     const rounds = { held: 0 };
     const run = drainSessionWakes({
-      pool, extractor: new LocalSignalExtractor(), analysisCreditCost: 1, concurrency: 2, batchSessions: 10, pollMs: 50, signalEverySeconds,
+      pool,
+      extractor: new LocalSignalExtractor(),
+      analysisCreditCost: 1,
+      concurrency: 2,
+      batchSessions: 10,
+      pollMs: 50,
+      signalEverySeconds,
       tell: (target) => wakeSession(temporal.client, settings, target),
-      heartbeat: () => undefined, signal: abort.signal, runSeconds: 110,
+      heartbeat: () => undefined,
+      signal: abort.signal,
+      runSeconds: 110,
       logger: { warn: (meta, message) => warnings.push(`${message} ${String(meta.sessionId)}`) },
-      observeAnalyses: (results) => { for (const r of results) if (r.billingBlocked) rounds.held++; },
+      observeAnalyses: (results) => {
+        for (const r of results) if (r.billingBlocked) rounds.held++;
+      },
     });
     return { warnings, rounds, stop: async () => (abort.abort(), { ...(await run), warnings }) };
   }
@@ -84,21 +100,41 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
     const first = await ingest(sessionRequest(app, [userMessage(1, 'q')], { externalSessionId: 'wf-1' }));
     assert.equal(first.status, 202);
     const sessionId = first.body.sessionId as string;
-    assert.deepEqual(await stored(sessionId), { w: null, wake: true, told: false }, 'stored, the wake requested, nothing processed without a drainer');
+    assert.deepEqual(
+      await stored(sessionId),
+      { w: null, wake: true, told: false },
+      'stored, the wake requested, nothing processed without a drainer',
+    );
     const second = await ingest(sessionRequest(app, [assistantMessage(3, 'a')], { externalSessionId: 'wf-1', status: 'ended' }));
     assert.equal(second.status, 202);
     const d = drainer();
     try {
       const handle = temporal.client.workflow.getHandle(agentSessionWorkflowId(sessionId));
-      const view = await eventually(() => handle.query(sessionView), (v) => v.status === 'ended' && v.processedThroughSequence === 3);
-      assert.deepEqual({ ...view, ingests: 0 }, { processedThroughSequence: 3, highestSequence: 3, status: 'ended', processingStatus: 'pending', waitingForSequence: null, ingests: 0 });
+      const view = await eventually(
+        () => handle.query(sessionView),
+        (v) => v.status === 'ended' && v.processedThroughSequence === 3,
+      );
+      assert.deepEqual(
+        { ...view, ingests: 0 },
+        {
+          processedThroughSequence: 3,
+          highestSequence: 3,
+          status: 'ended',
+          processingStatus: 'pending',
+          waitingForSequence: null,
+          ingests: 0,
+        },
+      );
       // Ended and fully processed: the run finishes (a later revision or feedback would start a new one).
       assert.equal(await handle.result(), 'finished');
       const description = await handle.describe();
       assert.equal(description.status.name, 'COMPLETED');
       assert.equal(description.typedSearchAttributes.get(ORGANIZATION_ID), org.organizationId);
       assert.equal(description.typedSearchAttributes.get(SESSION_ID), sessionId);
-      await eventually(async () => (await handle.describe()).typedSearchAttributes.get(STATUS), (s) => s === 'ended');
+      await eventually(
+        async () => (await handle.describe()).typedSearchAttributes.get(STATUS),
+        (s) => s === 'ended',
+      );
       assert.deepEqual(await stored(sessionId), { w: 3, wake: false, told: true });
     } finally {
       const done = await d.stop();
@@ -113,13 +149,29 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
     const sessionId = accepted.body.sessionId as string;
     const d = drainer();
     try {
-      assert.ok(await waitFor(async () => d.warnings.some((w) => w.includes('could not tell the session workflow') && w.includes(sessionId)), 30_000), 'the signal did not fail');
+      assert.ok(
+        await waitFor(
+          async () => d.warnings.some((w) => w.includes('could not tell the session workflow') && w.includes(sessionId)),
+          30_000,
+        ),
+        'the signal did not fail',
+      );
       const during = await stored(sessionId);
       assert.deepEqual([during.w, during.told], [2, false], 'processed while Temporal is down; the workflow not told yet');
       await proxy.up();
       // The drainer looks at the session again a few seconds later, with no new ingest.
-      assert.deepEqual(await eventually(() => stored(sessionId), (s) => s.told && !s.wake, 60_000), { w: 2, wake: false, told: true });
-      const view = await eventually(() => temporal.client.workflow.getHandle(agentSessionWorkflowId(sessionId)).query(sessionView), (v) => v.processedThroughSequence === 2);
+      assert.deepEqual(
+        await eventually(
+          () => stored(sessionId),
+          (s) => s.told && !s.wake,
+          60_000,
+        ),
+        { w: 2, wake: false, told: true },
+      );
+      const view = await eventually(
+        () => temporal.client.workflow.getHandle(agentSessionWorkflowId(sessionId)).query(sessionView),
+        (v) => v.processedThroughSequence === 2,
+      );
       assert.equal(view.processedThroughSequence, 2);
     } finally {
       await proxy.up();
@@ -128,15 +180,28 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
   });
 
   it('no drainer running: the reconciler schedule wakes the stranded session, whose workflow processes it', async () => {
-    const accepted = await ingest(sessionRequest(app, [userMessage(1, 'q'), assistantMessage(2, 'a')], { externalSessionId: 'wf-stranded' }));
+    const accepted = await ingest(
+      sessionRequest(app, [userMessage(1, 'q'), assistantMessage(2, 'a')], { externalSessionId: 'wf-stranded' }),
+    );
     assert.equal(accepted.status, 202);
     const sessionId = accepted.body.sessionId as string;
     assert.deepEqual(await stored(sessionId), { w: null, wake: true, told: false });
     // What the worker creates at start: the reconciler, here every 2 s on this suite's task queue.
     const scheduleId = `wakes-${randomUUID()}`;
-    await ensureSessionWakesSchedule(temporal.client, { taskQueue: worker.taskQueue, everySeconds: 2, scheduleId, settings }, { info: () => undefined });
+    await ensureSessionWakesSchedule(
+      temporal.client,
+      { taskQueue: worker.taskQueue, everySeconds: 2, scheduleId, settings },
+      { info: () => undefined },
+    );
     try {
-      assert.deepEqual(await eventually(() => stored(sessionId), (s) => s.w === 2 && !s.wake, 60_000), { w: 2, wake: false, told: false });
+      assert.deepEqual(
+        await eventually(
+          () => stored(sessionId),
+          (s) => s.w === 2 && !s.wake,
+          60_000,
+        ),
+        { w: 2, wake: false, told: false },
+      );
       const view = await temporal.client.workflow.getHandle(agentSessionWorkflowId(sessionId)).query(sessionView);
       assert.equal(view.processedThroughSequence, 2);
     } finally {
@@ -149,7 +214,8 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
     const broke = await testApp(owner);
     const turn = (n: number) => [userMessage(2 * n + 1, `question ${n}`), assistantMessage(2 * n + 2, `answer ${n}`)];
     // told: the drainer sent the hold's signal (a turn taken but not confirmed as sent does not count).
-    const hold = (sessionId: string) => pool.one(sql.type(z.object({ w: z.number().nullable(), wake: z.boolean(), told: z.boolean(), queued: z.number() }))`
+    const hold = (sessionId: string) =>
+      pool.one(sql.type(z.object({ w: z.number().nullable(), wake: z.boolean(), told: z.boolean(), queued: z.number() }))`
       SELECT processed_through_sequence AS w, wake_requested_at IS NOT NULL AS wake,
         hold_signalled_at IS NOT NULL AND workflow_signalled_at IS NOT NULL AS told,
         (SELECT count(*)::int FROM agent_analysis_jobs j WHERE j.session_id = s.id AND j.status = 'queued') AS queued
@@ -160,16 +226,29 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
       assert.equal(first.body.processingStatus, 'billing_blocked');
       const sessionId = first.body.sessionId as string;
       const handle = temporal.client.workflow.getHandle(agentSessionWorkflowId(sessionId));
-      const signals = async () => (await handle.fetchHistory()).events!
-        .filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'eventsIngested').length;
-      assert.deepEqual(await eventually(() => hold(sessionId), (h) => h.w === 2 && !h.wake), { w: 2, wake: false, told: true, queued: 1 });
-      await eventually(() => handle.query(sessionView), (v) => v.processingStatus === 'billing_blocked');
+      const signals = async () =>
+        (await handle.fetchHistory()).events!.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'eventsIngested')
+          .length;
+      assert.deepEqual(
+        await eventually(
+          () => hold(sessionId),
+          (h) => h.w === 2 && !h.wake,
+        ),
+        { w: 2, wake: false, told: true, queued: 1 },
+      );
+      await eventually(
+        () => handle.query(sessionView),
+        (v) => v.processingStatus === 'billing_blocked',
+      );
       // Four more ingests: processed and metered, their analyses queued for the workflow, which
       // already waits; the drainer neither tries them nor tells the workflow again.
       for (let n = 1; n <= 4; n++) {
         const res = await ingest(sessionRequest(broke, turn(n), { externalSessionId: 'wf-held' }), broke);
         assert.equal(res.status, 202);
-        await eventually(() => hold(sessionId), (h) => h.w === 2 * n + 2 && !h.wake);
+        await eventually(
+          () => hold(sessionId),
+          (h) => h.w === 2 * n + 2 && !h.wake,
+        );
       }
       assert.equal(d.rounds.held, 1, 'one round held by the drainer: the first');
       assert.equal(await signals(), 1, 'one signal for the hold, none for the ingests after it');
@@ -178,24 +257,57 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
       // Credits for them all: a round that is not held ends the hold.
       await addCredits(pool, owner.organizationId, 6, 'test');
       await ingest(sessionRequest(broke, turn(5), { externalSessionId: 'wf-held' }), broke);
-      assert.deepEqual(await eventually(() => hold(sessionId), (h) => h.w === 12 && h.queued === 0 && !h.wake), { w: 12, wake: false, told: false, queued: 0 });
+      assert.deepEqual(
+        await eventually(
+          () => hold(sessionId),
+          (h) => h.w === 12 && h.queued === 0 && !h.wake,
+        ),
+        { w: 12, wake: false, told: false, queued: 0 },
+      );
 
       // A drainer that took a new hold's turn and died before its signal: the next held round tells it.
       assert.equal((await takeHoldSignalTurns(pool, [sessionId])).length, 1);
       assert.equal((await hold(sessionId)).told, false);
       await ingest(sessionRequest(broke, turn(6), { externalSessionId: 'wf-held' }), broke);
-      assert.deepEqual(await eventually(() => hold(sessionId), (h) => h.w === 14 && h.told && !h.wake), { w: 14, wake: false, told: true, queued: 1 });
+      assert.deepEqual(
+        await eventually(
+          () => hold(sessionId),
+          (h) => h.w === 14 && h.told && !h.wake,
+        ),
+        { w: 14, wake: false, told: true, queued: 1 },
+      );
       assert.equal(await signals(), 2);
 
       // The session ends while held, and that signal fails: not taken for told, told once Temporal is back.
       await proxy.down();
       await ingest(sessionRequest(broke, turn(7), { externalSessionId: 'wf-held', status: 'ended' }), broke);
-      assert.ok(await waitFor(async () => d.warnings.some((w) => w.includes('could not tell the session workflow') && w.includes(sessionId)), 30_000), 'the signal did not fail');
+      assert.ok(
+        await waitFor(
+          async () => d.warnings.some((w) => w.includes('could not tell the session workflow') && w.includes(sessionId)),
+          30_000,
+        ),
+        'the signal did not fail',
+      );
       assert.deepEqual(await hold(sessionId), { w: 16, wake: true, told: false, queued: 2 });
       await proxy.up();
-      assert.deepEqual(await eventually(() => hold(sessionId), (h) => h.told && !h.wake, 60_000), { w: 16, wake: false, told: true, queued: 2 });
+      assert.deepEqual(
+        await eventually(
+          () => hold(sessionId),
+          (h) => h.told && !h.wake,
+          60_000,
+        ),
+        { w: 16, wake: false, told: true, queued: 2 },
+      );
       assert.equal(await signals(), 3);
-      assert.equal((await eventually(() => handle.query(sessionView), (v) => v.status === 'ended')).status, 'ended');
+      assert.equal(
+        (
+          await eventually(
+            () => handle.query(sessionView),
+            (v) => v.status === 'ended',
+          )
+        ).status,
+        'ended',
+      );
 
       // Credits nobody announces: the workflow, which holds, looks again by itself, analyses and finishes.
       await addCredits(pool, owner.organizationId, 2, 'test');

@@ -13,9 +13,14 @@ describe('agent sessions: reads and conversation access', function () {
   before(async () => {
     t = await agentContext();
     app = await t.newApp();
-    const res = await t.ingest(app, sessionRequest(app, [assistantMessage(2, 'a', { revision: 1 }), userMessage(1, 'q')], {
-      externalSessionId: 'read-1', agentVersion: '1.2.3', context: { surface: 'help', environment: 'production' },
-    }));
+    const res = await t.ingest(
+      app,
+      sessionRequest(app, [assistantMessage(2, 'a', { revision: 1 }), userMessage(1, 'q')], {
+        externalSessionId: 'read-1',
+        agentVersion: '1.2.3',
+        context: { surface: 'help', environment: 'production' },
+      }),
+    );
     sessionId = res.body.sessionId;
   });
   after(async () => t?.close());
@@ -33,7 +38,17 @@ describe('agent sessions: reads and conversation access', function () {
     assert.equal(res.body.processingStatus, 'pending');
     assert.equal(res.body.processedThroughSequence, null);
     assert.equal(res.body.agentVersion, '1.2.3');
-    assert.deepEqual(res.body.events.map((e: { externalEventId: string; sequence: number; revision: number }) => [e.externalEventId, e.sequence, e.revision]), [['e1', 1, 1], ['e2', 2, 1]]);
+    assert.deepEqual(
+      res.body.events.map((e: { externalEventId: string; sequence: number; revision: number }) => [
+        e.externalEventId,
+        e.sequence,
+        e.revision,
+      ]),
+      [
+        ['e1', 1, 1],
+        ['e2', 2, 1],
+      ],
+    );
     assert.equal(res.body.events[1].content, 'a');
     assert.equal(res.body.events[1].final, true);
   });
@@ -54,7 +69,10 @@ describe('agent sessions: reads and conversation access', function () {
     assert.equal(all.body.sessions.length, 1);
     assert.equal(all.body.has_more, true);
     const ended = await get(`/v3/rest/agent-conversations/sessions?status=ended&applicationId=${app.app.id}`, key());
-    assert.deepEqual(ended.body.sessions.map((s: { externalSessionId: string }) => s.externalSessionId), ['read-2']);
+    assert.deepEqual(
+      ended.body.sessions.map((s: { externalSessionId: string }) => s.externalSessionId),
+      ['read-2'],
+    );
     const bad = await get('/v3/rest/agent-conversations/sessions?status=closed', key());
     assert.equal(bad.status, 400);
     assert.equal(bad.body.errorCode, 'validation_failed');
@@ -86,9 +104,13 @@ describe('agent sessions: reads and conversation access', function () {
     assert.equal((await get(path(old.body.sessionId), bearer(outsider))).status, 200, 'workspace access: every user');
 
     await changeApplication(t.pool, t.org.organizationId, a.app.id, { conversationAccess: { type: 'users', userIds: [allowed.userId] } });
-    const owned = await t.ingest(a, sessionRequest(a, [userMessage(1, 'mine')], {
-      externalSessionId: 'acc-owned', participants: [{ externalId: 'u', ownerUserId: owner.userId }],
-    }));
+    const owned = await t.ingest(
+      a,
+      sessionRequest(a, [userMessage(1, 'mine')], {
+        externalSessionId: 'acc-owned',
+        participants: [{ externalId: 'u', ownerUserId: owner.userId }],
+      }),
+    );
     assert.equal((await get(path(old.body.sessionId), bearer(outsider))).status, 404, 'existing chat restricted');
     assert.equal((await get(path(old.body.sessionId), key())).status, 404, 'organization keys see workspace chats only');
     assert.equal((await get(path(old.body.sessionId), bearer(allowed))).status, 200);

@@ -2,7 +2,13 @@ import { strict as assert } from 'node:assert';
 import { sql } from 'slonik';
 import { changeApplication } from '../../../src/agents/applications.js';
 import {
-  assistantMessage, feedbackEvent, processingContext, sessionRequest, userMessage, type ProcessingContext, type TestAgentApp,
+  assistantMessage,
+  feedbackEvent,
+  processingContext,
+  sessionRequest,
+  userMessage,
+  type ProcessingContext,
+  type TestAgentApp,
 } from '../../helpers/agents.js';
 import { createTestKey, createTestUser } from '../../helpers/fixtures.js';
 
@@ -31,15 +37,22 @@ describe('signals and usage API', function () {
     app = await ctx.newApp();
     restricted = await ctx.newApp();
     const events = [
-      userMessage(1, 'The export is broken and I love the new dashboard, thanks!'), assistantMessage(2, 'Sorry about the export.'),
+      userMessage(1, 'The export is broken and I love the new dashboard, thanks!'),
+      assistantMessage(2, 'Sorry about the export.'),
       feedbackEvent(3, 'e2', 'positive', { feedback: { targetEventExternalId: 'e2', rating: 'positive', labels: ['helpful'] } }),
-      userMessage(4, 'Can you add dark mode?'), assistantMessage(5, 'Noted.'), feedbackEvent(6, 'e5', 'negative'),
+      userMessage(4, 'Can you add dark mode?'),
+      assistantMessage(5, 'Noted.'),
+      feedbackEvent(6, 'e5', 'negative'),
     ];
     const a = await ctx.ingest(app, sessionRequest(app, events, { externalSessionId: 'open-app', status: 'ended' }));
-    const r = await ctx.ingest(restricted, sessionRequest(restricted, events, {
-      externalSessionId: 'restricted-app', status: 'ended',
-      participants: [{ externalId: 'u1', ownerUserId: owner.userId }],
-    }));
+    const r = await ctx.ingest(
+      restricted,
+      sessionRequest(restricted, events, {
+        externalSessionId: 'restricted-app',
+        status: 'ended',
+        participants: [{ externalId: 'u1', ownerUserId: owner.userId }],
+      }),
+    );
     sessionA = a.body.sessionId;
     sessionR = r.body.sessionId;
     await ctx.processedThrough(sessionA, 6);
@@ -51,12 +64,28 @@ describe('signals and usage API', function () {
     const res = await get(`/v3/rest/signals?sessionId=${sessionA}&limit=100`, key());
     assert.equal(res.status, 200);
     const explicit = res.body.signals.filter((s: any) => s.source === 'explicit_feedback');
-    assert.deepEqual(explicit.map((s: any) => [s.eventExternalId, s.rating, s.kind, s.labels]).sort(), [['e2', 'positive', 'feedback', ['helpful']], ['e5', 'negative', 'feedback', []]]);
+    assert.deepEqual(explicit.map((s: any) => [s.eventExternalId, s.rating, s.kind, s.labels]).sort(), [
+      ['e2', 'positive', 'feedback', ['helpful']],
+      ['e5', 'negative', 'feedback', []],
+    ]);
     const inferred = res.body.signals.filter((s: any) => s.source === 'qualitative_inference');
     const kinds = new Set(inferred.map((s: any) => s.kind));
     for (const k of ['issue', 'praise', 'request', 'topic']) assert.ok(kinds.has(k), `inferred ${k}: ${[...kinds].join(',')}`);
     const one = res.body.signals[0];
-    assert.deepEqual(Object.keys(one).sort(), ['applicationId', 'comment', 'createdAt', 'eventExternalId', 'id', 'kind', 'labels', 'producer', 'rating', 'sessionId', 'source', 'summary']);
+    assert.deepEqual(Object.keys(one).sort(), [
+      'applicationId',
+      'comment',
+      'createdAt',
+      'eventExternalId',
+      'id',
+      'kind',
+      'labels',
+      'producer',
+      'rating',
+      'sessionId',
+      'source',
+      'summary',
+    ]);
     assert.equal(one.sessionId, sessionA);
     assert.equal(one.applicationId, app.app.id);
     assert.deepEqual([res.body.page, res.body.limit, res.body.has_more], [1, 100, false]);
@@ -67,7 +96,10 @@ describe('signals and usage API', function () {
     assert.equal(explicit.body.signals.length, 2);
     assert.ok(explicit.body.signals.every((s: any) => s.source === 'explicit_feedback' && s.applicationId === app.app.id));
     const negative = await get(`/v3/rest/signals?source=explicit_feedback&rating=negative&sessionId=${sessionA}`, key());
-    assert.deepEqual(negative.body.signals.map((s: any) => s.eventExternalId), ['e5']);
+    assert.deepEqual(
+      negative.body.signals.map((s: any) => s.eventExternalId),
+      ['e5'],
+    );
     const inferredPositive = await get(`/v3/rest/signals?source=qualitative_inference&rating=positive&sessionId=${sessionA}`, key());
     assert.ok(inferredPositive.body.signals.length > 0);
     assert.ok(inferredPositive.body.signals.every((s: any) => s.rating === 'positive' && s.source === 'qualitative_inference'));
@@ -75,7 +107,10 @@ describe('signals and usage API', function () {
     const page1 = await get(`/v3/rest/signals?sessionId=${sessionA}&limit=2&page=1`, key());
     const page2 = await get(`/v3/rest/signals?sessionId=${sessionA}&limit=2&page=2`, key());
     assert.equal(page1.body.has_more, all.length > 2);
-    assert.deepEqual([...page1.body.signals, ...page2.body.signals].map((s: any) => s.id), all.slice(0, 4).map((s: any) => s.id));
+    assert.deepEqual(
+      [...page1.body.signals, ...page2.body.signals].map((s: any) => s.id),
+      all.slice(0, 4).map((s: any) => s.id),
+    );
   });
 
   it('rejects bad filters with 400 and names them; 401 without credentials; 403 without signals:read', async () => {
@@ -96,13 +131,15 @@ describe('signals and usage API', function () {
 
   it('restricting access hides existing chats and signals at once; widening back restores nothing', async () => {
     assert.ok(ids((await get('/v3/rest/signals?limit=100', bearer(bob))).body).has(sessionR), 'workspace access: every user sees it');
-    await changeApplication(ctx.pool, ctx.org.organizationId, restricted.app.id, { conversationAccess: { type: 'users', userIds: [alice.userId] } });
+    await changeApplication(ctx.pool, ctx.org.organizationId, restricted.app.id, {
+      conversationAccess: { type: 'users', userIds: [alice.userId] },
+    });
     const forAlice = ids((await get('/v3/rest/signals?limit=100', bearer(alice))).body);
     const forBob = ids((await get('/v3/rest/signals?limit=100', bearer(bob))).body);
     const forOwner = ids((await get('/v3/rest/signals?limit=100', bearer(owner))).body);
     const forKey = ids((await get('/v3/rest/signals?limit=100', key())).body);
     assert.ok(forAlice.has(sessionR) && forAlice.has(sessionA), 'an allowed user');
-    assert.ok(forOwner.has(sessionR), 'a participant\'s ownerUserId');
+    assert.ok(forOwner.has(sessionR), "a participant's ownerUserId");
     assert.ok(!forBob.has(sessionR) && forBob.has(sessionA), 'another user sees only workspace chats');
     assert.ok(!forKey.has(sessionR), 'an organization key sees workspace chats only');
     assert.equal((await get(`/v3/rest/agent-conversations/sessions/${sessionR}`, bearer(bob))).status, 404);
@@ -128,7 +165,9 @@ describe('signals and usage API', function () {
     const badUnit = await get('/v3/rest/usage?unit=tokens', key());
     assert.equal(badUnit.status, 400);
     assert.equal((await get('/v3/rest/usage', {})).status, 401);
-    const count = await ctx.pool.oneFirst(sql.unsafe`SELECT count(*)::int FROM usage_records WHERE organization_id = ${ctx.org.organizationId}`);
+    const count = await ctx.pool.oneFirst(
+      sql.unsafe`SELECT count(*)::int FROM usage_records WHERE organization_id = ${ctx.org.organizationId}`,
+    );
     assert.equal(count, 4);
   });
 });

@@ -61,7 +61,11 @@ describe('authentication and authorization', () => {
   });
 
   it('answers 401 token_expired for an expired user token', async () => {
-    const { accessToken } = await testTokens().issue({ id: admin.userId, organizationId: org.organizationId }, 60, new Date(Date.now() - 3_600_000));
+    const { accessToken } = await testTokens().issue(
+      { id: admin.userId, organizationId: org.organizationId },
+      60,
+      new Date(Date.now() - 3_600_000),
+    );
     const res = await api.request(userPath(admin.userId), { headers: { Authorization: `Bearer ${accessToken}` } });
     assert.equal(res.status, 401);
     assert.deepEqual(res.body, { message: 'The access token has expired.', errorCode: 'token_expired' });
@@ -87,7 +91,11 @@ describe('authentication and authorization', () => {
     const key = await createTestKey(pool, org.organizationId, ['feedback:write']);
     const res = await api.request(userPath(admin.userId), { headers: { 'X-Service-Api-Key': key.apiKey } });
     assert.equal(res.status, 403);
-    assert.deepEqual(res.body, { message: "The credential lacks the 'admin' scope.", errorCode: 'insufficient_scope', requiredScope: 'admin' });
+    assert.deepEqual(res.body, {
+      message: "The credential lacks the 'admin' scope.",
+      errorCode: 'insufficient_scope',
+      requiredScope: 'admin',
+    });
     const member = await createTestUser(pool, org.organizationId, 'member');
     const asMember = await api.request(userPath(member.userId), { headers: { Authorization: `Bearer ${member.accessToken}` } });
     assert.equal(asMember.status, 403);
@@ -165,7 +173,10 @@ describe('credential kinds a route forbids or does not take', () => {
   it('answers 403 principal_not_allowed to a valid API key where only users may call, 401 to a bad one', async () => {
     const res = await fetch(`${url}/users-only`, { headers: { 'X-Service-Api-Key': org.apiKey } });
     assert.equal(res.status, 403);
-    assert.deepEqual(await res.json(), { message: 'This operation requires a user access token (Authorization: Bearer).', errorCode: 'principal_not_allowed' });
+    assert.deepEqual(await res.json(), {
+      message: 'This operation requires a user access token (Authorization: Bearer).',
+      errorCode: 'principal_not_allowed',
+    });
     const bad = await fetch(`${url}/users-only`, { headers: { 'X-Service-Api-Key': 'ik_wrong' } });
     assert.equal(bad.status, 401);
     const user = await createTestUser(pool, org.organizationId);
@@ -177,6 +188,9 @@ describe('credential kinds a route forbids or does not take', () => {
     const user = await createTestUser(pool, org.organizationId);
     const res = await fetch(`${url}/keys-only`, { headers: { Authorization: `Bearer ${user.accessToken}` } });
     assert.equal(res.status, 401);
-    assert.deepEqual(await res.json(), { message: 'Authentication required: send an organization API key (X-Service-Api-Key).', errorCode: 'unauthenticated' });
+    assert.deepEqual(await res.json(), {
+      message: 'Authentication required: send an organization API key (X-Service-Api-Key).',
+      errorCode: 'unauthenticated',
+    });
   });
 });

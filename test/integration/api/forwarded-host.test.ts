@@ -36,14 +36,25 @@ describe('public base URL and forwarded headers', () => {
     const api = await start({ TRUST_PROXY: 'true' });
     const org = await createTestOrg(pool);
     const key = { 'X-Service-Api-Key': org.apiKey };
-    const created = await api.request('/v3/rest/recordings', { method: 'POST', headers: key, json: { record: { externalId: 'fwd-1' }, name: 'Call' } });
+    const created = await api.request('/v3/rest/recordings', {
+      method: 'POST',
+      headers: key,
+      json: { record: { externalId: 'fwd-1' }, name: 'Call' },
+    });
     assert.equal(created.status, 201);
-    const upload = await api.request(`/v3/rest/recordings/${created.body.id as string}/uploads`, { method: 'POST', headers: { ...key, ...forged }, json: { fileName: 'a.flac', fileSize: 10 } });
+    const upload = await api.request(`/v3/rest/recordings/${created.body.id as string}/uploads`, {
+      method: 'POST',
+      headers: { ...key, ...forged },
+      json: { fileName: 'a.flac', fileSize: 10 },
+    });
     assert.equal(upload.status, 201);
     assert.match(upload.body.uploadUrl as string, /^https:\/\/evil\.example\//);
     // Without PUBLIC_BASE_URL each base URL is an issuer of its own (issue 29.2): the resource and the
     // authorization server it names are that base's, so a token is for the base it was issued at.
-    const metadata = (await api.request('/.well-known/oauth-protected-resource', { headers: forged })).body as { resource: string; authorization_servers: string[] };
+    const metadata = (await api.request('/.well-known/oauth-protected-resource', { headers: forged })).body as {
+      resource: string;
+      authorization_servers: string[];
+    };
     assert.deepEqual([metadata.resource, metadata.authorization_servers], ['https://evil.example/mcp', ['https://evil.example']]);
     const server = (await api.request('/.well-known/oauth-authorization-server', { headers: forged })).body as { issuer: string };
     assert.equal(server.issuer, 'https://evil.example');

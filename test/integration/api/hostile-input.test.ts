@@ -29,13 +29,18 @@ describe('hostile input', function () {
 
   const recordings = () => pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM recordings`);
   /** Raw text: some bodies here are too deep for JSON.stringify. */
-  const post = (body: string) => fetch(`${api.url}/v3/rest/recordings`, {
-    method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey, 'content-type': 'application/json' }, body,
-  });
+  const post = (body: string) =>
+    fetch(`${api.url}/v3/rest/recordings`, {
+      method: 'POST',
+      headers: { 'X-Service-Api-Key': org.apiKey, 'content-type': 'application/json' },
+      body,
+    });
 
   it('100,000 levels of nested arrays in a free-form value: 400 naming the depth, not a stack overflow (500)', async () => {
     const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
-    const res = await post(`{"record":{"externalId":"deep","values":[{"fieldId":"00000000-0000-4000-8000-000000000000","value":${deep}}]}}`);
+    const res = await post(
+      `{"record":{"externalId":"deep","values":[{"fieldId":"00000000-0000-4000-8000-000000000000","value":${deep}}]}}`,
+    );
     assert.equal(res.status, 400);
     const body = (await res.json()) as { errorCode: string; errors: { path: string; message: string }[] };
     assert.equal(body.errorCode, 'validation_failed');
@@ -63,7 +68,10 @@ describe('hostile input', function () {
     assert.equal(res.status, 400);
     const body = (await res.json()) as { errors: { path: string }[] };
     assert.equal(body.errors.length, MAX_REPORTED_ERRORS);
-    assert.deepEqual(body.errors.slice(0, 2).map((e) => e.path), ['body.record.values.0.fieldId', 'body.record.values.1.fieldId']);
+    assert.deepEqual(
+      body.errors.slice(0, 2).map((e) => e.path),
+      ['body.record.values.0.fieldId', 'body.record.values.1.fieldId'],
+    );
   });
 
   describe('large bodies are checked off the event loop', () => {
@@ -86,9 +94,12 @@ describe('hostile input', function () {
       await checker?.close();
     });
 
-    const send = (target: TestApi, body: string) => fetch(`${target.url}/v3/rest/recordings`, {
-      method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey, 'content-type': 'application/json' }, body,
-    });
+    const send = (target: TestApi, body: string) =>
+      fetch(`${target.url}/v3/rest/recordings`, {
+        method: 'POST',
+        headers: { 'X-Service-Api-Key': org.apiKey, 'content-type': 'application/json' },
+        body,
+      });
 
     it('a thread gives the answers the event loop gives: malformed, not an object, prototype poisoning, deep, huge, many errors, valid', async () => {
       const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
@@ -98,7 +109,12 @@ describe('hostile input', function () {
         ['__proto__', JSON.stringify({ record: { externalId: 'proto', padding: 'p'.repeat(80) } }).replace('"padding"', '"__proto__"')],
         ['deep', `{"record":{"externalId":"deep","values":[{"fieldId":"00000000-0000-4000-8000-000000000000","value":${deep}}]}}`],
         ['huge', JSON.stringify({ record: { externalId: 'many' }, folderIds: new Array(1_000_000).fill(0) })],
-        ['many errors', JSON.stringify({ record: { externalId: 'some', values: Array.from({ length: 60 }, (_, i) => ({ fieldId: `not-a-uuid-${i}`, value: i })) } })],
+        [
+          'many errors',
+          JSON.stringify({
+            record: { externalId: 'some', values: Array.from({ length: 60 }, (_, i) => ({ fieldId: `not-a-uuid-${i}`, value: i })) },
+          }),
+        ],
       ];
       for (const [name, body] of bodies) {
         const before = checks;
@@ -128,10 +144,16 @@ describe('hostile input', function () {
         const answers = await Promise.all(Array.from({ length: 6 }, () => send(busy, body)));
         const statuses = answers.map((r) => r.status);
         assert.ok(statuses.includes(503), statuses.join(','));
-        assert.ok(statuses.every((s) => s === 400 || s === 503), statuses.join(','));
+        assert.ok(
+          statuses.every((s) => s === 400 || s === 503),
+          statuses.join(','),
+        );
         const refused = answers.find((r) => r.status === 503)!;
         assert.equal(refused.headers.get('retry-after'), '1');
-        assert.deepEqual(await refused.json(), { message: 'The service is busy (too many large bodies are being checked); retry later.', errorCode: 'server_busy' });
+        assert.deepEqual(await refused.json(), {
+          message: 'The service is busy (too many large bodies are being checked); retry later.',
+          errorCode: 'server_busy',
+        });
         assert.equal(await recordings(), before);
       } finally {
         await busy.close();

@@ -80,11 +80,18 @@ describe('HTTP error handling', () => {
   it('answers a non-JSON body with 415', async () => {
     const res = await api.request(credits, { method: 'POST', headers: { ...auth(), 'content-type': 'text/plain' }, body: 'amount=1' });
     assert.equal(res.status, 415);
-    assert.deepEqual(res.body, { message: 'Send the body as JSON with Content-Type: application/json.', errorCode: 'unsupported_media_type' });
+    assert.deepEqual(res.body, {
+      message: 'Send the body as JSON with Content-Type: application/json.',
+      errorCode: 'unsupported_media_type',
+    });
   });
 
   it('answers malformed JSON with 400 malformed_json', async () => {
-    const res = await api.request(credits, { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body: '{"amount": ' });
+    const res = await api.request(credits, {
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'application/json' },
+      body: '{"amount": ',
+    });
     assert.equal(res.status, 400);
     assert.deepEqual(res.body, { message: 'The request body is not valid JSON.', errorCode: 'malformed_json' });
   });
@@ -114,7 +121,12 @@ describe('HTTP error handling', () => {
   });
 
   it('hides internals on a 500', async () => {
-    const broken = { ...pool, maybeOne: async () => { throw new Error('secret internal detail: relation "x" at 10.0.0.5'); } } as unknown as DatabasePool;
+    const broken = {
+      ...pool,
+      maybeOne: async () => {
+        throw new Error('secret internal detail: relation "x" at 10.0.0.5');
+      },
+    } as unknown as DatabasePool;
     const brokenApi = await startTestApi({ pool: broken, temporal: api.deps.temporal });
     try {
       const res = await brokenApi.request('/v3/rest/organization', { headers: { 'X-Service-Api-Key': org.apiKey } });
@@ -132,7 +144,11 @@ describe('HTTP error handling', () => {
     const res = await api.request(credits, { method: 'POST', headers: auth(), json: { amount: 25 } });
     assert.equal(res.status, 200);
     assert.deepEqual(res.body, { organizationId: org.organizationId, balance: 25, resumedSessions: 0 });
-    const unknown = await api.request(`/v3/operator/organizations/${randomUUID()}/credits`, { method: 'POST', headers: auth(), json: { amount: 1 } });
+    const unknown = await api.request(`/v3/operator/organizations/${randomUUID()}/credits`, {
+      method: 'POST',
+      headers: auth(),
+      json: { amount: 1 },
+    });
     assert.equal(unknown.status, 404);
     assert.deepEqual(unknown.body, { message: 'Organization not found.', errorCode: 'not_found', resource: 'Organization' });
   });
@@ -141,13 +157,24 @@ describe('HTTP error handling', () => {
     const admin = await createTestKey(pool, org.organizationId, ['admin']);
     const before = (await api.request('/v3/rest/organization', { headers: { 'X-Service-Api-Key': org.apiKey } })).body.creditBalance;
     // The organization-facing route is gone, whatever the credential's scopes.
-    const old = await api.request('/v3/rest/organization/credits', { method: 'POST', headers: { 'X-Service-Api-Key': admin.apiKey }, json: { amount: 1000 } });
+    const old = await api.request('/v3/rest/organization/credits', {
+      method: 'POST',
+      headers: { 'X-Service-Api-Key': admin.apiKey },
+      json: { amount: 1000 },
+    });
     assert.equal(old.status, 404);
     // An organization's key is not the operator's credential.
     const asOrg = await api.request(credits, { method: 'POST', headers: { 'X-Service-Api-Key': admin.apiKey }, json: { amount: 1000 } });
     assert.equal(asOrg.status, 401);
-    assert.deepEqual(asOrg.body, { message: 'Authentication required: send the operator token in X-Operator-Token.', errorCode: 'unauthenticated' });
-    const wrong = await api.request(credits, { method: 'POST', headers: { 'X-Operator-Token': `${TEST_OPERATOR_TOKEN}x` }, json: { amount: 1000 } });
+    assert.deepEqual(asOrg.body, {
+      message: 'Authentication required: send the operator token in X-Operator-Token.',
+      errorCode: 'unauthenticated',
+    });
+    const wrong = await api.request(credits, {
+      method: 'POST',
+      headers: { 'X-Operator-Token': `${TEST_OPERATOR_TOKEN}x` },
+      json: { amount: 1000 },
+    });
     assert.equal(wrong.status, 401);
     assert.deepEqual(wrong.body, { message: 'The operator token is not valid.', errorCode: 'invalid_credentials' });
     // No OPERATOR_TOKEN configured: nobody is the operator.
@@ -178,11 +205,22 @@ describe('HTTP error handling', () => {
     const feedback = res.body.paths['/v3/rest/feedback-sources/{id}/records'];
     assert.deepEqual(feedback.post.security, [{ apiKey: [] }]);
     assert.deepEqual(feedback.post.requestBody.content['application/json'].schema.properties.fields.items.properties.type.enum, [
-      'boolean', 'date', 'datetime', 'float', 'integer', 'json', 'string',
+      'boolean',
+      'date',
+      'datetime',
+      'float',
+      'integer',
+      'json',
+      'string',
     ]);
     assert.ok(feedback.post.responses['409'] && feedback.post.responses['429']);
     assert.ok(feedback.get.parameters.some((p: { name: string }) => p.name === 'external_id'));
-    for (const path of ['/v3/rest/feedback-sources', '/v3/rest/feedback-sources/{id}', '/v3/rest/people', '/v3/rest/feedback-sources/{id}/records/{recordId}']) {
+    for (const path of [
+      '/v3/rest/feedback-sources',
+      '/v3/rest/feedback-sources/{id}',
+      '/v3/rest/people',
+      '/v3/rest/feedback-sources/{id}/records/{recordId}',
+    ]) {
       assert.ok(res.body.paths[path], `OpenAPI covers ${path}`);
     }
     assert.ok(res.body.paths['/v3/rest/people'].put.responses['201'] && res.body.paths['/v3/rest/people'].get);
@@ -190,8 +228,13 @@ describe('HTTP error handling', () => {
     assert.deepEqual(ingest.security, [{ agentKey: [] }]);
     assert.equal(res.body.components.securitySchemes.agentKey.name, 'X-Service-Agent-Key');
     assert.equal(ingest.requestBody.content['application/json'].schema.properties.events.maxItems, 500);
-    for (const status of ['202', '400', '401', '403', '404', '409', '503']) assert.ok(ingest.responses[status], `ingest documents ${status}`);
-    for (const path of ['/v3/rest/agent-applications', '/v3/rest/agent-applications/{applicationId}/credentials/{credentialId}', '/v3/rest/agent-conversations/sessions/{sessionId}']) {
+    for (const status of ['202', '400', '401', '403', '404', '409', '503'])
+      assert.ok(ingest.responses[status], `ingest documents ${status}`);
+    for (const path of [
+      '/v3/rest/agent-applications',
+      '/v3/rest/agent-applications/{applicationId}/credentials/{credentialId}',
+      '/v3/rest/agent-conversations/sessions/{sessionId}',
+    ]) {
       assert.ok(res.body.paths[path], `OpenAPI covers ${path}`);
     }
   });

@@ -63,28 +63,43 @@ describe('readiness and dependency outages', function () {
     assert.ok(!JSON.stringify(request.body).includes('ECONNREFUSED'));
 
     await dbProxy.up();
-    const recovered = await eventually(() => api.request('/v3/rest/organization', { headers: { 'X-Service-Api-Key': org.apiKey } }), (r) => r.status === 200);
+    const recovered = await eventually(
+      () => api.request('/v3/rest/organization', { headers: { 'X-Service-Api-Key': org.apiKey } }),
+      (r) => r.status === 200,
+    );
     assert.equal(recovered.status, 200);
     assert.equal((await api.request('/readyz')).status, 200);
   });
 
   it('stays ready (200, degraded) while Temporal is down: reads and ingest still work; workflow starts are 503; it recovers by itself', async () => {
     await temporalProxy.down();
-    const ready = await eventually(() => api.request('/readyz'), (r) => r.body?.status === 'degraded');
+    const ready = await eventually(
+      () => api.request('/readyz'),
+      (r) => r.body?.status === 'degraded',
+    );
     assert.equal(ready.status, 200, 'a load balancer keeps the replica: most of the API needs no Temporal');
     assert.deepEqual(ready.body, { status: 'degraded', checks: { database: 'ok', temporal: 'unavailable' } });
     const read = await api.request('/v3/rest/organization', { headers: { 'X-Service-Api-Key': org.apiKey } });
     assert.equal(read.status, 200, 'reads are served meanwhile');
     // What a route that starts a workflow meets while Temporal is down: classified as 503 temporal_unavailable.
     const failure: unknown = await temporal.connection
-      .withDeadline(Date.now() + 2_000, () => temporal.client.workflow.start('diagnosticsWorkflow', { workflowId: 'outage-probe', taskQueue: 'none', args: [] }))
-      .then(() => null, (e: unknown) => e);
+      .withDeadline(Date.now() + 2_000, () =>
+        temporal.client.workflow.start('diagnosticsWorkflow', { workflowId: 'outage-probe', taskQueue: 'none', args: [] }),
+      )
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     assert.ok(failure, 'starting a workflow must fail while Temporal is down');
     assert.equal(isTemporalUnavailable(failure), true);
     assert.equal(isDatabaseUnavailable(failure), false);
 
     await temporalProxy.up();
-    const recovered = await eventually(() => api.request('/readyz'), (r) => r.body?.status === 'ready', 60_000);
+    const recovered = await eventually(
+      () => api.request('/readyz'),
+      (r) => r.body?.status === 'ready',
+      60_000,
+    );
     assert.deepEqual([recovered.status, recovered.body.checks], [200, { database: 'ok', temporal: 'ok' }]);
   });
 });

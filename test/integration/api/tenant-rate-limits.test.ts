@@ -40,9 +40,12 @@ describe('per-organization rate limits', () => {
   async function newApp(owner: TestOrg): Promise<TestAgentApp> {
     return createTestAgentApp(pool, owner, `limited-${++apps}`);
   }
-  const ingest = (target: TestApi, app: TestAgentApp, n: number) => target.request('/v3/rest/agent-conversations/ingest', {
-    method: 'POST', headers: { 'X-Service-Agent-Key': app.secret }, json: sessionRequest(app, [userMessage(1, `hello ${n}`)], { externalSessionId: `s-${n}` }),
-  });
+  const ingest = (target: TestApi, app: TestAgentApp, n: number) =>
+    target.request('/v3/rest/agent-conversations/ingest', {
+      method: 'POST',
+      headers: { 'X-Service-Agent-Key': app.secret },
+      json: sessionRequest(app, [userMessage(1, `hello ${n}`)], { externalSessionId: `s-${n}` }),
+    });
 
   it('limits agent ingest per organization, across its applications and the replicas, with RateLimit headers and 429', async () => {
     const [a, b] = [await newApp(org), await newApp(org)];
@@ -97,12 +100,14 @@ describe('per-organization rate limits', () => {
       const limiters = stores.map((s) => s.limiter('lease-test', 100, { lease: 15 }));
       let admitted = 0;
       // Two replicas, each with concurrent requests.
-      await Promise.all(limiters.map(async (limiter) => {
-        for (let round = 0; round < 10; round++) {
-          const decisions = await Promise.all(Array.from({ length: 10 }, () => limiter!.consume('org:x')));
-          admitted += decisions.filter((d) => d.allowed).length;
-        }
-      }));
+      await Promise.all(
+        limiters.map(async (limiter) => {
+          for (let round = 0; round < 10; round++) {
+            const decisions = await Promise.all(Array.from({ length: 10 }, () => limiter!.consume('org:x')));
+            admitted += decisions.filter((d) => d.allowed).length;
+          }
+        }),
+      );
       assert.ok(admitted <= 100, `admitted ${admitted} of a limit of 100`);
       assert.ok(admitted >= 100 - 2 * 15, `admitted ${admitted}: at most a lease per replica goes unused`);
       assert.equal((await limiters[0]!.consume('org:x')).allowed, false);

@@ -22,9 +22,18 @@ describe('validated input never reaches the database as a 500', function () {
 
     it('refuses urn:uuid: participant ids and a time past year 9999 with 400', async () => {
       const app = await t.newApp();
-      const person = await t.ingest(app, sessionRequest(app, [userMessage(1, 'x')], { participants: [{ externalId: 'u', personId: urn() }] }));
-      assert.deepEqual([person.status, person.body.errorCode, person.body.errors?.[0]?.path], [400, 'validation_failed', 'body.participants.0.personId']);
-      const owner = await t.ingest(app, sessionRequest(app, [userMessage(1, 'x')], { participants: [{ externalId: 'u', ownerUserId: urn() }] }));
+      const person = await t.ingest(
+        app,
+        sessionRequest(app, [userMessage(1, 'x')], { participants: [{ externalId: 'u', personId: urn() }] }),
+      );
+      assert.deepEqual(
+        [person.status, person.body.errorCode, person.body.errors?.[0]?.path],
+        [400, 'validation_failed', 'body.participants.0.personId'],
+      );
+      const owner = await t.ingest(
+        app,
+        sessionRequest(app, [userMessage(1, 'x')], { participants: [{ externalId: 'u', ownerUserId: urn() }] }),
+      );
       assert.deepEqual([owner.status, owner.body.errors?.[0]?.path], [400, 'body.participants.0.ownerUserId']);
       const late = await t.ingest(app, sessionRequest(app, [userMessage(1, 'x', { occurredAt: PAST_9999 })]));
       assert.deepEqual([late.status, late.body.errors?.[0]?.path], [400, 'body.events.0.occurredAt']);
@@ -38,9 +47,14 @@ describe('validated input never reaches the database as a 500', function () {
       assert.deepEqual([signals.status, signals.body.errorCode], [400, 'validation_failed']);
       const app = await t.newApp();
       const patch = await t.api.request(`/v3/rest/agent-applications/${app.app.id}`, {
-        method: 'PATCH', headers, json: { conversationAccess: { type: 'users', userIds: [urn()] } },
+        method: 'PATCH',
+        headers,
+        json: { conversationAccess: { type: 'users', userIds: [urn()] } },
       });
-      assert.deepEqual([patch.status, patch.body.errorCode, patch.body.errors?.[0]?.path], [400, 'validation_failed', 'body.conversationAccess.userIds']);
+      assert.deepEqual(
+        [patch.status, patch.body.errorCode, patch.body.errors?.[0]?.path],
+        [400, 'validation_failed', 'body.conversationAccess.userIds'],
+      );
     });
   });
 
@@ -53,7 +67,10 @@ describe('validated input never reaches the database as a 500', function () {
 
     it('refuses urn:uuid: folder ids and times past year 9999 with 400', async () => {
       const folders = await t.call('POST', '/v3/rest/recordings', { record: { externalId: 'urn-folders' }, folderIds: [urn()] });
-      assert.deepEqual([folders.status, folders.body.errorCode, folders.body.errors?.[0]?.path], [400, 'validation_failed', 'body.folderIds.0']);
+      assert.deepEqual(
+        [folders.status, folders.body.errorCode, folders.body.errors?.[0]?.path],
+        [400, 'validation_failed', 'body.folderIds.0'],
+      );
       const late = await t.call('POST', '/v3/rest/recordings', { record: { externalId: 'late' }, recordedAt: PAST_9999 });
       assert.deepEqual([late.status, late.body.errors?.[0]?.path], [400, 'body.recordedAt']);
       const filter = await t.call('GET', `/v3/rest/recordings?recorded_at_gt=${encodeURIComponent(PAST_9999)}`);

@@ -26,16 +26,26 @@ describe('intake admin CLI: agent applications', function () {
     await pool?.end();
   });
 
-  const ingest = (secret: string, agentKey: string, body: Record<string, unknown> = {}) => api.request('/v3/rest/agent-conversations/ingest', {
-    method: 'POST',
-    headers: { 'X-Service-Agent-Key': secret },
-    json: { ...sessionRequest({ agentKey } as never, [userMessage(1, 'hi')]), ...body },
-  });
+  const ingest = (secret: string, agentKey: string, body: Record<string, unknown> = {}) =>
+    api.request('/v3/rest/agent-conversations/ingest', {
+      method: 'POST',
+      headers: { 'X-Service-Agent-Key': secret },
+      json: { ...sessionRequest({ agentKey } as never, [userMessage(1, 'hi')]), ...body },
+    });
 
   it('creates an application, issues a secret that ingests, updates every setting, revokes the secret', async () => {
     const org = await intake('org', 'create', '--name', 'Agents Inc', '--credits', '3');
     const user = await intake('user', 'create', '--org', org.json.organizationId, '--email', 'ops@example.com');
-    const app = await intake('agent-app', 'create', '--org', org.json.organizationId, '--name', 'Support bot', '--agent-key', 'support-bot');
+    const app = await intake(
+      'agent-app',
+      'create',
+      '--org',
+      org.json.organizationId,
+      '--name',
+      'Support bot',
+      '--agent-key',
+      'support-bot',
+    );
     assert.equal(app.code, 0, app.stderr);
     assert.deepEqual(Object.keys(app.json).sort(), ['agentKey', 'applicationId']);
     assert.equal(app.json.agentKey, 'support-bot');
@@ -45,21 +55,69 @@ describe('intake admin CLI: agent applications', function () {
     assert.match(secret.json.secret, /^iak_[A-Za-z0-9_-]{43}$/);
     assert.equal((await ingest(secret.json.secret, 'support-bot')).status, 202);
 
-    const updated = await intake('agent-app', 'update', '--app', app.json.applicationId, '--status', 'disabled', '--content-capture', 'off',
-      '--redact-fields', 'email,phone', '--redact-patterns', 'Project X,ACME-42', '--retention-days', '30', '--environments', 'production,staging',
-      '--access', `users:${user.json.userId}`, '--name', 'Support bot v2');
+    const updated = await intake(
+      'agent-app',
+      'update',
+      '--app',
+      app.json.applicationId,
+      '--status',
+      'disabled',
+      '--content-capture',
+      'off',
+      '--redact-fields',
+      'email,phone',
+      '--redact-patterns',
+      'Project X,ACME-42',
+      '--retention-days',
+      '30',
+      '--environments',
+      'production,staging',
+      '--access',
+      `users:${user.json.userId}`,
+      '--name',
+      'Support bot v2',
+    );
     assert.equal(updated.code, 0, updated.stderr);
-    assert.deepEqual({ ...updated.json, createdAt: undefined, updatedAt: undefined }, {
-      applicationId: app.json.applicationId, organizationId: org.json.organizationId, name: 'Support bot v2', agentKey: 'support-bot',
-      status: 'disabled', contentCapture: false, redactedFieldNames: ['email', 'phone'], redactedTextPatterns: ['Project X', 'ACME-42'],
-      retentionDays: 30, allowedEnvironments: ['production', 'staging'], conversationAccess: { type: 'users', userIds: [user.json.userId] },
-      createdAt: undefined, updatedAt: undefined,
-    });
+    assert.deepEqual(
+      { ...updated.json, createdAt: undefined, updatedAt: undefined },
+      {
+        applicationId: app.json.applicationId,
+        organizationId: org.json.organizationId,
+        name: 'Support bot v2',
+        agentKey: 'support-bot',
+        status: 'disabled',
+        contentCapture: false,
+        redactedFieldNames: ['email', 'phone'],
+        redactedTextPatterns: ['Project X', 'ACME-42'],
+        retentionDays: 30,
+        allowedEnvironments: ['production', 'staging'],
+        conversationAccess: { type: 'users', userIds: [user.json.userId] },
+        createdAt: undefined,
+        updatedAt: undefined,
+      },
+    );
     assert.equal((await ingest(secret.json.secret, 'support-bot')).status, 403);
 
-    const reset = await intake('agent-app', 'update', '--app', app.json.applicationId, '--status', 'active', '--retention-days', 'none',
-      '--environments', 'any', '--access', 'workspace', '--content-capture', 'on');
-    assert.deepEqual([reset.json.retentionDays, reset.json.allowedEnvironments, reset.json.conversationAccess], [null, [], { type: 'workspace' }]);
+    const reset = await intake(
+      'agent-app',
+      'update',
+      '--app',
+      app.json.applicationId,
+      '--status',
+      'active',
+      '--retention-days',
+      'none',
+      '--environments',
+      'any',
+      '--access',
+      'workspace',
+      '--content-capture',
+      'on',
+    );
+    assert.deepEqual(
+      [reset.json.retentionDays, reset.json.allowedEnvironments, reset.json.conversationAccess],
+      [null, [], { type: 'workspace' }],
+    );
     assert.equal((await ingest(secret.json.secret, 'support-bot')).status, 202);
 
     const orgOff = await intake('org', 'update', '--org', org.json.organizationId, '--agent-chats', 'off');
@@ -89,7 +147,11 @@ describe('intake admin CLI: agent applications', function () {
       [['agent-app', 'update', '--app', id, '--status', 'paused'], /--status must be active or disabled/, 2],
       [['agent-app', 'update', '--app', id, '--content-capture', 'maybe'], /--content-capture must be on or off/, 2],
       [['agent-app', 'update', '--app', id, '--access', 'users:nope'], /--access must be workspace or users:/, 2],
-      [['agent-app', 'update', '--app', id, '--access', 'users:00000000-0000-4000-8000-000000000000'], /is not an active user of this organization/, 1],
+      [
+        ['agent-app', 'update', '--app', id, '--access', 'users:00000000-0000-4000-8000-000000000000'],
+        /is not an active user of this organization/,
+        1,
+      ],
       [['agent-app', 'update', '--app', '00000000-0000-4000-8000-000000000000', '--status', 'active'], /agent application .* not found/, 1],
       [['agent-app', 'secret', '--app', 'nope'], /agent application nope not found/, 1],
       [['agent-app', 'revoke', '--credential', 'nope'], /agent credential nope not found/, 1],

@@ -44,7 +44,18 @@ describe('intake admin CLI', function () {
     assert.equal(org.json.name, 'Acme');
     assert.equal(org.stdout.trim().split('\n').length, 1, 'exactly one JSON line on stdout');
 
-    const user = await intake('user', 'create', '--org', org.json.organizationId, '--email', 'Ada@Example.com', '--role', 'admin', '--first-name', 'Ada');
+    const user = await intake(
+      'user',
+      'create',
+      '--org',
+      org.json.organizationId,
+      '--email',
+      'Ada@Example.com',
+      '--role',
+      'admin',
+      '--first-name',
+      'Ada',
+    );
     assert.equal(user.code, 0);
     assert.equal(user.json.email, 'Ada@Example.com');
 
@@ -68,7 +79,14 @@ describe('intake admin CLI', function () {
 
     // Least privilege: without --scopes, every data scope and never admin.
     const plain = await intake('api-key', 'create', '--org', org.json.organizationId);
-    assert.deepEqual(plain.json.scopes, ['feedback:write', 'feedback:read', 'recordings:read', 'recordings:write', 'agents:read', 'signals:read']);
+    assert.deepEqual(plain.json.scopes, [
+      'feedback:write',
+      'feedback:read',
+      'recordings:read',
+      'recordings:write',
+      'agents:read',
+      'signals:read',
+    ]);
     const notAdmin = await api.request(`/v3/rest/users/${user.json.userId}`, { headers: { 'X-Service-Api-Key': plain.json.apiKey } });
     assert.equal(notAdmin.status, 403);
     assert.equal(notAdmin.body.errorCode, 'insufficient_scope');
@@ -109,7 +127,11 @@ describe('intake admin CLI', function () {
     assert.deepEqual([byId.code, byId.json], [0, { tokenId: third.tokenId, revoked: 'token' }]);
     assert.equal((await me(third.accessToken)).body.errorCode, 'credential_revoked');
 
-    const expired = await testTokens().issue({ id: user.json.userId, organizationId: org.json.organizationId }, 60, new Date(Date.now() - 3_600_000));
+    const expired = await testTokens().issue(
+      { id: user.json.userId, organizationId: org.json.organizationId },
+      60,
+      new Date(Date.now() - 3_600_000),
+    );
     assert.equal((await intake('token', 'revoke', '--token', expired.accessToken)).json.revoked, 'already expired');
     for (const [args, message] of [
       [['token', 'revoke'], /give either --token T or --user U/],
@@ -142,7 +164,7 @@ describe('intake admin CLI', function () {
     }
   });
 
-  it('batch create: an upload batch of a user, usable in that user\'s uploads', async () => {
+  it("batch create: an upload batch of a user, usable in that user's uploads", async () => {
     const org = await intake('org', 'create', '--name', 'Batches');
     const user = await intake('user', 'create', '--org', org.json.organizationId, '--email', 'batch@example.com');
     const batch = await intake('batch', 'create', '--user', user.json.userId);
@@ -159,12 +181,27 @@ describe('intake admin CLI', function () {
     assert.equal(local.code, 0, local.stderr);
     assert.deepEqual([local.json.recorder.kind, local.json.transcriber.kind], ['local', 'none']);
     assert.deepEqual(local.json.platforms, ['zoom', 'google_meet', 'microsoft_teams', 'webex']);
-    const recall = await runIntake({
-      ...env, RECORDER: 'recall', RECALL_BASE_URL: 'https://us-east-1.recall.ai', RECALL_API_KEY: 'very-secret-recall-key',
-      TRANSCRIBER: 'openai', TRANSCRIBER_BASE_URL: 'https://api.openai.com/v1', TRANSCRIBER_API_KEY: 'very-secret-openai-key',
-    }, 'meeting-providers', '--config');
-    assert.deepEqual([recall.json.recorder.kind, recall.json.recorder.baseUrl, recall.json.recorder.apiKey], ['recall', 'https://us-east-1.recall.ai', 'set']);
-    assert.deepEqual([recall.json.transcriber.kind, recall.json.transcriber.model, recall.json.transcriber.apiKey], ['openai', 'whisper-1', 'set']);
+    const recall = await runIntake(
+      {
+        ...env,
+        RECORDER: 'recall',
+        RECALL_BASE_URL: 'https://us-east-1.recall.ai',
+        RECALL_API_KEY: 'very-secret-recall-key',
+        TRANSCRIBER: 'openai',
+        TRANSCRIBER_BASE_URL: 'https://api.openai.com/v1',
+        TRANSCRIBER_API_KEY: 'very-secret-openai-key',
+      },
+      'meeting-providers',
+      '--config',
+    );
+    assert.deepEqual(
+      [recall.json.recorder.kind, recall.json.recorder.baseUrl, recall.json.recorder.apiKey],
+      ['recall', 'https://us-east-1.recall.ai', 'set'],
+    );
+    assert.deepEqual(
+      [recall.json.transcriber.kind, recall.json.transcriber.model, recall.json.transcriber.apiKey],
+      ['openai', 'whisper-1', 'set'],
+    );
     assert.equal(recall.stdout.includes('very-secret'), false);
     const incomplete = await runIntake({ ...env, RECORDER: 'recall' }, 'meeting-providers', '--config');
     assert.notEqual(incomplete.code, 0);
@@ -203,7 +240,12 @@ describe('intake admin CLI', function () {
   it("finds the dev stack's database when DATABASE_URL is unset", async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'intake-cli-'));
     await writeStackInfo(dataDir, {
-      databaseUrl, temporalAddress: '127.0.0.1:1', temporalUiUrl: null, apiUrl: api.url, signingSecret: TEST_SIGNING_SECRET, pid: process.pid,
+      databaseUrl,
+      temporalAddress: '127.0.0.1:1',
+      temporalUiUrl: null,
+      apiUrl: api.url,
+      signingSecret: TEST_SIGNING_SECRET,
+      pid: process.pid,
     });
     env = { DATA_DIR: dataDir, LOG_LEVEL: 'silent' };
     const org = await intake('org', 'create', '--name', 'From stack file');

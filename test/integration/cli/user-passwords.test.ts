@@ -11,11 +11,12 @@ import { createTestDatabase } from '../../helpers/stack.js';
 const PASSWORD = 'correct horse battery staple';
 
 /** `intake user create --password-stdin` and `intake user set-password`: the login form's accounts. */
-describe('intake CLI: users\' sign-in passwords', function () {
+describe("intake CLI: users' sign-in passwords", function () {
   this.timeout(60_000);
   let pool: DatabasePool;
   let env: Record<string, string>;
-  const hashOf = (userId: string) => pool.oneFirst(sql.type(z.object({ password_hash: z.string().nullable() }))`
+  const hashOf = (userId: string) =>
+    pool.oneFirst(sql.type(z.object({ password_hash: z.string().nullable() }))`
     SELECT password_hash FROM users WHERE id = ${userId}`);
 
   before(async () => {
@@ -27,13 +28,27 @@ describe('intake CLI: users\' sign-in passwords', function () {
 
   it('creates a user with a password from standard input, who then signs in with it (any case of the e-mail)', async () => {
     const org = await createTestOrg(pool);
-    const created = await runIntakeWithInput(env, `${PASSWORD}\n`, 'user', 'create', '--org', org.organizationId, '--email', 'Ada@Example.com', '--password-stdin');
+    const created = await runIntakeWithInput(
+      env,
+      `${PASSWORD}\n`,
+      'user',
+      'create',
+      '--org',
+      org.organizationId,
+      '--email',
+      'Ada@Example.com',
+      '--password-stdin',
+    );
     assert.equal(created.code, 0, created.stderr);
     assert.deepEqual(created.json, { userId: created.json.userId, email: 'Ada@Example.com', signIn: 'password' });
     assert.ok(!created.stdout.includes(PASSWORD) && !created.stderr.includes(PASSWORD));
     assert.match((await hashOf(created.json.userId as string))!, /^\$argon2id\$/);
     assert.equal((await verifySignIn(pool, 'ada@example.COM', PASSWORD))?.id, created.json.userId);
-    assert.equal(await verifySignIn(pool, 'ada@example.com', `${PASSWORD}\n`), null, 'the trailing newline of the input was not part of it');
+    assert.equal(
+      await verifySignIn(pool, 'ada@example.com', `${PASSWORD}\n`),
+      null,
+      'the trailing newline of the input was not part of it',
+    );
     assert.equal(await verifySignIn(pool, 'ada@example.com', 'correct horse battery stapler'), null);
     assert.equal(await verifySignIn(pool, 'nobody@example.com', PASSWORD), null);
   });
@@ -51,7 +66,17 @@ describe('intake CLI: users\' sign-in passwords', function () {
     assert.deepEqual(set.json, { userId, email: 'grace@example.com', signIn: 'password', revokedGrantIds: [], endedSessions: 0 });
     assert.equal((await verifySignIn(pool, 'grace@example.com', PASSWORD))?.id, userId);
 
-    const replaced = await runIntakeWithInput(env, 'another long passphrase\r\n', 'user', 'set-password', '--org', org.organizationId, '--email', 'GRACE@example.com', '--password-stdin');
+    const replaced = await runIntakeWithInput(
+      env,
+      'another long passphrase\r\n',
+      'user',
+      'set-password',
+      '--org',
+      org.organizationId,
+      '--email',
+      'GRACE@example.com',
+      '--password-stdin',
+    );
     assert.equal(replaced.code, 0, replaced.stderr);
     assert.equal(await verifySignIn(pool, 'grace@example.com', PASSWORD), null);
     assert.equal((await verifySignIn(pool, 'grace@example.com', 'another long passphrase'))?.id, userId);
@@ -63,10 +88,22 @@ describe('intake CLI: users\' sign-in passwords', function () {
 
   it('refuses a short password, an empty input and a password given any other way; a refused create stores no user', async () => {
     const org = await createTestOrg(pool);
-    const short = await runIntakeWithInput(env, 'too short\n', 'user', 'create', '--org', org.organizationId, '--email', 'short@example.com', '--password-stdin');
+    const short = await runIntakeWithInput(
+      env,
+      'too short\n',
+      'user',
+      'create',
+      '--org',
+      org.organizationId,
+      '--email',
+      'short@example.com',
+      '--password-stdin',
+    );
     assert.equal(short.code, 2);
     assert.match(short.stderr, /at least 12 characters/);
-    const users = await pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM users WHERE organization_id = ${org.organizationId}`);
+    const users = await pool.oneFirst(
+      sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM users WHERE organization_id = ${org.organizationId}`,
+    );
     assert.equal(users, 0);
 
     const created = await runIntake(env, 'user', 'create', '--org', org.organizationId, '--email', 'lin@example.com');
@@ -79,18 +116,44 @@ describe('intake CLI: users\' sign-in passwords', function () {
     const asArgument = await runIntake(env, 'user', 'set-password', '--user', created.json.userId as string, '--password', PASSWORD);
     assert.equal(asArgument.code, 2, 'no --password flag exists');
     assert.equal(await hashOf(created.json.userId as string), null);
-    const unknown = await runIntakeWithInput(env, PASSWORD, 'user', 'set-password', '--user', '00000000-0000-4000-8000-000000000000', '--password-stdin');
+    const unknown = await runIntakeWithInput(
+      env,
+      PASSWORD,
+      'user',
+      'set-password',
+      '--user',
+      '00000000-0000-4000-8000-000000000000',
+      '--password-stdin',
+    );
     assert.equal(unknown.code, 1);
     assert.match(unknown.stderr, /not found/);
   });
 
-  it('an e-mail address signs in to one account: a second organization\'s user with it cannot have a password too', async () => {
+  it("an e-mail address signs in to one account: a second organization's user with it cannot have a password too", async () => {
     const [a, b] = [await createTestOrg(pool), await createTestOrg(pool)];
-    const first = await runIntakeWithInput(env, PASSWORD, 'user', 'create', '--org', a.organizationId, '--email', 'shared@example.com', '--password-stdin');
+    const first = await runIntakeWithInput(
+      env,
+      PASSWORD,
+      'user',
+      'create',
+      '--org',
+      a.organizationId,
+      '--email',
+      'shared@example.com',
+      '--password-stdin',
+    );
     assert.equal(first.code, 0, first.stderr);
     const plain = await runIntake(env, 'user', 'create', '--org', b.organizationId, '--email', 'Shared@example.com');
     assert.equal(plain.code, 0, 'a user without a password may share the address');
-    const second = await runIntakeWithInput(env, 'a different passphrase', 'user', 'set-password', '--user', plain.json.userId as string, '--password-stdin');
+    const second = await runIntakeWithInput(
+      env,
+      'a different passphrase',
+      'user',
+      'set-password',
+      '--user',
+      plain.json.userId as string,
+      '--password-stdin',
+    );
     assert.equal(second.code, 1);
     assert.match(second.stderr, /already signs in with a password to a user of another organization/);
     assert.equal((await verifySignIn(pool, 'shared@example.com', PASSWORD))?.id, first.json.userId);

@@ -25,7 +25,10 @@ describe('migration runner', () => {
     assert.deepEqual(first, { applied: files.map((f) => f.name), alreadyApplied: 0 });
     const second = await migrate(url);
     assert.deepEqual(second, { applied: [], alreadyApplied: files.length });
-    assert.deepEqual((await appliedRows(url)).map((r) => r.name), files.map((f) => f.name));
+    assert.deepEqual(
+      (await appliedRows(url)).map((r) => r.name),
+      files.map((f) => f.name),
+    );
   });
 
   it('serializes concurrent runners: each file is applied by exactly one of them', async () => {

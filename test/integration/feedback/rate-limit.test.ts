@@ -26,7 +26,8 @@ describe('feedback rate limit', () => {
     for (let i = 0; i < 100; i++) {
       const api = i % 2 === 0 ? f.api : replica;
       // valid reads, a 404 and a 400 all count
-      const path = i === 10 ? '/v3/rest/feedback-sources/424242' : i === 11 ? '/v3/rest/feedback-sources?limit=0' : '/v3/rest/feedback-sources';
+      const path =
+        i === 10 ? '/v3/rest/feedback-sources/424242' : i === 11 ? '/v3/rest/feedback-sources?limit=0' : '/v3/rest/feedback-sources';
       const res = await api.request(path, { headers });
       assert.equal(res.status, i === 10 ? 404 : i === 11 ? 400 : 200);
       assert.equal(res.headers.get('ratelimit-limit'), '100');
@@ -34,7 +35,10 @@ describe('feedback rate limit', () => {
       assert.ok(reset >= 1 && reset <= 60, `RateLimit-Reset ${reset}`);
       remaining.push(Number(res.headers.get('ratelimit-remaining')));
     }
-    assert.deepEqual(remaining, Array.from({ length: 100 }, (_, i) => 99 - i));
+    assert.deepEqual(
+      remaining,
+      Array.from({ length: 100 }, (_, i) => 99 - i),
+    );
 
     const limited = await replica.request('/v3/rest/feedback-sources', { method: 'POST', headers, json: { name: 'x', type: 'api' } });
     assert.equal(limited.status, 429);
@@ -45,7 +49,11 @@ describe('feedback rate limit', () => {
     assert.equal(limited.body.retryAfterSeconds, retryAfter);
     assert.equal(limited.headers.get('ratelimit-remaining'), '0');
     assert.equal((await f.api.request('/v3/rest/feedback-sources', { headers })).status, 429);
-    assert.equal((await f.as(f.org.apiKey)('/v3/rest/feedback-sources?limit=1')).body.feedback_sources.length, 0, 'the limited POST wrote nothing');
+    assert.equal(
+      (await f.as(f.org.apiKey)('/v3/rest/feedback-sources?limit=1')).body.feedback_sources.length,
+      0,
+      'the limited POST wrote nothing',
+    );
   });
 
   it('counts each key on its own', async () => {

@@ -41,7 +41,15 @@ describe('feedback records', () => {
     assert.equal(res.headers.get('location'), `${recordsPath()}/${res.body.id}`);
     assert.deepEqual(
       { ...res.body, id: 0, created_at: '' },
-      { id: 0, person_id: personId, feedback_source_id: sourceId, display_ts: '2026-11-01T09:00:00.000Z', external_id: 'ticket-1', fields: validFields, created_at: '' },
+      {
+        id: 0,
+        person_id: personId,
+        feedback_source_id: sourceId,
+        display_ts: '2026-11-01T09:00:00.000Z',
+        external_id: 'ticket-1',
+        fields: validFields,
+        created_at: '',
+      },
     );
     const read = await req(`${recordsPath()}/${res.body.id}`);
     assert.deepEqual(read.body, res.body);
@@ -56,7 +64,10 @@ describe('feedback records', () => {
   });
 
   it('display_ts with any RFC 3339 offset (PostgreSQL holds only ±15:59) is stored as its UTC instant', async () => {
-    const res = await req(recordsPath(), { method: 'POST', json: { external_id: 'ticket-offset', display_ts: '2026-11-01T09:00:00+20:00', fields: [validFields[0]] } });
+    const res = await req(recordsPath(), {
+      method: 'POST',
+      json: { external_id: 'ticket-offset', display_ts: '2026-11-01T09:00:00+20:00', fields: [validFields[0]] },
+    });
     assert.equal(res.status, 201, JSON.stringify(res.body));
     assert.equal(res.body.display_ts, '2026-10-31T13:00:00.000Z');
   });
@@ -79,7 +90,11 @@ describe('feedback records', () => {
         json: { external_id: `bad-${type}`, fields: [validFields[0], { category: 'metadata', type, name: 'x', value }] },
       });
       assert.equal(res.status, 400);
-      assert.deepEqual(res.body, { message: 'The request is invalid.', errorCode: 'validation_failed', errors: [{ path: 'body.fields.1.value', message }] });
+      assert.deepEqual(res.body, {
+        message: 'The request is invalid.',
+        errorCode: 'validation_failed',
+        errors: [{ path: 'body.fields.1.value', message }],
+      });
     });
   }
 
@@ -87,7 +102,13 @@ describe('feedback records', () => {
     const before = await count();
     const res = await req(recordsPath(), {
       method: 'POST',
-      json: { external_id: 'bad-shape', fields: [{ category: 'mood', type: 'emoji', name: 'x', value: 1 }, { category: 'content', type: 'string' }] },
+      json: {
+        external_id: 'bad-shape',
+        fields: [
+          { category: 'mood', type: 'emoji', name: 'x', value: 1 },
+          { category: 'content', type: 'string' },
+        ],
+      },
     });
     assert.equal(res.status, 400);
     assert.deepEqual(
@@ -106,12 +127,19 @@ describe('feedback records', () => {
     const missing = await req(recordsPath(), { method: 'POST', json: {} });
     assert.equal(missing.status, 400);
     assert.deepEqual(new Set(missing.body.errors.map((e: { path: string }) => e.path)), new Set(['body.external_id', 'body.fields']));
-    const types = await req(recordsPath(), { method: 'POST', json: { external_id: 5, person_id: 'x', display_ts: 'yesterday', fields: [] } });
+    const types = await req(recordsPath(), {
+      method: 'POST',
+      json: { external_id: 5, person_id: 'x', display_ts: 'yesterday', fields: [] },
+    });
     assert.deepEqual(
       new Set(types.body.errors.map((e: { path: string }) => e.path)),
       new Set(['body.external_id', 'body.person_id', 'body.display_ts', 'body.fields']),
     );
-    const malformed = await req(recordsPath(), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"external_id": "x",' });
+    const malformed = await req(recordsPath(), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"external_id": "x",',
+    });
     assert.deepEqual([malformed.status, malformed.body.errorCode], [400, 'malformed_json']);
   });
 
@@ -126,17 +154,26 @@ describe('feedback records', () => {
       { path: 'body.fields.0.value.k', message: 'must not contain the NUL character (U+0000)' },
     ]);
     assert.equal((await req('/v3/rest/people?email=a%00b')).status, 400);
-    const hugePerson = await req(recordsPath(), { method: 'POST', json: { external_id: 'huge', person_id: 2e27, fields: [validFields[0]] } });
+    const hugePerson = await req(recordsPath(), {
+      method: 'POST',
+      json: { external_id: 'huge', person_id: 2e27, fields: [validFields[0]] },
+    });
     assert.deepEqual(hugePerson.body.errors, [{ path: 'body.person_id', message: 'must be <= 9007199254740991' }]);
     assert.equal((await req('/v3/rest/feedback-sources?page=20342086789746489556992')).status, 400);
   });
 
   it('answers 400 for a value over 10 KB (the value, not its JSON text), and accepts one of exactly 10 KB', async () => {
     const exact = 'x'.repeat(10 * 1024);
-    const over = await req(recordsPath(), { method: 'POST', json: { external_id: 'big', fields: [{ category: 'content', type: 'string', name: 'body', value: `${exact}x` }] } });
+    const over = await req(recordsPath(), {
+      method: 'POST',
+      json: { external_id: 'big', fields: [{ category: 'content', type: 'string', name: 'body', value: `${exact}x` }] },
+    });
     assert.equal(over.status, 400);
     assert.deepEqual(over.body.errors, [{ path: 'body.fields.0.value', message: 'must be at most 10240 bytes (got 10241)' }]);
-    const under = await req(recordsPath(), { method: 'POST', json: { external_id: 'big', fields: [{ category: 'content', type: 'string', name: 'body', value: exact }] } });
+    const under = await req(recordsPath(), {
+      method: 'POST',
+      json: { external_id: 'big', fields: [{ category: 'content', type: 'string', name: 'body', value: exact }] },
+    });
     assert.equal(under.status, 201);
   });
 
@@ -158,18 +195,27 @@ describe('feedback records', () => {
     const before = await count();
     const again = await req(recordsPath(), { method: 'POST', json: { external_id: 'dup', fields: [validFields[3]] } });
     assert.equal(again.status, 409);
-    assert.deepEqual(again.body, { message: "A record with external_id 'dup' already exists in this source.", errorCode: 'duplicate_external_id', id: first.body.id });
+    assert.deepEqual(again.body, {
+      message: "A record with external_id 'dup' already exists in this source.",
+      errorCode: 'duplicate_external_id',
+      id: first.body.id,
+    });
     assert.equal(await count(), before);
     const stored = await req(`${recordsPath()}/${first.body.id}`);
     assert.deepEqual(stored.body.fields, [validFields[0]]);
     const otherSource = (await req('/v3/rest/feedback-sources', { method: 'POST', json: { name: 'Survey', type: 'api' } })).body.id;
-    const elsewhere = await req(`/v3/rest/feedback-sources/${otherSource}/records`, { method: 'POST', json: { external_id: 'dup', fields: [validFields[0]] } });
+    const elsewhere = await req(`/v3/rest/feedback-sources/${otherSource}/records`, {
+      method: 'POST',
+      json: { external_id: 'dup', fields: [validFields[0]] },
+    });
     assert.equal(elsewhere.status, 201, 'external_id is unique within its source only');
   });
 
   it('gives exactly one 201 when 20 duplicates race, and 409 with the same id to the rest', async () => {
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => req(recordsPath(), { method: 'POST', json: { external_id: 'race', fields: [{ ...validFields[3]!, value: i }] } })),
+      Array.from({ length: 20 }, (_, i) =>
+        req(recordsPath(), { method: 'POST', json: { external_id: 'race', fields: [{ ...validFields[3]!, value: i }] } }),
+      ),
     );
     const created = results.filter((r) => r.status === 201);
     const conflicts = results.filter((r) => r.status === 409);
@@ -182,7 +228,10 @@ describe('feedback records', () => {
   it('lists records by external_id and pages; hides records of other sources and organizations', async () => {
     const byExternal = await req(`${recordsPath()}?external_id=ticket-1`);
     assert.equal(byExternal.status, 200);
-    assert.deepEqual(byExternal.body.records.map((r: { external_id: string }) => r.external_id), ['ticket-1']);
+    assert.deepEqual(
+      byExternal.body.records.map((r: { external_id: string }) => r.external_id),
+      ['ticket-1'],
+    );
     const paged = await req(`${recordsPath()}?limit=2&page=1`);
     assert.deepEqual([paged.body.records.length, paged.body.has_more], [2, true]);
     const id = byExternal.body.records[0].id;

@@ -74,20 +74,36 @@ describe('feedback sources and people', () => {
       const readOnly = await createTestKey(f.pool, f.org.organizationId, ['recordings:read']);
       const write = await f.as(readOnly.apiKey)('/v3/rest/feedback-sources', { method: 'POST', json: { name: 'x', type: 'api' } });
       assert.equal(write.status, 403);
-      assert.deepEqual(write.body, { message: "The credential lacks the 'feedback:write' scope.", errorCode: 'insufficient_scope', requiredScope: 'feedback:write' });
+      assert.deepEqual(write.body, {
+        message: "The credential lacks the 'feedback:write' scope.",
+        errorCode: 'insufficient_scope',
+        requiredScope: 'feedback:write',
+      });
       const people = await f.as(readOnly.apiKey)('/v3/rest/people', { method: 'PUT', json: { email: 'a@b.co' } });
       assert.equal(people.status, 403);
       // A key for recordings reads no feedback: not the sources, not people's e-mails, not records.
       const source = await f.as(f.org.apiKey)('/v3/rest/feedback-sources', { method: 'POST', json: { name: 'scoped', type: 'api' } });
-      for (const path of ['/v3/rest/feedback-sources', `/v3/rest/feedback-sources/${source.body.id}`, '/v3/rest/people?email=a@b.co', `/v3/rest/feedback-sources/${source.body.id}/records`]) {
+      for (const path of [
+        '/v3/rest/feedback-sources',
+        `/v3/rest/feedback-sources/${source.body.id}`,
+        '/v3/rest/people?email=a@b.co',
+        `/v3/rest/feedback-sources/${source.body.id}/records`,
+      ]) {
         const read = await f.as(readOnly.apiKey)(path);
         assert.equal(read.status, 403, path);
-        assert.deepEqual(read.body, { message: "The credential lacks the 'feedback:read' scope.", errorCode: 'insufficient_scope', requiredScope: 'feedback:read' });
+        assert.deepEqual(read.body, {
+          message: "The credential lacks the 'feedback:read' scope.",
+          errorCode: 'insufficient_scope',
+          requiredScope: 'feedback:read',
+        });
       }
       const reader = await createTestKey(f.pool, f.org.organizationId, ['feedback:read']);
       assert.equal((await f.as(reader.apiKey)('/v3/rest/feedback-sources')).status, 200);
       assert.equal((await f.as(reader.apiKey)('/v3/rest/people?email=a@b.co')).status, 200);
-      assert.equal((await f.as(reader.apiKey)('/v3/rest/feedback-sources', { method: 'POST', json: { name: 'x', type: 'api' } })).status, 403);
+      assert.equal(
+        (await f.as(reader.apiKey)('/v3/rest/feedback-sources', { method: 'POST', json: { name: 'x', type: 'api' } })).status,
+        403,
+      );
     });
   });
 
@@ -95,7 +111,13 @@ describe('feedback sources and people', () => {
     it('creates (201) then updates (200) by case-insensitive e-mail, keeping fields not sent', async () => {
       const created = await req('/v3/rest/people', {
         method: 'PUT',
-        json: { first_name: 'Ada', last_name: 'Lovelace', email: 'Ada@Example.com', boundary: 'external', company: { name: 'Analytical', domain: 'example.com' } },
+        json: {
+          first_name: 'Ada',
+          last_name: 'Lovelace',
+          email: 'Ada@Example.com',
+          boundary: 'external',
+          company: { name: 'Analytical', domain: 'example.com' },
+        },
       });
       assert.equal(created.status, 201);
       assert.match(created.body.uuid, /^[0-9a-f-]{36}$/);
@@ -106,21 +128,33 @@ describe('feedback sources and people', () => {
       assert.equal(updated.status, 200);
       assert.equal(updated.body.id, created.body.id);
       assert.equal(updated.body.uuid, created.body.uuid);
-      assert.deepEqual([updated.body.first_name, updated.body.last_name, updated.body.company_id], ['Ada', 'King', created.body.company_id]);
+      assert.deepEqual(
+        [updated.body.first_name, updated.body.last_name, updated.body.company_id],
+        ['Ada', 'King', created.body.company_id],
+      );
     });
 
     it('upserts the company by domain within the organization and links it', async () => {
       const a = await req('/v3/rest/people', { method: 'PUT', json: { email: 'b@acme.io', company: { name: 'Acme', domain: 'acme.io' } } });
-      const b = await req('/v3/rest/people', { method: 'PUT', json: { email: 'c@acme.io', company: { name: 'Acme Inc', domain: 'ACME.io' } } });
+      const b = await req('/v3/rest/people', {
+        method: 'PUT',
+        json: { email: 'c@acme.io', company: { name: 'Acme Inc', domain: 'ACME.io' } },
+      });
       assert.equal(a.body.company_id, b.body.company_id);
-      const elsewhere = await f.as(f.other.apiKey)('/v3/rest/people', { method: 'PUT', json: { email: 'b@acme.io', company: { name: 'Acme', domain: 'acme.io' } } });
+      const elsewhere = await f.as(f.other.apiKey)('/v3/rest/people', {
+        method: 'PUT',
+        json: { email: 'b@acme.io', company: { name: 'Acme', domain: 'acme.io' } },
+      });
       assert.equal(elsewhere.status, 201, 'the same e-mail in another organization is another person');
       assert.notEqual(elsewhere.body.company_id, a.body.company_id);
       assert.notEqual(elsewhere.body.id, a.body.id);
     });
 
     it('answers 400 for a bad e-mail, boundary, company or missing e-mail, and stores nothing', async () => {
-      const res = await req('/v3/rest/people', { method: 'PUT', json: { email: 'not-an-email', boundary: 'internal', company: { name: 'X' } } });
+      const res = await req('/v3/rest/people', {
+        method: 'PUT',
+        json: { email: 'not-an-email', boundary: 'internal', company: { name: 'X' } },
+      });
       assert.equal(res.status, 400);
       assert.deepEqual(
         new Set(res.body.errors.map((e: { path: string }) => e.path)),
@@ -133,7 +167,12 @@ describe('feedback sources and people', () => {
 
     it('settles concurrent upserts of one new e-mail into one person: one 201, the rest 200', async () => {
       const results = await Promise.all(
-        Array.from({ length: 10 }, (_, i) => req('/v3/rest/people', { method: 'PUT', json: { email: `Race@Example.org`, first_name: `R${i}`, company: { name: 'Race', domain: 'example.org' } } })),
+        Array.from({ length: 10 }, (_, i) =>
+          req('/v3/rest/people', {
+            method: 'PUT',
+            json: { email: `Race@Example.org`, first_name: `R${i}`, company: { name: 'Race', domain: 'example.org' } },
+          }),
+        ),
       );
       assert.deepEqual(results.map((r) => r.status).sort(), [200, 200, 200, 200, 200, 200, 200, 200, 200, 201]);
       assert.equal(new Set(results.map((r) => r.body.id)).size, 1);

@@ -40,13 +40,17 @@ describe('MCP upload-agent-session: a hostile file stalls nobody', function () {
   async function connect(target: TestApi): Promise<Client> {
     const c = new Client({ name: 'intake-test', version: '1.0.0' });
     const token = await mcpAccessToken(target.url, user);
-    await c.connect(new StreamableHTTPClientTransport(new URL(`${target.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    await c.connect(
+      new StreamableHTTPClientTransport(new URL(`${target.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
+    );
     clients.push(c);
     return c;
   }
-  const upload = async (c: Client, content: string) => (await c.callTool({ name: 'upload-agent-session', arguments: { content } })) as CallToolResult;
+  const upload = async (c: Client, content: string) =>
+    (await c.callTool({ name: 'upload-agent-session', arguments: { content } })) as CallToolResult;
   const text = (r: CallToolResult) => (r.content[0] as { text: string }).text;
-  const sessions = () => pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+  const sessions = () =>
+    pool.oneFirst(sql.type(z.object({ n: z.number() }))`
     SELECT count(*)::int AS n FROM coding_sessions WHERE organization_id = ${user.organizationId}`);
 
   before(async () => {
@@ -88,7 +92,10 @@ describe('MCP upload-agent-session: a hostile file stalls nobody', function () {
     const big = [line('user', 'Please review this log.'), line('assistant', 'a'.repeat(MiB + 1))].join('\n');
     const refused = await upload(client, big);
     assert.equal(refused.isError, true);
-    assert.equal(text(refused), 'Message 2 (assistant) has 1,048,577 characters of text; the limit is 1,048,576 a message. Remove it or shorten it, then upload again. (errorCode session_message_too_large)');
+    assert.equal(
+      text(refused),
+      'Message 2 (assistant) has 1,048,577 characters of text; the limit is 1,048,576 a message. Remove it or shorten it, then upload again. (errorCode session_message_too_large)',
+    );
     assert.deepEqual(refused._meta, { errorCode: 'session_message_too_large' });
     assert.equal(await sessions(), before);
     // At the limit it is stored.
@@ -103,10 +110,15 @@ describe('MCP upload-agent-session: a hostile file stalls nobody', function () {
     const limited = await startTestApi({ pool, bodyChecker: strict });
     try {
       const before = await sessions();
-      const content = Array.from({ length: 8 }, (_, i) => line(i % 2 ? 'assistant' : 'user', `turn ${i} `.repeat(100_000), `m${i}`)).join('\n');
+      const content = Array.from({ length: 8 }, (_, i) => line(i % 2 ? 'assistant' : 'user', `turn ${i} `.repeat(100_000), `m${i}`)).join(
+        '\n',
+      );
       const refused = await upload(await connect(limited), content);
       assert.equal(refused.isError, true);
-      assert.match(text(refused), /^Reading the session file took longer than 0\.001 s and was stopped\. .*\(errorCode session_parse_timeout\)$/);
+      assert.match(
+        text(refused),
+        /^Reading the session file took longer than 0\.001 s and was stopped\. .*\(errorCode session_parse_timeout\)$/,
+      );
       assert.deepEqual(refused._meta, { errorCode: 'session_parse_timeout' });
       assert.equal(await sessions(), before);
     } finally {

@@ -28,10 +28,15 @@ describe('MCP server: coding-agent session tools', function () {
 
   async function connect(accessToken: string): Promise<Client> {
     const c = new Client({ name: 'intake-test', version: '1.0.0' });
-    await c.connect(new StreamableHTTPClientTransport(new URL(`${t.api.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${accessToken}` } } }));
+    await c.connect(
+      new StreamableHTTPClientTransport(new URL(`${t.api.url}/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${accessToken}` } },
+      }),
+    );
     return c;
   }
-  const call = async (name: string, args: Record<string, unknown>, c = client) => (await c.callTool({ name, arguments: args })) as CallToolResult;
+  const call = async (name: string, args: Record<string, unknown>, c = client) =>
+    (await c.callTool({ name, arguments: args })) as CallToolResult;
   const structured = (r: CallToolResult) => {
     assert.ok(!r.isError, JSON.stringify(r.content));
     return r.structuredContent as Record<string, any>;
@@ -55,11 +60,18 @@ describe('MCP server: coding-agent session tools', function () {
   it('lists the five tools with input and output schemas; mutating tools are not read-only, reads are', async () => {
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
-    assert.deepEqual([...byName.keys()].sort(), ['associate-agent-session', 'create-project', 'get-project', 'list-associated-agent-sessions', 'upload-agent-session']);
+    assert.deepEqual([...byName.keys()].sort(), [
+      'associate-agent-session',
+      'create-project',
+      'get-project',
+      'list-associated-agent-sessions',
+      'upload-agent-session',
+    ]);
     for (const name of ['create-project', 'upload-agent-session', 'associate-agent-session']) {
       assert.equal(byName.get(name)?.annotations?.readOnlyHint, false, name);
     }
-    for (const name of ['get-project', 'list-associated-agent-sessions']) assert.equal(byName.get(name)?.annotations?.readOnlyHint, true, name);
+    for (const name of ['get-project', 'list-associated-agent-sessions'])
+      assert.equal(byName.get(name)?.annotations?.readOnlyHint, true, name);
     for (const tool of tools) {
       assert.equal(tool.inputSchema.type, 'object');
       assert.equal(tool.outputSchema?.type, 'object', tool.name);
@@ -79,16 +91,32 @@ describe('MCP server: coding-agent session tools', function () {
     assert.deepEqual([codex.format, codex.title], ['codex', 'Fix flaky test']);
 
     for (const session of [claude, codex]) {
-      const assoc = structured(await call('associate-agent-session', { resourceType: 'project', resourceId: project.publicId, sessionId: session.sessionId }));
-      assert.deepEqual({ ...assoc, associatedAt: undefined }, { resourceType: 'project', resourceId: project.publicId, sessionId: session.sessionId, associated: true, associatedAt: undefined });
+      const assoc = structured(
+        await call('associate-agent-session', { resourceType: 'project', resourceId: project.publicId, sessionId: session.sessionId }),
+      );
+      assert.deepEqual(
+        { ...assoc, associatedAt: undefined },
+        { resourceType: 'project', resourceId: project.publicId, sessionId: session.sessionId, associated: true, associatedAt: undefined },
+      );
     }
-    const again = structured(await call('associate-agent-session', { resourceType: 'project', resourceId: project.publicId, sessionId: claude.sessionId }));
+    const again = structured(
+      await call('associate-agent-session', { resourceType: 'project', resourceId: project.publicId, sessionId: claude.sessionId }),
+    );
     assert.equal(again.associated, true, 'repeating is harmless');
 
     const got = structured(await call('get-project', { publicId: project.publicId }));
-    assert.deepEqual([got.publicId, got.name, got.description, got.associatedSessionCount], [project.publicId, 'Checkout service', 'Payments refactor', 2]);
+    assert.deepEqual(
+      [got.publicId, got.name, got.description, got.associatedSessionCount],
+      [project.publicId, 'Checkout service', 'Payments refactor', 2],
+    );
     const listed = structured(await call('list-associated-agent-sessions', { resourceType: 'project', resourceId: project.publicId }));
-    assert.deepEqual(listed.sessions.map((s: { sessionId: string; format: string }) => [s.sessionId, s.format]), [[claude.sessionId, 'claude-code'], [codex.sessionId, 'codex']]);
+    assert.deepEqual(
+      listed.sessions.map((s: { sessionId: string; format: string }) => [s.sessionId, s.format]),
+      [
+        [claude.sessionId, 'claude-code'],
+        [codex.sessionId, 'codex'],
+      ],
+    );
     assert.equal(listed.sessions[0].eventCount, claude.eventCount);
   });
 
@@ -112,8 +140,11 @@ describe('MCP server: coding-agent session tools', function () {
     const results = (await Promise.all(Array.from({ length: 6 }, () => call('upload-agent-session', { content })))).map(structured);
     assert.equal(new Set(results.map((r) => r.sessionId)).size, 1);
     assert.equal(results.filter((r) => r.created).length, 1, 'exactly one upload created it');
-    assert.equal(await t.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
-      SELECT count(*)::int AS n FROM coding_sessions WHERE id = ${results[0]?.sessionId as string}`), 1);
+    assert.equal(
+      await t.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+      SELECT count(*)::int AS n FROM coding_sessions WHERE id = ${results[0]?.sessionId as string}`),
+      1,
+    );
   });
 
   it('lists associations page by page with a cursor', async () => {
@@ -122,21 +153,33 @@ describe('MCP server: coding-agent session tools', function () {
     for (let i = 0; i < 5; i += 1) {
       const content = JSON.stringify({ type: 'user_message', content: `paged session ${i}` });
       const session = structured(await call('upload-agent-session', { content, title: `Session ${i}` }));
-      structured(await call('associate-agent-session', { resourceType: 'project', resourceId: project.publicId, sessionId: session.sessionId }));
+      structured(
+        await call('associate-agent-session', { resourceType: 'project', resourceId: project.publicId, sessionId: session.sessionId }),
+      );
       ids.push(session.sessionId);
     }
     const seen: string[] = [];
     let cursor: string | undefined;
     let pages = 0;
     do {
-      const page = structured(await call('list-associated-agent-sessions', { resourceType: 'project', resourceId: project.publicId, limit: 2, ...(cursor ? { cursor } : {}) }));
+      const page = structured(
+        await call('list-associated-agent-sessions', {
+          resourceType: 'project',
+          resourceId: project.publicId,
+          limit: 2,
+          ...(cursor ? { cursor } : {}),
+        }),
+      );
       assert.ok(page.sessions.length <= 2);
       seen.push(...page.sessions.map((s: { sessionId: string }) => s.sessionId));
       cursor = page.nextCursor ?? undefined;
       pages += 1;
     } while (cursor);
     assert.deepEqual([seen, pages], [ids, 3]);
-    assert.match(errorText(await call('list-associated-agent-sessions', { resourceType: 'project', resourceId: project.publicId, cursor: 'bm9wZQ' })), /Invalid cursor/);
+    assert.match(
+      errorText(await call('list-associated-agent-sessions', { resourceType: 'project', resourceId: project.publicId, cursor: 'bm9wZQ' })),
+      /Invalid cursor/,
+    );
   });
 
   it('normalized events upload too', async () => {
@@ -149,19 +192,43 @@ describe('MCP server: coding-agent session tools', function () {
     assert.match(errorText(await call('upload-agent-session', { content: fixture('malformed.jsonl') })), /line 2, 4/);
     assert.match(errorText(await call('upload-agent-session', { content: '{"hello": "world"}\n' })), /detect the format/);
     assert.match(errorText(await call('upload-agent-session', { content: '\n \n' })), /the file is empty/);
-    const onlyContext = JSON.stringify({ timestamp: '2026-10-02T14:00:00Z', type: 'response_item', payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: '<environment_context>x</environment_context>' }] } });
-    assert.match(errorText(await call('upload-agent-session', { content: onlyContext })), /No visible user or assistant messages found \(read as codex\)/);
+    const onlyContext = JSON.stringify({
+      timestamp: '2026-10-02T14:00:00Z',
+      type: 'response_item',
+      payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: '<environment_context>x</environment_context>' }] },
+    });
+    assert.match(
+      errorText(await call('upload-agent-session', { content: onlyContext })),
+      /No visible user or assistant messages found \(read as codex\)/,
+    );
     assert.match(errorText(await call('get-project', { publicId: '00000000-0000-4000-8000-000000000000' })), /Project .* not found/);
     assert.match(errorText(await call('get-project', { publicId: 'not-a-uuid' })), /not found/);
     const project = structured(await call('create-project', { name: 'Mine' }));
-    assert.match(errorText(await call('associate-agent-session', { resourceType: 'project', resourceId: project.publicId, sessionId: '00000000-0000-4000-8000-000000000000' })), /Agent session .* not found/);
+    assert.match(
+      errorText(
+        await call('associate-agent-session', {
+          resourceType: 'project',
+          resourceId: project.publicId,
+          sessionId: '00000000-0000-4000-8000-000000000000',
+        }),
+      ),
+      /Agent session .* not found/,
+    );
     // A user of another organization (createSignInUser makes one of its own).
     const stranger = await connect(await mcpAccessToken(t.api.url, await createSignInUser(t.pool)));
     try {
       assert.match(errorText(await call('get-project', { publicId: project.publicId }, stranger)), /not found in your organization/);
-      assert.match(errorText(await call('list-associated-agent-sessions', { resourceType: 'project', resourceId: project.publicId }, stranger)), /not found/);
+      assert.match(
+        errorText(await call('list-associated-agent-sessions', { resourceType: 'project', resourceId: project.publicId }, stranger)),
+        /not found/,
+      );
       const theirs = structured(await call('upload-agent-session', { content: fixture('codex.jsonl') }, stranger));
-      assert.match(errorText(await call('associate-agent-session', { resourceType: 'project', resourceId: project.publicId, sessionId: theirs.sessionId })), /Agent session .* not found/);
+      assert.match(
+        errorText(
+          await call('associate-agent-session', { resourceType: 'project', resourceId: project.publicId, sessionId: theirs.sessionId }),
+        ),
+        /Agent session .* not found/,
+      );
     } finally {
       await stranger.close();
     }
@@ -174,11 +241,18 @@ describe('MCP server: coding-agent session tools', function () {
     const headers = { accept: 'application/json, text/event-stream' };
     const none = await t.api.request('/mcp', { method: 'POST', json: body, headers });
     assert.equal(none.status, 401);
-    assert.match(none.headers.get('www-authenticate') ?? '', /^Bearer resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp", scope="projects:read sessions:upload sessions:associate"$/);
+    assert.match(
+      none.headers.get('www-authenticate') ?? '',
+      /^Bearer resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp", scope="projects:read sessions:upload sessions:associate"$/,
+    );
     const key = await t.api.request('/mcp', { method: 'POST', json: body, headers: { ...headers, 'X-Service-Api-Key': t.org.apiKey } });
     assert.equal(key.status, 401);
     assert.match(key.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
-    const agent = await t.api.request('/mcp', { method: 'POST', json: body, headers: { ...headers, 'X-Service-Agent-Key': 'iak_x', Authorization: `Bearer ${token}` } });
+    const agent = await t.api.request('/mcp', {
+      method: 'POST',
+      json: body,
+      headers: { ...headers, 'X-Service-Agent-Key': 'iak_x', Authorization: `Bearer ${token}` },
+    });
     assert.equal(agent.status, 401);
     const bad = await t.api.request('/mcp', { method: 'POST', json: body, headers: { ...headers, Authorization: 'Bearer nope' } });
     assert.deepEqual([bad.status, bad.body.errorCode], [401, 'invalid_credentials']);
@@ -187,13 +261,20 @@ describe('MCP server: coding-agent session tools', function () {
 
   it('malformed JSON-RPC: 400 or 406 with a JSON-RPC error or the service error body, never a 500', async () => {
     const headers = { Authorization: `Bearer ${token}`, accept: 'application/json, text/event-stream' };
-    const post = (init: RequestInit & { json?: unknown }) => t.api.request('/mcp', { method: 'POST', ...init, headers: { ...headers, ...(init.headers as Record<string, string>) } });
-    const jsonRpcError = /^(Parse error: Invalid JSON-RPC message|Not Acceptable: Client must accept both application\/json and text\/event-stream)$/;
+    const post = (init: RequestInit & { json?: unknown }) =>
+      t.api.request('/mcp', { method: 'POST', ...init, headers: { ...headers, ...(init.headers as Record<string, string>) } });
+    const jsonRpcError =
+      /^(Parse error: Invalid JSON-RPC message|Not Acceptable: Client must accept both application\/json and text\/event-stream)$/;
     for (const [name, init, status, code] of [
       ['empty object', { json: {} }, 400, -32700],
       ['no method', { json: { jsonrpc: '2.0', id: 1 } }, 400, -32700],
       ['wrong version', { json: { jsonrpc: '1.0', id: 1, method: 'ping' } }, 400, -32700],
-      ['no event-stream in Accept', { json: { jsonrpc: '2.0', id: 1, method: 'ping' }, headers: { accept: 'application/json' } }, 406, -32000],
+      [
+        'no event-stream in Accept',
+        { json: { jsonrpc: '2.0', id: 1, method: 'ping' }, headers: { accept: 'application/json' } },
+        406,
+        -32000,
+      ],
     ] as const) {
       const res = await post(init);
       assert.deepEqual([res.status, res.body.jsonrpc, res.body.error?.code, res.body.id], [status, '2.0', code, null], name);
@@ -222,7 +303,11 @@ describe('MCP server: coding-agent session tools', function () {
   });
 
   it('rate limits each user: 429 with Retry-After past MCP_RATE_LIMIT_PER_MINUTE', async () => {
-    const limited = await startTestApi({ pool: t.pool, databaseUrl: t.databaseUrl, config: testConfig({ MCP_RATE_LIMIT_PER_MINUTE: '3' }) });
+    const limited = await startTestApi({
+      pool: t.pool,
+      databaseUrl: t.databaseUrl,
+      config: testConfig({ MCP_RATE_LIMIT_PER_MINUTE: '3' }),
+    });
     try {
       const user = await mcpAccessToken(limited.url, await createSignInUser(t.pool));
       const headers = { accept: 'application/json, text/event-stream', Authorization: `Bearer ${user}` };
@@ -244,7 +329,11 @@ describe('MCP server: coding-agent session tools', function () {
     await broken.end();
     const lines: string[] = [];
     const log = pino({ level: 'error' }, { write: (line: string) => lines.push(line) });
-    const server = createMcpServer(broken, { organizationId: t.org.organizationId, userId: randomUUID() }, { log, requestId: 'req-12345678' });
+    const server = createMcpServer(
+      broken,
+      { organizationId: t.org.organizationId, userId: randomUUID() },
+      { log, requestId: 'req-12345678' },
+    );
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     const local = new Client({ name: 'intake-test', version: '1.0.0' });
     await Promise.all([server.connect(serverSide), local.connect(clientSide)]);

@@ -34,7 +34,22 @@ async function descendants(pid: number): Promise<{ pid: number; comm: string }[]
 const printed = (result: RunResult) => result.stdout;
 
 /** FFmpeg as a compromised decoder would use it: any path, any protocol, no guarded input. */
-const copyToStdout = (input: string) => ['-nostdin', '-v', 'error', '-f', 'data', '-i', input, '-map', '0', '-c', 'copy', '-f', 'data', '-'];
+const copyToStdout = (input: string) => [
+  '-nostdin',
+  '-v',
+  'error',
+  '-f',
+  'data',
+  '-i',
+  input,
+  '-map',
+  '0',
+  '-c',
+  'copy',
+  '-f',
+  'data',
+  '-',
+];
 
 describe('FFmpeg has no secret of the worker and sees nothing but its own files (bubblewrap)', function () {
   this.timeout(120_000);
@@ -63,7 +78,10 @@ describe('FFmpeg has no secret of the worker and sees nothing but its own files 
       const tools = new FfmpegTools({ ...DEFAULT_FFMPEG_SETTINGS, sandbox });
       const controller = new AbortController();
       // Real time for a minute: the run is there to be looked at, then cancelled.
-      const running = tools.run('ffmpeg', ['-nostdin', '-v', 'error', '-re', '-f', 'lavfi', '-i', 'sine=duration=60', '-f', 'null', '-'], { limits, signal: controller.signal });
+      const running = tools.run('ffmpeg', ['-nostdin', '-v', 'error', '-re', '-f', 'lavfi', '-i', 'sine=duration=60', '-f', 'null', '-'], {
+        limits,
+        signal: controller.signal,
+      });
       running.catch(() => undefined);
       let processes: { pid: number; comm: string }[] = [];
       // Until the whole chain is seen: a snapshot taken between bubblewrap's forks can miss one.
@@ -74,7 +92,11 @@ describe('FFmpeg has no secret of the worker and sees nothing but its own files 
       }
       const ffmpeg = processes.find((p) => p.comm === 'ffmpeg');
       assert.ok(ffmpeg, `ffmpeg runs below the worker: ${JSON.stringify(processes)}`);
-      if (sandbox === 'bwrap') assert.ok(processes.some((p) => p.comm === 'bwrap'), 'under bubblewrap');
+      if (sandbox === 'bwrap')
+        assert.ok(
+          processes.some((p) => p.comm === 'bwrap'),
+          'under bubblewrap',
+        );
       // Read while it runs; a process caught in the middle of its exec shows an empty environment for a moment.
       const environOf = async (pid: number) => (await readFile(`/proc/${pid}/environ`, 'utf8').catch(() => '')).split('\0').filter(Boolean);
       for (let tries = 0; tries < 40 && (await environOf(ffmpeg.pid)).length === 0; tries++) await sleep(25);
@@ -88,7 +110,7 @@ describe('FFmpeg has no secret of the worker and sees nothing but its own files 
     });
   }
 
-  it('cannot read a file of the host or the worker\'s /proc environment', async () => {
+  it("cannot read a file of the host or the worker's /proc environment", async () => {
     const secret = path.join(dir, 'other-recording.txt');
     await writeFile(secret, `${canary}-another-tenant's-media`);
     for (const file of [secret, `/proc/${process.pid}/environ`, '/etc/hostname']) {
@@ -134,13 +156,35 @@ describe('FFmpeg has no secret of the worker and sees nothing but its own files 
 
   it('is what runs: the binaries report the sandbox, and the limits still apply inside it', async () => {
     assert.equal((await sandboxed.binaries()).sandbox.kind, 'bwrap');
-    const result = await sandboxed.run('ffmpeg', ['-nostdin', '-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=1920x1080:rate=30:duration=600',
-      '-c:v', 'libx264', '-preset', 'slow', '-f', 'null', '-'], { limits: { wallSeconds: 120, cpuSeconds: 1 } });
+    const result = await sandboxed.run(
+      'ffmpeg',
+      [
+        '-nostdin',
+        '-v',
+        'error',
+        '-f',
+        'lavfi',
+        '-i',
+        'testsrc2=size=1920x1080:rate=30:duration=600',
+        '-c:v',
+        'libx264',
+        '-preset',
+        'slow',
+        '-f',
+        'null',
+        '-',
+      ],
+      { limits: { wallSeconds: 120, cpuSeconds: 1 } },
+    );
     assert.equal(result.limit, 'cpu');
   });
 
   it('FFMPEG_SANDBOX: production requires bubblewrap; development uses it when it works; none is asked for', () => {
-    assert.equal(loadConfig({ NODE_ENV: 'production', SIGNING_SECRET: 'x'.repeat(32), PUBLIC_BASE_URL: 'https://intake.example' }).media.ffmpeg.sandbox, 'bwrap');
+    assert.equal(
+      loadConfig({ NODE_ENV: 'production', SIGNING_SECRET: 'x'.repeat(32), PUBLIC_BASE_URL: 'https://intake.example' }).media.ffmpeg
+        .sandbox,
+      'bwrap',
+    );
     assert.equal(loadConfig({}).media.ffmpeg.sandbox, 'auto');
     assert.equal(loadConfig({ FFMPEG_SANDBOX: 'none' }).media.ffmpeg.sandbox, 'none');
     assert.throws(() => loadConfig({ FFMPEG_SANDBOX: 'firejail' }), /FFMPEG_SANDBOX/);

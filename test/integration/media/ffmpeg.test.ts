@@ -19,8 +19,27 @@ describe('media probing and encoding (the pinned FFmpeg 8 build)', function () {
     tone = path.join(dir, 'tone.wav');
     clip = path.join(dir, 'clip.mkv');
     await writeTone(tone, { seconds: 20 });
-    await runFfmpeg(['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=duration=3:size=640x360:rate=25',
-      '-f', 'lavfi', '-i', 'sine=duration=3', '-shortest', '-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac', clip]);
+    await runFfmpeg([
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc=duration=3:size=640x360:rate=25',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=duration=3',
+      '-shortest',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-c:a',
+      'aac',
+      clip,
+    ]);
   });
   after(async () => rm(dir, { recursive: true, force: true }));
 
@@ -35,11 +54,16 @@ describe('media probing and encoding (the pinned FFmpeg 8 build)', function () {
   it('encodes audio to AAC in M4A with progress rising to 100', async () => {
     const progress: number[] = [];
     const out = path.join(dir, 'tone.m4a');
-    const rendition = await encodeRendition(testFfmpeg, tone, out, await probeMedia(testFfmpeg, tone), { onProgress: (p) => progress.push(p) });
+    const rendition = await encodeRendition(testFfmpeg, tone, out, await probeMedia(testFfmpeg, tone), {
+      onProgress: (p) => progress.push(p),
+    });
     assert.deepEqual(rendition, { contentType: 'audio/mp4', extension: 'm4a', copy: false });
     assert.equal(progress[0], 0);
     assert.equal(progress.at(-1), 100);
-    assert.ok(progress.every((p, i) => i === 0 || p > progress[i - 1]!), `monotonic: ${progress.join(',')}`);
+    assert.ok(
+      progress.every((p, i) => i === 0 || p > progress[i - 1]!),
+      `monotonic: ${progress.join(',')}`,
+    );
     const encoded = await probeMedia(testFfmpeg, out);
     assert.deepEqual([encoded.hasAudio, encoded.hasVideo], [true, false]);
     assert.ok(Math.abs((encoded.durationSec ?? 0) - 20) < 0.2);
@@ -49,12 +73,40 @@ describe('media probing and encoding (the pinned FFmpeg 8 build)', function () {
     const mp3 = path.join(dir, 'call.mp3');
     const cover = path.join(dir, 'cover.png');
     await runFfmpeg(['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=64x64', '-frames:v', '1', cover]);
-    await runFfmpeg(['-hide_banner', '-loglevel', 'error', '-i', tone, '-i', cover, '-map', '0:a', '-map', '1:v', '-c:a', 'libmp3lame', '-b:a', '96k',
-      '-c:v', 'png', '-disposition:v', 'attached_pic', '-id3v2_version', '3', mp3]);
+    await runFfmpeg([
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-i',
+      tone,
+      '-i',
+      cover,
+      '-map',
+      '0:a',
+      '-map',
+      '1:v',
+      '-c:a',
+      'libmp3lame',
+      '-b:a',
+      '96k',
+      '-c:v',
+      'png',
+      '-disposition:v',
+      'attached_pic',
+      '-id3v2_version',
+      '3',
+      mp3,
+    ]);
     const m4a = path.join(dir, 'call.m4a');
     await runFfmpeg(['-hide_banner', '-loglevel', 'error', '-i', tone, '-c:a', 'aac', '-b:a', '96k', m4a]);
-    const codecs = async (file: string) => (await runFfprobe(['-v', 'error', '-show_entries', 'stream=codec_name,codec_type', '-of', 'csv=p=0', file])).stdout.trim().split('\n');
-    for (const [source, expected, codec] of [[mp3, { contentType: 'audio/mpeg', extension: 'mp3', copy: true }, 'mp3'], [m4a, { contentType: 'audio/mp4', extension: 'm4a', copy: true }, 'aac']] as const) {
+    const codecs = async (file: string) =>
+      (await runFfprobe(['-v', 'error', '-show_entries', 'stream=codec_name,codec_type', '-of', 'csv=p=0', file])).stdout
+        .trim()
+        .split('\n');
+    for (const [source, expected, codec] of [
+      [mp3, { contentType: 'audio/mpeg', extension: 'mp3', copy: true }, 'mp3'],
+      [m4a, { contentType: 'audio/mp4', extension: 'm4a', copy: true }, 'aac'],
+    ] as const) {
       const probe = await probeMedia(testFfmpeg, source);
       assert.deepEqual([probe.hasAudio, probe.hasVideo, probe.audioCodec], [true, false, codec], 'cover art is not video');
       const progress: number[] = [];
@@ -65,7 +117,17 @@ describe('media probing and encoding (the pinned FFmpeg 8 build)', function () {
       const copied = await probeMedia(testFfmpeg, out);
       assert.ok(Math.abs((copied.durationSec ?? 0) - 20) < 0.2, String(copied.durationSec));
       // The same bytes of audio: the bit rate is the source's, not 128 kb/s.
-      const { stdout } = await runFfprobe(['-v', 'error', '-select_streams', 'a:0', '-show_entries', 'stream=bit_rate', '-of', 'csv=p=0', out]);
+      const { stdout } = await runFfprobe([
+        '-v',
+        'error',
+        '-select_streams',
+        'a:0',
+        '-show_entries',
+        'stream=bit_rate',
+        '-of',
+        'csv=p=0',
+        out,
+      ]);
       assert.ok(Math.abs(Number(stdout.trim()) - 96_000) < 8_000, stdout);
     }
   });
@@ -82,7 +144,27 @@ describe('media probing and encoding (the pinned FFmpeg 8 build)', function () {
     const subtitles = path.join(dir, 'call.srt');
     await writeFile(subtitles, '1\n00:00:00,000 --> 00:00:01,000\nHello\n');
     const withSubs = path.join(dir, 'with-subs.mp4');
-    await runFfmpeg(['-hide_banner', '-loglevel', 'error', '-i', clip, '-i', subtitles, '-map', '0', '-map', '1', '-c:v', 'copy', '-c:a', 'copy', '-c:s', 'mov_text', '-y', withSubs]);
+    await runFfmpeg([
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-i',
+      clip,
+      '-i',
+      subtitles,
+      '-map',
+      '0',
+      '-map',
+      '1',
+      '-c:v',
+      'copy',
+      '-c:a',
+      'copy',
+      '-c:s',
+      'mov_text',
+      '-y',
+      withSubs,
+    ]);
     const probe = await probeMedia(testFfmpeg, withSubs);
     assert.deepEqual([probe.hasAudio, probe.hasVideo], [true, true]);
     const out = path.join(dir, 'with-subs-rendition.mp4');
@@ -95,11 +177,19 @@ describe('media probing and encoding (the pinned FFmpeg 8 build)', function () {
     const still = path.join(dir, 'still.png');
     await runFfmpeg(['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=duration=1:size=64x64', '-frames:v', '1', still]);
     const { readFile } = await import('node:fs/promises');
-    const cases = [['random.bin', randomBytes(64 * 1024)], ['notes.txt', Buffer.from('meeting notes, not audio\n'.repeat(100))], ['image.png', await readFile(still)]] as const;
+    const cases = [
+      ['random.bin', randomBytes(64 * 1024)],
+      ['notes.txt', Buffer.from('meeting notes, not audio\n'.repeat(100))],
+      ['image.png', await readFile(still)],
+    ] as const;
     for (const [name, bytes] of cases) {
       const file = path.join(dir, name);
       await writeFile(file, bytes);
-      await assert.rejects(probeMedia(testFfmpeg, file), (e: unknown) => e instanceof MediaProcessingError && e.code === 'processing_failed', name);
+      await assert.rejects(
+        probeMedia(testFfmpeg, file),
+        (e: unknown) => e instanceof MediaProcessingError && e.code === 'processing_failed',
+        name,
+      );
     }
   });
 
@@ -108,12 +198,17 @@ describe('media probing and encoding (the pinned FFmpeg 8 build)', function () {
     const whole = await readFile(clip);
     const cut = path.join(dir, 'cut.mkv');
     await writeFile(cut, whole.subarray(0, 2000));
-    await assert.rejects(async () => encodeRendition(testFfmpeg, cut, path.join(dir, 'cut.mp4'), await probeMedia(testFfmpeg, cut)), MediaProcessingError);
+    await assert.rejects(
+      async () => encodeRendition(testFfmpeg, cut, path.join(dir, 'cut.mp4'), await probeMedia(testFfmpeg, cut)),
+      MediaProcessingError,
+    );
   });
 
   it('stops when cancelled', async () => {
     const controller = new AbortController();
-    const pending = encodeRendition(testFfmpeg, clip, path.join(dir, 'cancelled.mp4'), await probeMedia(testFfmpeg, clip), { signal: controller.signal });
+    const pending = encodeRendition(testFfmpeg, clip, path.join(dir, 'cancelled.mp4'), await probeMedia(testFfmpeg, clip), {
+      signal: controller.signal,
+    });
     controller.abort();
     await assert.rejects(pending, (e: unknown) => (e as Error).name === 'AbortError');
   });
@@ -132,15 +227,27 @@ describe('media probing and encoding (the pinned FFmpeg 8 build)', function () {
 
     /** An HLS playlist that plays another recording's file, by a relative and by an absolute path. */
     const playlist = (target: string) =>
-      ['#EXTM3U', '#EXT-X-TARGETDURATION:10', '#EXTINF:3,', path.relative(uploads, target), '#EXTINF:3,', target, '#EXT-X-ENDLIST', ''].join('\n');
+      [
+        '#EXTM3U',
+        '#EXT-X-TARGETDURATION:10',
+        '#EXTINF:3,',
+        path.relative(uploads, target),
+        '#EXTINF:3,',
+        target,
+        '#EXT-X-ENDLIST',
+        '',
+      ].join('\n');
 
-    it('a crafted HLS playlist that references another recording\'s file is refused, probed or encoded', async () => {
+    it("a crafted HLS playlist that references another recording's file is refused, probed or encoded", async () => {
       const crafted = path.join(uploads, 'ing_crafted.m3u8');
       await writeFile(crafted, playlist(other));
       // The attack is real: the same build, unguarded and given the path, reads the other file.
       const { stdout } = await runFfprobe(['-v', 'error', '-show_entries', 'format=format_name,duration', '-of', 'csv=p=0', crafted]);
       assert.match(stdout, /^hls,6\./, 'unguarded, the playlist plays the other recording twice');
-      await assert.rejects(probeMedia(testFfmpeg, crafted), (e: unknown) => e instanceof MediaProcessingError && e.code === 'processing_failed');
+      await assert.rejects(
+        probeMedia(testFfmpeg, crafted),
+        (e: unknown) => e instanceof MediaProcessingError && e.code === 'processing_failed',
+      );
       // Even told the format (a forged probe), the encode refuses it and writes nothing.
       const out = path.join(dir, 'crafted.m4a');
       const forged = { formatName: 'hls', durationSec: 6, hasAudio: true, hasVideo: false, audioCodec: 'aac' };
@@ -165,20 +272,43 @@ describe('media probing and encoding (the pinned FFmpeg 8 build)', function () {
       const probe = await probeMedia(testFfmpeg, mp3);
       assert.equal(probe.formatName, 'mp3');
       await encodeRendition(testFfmpeg, mp3, path.join(dir, 'forced-ok.mp3'), probe);
-      await assert.rejects(encodeRendition(testFfmpeg, mp3, path.join(dir, 'forced-bad.mp4'), { ...probe, formatName: 'matroska,webm', hasVideo: true }), MediaProcessingError);
+      await assert.rejects(
+        encodeRendition(testFfmpeg, mp3, path.join(dir, 'forced-bad.mp4'), { ...probe, formatName: 'matroska,webm', hasVideo: true }),
+        MediaProcessingError,
+      );
     });
 
     it('an encode past its wall-clock limit is stopped, with processing_failed', async () => {
       const hurried = new FfmpegTools({ ...DEFAULT_FFMPEG_SETTINGS, timeLimitSeconds: 0.05 });
       const started = Date.now();
-      await assert.rejects(encodeRendition(hurried, clip, path.join(dir, 'hurried.mp4'), await probeMedia(testFfmpeg, clip)),
-        (e: unknown) => e instanceof MediaProcessingError && /time limit/.test(e.message));
+      await assert.rejects(
+        encodeRendition(hurried, clip, path.join(dir, 'hurried.mp4'), await probeMedia(testFfmpeg, clip)),
+        (e: unknown) => e instanceof MediaProcessingError && /time limit/.test(e.message),
+      );
       assert.ok(Date.now() - started < 10_000);
     });
 
     it('a run past its CPU time limit is killed', async () => {
-      const result = await testFfmpeg.run('ffmpeg', ['-nostdin', '-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=1920x1080:rate=30:duration=600',
-        '-c:v', 'libx264', '-preset', 'slow', '-f', 'null', '-'], { limits: { wallSeconds: 120, cpuSeconds: 1 } });
+      const result = await testFfmpeg.run(
+        'ffmpeg',
+        [
+          '-nostdin',
+          '-v',
+          'error',
+          '-f',
+          'lavfi',
+          '-i',
+          'testsrc2=size=1920x1080:rate=30:duration=600',
+          '-c:v',
+          'libx264',
+          '-preset',
+          'slow',
+          '-f',
+          'null',
+          '-',
+        ],
+        { limits: { wallSeconds: 120, cpuSeconds: 1 } },
+      );
       assert.equal(result.limit, 'cpu');
       assert.notEqual(result.code, 0);
     });
@@ -209,11 +339,18 @@ describe('media probing and encoding (the pinned FFmpeg 8 build)', function () {
     it('a configured prober of another build than the encoder is refused, and so is FFmpeg older than 6', async () => {
       const { ffmpeg } = await testFfmpeg.binaries();
       const otherProbe = await fake('ffprobe-5', 'ffprobe version 5.1.6-0+deb12u1 Copyright (c) 2007-2024 the FFmpeg developers');
-      await assert.rejects(new FfmpegTools({ ...DEFAULT_FFMPEG_SETTINGS, ffmpegPath: ffmpeg, ffprobePath: otherProbe }).binaries(),
-        (e: unknown) => e instanceof FfmpegUnavailableError && /different builds/.test(e.message));
-      const old = [await fake('ffmpeg-4', 'ffmpeg version 4.1 Copyright (c) 2000-2018'), await fake('ffprobe-4', 'ffprobe version 4.1 Copyright (c) 2007-2018')];
-      await assert.rejects(new FfmpegTools({ ...DEFAULT_FFMPEG_SETTINGS, ffmpegPath: old[0], ffprobePath: old[1] }).binaries(),
-        (e: unknown) => e instanceof FfmpegUnavailableError && /older than 6/.test(e.message));
+      await assert.rejects(
+        new FfmpegTools({ ...DEFAULT_FFMPEG_SETTINGS, ffmpegPath: ffmpeg, ffprobePath: otherProbe }).binaries(),
+        (e: unknown) => e instanceof FfmpegUnavailableError && /different builds/.test(e.message),
+      );
+      const old = [
+        await fake('ffmpeg-4', 'ffmpeg version 4.1 Copyright (c) 2000-2018'),
+        await fake('ffprobe-4', 'ffprobe version 4.1 Copyright (c) 2007-2018'),
+      ];
+      await assert.rejects(
+        new FfmpegTools({ ...DEFAULT_FFMPEG_SETTINGS, ffmpegPath: old[0], ffprobePath: old[1] }).binaries(),
+        (e: unknown) => e instanceof FfmpegUnavailableError && /older than 6/.test(e.message),
+      );
       assert.throws(() => new FfmpegTools({ ...DEFAULT_FFMPEG_SETTINGS, ffmpegPath: ffmpeg }), /FFMPEG_PATH and FFPROBE_PATH go together/);
     });
   });

@@ -11,7 +11,11 @@ import { insertIngestion } from '../../../src/db/repositories/media-ingestions.j
 import { mediaWorkflowSettings } from '../../../src/recordings/media.js';
 import { mediaIngestionWorkflowId } from '../../../src/temporal/ids.js';
 import type { MediaIngestionResult } from '../../../workflows/media-ingestion/contract.js';
-import { MEDIA_RECONCILER_WORKFLOW, type MediaReconcilerInput, type MediaReconcilerResult } from '../../../workflows/media-reconciler/contract.js';
+import {
+  MEDIA_RECONCILER_WORKFLOW,
+  type MediaReconcilerInput,
+  type MediaReconcilerResult,
+} from '../../../workflows/media-reconciler/contract.js';
 import { startTestApi, type TestApi } from '../../helpers/app.js';
 import { testConfig } from '../../helpers/config.js';
 import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
@@ -45,7 +49,10 @@ describe('media reconciler', function () {
     port = await listenLocal(server);
     pool = await createDatabasePool(await createTestDatabase());
     worker = await startTestWorker(pool, { deps: loopbackMediaDeps(dir) });
-    api = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: dir, TEMPORAL_TASK_QUEUE: worker.taskQueue, MEDIA_TRANSFER_RETRY_INITIAL_SECONDS: '1' }) });
+    api = await startTestApi({
+      pool,
+      config: testConfig({ STORAGE_DIR: dir, TEMPORAL_TASK_QUEUE: worker.taskQueue, MEDIA_TRANSFER_RETRY_INITIAL_SECONDS: '1' }),
+    });
     org = await createTestOrg(pool);
   });
   after(async () => {
@@ -58,7 +65,9 @@ describe('media reconciler', function () {
 
   const createRecording = async (assetUrl?: string) => {
     const res = await api.request('/v3/rest/recordings', {
-      method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: { record: { externalId: randomUUID() }, ...(assetUrl ? { assetUrl } : {}) },
+      method: 'POST',
+      headers: { 'X-Service-Api-Key': org.apiKey },
+      json: { record: { externalId: randomUUID() }, ...(assetUrl ? { assetUrl } : {}) },
     });
     assert.equal(res.status, 201, JSON.stringify(res.body));
     return res.body.id as string;
@@ -71,7 +80,8 @@ describe('media reconciler', function () {
       await tx.query(sql.unsafe`UPDATE media_ingestions SET phase = ${phase} WHERE id = ${row.id}`);
     });
   };
-  const asset = async (recordingId: string) => (await api.request(`/v3/rest/recordings/${recordingId}`, { headers: { 'X-Service-Api-Key': org.apiKey } })).body.asset;
+  const asset = async (recordingId: string) =>
+    (await api.request(`/v3/rest/recordings/${recordingId}`, { headers: { 'X-Service-Api-Key': org.apiKey } })).body.asset;
 
   it('starts a stranded ingestion again, fails an interrupted one, and leaves running ones alone', async () => {
     const stranded = await createRecording();
@@ -81,27 +91,37 @@ describe('media reconciler', function () {
     const busy = await createRecording(`http://media.test:${port}/overloaded.wav`);
     // A new upload for the stranded recording is refused while its ingestion is active.
     const blocked = await api.request(`/v3/rest/recordings/${stranded}/uploads`, {
-      method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: { fileName: 'a.wav', fileSize: 10 },
+      method: 'POST',
+      headers: { 'X-Service-Api-Key': org.apiKey },
+      json: { fileName: 'a.wav', fileSize: 10 },
     });
     assert.equal(blocked.status, 409);
 
     const input: MediaReconcilerInput = { version: 1, olderThanSeconds: 0, settings: mediaWorkflowSettings(api.deps.config) };
-    const result = await api.deps.temporal.client.workflow.execute(MEDIA_RECONCILER_WORKFLOW, {
-      workflowId: `media-reconciler/${randomUUID()}`, taskQueue: worker.taskQueue, args: [input],
-    }) as MediaReconcilerResult;
+    const result = (await api.deps.temporal.client.workflow.execute(MEDIA_RECONCILER_WORKFLOW, {
+      workflowId: `media-reconciler/${randomUUID()}`,
+      taskQueue: worker.taskQueue,
+      args: [input],
+    })) as MediaReconcilerResult;
     assert.deepEqual(result, { restarted: 1, failed: 1 });
 
-    const restarted = await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(stranded)).result() as MediaIngestionResult;
+    const restarted = (await api.deps.temporal.client.workflow
+      .getHandle(mediaIngestionWorkflowId(stranded))
+      .result()) as MediaIngestionResult;
     assert.deepEqual(restarted, { phase: 'ready', errorCode: null });
     assert.equal((await asset(stranded)).status, 'completed');
     assert.deepEqual(await asset(interrupted), { status: 'failed', url: null, errorCode: 'processing_interrupted' });
-    const phase = await pool.oneFirst(sql.type(z.object({ phase: z.string() }))`SELECT phase FROM media_ingestions WHERE recording_id = ${busy}`);
+    const phase = await pool.oneFirst(
+      sql.type(z.object({ phase: z.string() }))`SELECT phase FROM media_ingestions WHERE recording_id = ${busy}`,
+    );
     assert.notEqual(phase, 'failed', 'a running ingestion is untouched');
     const described = await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(busy)).describe();
     assert.equal(described.status.name, 'RUNNING');
     // The interrupted recording takes a new upload.
     const again = await api.request(`/v3/rest/recordings/${interrupted}/uploads`, {
-      method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: { fileName: 'a.wav', fileSize: 10 },
+      method: 'POST',
+      headers: { 'X-Service-Api-Key': org.apiKey },
+      json: { fileName: 'a.wav', fileSize: 10 },
     });
     assert.equal(again.status, 201, JSON.stringify(again.body));
     await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(busy)).terminate('test over');

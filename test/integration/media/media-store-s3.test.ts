@@ -58,8 +58,11 @@ describe('media store in an S3-compatible bucket (MEDIA_STORE=s3)', function () 
     const { media } = loadConfig({ ...env, DATA_DIR: mediaDir });
     worker = await startTestWorker(pool, {
       deps: {
-        mediaDir, addressPolicy: LOOPBACK_POLICY, resolver: async () => [{ address: '127.0.0.1', family: 4 }],
-        mediaStore: createMediaStore(media), uploadStore: createUploadStore(media),
+        mediaDir,
+        addressPolicy: LOOPBACK_POLICY,
+        resolver: async () => [{ address: '127.0.0.1', family: 4 }],
+        mediaStore: createMediaStore(media),
+        uploadStore: createUploadStore(media),
       },
     });
     api = await startTestApi({ pool, config: testConfig({ ...env, TEMPORAL_TASK_QUEUE: worker.taskQueue }) });
@@ -78,13 +81,19 @@ describe('media store in an S3-compatible bucket (MEDIA_STORE=s3)', function () 
 
   it('URL media: the download and the rendition go through the bucket, playback redirects to a presigned URL with byte ranges', async () => {
     const created = await api.request('/v3/rest/recordings', {
-      method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: { record: { externalId: randomUUID() }, assetUrl: `http://media.test:${port}/tone.wav` },
+      method: 'POST',
+      headers: { 'X-Service-Api-Key': org.apiKey },
+      json: { record: { externalId: randomUUID() }, assetUrl: `http://media.test:${port}/tone.wav` },
     });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const recordingId = created.body.id as string;
-    const result = await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result() as MediaIngestionResult;
+    const result = (await api.deps.temporal.client.workflow
+      .getHandle(mediaIngestionWorkflowId(recordingId))
+      .result()) as MediaIngestionResult;
     assert.deepEqual(result, { phase: 'ready', errorCode: null });
-    const ingestionId = await pool.oneFirst(sql.type(z.object({ id: z.string() }))`SELECT id FROM media_ingestions WHERE recording_id = ${recordingId}`);
+    const ingestionId = await pool.oneFirst(
+      sql.type(z.object({ id: z.string() }))`SELECT id FROM media_ingestions WHERE recording_id = ${recordingId}`,
+    );
     const rendition = `media/renditions/${recordingId}/${ingestionId}.m4a`;
     assert.deepEqual(await keys(), [rendition], 'the rendition is in the bucket; the download was deleted');
     const head = await s3.client.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: rendition }));

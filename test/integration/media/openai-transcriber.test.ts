@@ -34,7 +34,11 @@ interface Received {
 async function formOf(req: IncomingMessage): Promise<FormData> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  return new Request('http://local/', { method: 'POST', headers: req.headers as Record<string, string>, body: Buffer.concat(chunks) }).formData();
+  return new Request('http://local/', {
+    method: 'POST',
+    headers: req.headers as Record<string, string>,
+    body: Buffer.concat(chunks),
+  }).formData();
 }
 
 /** The OpenAI-compatible transcription adapter against a local server speaking that API. */
@@ -57,8 +61,11 @@ describe('OpenAI-compatible transcriber', function () {
         const form = await formOf(req);
         const file = form.get('file');
         received.push({
-          authorization: req.headers.authorization, model: form.get('model') as string | null, responseFormat: form.get('response_format') as string | null,
-          fileType: file instanceof Blob ? file.type : null, fileBytes: file instanceof Blob ? file.size : 0,
+          authorization: req.headers.authorization,
+          model: form.get('model') as string | null,
+          responseFormat: form.get('response_format') as string | null,
+          fileType: file instanceof Blob ? file.type : null,
+          fileBytes: file instanceof Blob ? file.size : 0,
         });
         if (answer.delayMs) await new Promise((r) => setTimeout(r, answer.delayMs));
         res.writeHead(answer.status, { 'content-type': 'application/json' }).end(answer.body);
@@ -86,7 +93,8 @@ describe('OpenAI-compatible transcriber', function () {
     answer = {
       status: 200,
       body: JSON.stringify({
-        text: 'Hello there. Hi! How are you?', duration: 6,
+        text: 'Hello there. Hi! How are you?',
+        duration: 6,
         segments: [
           { start: 2.5, end: 4, text: ' Hi! ', speaker: 'B' },
           { start: 0, end: 2.4, text: 'Hello   there.', speaker: 'A' },
@@ -102,7 +110,10 @@ describe('OpenAI-compatible transcriber', function () {
       { startSec: 4.1, endSec: 5.9, speaker: 0, text: 'How are you?' },
     ]);
     const sent = received.at(-1);
-    assert.deepEqual([sent?.authorization, sent?.model, sent?.responseFormat, sent?.fileType], [`Bearer ${KEY}`, 'whisper-1', 'verbose_json', 'audio/mpeg']);
+    assert.deepEqual(
+      [sent?.authorization, sent?.model, sent?.responseFormat, sent?.fileType],
+      [`Bearer ${KEY}`, 'whisper-1', 'verbose_json', 'audio/mpeg'],
+    );
     // 6 s of mono 16 kHz speech at 32 kb/s: about 24 kB, not the WAV's 500 kB.
     assert.ok((sent?.fileBytes ?? 0) > 10_000 && (sent?.fileBytes ?? 0) < 60_000, String(sent?.fileBytes));
   });
@@ -110,8 +121,20 @@ describe('OpenAI-compatible transcriber', function () {
   it('a text-only answer is one utterance; segments without speakers are speaker 0', async () => {
     answer = { status: 200, body: JSON.stringify({ text: ' Just text. ', duration: 6 }) };
     assert.deepEqual(await transcriber().transcribe(tone), [{ startSec: 0, endSec: 6, speaker: 0, text: 'Just text.' }]);
-    answer = { status: 200, body: JSON.stringify({ text: 'a b', segments: [{ start: 0, end: 1, text: 'a' }, { start: 1, end: 2, text: 'b' }] }) };
-    assert.deepEqual((await transcriber().transcribe(tone)).map((u) => u.speaker), [0, 0]);
+    answer = {
+      status: 200,
+      body: JSON.stringify({
+        text: 'a b',
+        segments: [
+          { start: 0, end: 1, text: 'a' },
+          { start: 1, end: 2, text: 'b' },
+        ],
+      }),
+    };
+    assert.deepEqual(
+      (await transcriber().transcribe(tone)).map((u) => u.speaker),
+      [0, 0],
+    );
   });
 
   it('failures: 5xx and 429 retryable, 401 not (the key never in the message), nonsense and timeouts retryable', async () => {
@@ -162,36 +185,66 @@ describe('OpenAI-compatible transcriber', function () {
     it('a recording without a supplied transcript gets an automatic one: utterances and monologues', async () => {
       answer = {
         status: 200,
-        body: JSON.stringify({ segments: [
-          { start: 0, end: 1, text: 'Good morning.', speaker: 'A' }, { start: 1, end: 2, text: 'Shall we start?', speaker: 'A' },
-          { start: 2, end: 4, text: 'Yes, please.', speaker: 'B' },
-        ] }),
+        body: JSON.stringify({
+          segments: [
+            { start: 0, end: 1, text: 'Good morning.', speaker: 'A' },
+            { start: 1, end: 2, text: 'Shall we start?', speaker: 'A' },
+            { start: 2, end: 4, text: 'Yes, please.', speaker: 'B' },
+          ],
+        }),
       };
       const port = (media.address() as AddressInfo).port;
       const created = await api.request('/v3/rest/recordings', {
-        method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: { record: { externalId: randomUUID() }, assetUrl: `http://media.test:${port}/call.wav` },
+        method: 'POST',
+        headers: { 'X-Service-Api-Key': org.apiKey },
+        json: { record: { externalId: randomUUID() }, assetUrl: `http://media.test:${port}/call.wav` },
       });
       const recordingId = created.body.id as string;
       assert.deepEqual(created.body.transcript, { status: 'waiting', source: null });
       await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result();
       const recording = await api.request(`/v3/rest/recordings/${recordingId}`, { headers: { 'X-Service-Api-Key': org.apiKey } });
       assert.deepEqual(recording.body.transcript, { status: 'completed', source: 'automatic' });
-      const utterances = await api.request(`/v3/rest/recordings/${recordingId}/transcript?type=utterance`, { headers: { 'X-Service-Api-Key': org.apiKey } });
-      assert.deepEqual(utterances.body.utterances.map((u: { speaker: number; text: string }) => [u.speaker, u.text]), [[0, 'Good morning.'], [0, 'Shall we start?'], [1, 'Yes, please.']]);
-      const monologues = await api.request(`/v3/rest/recordings/${recordingId}/transcript?type=monologue`, { headers: { 'X-Service-Api-Key': org.apiKey } });
-      assert.deepEqual(monologues.body.monologues.map((m: { speaker: number; text: string; startSec: number; endSec: number }) => [m.speaker, m.startSec, m.endSec, m.text]), [
-        [0, 0, 2, 'Good morning. Shall we start?'], [1, 2, 4, 'Yes, please.'],
-      ]);
+      const utterances = await api.request(`/v3/rest/recordings/${recordingId}/transcript?type=utterance`, {
+        headers: { 'X-Service-Api-Key': org.apiKey },
+      });
+      assert.deepEqual(
+        utterances.body.utterances.map((u: { speaker: number; text: string }) => [u.speaker, u.text]),
+        [
+          [0, 'Good morning.'],
+          [0, 'Shall we start?'],
+          [1, 'Yes, please.'],
+        ],
+      );
+      const monologues = await api.request(`/v3/rest/recordings/${recordingId}/transcript?type=monologue`, {
+        headers: { 'X-Service-Api-Key': org.apiKey },
+      });
+      assert.deepEqual(
+        monologues.body.monologues.map((m: { speaker: number; text: string; startSec: number; endSec: number }) => [
+          m.speaker,
+          m.startSec,
+          m.endSec,
+          m.text,
+        ]),
+        [
+          [0, 0, 2, 'Good morning. Shall we start?'],
+          [1, 2, 4, 'Yes, please.'],
+        ],
+      );
     });
 
     it('an engine that refuses: the transcript is failed, the media stays ready', async () => {
       answer = { status: 400, body: '{"error":"unsupported"}' };
       const port = (media.address() as AddressInfo).port;
       const created = await api.request('/v3/rest/recordings', {
-        method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: { record: { externalId: randomUUID() }, assetUrl: `http://media.test:${port}/call.wav` },
+        method: 'POST',
+        headers: { 'X-Service-Api-Key': org.apiKey },
+        json: { record: { externalId: randomUUID() }, assetUrl: `http://media.test:${port}/call.wav` },
       });
       const recordingId = created.body.id as string;
-      assert.deepEqual(await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result(), { phase: 'ready', errorCode: null });
+      assert.deepEqual(await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result(), {
+        phase: 'ready',
+        errorCode: null,
+      });
       const recording = await api.request(`/v3/rest/recordings/${recordingId}`, { headers: { 'X-Service-Api-Key': org.apiKey } });
       assert.deepEqual([recording.body.asset.status, recording.body.transcript.status], ['completed', 'failed']);
     });

@@ -30,14 +30,20 @@ describe('offline transcriber (PocketSphinx)', function () {
     const heard = new Set(utterances.flatMap((u) => u.text.split(' ')));
     const reference = REFERENCE.split(' ');
     const found = reference.filter((w) => heard.has(w)).length / reference.length;
-    assert.ok(found >= 0.5, `only ${Math.round(found * 100)}% of the reference words were heard: ${utterances.map((u) => u.text).join(' / ')}`);
+    assert.ok(
+      found >= 0.5,
+      `only ${Math.round(found * 100)}% of the reference words were heard: ${utterances.map((u) => u.text).join(' / ')}`,
+    );
     assert.ok(heard.has('leisure') && heard.has('consider') && heard.has('power'));
   });
 
   it('bytes that are not media fail permanently', async () => {
     const junk = path.join(dir, 'notes.txt');
     await writeFile(junk, 'not audio');
-    const error = await new PocketSphinxTranscriber().transcribe(junk).then(() => null, (e: unknown) => e);
+    const error = await new PocketSphinxTranscriber().transcribe(junk).then(
+      () => null,
+      (e: unknown) => e,
+    );
     assert.ok(error instanceof TranscriberError);
     assert.deepEqual([error.code, error.retryable], ['transcription_failed', false]);
   });

@@ -7,7 +7,6 @@ import { LOOPBACK_POLICY } from '../../helpers/worker.js';
 import { listenLocal, closeServer } from '../../helpers/http.js';
 import { freePort } from '../../../src/dev/net.js';
 
-
 /** A resolver that answers like DNS would, for the names the tests use. */
 async function testResolver(hostname: string): Promise<LookupAddress[]> {
   const answers: Record<string, LookupAddress[]> = {
@@ -15,7 +14,10 @@ async function testResolver(hostname: string): Promise<LookupAddress[]> {
     'internal.test': [{ address: '10.0.0.5', family: 4 }],
     'metadata.test': [{ address: '169.254.169.254', family: 4 }],
     'v6-internal.test': [{ address: 'fd00::1', family: 6 }],
-    'mixed.test': [{ address: '127.0.0.1', family: 4 }, { address: '192.168.1.10', family: 4 }],
+    'mixed.test': [
+      { address: '127.0.0.1', family: 4 },
+      { address: '192.168.1.10', family: 4 },
+    ],
   };
   if (hostname === 'flaky.test') throw Object.assign(new Error('temporary failure'), { code: 'EAI_AGAIN' });
   const found = answers[hostname];
@@ -74,7 +76,12 @@ describe('SafeFetcher: SSRF-safe media transfer', function () {
   });
 
   const fetcher = (o: { policy?: AddressPolicy; maxBytes?: number; allowedHosts?: string[] } = {}) =>
-    new SafeFetcher({ policy: o.policy ?? LOOPBACK_POLICY, resolver: testResolver, allowedHosts: o.allowedHosts ?? [], ...(o.maxBytes ? { maxBytes: o.maxBytes } : {}) });
+    new SafeFetcher({
+      policy: o.policy ?? LOOPBACK_POLICY,
+      resolver: testResolver,
+      allowedHosts: o.allowedHosts ?? [],
+      ...(o.maxBytes ? { maxBytes: o.maxBytes } : {}),
+    });
   async function failure(url: string, o: Parameters<typeof fetcher>[0] = {}): Promise<AssetFetchError> {
     const f = fetcher(o);
     try {
@@ -151,7 +158,10 @@ describe('SafeFetcher: SSRF-safe media transfer', function () {
     }
     const literal = await failure(`http://127.0.0.1:${port}/audio.mp3`, { policy: PUBLIC_ADDRESSES, allowedHosts: ['media.test'] });
     assert.equal(literal.code, 'asset_url_blocked');
-    const elsewhere = await failure(`http://media.test:${port}/redirect?to=${encodeURIComponent(`http://internal.test:${port}/audio.mp3`)}`, { policy: PUBLIC_ADDRESSES, allowedHosts: ['media.test'] });
+    const elsewhere = await failure(
+      `http://media.test:${port}/redirect?to=${encodeURIComponent(`http://internal.test:${port}/audio.mp3`)}`,
+      { policy: PUBLIC_ADDRESSES, allowedHosts: ['media.test'] },
+    );
     assert.equal(elsewhere.code, 'asset_url_blocked');
   });
 
@@ -162,7 +172,7 @@ describe('SafeFetcher: SSRF-safe media transfer', function () {
     }
   });
 
-  it('accepts only the spec\'s media content types', async () => {
+  it("accepts only the spec's media content types", async () => {
     const e = await failure(`http://media.test:${port}/page.html`);
     assert.deepEqual([e.code, e.retryable], ['asset_unsupported_content_type', false]);
     const f = fetcher();
@@ -188,7 +198,10 @@ describe('SafeFetcher: SSRF-safe media transfer', function () {
 
   it('maps HTTP statuses to stable codes: missing, denied, overloaded (retryable), other', async () => {
     const cases: [string, string, boolean][] = [
-      ['/missing', 'asset_not_found', false], ['/private', 'asset_access_denied', false], ['/busy', 'asset_unavailable', true], ['/teapot', 'asset_http_error', false],
+      ['/missing', 'asset_not_found', false],
+      ['/private', 'asset_access_denied', false],
+      ['/busy', 'asset_unavailable', true],
+      ['/teapot', 'asset_http_error', false],
     ];
     for (const [path, code, retryable] of cases) {
       const e = await failure(`http://media.test:${port}${path}`);
@@ -211,7 +224,7 @@ describe('SafeFetcher: SSRF-safe media transfer', function () {
     assert.deepEqual([e.code, e.retryable], ['asset_network_error', true]);
   });
 
-  it('caps at 5 GiB by default (the spec\'s URL media limit)', () => {
+  it("caps at 5 GiB by default (the spec's URL media limit)", () => {
     assert.equal(MAX_MEDIA_BYTES, 5 * 1024 ** 3);
   });
 });

@@ -32,8 +32,12 @@ describe('direct uploads across two API processes (a shared tus lock)', function
     org = await createTestOrg(pool);
     const { temporal } = await testStack();
     const env = {
-      DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporal.address, SIGNING_SECRET: TEST_SIGNING_SECRET,
-      STORAGE_DIR: mediaDir, LOG_LEVEL: 'warn', TEMPORAL_TASK_QUEUE: `replicas-${randomUUID()}`,
+      DATABASE_URL: databaseUrl,
+      TEMPORAL_ADDRESS: temporal.address,
+      SIGNING_SECRET: TEST_SIGNING_SECRET,
+      STORAGE_DIR: mediaDir,
+      LOG_LEVEL: 'warn',
+      TEMPORAL_TASK_QUEUE: `replicas-${randomUUID()}`,
     };
     for (let i = 0; i < 2; i++) replicas.push(await startApiProcess(env));
   });
@@ -51,12 +55,20 @@ describe('direct uploads across two API processes (a shared tus lock)', function
   it('a HEAD on replica B while A receives a slow PATCH stops A first and answers what A stored; B then finishes the upload, byte for byte', async () => {
     const data = randomBytes(4 << 20);
     const headers = { 'X-Service-Api-Key': org.apiKey, 'Content-Type': 'application/json' };
-    const recording = await (await fetch(`${replicas[0]!.url}/v3/rest/recordings`, { method: 'POST', headers, body: JSON.stringify({ record: { externalId: randomUUID() } }) })).json() as { id: string };
+    const recording = (await (
+      await fetch(`${replicas[0]!.url}/v3/rest/recordings`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ record: { externalId: randomUUID() } }),
+      })
+    ).json()) as { id: string };
     const created = await fetch(`${replicas[0]!.url}/v3/rest/recordings/${recording.id}/uploads`, {
-      method: 'POST', headers, body: JSON.stringify({ fileName: 'call.wav', fileSize: data.length }),
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ fileName: 'call.wav', fileSize: data.length }),
     });
     assert.equal(created.status, 201);
-    const { uploadUrl, uploadId } = await created.json() as { uploadUrl: string; uploadId: string };
+    const { uploadUrl, uploadId } = (await created.json()) as { uploadUrl: string; uploadId: string };
     // A slow client on replica A: 64 KiB every 100 ms (6.4 s for the file). A release request gives
     // the holder tus's lockDrainTimeout (3 s) to stop, so most of the file is still to come then.
     let sent = 0;
@@ -69,8 +81,14 @@ describe('direct uploads across two API processes (a shared tus lock)', function
       },
     });
     const onA = fetch(onReplica(uploadUrl, 0), {
-      method: 'PATCH', body: slow, duplex: 'half', headers: { ...tus, 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream' },
-    }).then(async (res) => res.status, () => 'aborted');
+      method: 'PATCH',
+      body: slow,
+      duplex: 'half',
+      headers: { ...tus, 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream' },
+    }).then(
+      async (res) => res.status,
+      () => 'aborted',
+    );
     const file = path.join(uploadsDirectory(mediaDir), uploadId);
     assert.ok(await waitFor(async () => ((await stat(file).catch(() => null))?.size ?? 0) > 256 << 10, 30_000, 20), 'A is writing');
     const answeredByB = await offsetOn(uploadUrl, 1);
@@ -81,7 +99,9 @@ describe('direct uploads across two API processes (a shared tus lock)', function
     assert.equal(await offsetOn(uploadUrl, 0), answeredByB, 'A agrees');
     // B finishes from there.
     const rest = await fetch(onReplica(uploadUrl, 1), {
-      method: 'PATCH', body: data.subarray(answeredByB), headers: { ...tus, 'Upload-Offset': String(answeredByB), 'Content-Type': 'application/offset+octet-stream' },
+      method: 'PATCH',
+      body: data.subarray(answeredByB),
+      headers: { ...tus, 'Upload-Offset': String(answeredByB), 'Content-Type': 'application/offset+octet-stream' },
     });
     assert.deepEqual([rest.status, rest.headers.get('upload-offset')], [204, String(data.length)]);
     assert.ok((await readFile(file)).equals(data), 'the stored file is the uploaded bytes');

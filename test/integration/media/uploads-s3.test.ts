@@ -50,11 +50,20 @@ describe('direct uploads with an S3-compatible store', function () {
   });
 
   const headers = () => ({ 'X-Service-Api-Key': org.apiKey });
-  const objects = async () => ((await s3.client.send(new ListObjectsV2Command({ Bucket: s3.bucket }))).Contents ?? []).map((o) => o.Key as string).sort();
+  const objects = async () =>
+    ((await s3.client.send(new ListObjectsV2Command({ Bucket: s3.bucket }))).Contents ?? []).map((o) => o.Key as string).sort();
   async function newUpload(fileSize: number) {
-    const recording = await api.request('/v3/rest/recordings', { method: 'POST', headers: headers(), json: { record: { externalId: randomUUID() } } });
+    const recording = await api.request('/v3/rest/recordings', {
+      method: 'POST',
+      headers: headers(),
+      json: { record: { externalId: randomUUID() } },
+    });
     const recordingId = recording.body.id as string;
-    const upload = await api.request(`/v3/rest/recordings/${recordingId}/uploads`, { method: 'POST', headers: headers(), json: { fileName: 'long.wav', fileSize } });
+    const upload = await api.request(`/v3/rest/recordings/${recordingId}/uploads`, {
+      method: 'POST',
+      headers: headers(),
+      json: { fileName: 'long.wav', fileSize },
+    });
     assert.equal(upload.status, 201, JSON.stringify(upload.body));
     return { recordingId, uploadId: upload.body.uploadId as string, uploadUrl: upload.body.uploadUrl as string };
   }
@@ -66,7 +75,9 @@ describe('direct uploads with an S3-compatible store', function () {
     // The first client stops after one 6 MiB chunk; a second resumes from the stored offset.
     await new Promise<void>((resolve, reject) => {
       const upload = new tus.Upload(audio, {
-        uploadUrl, chunkSize: 6 * 1024 * 1024, retryDelays: [],
+        uploadUrl,
+        chunkSize: 6 * 1024 * 1024,
+        retryDelays: [],
         onChunkComplete: () => void upload.abort().then(resolve, reject),
         onError: reject,
       });
@@ -75,25 +86,40 @@ describe('direct uploads with an S3-compatible store', function () {
     const head = await fetch(uploadUrl, { method: 'HEAD', headers: { 'Tus-Resumable': '1.0.0' } });
     assert.equal(head.headers.get('upload-offset'), String(6 * 1024 * 1024));
     await new Promise<void>((resolve, reject) => {
-      new tus.Upload(audio, { uploadUrl, chunkSize: 6 * 1024 * 1024, retryDelays: [0], onSuccess: () => resolve(), onError: reject }).start();
+      new tus.Upload(audio, {
+        uploadUrl,
+        chunkSize: 6 * 1024 * 1024,
+        retryDelays: [0],
+        onSuccess: () => resolve(),
+        onError: reject,
+      }).start();
     });
     assert.deepEqual(await result(recordingId), { phase: 'ready', errorCode: null });
     const recording = await api.request(`/v3/rest/recordings/${recordingId}`, { headers: headers() });
     assert.equal(recording.body.asset.status, 'completed');
     const media = await fetch(recording.body.asset.url as string, { headers: { range: 'bytes=0-9' } });
     assert.equal(media.status, 206);
-    assert.deepEqual((await objects()).filter((k) => k.startsWith(uploadId)), [], 'the upload is deleted from the bucket once published');
+    assert.deepEqual(
+      (await objects()).filter((k) => k.startsWith(uploadId)),
+      [],
+      'the upload is deleted from the bucket once published',
+    );
   });
 
   it('a cancelled upload leaves nothing in the bucket', async () => {
     const { recordingId, uploadId, uploadUrl } = await newUpload(audio.length);
     const sent = await fetch(uploadUrl, {
-      method: 'PATCH', body: audio.subarray(0, 1000), headers: { 'Tus-Resumable': '1.0.0', 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream' },
+      method: 'PATCH',
+      body: audio.subarray(0, 1000),
+      headers: { 'Tus-Resumable': '1.0.0', 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream' },
     });
     assert.deepEqual([sent.status, sent.headers.get('upload-offset')], [204, '1000']);
     const cancelled = await api.request(`/v3/rest/recordings/${recordingId}/uploads/${uploadId}`, { method: 'DELETE', headers: headers() });
     assert.deepEqual([cancelled.status, cancelled.body.phase], [200, 'cancelled']);
     assert.deepEqual(await result(recordingId), { phase: 'cancelled', errorCode: null });
-    assert.deepEqual((await objects()).filter((k) => k.startsWith(uploadId)), []);
+    assert.deepEqual(
+      (await objects()).filter((k) => k.startsWith(uploadId)),
+      [],
+    );
   });
 });

@@ -61,7 +61,11 @@ describe('direct uploads (tus)', function () {
 
   const keyHeaders = (o: TestOrg = org) => ({ 'X-Service-Api-Key': o.apiKey });
   async function newRecording(o: TestOrg = org): Promise<string> {
-    const res = await api.request('/v3/rest/recordings', { method: 'POST', headers: keyHeaders(o), json: { record: { externalId: randomUUID() } } });
+    const res = await api.request('/v3/rest/recordings', {
+      method: 'POST',
+      headers: keyHeaders(o),
+      json: { record: { externalId: randomUUID() } },
+    });
     assert.equal(res.status, 201, JSON.stringify(res.body));
     return res.body.id as string;
   }
@@ -72,21 +76,32 @@ describe('direct uploads (tus)', function () {
   const cancel = (recordingId: string, uploadId: string, headers: Record<string, string> = keyHeaders()) =>
     api.request(`/v3/rest/recordings/${recordingId}/uploads/${uploadId}`, { method: 'DELETE', headers });
   const recording = async (id: string) => (await api.request(`/v3/rest/recordings/${id}`, { headers: keyHeaders() })).body;
-  const ingestions = (recordingId: string) => pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+  const ingestions = (recordingId: string) =>
+    pool.oneFirst(sql.type(z.object({ n: z.number() }))`
     SELECT count(*)::int AS n FROM media_ingestions WHERE recording_id = ${recordingId}`);
-  const result = (recordingId: string) => api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result() as Promise<MediaIngestionResult>;
+  const result = (recordingId: string) =>
+    api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result() as Promise<MediaIngestionResult>;
 
   /** Sends the whole file with tus-js-client, resuming the service-created resource by its URL. */
   function tusUpload(uploadUrl: string, data: Buffer, options: Partial<tus.UploadOptions> = {}): Promise<void> {
     return new Promise((resolve, reject) => {
-      const upload = new tus.Upload(data, { uploadUrl, retryDelays: [0, 200, 500], ...options, onSuccess: () => resolve(), onError: reject });
+      const upload = new tus.Upload(data, {
+        uploadUrl,
+        retryDelays: [0, 200, 500],
+        ...options,
+        onSuccess: () => resolve(),
+        onError: reject,
+      });
       upload.start();
     });
   }
   const tusHeaders = { 'Tus-Resumable': '1.0.0' };
-  const patch = (uploadUrl: string, offset: number, chunk: Buffer, headers: Record<string, string> = {}) => fetch(uploadUrl, {
-    method: 'PATCH', body: chunk, headers: { ...tusHeaders, 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream', ...headers },
-  });
+  const patch = (uploadUrl: string, offset: number, chunk: Buffer, headers: Record<string, string> = {}) =>
+    fetch(uploadUrl, {
+      method: 'PATCH',
+      body: chunk,
+      headers: { ...tusHeaders, 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream', ...headers },
+    });
 
   describe('create', () => {
     it('201 with a tus uploadUrl for the declared size; the status and the asset wait for bytes', async () => {
@@ -99,11 +114,23 @@ describe('direct uploads (tus)', function () {
       assert.equal(res.body.timeoutSeconds, 3600);
       assert.match(res.body.uploadUrl, new RegExp(`^${api.url}/v3/uploads/${res.body.uploadId}\\.[A-Za-z0-9_-]{43}$`));
       const head = await fetch(res.body.uploadUrl, { method: 'HEAD', headers: tusHeaders });
-      assert.deepEqual([head.status, head.headers.get('upload-offset'), head.headers.get('upload-length')], [200, '0', String(tone.length)]);
-      assert.deepEqual((await status(recordingId, res.body.uploadId)).body, { recordingId, uploadId: res.body.uploadId, phase: 'waiting', encodeProgress: null, errorCode: null });
+      assert.deepEqual(
+        [head.status, head.headers.get('upload-offset'), head.headers.get('upload-length')],
+        [200, '0', String(tone.length)],
+      );
+      assert.deepEqual((await status(recordingId, res.body.uploadId)).body, {
+        recordingId,
+        uploadId: res.body.uploadId,
+        phase: 'waiting',
+        encodeProgress: null,
+        errorCode: null,
+      });
       assert.deepEqual((await recording(recordingId)).asset, { status: 'waiting', url: null, errorCode: null });
       const described = await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).describe();
-      assert.deepEqual([described.typedSearchAttributes.get(RECORDING_ID), described.typedSearchAttributes.get(STATUS)], [recordingId, 'waiting']);
+      assert.deepEqual(
+        [described.typedSearchAttributes.get(RECORDING_ID), described.typedSearchAttributes.get(STATUS)],
+        [recordingId, 'waiting'],
+      );
       assert.equal(api.logs.join('').includes(res.body.uploadUrl.split('.').pop() as string), false, 'the URL token is never logged');
     });
 
@@ -119,7 +146,10 @@ describe('direct uploads (tus)', function () {
       // Another credential of the same organization: an API key, and a user's token (from a browser Origin).
       const key = await createTestKey(pool, org.organizationId, ['recordings:write']);
       const otherKey = await createUpload(recordingId, body, { 'X-Service-Api-Key': key.apiKey });
-      assert.deepEqual([otherKey.status, otherKey.body.uploadId, otherKey.body.uploadUrl], [201, first.body.uploadId, first.body.uploadUrl]);
+      assert.deepEqual(
+        [otherKey.status, otherKey.body.uploadId, otherKey.body.uploadUrl],
+        [201, first.body.uploadId, first.body.uploadUrl],
+      );
       const user = await createTestUser(pool, org.organizationId);
       const asUser = await createUpload(recordingId, body, { Authorization: `Bearer ${user.accessToken}`, Origin: ORIGIN });
       assert.deepEqual([asUser.status, asUser.body.uploadId, asUser.body.uploadUrl], [201, first.body.uploadId, first.body.uploadUrl]);
@@ -128,11 +158,18 @@ describe('direct uploads (tus)', function () {
       assert.equal(head.headers.get('access-control-allow-origin'), ORIGIN);
       // Any other field of the identity makes another request: 409 while the first is active.
       for (const different of [
-        { ...body, fileSize: 1001 }, { ...body, fileName: 'other.wav' }, { ...body, inMobileApp: true },
-        { fileName: 'call.wav', fileSize: 1000 }, { ...body, folderId: (await createFolder(pool, org.organizationId, 'elsewhere')).id },
+        { ...body, fileSize: 1001 },
+        { ...body, fileName: 'other.wav' },
+        { ...body, inMobileApp: true },
+        { fileName: 'call.wav', fileSize: 1000 },
+        { ...body, folderId: (await createFolder(pool, org.organizationId, 'elsewhere')).id },
       ]) {
         const res = await createUpload(recordingId, different);
-        assert.deepEqual([res.status, res.body.errorCode, res.body.uploadId], [409, 'media_ingestion_active', first.body.uploadId], JSON.stringify(different));
+        assert.deepEqual(
+          [res.status, res.body.errorCode, res.body.uploadId],
+          [409, 'media_ingestion_active', first.body.uploadId],
+          JSON.stringify(different),
+        );
         assert.equal(typeof res.body.message, 'string');
       }
       assert.equal(await ingestions(recordingId), 1);
@@ -146,16 +183,22 @@ describe('direct uploads (tus)', function () {
       assert.deepEqual((await recording(recordingId)).folderIds, [folderId]);
       // A recording already in folders keeps them and gains this one.
       const filed = (await createFolder(pool, org.organizationId, 'filed at create')).id;
-      const created = await api.request('/v3/rest/recordings', { method: 'POST', headers: keyHeaders(), json: { record: { externalId: randomUUID() }, folderIds: [filed] } });
+      const created = await api.request('/v3/rest/recordings', {
+        method: 'POST',
+        headers: keyHeaders(),
+        json: { record: { externalId: randomUUID() }, folderIds: [filed] },
+      });
       const second = await createUpload(created.body.id as string, { fileName: 'call.wav', fileSize: 1000, folderId });
       assert.equal(second.status, 201, JSON.stringify(second.body));
       assert.deepEqual(new Set((await recording(created.body.id as string)).folderIds), new Set([filed, folderId]));
     });
 
-    it('409 while the recording\'s URL media is still being ingested (one active ingestion, upload or URL)', async () => {
+    it("409 while the recording's URL media is still being ingested (one active ingestion, upload or URL)", async () => {
       // The host does not resolve here: the transfer is retried and the asset stays queued.
       const created = await api.request('/v3/rest/recordings', {
-        method: 'POST', headers: keyHeaders(), json: { record: { externalId: randomUUID() }, assetUrl: 'https://media.invalid/call.mp3' },
+        method: 'POST',
+        headers: keyHeaders(),
+        json: { record: { externalId: randomUUID() }, assetUrl: 'https://media.invalid/call.mp3' },
       });
       assert.equal(created.status, 201);
       const res = await createUpload(created.body.id as string, { fileName: 'call.wav', fileSize: 1000 });
@@ -184,7 +227,10 @@ describe('direct uploads (tus)', function () {
         const res = await createUpload(recordingId, body);
         assert.equal(res.status, 400, JSON.stringify(body));
         assert.equal(res.body.errorCode, 'validation_failed');
-        assert.ok(res.body.errors.some((e: { path: string }) => e.path.startsWith(where)), `${JSON.stringify(body)}: ${JSON.stringify(res.body.errors)}`);
+        assert.ok(
+          res.body.errors.some((e: { path: string }) => e.path.startsWith(where)),
+          `${JSON.stringify(body)}: ${JSON.stringify(res.body.errors)}`,
+        );
       }
       // The largest size the spec allows is accepted.
       const largest = await createUpload(recordingId, { fileName: 'huge.mp4', fileSize: 9_007_199_254_740_991 });
@@ -199,13 +245,22 @@ describe('direct uploads (tus)', function () {
       const bearer = { Authorization: `Bearer ${user.accessToken}` };
       const missing = await createUpload(recordingId, { fileName: 'a.wav', fileSize: 10 }, bearer);
       assert.deepEqual([missing.status, missing.body.errorCode], [400, 'origin_required']);
-      const invalid = await createUpload(recordingId, { fileName: 'a.wav', fileSize: 10 }, { ...bearer, Origin: 'https://app.example.com/path' });
+      const invalid = await createUpload(
+        recordingId,
+        { fileName: 'a.wav', fileSize: 10 },
+        { ...bearer, Origin: 'https://app.example.com/path' },
+      );
       assert.deepEqual([invalid.status, invalid.body.errorCode], [400, 'origin_invalid']);
       assert.equal(await ingestions(recordingId), 0);
       const res = await createUpload(recordingId, { fileName: 'a.wav', fileSize: 10 }, { ...bearer, Origin: ORIGIN });
       assert.equal(res.status, 201, JSON.stringify(res.body));
       const preflight = await fetch(res.body.uploadUrl, {
-        method: 'OPTIONS', headers: { Origin: ORIGIN, 'Access-Control-Request-Method': 'PATCH', 'Access-Control-Request-Headers': 'tus-resumable,upload-offset,content-type' },
+        method: 'OPTIONS',
+        headers: {
+          Origin: ORIGIN,
+          'Access-Control-Request-Method': 'PATCH',
+          'Access-Control-Request-Headers': 'tus-resumable,upload-offset,content-type',
+        },
       });
       assert.equal(preflight.status, 204);
       assert.equal(preflight.headers.get('access-control-allow-origin'), ORIGIN);
@@ -235,9 +290,13 @@ describe('direct uploads (tus)', function () {
       const notAllowed = await createUpload(theirs, { fileName: 'a.wav', fileSize: 10 }, keyHeaders(noRecording));
       assert.deepEqual([notAllowed.status, notAllowed.body.errorCode], [401, 'recording_not_allowed']);
       const user = await createTestUser(pool, noRecording.organizationId);
-      const asUser = await createUpload(theirs, { fileName: 'a.wav', fileSize: 10 }, { Authorization: `Bearer ${user.accessToken}`, Origin: ORIGIN });
+      const asUser = await createUpload(
+        theirs,
+        { fileName: 'a.wav', fileSize: 10 },
+        { Authorization: `Bearer ${user.accessToken}`, Origin: ORIGIN },
+      );
       assert.deepEqual([asUser.status, asUser.body.errorCode], [401, 'recording_not_allowed']);
-      assert.equal(await ingestions(recordingId) + await ingestions(theirs), 0);
+      assert.equal((await ingestions(recordingId)) + (await ingestions(theirs)), 0);
     });
 
     it('404 for an unknown or foreign recording, folder or batch; 403 for a batch with an API key (batches are user-scoped)', async () => {
@@ -278,8 +337,10 @@ describe('direct uploads (tus)', function () {
       const created = await createUpload(recordingId, { fileName: 'a.wav', fileSize: 10 });
       const otherRecording = await newRecording();
       for (const [rec, up, headers] of [
-        [recordingId, randomUUID(), keyHeaders()], [otherRecording, created.body.uploadId, keyHeaders()],
-        [recordingId, created.body.uploadId, keyHeaders(other)], [recordingId, 'nope', keyHeaders()],
+        [recordingId, randomUUID(), keyHeaders()],
+        [otherRecording, created.body.uploadId, keyHeaders()],
+        [recordingId, created.body.uploadId, keyHeaders(other)],
+        [recordingId, 'nope', keyHeaders()],
       ] as [string, string, Record<string, string>][]) {
         const got = await status(rec, up, headers);
         assert.deepEqual([got.status, got.body.errorCode], [404, 'not_found']);
@@ -342,7 +403,10 @@ describe('direct uploads (tus)', function () {
       const ready = await counted.value('intake_media_ingestions_ended_total', { result: 'ready', error_code: '' });
       const phases = new Set<string>();
       const poll = setInterval(() => {
-        status(recordingId, created.body.uploadId).then((s) => phases.add(s.body.phase as string), () => undefined);
+        status(recordingId, created.body.uploadId).then(
+          (s) => phases.add(s.body.phase as string),
+          () => undefined,
+        );
       }, 50);
       await tusUpload(created.body.uploadUrl, tone, { chunkSize: 64 * 1024 });
       assert.deepEqual(await result(recordingId), { phase: 'ready', errorCode: null });
@@ -351,9 +415,12 @@ describe('direct uploads (tus)', function () {
       assert.deepEqual(final, { recordingId, uploadId: created.body.uploadId, phase: 'ready', encodeProgress: null, errorCode: null });
       assert.ok(phases.has('waiting'), [...phases].join());
       // The worker's counters: one encode and one finalize timed, one ingestion ended ready.
-      assert.equal(await counted.value('intake_media_phase_duration_seconds_count', { phase: 'encode', outcome: 'completed' }), encodes + 1);
-      assert.ok(await counted.value('intake_media_phase_duration_seconds_sum', { phase: 'encode', outcome: 'completed' }) > 0);
-      assert.ok(await counted.value('intake_media_phase_duration_seconds_count', { phase: 'finalize', outcome: 'completed' }) >= 1);
+      assert.equal(
+        await counted.value('intake_media_phase_duration_seconds_count', { phase: 'encode', outcome: 'completed' }),
+        encodes + 1,
+      );
+      assert.ok((await counted.value('intake_media_phase_duration_seconds_sum', { phase: 'encode', outcome: 'completed' })) > 0);
+      assert.ok((await counted.value('intake_media_phase_duration_seconds_count', { phase: 'finalize', outcome: 'completed' })) >= 1);
       assert.equal(await counted.value('intake_media_ingestions_ended_total', { result: 'ready', error_code: '' }), ready + 1);
       const body = await recording(recordingId);
       assert.equal(body.asset.status, 'completed');
@@ -392,18 +459,28 @@ describe('direct uploads (tus)', function () {
       // The URL's token never reaches the logs, whatever went through the tus endpoint.
       const token = url.split('.').pop() as string;
       assert.ok(api.logs.length > 0);
-      assert.equal(api.logs.some((line) => line.includes(token)), false);
+      assert.equal(
+        api.logs.some((line) => line.includes(token)),
+        false,
+      );
     });
 
     it('the tus endpoint refuses creation, termination, GET, a wrong token and a missing Tus-Resumable', async () => {
       const recordingId = await newRecording();
       const created = await createUpload(recordingId, { fileName: 'a.wav', fileSize: 10 });
       const url = created.body.uploadUrl as string;
-      const post = await fetch(`${api.url}/v3/uploads/${created.body.uploadId}.x`, { method: 'POST', headers: { ...tusHeaders, 'Upload-Length': '10' } });
+      const post = await fetch(`${api.url}/v3/uploads/${created.body.uploadId}.x`, {
+        method: 'POST',
+        headers: { ...tusHeaders, 'Upload-Length': '10' },
+      });
       assert.equal(post.status, 404);
       for (const method of ['POST', 'DELETE', 'GET']) {
         const res = await fetch(url, { method, headers: tusHeaders });
-        assert.deepEqual([res.status, res.headers.get('allow'), ((await res.json()) as { errorCode: string }).errorCode], [405, 'HEAD, PATCH, OPTIONS', 'method_not_allowed'], method);
+        assert.deepEqual(
+          [res.status, res.headers.get('allow'), ((await res.json()) as { errorCode: string }).errorCode],
+          [405, 'HEAD, PATCH, OPTIONS', 'method_not_allowed'],
+          method,
+        );
       }
       const forged = url.replace(/\.[^.]+$/, '.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA');
       const wrongToken = await fetch(forged, { method: 'HEAD', headers: tusHeaders });
@@ -421,7 +498,9 @@ describe('direct uploads (tus)', function () {
       // The first client stops after its first chunk (a closed tab, a lost connection).
       await new Promise<void>((resolve, reject) => {
         const upload = new tus.Upload(tone, {
-          uploadUrl: created.body.uploadUrl, chunkSize: 32 * 1024, retryDelays: [],
+          uploadUrl: created.body.uploadUrl,
+          chunkSize: 32 * 1024,
+          retryDelays: [],
           onChunkComplete: () => void upload.abort().then(resolve, reject),
           onError: reject,
         });
@@ -430,7 +509,11 @@ describe('direct uploads (tus)', function () {
       const head = await fetch(created.body.uploadUrl, { method: 'HEAD', headers: tusHeaders });
       assert.equal(head.headers.get('upload-offset'), String(32 * 1024));
       let resumedFrom = -1;
-      await tusUpload(created.body.uploadUrl, tone, { onProgress: (sent) => { if (resumedFrom < 0) resumedFrom = sent; } });
+      await tusUpload(created.body.uploadUrl, tone, {
+        onProgress: (sent) => {
+          if (resumedFrom < 0) resumedFrom = sent;
+        },
+      });
       assert.ok(resumedFrom >= 32 * 1024, `resumed at ${resumedFrom}`);
       assert.deepEqual(await result(recordingId), { phase: 'ready', errorCode: null });
     });
@@ -443,10 +526,20 @@ describe('direct uploads (tus)', function () {
       const failedEncodes = await counted.value('intake_media_phase_duration_seconds_count', { phase: 'encode', outcome: 'failed' });
       await tusUpload(created.body.uploadUrl, junk);
       assert.deepEqual(await result(recordingId), { phase: 'failed', errorCode: 'processing_failed' });
-      assert.equal(await counted.value('intake_media_ingestions_ended_total', { result: 'failed', error_code: 'processing_failed' }), failed + 1);
-      assert.equal(await counted.value('intake_media_phase_duration_seconds_count', { phase: 'encode', outcome: 'failed' }), failedEncodes + 1);
+      assert.equal(
+        await counted.value('intake_media_ingestions_ended_total', { result: 'failed', error_code: 'processing_failed' }),
+        failed + 1,
+      );
+      assert.equal(
+        await counted.value('intake_media_phase_duration_seconds_count', { phase: 'encode', outcome: 'failed' }),
+        failedEncodes + 1,
+      );
       assert.deepEqual((await status(recordingId, created.body.uploadId)).body, {
-        recordingId, uploadId: created.body.uploadId, phase: 'failed', encodeProgress: null, errorCode: 'processing_failed',
+        recordingId,
+        uploadId: created.body.uploadId,
+        phase: 'failed',
+        encodeProgress: null,
+        errorCode: 'processing_failed',
       });
       assert.deepEqual((await recording(recordingId)).asset, { status: 'failed', url: null, errorCode: 'processing_failed' });
       const late = await cancel(recordingId, created.body.uploadId);
@@ -455,7 +548,7 @@ describe('direct uploads (tus)', function () {
       assert.equal((await createUpload(recordingId, { fileName: 'tone.wav', fileSize: tone.length })).status, 201);
     });
 
-    it('an HLS playlist that references another recording\'s rendition: failed with processing_failed, nothing of the other file published', async () => {
+    it("an HLS playlist that references another recording's rendition: failed with processing_failed, nothing of the other file published", async () => {
       // Another recording, ready: its rendition is a file beside the uploads.
       const victimId = await newRecording();
       await tusUpload((await createUpload(victimId, { fileName: 'tone.wav', fileSize: tone.length })).body.uploadUrl as string, tone);
@@ -463,7 +556,9 @@ describe('direct uploads (tus)', function () {
       const [renditionFile] = await readdir(path.join(mediaDir, 'renditions', victimId));
       const target = path.join(mediaDir, 'renditions', victimId, renditionFile!);
       const fromUploads = path.relative(uploadsDirectory(mediaDir), target);
-      const playlist = Buffer.from(['#EXTM3U', '#EXT-X-TARGETDURATION:30', '#EXTINF:20,', fromUploads, '#EXTINF:20,', target, '#EXT-X-ENDLIST', ''].join('\n'));
+      const playlist = Buffer.from(
+        ['#EXTM3U', '#EXT-X-TARGETDURATION:30', '#EXTINF:20,', fromUploads, '#EXTINF:20,', target, '#EXT-X-ENDLIST', ''].join('\n'),
+      );
       const recordingId = await newRecording();
       const created = await createUpload(recordingId, { fileName: 'call.m3u8', fileSize: playlist.length });
       const uploaded = async () => (await api.deps.metrics.uploadBytes.get()).values[0]?.value ?? 0;
@@ -477,13 +572,24 @@ describe('direct uploads (tus)', function () {
     });
 
     it('a declared fileSize over UPLOAD_MAX_BYTES: 413 upload_too_large, nothing stored', async () => {
-      const smallApi = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: worker.taskQueue, UPLOAD_MAX_BYTES: '1000' }) });
+      const smallApi = await startTestApi({
+        pool,
+        config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: worker.taskQueue, UPLOAD_MAX_BYTES: '1000' }),
+      });
       try {
         const recordingId = await newRecording();
-        const res = await smallApi.request(`/v3/rest/recordings/${recordingId}/uploads`, { method: 'POST', headers: keyHeaders(), json: { fileName: 'big.wav', fileSize: 1001 } });
+        const res = await smallApi.request(`/v3/rest/recordings/${recordingId}/uploads`, {
+          method: 'POST',
+          headers: keyHeaders(),
+          json: { fileName: 'big.wav', fileSize: 1001 },
+        });
         assert.deepEqual([res.status, res.body.errorCode, res.body.maxBytes], [413, 'upload_too_large', 1000]);
         assert.equal(await ingestions(recordingId), 0);
-        const fits = await smallApi.request(`/v3/rest/recordings/${recordingId}/uploads`, { method: 'POST', headers: keyHeaders(), json: { fileName: 'small.wav', fileSize: 1000 } });
+        const fits = await smallApi.request(`/v3/rest/recordings/${recordingId}/uploads`, {
+          method: 'POST',
+          headers: keyHeaders(),
+          json: { fileName: 'small.wav', fileSize: 1000 },
+        });
         assert.equal(fits.status, 201);
         assert.equal((await cancel(recordingId, fits.body.uploadId)).status, 200);
       } finally {
@@ -491,13 +597,20 @@ describe('direct uploads (tus)', function () {
       }
     });
 
-    it("a per-organization storage quota while bytes arrive: the first bytes of an upload that does not fit are 413 storage_quota_exceeded (issue 29.12)", async () => {
+    it('a per-organization storage quota while bytes arrive: the first bytes of an upload that does not fit are 413 storage_quota_exceeded (issue 29.12)', async () => {
       const quotaOrg = await createTestOrg(pool);
       const quota = 1000;
-      const quotaApi = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: worker.taskQueue, UPLOAD_STORAGE_QUOTA_BYTES: String(quota) }) });
+      const quotaApi = await startTestApi({
+        pool,
+        config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: worker.taskQueue, UPLOAD_STORAGE_QUOTA_BYTES: String(quota) }),
+      });
       const create = async (fileSize: number) => {
         const recordingId = await newRecording(quotaOrg);
-        const res = await quotaApi.request(`/v3/rest/recordings/${recordingId}/uploads`, { method: 'POST', headers: keyHeaders(quotaOrg), json: { fileName: 'a.bin', fileSize } });
+        const res = await quotaApi.request(`/v3/rest/recordings/${recordingId}/uploads`, {
+          method: 'POST',
+          headers: keyHeaders(quotaOrg),
+          json: { fileName: 'a.bin', fileSize },
+        });
         assert.equal(res.status, 201, 'creates accept any fileSize the contract allows');
         return { recordingId, uploadId: res.body.uploadId as string, url: (res.body.uploadUrl as string).replace(api.url, quotaApi.url) };
       };
@@ -513,11 +626,23 @@ describe('direct uploads (tus)', function () {
         const head = await fetch(second.url, { method: 'HEAD', headers: tusHeaders });
         assert.equal(head.headers.get('upload-offset'), '0', 'nothing of the refused upload was stored');
         // Cancelling the first frees its room.
-        assert.equal((await quotaApi.request(`/v3/rest/recordings/${first.recordingId}/uploads/${first.uploadId}`, { method: 'DELETE', headers: keyHeaders(quotaOrg) })).status, 200);
+        assert.equal(
+          (
+            await quotaApi.request(`/v3/rest/recordings/${first.recordingId}/uploads/${first.uploadId}`, {
+              method: 'DELETE',
+              headers: keyHeaders(quotaOrg),
+            })
+          ).status,
+          200,
+        );
         assert.equal((await patch(second.url, 0, Buffer.alloc(10))).status, 204);
         // Another organization has its own quota.
         const elsewhere = await newRecording(other);
-        const theirs = await quotaApi.request(`/v3/rest/recordings/${elsewhere}/uploads`, { method: 'POST', headers: keyHeaders(other), json: { fileName: 'b.bin', fileSize: 900 } });
+        const theirs = await quotaApi.request(`/v3/rest/recordings/${elsewhere}/uploads`, {
+          method: 'POST',
+          headers: keyHeaders(other),
+          json: { fileName: 'b.bin', fileSize: 900 },
+        });
         assert.equal((await patch((theirs.body.uploadUrl as string).replace(api.url, quotaApi.url), 0, Buffer.alloc(10))).status, 204);
       } finally {
         await quotaApi.close();
@@ -539,21 +664,38 @@ describe('direct uploads (tus)', function () {
     });
 
     it('a lost finish signal: the workflow finds the complete upload at its deadline', async () => {
-      const shortApi = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: worker.taskQueue, UPLOAD_TIMEOUT_SECONDS: '2' }) });
+      const shortApi = await startTestApi({
+        pool,
+        config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: worker.taskQueue, UPLOAD_TIMEOUT_SECONDS: '2' }),
+      });
       try {
         const recordingId = await newRecording();
-        const created = await shortApi.request(`/v3/rest/recordings/${recordingId}/uploads`, { method: 'POST', headers: keyHeaders(), json: { fileName: 't.wav', fileSize: tone.length } });
+        const created = await shortApi.request(`/v3/rest/recordings/${recordingId}/uploads`, {
+          method: 'POST',
+          headers: keyHeaders(),
+          json: { fileName: 't.wav', fileSize: tone.length },
+        });
         const handle = api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId));
         const events = async () => (await handle.fetchHistory()).events ?? [];
-        assert.ok(await waitFor(async () => (await events()).some((e) => e.timerStartedEventAttributes), 10_000, 50), 'the workflow sleeps until its deadline');
+        assert.ok(
+          await waitFor(async () => (await events()).some((e) => e.timerStartedEventAttributes), 10_000, 50),
+          'the workflow sleeps until its deadline',
+        );
         // The bytes land in the store without passing the endpoint (as if its signal were lost).
         const store = new FileUploadStore(path.join(mediaDir, 'uploads'));
         await store.datastore.write(Readable.from([tone]), created.body.uploadId as string, 0);
         assert.equal((await status(recordingId, created.body.uploadId)).body.phase, 'waiting');
         assert.deepEqual(await result(recordingId), { phase: 'ready', errorCode: null });
         const history = await events();
-        assert.ok(history.some((e) => e.timerFiredEventAttributes), 'woken by its deadline');
-        assert.equal(history.some((e) => e.workflowExecutionSignaledEventAttributes), false, 'no signal reached it');
+        assert.ok(
+          history.some((e) => e.timerFiredEventAttributes),
+          'woken by its deadline',
+        );
+        assert.equal(
+          history.some((e) => e.workflowExecutionSignaledEventAttributes),
+          false,
+          'no signal reached it',
+        );
       } finally {
         await shortApi.close();
       }
@@ -563,11 +705,18 @@ describe('direct uploads (tus)', function () {
   describe('timeout', () => {
     let shortApi: TestApi;
     before(async () => {
-      shortApi = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: worker.taskQueue, UPLOAD_TIMEOUT_SECONDS: '2' }) });
+      shortApi = await startTestApi({
+        pool,
+        config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: worker.taskQueue, UPLOAD_TIMEOUT_SECONDS: '2' }),
+      });
     });
     after(async () => shortApi?.close());
     const createShort = (recordingId: string, fileSize: number) =>
-      shortApi.request(`/v3/rest/recordings/${recordingId}/uploads`, { method: 'POST', headers: keyHeaders(), json: { fileName: 't.wav', fileSize } });
+      shortApi.request(`/v3/rest/recordings/${recordingId}/uploads`, {
+        method: 'POST',
+        headers: keyHeaders(),
+        json: { fileName: 't.wav', fileSize },
+      });
 
     it('no byte within timeoutSeconds: cancelled', async () => {
       const recordingId = await newRecording();
@@ -588,7 +737,11 @@ describe('direct uploads (tus)', function () {
       assert.equal((await patch(created.body.uploadUrl, 0, tone.subarray(0, 1000))).status, 204);
       assert.deepEqual(await result(recordingId), { phase: 'failed', errorCode: 'upload_expired' });
       assert.deepEqual((await status(recordingId, created.body.uploadId)).body, {
-        recordingId, uploadId: created.body.uploadId, phase: 'failed', encodeProgress: null, errorCode: 'upload_expired',
+        recordingId,
+        uploadId: created.body.uploadId,
+        phase: 'failed',
+        encodeProgress: null,
+        errorCode: 'upload_expired',
       });
       assert.deepEqual((await recording(recordingId)).asset, { status: 'failed', url: null, errorCode: 'upload_expired' });
       const late = await patch(created.body.uploadUrl, 1000, tone.subarray(1000, 2000));
@@ -619,14 +772,25 @@ describe('direct uploads (tus)', function () {
     const created = await createUpload(recordingId, { fileName: 'long.wav', fileSize: data.length });
     await tusUpload(created.body.uploadUrl, data, { chunkSize: 8 * 1024 * 1024 });
     const seen: { phase: string; encodeProgress: number | null }[] = [];
-    await eventually(async () => {
-      const s = (await status(recordingId, created.body.uploadId)).body as { phase: string; encodeProgress: number | null };
-      seen.push(s);
-      return s;
-    }, (s) => s.phase === 'ready' || s.phase === 'failed', 90_000);
+    await eventually(
+      async () => {
+        const s = (await status(recordingId, created.body.uploadId)).body as { phase: string; encodeProgress: number | null };
+        seen.push(s);
+        return s;
+      },
+      (s) => s.phase === 'ready' || s.phase === 'failed',
+      90_000,
+    );
     const encoding = seen.filter((s) => s.phase === 'encoding');
-    assert.ok(encoding.some((s) => Number.isInteger(s.encodeProgress) && (s.encodeProgress as number) > 0), JSON.stringify(seen));
-    assert.ok(encoding.every((s) => s.encodeProgress === null || (Number.isInteger(s.encodeProgress) && s.encodeProgress >= 0 && s.encodeProgress <= 100)));
+    assert.ok(
+      encoding.some((s) => Number.isInteger(s.encodeProgress) && (s.encodeProgress as number) > 0),
+      JSON.stringify(seen),
+    );
+    assert.ok(
+      encoding.every(
+        (s) => s.encodeProgress === null || (Number.isInteger(s.encodeProgress) && s.encodeProgress >= 0 && s.encodeProgress <= 100),
+      ),
+    );
     assert.ok(seen.filter((s) => s.phase !== 'encoding').every((s) => s.encodeProgress === null));
     assert.deepEqual(await result(recordingId), { phase: 'ready', errorCode: null });
   });

@@ -47,7 +47,10 @@ describe('media ingestion: a worker killed mid-encode', function () {
     await listenLocal(server);
     databaseUrl = await createTestDatabase();
     pool = await createDatabasePool(databaseUrl);
-    api = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: taskQueue, MEDIA_HEARTBEAT_TIMEOUT_SECONDS: '3' }) });
+    api = await startTestApi({
+      pool,
+      config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: taskQueue, MEDIA_HEARTBEAT_TIMEOUT_SECONDS: '3' }),
+    });
     org = await createTestOrg(pool);
   });
   after(async () => {
@@ -59,14 +62,17 @@ describe('media ingestion: a worker killed mid-encode', function () {
     await rm(mediaDir, { recursive: true, force: true });
   });
 
-  const ingestion = (recordingId: string) => pool.maybeOne(sql.type(z.object({ id: z.string(), phase: z.string(), encode_progress: z.number().nullable() }))`
+  const ingestion = (recordingId: string) =>
+    pool.maybeOne(sql.type(z.object({ id: z.string(), phase: z.string(), encode_progress: z.number().nullable() }))`
     SELECT id, phase, encode_progress FROM media_ingestions WHERE recording_id = ${recordingId}`);
 
   it('restarts the encode on another worker and publishes one rendition', async () => {
     child = await startWorkerProcess({ databaseUrl, taskQueue, mediaDir });
     const port = (server.address() as AddressInfo).port;
     const created = await api.request('/v3/rest/recordings', {
-      method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: { record: { externalId: randomUUID() }, assetUrl: `http://media.test:${port}/long.wav` },
+      method: 'POST',
+      headers: { 'X-Service-Api-Key': org.apiKey },
+      json: { record: { externalId: randomUUID() }, assetUrl: `http://media.test:${port}/long.wav` },
     });
     assert.equal(created.status, 201);
     const recordingId = created.body.id as string;
@@ -85,7 +91,9 @@ describe('media ingestion: a worker killed mid-encode', function () {
     const done = await ingestion(recordingId);
     assert.equal(done?.phase, 'ready');
     assert.deepEqual(await readdir(path.join(mediaDir, 'renditions', recordingId)), [`${done.id}.m4a`], 'one rendition, no partial left');
-    const rows = await pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM media_ingestions WHERE recording_id = ${recordingId}`);
+    const rows = await pool.oneFirst(
+      sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM media_ingestions WHERE recording_id = ${recordingId}`,
+    );
     assert.equal(rows, 1);
     const recording = await api.request(`/v3/rest/recordings/${recordingId}`, { headers: { 'X-Service-Api-Key': org.apiKey } });
     assert.equal(recording.body.asset.status, 'completed');
@@ -96,15 +104,23 @@ describe('media ingestion: a worker killed mid-encode', function () {
     await replacement?.stop();
     replacement = undefined;
     child = await startWorkerProcess({ databaseUrl, taskQueue, mediaDir });
-    const created = await api.request('/v3/rest/recordings', { method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: { record: { externalId: randomUUID() } } });
+    const created = await api.request('/v3/rest/recordings', {
+      method: 'POST',
+      headers: { 'X-Service-Api-Key': org.apiKey },
+      json: { record: { externalId: randomUUID() } },
+    });
     const recordingId = created.body.id as string;
     const data = await readFile(source);
     const upload = await api.request(`/v3/rest/recordings/${recordingId}/uploads`, {
-      method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: { fileName: 'long.wav', fileSize: data.length },
+      method: 'POST',
+      headers: { 'X-Service-Api-Key': org.apiKey },
+      json: { fileName: 'long.wav', fileSize: data.length },
     });
     assert.equal(upload.status, 201);
     const put = await fetch(upload.body.uploadUrl as string, {
-      method: 'PATCH', body: data, headers: { 'Tus-Resumable': '1.0.0', 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream' },
+      method: 'PATCH',
+      body: data,
+      headers: { 'Tus-Resumable': '1.0.0', 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream' },
     });
     assert.equal(put.status, 204);
     assert.ok(await waitFor(async () => (await ingestion(recordingId))?.phase === 'encoding', 120_000, 20), 'the encode started');
@@ -115,7 +131,11 @@ describe('media ingestion: a worker killed mid-encode', function () {
     assert.ok(existsSync(path.join(mediaDir, 'uploads', upload.body.uploadId as string)), 'the upload is still there for the restart');
     const result = await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result();
     assert.deepEqual(result, { phase: 'ready', errorCode: null });
-    assert.deepEqual(await readdir(path.join(mediaDir, 'renditions', recordingId)), [`${upload.body.uploadId as string}.m4a`], 'one rendition, no partial left');
+    assert.deepEqual(
+      await readdir(path.join(mediaDir, 'renditions', recordingId)),
+      [`${upload.body.uploadId as string}.m4a`],
+      'one rendition, no partial left',
+    );
     assert.equal(existsSync(path.join(mediaDir, 'uploads', upload.body.uploadId as string)), false, 'the upload is deleted once published');
   });
 });

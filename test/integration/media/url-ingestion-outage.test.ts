@@ -44,8 +44,10 @@ describe('recording with assetUrl while Temporal is unreachable', function () {
     await rm(storageDir, { recursive: true, force: true });
   });
 
-  const create = (body: object) => api.request('/v3/rest/recordings', { method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: body });
-  const stored = (externalId: string) => pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+  const create = (body: object) =>
+    api.request('/v3/rest/recordings', { method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: body });
+  const stored = (externalId: string) =>
+    pool.oneFirst(sql.type(z.object({ n: z.number() }))`
     SELECT count(*)::int AS n FROM metadata_records WHERE external_id = ${externalId}`);
 
   it('503 temporal_unavailable, nothing stored; the retry succeeds once Temporal is back', async () => {
@@ -60,7 +62,11 @@ describe('recording with assetUrl while Temporal is unreachable', function () {
     await proxy.up();
     // The client's gRPC connection comes back with backoff: retry as an integrator would (each
     // 503 meanwhile stores nothing, or the external id would be taken and the retry a 409).
-    const retried = await eventually(() => create({ record: { externalId }, assetUrl: 'https://media.example.com/call.mp3' }), (r) => r.status !== 503, 120_000);
+    const retried = await eventually(
+      () => create({ record: { externalId }, assetUrl: 'https://media.example.com/call.mp3' }),
+      (r) => r.status !== 503,
+      120_000,
+    );
     assert.equal(retried.status, 201);
     assert.equal(retried.body.asset.status, 'queued');
     const ingestions = await pool.oneFirst(sql.type(z.object({ n: z.number() }))`
@@ -75,7 +81,8 @@ describe('recording with assetUrl while Temporal is unreachable', function () {
   });
 
   describe('direct uploads', () => {
-    const uploadsStored = (recordingId: string) => pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+    const uploadsStored = (recordingId: string) =>
+      pool.oneFirst(sql.type(z.object({ n: z.number() }))`
       SELECT count(*)::int AS n FROM media_ingestions WHERE recording_id = ${recordingId}`);
     const headers = () => ({ 'X-Service-Api-Key': org.apiKey });
 
@@ -87,9 +94,17 @@ describe('recording with assetUrl while Temporal is unreachable', function () {
       const failed = await api.request(`/v3/rest/recordings/${recordingId}/uploads`, { method: 'POST', headers: headers(), json: body });
       assert.deepEqual([failed.status, failed.body.errorCode], [503, 'temporal_unavailable']);
       assert.equal(await uploadsStored(recordingId), 0);
-      assert.equal(existsSync(path.join(storageDir, 'uploads')) ? (await readdir(path.join(storageDir, 'uploads'))).length : 0, 0, 'no tus resource left behind');
+      assert.equal(
+        existsSync(path.join(storageDir, 'uploads')) ? (await readdir(path.join(storageDir, 'uploads'))).length : 0,
+        0,
+        'no tus resource left behind',
+      );
       await proxy.up();
-      const created = await eventually(() => api.request(`/v3/rest/recordings/${recordingId}/uploads`, { method: 'POST', headers: headers(), json: body }), (r) => r.status !== 503, 120_000);
+      const created = await eventually(
+        () => api.request(`/v3/rest/recordings/${recordingId}/uploads`, { method: 'POST', headers: headers(), json: body }),
+        (r) => r.status !== 503,
+        120_000,
+      );
       assert.equal(created.status, 201, JSON.stringify(created.body));
       const uploadPath = `/v3/rest/recordings/${recordingId}/uploads/${created.body.uploadId as string}`;
       await proxy.down();
@@ -99,7 +114,11 @@ describe('recording with assetUrl while Temporal is unreachable', function () {
       assert.equal((await api.request(uploadPath, { headers: headers() })).body.phase, 'cancelled', 'the status is read without Temporal');
       await proxy.up();
       // The recording is released: a new upload supersedes the run that was not told.
-      const next = await eventually(() => api.request(`/v3/rest/recordings/${recordingId}/uploads`, { method: 'POST', headers: headers(), json: body }), (r) => r.status !== 503, 120_000);
+      const next = await eventually(
+        () => api.request(`/v3/rest/recordings/${recordingId}/uploads`, { method: 'POST', headers: headers(), json: body }),
+        (r) => r.status !== 503,
+        120_000,
+      );
       assert.equal(next.status, 201, JSON.stringify(next.body));
       assert.notEqual(next.body.uploadId, created.body.uploadId);
     });
@@ -113,18 +132,30 @@ describe('recording with assetUrl while Temporal is unreachable', function () {
         proxy.stall();
         const finished: string[] = [];
         const creates = ids.map(async (id) => {
-          const res = await slowApi.request(`/v3/rest/recordings/${id}/uploads`, { method: 'POST', headers: headers(), json: { fileName: 'a.wav', fileSize: 100 } });
+          const res = await slowApi.request(`/v3/rest/recordings/${id}/uploads`, {
+            method: 'POST',
+            headers: headers(),
+            json: { fileName: 'a.wav', fileSize: 100 },
+          });
           finished.push('create');
           return res;
         });
         // Three creates wait on Temporal; with two connections, a read must still get one.
-        await eventually(async () => (await pool.oneFirst(sql.type(z.object({ n: z.number() }))`
-          SELECT count(*)::int AS n FROM media_ingestions WHERE recording_id = ANY(${sql.array(ids, 'uuid')})`)), (n) => n === 3, 10_000);
+        await eventually(
+          async () =>
+            await pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+          SELECT count(*)::int AS n FROM media_ingestions WHERE recording_id = ANY(${sql.array(ids, 'uuid')})`),
+          (n) => n === 3,
+          10_000,
+        );
         const read = await slowApi.request(`/v3/rest/recordings/${ids[0]!}`, { headers: headers() });
         finished.push('read');
         assert.equal(read.status, 200);
         const results = await Promise.all(creates);
-        assert.deepEqual(results.map((r) => [r.status, r.body.errorCode]), ids.map(() => [503, 'temporal_unavailable']));
+        assert.deepEqual(
+          results.map((r) => [r.status, r.body.errorCode]),
+          ids.map(() => [503, 'temporal_unavailable']),
+        );
         assert.equal(finished[0], 'read', `the read answered first: ${finished.join(', ')}`);
         for (const id of ids) assert.equal(await uploadsStored(id), 0, 'compensated: nothing stored');
       } finally {
@@ -137,9 +168,12 @@ describe('recording with assetUrl while Temporal is unreachable', function () {
 
   it('meeting join: 503 without internals while Temporal is down, nothing stored', async () => {
     const user = await createTestUser(pool, org.organizationId);
-    const join = () => api.request('/v3/rest/recordings/meeting-joins', {
-      method: 'POST', headers: { Authorization: `Bearer ${user.accessToken}` }, json: { type: 'meetingUrl', joinUrl: 'https://meet.google.com/out-agex-tst' },
-    });
+    const join = () =>
+      api.request('/v3/rest/recordings/meeting-joins', {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${user.accessToken}` },
+        json: { type: 'meetingUrl', joinUrl: 'https://meet.google.com/out-agex-tst' },
+      });
     await proxy.down();
     const failed = await join();
     assert.deepEqual([failed.status, failed.body.errorCode], [503, 'temporal_unavailable']);

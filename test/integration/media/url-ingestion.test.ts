@@ -25,7 +25,6 @@ import { waitFor } from '../../helpers/wait.js';
 import { listenLocal, closeServer } from '../../helpers/http.js';
 import { runFfmpeg, writeTone } from '../../helpers/media.js';
 
-
 /** URL media end to end on the real stack: SSRF-safe transfer, ffprobe, ffmpeg, the recording's asset. */
 describe('media ingestion workflow: URL media', function () {
   this.timeout(120_000);
@@ -54,7 +53,8 @@ describe('media ingestion workflow: URL media', function () {
       }
       if (req.url === '/tone.wav') return void res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': tone.length }).end(tone);
       if (req.url === '/page.html') return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html></html>');
-      if (req.url === '/noise.bin') return void res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(Buffer.alloc(5000, 9));
+      if (req.url === '/noise.bin')
+        return void res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(Buffer.alloc(5000, 9));
       res.writeHead(404).end();
     });
     port = await listenLocal(server);
@@ -67,7 +67,10 @@ describe('media ingestion workflow: URL media', function () {
     worker = await startTestWorker(pool, {
       deps: { mediaDir, resolver, addressPolicy: LOOPBACK_POLICY },
     });
-    api = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: worker.taskQueue, MEDIA_TRANSFER_RETRY_INITIAL_SECONDS: '1' }) });
+    api = await startTestApi({
+      pool,
+      config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: worker.taskQueue, MEDIA_TRANSFER_RETRY_INITIAL_SECONDS: '1' }),
+    });
     org = await createTestOrg(pool);
   });
   after(async () => {
@@ -81,17 +84,22 @@ describe('media ingestion workflow: URL media', function () {
   /** Creates a recording with `assetUrl` (which starts its ingestion) and waits for the ingestion's end. */
   async function ingest(assetUrl: string): Promise<{ recordingId: string; ingestionId: string; result: MediaIngestionResult }> {
     const created = await api.request('/v3/rest/recordings', {
-      method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: { record: { externalId: randomUUID() }, assetUrl },
+      method: 'POST',
+      headers: { 'X-Service-Api-Key': org.apiKey },
+      json: { record: { externalId: randomUUID() }, assetUrl },
     });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     assert.deepEqual(created.body.asset, { status: 'queued', url: null, errorCode: null });
     const recordingId = created.body.id as string;
     const handle = api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId));
     const result = (await handle.result()) as MediaIngestionResult;
-    const ingestionId = (await pool.oneFirst(sql.type(z.object({ id: z.string() }))`SELECT id FROM media_ingestions WHERE recording_id = ${recordingId}`));
+    const ingestionId = await pool.oneFirst(
+      sql.type(z.object({ id: z.string() }))`SELECT id FROM media_ingestions WHERE recording_id = ${recordingId}`,
+    );
     return { recordingId, ingestionId, result };
   }
-  const recording = async (id: string) => (await api.request(`/v3/rest/recordings/${id}`, { headers: { 'X-Service-Api-Key': org.apiKey } })).body;
+  const recording = async (id: string) =>
+    (await api.request(`/v3/rest/recordings/${id}`, { headers: { 'X-Service-Api-Key': org.apiKey } })).body;
 
   it('transfers, encodes and publishes the rendition: asset completed, ingestion ready', async () => {
     const { recordingId, ingestionId, result } = await ingest(`http://media.test:${port}/tone.wav`);
@@ -114,15 +122,23 @@ describe('media ingestion workflow: URL media', function () {
     assert.deepEqual(body.transcript, { status: 'unavailable', source: null });
     const handle = api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId));
     const described = await handle.describe();
-    assert.deepEqual([described.typedSearchAttributes.get(RECORDING_ID), described.typedSearchAttributes.get(STATUS)], [recordingId, 'ready']);
+    assert.deepEqual(
+      [described.typedSearchAttributes.get(RECORDING_ID), described.typedSearchAttributes.get(STATUS)],
+      [recordingId, 'ready'],
+    );
     // The heavy work ran on the media task queue's own slots; the bookkeeping on the main queue.
-    const scheduled = Object.fromEntries(((await handle.fetchHistory()).events ?? [])
-      .map((e) => e.activityTaskScheduledEventAttributes)
-      .filter((a) => a != null)
-      .map((a) => [a.activityType?.name, a.taskQueue?.name]));
+    const scheduled = Object.fromEntries(
+      ((await handle.fetchHistory()).events ?? [])
+        .map((e) => e.activityTaskScheduledEventAttributes)
+        .filter((a) => a != null)
+        .map((a) => [a.activityType?.name, a.taskQueue?.name]),
+    );
     assert.deepEqual(scheduled, {
-      awaitIngestion: worker.taskQueue, transferUrlMedia: `${worker.taskQueue}-media`, encodeMedia: `${worker.taskQueue}-media`,
-      finalizeMedia: worker.taskQueue, transcribeMedia: `${worker.taskQueue}-media`,
+      awaitIngestion: worker.taskQueue,
+      transferUrlMedia: `${worker.taskQueue}-media`,
+      encodeMedia: `${worker.taskQueue}-media`,
+      finalizeMedia: worker.taskQueue,
+      transcribeMedia: `${worker.taskQueue}-media`,
     });
   });
 
@@ -147,7 +163,9 @@ describe('media ingestion workflow: URL media', function () {
 
   it('retries transient failures (503, an empty answer) while the asset stays queued, then completes', async () => {
     const created = await api.request('/v3/rest/recordings', {
-      method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: { record: { externalId: randomUUID() }, assetUrl: `http://media.test:${port}/flaky.wav` },
+      method: 'POST',
+      headers: { 'X-Service-Api-Key': org.apiKey },
+      json: { record: { externalId: randomUUID() }, assetUrl: `http://media.test:${port}/flaky.wav` },
     });
     const recordingId = created.body.id as string;
     await waitFor(async () => flakyCalls >= 1, 20_000, 50);
@@ -158,17 +176,25 @@ describe('media ingestion workflow: URL media', function () {
     assert.equal((await recording(recordingId)).asset.status, 'completed');
   });
 
-  it('a supplied transcript is never touched by the media\'s ingestion', async () => {
+  it("a supplied transcript is never touched by the media's ingestion", async () => {
     const created = await api.request('/v3/rest/recordings', {
-      method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey },
-      json: { record: { externalId: randomUUID() }, assetUrl: `http://media.test:${port}/tone.wav`, transcript: { utterances: [{ startSec: 0, endSec: 1, speaker: 0, text: 'supplied' }] } },
+      method: 'POST',
+      headers: { 'X-Service-Api-Key': org.apiKey },
+      json: {
+        record: { externalId: randomUUID() },
+        assetUrl: `http://media.test:${port}/tone.wav`,
+        transcript: { utterances: [{ startSec: 0, endSec: 1, speaker: 0, text: 'supplied' }] },
+      },
     });
     const recordingId = created.body.id as string;
     await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result();
     const body = await recording(recordingId);
     assert.deepEqual([body.asset.status, body.transcript], ['completed', { status: 'completed', source: 'api' }]);
     const transcript = await api.request(`/v3/rest/recordings/${recordingId}/transcript`, { headers: { 'X-Service-Api-Key': org.apiKey } });
-    assert.deepEqual(transcript.body.utterances.map((u: { text: string }) => u.text), ['supplied']);
+    assert.deepEqual(
+      transcript.body.utterances.map((u: { text: string }) => u.text),
+      ['supplied'],
+    );
   });
 });
 
@@ -190,7 +216,10 @@ describe('media ingestion workflow: automatic transcription after the media is r
       heard.push(file);
       if (fail) throw new TranscriberError('engine refused', 'transcription_refused', false);
       const { size } = await stat(file);
-      return [{ startSec: 0, endSec: 2.5, speaker: 0, text: `heard ${size > 0 ? 'audio' : 'nothing'}` }, { startSec: 2.5, endSec: 5, speaker: 1, text: 'and a reply' }];
+      return [
+        { startSec: 0, endSec: 2.5, speaker: 0, text: `heard ${size > 0 ? 'audio' : 'nothing'}` },
+        { startSec: 2.5, endSec: 5, speaker: 1, text: 'and a reply' },
+      ];
     },
   };
 
@@ -219,12 +248,20 @@ describe('media ingestion workflow: automatic transcription after the media is r
   const run = async () => {
     const port = (server.address() as AddressInfo).port;
     const created = await api.request('/v3/rest/recordings', {
-      method: 'POST', headers: { 'X-Service-Api-Key': org.apiKey }, json: { record: { externalId: randomUUID() }, assetUrl: `http://media.test:${port}/a.wav` },
+      method: 'POST',
+      headers: { 'X-Service-Api-Key': org.apiKey },
+      json: { record: { externalId: randomUUID() }, assetUrl: `http://media.test:${port}/a.wav` },
     });
     const recordingId = created.body.id as string;
     assert.deepEqual(created.body.transcript, { status: 'waiting', source: null });
-    assert.deepEqual(await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result(), { phase: 'ready', errorCode: null });
-    return { recordingId, body: (await api.request(`/v3/rest/recordings/${recordingId}`, { headers: { 'X-Service-Api-Key': org.apiKey } })).body };
+    assert.deepEqual(await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result(), {
+      phase: 'ready',
+      errorCode: null,
+    });
+    return {
+      recordingId,
+      body: (await api.request(`/v3/rest/recordings/${recordingId}`, { headers: { 'X-Service-Api-Key': org.apiKey } })).body,
+    };
   };
 
   it('transcribes the rendition: status completed, source automatic, utterances and monologues readable', async () => {
@@ -232,8 +269,16 @@ describe('media ingestion workflow: automatic transcription after the media is r
     assert.deepEqual(body.transcript, { status: 'completed', source: 'automatic' });
     assert.match(heard.at(-1)!, new RegExp(`renditions/${recordingId}/[0-9a-f-]{36}\\.m4a$`));
     const utterances = await api.request(`/v3/rest/recordings/${recordingId}/transcript`, { headers: { 'X-Service-Api-Key': org.apiKey } });
-    assert.deepEqual(utterances.body.utterances.map((u: { speaker: number; text: string }) => [u.speaker, u.text]), [[0, 'heard audio'], [1, 'and a reply']]);
-    const monologues = await api.request(`/v3/rest/recordings/${recordingId}/transcript?type=monologue`, { headers: { 'X-Service-Api-Key': org.apiKey } });
+    assert.deepEqual(
+      utterances.body.utterances.map((u: { speaker: number; text: string }) => [u.speaker, u.text]),
+      [
+        [0, 'heard audio'],
+        [1, 'and a reply'],
+      ],
+    );
+    const monologues = await api.request(`/v3/rest/recordings/${recordingId}/transcript?type=monologue`, {
+      headers: { 'X-Service-Api-Key': org.apiKey },
+    });
     assert.equal(monologues.body.monologues.length, 2);
   });
 

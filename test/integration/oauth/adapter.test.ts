@@ -52,7 +52,7 @@ describe('OAuth storage in PostgreSQL (the oidc-provider adapter)', function () 
     await codes.consume('code-1');
     const consumed = await codes.find('code-1');
     assert.equal(typeof consumed?.consumed, 'number');
-    assert.ok(Math.abs(consumed!.consumed as number - Date.now() / 1000) < 60);
+    assert.ok(Math.abs((consumed!.consumed as number) - Date.now() / 1000) < 60);
   });
 
   it('revoking a grant removes everything issued under it, and nothing else', async () => {

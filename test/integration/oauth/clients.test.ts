@@ -3,7 +3,16 @@ import type { DatabasePool } from 'slonik';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { startTestApi, type TestApi } from '../../helpers/app.js';
 import { testConfig } from '../../helpers/config.js';
-import { authorizationRequest, authorizeInBrowser, Browser, csrfOf, registerClient, tokenRequest, createSignInUser, TEST_PASSWORD } from '../../helpers/oauth-browser.js';
+import {
+  authorizationRequest,
+  authorizeInBrowser,
+  Browser,
+  csrfOf,
+  registerClient,
+  tokenRequest,
+  createSignInUser,
+  TEST_PASSWORD,
+} from '../../helpers/oauth-browser.js';
 import { createTestDatabase } from '../../helpers/stack.js';
 
 const PASSWORD = TEST_PASSWORD;
@@ -36,7 +45,9 @@ describe('MCP authorization: redirect URIs, remembered consent, cookies', functi
     const login = await browser.follow(await browser.go(url.pathname + url.search));
     assert.equal(login.status, 200, await login.clone().text());
     const uid = new URL(login.url).pathname.split('/').pop()!;
-    const next = await browser.follow(await browser.post(`/oauth/interaction/${uid}/login`, { csrf: csrfOf(await login.text()), email: user.email, password: PASSWORD }));
+    const next = await browser.follow(
+      await browser.post(`/oauth/interaction/${uid}/login`, { csrf: csrfOf(await login.text()), email: user.email, password: PASSWORD }),
+    );
     if (next.status >= 300 && next.status < 400) return { browser, redirectedTo: next.headers.get('location')! };
     assert.equal(next.status, 200);
     return { browser, consent: { uid: new URL(next.url).pathname.split('/').pop()!, html: await next.text() } };
@@ -48,22 +59,36 @@ describe('MCP authorization: redirect URIs, remembered consent, cookies', functi
     assert.equal(loopback.body.application_type, 'native');
     // RFC 8252 §7.3: the port of a loopback redirect is the one the client listens on now.
     const otherPort = 'http://127.0.0.1:51234/callback';
-    const { url, verifier } = authorizationRequest(api.url, { clientId: loopback.body.client_id as string, redirectUri: otherPort, scope: 'projects:read' });
+    const { url, verifier } = authorizationRequest(api.url, {
+      clientId: loopback.body.client_id as string,
+      redirectUri: otherPort,
+      scope: 'projects:read',
+    });
     const back = await authorizeInBrowser(api.url, url, user);
     assert.equal(`${back.origin}${back.pathname}`, otherPort);
     const exchanged = await tokenRequest(api.url, loopback.body.client_id as string, {
-      grant_type: 'authorization_code', code: back.searchParams.get('code')!, redirect_uri: otherPort, code_verifier: verifier, resource: `${api.url}/mcp`,
+      grant_type: 'authorization_code',
+      code: back.searchParams.get('code')!,
+      redirect_uri: otherPort,
+      code_verifier: verifier,
+      resource: `${api.url}/mcp`,
     });
     assert.equal(exchanged.status, 200, await exchanged.clone().text());
 
     const scheme = 'com.example.intake-client:/oauth/callback';
     const custom = await registerClient(api.url, { redirect_uris: [scheme], client_name: 'Desktop app' });
     assert.equal(custom.status, 201, JSON.stringify(custom.body));
-    const request = authorizationRequest(api.url, { clientId: custom.body.client_id as string, redirectUri: scheme, scope: 'projects:read' });
+    const request = authorizationRequest(api.url, {
+      clientId: custom.body.client_id as string,
+      redirectUri: scheme,
+      scope: 'projects:read',
+    });
     const flow = await signIn(request.url);
     assert.match(flow.consent!.html, /returning to <strong>com\.example\.intake-client:\/oauth\/callback<\/strong>/);
     const returned = await flow.browser.go(`/oauth/interaction/${flow.consent!.uid}/confirm`, {
-      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ csrf: csrfOf(flow.consent!.html), decision: 'approve' }).toString(),
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf: csrfOf(flow.consent!.html), decision: 'approve' }).toString(),
     });
     const location = (await flow.browser.follow(returned)).headers.get('location')!;
     assert.ok(location.startsWith(`${scheme}?code=`), location);
@@ -74,7 +99,12 @@ describe('MCP authorization: redirect URIs, remembered consent, cookies', functi
     const web = await registerClient(api.url, { application_type: 'web', redirect_uris: [registered], client_name: 'Web app' });
     assert.equal(web.status, 201, JSON.stringify(web.body));
     const clientId = web.body.client_id as string;
-    for (const almost of [`${registered}?next=/evil`, `${registered}/more`, 'https://app.example.test:8443/oauth/callback', 'https://evil.example.test/oauth/callback']) {
+    for (const almost of [
+      `${registered}?next=/evil`,
+      `${registered}/more`,
+      'https://app.example.test:8443/oauth/callback',
+      'https://evil.example.test/oauth/callback',
+    ]) {
       const { url } = authorizationRequest(api.url, { clientId, redirectUri: almost, scope: 'projects:read' });
       const res = await fetch(url, { redirect: 'manual' });
       assert.equal(res.status, 400, almost);
@@ -88,7 +118,12 @@ describe('MCP authorization: redirect URIs, remembered consent, cookies', functi
     const first = await signIn(authorizationRequest(api.url, { clientId, redirectUri: registered, scope: 'projects:read' }).url);
     assert.ok(first.consent, 'asked the first time');
     assert.doesNotMatch(first.consent.html, /approved this application before/);
-    const approved = await first.browser.follow(await first.browser.post(`/oauth/interaction/${first.consent.uid}/confirm`, { csrf: csrfOf(first.consent.html), decision: 'approve' }));
+    const approved = await first.browser.follow(
+      await first.browser.post(`/oauth/interaction/${first.consent.uid}/confirm`, {
+        csrf: csrfOf(first.consent.html),
+        decision: 'approve',
+      }),
+    );
     assert.ok(approved.headers.get('location')!.startsWith(`${registered}?code=`));
 
     // Another browser, another day: the user signs in, and the remembered grant returns the code.
@@ -96,7 +131,9 @@ describe('MCP authorization: redirect URIs, remembered consent, cookies', functi
     assert.equal(second.consent, undefined, 'not asked again');
     assert.ok(second.redirectedTo!.startsWith(`${registered}?code=`), second.redirectedTo);
     // A scope not granted yet is asked for.
-    const wider = await signIn(authorizationRequest(api.url, { clientId, redirectUri: registered, scope: 'projects:read sessions:upload' }).url);
+    const wider = await signIn(
+      authorizationRequest(api.url, { clientId, redirectUri: registered, scope: 'projects:read sessions:upload' }).url,
+    );
     assert.ok(wider.consent);
     assert.match(wider.consent.html, /<code>sessions:upload<\/code>/);
   });
@@ -118,8 +155,15 @@ describe('MCP authorization: redirect URIs, remembered consent, cookies', functi
     try {
       const reg = await registerClient(tls.url, { redirect_uris: ['http://127.0.0.1:40115/callback'], client_name: 'Behind TLS' });
       assert.equal(reg.status, 201, JSON.stringify(reg.body));
-      const { url } = authorizationRequest(issuer, { clientId: reg.body.client_id as string, redirectUri: 'http://127.0.0.1:40115/callback', scope: 'projects:read' });
-      const overTls = await fetch(new URL(url.pathname + url.search, tls.url), { redirect: 'manual', headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'intake.example.test' } });
+      const { url } = authorizationRequest(issuer, {
+        clientId: reg.body.client_id as string,
+        redirectUri: 'http://127.0.0.1:40115/callback',
+        scope: 'projects:read',
+      });
+      const overTls = await fetch(new URL(url.pathname + url.search, tls.url), {
+        redirect: 'manual',
+        headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'intake.example.test' },
+      });
       assert.equal(overTls.status, 303, await overTls.clone().text());
       assert.match(overTls.headers.get('location')!, /^\/oauth\/interaction\/[\w-]+$/);
       const secure = overTls.headers.getSetCookie();
@@ -128,7 +172,10 @@ describe('MCP authorization: redirect URIs, remembered consent, cookies', functi
       for (const cookie of secure) assert.match(cookie, /; httponly(;|$)/i, cookie);
       for (const cookie of secure) assert.match(cookie, /; samesite=lax(;|$)/i, cookie);
 
-      const plain = await fetch(new URL(url.pathname + url.search, tls.url), { redirect: 'manual', headers: { 'x-forwarded-host': 'intake.example.test' } });
+      const plain = await fetch(new URL(url.pathname + url.search, tls.url), {
+        redirect: 'manual',
+        headers: { 'x-forwarded-host': 'intake.example.test' },
+      });
       for (const cookie of plain.headers.getSetCookie()) assert.doesNotMatch(cookie, /; secure(;|$)/i, cookie);
     } finally {
       await tls.close();

@@ -4,7 +4,17 @@ import { createDatabasePool } from '../../../src/db/pool.js';
 import { startTestApi, type TestApi } from '../../helpers/app.js';
 import { runIntake, runIntakeWithInput } from '../../helpers/cli.js';
 import { TEST_SIGNING_SECRET } from '../../helpers/config.js';
-import { authorizationRequest, Browser, csrfOf, mcpCall, obtainTokens, registerClient, tokenRequest, createSignInUser, TEST_PASSWORD } from '../../helpers/oauth-browser.js';
+import {
+  authorizationRequest,
+  Browser,
+  csrfOf,
+  mcpCall,
+  obtainTokens,
+  registerClient,
+  tokenRequest,
+  createSignInUser,
+  TEST_PASSWORD,
+} from '../../helpers/oauth-browser.js';
 import { createTestDatabase } from '../../helpers/stack.js';
 
 const PASSWORD = TEST_PASSWORD;
@@ -44,7 +54,12 @@ describe('MCP authorization: grants revoked by the operator, expired tokens', fu
   it('`intake grant list` shows each approved client with its scopes; `grant revoke` stops its access and refresh tokens at once', async () => {
     const editor = await client('Editor');
     const reader = await client('Reader');
-    const editorTokens = await obtainTokens(api.url, { clientId: editor, redirectUri: REDIRECT, scope: 'sessions:upload sessions:associate', user });
+    const editorTokens = await obtainTokens(api.url, {
+      clientId: editor,
+      redirectUri: REDIRECT,
+      scope: 'sessions:upload sessions:associate',
+      user,
+    });
     const readerTokens = await obtainTokens(api.url, { clientId: reader, redirectUri: REDIRECT, scope: 'projects:read', user });
     assert.equal((await mcpCall(api.url, editorTokens.access_token)).status, 200);
 
@@ -53,10 +68,13 @@ describe('MCP authorization: grants revoked by the operator, expired tokens', fu
     type Listed = { grantId: string; clientId: string; clientName: string; scopes: string[]; grantedAt: string; expiresAt: string };
     // Oldest first; both were given within the same second here.
     const grants = (listed.json.grants as Listed[]).sort((a, b) => a.clientName.localeCompare(b.clientName));
-    assert.deepEqual(grants.map((g) => [g.clientName, g.clientId, g.scopes]), [
-      ['Editor', editor, ['sessions:associate', 'sessions:upload']],
-      ['Reader', reader, ['projects:read']],
-    ]);
+    assert.deepEqual(
+      grants.map((g) => [g.clientName, g.clientId, g.scopes]),
+      [
+        ['Editor', editor, ['sessions:associate', 'sessions:upload']],
+        ['Reader', reader, ['projects:read']],
+      ],
+    );
     for (const g of grants) assert.ok(Date.parse(g.expiresAt) > Date.parse(g.grantedAt));
 
     const revoked = await runIntake(env, 'grant', 'revoke', '--user', user.userId, '--grant', grants[0]!.grantId);
@@ -66,11 +84,18 @@ describe('MCP authorization: grants revoked by the operator, expired tokens', fu
     const refused = await mcpCall(api.url, editorTokens.access_token);
     assert.equal(refused.status, 401);
     assert.match(refused.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
-    const refresh = await tokenRequest(api.url, editor, { grant_type: 'refresh_token', refresh_token: editorTokens.refresh_token, resource: `${api.url}/mcp` });
+    const refresh = await tokenRequest(api.url, editor, {
+      grant_type: 'refresh_token',
+      refresh_token: editorTokens.refresh_token,
+      resource: `${api.url}/mcp`,
+    });
     assert.equal(refresh.status, 400);
     assert.equal(((await refresh.json()) as { error: string }).error, 'invalid_grant');
     assert.equal((await mcpCall(api.url, readerTokens.access_token)).status, 200);
-    assert.deepEqual((await runIntake(env, 'grant', 'list', '--user', user.userId)).json.grants.map((g: { clientName: string }) => g.clientName), ['Reader']);
+    assert.deepEqual(
+      (await runIntake(env, 'grant', 'list', '--user', user.userId)).json.grants.map((g: { clientName: string }) => g.clientName),
+      ['Reader'],
+    );
 
     // Another user's grant, or one already revoked, is not found; the command needs one of its forms.
     const again = await runIntake(env, 'grant', 'revoke', '--user', user.userId, '--grant', grants[0]!.grantId);
@@ -84,7 +109,9 @@ describe('MCP authorization: grants revoked by the operator, expired tokens', fu
     const request = authorizationRequest(api.url, { clientId: reader, redirectUri: REDIRECT, scope: 'projects:read' });
     const login = await browser.follow(await browser.go(request.url.pathname + request.url.search));
     const uid = new URL(login.url).pathname.split('/').pop()!;
-    const consent = await browser.follow(await browser.post(`/oauth/interaction/${uid}/login`, { csrf: csrfOf(await login.text()), email: user.email, password: PASSWORD }));
+    const consent = await browser.follow(
+      await browser.post(`/oauth/interaction/${uid}/login`, { csrf: csrfOf(await login.text()), email: user.email, password: PASSWORD }),
+    );
     assert.match(await consent.text(), /Approve access/);
     const withSession = await browser.follow(await browser.go(request.url.pathname + request.url.search));
     assert.match(await withSession.text(), /Approve access/, 'signed in: straight to the approval');
@@ -109,16 +136,39 @@ describe('MCP authorization: grants revoked by the operator, expired tokens', fu
     const request = authorizationRequest(api.url, { clientId: id, redirectUri: REDIRECT, scope: 'projects:read' });
     const login = await browser.follow(await browser.go(request.url.pathname + request.url.search));
     const uid = new URL(login.url).pathname.split('/').pop()!;
-    assert.match(await (await browser.follow(await browser.post(`/oauth/interaction/${uid}/login`, { csrf: csrfOf(await login.text()), email: owner.email, password: PASSWORD }))).text(), /Approve access/);
+    assert.match(
+      await (
+        await browser.follow(
+          await browser.post(`/oauth/interaction/${uid}/login`, {
+            csrf: csrfOf(await login.text()),
+            email: owner.email,
+            password: PASSWORD,
+          }),
+        )
+      ).text(),
+      /Approve access/,
+    );
     assert.equal((await mcpCall(api.url, tokens.access_token)).status, 200);
 
-    const reset = await runIntakeWithInput(env, 'a brand new passphrase', 'user', 'set-password', '--user', owner.userId, '--password-stdin');
+    const reset = await runIntakeWithInput(
+      env,
+      'a brand new passphrase',
+      'user',
+      'set-password',
+      '--user',
+      owner.userId,
+      '--password-stdin',
+    );
     assert.equal(reset.code, 0, reset.stderr);
     assert.equal((reset.json.revokedGrantIds as string[]).length, 1);
     assert.ok((reset.json.endedSessions as number) >= 1, JSON.stringify(reset.json));
 
     assert.equal((await mcpCall(api.url, tokens.access_token)).status, 401, 'the access token is refused at once');
-    const refresh = await tokenRequest(api.url, id, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, resource: `${api.url}/mcp` });
+    const refresh = await tokenRequest(api.url, id, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      resource: `${api.url}/mcp`,
+    });
     assert.equal(refresh.status, 400, 'the refresh token is gone');
     const afterReset = await browser.follow(await browser.go(request.url.pathname + request.url.search));
     assert.match(await afterReset.text(), /name="password"/, 'the session no longer signs the user in');
@@ -137,7 +187,11 @@ describe('MCP authorization: grants revoked by the operator, expired tokens', fu
     const body = (await expired.json()) as { errorCode: string; message: string };
     assert.equal(body.errorCode, 'invalid_credentials');
 
-    const refreshed = await tokenRequest(shortLived.url, id, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, resource: `${shortLived.url}/mcp` });
+    const refreshed = await tokenRequest(shortLived.url, id, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      resource: `${shortLived.url}/mcp`,
+    });
     assert.equal(refreshed.status, 200, await refreshed.clone().text());
     const next = (await refreshed.json()) as { access_token: string };
     assert.equal((await mcpCall(shortLived.url, next.access_token)).status, 200);

@@ -29,8 +29,16 @@ describe('sign-in pages: malformed posts are 4xx, never 500', function () {
 
   /** A browser on the sign-in page of a fresh authorization request. */
   async function signInPage(): Promise<{ browser: Browser; uid: string; csrf: string }> {
-    const client = await registerClient(api.url, { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', application_type: 'native' });
-    const { url } = authorizationRequest(api.url, { clientId: client.body.client_id as string, redirectUri: REDIRECT, scope: 'projects:read' });
+    const client = await registerClient(api.url, {
+      redirect_uris: [REDIRECT],
+      token_endpoint_auth_method: 'none',
+      application_type: 'native',
+    });
+    const { url } = authorizationRequest(api.url, {
+      clientId: client.body.client_id as string,
+      redirectUri: REDIRECT,
+      scope: 'projects:read',
+    });
     const browser = new Browser(api.url);
     const login = await browser.follow(await browser.go(url.pathname + url.search));
     assert.equal(login.status, 200);

@@ -28,13 +28,20 @@ describe('MCP authorization server (oidc-provider): discovery, registration, ear
     await pool?.end();
   });
 
-  const register = (body: Record<string, unknown>) => fetch(`${issuer}/oauth/register`, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body),
-  });
+  const register = (body: Record<string, unknown>) =>
+    fetch(`${issuer}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
   /** What the MCP TypeScript SDK sends to register (src/client/auth.ts registerClient). */
   const sdkClient = (redirect: string) => ({
-    redirect_uris: [redirect], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'],
-    response_types: ['code'], client_name: 'Test MCP client', scope: MCP_SCOPES.join(' '),
+    redirect_uris: [redirect],
+    token_endpoint_auth_method: 'none',
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    client_name: 'Test MCP client',
+    scope: MCP_SCOPES.join(' '),
   });
 
   it('publishes RFC 8414 metadata: S256 only, registration, revocation, the MCP scopes; the issuer exactly as configured', async () => {
@@ -77,9 +84,18 @@ describe('MCP authorization server (oidc-provider): discovery, registration, ear
     before(async () => {
       clientId = ((await (await register(sdkClient(redirect))).json()) as { client_id: string }).client_id;
     });
-    const authorize = (params: Record<string, string>) => fetch(`${issuer}/oauth/authorize?${new URLSearchParams({
-      client_id: clientId, response_type: 'code', redirect_uri: redirect, scope: 'sessions:upload', state: 'st', ...params,
-    }).toString()}`, { redirect: 'manual' });
+    const authorize = (params: Record<string, string>) =>
+      fetch(
+        `${issuer}/oauth/authorize?${new URLSearchParams({
+          client_id: clientId,
+          response_type: 'code',
+          redirect_uri: redirect,
+          scope: 'sessions:upload',
+          state: 'st',
+          ...params,
+        }).toString()}`,
+        { redirect: 'manual' },
+      );
     /** A client nobody approved gets no error redirect (redirects.test.ts): the user sees the error on this server's page. */
     const errorOf = async (res: Response) => {
       assert.equal(res.status, 400);

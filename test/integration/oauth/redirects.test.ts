@@ -23,7 +23,12 @@ describe('MCP authorization: error redirects only to vouched-for redirect URIs, 
   before(async () => {
     pool = await createDatabasePool(await createTestDatabase());
     api = await startTestApi({ pool });
-    const reg = await registerClient(api.url, { redirect_uris: [ELSEWHERE], client_name: 'Elsewhere', application_type: 'web', post_logout_redirect_uris: [ELSEWHERE] });
+    const reg = await registerClient(api.url, {
+      redirect_uris: [ELSEWHERE],
+      client_name: 'Elsewhere',
+      application_type: 'web',
+      post_logout_redirect_uris: [ELSEWHERE],
+    });
     assert.equal(reg.status, 201, JSON.stringify(reg.body));
     clientId = reg.body.client_id as string;
   });
@@ -35,17 +40,30 @@ describe('MCP authorization: error redirects only to vouched-for redirect URIs, 
   /** A broken authorization request (no PKCE) for the client, in a browser. */
   const broken = (extra: Record<string, string> = {}) => {
     const url = new URL('/oauth/authorize', api.url);
-    url.search = new URLSearchParams({ client_id: clientId, response_type: 'code', redirect_uri: ELSEWHERE, scope: 'projects:read', state: 'st', ...extra }).toString();
+    url.search = new URLSearchParams({
+      client_id: clientId,
+      response_type: 'code',
+      redirect_uri: ELSEWHERE,
+      scope: 'projects:read',
+      state: 'st',
+      ...extra,
+    }).toString();
     return url;
   };
-  const leavesForElsewhere = async (res: Response) => (res.headers.get('location') ?? '').startsWith('https://elsewhere.example') || (await res.clone().text()).includes('elsewhere.example');
+  const leavesForElsewhere = async (res: Response) =>
+    (res.headers.get('location') ?? '').startsWith('https://elsewhere.example') || (await res.clone().text()).includes('elsewhere.example');
 
   it('a broken request for a client nobody approved shows the error here: no redirect, no auto-submitting form', async () => {
-    for (const extra of [{}, { response_mode: 'form_post' }, { response_mode: 'fragment' }, { prompt: 'none', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' }] as Record<string, string>[]) {
+    for (const extra of [
+      {},
+      { response_mode: 'form_post' },
+      { response_mode: 'fragment' },
+      { prompt: 'none', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' },
+    ] as Record<string, string>[]) {
       const res = await fetch(broken(extra), { redirect: 'manual' });
       assert.equal(res.status, 400, JSON.stringify(extra));
       assert.equal(await leavesForElsewhere(res), false, JSON.stringify(extra));
-      assert.match(res.headers.get('content-security-policy') ?? '', /default-src 'none'/, 'the server\'s own error page');
+      assert.match(res.headers.get('content-security-policy') ?? '', /default-src 'none'/, "the server's own error page");
     }
     // An unregistered redirect URI is refused the same way (as before).
     const unregistered = await fetch(broken({ redirect_uri: 'https://other.example/cb' }), { redirect: 'manual' });
@@ -58,10 +76,18 @@ describe('MCP authorization: error redirects only to vouched-for redirect URIs, 
     const { url } = authorizationRequest(api.url, { clientId, redirectUri: ELSEWHERE, scope: 'projects:read' });
     const login = await browser.follow(await browser.go(url.pathname + url.search));
     const uid = new URL(login.url).pathname.split('/').pop()!;
-    const consent = await browser.follow(await browser.post(`/oauth/interaction/${uid}/login`, { csrf: csrfOf(await login.text()), email: user.email, password: user.password }));
+    const consent = await browser.follow(
+      await browser.post(`/oauth/interaction/${uid}/login`, {
+        csrf: csrfOf(await login.text()),
+        email: user.email,
+        password: user.password,
+      }),
+    );
     assert.equal(consent.status, 200);
     const consentUid = new URL(consent.url).pathname.split('/').pop()!;
-    const back = await browser.follow(await browser.post(`/oauth/interaction/${consentUid}/confirm`, { csrf: csrfOf(await consent.text()), decision: 'approve' }));
+    const back = await browser.follow(
+      await browser.post(`/oauth/interaction/${consentUid}/confirm`, { csrf: csrfOf(await consent.text()), decision: 'approve' }),
+    );
     assert.ok(new URL(back.headers.get('location')!).searchParams.get('code'), 'approved: a code');
 
     const error = await browser.go(broken().pathname + broken().search);
@@ -77,7 +103,12 @@ describe('MCP authorization: error redirects only to vouched-for redirect URIs, 
     const query = new URLSearchParams({ client_id: clientId, post_logout_redirect_uri: ELSEWHERE, state: 'st' }).toString();
     for (const res of [
       await fetch(`${api.url}/oauth/logout?${query}`, { redirect: 'manual' }),
-      await fetch(`${api.url}/oauth/logout`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: query }),
+      await fetch(`${api.url}/oauth/logout`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: query,
+      }),
     ]) {
       assert.equal(res.status, 404);
       assert.equal(await leavesForElsewhere(res), false);

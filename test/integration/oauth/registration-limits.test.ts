@@ -32,15 +32,24 @@ describe('MCP authorization: registration and authorization limits, unused clien
     await pool?.end();
   });
 
-  const register = (from: string, name = 'Registered') => fetch(`${api.url}/oauth/register`, {
-    method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': from },
-    body: JSON.stringify({ redirect_uris: [REDIRECT], client_name: name, token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] }),
-  });
+  const register = (from: string, name = 'Registered') =>
+    fetch(`${api.url}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': from },
+      body: JSON.stringify({
+        redirect_uris: [REDIRECT],
+        client_name: name,
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+      }),
+    });
   const clientId = async (res: Response) => {
     assert.equal(res.status, 201);
     return ((await res.json()) as { client_id: string }).client_id;
   };
-  const clientExpiry = (id: string) => pool.oneFirst(sql.type(z.object({ expires_at: z.string().nullable() }))`
+  const clientExpiry = (id: string) =>
+    pool.oneFirst(sql.type(z.object({ expires_at: z.string().nullable() }))`
     SELECT expires_at FROM oauth_models WHERE model = 'Client' AND id = ${id}`);
 
   it(`registrations: ${testConfig().rateLimits.oauthRegistrationsPerHour} an hour per address, then 429 with Retry-After; other addresses still register`, async () => {
@@ -83,7 +92,9 @@ describe('MCP authorization: registration and authorization limits, unused clien
     assert.ok(Date.parse((await clientExpiry(used))!) > Date.now() + 29 * DAY_MS, 'as long as the grant (30 days)');
 
     // A day later (moved, not waited for): the unused client is gone for the provider, and the sweep deletes it.
-    await pool.query(sql.unsafe`UPDATE oauth_models SET expires_at = now() - interval '1 second' WHERE model = 'Client' AND id = ${unused}`);
+    await pool.query(
+      sql.unsafe`UPDATE oauth_models SET expires_at = now() - interval '1 second' WHERE model = 'Client' AND id = ${unused}`,
+    );
     assert.equal(await (await api.deps.oauth!.forBase(api.url)).provider.Client.find(unused), undefined);
     const { url } = authorizationRequest(api.url, { clientId: unused, redirectUri: REDIRECT, scope: 'projects:read' });
     const refused = await fetch(url, { redirect: 'manual', headers: { 'x-forwarded-for': '198.51.100.31' } });
@@ -91,7 +102,9 @@ describe('MCP authorization: registration and authorization limits, unused clien
     assert.equal(refused.headers.get('location'), null);
     assert.match(await refused.text(), /invalid_client/);
     assert.ok((await purgeExpiredModels(pool, 1000)) >= 1);
-    const left = await pool.anyFirst(sql.type(z.object({ id: z.string() }))`SELECT id FROM oauth_models WHERE model = 'Client' AND id IN (${unused}, ${used})`);
+    const left = await pool.anyFirst(
+      sql.type(z.object({ id: z.string() }))`SELECT id FROM oauth_models WHERE model = 'Client' AND id IN (${unused}, ${used})`,
+    );
     assert.deepEqual(left, [used]);
   });
 });

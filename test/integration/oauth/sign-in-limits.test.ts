@@ -4,7 +4,11 @@ import type { DatabasePool } from 'slonik';
 import { setPassword } from '../../../src/auth/sign-in.js';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { createUser } from '../../../src/db/repositories/users.js';
-import { LOGIN_ATTEMPTS_PER_ACCOUNT, LOGIN_ATTEMPTS_PER_ACCOUNT_ADDRESS, LOGIN_ATTEMPTS_PER_ADDRESS } from '../../../src/oauth/interactions.js';
+import {
+  LOGIN_ATTEMPTS_PER_ACCOUNT,
+  LOGIN_ATTEMPTS_PER_ACCOUNT_ADDRESS,
+  LOGIN_ATTEMPTS_PER_ADDRESS,
+} from '../../../src/oauth/interactions.js';
 import { startTestApi, type TestApi } from '../../helpers/app.js';
 import { testConfig } from '../../helpers/config.js';
 import { createTestOrg } from '../../helpers/fixtures.js';
@@ -80,14 +84,31 @@ describe('MCP authorization: sign-in limits behind a proxy, per account and per 
     const client = address();
     // Each attempt forges another leftmost entry; the proxy appends the address it saw (one hop).
     for (let i = 0; i < LOGIN_ATTEMPTS_PER_ADDRESS; i++) {
-      const res = await page.attempt(`198.51.100.${i}, ${client}`, `nobody${i}-${randomBytes(4).toString('hex')}@example.com`, 'a wrong password, surely');
+      const res = await page.attempt(
+        `198.51.100.${i}, ${client}`,
+        `nobody${i}-${randomBytes(4).toString('hex')}@example.com`,
+        'a wrong password, surely',
+      );
       assert.equal(res.status, 401, `attempt ${i + 1}`);
     }
-    const limited = await page.attempt(`198.51.100.250, ${client}`, `nobody-else-${randomBytes(4).toString('hex')}@example.com`, 'a wrong password, surely');
+    const limited = await page.attempt(
+      `198.51.100.250, ${client}`,
+      `nobody-else-${randomBytes(4).toString('hex')}@example.com`,
+      'a wrong password, surely',
+    );
     assert.equal(limited.status, 429);
     assert.ok(Number(limited.headers.get('retry-after')) >= 1);
     // Another client of the same proxy is its own address.
-    assert.equal((await page.attempt(`198.51.100.250, ${address()}`, `fresh-${randomBytes(4).toString('hex')}@example.com`, 'a wrong password, surely')).status, 401);
+    assert.equal(
+      (
+        await page.attempt(
+          `198.51.100.250, ${address()}`,
+          `fresh-${randomBytes(4).toString('hex')}@example.com`,
+          'a wrong password, surely',
+        )
+      ).status,
+      401,
+    );
   });
 
   it('TRUST_PROXY_HOPS: with two proxies the address is the one the outer proxy saw', async () => {
@@ -96,12 +117,29 @@ describe('MCP authorization: sign-in limits behind a proxy, per account and per 
     const client = address();
     const inner = '10.1.2.3';
     for (let i = 0; i < LOGIN_ATTEMPTS_PER_ADDRESS; i++) {
-      const res = await page.attempt(`192.0.2.${i}, ${client}, ${inner}`, `hops${i}-${randomBytes(4).toString('hex')}@example.com`, 'a wrong password, surely');
+      const res = await page.attempt(
+        `192.0.2.${i}, ${client}, ${inner}`,
+        `hops${i}-${randomBytes(4).toString('hex')}@example.com`,
+        'a wrong password, surely',
+      );
       assert.equal(res.status, 401, `attempt ${i + 1}`);
     }
-    assert.equal((await page.attempt(`192.0.2.250, ${client}, ${inner}`, `hops-${randomBytes(4).toString('hex')}@example.com`, 'a wrong password, surely')).status, 429);
+    assert.equal(
+      (
+        await page.attempt(
+          `192.0.2.250, ${client}, ${inner}`,
+          `hops-${randomBytes(4).toString('hex')}@example.com`,
+          'a wrong password, surely',
+        )
+      ).status,
+      429,
+    );
     // The inner proxy's address is not the client's: another client through the same two proxies is not limited.
-    assert.equal((await page.attempt(`${address()}, ${inner}`, `hops-${randomBytes(4).toString('hex')}@example.com`, 'a wrong password, surely')).status, 401);
+    assert.equal(
+      (await page.attempt(`${address()}, ${inner}`, `hops-${randomBytes(4).toString('hex')}@example.com`, 'a wrong password, surely'))
+        .status,
+      401,
+    );
   });
 
   it('counts every spelling of an e-mail address that finds the account against that account (İ for i)', async () => {
@@ -111,7 +149,8 @@ describe('MCP authorization: sign-in limits behind a proxy, per account and per 
     const positions = [...email].flatMap((c, i) => (c === 'i' ? [i] : []));
     assert.ok(positions.length >= 6);
     /** The address with a dotted capital I (U+0130) at the positions whose bits are set in `mask`. */
-    const variant = (mask: number) => [...email].map((c, i) => (positions.includes(i) && mask & (1 << positions.indexOf(i)) ? '\u0130' : c)).join('');
+    const variant = (mask: number) =>
+      [...email].map((c, i) => (positions.includes(i) && mask & (1 << positions.indexOf(i)) ? '\u0130' : c)).join('');
 
     // Each spelling finds the account (PostgreSQL lowers İ to i), so each is the same account.
     const proof = await (await signInPage(api, clientId)).attempt(address(), variant(0b101), TEST_PASSWORD);

@@ -9,7 +9,16 @@ import { createDatabasePool } from '../../../src/db/pool.js';
 import { postgresAdapter } from '../../../src/oauth/adapter.js';
 import { MIGRATIONS_DIR } from '../../../src/paths.js';
 import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { authorizationRequest, Browser, createSignInUser, csrfOf, mcpCall, registerClient, tokenRequest, type TokenSet } from '../../helpers/oauth-browser.js';
+import {
+  authorizationRequest,
+  Browser,
+  createSignInUser,
+  csrfOf,
+  mcpCall,
+  registerClient,
+  tokenRequest,
+  type TokenSet,
+} from '../../helpers/oauth-browser.js';
 import { createEmptyDatabase, createTestDatabase } from '../../helpers/stack.js';
 
 const REDIRECT = 'http://127.0.0.1:40115/callback';
@@ -48,17 +57,35 @@ describe('MCP authorization: codes, tokens and sessions stored as hashes', funct
     const { url, verifier } = authorizationRequest(api.url, { clientId, redirectUri: REDIRECT, scope: 'projects:read' });
     const login = await browser.follow(await browser.go(url.pathname + url.search));
     const uid = new URL(login.url).pathname.split('/').pop()!;
-    const consent = await browser.follow(await browser.post(`/oauth/interaction/${uid}/login`, { csrf: csrfOf(await login.text()), email: user.email, password: user.password }));
+    const consent = await browser.follow(
+      await browser.post(`/oauth/interaction/${uid}/login`, {
+        csrf: csrfOf(await login.text()),
+        email: user.email,
+        password: user.password,
+      }),
+    );
     const consentUid = new URL(consent.url).pathname.split('/').pop()!;
-    const back = await browser.follow(await browser.post(`/oauth/interaction/${consentUid}/confirm`, { csrf: csrfOf(await consent.text()), decision: 'approve' }));
+    const back = await browser.follow(
+      await browser.post(`/oauth/interaction/${consentUid}/confirm`, { csrf: csrfOf(await consent.text()), decision: 'approve' }),
+    );
     const code = new URL(back.headers.get('location')!).searchParams.get('code')!;
     const session = (browser as unknown as { cookies: Map<string, string> }).cookies.get('_session');
     assert.ok(code && session, 'a code, and a sign-in session cookie');
 
-    const exchanged = await tokenRequest(api.url, clientId, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier, resource: `${api.url}/mcp` });
+    const exchanged = await tokenRequest(api.url, clientId, {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: REDIRECT,
+      code_verifier: verifier,
+      resource: `${api.url}/mcp`,
+    });
     assert.equal(exchanged.status, 200);
     const first = (await exchanged.json()) as TokenSet;
-    const refreshed = await tokenRequest(api.url, clientId, { grant_type: 'refresh_token', refresh_token: first.refresh_token, resource: `${api.url}/mcp` });
+    const refreshed = await tokenRequest(api.url, clientId, {
+      grant_type: 'refresh_token',
+      refresh_token: first.refresh_token,
+      resource: `${api.url}/mcp`,
+    });
     assert.equal(refreshed.status, 200, 'a refresh token is found by its hash');
     const second = (await refreshed.json()) as TokenSet;
 
@@ -75,7 +102,9 @@ describe('MCP authorization: codes, tokens and sessions stored as hashes', funct
     assert.match(await next.text(), /Approve access/);
     // Revocation finds the token by its hash too.
     const revoked = await fetch(`${api.url}/oauth/revoke`, {
-      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id: clientId, token: second.access_token }).toString(),
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ client_id: clientId, token: second.access_token }).toString(),
     });
     assert.equal(revoked.status, 200);
     assert.equal((await mcpCall(api.url, second.access_token)).status, 401);

@@ -17,7 +17,7 @@ const REDIRECT = 'http://127.0.0.1:40116/callback';
  * the identity signs in as the Intake user with its verified e-mail address, and afterwards by its
  * subject. oidc-provider plays the company's provider.
  */
-describe('MCP authorization: sign-in at a company\'s OpenID Connect provider', function () {
+describe("MCP authorization: sign-in at a company's OpenID Connect provider", function () {
   this.timeout(60_000);
   let pool: DatabasePool;
   let idp: TestIdp;
@@ -34,7 +34,10 @@ describe('MCP authorization: sign-in at a company\'s OpenID Connect provider', f
     api = await startTestApi({
       pool,
       config: testConfig({
-        OIDC_ISSUER: idp.issuer, OIDC_CLIENT_ID: idp.clientId, OIDC_CLIENT_SECRET: idp.clientSecret, OIDC_DISPLAY_NAME: 'Example Corp',
+        OIDC_ISSUER: idp.issuer,
+        OIDC_CLIENT_ID: idp.clientId,
+        OIDC_CLIENT_SECRET: idp.clientSecret,
+        OIDC_DISPLAY_NAME: 'Example Corp',
         OIDC_ORGANIZATIONS: orgs.map((o) => o.organizationId).join(','),
       }),
     });
@@ -48,7 +51,8 @@ describe('MCP authorization: sign-in at a company\'s OpenID Connect provider', f
     await pool?.end();
   });
 
-  const identities = (userId: string) => pool.any(sql.type(z.object({ issuer: z.string(), subject: z.string() }))`
+  const identities = (userId: string) =>
+    pool.any(sql.type(z.object({ issuer: z.string(), subject: z.string() }))`
     SELECT issuer, subject FROM user_identities WHERE user_id = ${userId}`);
 
   /** From the client's authorization request through "Sign in with Example Corp" and the provider, back to Intake. */
@@ -72,13 +76,21 @@ describe('MCP authorization: sign-in at a company\'s OpenID Connect provider', f
     assert.match(flow.html, /Approve access/);
     assert.match(flow.html, new RegExp(`<strong>${user.email.replace(/[.+]/g, '\\$&')}</strong>`));
     const uid = new URL(flow.page.url).pathname.split('/').pop()!;
-    const approved = await flow.browser.follow(await flow.browser.post(`/oauth/interaction/${uid}/confirm`, { csrf: csrfOf(flow.html), decision: 'approve' }));
+    const approved = await flow.browser.follow(
+      await flow.browser.post(`/oauth/interaction/${uid}/confirm`, { csrf: csrfOf(flow.html), decision: 'approve' }),
+    );
     const code = new URL(approved.headers.get('location')!).searchParams.get('code')!;
-    const tokens = await tokenRequest(api.url, clientId, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: flow.request.verifier, resource: `${api.url}/mcp` });
+    const tokens = await tokenRequest(api.url, clientId, {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: REDIRECT,
+      code_verifier: flow.request.verifier,
+      resource: `${api.url}/mcp`,
+    });
     assert.equal(tokens.status, 200, await tokens.clone().text());
     const { access_token } = (await tokens.json()) as { access_token: string };
     assert.equal((await mcpCall(api.url, access_token)).status, 200);
-    assert.equal((await (await api.deps.oauth!.forBase(api.url)).verify(access_token) as { userId: string }).userId, user.userId);
+    assert.equal(((await (await api.deps.oauth!.forBase(api.url)).verify(access_token)) as { userId: string }).userId, user.userId);
     assert.deepEqual(await identities(user.userId), [{ issuer: idp.issuer, subject: 'alice-at-corp' }]);
 
     // Linked: the subject decides from now on, even when the provider's address changes.
@@ -143,7 +155,7 @@ describe('MCP authorization: sign-in at a company\'s OpenID Connect provider', f
     assert.equal(linked, 0);
   });
 
-  it('a cancelled sign-in at the provider returns to the sign-in page; a callback without this browser\'s state, or a forged state, is refused', async () => {
+  it("a cancelled sign-in at the provider returns to the sign-in page; a callback without this browser's state, or a forged state, is refused", async () => {
     idp.signInAs = undefined;
     const cancelled = await signInUpstream();
     assert.equal(cancelled.page.status, 401);
@@ -164,7 +176,9 @@ describe('MCP authorization: sign-in at a company\'s OpenID Connect provider', f
     const toIdp = await browser.post(`/oauth/interaction/${uid}/upstream`, { csrf: csrfOf(await login.text()) });
     assert.equal(toIdp.status, 303);
     assert.ok(toIdp.headers.get('location')!.startsWith(`${idp.issuer}/`));
-    const forged = await browser.follow(await browser.go(`${UPSTREAM_CALLBACK_PATH}?code=forged&state=not-the-state&iss=${encodeURIComponent(idp.issuer)}`));
+    const forged = await browser.follow(
+      await browser.go(`${UPSTREAM_CALLBACK_PATH}?code=forged&state=not-the-state&iss=${encodeURIComponent(idp.issuer)}`),
+    );
     assert.equal(forged.status, 403);
     assert.match(await forged.text(), /did not complete|could not be checked/);
     assert.deepEqual(await identities(user.userId), []);
@@ -174,7 +188,11 @@ describe('MCP authorization: sign-in at a company\'s OpenID Connect provider', f
     const plain = await startTestApi({ pool });
     try {
       const reg = await registerClient(plain.url, { redirect_uris: [REDIRECT], client_name: 'Plain' });
-      const request = authorizationRequest(plain.url, { clientId: reg.body.client_id as string, redirectUri: REDIRECT, scope: 'projects:read' });
+      const request = authorizationRequest(plain.url, {
+        clientId: reg.body.client_id as string,
+        redirectUri: REDIRECT,
+        scope: 'projects:read',
+      });
       const browser = new Browser(plain.url);
       const login = await browser.follow(await browser.go(request.url.pathname + request.url.search));
       const html = await login.text();
@@ -189,10 +207,23 @@ describe('MCP authorization: sign-in at a company\'s OpenID Connect provider', f
   });
 
   it('a provider that cannot be reached: 502 on the sign-in page, which still offers the password', async () => {
-    const down = await startTestApi({ pool, config: testConfig({ OIDC_ISSUER: 'http://127.0.0.1:9/', OIDC_CLIENT_ID: 'intake', OIDC_CLIENT_SECRET: 'secret', OIDC_DISPLAY_NAME: 'Down Corp', OIDC_ORGANIZATIONS: orgs[0]!.organizationId }) });
+    const down = await startTestApi({
+      pool,
+      config: testConfig({
+        OIDC_ISSUER: 'http://127.0.0.1:9/',
+        OIDC_CLIENT_ID: 'intake',
+        OIDC_CLIENT_SECRET: 'secret',
+        OIDC_DISPLAY_NAME: 'Down Corp',
+        OIDC_ORGANIZATIONS: orgs[0]!.organizationId,
+      }),
+    });
     try {
       const reg = await registerClient(down.url, { redirect_uris: [REDIRECT], client_name: 'Down' });
-      const request = authorizationRequest(down.url, { clientId: reg.body.client_id as string, redirectUri: REDIRECT, scope: 'projects:read' });
+      const request = authorizationRequest(down.url, {
+        clientId: reg.body.client_id as string,
+        redirectUri: REDIRECT,
+        scope: 'projects:read',
+      });
       const browser = new Browser(down.url);
       const login = await browser.follow(await browser.go(request.url.pathname + request.url.search));
       const uid = new URL(login.url).pathname.split('/').pop()!;

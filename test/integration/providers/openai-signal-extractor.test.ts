@@ -1,7 +1,10 @@
 import { strict as assert } from 'node:assert';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import {
-  createSignalExtractor, ExtractorError, OpenAiSignalExtractor, type Exchange,
+  createSignalExtractor,
+  ExtractorError,
+  OpenAiSignalExtractor,
+  type Exchange,
 } from '../../../src/providers/signal-extractor/index.js';
 import { listenLocal, closeServer } from '../../helpers/http.js';
 import { freePort } from '../../../src/dev/net.js';
@@ -9,7 +12,12 @@ import { freePort } from '../../../src/dev/net.js';
 const API_KEY = 'sk-test-5ecret-key-do-not-leak';
 const exchange: Exchange = { userMessages: ['The export crashes.', 'Can you fix it?'], response: 'Try the streaming export.' };
 
-interface Recorded { method: string | undefined; url: string | undefined; headers: IncomingMessage['headers']; body: any }
+interface Recorded {
+  method: string | undefined;
+  url: string | undefined;
+  headers: IncomingMessage['headers'];
+  body: any;
+}
 type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
 
 /** A stand-in for a chat-completions server; each test installs its own handler. */
@@ -18,19 +26,27 @@ let baseUrl: string;
 let handler: Handler;
 let requests: Recorded[];
 
-const completion = (content: string) => JSON.stringify({
-  id: 'chatcmpl-1', object: 'chat.completion', model: 'test-model',
-  choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content } }],
-});
-const reply = (status: number, body: string, type = 'application/json'): Handler => (_req, res) => {
-  res.writeHead(status, { 'content-type': type });
-  res.end(body);
-};
+const completion = (content: string) =>
+  JSON.stringify({
+    id: 'chatcmpl-1',
+    object: 'chat.completion',
+    model: 'test-model',
+    choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content } }],
+  });
+const reply =
+  (status: number, body: string, type = 'application/json'): Handler =>
+  (_req, res) => {
+    res.writeHead(status, { 'content-type': type });
+    res.end(body);
+  };
 const extractor = (timeoutMs = 5_000, url = baseUrl) =>
   new OpenAiSignalExtractor({ baseUrl: `${url}/v1/`, apiKey: API_KEY, model: 'test-model', timeoutMs });
 
 async function failure(promise: Promise<unknown>): Promise<ExtractorError> {
-  const error = await promise.then(() => assert.fail('expected the extraction to fail'), (e: unknown) => e);
+  const error = await promise.then(
+    () => assert.fail('expected the extraction to fail'),
+    (e: unknown) => e,
+  );
   assert.ok(error instanceof ExtractorError, `expected an ExtractorError, got ${String(error)}`);
   assert.ok(!error.message.includes(API_KEY), `the API key leaked: ${error.message}`);
   return error;
@@ -90,17 +106,34 @@ describe('OpenAiSignalExtractor against a chat-completions server', () => {
 
   it('parses and normalises a good response', async () => {
     const long = 'word '.repeat(200);
-    handler = reply(200, completion(JSON.stringify({
-      signals: [
-        { kind: 'issue', rating: 'negative', summary: 'The export crashes.', labels: ['Export', 'export', ' Crash ', ''] },
-        { kind: 'Request', rating: 'urgent', summary: long, labels: Array.from({ length: 15 }, (_, i) => `label-${i}-${'x'.repeat(80)}`) },
-        { kind: 'complaint', rating: 'negative', summary: 'Dropped: unknown kind.', labels: [] },
-        { kind: 'praise', summary: 'No rating given.' },
-        { kind: 'topic', rating: null, summary: '   ', labels: ['empty summary is dropped'] },
-      ],
-    })));
+    handler = reply(
+      200,
+      completion(
+        JSON.stringify({
+          signals: [
+            { kind: 'issue', rating: 'negative', summary: 'The export crashes.', labels: ['Export', 'export', ' Crash ', ''] },
+            {
+              kind: 'Request',
+              rating: 'urgent',
+              summary: long,
+              labels: Array.from({ length: 15 }, (_, i) => `label-${i}-${'x'.repeat(80)}`),
+            },
+            { kind: 'complaint', rating: 'negative', summary: 'Dropped: unknown kind.', labels: [] },
+            { kind: 'praise', summary: 'No rating given.' },
+            { kind: 'topic', rating: null, summary: '   ', labels: ['empty summary is dropped'] },
+          ],
+        }),
+      ),
+    );
     const signals = await extractor().extract(exchange);
-    assert.deepEqual(signals.map((s) => [s.kind, s.rating]), [['issue', 'negative'], ['request', null], ['praise', null]]);
+    assert.deepEqual(
+      signals.map((s) => [s.kind, s.rating]),
+      [
+        ['issue', 'negative'],
+        ['request', null],
+        ['praise', null],
+      ],
+    );
     assert.deepEqual(signals[0]!.labels, ['export', 'crash']);
     assert.equal(signals[0]!.summary, 'The export crashes.');
     assert.equal(signals[1]!.summary.length, 500);
@@ -128,7 +161,8 @@ describe('OpenAiSignalExtractor against a chat-completions server', () => {
   for (const [status, code, retryable] of statuses) {
     it(`maps HTTP ${status} to ${code} (retryable: ${retryable})`, async () => {
       // A server that echoes the credential back must not get it into the message.
-      handler = (req, res) => reply(status, JSON.stringify({ error: { message: `Bad credential ${req.headers.authorization}` } }))(req, res, '');
+      handler = (req, res) =>
+        reply(status, JSON.stringify({ error: { message: `Bad credential ${req.headers.authorization}` } }))(req, res, '');
       const error = await failure(extractor().extract(exchange));
       assert.equal(error.code, code);
       assert.equal(error.retryable, retryable);
@@ -160,7 +194,10 @@ describe('OpenAiSignalExtractor against a chat-completions server', () => {
     const controller = new AbortController();
     const pending = extractor().extract(exchange, { signal: controller.signal });
     setTimeout(() => controller.abort(new Error('activity cancelled')), 50);
-    await assert.rejects(pending, (e: unknown) => !(e instanceof ExtractorError) && e instanceof Error && e.message === 'activity cancelled');
+    await assert.rejects(
+      pending,
+      (e: unknown) => !(e instanceof ExtractorError) && e instanceof Error && e.message === 'activity cancelled',
+    );
   });
 
   it('gives provider_unreachable when the connection is refused', async () => {
@@ -174,7 +211,10 @@ describe('OpenAiSignalExtractor against a chat-completions server', () => {
   const invalid: [string, Handler][] = [
     ['a body that is not JSON', reply(200, '<html>gateway</html>', 'text/html')],
     ['a body without choices', reply(200, JSON.stringify({ choices: [] }))],
-    ['a null content (refusal)', reply(200, JSON.stringify({ choices: [{ message: { role: 'assistant', content: null, refusal: 'no' } }] }))],
+    [
+      'a null content (refusal)',
+      reply(200, JSON.stringify({ choices: [{ message: { role: 'assistant', content: null, refusal: 'no' } }] })),
+    ],
     ['content that is not JSON', reply(200, completion('Here are the signals: the user is upset.'))],
     ['content of the wrong shape', reply(200, completion(JSON.stringify({ sentiment: 'negative' })))],
     ['signals that are not objects', reply(200, completion(JSON.stringify({ signals: ['issue'] })))],

@@ -26,10 +26,19 @@ describe('recordings: folders and metadata fields', function () {
     const bad = await t.call('POST', '/v3/rest/metadata-fields', { name: 'x', type: 'money' });
     assert.deepEqual([bad.status, bad.body.errors[0].path], [400, 'body.type']);
     const folders = await t.call('GET', '/v3/rest/folders');
-    assert.deepEqual(folders.body.folders.map((f: { folderId: string }) => f.folderId), [folder.body.folderId]);
+    assert.deepEqual(
+      folders.body.folders.map((f: { folderId: string }) => f.folderId),
+      [folder.body.folderId],
+    );
     const fields = await t.call('GET', '/v3/rest/metadata-fields');
-    assert.deepEqual(fields.body.fields.map((f: { fieldId: string }) => f.fieldId), [field.body.fieldId]);
-    const used = await t.call('POST', '/v3/rest/recordings', { record: { externalId: 'uses-catalog', values: [{ fieldId: field.body.fieldId, value: 'won' }] }, folderIds: [folder.body.folderId] });
+    assert.deepEqual(
+      fields.body.fields.map((f: { fieldId: string }) => f.fieldId),
+      [field.body.fieldId],
+    );
+    const used = await t.call('POST', '/v3/rest/recordings', {
+      record: { externalId: 'uses-catalog', values: [{ fieldId: field.body.fieldId, value: 'won' }] },
+      folderIds: [folder.body.folderId],
+    });
     assert.equal(used.status, 201);
     const foreign = await t.call('GET', '/v3/rest/folders', undefined, { 'X-Service-Api-Key': t.other.apiKey });
     assert.deepEqual(foreign.body.folders, []);

@@ -22,11 +22,19 @@ describe('recordings: create', function () {
 
   /** Asserts the status, and that nothing at all was written. */
   async function refused(body: unknown, status: number) {
-    const before = await Promise.all([count(t, 'recordings'), count(t, 'metadata_records'), count(t, 'people'), count(t, 'transcript_utterances')]);
+    const before = await Promise.all([
+      count(t, 'recordings'),
+      count(t, 'metadata_records'),
+      count(t, 'people'),
+      count(t, 'transcript_utterances'),
+    ]);
     const res = await create(body);
     assert.equal(res.status, status, JSON.stringify(res.body));
     assert.equal(typeof res.body.message, 'string');
-    assert.deepEqual(await Promise.all([count(t, 'recordings'), count(t, 'metadata_records'), count(t, 'people'), count(t, 'transcript_utterances')]), before);
+    assert.deepEqual(
+      await Promise.all([count(t, 'recordings'), count(t, 'metadata_records'), count(t, 'people'), count(t, 'transcript_utterances')]),
+      before,
+    );
     return res.body;
   }
   const paths = (body: { errors?: { path: string }[] }) => (body.errors ?? []).map((e) => e.path);
@@ -50,18 +58,45 @@ describe('recordings: create', function () {
     const [f1, f2] = [await t.folder(), await t.folder()];
     const known = await upsertPerson(t.pool, { organizationId: t.org.organizationId, email: 'known@example.com', firstName: 'Kim' });
     const res = await create({
-      record: { externalId: uniqueExternalId(), values: [{ fieldId: text, value: 'Enterprise' }, { fieldId: num, value: 42 }, { fieldId: when, value: '2026-11-01T10:00:00+01:00' }] },
-      name: 'Discovery call', recordedAt: '2026-11-01T09:00:00Z', folderIds: [f1, f2, f1.toUpperCase()],
-      participants: [{ speaker: 0, person: { type: 'reference', personId: known.person.uuid } }, { speaker: 1, person: { type: 'upsert', email: 'New@Example.com', firstName: 'Nia', lastName: 'Ng' } }],
-      transcript: { utterances: [{ startSec: 0, endSec: 2.5, speaker: 0, text: 'Hello.' }, { startSec: 2, endSec: 4, speaker: 1, text: 'Hi!' }] },
+      record: {
+        externalId: uniqueExternalId(),
+        values: [
+          { fieldId: text, value: 'Enterprise' },
+          { fieldId: num, value: 42 },
+          { fieldId: when, value: '2026-11-01T10:00:00+01:00' },
+        ],
+      },
+      name: 'Discovery call',
+      recordedAt: '2026-11-01T09:00:00Z',
+      folderIds: [f1, f2, f1.toUpperCase()],
+      participants: [
+        { speaker: 0, person: { type: 'reference', personId: known.person.uuid } },
+        { speaker: 1, person: { type: 'upsert', email: 'New@Example.com', firstName: 'Nia', lastName: 'Ng' } },
+      ],
+      transcript: {
+        utterances: [
+          { startSec: 0, endSec: 2.5, speaker: 0, text: 'Hello.' },
+          { startSec: 2, endSec: 4, speaker: 1, text: 'Hi!' },
+        ],
+      },
     });
     assert.equal(res.status, 201, JSON.stringify(res.body));
     assert.equal(res.body.name, 'Discovery call');
     assert.equal(res.body.recordedAt, '2026-11-01T09:00:00.000Z');
     assert.deepEqual(res.body.transcript, { status: 'completed', source: 'api' });
-    assert.deepEqual(res.body.record.values.map((v: { fieldId: string; type: string; value: unknown }) => [v.fieldId, v.type, v.value]), [[text, 'string', 'Enterprise'], [num, 'integer', 42], [when, 'datetime', '2026-11-01T10:00:00+01:00']]);
+    assert.deepEqual(
+      res.body.record.values.map((v: { fieldId: string; type: string; value: unknown }) => [v.fieldId, v.type, v.value]),
+      [
+        [text, 'string', 'Enterprise'],
+        [num, 'integer', 42],
+        [when, 'datetime', '2026-11-01T10:00:00+01:00'],
+      ],
+    );
     assert.deepEqual([...res.body.folderIds].sort(), [f1, f2].sort());
-    assert.deepEqual(res.body.participants[0], { speaker: 0, person: { id: known.person.uuid, firstName: 'Kim', lastName: null, email: 'known@example.com' } });
+    assert.deepEqual(res.body.participants[0], {
+      speaker: 0,
+      person: { id: known.person.uuid, firstName: 'Kim', lastName: null, email: 'known@example.com' },
+    });
     assert.equal(res.body.participants[1].person.email, 'New@Example.com');
     assert.equal(res.body.participants[1].person.firstName, 'Nia');
     const get = await t.call('GET', `/v3/rest/recordings/${res.body.id}`);
@@ -85,7 +120,11 @@ describe('recordings: create', function () {
   });
 
   it('400: malformed body, record or externalId missing, unknown property, externalId blank or too long after trimming', async () => {
-    const malformed = await t.api.request('/v3/rest/recordings', { method: 'POST', headers: { 'X-Service-Api-Key': t.org.apiKey, 'content-type': 'application/json' }, body: '{"record":' });
+    const malformed = await t.api.request('/v3/rest/recordings', {
+      method: 'POST',
+      headers: { 'X-Service-Api-Key': t.org.apiKey, 'content-type': 'application/json' },
+      body: '{"record":',
+    });
     assert.deepEqual([malformed.status, malformed.body.errorCode], [400, 'malformed_json']);
     assert.deepEqual(paths(await refused({}, 400)), ['body.record']);
     assert.deepEqual(paths(await refused({ record: {} }, 400)), ['body.record.externalId']);
@@ -106,51 +145,114 @@ describe('recordings: create', function () {
     assert.deepEqual(paths(await refused({ record: { externalId: id }, folderIds }, 400)), ['body.folderIds']);
     const participants = Array.from({ length: 101 }, (_, i) => ({ speaker: i, person: { type: 'upsert', email: `p${i}@example.com` } }));
     assert.deepEqual(paths(await refused({ record: { externalId: id }, participants }, 400)), ['body.participants']);
-    assert.deepEqual(paths(await refused({ record: { externalId: id }, assetUrl: `https://example.com/${'a'.repeat(4080)}` }, 400)), ['body.assetUrl']);
+    assert.deepEqual(paths(await refused({ record: { externalId: id }, assetUrl: `https://example.com/${'a'.repeat(4080)}` }, 400)), [
+      'body.assetUrl',
+    ]);
     assert.ok(paths(await refused({ record: { externalId: id }, folderIds: ['12345'] }, 400)).includes('body.folderIds.0'));
     assert.ok(paths(await refused({ record: { externalId: id }, recordedAt: '2026-11-01 10:00' }, 400)).includes('body.recordedAt'));
   });
 
   it('400: a metadata field repeated', async () => {
     const field = await t.field('string');
-    const body = await refused({ record: { externalId: uniqueExternalId(), values: [{ fieldId: field, value: 'a' }, { fieldId: field.toUpperCase(), value: 'b' }] } }, 400);
+    const body = await refused(
+      {
+        record: {
+          externalId: uniqueExternalId(),
+          values: [
+            { fieldId: field, value: 'a' },
+            { fieldId: field.toUpperCase(), value: 'b' },
+          ],
+        },
+      },
+      400,
+    );
     assert.deepEqual(paths(body), ['body.record.values.1.fieldId']);
   });
 
   it('400: participant assignments conflict (a speaker to several people, a person to several speakers)', async () => {
-    const twoPeople = [{ speaker: 0, person: { type: 'upsert', email: 'a@example.com' } }, { speaker: 0, person: { type: 'upsert', email: 'b@example.com' } }];
-    assert.match((await refused({ record: { externalId: uniqueExternalId() }, participants: twoPeople }, 400)).errors[0].message, /speaker 0 is assigned to several people/);
+    const twoPeople = [
+      { speaker: 0, person: { type: 'upsert', email: 'a@example.com' } },
+      { speaker: 0, person: { type: 'upsert', email: 'b@example.com' } },
+    ];
+    assert.match(
+      (await refused({ record: { externalId: uniqueExternalId() }, participants: twoPeople }, 400)).errors[0].message,
+      /speaker 0 is assigned to several people/,
+    );
     const known = await upsertPerson(t.pool, { organizationId: t.org.organizationId, email: 'same@example.com' });
-    const twoSpeakers = [{ speaker: 0, person: { type: 'reference', personId: known.person.uuid } }, { speaker: 1, person: { type: 'upsert', email: 'SAME@example.com' } }];
-    assert.match((await refused({ record: { externalId: uniqueExternalId() }, participants: twoSpeakers }, 400)).errors[0].message, /several speakers/);
+    const twoSpeakers = [
+      { speaker: 0, person: { type: 'reference', personId: known.person.uuid } },
+      { speaker: 1, person: { type: 'upsert', email: 'SAME@example.com' } },
+    ];
+    assert.match(
+      (await refused({ record: { externalId: uniqueExternalId() }, participants: twoSpeakers }, 400)).errors[0].message,
+      /several speakers/,
+    );
     const bad = { type: 'upsert' };
-    assert.ok(paths(await refused({ record: { externalId: uniqueExternalId() }, participants: [{ speaker: 0, person: bad }] }, 400)).length > 0);
+    assert.ok(
+      paths(await refused({ record: { externalId: uniqueExternalId() }, participants: [{ speaker: 0, person: bad }] }, 400)).length > 0,
+    );
   });
 
   it('400: transcript ordering and timing, blank or long text, same-speaker overlap, participant speaker without utterance', async () => {
     const rec = () => ({ externalId: uniqueExternalId() });
     const cases: [unknown[], string][] = [
-      [[{ startSec: 5, endSec: 6, speaker: 0, text: 'b' }, { startSec: 1, endSec: 2, speaker: 1, text: 'a' }], 'body.transcript.utterances.1.startSec'],
+      [
+        [
+          { startSec: 5, endSec: 6, speaker: 0, text: 'b' },
+          { startSec: 1, endSec: 2, speaker: 1, text: 'a' },
+        ],
+        'body.transcript.utterances.1.startSec',
+      ],
       [[{ startSec: 5, endSec: 4, speaker: 0, text: 'a' }], 'body.transcript.utterances.0.endSec'],
       [[{ startSec: 0, endSec: 1, speaker: 0, text: '   ' }], 'body.transcript.utterances.0.text'],
       [[{ startSec: 0, endSec: 1, speaker: 0, text: 'x'.repeat(20_001) }], 'body.transcript.utterances.0.text'],
-      [[{ startSec: 0, endSec: 3, speaker: 0, text: 'a' }, { startSec: 2, endSec: 4, speaker: 0, text: 'b' }], 'body.transcript.utterances.1.startSec'],
+      [
+        [
+          { startSec: 0, endSec: 3, speaker: 0, text: 'a' },
+          { startSec: 2, endSec: 4, speaker: 0, text: 'b' },
+        ],
+        'body.transcript.utterances.1.startSec',
+      ],
     ];
     for (const [list, path] of cases) {
       const body = await refused({ record: rec(), transcript: { utterances: list } }, 400);
       assert.ok(paths(body).includes(path), `${path} in ${JSON.stringify(body.errors)}`);
     }
     assert.ok(paths(await refused({ record: rec(), transcript: { utterances: [] } }, 400)).includes('body.transcript.utterances'));
-    const missing = await refused({
-      record: rec(), participants: [{ speaker: 3, person: { type: 'upsert', email: 'q@example.com' } }], transcript: { utterances: utterances(2) },
-    }, 400);
+    const missing = await refused(
+      {
+        record: rec(),
+        participants: [{ speaker: 3, person: { type: 'upsert', email: 'q@example.com' } }],
+        transcript: { utterances: utterances(2) },
+      },
+      400,
+    );
     assert.match(missing.errors[0].message, /speaker 3 appears in no utterance/);
-    const touching = await create({ record: rec(), transcript: { utterances: [{ startSec: 0, endSec: 2, speaker: 0, text: 'a' }, { startSec: 1, endSec: 3, speaker: 1, text: 'b' }, { startSec: 2, endSec: 3, speaker: 0, text: 'c' }] } });
+    const touching = await create({
+      record: rec(),
+      transcript: {
+        utterances: [
+          { startSec: 0, endSec: 2, speaker: 0, text: 'a' },
+          { startSec: 1, endSec: 3, speaker: 1, text: 'b' },
+          { startSec: 2, endSec: 3, speaker: 0, text: 'c' },
+        ],
+      },
+    });
     assert.equal(touching.status, 201, 'other speakers may overlap; a speaker may start where it ended');
   });
 
   it('400: assetUrl with another scheme, credentials, localhost or a private address in any spelling', async () => {
-    for (const assetUrl of ['ftp://example.com/a.mp3', 'https://user:pw@example.com/a.mp3', 'http://localhost/a', 'http://10.0.0.5/a', 'http://2130706433/a', 'http://0x7f.0.0.1/a', 'http://[::ffff:127.0.0.1]/a', 'http://169.254.169.254/latest', 'not a url']) {
+    for (const assetUrl of [
+      'ftp://example.com/a.mp3',
+      'https://user:pw@example.com/a.mp3',
+      'http://localhost/a',
+      'http://10.0.0.5/a',
+      'http://2130706433/a',
+      'http://0x7f.0.0.1/a',
+      'http://[::ffff:127.0.0.1]/a',
+      'http://169.254.169.254/latest',
+      'not a url',
+    ]) {
       const body = await refused({ record: { externalId: uniqueExternalId() }, assetUrl }, 400);
       assert.deepEqual(paths(body), ['body.assetUrl'], assetUrl);
     }
@@ -189,14 +291,28 @@ describe('recordings: create', function () {
   it('409: an external id already used answers {message: recording-external-id-conflict, recordingId} and writes nothing', async () => {
     const externalId = uniqueExternalId();
     const first = await create({ record: { externalId }, name: 'First' });
-    const body = await refused({ record: { externalId: ` ${externalId}` }, name: 'Second', transcript: { utterances: utterances(3) } }, 409);
-    assert.deepEqual(body, { message: 'recording-external-id-conflict', errorCode: 'recording_external_id_conflict', recordingId: first.body.id });
+    const body = await refused(
+      { record: { externalId: ` ${externalId}` }, name: 'Second', transcript: { utterances: utterances(3) } },
+      409,
+    );
+    assert.deepEqual(body, {
+      message: 'recording-external-id-conflict',
+      errorCode: 'recording_external_id_conflict',
+      recordingId: first.body.id,
+    });
     assert.equal((await t.call('GET', `/v3/rest/recordings/${first.body.id}`)).body.name, 'First', 'nothing updated');
   });
 
   it('a failed create reserves nothing: the same external id then succeeds', async () => {
     const externalId = uniqueExternalId();
-    await refused({ record: { externalId }, folderIds: ['00000000-0000-4000-8000-000000000009'], participants: [{ speaker: 0, person: { type: 'upsert', email: 'ghost@example.com' } }] }, 404);
+    await refused(
+      {
+        record: { externalId },
+        folderIds: ['00000000-0000-4000-8000-000000000009'],
+        participants: [{ speaker: 0, person: { type: 'upsert', email: 'ghost@example.com' } }],
+      },
+      404,
+    );
     const people = await t.pool.oneFirst(sql.unsafe`SELECT count(*)::int FROM people WHERE email = 'ghost@example.com'`);
     assert.equal(people, 0, 'the upserted person was rolled back');
     assert.equal((await create({ record: { externalId } })).status, 201);
@@ -206,7 +322,10 @@ describe('recordings: create', function () {
     const externalId = uniqueExternalId();
     const integer = await t.field('integer');
     const body = await refused({ record: { externalId, values: [{ fieldId: integer, value: 'forty-two' }] } }, 422);
-    assert.deepEqual({ ...body, message: undefined, reason: undefined }, { message: undefined, errorCode: 'invalid_metadata_value', externalId, fieldId: integer, fieldType: 'integer', reason: undefined });
+    assert.deepEqual(
+      { ...body, message: undefined, reason: undefined },
+      { message: undefined, errorCode: 'invalid_metadata_value', externalId, fieldId: integer, fieldType: 'integer', reason: undefined },
+    );
     assert.match(body.reason, /integer/);
     const sourceId = await t.pool.oneFirst(sql.type(z.object({ id: z.string() }))`
       INSERT INTO metadata_sources (organization_id, type, external_entity_name) VALUES (${t.org.organizationId}, 'csv', 'imports') RETURNING id`);
@@ -227,11 +346,18 @@ describe('recordings: create', function () {
 
   it('413 for an oversized transcript also when the rest of the body is invalid, whichever path parses it (issue 29.6)', async () => {
     // Over BODY_WORKER_THRESHOLD_BYTES: a thread parses it; checked before the schema there too.
-    const many = await refused({ record: { externalId: uniqueExternalId() }, name: '', transcript: { utterances: utterances(10_001) } }, 413);
+    const many = await refused(
+      { record: { externalId: uniqueExternalId() }, name: '', transcript: { utterances: utterances(10_001) } },
+      413,
+    );
     assert.equal(many.errorCode, 'too_many_utterances');
     const onLoop = await recordingContext({ BODY_WORKER_THRESHOLD_BYTES: String(64 * 1024 * 1024) });
     try {
-      const res = await onLoop.call('POST', '/v3/rest/recordings', { record: { externalId: uniqueExternalId() }, name: '', transcript: { utterances: utterances(10_001) } });
+      const res = await onLoop.call('POST', '/v3/rest/recordings', {
+        record: { externalId: uniqueExternalId() },
+        name: '',
+        transcript: { utterances: utterances(10_001) },
+      });
       assert.deepEqual([res.status, res.body.errorCode], [413, 'too_many_utterances']);
     } finally {
       await onLoop.close();
@@ -241,7 +367,9 @@ describe('recordings: create', function () {
   it('a 10,000-utterance transcript is stored in full', async () => {
     const res = await create({ record: { externalId: uniqueExternalId() }, transcript: { utterances: utterances(10_000) } });
     assert.equal(res.status, 201);
-    const stored = await t.pool.oneFirst(sql.unsafe`SELECT count(*)::int FROM transcript_utterances WHERE recording_id = ${res.body.id as string}`);
+    const stored = await t.pool.oneFirst(
+      sql.unsafe`SELECT count(*)::int FROM transcript_utterances WHERE recording_id = ${res.body.id as string}`,
+    );
     assert.equal(stored, 10_000);
   });
 
@@ -268,7 +396,10 @@ describe('recordings: body past the configured maximum', function () {
   after(async () => t?.close());
 
   it('413 recording_payload_too_large', async () => {
-    const res = await t.call('POST', '/v3/rest/recordings', { record: { externalId: 'big' }, transcript: { utterances: utterances(2, () => 'z'.repeat(30_000)) } });
+    const res = await t.call('POST', '/v3/rest/recordings', {
+      record: { externalId: 'big' },
+      transcript: { utterances: utterances(2, () => 'z'.repeat(30_000)) },
+    });
     assert.equal(res.status, 413);
     assert.equal(res.body.errorCode, 'recording_payload_too_large');
   });

@@ -32,15 +32,25 @@ const RECALL_KEY = 'recall-test-key-0123456789';
 /** A Recall.ai-style bot API: scripted status changes per bot, failures on demand. */
 function fakeRecall(mediaUrl: () => string) {
   const bots = new Map<string, { polls: number; script: { code: string; sub_code?: string }[] }>();
-  const state = { createStatus: 201, createDetail: null as string | null, nextScript: [] as { code: string; sub_code?: string }[], created: 0, left: [] as string[], auth: [] as (string | undefined)[], keys: [] as (string | undefined)[] };
+  const state = {
+    createStatus: 201,
+    createDetail: null as string | null,
+    nextScript: [] as { code: string; sub_code?: string }[],
+    created: 0,
+    left: [] as string[],
+    auth: [] as (string | undefined)[],
+    keys: [] as (string | undefined)[],
+  };
   // Recall's idempotency: a POST with a key seen before gets the first answer again.
   const answered = new Map<string, string>();
   const server = createServer((req, res) => {
     state.auth.push(req.headers.authorization);
-    const json = (status: number, body: unknown) => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    const json = (status: number, body: unknown) =>
+      void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     const bot = /^\/api\/v1\/bot\/([^/]+)\/(leave_call\/)?$/.exec(req.url ?? '');
     if (req.method === 'POST' && req.url === '/api/v1/bot/') {
-      if (state.createStatus !== 201) return json(state.createStatus, { detail: state.createDetail ?? `cannot create bot (${RECALL_KEY})` });
+      if (state.createStatus !== 201)
+        return json(state.createStatus, { detail: state.createDetail ?? `cannot create bot (${RECALL_KEY})` });
       const key = req.headers['idempotency-key'] as string | undefined;
       state.keys.push(key);
       if (key && answered.has(key)) return json(201, { id: answered.get(key) });
@@ -61,7 +71,8 @@ function fakeRecall(mediaUrl: () => string) {
       const changes = b.script.slice(0, Math.min(b.polls, b.script.length));
       const done = changes.at(-1)?.code === 'done';
       return json(200, {
-        id: bot[1], status_changes: changes.map((c) => ({ ...c, created_at: new Date().toISOString() })),
+        id: bot[1],
+        status_changes: changes.map((c) => ({ ...c, created_at: new Date().toISOString() })),
         recordings: done ? [{ media_shortcuts: { video_mixed: { data: { download_url: mediaUrl() } } } }] : [],
       });
     }
@@ -93,22 +104,49 @@ describe('meeting joins', function () {
     media = createServer((_req, res) => res.writeHead(200, { 'content-type': 'audio/wav', 'content-length': audio.length }).end(audio));
     transcription = createServer((req, res) => {
       req.resume();
-      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
-        segments: [{ start: 0, end: 1.5, text: 'Welcome to the call.', speaker: 'A' }, { start: 1.6, end: 3, text: 'Thanks for having me.', speaker: 'B' }],
-      })));
+      req.on('end', () =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            segments: [
+              { start: 0, end: 1.5, text: 'Welcome to the call.', speaker: 'A' },
+              { start: 1.6, end: 3, text: 'Thanks for having me.', speaker: 'B' },
+            ],
+          }),
+        ),
+      );
     });
     recall = fakeRecall(() => `http://media.test:${port(media)}/recording.wav`);
     await Promise.all([listenLocal(media), listenLocal(transcription), listenLocal(recall.server)]);
     pool = await createDatabasePool(await createTestDatabase());
-    const transcriber = new OpenAiTranscriber({ baseUrl: `http://127.0.0.1:${port(transcription)}/v1`, model: 'whisper-1', timeoutMs: 10_000 });
-    const mediaDeps = { mediaDir: dir, resolver: async () => [{ address: '127.0.0.1', family: 4 as const }], addressPolicy: LOOPBACK_POLICY, transcriber };
-    const env = { STORAGE_DIR: dir, MEETING_STATUS_POLL_SECONDS: '1' };
-    const localWorker = await startTestWorker(pool, { deps: { ...mediaDeps, recorder: new LocalRecorder({ dir: path.join(dir, 'recorder'), meetingSeconds: 2 }) } });
-    local = { worker: localWorker, api: await startTestApi({ pool, config: testConfig({ ...env, TEMPORAL_TASK_QUEUE: localWorker.taskQueue }) }) };
-    const recallWorker = await startTestWorker(pool, {
-      deps: { ...mediaDeps, recorder: new RecallRecorder({ baseUrl: `http://127.0.0.1:${port(recall.server)}`, apiKey: RECALL_KEY, timeoutMs: 5000 }) },
+    const transcriber = new OpenAiTranscriber({
+      baseUrl: `http://127.0.0.1:${port(transcription)}/v1`,
+      model: 'whisper-1',
+      timeoutMs: 10_000,
     });
-    viaRecall = { worker: recallWorker, api: await startTestApi({ pool, config: testConfig({ ...env, TEMPORAL_TASK_QUEUE: recallWorker.taskQueue }) }) };
+    const mediaDeps = {
+      mediaDir: dir,
+      resolver: async () => [{ address: '127.0.0.1', family: 4 as const }],
+      addressPolicy: LOOPBACK_POLICY,
+      transcriber,
+    };
+    const env = { STORAGE_DIR: dir, MEETING_STATUS_POLL_SECONDS: '1' };
+    const localWorker = await startTestWorker(pool, {
+      deps: { ...mediaDeps, recorder: new LocalRecorder({ dir: path.join(dir, 'recorder'), meetingSeconds: 2 }) },
+    });
+    local = {
+      worker: localWorker,
+      api: await startTestApi({ pool, config: testConfig({ ...env, TEMPORAL_TASK_QUEUE: localWorker.taskQueue }) }),
+    };
+    const recallWorker = await startTestWorker(pool, {
+      deps: {
+        ...mediaDeps,
+        recorder: new RecallRecorder({ baseUrl: `http://127.0.0.1:${port(recall.server)}`, apiKey: RECALL_KEY, timeoutMs: 5000 }),
+      },
+    });
+    viaRecall = {
+      worker: recallWorker,
+      api: await startTestApi({ pool, config: testConfig({ ...env, TEMPORAL_TASK_QUEUE: recallWorker.taskQueue }) }),
+    };
     org = await createTestOrg(pool);
     user = await createTestUser(pool, org.organizationId);
   });
@@ -128,9 +166,13 @@ describe('meeting joins', function () {
   const join = (api: TestApi, json: unknown, headers: Record<string, string> = bearer()) =>
     api.request('/v3/rest/recordings/meeting-joins', { method: 'POST', headers, json });
   const meetingResult = (api: TestApi, identity: string) =>
-    api.deps.temporal.client.workflow.getHandle(meetingJoinIdFor(TEST_SIGNING_SECRET, org.organizationId, identity)).result() as Promise<MeetingJoinResult>;
-  const recording = async (api: TestApi, id: string) => (await api.request(`/v3/rest/recordings/${id}`, { headers: { 'X-Service-Api-Key': org.apiKey } })).body;
-  const meetingRecordings = (identity: string) => pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+    api.deps.temporal.client.workflow
+      .getHandle(meetingJoinIdFor(TEST_SIGNING_SECRET, org.organizationId, identity))
+      .result() as Promise<MeetingJoinResult>;
+  const recording = async (api: TestApi, id: string) =>
+    (await api.request(`/v3/rest/recordings/${id}`, { headers: { 'X-Service-Api-Key': org.apiKey } })).body;
+  const meetingRecordings = (identity: string) =>
+    pool.oneFirst(sql.type(z.object({ n: z.number() }))`
     SELECT count(*)::int AS n FROM meeting_joins WHERE organization_id = ${org.organizationId} AND meeting_identity = ${identity}`);
 
   it('the local recorder: 201 at once, then a playable recording with an automatic transcript', async () => {
@@ -141,14 +183,27 @@ describe('meeting joins', function () {
     const first = await recording(local.api, recordingId);
     assert.equal(first.asset.status, 'waiting');
     assert.deepEqual(await meetingResult(local.api, 'google_meet:abc-defg-hij'), { state: 'done', reason: null });
-    assert.deepEqual(await local.api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result(), { phase: 'ready', errorCode: null });
+    assert.deepEqual(await local.api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result(), {
+      phase: 'ready',
+      errorCode: null,
+    });
     const done = await recording(local.api, recordingId);
     assert.equal(done.asset.status, 'completed');
     assert.equal((await fetch(done.asset.url as string, { headers: { range: 'bytes=0-9' } })).status, 206);
     assert.deepEqual(done.transcript, { status: 'completed', source: 'automatic' });
-    const transcript = await local.api.request(`/v3/rest/recordings/${recordingId}/transcript?type=monologue`, { headers: { 'X-Service-Api-Key': org.apiKey } });
-    assert.deepEqual(transcript.body.monologues.map((m: { speaker: number; text: string }) => [m.speaker, m.text]), [[0, 'Welcome to the call.'], [1, 'Thanks for having me.']]);
-    const described = await local.api.deps.temporal.client.workflow.getHandle(meetingJoinIdFor(TEST_SIGNING_SECRET, org.organizationId, 'google_meet:abc-defg-hij')).describe();
+    const transcript = await local.api.request(`/v3/rest/recordings/${recordingId}/transcript?type=monologue`, {
+      headers: { 'X-Service-Api-Key': org.apiKey },
+    });
+    assert.deepEqual(
+      transcript.body.monologues.map((m: { speaker: number; text: string }) => [m.speaker, m.text]),
+      [
+        [0, 'Welcome to the call.'],
+        [1, 'Thanks for having me.'],
+      ],
+    );
+    const described = await local.api.deps.temporal.client.workflow
+      .getHandle(meetingJoinIdFor(TEST_SIGNING_SECRET, org.organizationId, 'google_meet:abc-defg-hij'))
+      .describe();
     assert.equal(described.typedSearchAttributes.get(STATUS), 'done');
     const row = await pool.one(sql.type(z.object({ bot_state: z.string(), recorder: z.string(), user_id: z.string().nullable() }))`
       SELECT bot_state, recorder, user_id FROM meeting_joins WHERE recording_id = ${recordingId}`);
@@ -157,11 +212,17 @@ describe('meeting joins', function () {
 
   it('concurrent requests for one meeting (different spellings) share one recording while it is active', async () => {
     const spellings = [
-      'https://zoom.us/j/84211234567', 'https://us02web.zoom.us/j/84211234567?pwd=abc', 'https://ACME.zoom.us/j/84211234567/?utm_source=x',
-      'https://zoom.us/j/84211234567#success', 'https://zoom.us/j/84211234567?pwd=abc&from=addon',
+      'https://zoom.us/j/84211234567',
+      'https://us02web.zoom.us/j/84211234567?pwd=abc',
+      'https://ACME.zoom.us/j/84211234567/?utm_source=x',
+      'https://zoom.us/j/84211234567#success',
+      'https://zoom.us/j/84211234567?pwd=abc&from=addon',
     ];
     const answers = await Promise.all(spellings.map((joinUrl) => join(local.api, { type: 'meetingUrl', joinUrl })));
-    assert.deepEqual(answers.map((a) => a.status), [201, 201, 201, 201, 201]);
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      [201, 201, 201, 201, 201],
+    );
     assert.equal(new Set(answers.map((a) => a.body.recordingId as string)).size, 1, JSON.stringify(answers.map((a) => a.body)));
     assert.equal(await meetingRecordings('zoom:84211234567'), 1);
     // Once that recording is no longer active, the same meeting gets a new one.
@@ -174,7 +235,14 @@ describe('meeting joins', function () {
 
   it('errors: 400 shape, 401, 403 for an API key, 404 unresolvable user, 409 unsupported URL, 401 not allowed to record', async () => {
     const url = 'https://meet.google.com/xyz-abcd-efg';
-    for (const body of [{ joinUrl: url }, { type: 'url', joinUrl: url }, { type: 'meetingUrl', joinUrl: '  ' }, { type: 'meetingUrl' }, { type: 'meetingUrl', joinUrl: url, extra: 1 }, [url]]) {
+    for (const body of [
+      { joinUrl: url },
+      { type: 'url', joinUrl: url },
+      { type: 'meetingUrl', joinUrl: '  ' },
+      { type: 'meetingUrl' },
+      { type: 'meetingUrl', joinUrl: url, extra: 1 },
+      [url],
+    ]) {
       const res = await join(local.api, body);
       assert.deepEqual([res.status, res.body.errorCode], [400, 'validation_failed'], JSON.stringify(body));
     }
@@ -205,11 +273,18 @@ describe('meeting joins', function () {
     assert.deepEqual([refused.status, refused.body.errorCode], [502, 'recorder_failed']);
     assert.equal(JSON.stringify(refused.body).includes(RECALL_KEY), false, 'the provider key never reaches the caller');
     assert.deepEqual(await meetingResult(viaRecall.api, 'microsoft_teams:meet/9398850720211'), {
-      state: 'bot_not_created', reason: `Recorder provider answered HTTP 400: {"detail":"cannot create bot ([redacted])"}`,
+      state: 'bot_not_created',
+      reason: `Recorder provider answered HTTP 400: {"detail":"cannot create bot ([redacted])"}`,
     });
     assert.equal(await meetingRecordings('microsoft_teams:meet/9398850720211'), 0);
     recall.state.createStatus = 201;
-    recall.state.nextScript = [{ code: 'joining_call' }, { code: 'in_waiting_room' }, { code: 'in_call_recording' }, { code: 'call_ended' }, { code: 'done' }];
+    recall.state.nextScript = [
+      { code: 'joining_call' },
+      { code: 'in_waiting_room' },
+      { code: 'in_call_recording' },
+      { code: 'call_ended' },
+      { code: 'done' },
+    ];
     const accepted = await join(viaRecall.api, { type: 'meetingUrl', joinUrl: url });
     assert.equal(accepted.status, 201);
     assert.deepEqual(await meetingResult(viaRecall.api, 'microsoft_teams:meet/9398850720211'), { state: 'done', reason: null });
@@ -236,18 +311,36 @@ describe('meeting joins', function () {
   });
 
   it('the Recall adapter reads failures: 401 permanent, 429 and 5xx retryable, leaving a gone bot is fine', async () => {
-    const adapter = (status: number) => new RecallRecorder({
-      baseUrl: 'http://127.0.0.1:1', apiKey: RECALL_KEY, timeoutMs: 2000,
-      fetch: async () => new Response(JSON.stringify({ detail: `no (${RECALL_KEY})` }), { status }),
-    });
+    const adapter = (status: number) =>
+      new RecallRecorder({
+        baseUrl: 'http://127.0.0.1:1',
+        apiKey: RECALL_KEY,
+        timeoutMs: 2000,
+        fetch: async () => new Response(JSON.stringify({ detail: `no (${RECALL_KEY})` }), { status }),
+      });
     const meeting = { joinUrl: 'https://zoom.us/j/84211234567', platform: 'zoom' as const, botName: 'Bot' };
-    for (const [status, code, retryable] of [[401, 'provider_unauthorized', false], [429, 'provider_unavailable', true], [503, 'provider_unavailable', true], [400, 'provider_rejected', false]] as const) {
-      const error = await adapter(status).createBot(meeting).then(() => null, (e: unknown) => e);
+    for (const [status, code, retryable] of [
+      [401, 'provider_unauthorized', false],
+      [429, 'provider_unavailable', true],
+      [503, 'provider_unavailable', true],
+      [400, 'provider_rejected', false],
+    ] as const) {
+      const error = await adapter(status)
+        .createBot(meeting)
+        .then(
+          () => null,
+          (e: unknown) => e,
+        );
       assert.ok(error instanceof RecorderError);
       assert.deepEqual([error.code, error.retryable, error.message.includes(RECALL_KEY)], [code, retryable, false], String(status));
     }
     await adapter(404).leave('gone');
-    const unreachable = await new RecallRecorder({ baseUrl: 'http://127.0.0.1:9', apiKey: RECALL_KEY, timeoutMs: 2000 }).botStatus('x').then(() => null, (e: unknown) => e);
+    const unreachable = await new RecallRecorder({ baseUrl: 'http://127.0.0.1:9', apiKey: RECALL_KEY, timeoutMs: 2000 })
+      .botStatus('x')
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     assert.ok(unreachable instanceof RecorderError && unreachable.code === 'provider_unreachable' && unreachable.retryable);
   });
 
@@ -264,7 +357,10 @@ describe('meeting joins', function () {
     assert.notEqual((await adapter.createBot(meeting, { idempotencyKey: randomUUID() })).botId, first.botId);
 
     const localRecorder = new LocalRecorder({ dir: path.join(dir, 'recorder-keys'), meetingSeconds: 2 });
-    const [a, b] = await Promise.all([localRecorder.createBot(meeting, { idempotencyKey: key }), localRecorder.createBot(meeting, { idempotencyKey: key })]);
+    const [a, b] = await Promise.all([
+      localRecorder.createBot(meeting, { idempotencyKey: key }),
+      localRecorder.createBot(meeting, { idempotencyKey: key }),
+    ]);
     assert.equal(a.botId, b.botId);
     // Another worker of this machine (another instance) finds it too.
     const other = new LocalRecorder({ dir: path.join(dir, 'recorder-keys'), meetingSeconds: 2 });
@@ -295,17 +391,30 @@ describe('meeting joins', function () {
     const codecPort = await freePort();
     const codecToken = 'the-operators-codec-token-0123456789abcdef';
     const codec = codecServerApp(new EncryptionCodec(testConfig().temporal.payloadKeys ?? []), {
-      allowedOrigins: ['http://localhost:8233'], allowedHosts: codecServerHosts('127.0.0.1', codecPort), token: codecToken,
+      allowedOrigins: ['http://localhost:8233'],
+      allowedHosts: codecServerHosts('127.0.0.1', codecPort),
+      token: codecToken,
     }).listen(codecPort, '127.0.0.1');
     await once(codec, 'listening');
     try {
       const url = `http://127.0.0.1:${codecPort}/decode`;
-      const body = JSON.stringify({ payloads: input.map((p) => ({
-        metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
-        data: Buffer.from(p.data as Uint8Array).toString('base64'),
-      })) });
-      assert.equal((await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://localhost:8233' }, body })).status, 401, 'not without the token');
-      const decoded = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://localhost:8233', authorization: `Bearer ${codecToken}` }, body });
+      const body = JSON.stringify({
+        payloads: input.map((p) => ({
+          metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+          data: Buffer.from(p.data as Uint8Array).toString('base64'),
+        })),
+      });
+      assert.equal(
+        (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://localhost:8233' }, body }))
+          .status,
+        401,
+        'not without the token',
+      );
+      const decoded = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: 'http://localhost:8233', authorization: `Bearer ${codecToken}` },
+        body,
+      });
       assert.equal(decoded.status, 200);
       assert.equal(decoded.headers.get('access-control-allow-origin'), 'http://localhost:8233');
       const payloads = ((await decoded.json()) as { payloads: { data: string }[] }).payloads;
@@ -339,7 +448,8 @@ describe('meeting joins', function () {
     assert.ok(ids.length >= 3, ids.join(' '));
     for (const id of ids) {
       assert.match(id, new RegExp(`^meeting-join/${org.organizationId}/[A-Za-z0-9_-]{22}$`));
-      for (const clear of ['abc-defg-hij', '84211234588', '9398850720211', 'NzQ1ZTRhYjMtZGVhZC1iZWVm', 'thread']) assert.ok(!id.includes(clear), `${id} names the meeting`);
+      for (const clear of ['abc-defg-hij', '84211234588', '9398850720211', 'NzQ1ZTRhYjMtZGVhZC1iZWVm', 'thread'])
+        assert.ok(!id.includes(clear), `${id} names the meeting`);
     }
     const refusedId = meetingJoinIdFor(TEST_SIGNING_SECRET, org.organizationId, `microsoft_teams:${thread}`);
     assert.ok(ids.includes(refusedId), 'the id is the keyed hash of the identity: the same meeting, the same id');
@@ -347,7 +457,11 @@ describe('meeting joins', function () {
     const stored = JSON.stringify(history, (_k, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString('latin1') : v));
     assert.ok(!stored.includes('NzQ1ZTRhYjMtZGVhZC1iZWVm'), 'no thread id in the raw history');
     // The failures Temporal keeps: the activity's and the update's, each "Encoded failure" with an encrypted payload.
-    const failures: { message?: string | null; stackTrace?: string | null; encodedAttributes?: { metadata?: Record<string, Uint8Array> | null } | null }[] = [];
+    const failures: {
+      message?: string | null;
+      stackTrace?: string | null;
+      encodedAttributes?: { metadata?: Record<string, Uint8Array> | null } | null;
+    }[] = [];
     const collect = (value: unknown): void => {
       if (!value || typeof value !== 'object' || value instanceof Uint8Array) return;
       for (const [key, inner] of Object.entries(value)) {

@@ -14,11 +14,17 @@ describe('recordings: get, list, transcript', function () {
     const field = await t.field('boolean');
     for (const [i, recordedAt] of days.entries()) {
       const res = await t.call('POST', '/v3/rest/recordings', {
-        record: { externalId: `day-${i}`, values: [{ fieldId: field, value: i % 2 === 0 }] }, name: `Day ${i}`, recordedAt,
-        transcript: { utterances: [
-          { startSec: 0, endSec: 1, speaker: 0, text: 'Hello.' }, { startSec: 1, endSec: 2, speaker: 0, text: 'Are you there?' },
-          { startSec: 2, endSec: 3, speaker: 1, text: 'Yes.' }, { startSec: 3, endSec: 5, speaker: 0, text: 'Good.' },
-        ] },
+        record: { externalId: `day-${i}`, values: [{ fieldId: field, value: i % 2 === 0 }] },
+        name: `Day ${i}`,
+        recordedAt,
+        transcript: {
+          utterances: [
+            { startSec: 0, endSec: 1, speaker: 0, text: 'Hello.' },
+            { startSec: 1, endSec: 2, speaker: 0, text: 'Are you there?' },
+            { startSec: 2, endSec: 3, speaker: 1, text: 'Yes.' },
+            { startSec: 3, endSec: 5, speaker: 0, text: 'Good.' },
+          ],
+        },
       });
       assert.equal(res.status, 201);
       id = res.body.id;
@@ -44,14 +50,20 @@ describe('recordings: get, list, transcript', function () {
     const res = await t.call('GET', '/v3/rest/recordings', undefined, { 'X-Service-Api-Key': key.apiKey });
     assert.deepEqual([res.status, res.body.errorCode], [403, 'insufficient_scope']);
     const user = await createTestUser(t.pool, t.org.organizationId);
-    assert.equal((await t.call('GET', `/v3/rest/recordings/${id}/transcript`, undefined, { Authorization: `Bearer ${user.accessToken}` })).status, 200);
+    assert.equal(
+      (await t.call('GET', `/v3/rest/recordings/${id}/transcript`, undefined, { Authorization: `Bearer ${user.accessToken}` })).status,
+      200,
+    );
   });
 
   it('lists newest recorded first with snake_case items and the canonical record under metadata; pages with has_more', async () => {
     const first = await t.call('GET', '/v3/rest/recordings?limit=2');
     assert.equal(first.status, 200);
     assert.deepEqual([first.body.page, first.body.limit, first.body.has_more], [1, 2, true]);
-    assert.deepEqual(first.body.recordings.map((r: { display_name: string }) => r.display_name), ['Day 4', 'Day 3']);
+    assert.deepEqual(
+      first.body.recordings.map((r: { display_name: string }) => r.display_name),
+      ['Day 4', 'Day 3'],
+    );
     const item = first.body.recordings[0];
     assert.deepEqual(Object.keys(item).sort(), ['created_at', 'display_name', 'id', 'metadata', 'recorded_at', 'source', 'updated_at']);
     assert.equal(item.source, 'api');
@@ -66,18 +78,32 @@ describe('recordings: get, list, transcript', function () {
   });
 
   it('filters by recorded_at: gt and lt are strict, gte and lte inclusive', async () => {
-    const names = async (query: string) => (await t.call('GET', `/v3/rest/recordings?${query}`)).body.recordings.map((r: { display_name: string }) => r.display_name);
+    const names = async (query: string) =>
+      (await t.call('GET', `/v3/rest/recordings?${query}`)).body.recordings.map((r: { display_name: string }) => r.display_name);
     assert.deepEqual(await names(`recorded_at_gt=${days[2]}`), ['Day 4', 'Day 3']);
     assert.deepEqual(await names(`recorded_at_gte=${days[2]}`), ['Day 4', 'Day 3', 'Day 2']);
     assert.deepEqual(await names(`recorded_at_lt=${days[1]}`), ['Day 0']);
     assert.deepEqual(await names(`recorded_at_lte=${days[1]}&recorded_at_gte=${days[1]}`), ['Day 1']);
-    assert.deepEqual(await names(`recorded_at_gt=${encodeURIComponent('2026-01-02T01:00:00+02:00')}`), ['Day 4', 'Day 3', 'Day 2', 'Day 1']);
+    assert.deepEqual(await names(`recorded_at_gt=${encodeURIComponent('2026-01-02T01:00:00+02:00')}`), [
+      'Day 4',
+      'Day 3',
+      'Day 2',
+      'Day 1',
+    ]);
     // RFC 3339 allows offsets PostgreSQL does not (past ±15:59): normalized to UTC, not a 500.
     assert.deepEqual(await names(`recorded_at_gte=${encodeURIComponent('2026-01-03T21:00:00-21:00')}`), ['Day 4']);
   });
 
   it('400 on bad list parameters', async () => {
-    for (const query of ['limit=0', 'limit=101', 'page=0', 'page=x', 'recorded_at_gt=yesterday', 'recorded_at_lt=2026-01-01', 'sort=name']) {
+    for (const query of [
+      'limit=0',
+      'limit=101',
+      'page=0',
+      'page=x',
+      'recorded_at_gt=yesterday',
+      'recorded_at_lt=2026-01-01',
+      'sort=name',
+    ]) {
       const res = await t.call('GET', `/v3/rest/recordings?${query}`);
       assert.equal(res.status, 400, query);
       assert.equal(res.body.errorCode, 'validation_failed');
@@ -93,7 +119,9 @@ describe('recordings: get, list, transcript', function () {
     assert.equal(utterance.body.utterances.length, 4);
     const monologue = await t.call('GET', `/v3/rest/recordings/${id}/transcript?type=monologue`);
     assert.deepEqual(monologue.body, {
-      type: 'monologue', recordingId: id, monologues: [
+      type: 'monologue',
+      recordingId: id,
+      monologues: [
         { recordingId: id, startSec: 0, endSec: 2, speaker: 0, text: 'Hello. Are you there?' },
         { recordingId: id, startSec: 2, endSec: 3, speaker: 1, text: 'Yes.' },
         { recordingId: id, startSec: 3, endSec: 5, speaker: 0, text: 'Good.' },
@@ -107,7 +135,10 @@ describe('recordings: get, list, transcript', function () {
     const bad = await t.call('GET', `/v3/rest/recordings/${id}/transcript?type=paragraph`);
     assert.deepEqual([bad.status, bad.body.errorCode], [400, 'validation_failed']);
     assert.equal((await t.call('GET', '/v3/rest/recordings/00000000-0000-4000-8000-000000000000/transcript')).status, 404);
-    assert.equal((await t.call('GET', `/v3/rest/recordings/${id}/transcript`, undefined, { 'X-Service-Api-Key': t.other.apiKey })).status, 404);
+    assert.equal(
+      (await t.call('GET', `/v3/rest/recordings/${id}/transcript`, undefined, { 'X-Service-Api-Key': t.other.apiKey })).status,
+      404,
+    );
     const bare = await t.call('POST', '/v3/rest/recordings', { record: { externalId: uniqueExternalId() } });
     const empty = await t.call('GET', `/v3/rest/recordings/${bare.body.id}/transcript`);
     assert.deepEqual(empty.body, { type: 'utterance', recordingId: bare.body.id, utterances: [] });

@@ -45,21 +45,31 @@ describe('tracing: one trace from an agent ingest through the session workflow t
     await stopTracing();
   });
 
-  it('continues the caller\'s traceparent from the HTTP request through the stored wake, the workflow and its activities', async () => {
+  it("continues the caller's traceparent from the HTTP request through the stored wake, the workflow and its activities", async () => {
     const app = await ctx.newApp();
     const traceId = randomBytes(16).toString('hex');
     const callerSpanId = randomBytes(8).toString('hex');
     const events = [userMessage(1, 'the export is broken again'), assistantMessage(2, 'sorry, looking into it')];
-    const res = await ctx.ingest(app, sessionRequest(app, events, { externalSessionId: 'traced', status: 'ended' }), { traceparent: `00-${traceId}-${callerSpanId}-01` });
+    const res = await ctx.ingest(app, sessionRequest(app, events, { externalSessionId: 'traced', status: 'ended' }), {
+      traceparent: `00-${traceId}-${callerSpanId}-01`,
+    });
     assert.equal(res.status, 202);
     const sessionId = res.body.sessionId as string;
     await ctx.processedThrough(sessionId, 2);
 
     const inTrace = () => exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
     // Spans are exported as they end: the workflow's run ends with the run, after its activities.
-    const activityOfRun = (list: readonly ReadableSpan[]) => list.find((s) => s.name.startsWith('RunActivity:')
-      && s.attributes.temporalWorkflowId === `agent-session/${sessionId}` && parentOf(list, s) !== undefined);
-    const spans = await eventually(async () => inTrace(), (list) => list.some((s) => s.name === 'RunWorkflow:agentSessionWorkflow') && activityOfRun(list) !== undefined);
+    const activityOfRun = (list: readonly ReadableSpan[]) =>
+      list.find(
+        (s) =>
+          s.name.startsWith('RunActivity:') &&
+          s.attributes.temporalWorkflowId === `agent-session/${sessionId}` &&
+          parentOf(list, s) !== undefined,
+      );
+    const spans = await eventually(
+      async () => inTrace(),
+      (list) => list.some((s) => s.name === 'RunWorkflow:agentSessionWorkflow') && activityOfRun(list) !== undefined,
+    );
 
     // The API's server span continues the caller's span.
     const server = find(spans, 'POST /v3/rest/agent-conversations/ingest');
@@ -83,13 +93,18 @@ describe('tracing: one trace from an agent ingest through the session workflow t
     assert.equal(run.parentSpanId, signalWithStart.spanContext().spanId);
     const activity = activityOfRun(spans)!;
     assert.deepEqual(ancestry(spans, activity).slice(-6).slice(2), [
-      'RunWorkflow:agentSessionWorkflow', 'SignalWithStartWorkflow:agentSessionWorkflow', 'wake agent session', 'POST /v3/rest/agent-conversations/ingest',
+      'RunWorkflow:agentSessionWorkflow',
+      'SignalWithStartWorkflow:agentSessionWorkflow',
+      'wake agent session',
+      'POST /v3/rest/agent-conversations/ingest',
     ]);
     assert.match(ancestry(spans, activity)[1]!, /^StartActivity:/);
     for (const s of spans) assert.notEqual(s.status.code, SpanStatusCode.ERROR, `${s.name} failed`);
 
     // The request's log line carries the trace id.
-    const line = ctx.api.logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'request' && l.route === '/v3/rest/agent-conversations/ingest');
+    const line = ctx.api.logs
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.msg === 'request' && l.route === '/v3/rest/agent-conversations/ingest');
     assert.equal(line?.traceId, traceId);
   });
 
@@ -97,14 +112,21 @@ describe('tracing: one trace from an agent ingest through the session workflow t
     const app = await ctx.newApp();
     const res = await ctx.ingest(app, sessionRequest(app, [userMessage(1, 'hello')], { externalSessionId: 'fresh' }));
     assert.equal(res.status, 202);
-    const server = await eventually(async () => exporter.getFinishedSpans().find((s) => s.kind === SpanKind.SERVER && s.attributes['intake.request_id'] === res.headers.get('x-request-id')),
-      (s) => s !== undefined);
+    const server = await eventually(
+      async () =>
+        exporter
+          .getFinishedSpans()
+          .find((s) => s.kind === SpanKind.SERVER && s.attributes['intake.request_id'] === res.headers.get('x-request-id')),
+      (s) => s !== undefined,
+    );
     assert.ok(server);
     assert.equal(server.parentSpanId, undefined, 'a root span');
 
     // A caller that did not sample its trace: nothing is recorded for it, and nothing stored.
     const unsampled = randomBytes(16).toString('hex');
-    const res2 = await ctx.ingest(app, sessionRequest(app, [userMessage(1, 'hello')], { externalSessionId: 'unsampled' }), { traceparent: `00-${unsampled}-${randomBytes(8).toString('hex')}-00` });
+    const res2 = await ctx.ingest(app, sessionRequest(app, [userMessage(1, 'hello')], { externalSessionId: 'unsampled' }), {
+      traceparent: `00-${unsampled}-${randomBytes(8).toString('hex')}-00`,
+    });
     assert.equal(res2.status, 202);
     const stored = await ctx.pool.oneFirst(sql.type(z.object({ wake_trace_parent: z.string().nullable() }))`
       SELECT wake_trace_parent FROM agent_sessions WHERE id = ${res2.body.sessionId as string}`);

@@ -17,15 +17,31 @@ import { waitFor } from '../../helpers/wait.js';
 const passcode = 'MeetingPass-8842';
 const UI = 'http://127.0.0.1:8233';
 
-interface Answer { status: number; headers: Record<string, string | string[] | undefined>; body: string }
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
 
 /** A raw HTTP request: the Host header is ours to set (a rebound DNS name), which fetch does not allow. */
 function send(port: number, o: { method?: string; path?: string; headers?: Record<string, string>; body?: string }): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method: o.method ?? 'POST', path: o.path ?? '/decode', headers: { 'content-type': 'application/json', ...o.headers } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: o.method ?? 'POST',
+        path: o.path ?? '/decode',
+        headers: { 'content-type': 'application/json', ...o.headers },
+      },
+      (res) => {
+        let body = '';
+        res
+          .setEncoding('utf8')
+          .on('data', (d: string) => (body += d))
+          .on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
     req.on('error', reject);
     req.end(o.body);
   });
@@ -34,13 +50,18 @@ function send(port: number, o: { method?: string; path?: string; headers?: Recor
 /** The Temporal UI's decode request body for `payloads` (base64 JSON). */
 async function decodeBody(codec: EncryptionCodec, value: unknown): Promise<string> {
   const [encrypted] = await codec.encode([defaultPayloadConverter.toPayload(value)]);
-  return JSON.stringify({ payloads: [{
-    metadata: Object.fromEntries(Object.entries(encrypted!.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
-    data: Buffer.from(encrypted!.data!).toString('base64'),
-  }] });
+  return JSON.stringify({
+    payloads: [
+      {
+        metadata: Object.fromEntries(Object.entries(encrypted!.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+        data: Buffer.from(encrypted!.data!).toString('base64'),
+      },
+    ],
+  });
 }
 
-const decodedText = (answer: Answer) => Buffer.from((JSON.parse(answer.body) as { payloads: { data: string }[] }).payloads[0]!.data, 'base64').toString();
+const decodedText = (answer: Answer) =>
+  Buffer.from((JSON.parse(answer.body) as { payloads: { data: string }[] }).payloads[0]!.data, 'base64').toString();
 
 describe('the codec server decrypts only for its operator', function () {
   this.timeout(60_000);
@@ -54,14 +75,22 @@ describe('the codec server decrypts only for its operator', function () {
   before(async () => {
     port = await freePort();
     host = `127.0.0.1:${port}`;
-    server = codecServerApp(codec, { allowedOrigins: [UI], allowedHosts: codecServerHosts('127.0.0.1', port), token }).listen(port, '127.0.0.1');
+    server = codecServerApp(codec, { allowedOrigins: [UI], allowedHosts: codecServerHosts('127.0.0.1', port), token }).listen(
+      port,
+      '127.0.0.1',
+    );
     await once(server, 'listening');
     body = await decodeBody(codec, { joinUrl: `https://zoom.us/j/84211234588?pwd=${passcode}` });
   });
   after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   it('without its token: 401, nothing decoded (a wrong token, or one in another header, is none)', async () => {
-    const attempts: Record<string, string>[] = [{ host }, { host, authorization: 'Bearer not-the-token-at-all-0123456789abcdef' }, { host, authorization: token }, { host, cookie: 'intake_codec=wrong' }];
+    const attempts: Record<string, string>[] = [
+      { host },
+      { host, authorization: 'Bearer not-the-token-at-all-0123456789abcdef' },
+      { host, authorization: token },
+      { host, cookie: 'intake_codec=wrong' },
+    ];
     for (const headers of attempts) {
       const answer = await send(port, { headers, body });
       assert.equal(answer.status, 401, JSON.stringify(headers));
@@ -76,7 +105,10 @@ describe('the codec server decrypts only for its operator', function () {
       assert.equal(answer.status, 421, name);
       assert.ok(!answer.body.includes(passcode));
     }
-    const preflight = await send(port, { method: 'OPTIONS', headers: { host: `attacker.example:${port}`, origin: 'http://attacker.example:' + port } });
+    const preflight = await send(port, {
+      method: 'OPTIONS',
+      headers: { host: `attacker.example:${port}`, origin: 'http://attacker.example:' + port },
+    });
     assert.equal(preflight.status, 421);
   });
 
@@ -94,7 +126,10 @@ describe('the codec server decrypts only for its operator', function () {
     const cli = await send(port, { headers: { host: `localhost:${port}`, authorization: `Bearer ${token}` }, body });
     assert.equal(cli.status, 200, cli.body);
     assert.match(decodedText(cli), new RegExp(`pwd=${passcode}`));
-    const preflight = await send(port, { method: 'OPTIONS', headers: { host, origin: UI, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-namespace' } });
+    const preflight = await send(port, {
+      method: 'OPTIONS',
+      headers: { host, origin: UI, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-namespace' },
+    });
     assert.equal(preflight.status, 204);
     assert.equal(preflight.headers['access-control-allow-origin'], UI);
     const ui = await send(port, { headers: { host, origin: UI, authorization: `Bearer ${token}`, 'x-namespace': 'default' }, body });
@@ -130,15 +165,24 @@ describe('`npm run codec-server` in development', function () {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('finds the running dev stack\'s keys, prints how to sign in, and decodes with the token it printed', async () => {
+  it("finds the running dev stack's keys, prints how to sign in, and decodes with the token it printed", async () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'intake-codec-dev-'));
     const signingSecret = 'the-dev-stacks-own-signing-secret-0123456789';
-    await writeStackInfo(dataDir, { databaseUrl: 'postgres://x@127.0.0.1:1/x', temporalAddress: '127.0.0.1:1', temporalUiUrl: 'http://127.0.0.1:8233', apiUrl: 'http://127.0.0.1:1', signingSecret, pid: process.pid });
+    await writeStackInfo(dataDir, {
+      databaseUrl: 'postgres://x@127.0.0.1:1/x',
+      temporalAddress: '127.0.0.1:1',
+      temporalUiUrl: 'http://127.0.0.1:8233',
+      apiUrl: 'http://127.0.0.1:1',
+      signingSecret,
+      pid: process.pid,
+    });
     const port = await freePort();
     let output = '';
     // As a newcomer runs it: no SIGNING_SECRET, no TEMPORAL_PAYLOAD_KEYS, no token.
     child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'src', 'main', 'codec-server.ts')], {
-      cwd: PROJECT_ROOT, env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, CODEC_SERVER_PORT: String(port), LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: PROJECT_ROOT,
+      env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, CODEC_SERVER_PORT: String(port), LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (output += d.toString()));

@@ -57,7 +57,15 @@ describe('worker and diagnostics workflow (real Temporal)', function () {
     const bundlePath = await buildWorkflowBundle(path.join(dir, 'workflow-bundle.js'), quietLogger);
     const connection = await NativeConnection.connect({ address: (await testStack()).temporal.address });
     const taskQueue = `bundle-${randomUUID()}`;
-    const prod = await createWorker({ connection, namespace: 'default', taskQueue, activities: testActivityDeps(pool), workflowBundlePath: bundlePath, shutdownGraceSeconds: 2, payloadKeys: testConfig().temporal.payloadKeys });
+    const prod = await createWorker({
+      connection,
+      namespace: 'default',
+      taskQueue,
+      activities: testActivityDeps(pool),
+      workflowBundlePath: bundlePath,
+      shutdownGraceSeconds: 2,
+      payloadKeys: testConfig().temporal.payloadKeys,
+    });
     try {
       const result = await prod.runUntil(
         temporal.client.workflow.execute(diagnosticsWorkflow, {

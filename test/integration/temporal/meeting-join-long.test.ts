@@ -27,7 +27,12 @@ describe('meeting join: long meetings and every way out', function () {
     await env?.teardown();
   });
 
-  interface Calls { leaves: string[]; failed: [string, string][]; runs: Set<string>; polls: number }
+  interface Calls {
+    leaves: string[];
+    failed: [string, string][];
+    runs: Set<string>;
+    polls: number;
+  }
 
   /** A recorder whose bot records until told to leave, as `pollBot` says (or fails on demand). */
   async function run(input: Partial<MeetingJoinInput>, pollBot: (calls: Calls) => BotStatus, act?: (id: string) => Promise<void>) {
@@ -45,19 +50,39 @@ describe('meeting join: long meetings and every way out', function () {
       failMeeting: async (recordingId: string, reason: string) => void calls.failed.push([recordingId, reason]),
     };
     const taskQueue = `meeting-long-${randomUUID()}`;
-    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, activities, workflowBundle: await workflowBundle(), sinks: workflowSinks() });
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      activities,
+      workflowBundle: await workflowBundle(),
+      sinks: workflowSinks(),
+    });
     const recordingId = randomUUID();
     const workflowId = `meeting-join/long/${recordingId}`;
     const full: MeetingJoinInput = {
-      version: 1, organizationId: randomUUID(), userId: randomUUID(), recordingId, platform: 'zoom', meetingIdentity: `zoom:${recordingId}`,
-      joinUrl: 'https://zoom.us/j/84211234567?pwd=secret', botName: 'Bot', pollSeconds: 60, maxHours: 48, ...input,
+      version: 1,
+      organizationId: randomUUID(),
+      userId: randomUUID(),
+      recordingId,
+      platform: 'zoom',
+      meetingIdentity: `zoom:${recordingId}`,
+      joinUrl: 'https://zoom.us/j/84211234567?pwd=secret',
+      botName: 'Bot',
+      pollSeconds: 60,
+      maxHours: 48,
+      ...input,
     };
     const outcome = await worker.runUntil(async () => {
       const handle = await env.client.workflow.start(MEETING_JOIN_WORKFLOW, { workflowId, taskQueue, args: [full] });
       if (act) await act(workflowId);
-      return handle.result().then((r) => r as MeetingJoinResult, (e: unknown) => e);
+      return handle.result().then(
+        (r) => r as MeetingJoinResult,
+        (e: unknown) => e,
+      );
     });
-    const events = await Promise.all([...calls.runs].map(async (runId) => (await env.client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? []));
+    const events = await Promise.all(
+      [...calls.runs].map(async (runId) => (await env.client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? []),
+    );
     // Workflow time from the histories themselves: the test server may skip ahead once nothing runs.
     const times = events.flat().map((e) => Number(e.eventTime?.seconds ?? 0) * 1000);
     const hours = (Math.max(...times) - Math.min(...times)) / 3600_000;
@@ -92,10 +117,14 @@ describe('meeting join: long meetings and every way out', function () {
   });
 
   it('a cancelled run fails the recording and tells the bot to leave', async () => {
-    const { outcome, calls, recordingId } = await run({}, () => ({ state: 'recording' }), async (workflowId) => {
-      await env.sleep('2 hours');
-      await env.client.workflow.getHandle(workflowId).cancel();
-    });
+    const { outcome, calls, recordingId } = await run(
+      {},
+      () => ({ state: 'recording' }),
+      async (workflowId) => {
+        await env.sleep('2 hours');
+        await env.client.workflow.getHandle(workflowId).cancel();
+      },
+    );
     assert.ok(outcome instanceof WorkflowFailedError, String(outcome));
     assert.deepEqual(calls.leaves, ['bot-1']);
     assert.deepEqual(calls.failed, [[recordingId, 'cancelled']]);

@@ -41,14 +41,20 @@ describe('request validation', () => {
   });
 
   it('rejects a body that is not an object', () => {
-    assert.deepEqual(errorsOf(() => body(undefined)), [{ path: 'body', message: 'must be object' }]);
+    assert.deepEqual(
+      errorsOf(() => body(undefined)),
+      [{ path: 'body', message: 'must be object' }],
+    );
   });
 
   it('coerces query strings, fills defaults and leaves the input untouched', () => {
     const input = { page: '3' };
     assert.deepEqual(query(input), { page: 3, limit: 50 });
     assert.deepEqual(input, { page: '3' });
-    assert.deepEqual(errorsOf(() => query({ limit: '500' })), [{ path: 'query.limit', message: 'must be <= 100' }]);
+    assert.deepEqual(
+      errorsOf(() => query({ limit: '500' })),
+      [{ path: 'query.limit', message: 'must be <= 100' }],
+    );
   });
 });
 
@@ -62,7 +68,10 @@ describe('NUL characters (PostgreSQL cannot store U+0000)', () => {
       assert.fail('expected a ValidationError');
     } catch (error) {
       assert.ok(error instanceof ValidationError);
-      assert.deepEqual(error.errors.map((e) => e.path), ['body.name', 'body.nested.list.1', 'body']);
+      assert.deepEqual(
+        error.errors.map((e) => e.path),
+        ['body.name', 'body.nested.list.1', 'body'],
+      );
       assert.equal(error.errors[0]?.message, 'must not contain the NUL character (U+0000)');
     }
     assert.throws(() => query({ email: 'a\u0000@b.co' }), ValidationError);

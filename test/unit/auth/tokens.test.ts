@@ -15,7 +15,11 @@ describe('user access tokens', () => {
     assert.equal(issued.expiresAt, '2026-01-01T00:10:00.000Z');
     const fresh = await tokens.issue({ ...user, tokenVersion: 3 }, 600);
     assert.deepEqual(await tokens.verify(fresh.accessToken), {
-      userId: user.id, organizationId: user.organizationId, tokenId: fresh.tokenId, version: 3, expiresAt: new Date(fresh.expiresAt),
+      userId: user.id,
+      organizationId: user.organizationId,
+      tokenId: fresh.tokenId,
+      version: 3,
+      expiresAt: new Date(fresh.expiresAt),
     });
   });
 
@@ -34,7 +38,9 @@ describe('user access tokens', () => {
 
   it('refuses the "none" algorithm and tokens without the organization claim', async () => {
     const header = Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url');
-    const body = Buffer.from(JSON.stringify({ sub: user.id, org: user.organizationId, iss: 'intake', aud: TOKEN_AUDIENCE, exp: 9_999_999_999 })).toString('base64url');
+    const body = Buffer.from(
+      JSON.stringify({ sub: user.id, org: user.organizationId, iss: 'intake', aud: TOKEN_AUDIENCE, exp: 9_999_999_999 }),
+    ).toString('base64url');
     assert.equal(await tokens.verify(`${header}.${body}.`), 'invalid');
     const noOrg = await new SignJWT({})
       .setProtectedHeader({ alg: 'HS256' })

@@ -36,10 +36,14 @@ describe('dashboard and alert rules', () => {
   });
 
   const dashboard = JSON.parse(read('deploy', 'grafana', 'dashboards', 'intake.json')) as {
-    uid: string; panels: { type: string; title: string; targets?: { expr: string }[] }[];
+    uid: string;
+    panels: { type: string; title: string; targets?: { expr: string }[] }[];
   };
-  const rules = (parse(read('deploy', 'prometheus', 'alerts.yml')) as { groups: { rules: { alert: string; expr: string; annotations: { runbook: string } }[] }[] })
-    .groups.flatMap((g) => g.rules);
+  const rules = (
+    parse(read('deploy', 'prometheus', 'alerts.yml')) as {
+      groups: { rules: { alert: string; expr: string; annotations: { runbook: string } }[] }[];
+    }
+  ).groups.flatMap((g) => g.rules);
 
   it('every dashboard query reads metrics the API and the worker export', () => {
     const panels = dashboard.panels.filter((p) => p.type !== 'row');
@@ -55,17 +59,34 @@ describe('dashboard and alert rules', () => {
   });
 
   it('the dashboard covers ingest rate, processing lag, backlog, error rate, media and bots', () => {
-    const all = dashboard.panels.flatMap((p) => p.targets ?? []).map((t) => t.expr).join('\n');
-    for (const n of ['intake_agent_events_total', 'intake_agent_processing_lag_seconds', 'intake_agent_sessions_waiting', 'status=~"5.."',
-      'intake_media_ingestions_active', 'intake_media_phase_duration_seconds_bucket', 'intake_meeting_bots_active']) {
+    const all = dashboard.panels
+      .flatMap((p) => p.targets ?? [])
+      .map((t) => t.expr)
+      .join('\n');
+    for (const n of [
+      'intake_agent_events_total',
+      'intake_agent_processing_lag_seconds',
+      'intake_agent_sessions_waiting',
+      'status=~"5.."',
+      'intake_media_ingestions_active',
+      'intake_media_phase_duration_seconds_bucket',
+      'intake_meeting_bots_active',
+    ]) {
       assert.ok(all.includes(n), n);
     }
   });
 
   it('the docs picture the dashboard as it is, drawn from a benchmark run (npm run bench -- dashboard)', () => {
     const run = JSON.parse(read('bench', 'results', 'dashboard.json')) as { picture: string; panels: { title: string; points: number }[] };
-    assert.deepEqual(run.panels.map((p) => p.title), dashboard.panels.filter((p) => p.type !== 'row').map((p) => p.title), 'the picture has every panel of the dashboard: run the benchmark again');
-    assert.ok(run.panels.every((p) => p.points > 0), 'every panel had data');
+    assert.deepEqual(
+      run.panels.map((p) => p.title),
+      dashboard.panels.filter((p) => p.type !== 'row').map((p) => p.title),
+      'the picture has every panel of the dashboard: run the benchmark again',
+    );
+    assert.ok(
+      run.panels.every((p) => p.points > 0),
+      'every panel had data',
+    );
     const png = readFileSync(path.join(PROJECT_ROOT, run.picture));
     assert.equal(png.subarray(1, 4).toString('latin1'), 'PNG');
     assert.match(read('docs', 'operations.md'), new RegExp(`\\]\\(${path.relative('docs', run.picture).replaceAll('.', '\\.')}\\)`));

@@ -1,8 +1,20 @@
 import { strict as assert } from 'node:assert';
 import {
-  contentHash, environmentErrors, eventPayload, planIngest, toIncoming, type EventState, type IngestPlan,
+  contentHash,
+  environmentErrors,
+  eventPayload,
+  planIngest,
+  toIncoming,
+  type EventState,
+  type IngestPlan,
 } from '../../../src/domain/agent-events.js';
-import type { AgentEvent, AgentEventType, AgentFeedback, AgentIngestRequest, AgentSessionStatus } from '../../../src/domain/agent-ingest.js';
+import type {
+  AgentEvent,
+  AgentEventType,
+  AgentFeedback,
+  AgentIngestRequest,
+  AgentSessionStatus,
+} from '../../../src/domain/agent-ingest.js';
 import { AppError, ConflictError, ValidationError } from '../../../src/errors.js';
 
 interface EventInput {
@@ -83,7 +95,15 @@ function invalidOf(fn: () => unknown, path: string) {
 describe('agent events', () => {
   describe('content', () => {
     it('compares everything but identity, position, revision, timestamp and type', () => {
-      const event = ev({ externalEventId: 'a1', sequence: 3, revision: 2, type: 'assistant_message', content: 'hi', final: true, participantExternalId: 'bot' });
+      const event = ev({
+        externalEventId: 'a1',
+        sequence: 3,
+        revision: 2,
+        type: 'assistant_message',
+        content: 'hi',
+        final: true,
+        participantExternalId: 'bot',
+      });
       assert.deepEqual(eventPayload(event), { content: 'hi', final: true, participantExternalId: 'bot' });
     });
 
@@ -95,7 +115,14 @@ describe('agent events', () => {
 
     it('maps an event to its incoming state', () => {
       const incoming = toIncoming(
-        ev({ externalEventId: 'f1', sequence: 4, revision: 3, type: 'feedback', feedback: { targetEventExternalId: 'a1', rating: 'positive' }, participantExternalId: 'u' }),
+        ev({
+          externalEventId: 'f1',
+          sequence: 4,
+          revision: 3,
+          type: 'feedback',
+          feedback: { targetEventExternalId: 'a1', rating: 'positive' },
+          participantExternalId: 'u',
+        }),
         7,
       );
       assert.equal(incoming.index, 7);
@@ -155,15 +182,27 @@ describe('agent events', () => {
     });
 
     it('rejects changed content with the same revision (409 event_changed_without_revision)', () => {
-      conflictOf(() => plan([original], [ev({ externalEventId: 'e1', sequence: 1, revision: 2, content: 'changed' })]), 'event_changed_without_revision', 'body.events.0');
+      conflictOf(
+        () => plan([original], [ev({ externalEventId: 'e1', sequence: 1, revision: 2, content: 'changed' })]),
+        'event_changed_without_revision',
+        'body.events.0',
+      );
     });
 
     it('rejects changed content with a lower revision (409 event_changed_without_revision)', () => {
-      conflictOf(() => plan([original], [ev({ externalEventId: 'e1', sequence: 1, revision: 1, content: 'changed' })]), 'event_changed_without_revision', 'body.events.0');
+      conflictOf(
+        () => plan([original], [ev({ externalEventId: 'e1', sequence: 1, revision: 1, content: 'changed' })]),
+        'event_changed_without_revision',
+        'body.events.0',
+      );
     });
 
     it('rejects the same externalEventId at another sequence (409 event_sequence_changed)', () => {
-      conflictOf(() => plan([original], [ev({ externalEventId: 'e1', sequence: 2, revision: 2, content: 'hello' })]), 'event_sequence_changed', 'body.events.0');
+      conflictOf(
+        () => plan([original], [ev({ externalEventId: 'e1', sequence: 2, revision: 2, content: 'hello' })]),
+        'event_sequence_changed',
+        'body.events.0',
+      );
     });
 
     it('rejects a changed type (409 event_type_changed)', () => {
@@ -177,7 +216,11 @@ describe('agent events', () => {
     it('rejects a finalized assistant message re-sent as partial (409 final_event_reverted)', () => {
       const final = ev({ externalEventId: 'a1', sequence: 2, revision: 1, type: 'assistant_message', content: 'answer', final: true });
       conflictOf(
-        () => plan([final], [ev({ externalEventId: 'a1', sequence: 2, revision: 2, type: 'assistant_message', content: 'answer', final: false })]),
+        () =>
+          plan(
+            [final],
+            [ev({ externalEventId: 'a1', sequence: 2, revision: 2, type: 'assistant_message', content: 'answer', final: false })],
+          ),
         'final_event_reverted',
         'body.events.0',
       );
@@ -185,7 +228,10 @@ describe('agent events', () => {
 
     it('revises a partial assistant message into a final one', () => {
       const partial = ev({ externalEventId: 'a1', sequence: 2, revision: 1, type: 'assistant_message', content: 'ans', final: false });
-      const result = plan([partial], [ev({ externalEventId: 'a1', sequence: 2, revision: 2, type: 'assistant_message', content: 'answer', final: true })]);
+      const result = plan(
+        [partial],
+        [ev({ externalEventId: 'a1', sequence: 2, revision: 2, type: 'assistant_message', content: 'answer', final: true })],
+      );
       assert.deepEqual(ids(result.revised.map((r) => r.event)), ['a1']);
       assert.equal(result.revised[0]?.previous.final, false);
       assert.equal(result.revised[0]?.event.final, true);
@@ -203,7 +249,10 @@ describe('agent events', () => {
     });
 
     it('does not compare occurredAt: a retry with another timestamp is deduplicated', () => {
-      const result = plan([original], [ev({ externalEventId: 'e1', sequence: 1, revision: 2, content: 'hello', occurredAt: '2026-03-02T11:30:00Z' })]);
+      const result = plan(
+        [original],
+        [ev({ externalEventId: 'e1', sequence: 1, revision: 2, content: 'hello', occurredAt: '2026-03-02T11:30:00Z' })],
+      );
       assert.deepEqual(ids(result.deduplicated), ['e1']);
       assert.deepEqual(result.accepted, []);
       assert.deepEqual(result.revised, []);
@@ -212,23 +261,33 @@ describe('agent events', () => {
 
   describe('ordering', () => {
     it('applies events in sequence order whatever the array order', () => {
-      const result = plan([], [
-        ev({ externalEventId: 'e3', sequence: 3 }),
-        ev({ externalEventId: 'e1', sequence: 1 }),
-        ev({ externalEventId: 'e2', sequence: 2 }),
-      ]);
+      const result = plan(
+        [],
+        [
+          ev({ externalEventId: 'e3', sequence: 3 }),
+          ev({ externalEventId: 'e1', sequence: 1 }),
+          ev({ externalEventId: 'e2', sequence: 2 }),
+        ],
+      );
       assert.deepEqual(ids(result.accepted), ['e1', 'e2', 'e3']);
-      assert.deepEqual(result.accepted.map((e) => e.index), [1, 2, 0]);
+      assert.deepEqual(
+        result.accepted.map((e) => e.index),
+        [1, 2, 0],
+      );
     });
 
     it('names the original index in error paths', () => {
       // e2 is applied after e1 (sequence order) but sits at index 0; the conflict is reported at index 2.
       const conflicts = conflictOf(
-        () => plan([], [
-          ev({ externalEventId: 'e2', sequence: 2 }),
-          ev({ externalEventId: 'e3', sequence: 3 }),
-          ev({ externalEventId: 'other', sequence: 2 }),
-        ]),
+        () =>
+          plan(
+            [],
+            [
+              ev({ externalEventId: 'e2', sequence: 2 }),
+              ev({ externalEventId: 'e3', sequence: 3 }),
+              ev({ externalEventId: 'other', sequence: 2 }),
+            ],
+          ),
         'sequence_occupied',
         'body.events.2',
       );
@@ -236,17 +295,23 @@ describe('agent events', () => {
     });
 
     it('lets feedback earlier in the array target an assistant message at a lower sequence later in the array', () => {
-      const result = plan([], [
-        ev({ externalEventId: 'f1', sequence: 2, type: 'feedback', feedback: { targetEventExternalId: 'a1', rating: 'negative' } }),
-        ev({ externalEventId: 'a1', sequence: 1, type: 'assistant_message', final: true }),
-      ]);
+      const result = plan(
+        [],
+        [
+          ev({ externalEventId: 'f1', sequence: 2, type: 'feedback', feedback: { targetEventExternalId: 'a1', rating: 'negative' } }),
+          ev({ externalEventId: 'a1', sequence: 1, type: 'assistant_message', final: true }),
+        ],
+      );
       assert.deepEqual(ids(result.accepted), ['a1', 'f1']);
     });
   });
 
   describe('duplicates inside one request', () => {
     it('accepts one of two identical copies and deduplicates the other', () => {
-      const result = plan([], [ev({ externalEventId: 'e1', sequence: 1, content: 'x' }), ev({ externalEventId: 'e1', sequence: 1, content: 'x' })]);
+      const result = plan(
+        [],
+        [ev({ externalEventId: 'e1', sequence: 1, content: 'x' }), ev({ externalEventId: 'e1', sequence: 1, content: 'x' })],
+      );
       assert.deepEqual(ids(result.accepted), ['e1']);
       assert.deepEqual(ids(result.deduplicated), ['e1']);
       assert.equal(result.accepted[0]?.index, 0);
@@ -264,7 +329,8 @@ describe('agent events', () => {
 
     it('rejects two contents of one event at one revision (409)', () => {
       conflictOf(
-        () => plan([], [ev({ externalEventId: 'e1', sequence: 1, content: 'x' }), ev({ externalEventId: 'e1', sequence: 1, content: 'y' })]),
+        () =>
+          plan([], [ev({ externalEventId: 'e1', sequence: 1, content: 'x' }), ev({ externalEventId: 'e1', sequence: 1, content: 'y' })]),
         'event_changed_without_revision',
         'body.events.1',
       );
@@ -320,12 +386,19 @@ describe('agent events', () => {
 
     for (const status of ['ended', 'abandoned'] as const) {
       it(`rejects a new user message when the session is ${status} (409 session_closed)`, () => {
-        conflictOf(() => plan([question, answer], [ev({ externalEventId: 'u2', sequence: 3 })], { sessionStatus: status }), 'session_closed', 'body.events.0');
+        conflictOf(
+          () => plan([question, answer], [ev({ externalEventId: 'u2', sequence: 3 })], { sessionStatus: status }),
+          'session_closed',
+          'body.events.0',
+        );
       });
 
       it(`rejects a new assistant message when the session is ${status} (409 session_closed)`, () => {
         conflictOf(
-          () => plan([question, answer], [ev({ externalEventId: 'a2', sequence: 3, type: 'assistant_message', final: true })], { sessionStatus: status }),
+          () =>
+            plan([question, answer], [ev({ externalEventId: 'a2', sequence: 3, type: 'assistant_message', final: true })], {
+              sessionStatus: status,
+            }),
           'session_closed',
           'body.events.0',
         );
@@ -360,17 +433,29 @@ describe('agent events', () => {
   describe('participants', () => {
     it('rejects an unknown participantExternalId (400)', () => {
       invalidOf(
-        () => plan([], [ev({ externalEventId: 'u1', sequence: 1, participantExternalId: 'alice' }), ev({ externalEventId: 'u2', sequence: 2, participantExternalId: 'mallory' })], {
-          knownParticipants: new Set(['alice']),
-        }),
+        () =>
+          plan(
+            [],
+            [
+              ev({ externalEventId: 'u1', sequence: 1, participantExternalId: 'alice' }),
+              ev({ externalEventId: 'u2', sequence: 2, participantExternalId: 'mallory' }),
+            ],
+            {
+              knownParticipants: new Set(['alice']),
+            },
+          ),
         'body.events.1.participantExternalId',
       );
     });
 
     it('accepts a known participantExternalId and events without one', () => {
-      const result = plan([], [ev({ externalEventId: 'u1', sequence: 1, participantExternalId: 'alice' }), ev({ externalEventId: 'u2', sequence: 2 })], {
-        knownParticipants: new Set(['alice']),
-      });
+      const result = plan(
+        [],
+        [ev({ externalEventId: 'u1', sequence: 1, participantExternalId: 'alice' }), ev({ externalEventId: 'u2', sequence: 2 })],
+        {
+          knownParticipants: new Set(['alice']),
+        },
+      );
       assert.deepEqual(ids(result.accepted), ['u1', 'u2']);
     });
 
@@ -382,10 +467,14 @@ describe('agent events', () => {
 
   it('lets a 400 win over a 409 in the same request', () => {
     const errors = invalidOf(
-      () => plan([ev({ externalEventId: 'e1', sequence: 1, content: 'x' })], [
-        ev({ externalEventId: 'e1', sequence: 1, content: 'changed' }),
-        ev({ externalEventId: 'f1', sequence: 2, type: 'feedback', feedback: { targetEventExternalId: 'missing' } }),
-      ]),
+      () =>
+        plan(
+          [ev({ externalEventId: 'e1', sequence: 1, content: 'x' })],
+          [
+            ev({ externalEventId: 'e1', sequence: 1, content: 'changed' }),
+            ev({ externalEventId: 'f1', sequence: 2, type: 'feedback', feedback: { targetEventExternalId: 'missing' } }),
+          ],
+        ),
       'body.events.1.feedback.targetEventExternalId',
     );
     assert.equal(errors.length, 1);
@@ -393,17 +482,21 @@ describe('agent events', () => {
 
   it('reports every conflict, the first one as the error code', () => {
     const conflicts = conflictOf(
-      () => plan([ev({ externalEventId: 'e1', sequence: 1, content: 'x' }), ev({ externalEventId: 'e2', sequence: 2 })], [
-        ev({ externalEventId: 'e2', sequence: 5 }),
-        ev({ externalEventId: 'e1', sequence: 1, content: 'changed' }),
-      ]),
+      () =>
+        plan(
+          [ev({ externalEventId: 'e1', sequence: 1, content: 'x' }), ev({ externalEventId: 'e2', sequence: 2 })],
+          [ev({ externalEventId: 'e2', sequence: 5 }), ev({ externalEventId: 'e1', sequence: 1, content: 'changed' })],
+        ),
       'event_changed_without_revision',
       'body.events.1',
     );
-    assert.deepEqual(conflicts.map((c) => [c.path, c.errorCode]), [
-      ['body.events.1', 'event_changed_without_revision'],
-      ['body.events.0', 'event_sequence_changed'],
-    ]);
+    assert.deepEqual(
+      conflicts.map((c) => [c.path, c.errorCode]),
+      [
+        ['body.events.1', 'event_changed_without_revision'],
+        ['body.events.0', 'event_sequence_changed'],
+      ],
+    );
   });
 
   describe('environmentErrors', () => {
@@ -426,13 +519,25 @@ describe('agent events', () => {
       ];
       assert.deepEqual(environmentErrors(request(events, 'staging'), ['production', 'staging']), []);
       const errors = environmentErrors(request(events, 'production'), ['staging']);
-      assert.deepEqual(errors.map((e) => e.path), ['body.events.0.context.environment', 'body.events.1.context.environment', 'body.events.2.context.environment']);
-      const overridden = environmentErrors(request([ev({ externalEventId: 'u1', sequence: 1, context: { environment: 'staging' } })], 'production'), ['staging']);
+      assert.deepEqual(
+        errors.map((e) => e.path),
+        ['body.events.0.context.environment', 'body.events.1.context.environment', 'body.events.2.context.environment'],
+      );
+      const overridden = environmentErrors(
+        request([ev({ externalEventId: 'u1', sequence: 1, context: { environment: 'staging' } })], 'production'),
+        ['staging'],
+      );
       assert.deepEqual(overridden, []);
     });
 
     it('reports a missing environment', () => {
-      const errors = environmentErrors(request([ev({ externalEventId: 'u1', sequence: 1 }), ev({ externalEventId: 'u2', sequence: 2, context: { environment: 'production' } })]), ['production']);
+      const errors = environmentErrors(
+        request([
+          ev({ externalEventId: 'u1', sequence: 1 }),
+          ev({ externalEventId: 'u2', sequence: 2, context: { environment: 'production' } }),
+        ]),
+        ['production'],
+      );
       assert.equal(errors.length, 1);
       assert.equal(errors[0]?.path, 'body.events.0.context.environment');
       assert.match(errors[0]?.message ?? '', /required/);
@@ -449,7 +554,10 @@ describe('agent events', () => {
   describe('edge cases found in review', () => {
     it('a target in conflict answers its 409, not a 400 about the feedback that names it', () => {
       const occupant = ev({ externalEventId: 'u1', sequence: 1 });
-      const request = [ev({ externalEventId: 'a1', sequence: 1, type: 'assistant_message', final: true }), ev({ externalEventId: 'f1', sequence: 2, type: 'feedback', feedback: { targetEventExternalId: 'a1', rating: 'positive' } })];
+      const request = [
+        ev({ externalEventId: 'a1', sequence: 1, type: 'assistant_message', final: true }),
+        ev({ externalEventId: 'f1', sequence: 2, type: 'feedback', feedback: { targetEventExternalId: 'a1', rating: 'positive' } }),
+      ];
       conflictOf(() => plan([occupant], request), 'sequence_occupied', 'body.events.0');
     });
 

@@ -38,7 +38,10 @@ describe('meeting URL parsing', () => {
       `https://teams.microsoft.com/l/meetup-join/${thread}/1700000000000?utm_campaign=x`,
     ]);
     // The id is case-sensitive: another case is another meeting.
-    assert.notEqual(identityOf(`https://teams.microsoft.com/l/meetup-join/${thread.replace('NmQ4', 'nmq4')}/0`), identityOf(`https://teams.microsoft.com/l/meetup-join/${thread}/0`));
+    assert.notEqual(
+      identityOf(`https://teams.microsoft.com/l/meetup-join/${thread.replace('NmQ4', 'nmq4')}/0`),
+      identityOf(`https://teams.microsoft.com/l/meetup-join/${thread}/0`),
+    );
     assertSame('microsoft_teams:meet/9398850720211', [
       'https://teams.live.com/meet/9398850720211?p=AbCdEf',
       'https://teams.live.com/meet/9398850720211',
@@ -57,11 +60,25 @@ describe('meeting URL parsing', () => {
 
   it('anything else is not a meeting a recorder supports', () => {
     for (const url of [
-      '', 'not a url', 'ftp://zoom.us/j/84211234567', 'https://user:pw@zoom.us/j/84211234567',
-      'https://zoom.us/', 'https://zoom.us/j/123', 'https://zoom.us/j/abcdefghij', 'https://zoom.us.evil.com/j/84211234567',
-      'https://evilzoom.us/j/84211234567', 'https://meet.google.com/', 'https://meet.google.com/abc-defg-hijk', 'https://meet.google.com/new',
-      'https://teams.microsoft.com/l/meetup-join/whatever/0', 'https://teams.microsoft.com/', 'https://webex.com/meet/jane',
-      'https://acme.webex.com/', 'https://acme.webex.com/j.php', 'https://whereby.com/room', `https://zoom.us/j/84211234567?x=${'a'.repeat(2100)}`,
+      '',
+      'not a url',
+      'ftp://zoom.us/j/84211234567',
+      'https://user:pw@zoom.us/j/84211234567',
+      'https://zoom.us/',
+      'https://zoom.us/j/123',
+      'https://zoom.us/j/abcdefghij',
+      'https://zoom.us.evil.com/j/84211234567',
+      'https://evilzoom.us/j/84211234567',
+      'https://meet.google.com/',
+      'https://meet.google.com/abc-defg-hijk',
+      'https://meet.google.com/new',
+      'https://teams.microsoft.com/l/meetup-join/whatever/0',
+      'https://teams.microsoft.com/',
+      'https://webex.com/meet/jane',
+      'https://acme.webex.com/',
+      'https://acme.webex.com/j.php',
+      'https://whereby.com/room',
+      `https://zoom.us/j/84211234567?x=${'a'.repeat(2100)}`,
     ]) {
       assert.equal(parseMeetingUrl(url), null, url);
     }

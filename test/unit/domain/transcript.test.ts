@@ -39,14 +39,21 @@ describe('transcript rules', () => {
 
     it('wants endSec at least startSec', () => {
       const errors = transcriptErrors([u(3, 2, 0)]);
-      assert.deepEqual(errors.map((e) => e.path), ['body.transcript.utterances.0.endSec']);
+      assert.deepEqual(
+        errors.map((e) => e.path),
+        ['body.transcript.utterances.0.endSec'],
+      );
       assert.deepEqual(transcriptErrors([u(3, 3, 0)]), []);
     });
 
     it('refuses blank text', () => {
       for (const text of ['', '   ', '\t\n', '\u00a0']) {
         const errors = transcriptErrors([u(0, 1, 0, text)]);
-        assert.deepEqual(errors.map((e) => e.path), ['body.transcript.utterances.0.text'], JSON.stringify(text));
+        assert.deepEqual(
+          errors.map((e) => e.path),
+          ['body.transcript.utterances.0.text'],
+          JSON.stringify(text),
+        );
       }
       assert.deepEqual(transcriptErrors([u(0, 1, 0, ' a ')]), []);
     });
@@ -55,19 +62,28 @@ describe('transcript rules', () => {
       assert.equal(TRANSCRIPT_LIMITS.characters, 20_000);
       assert.deepEqual(transcriptErrors([u(0, 1, 0, 'a'.repeat(20_000))]), []);
       const errors = transcriptErrors([u(0, 1, 0, 'b'.repeat(20_001))]);
-      assert.deepEqual(errors.map((e) => e.path), ['body.transcript.utterances.0.text']);
+      assert.deepEqual(
+        errors.map((e) => e.path),
+        ['body.transcript.utterances.0.text'],
+      );
     });
 
     it('lets a speaker start when their previous utterance ends, not before', () => {
       assert.deepEqual(transcriptErrors([u(0, 2, 0), u(2, 3, 0)]), []);
       const errors = transcriptErrors([u(0, 2, 0), u(1.5, 3, 0)]);
-      assert.deepEqual(errors.map((e) => e.path), ['body.transcript.utterances.1.startSec']);
+      assert.deepEqual(
+        errors.map((e) => e.path),
+        ['body.transcript.utterances.1.startSec'],
+      );
       assert.match(errors[0]!.message, /overlap/);
     });
 
     it('catches an overlap with any earlier utterance of the same speaker', () => {
       const errors = transcriptErrors([u(0, 10, 0), u(1, 2, 1), u(5, 6, 0), u(8, 12, 0)]);
-      assert.deepEqual(errors.map((e) => e.path), ['body.transcript.utterances.2.startSec', 'body.transcript.utterances.3.startSec']);
+      assert.deepEqual(
+        errors.map((e) => e.path),
+        ['body.transcript.utterances.2.startSec', 'body.transcript.utterances.3.startSec'],
+      );
     });
 
     it('lets different speakers overlap', () => {
@@ -76,12 +92,15 @@ describe('transcript rules', () => {
 
     it('reports several problems of one utterance with their fields', () => {
       const errors = transcriptErrors([u(5, 9, 0), u(4, 3, 0, ' ')]);
-      assert.deepEqual(errors.map((e) => e.path), [
-        'body.transcript.utterances.1.startSec',
-        'body.transcript.utterances.1.startSec',
-        'body.transcript.utterances.1.endSec',
-        'body.transcript.utterances.1.text',
-      ]);
+      assert.deepEqual(
+        errors.map((e) => e.path),
+        [
+          'body.transcript.utterances.1.startSec',
+          'body.transcript.utterances.1.startSec',
+          'body.transcript.utterances.1.endSec',
+          'body.transcript.utterances.1.text',
+        ],
+      );
     });
 
     it('stops at 50 errors', () => {

@@ -12,7 +12,7 @@ describe('upload URL tokens', () => {
     assert.equal(signer.uploadIdOf(signer.segment(id)), id);
   });
 
-  it('refuses a changed token, another upload\'s token, or a malformed segment', () => {
+  it("refuses a changed token, another upload's token, or a malformed segment", () => {
     const segment = signer.segment(id);
     const other = randomUUID();
     assert.equal(signer.uploadIdOf(`${segment.slice(0, -2)}xx`), null);

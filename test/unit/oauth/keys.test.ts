@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { SignJWT, importJWK, jwtVerify } from 'jose';
 import { oauthSigningJwk } from '../../../src/oauth/keys.js';
 
-describe('the authorization server\'s signing key', () => {
+describe("the authorization server's signing key", () => {
   it('is derived from SIGNING_SECRET: the same on every replica, another for another secret', async () => {
     const [a, b, c] = [await oauthSigningJwk('s'.repeat(40)), await oauthSigningJwk('s'.repeat(40)), await oauthSigningJwk('t'.repeat(40))];
     assert.deepEqual(a, b);
@@ -14,9 +14,13 @@ describe('the authorization server\'s signing key', () => {
   it('signs ES256 tokens that its public half (without d) verifies', async () => {
     const jwk = await oauthSigningJwk('a signing secret of at least 32 characters');
     const { d: _d, ...publicJwk } = jwk;
-    const token = await new SignJWT({ scope: 'mcp' }).setProtectedHeader({ alg: 'ES256', kid: jwk.kid }).setAudience('https://intake.example/mcp')
+    const token = await new SignJWT({ scope: 'mcp' })
+      .setProtectedHeader({ alg: 'ES256', kid: jwk.kid })
+      .setAudience('https://intake.example/mcp')
       .sign(await importJWK(jwk, 'ES256'));
-    const { payload, protectedHeader } = await jwtVerify(token, await importJWK(publicJwk, 'ES256'), { audience: 'https://intake.example/mcp' });
+    const { payload, protectedHeader } = await jwtVerify(token, await importJWK(publicJwk, 'ES256'), {
+      audience: 'https://intake.example/mcp',
+    });
     assert.equal(payload.scope, 'mcp');
     assert.equal(protectedHeader.kid, jwk.kid);
     const other = await oauthSigningJwk('another signing secret of 32 characters');

@@ -49,9 +49,20 @@ describe('LocalSignalExtractor', () => {
 
   describe('issue', () => {
     const issues: string[] = [
-      'The build throws an error', 'Found a bug in paging', 'The button is broken', 'The app crashed on start',
-      'The upload fails', 'The upload failed twice', "It doesn't work", 'It does not work', 'The result is wrong',
-      "I can't log in", 'I cannot log in', 'Sync is not working', 'There is an issue with sync', 'Big problem here',
+      'The build throws an error',
+      'Found a bug in paging',
+      'The button is broken',
+      'The app crashed on start',
+      'The upload fails',
+      'The upload failed twice',
+      "It doesn't work",
+      'It does not work',
+      'The result is wrong',
+      "I can't log in",
+      'I cannot log in',
+      'Sync is not working',
+      'There is an issue with sync',
+      'Big problem here',
     ];
     for (const text of issues) {
       it(`reports an issue for "${text}"`, async () => {
@@ -81,9 +92,15 @@ describe('LocalSignalExtractor', () => {
 
   describe('request', () => {
     const requests = [
-      'Can you add a dark mode?', 'Please add CSV export.', 'Feature request: webhooks.', 'I would like a shortcut.',
-      "I'd love a shortcut.", 'I wish it had tabs.', 'It would be great if it remembered me.',
-      'Could you support Postgres 18?', 'Add support for YAML.',
+      'Can you add a dark mode?',
+      'Please add CSV export.',
+      'Feature request: webhooks.',
+      'I would like a shortcut.',
+      "I'd love a shortcut.",
+      'I wish it had tabs.',
+      'It would be great if it remembered me.',
+      'Could you support Postgres 18?',
+      'Add support for YAML.',
     ];
     for (const text of requests) {
       it(`reports a request for "${text}"`, async () => {
@@ -100,7 +117,15 @@ describe('LocalSignalExtractor', () => {
   });
 
   describe('praise', () => {
-    for (const text of ['Thanks!', 'Thank you, that fixed it.', 'Awesome.', 'I love it.', 'Perfect answer.', 'Very helpful.', 'Great job.']) {
+    for (const text of [
+      'Thanks!',
+      'Thank you, that fixed it.',
+      'Awesome.',
+      'I love it.',
+      'Perfect answer.',
+      'Very helpful.',
+      'Great job.',
+    ]) {
       it(`reports praise for "${text}"`, async () => {
         const [praise, ...rest] = ofKind(await run([text]), 'praise');
         assert.equal(rest.length, 0);
@@ -150,17 +175,26 @@ describe('LocalSignalExtractor', () => {
 
   it('emits signals in the stable order sentiment, issue, request, praise, topic', async () => {
     const signals = await run(['Please add dark mode. Thanks a lot, great!', 'Also the sidebar is broken.'], 'Sidebar fixed.');
-    assert.deepEqual(signals.map((s) => s.kind), ['sentiment', 'issue', 'request', 'praise', 'topic']);
+    assert.deepEqual(
+      signals.map((s) => s.kind),
+      ['sentiment', 'issue', 'request', 'praise', 'topic'],
+    );
   });
 
   it('is deterministic', async () => {
-    const exchange: Exchange = { userMessages: ['Great tool, but the login fails. Could you add SSO?'], response: 'SSO login is planned; the login failure is a known bug.' };
+    const exchange: Exchange = {
+      userMessages: ['Great tool, but the login fails. Could you add SSO?'],
+      response: 'SSO login is planned; the login failure is a known bug.',
+    };
     const first = await extractor.extract(exchange);
     for (let i = 0; i < 5; i++) assert.deepEqual(await new LocalSignalExtractor().extract(exchange), first);
   });
 
   it('handles non-English and other Unicode text without throwing', async () => {
-    const signals = await run(['Это не работает, ошибка 😀 数据库错误 🚀🚀', 'Ça ne marche pas: éléphant éléphant'], 'Ошибка в базе данных ‮ \u0000');
+    const signals = await run(
+      ['Это не работает, ошибка 😀 数据库错误 🚀🚀', 'Ça ne marche pas: éléphant éléphant'],
+      'Ошибка в базе данных ‮ \u0000',
+    );
     const [topic] = ofKind(signals, 'topic');
     assert.deepEqual(topic?.labels, ['éléphant', 'ошибка', 'marche']);
     for (const signal of signals) assert.ok(signal.summary.length <= 500);
@@ -174,7 +208,10 @@ describe('LocalSignalExtractor', () => {
 
   it('derives only topics from the response when there is no user text', async () => {
     const signals = await run([], 'The terrible migration failed; thanks for waiting. Migration retried.');
-    assert.deepEqual(signals.map((s) => s.kind), ['topic']);
+    assert.deepEqual(
+      signals.map((s) => s.kind),
+      ['topic'],
+    );
     assert.deepEqual(signals[0]?.labels, ['migration', 'failed', 'retried']);
     assert.deepEqual(await run(['   ', ''], ''), []);
   });

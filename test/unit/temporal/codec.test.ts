@@ -42,7 +42,10 @@ describe('payload encryption codec', () => {
     const a = randomBytes(32).toString('base64');
     const keys = parsePayloadKeys(`new:${a}, old:${randomBytes(32).toString('base64')}`);
     assert.ok(Array.isArray(keys));
-    assert.deepEqual(keys.map((k) => k.id), ['new', 'old']);
+    assert.deepEqual(
+      keys.map((k) => k.id),
+      ['new', 'old'],
+    );
     assert.match(parsePayloadKeys(`k:${randomBytes(16).toString('base64')}`) as string, /must be 32 bytes/);
     assert.match(parsePayloadKeys('no-colon') as string, /id:base64/);
     assert.match(parsePayloadKeys(`k:${a},k:${a}`) as string, /listed twice/);

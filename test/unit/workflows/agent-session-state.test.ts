@@ -15,7 +15,12 @@ function fold(...signals: EventsIngested[]): SessionState {
 describe('agent session workflow state', () => {
   it('starts open and pending with nothing ingested', () => {
     assert.deepEqual(new SessionState().view, {
-      processedThroughSequence: null, highestSequence: null, status: 'open', processingStatus: 'pending', waitingForSequence: null, ingests: 0,
+      processedThroughSequence: null,
+      highestSequence: null,
+      status: 'open',
+      processingStatus: 'pending',
+      waitingForSequence: null,
+      ingests: 0,
     });
   });
 
@@ -76,7 +81,12 @@ describe('agent session workflow state', () => {
       signal({ highestSequence: null, status: 'open', processingStatus: 'pending' }),
     );
     assert.deepEqual(state.view, {
-      processedThroughSequence: null, highestSequence: 6, status: 'ended', processingStatus: 'pending', waitingForSequence: null, ingests: 4,
+      processedThroughSequence: null,
+      highestSequence: 6,
+      status: 'ended',
+      processingStatus: 'pending',
+      waitingForSequence: null,
+      ingests: 4,
     });
   });
 
@@ -139,7 +149,10 @@ describe('agent session workflow state', () => {
     it('loads the stored progress and carries it over continue-as-new', () => {
       const state = new SessionState();
       state.load({ status: 'ended', processingStatus: 'billing_blocked', processedThroughSequence: 7, highestSequence: 9 });
-      assert.deepEqual([state.processedThroughSequence, state.highestSequence, state.status, state.processingStatus, state.terminal], [7, 9, 'ended', 'billing_blocked', true]);
+      assert.deepEqual(
+        [state.processedThroughSequence, state.highestSequence, state.status, state.processingStatus, state.terminal],
+        [7, 9, 'ended', 'billing_blocked', true],
+      );
       const next = new SessionState(state.carry());
       assert.deepEqual(next.view, state.view);
       assert.equal(next.dirty, true, 'a new run looks for pending events first');

@@ -25,20 +25,37 @@ describe('coding-agent session files', () => {
     const session = parseSession(fixture('claude-code.jsonl'));
     assert.equal(session.format, 'claude-code');
     assert.equal(session.title, 'Refactor checkout payment retries');
-    assert.deepEqual(session.messages.map((m) => [m.type, m.content.split('\n')[0], m.occurredAt]), [
-      ['user_message', 'The payment retry in src/checkout/pay.ts retries forever. Cap it at 3 attempts. The CI token is ghp_Zx8Kq2Lm4Np6Rt0Vw3Yb5Cd7Fg9Hj1Ks3Mn5 if you need it.', '2026-10-01T09:00:05.120Z'],
-      ['assistant_message', "I'll look at the retry loop first.", '2026-10-01T09:00:09.900Z'],
-      ['assistant_message', 'The loop in `pay()` has no exit. I changed it to stop after 3 attempts with exponential backoff, and added a test.', '2026-10-01T09:00:14.000Z'],
-      ['user_message', 'Thanks, looks good.', '2026-10-01T09:01:00.000Z'],
-    ]);
+    assert.deepEqual(
+      session.messages.map((m) => [m.type, m.content.split('\n')[0], m.occurredAt]),
+      [
+        [
+          'user_message',
+          'The payment retry in src/checkout/pay.ts retries forever. Cap it at 3 attempts. The CI token is ghp_Zx8Kq2Lm4Np6Rt0Vw3Yb5Cd7Fg9Hj1Ks3Mn5 if you need it.',
+          '2026-10-01T09:00:05.120Z',
+        ],
+        ['assistant_message', "I'll look at the retry loop first.", '2026-10-01T09:00:09.900Z'],
+        [
+          'assistant_message',
+          'The loop in `pay()` has no exit. I changed it to stop after 3 attempts with exponential backoff, and added a test.',
+          '2026-10-01T09:00:14.000Z',
+        ],
+        ['user_message', 'Thanks, looks good.', '2026-10-01T09:01:00.000Z'],
+      ],
+    );
     const all = JSON.stringify(session);
-    for (const hidden of ['system-reminder', 'thinking', 'file_path', 'while (true)', 'Sub-agent', 'Caveat', '/clear']) assert.ok(!all.includes(hidden), hidden);
+    for (const hidden of ['system-reminder', 'thinking', 'file_path', 'while (true)', 'Sub-agent', 'Caveat', '/clear'])
+      assert.ok(!all.includes(hidden), hidden);
   });
 
   it('Claude Code: text blocks of one message id are joined into one response', () => {
-    const line = (id: string, text: string) => JSON.stringify({ type: 'assistant', message: { id, role: 'assistant', content: [{ type: 'text', text }] } });
+    const line = (id: string, text: string) =>
+      JSON.stringify({ type: 'assistant', message: { id, role: 'assistant', content: [{ type: 'text', text }] } });
     const user = JSON.stringify({ type: 'user', message: { role: 'user', content: 'go' } });
-    assert.deepEqual(pairs([user, line('m1', 'one'), line('m1', 'two'), line('m2', 'three')].join('\n')), [['user', 'go'], ['assistant', 'one\n\ntwo'], ['assistant', 'three']]);
+    assert.deepEqual(pairs([user, line('m1', 'one'), line('m1', 'two'), line('m2', 'three')].join('\n')), [
+      ['user', 'go'],
+      ['assistant', 'one\n\ntwo'],
+      ['assistant', 'three'],
+    ]);
   });
 
   it('Codex CLI rollout: user and assistant messages only, no developer, injected context, reasoning, tool calls or event echoes', () => {
@@ -46,7 +63,10 @@ describe('coding-agent session files', () => {
     assert.equal(session.format, 'codex');
     assert.deepEqual(pairs(fixture('codex.jsonl')), [
       ['user', 'test/orders.test.ts is flaky on CI. Find out why.'],
-      ['assistant', 'The test waits on a 10 ms timer instead of the shipment promise, so it races on slow runners. I replaced the timer with `await shipment`.'],
+      [
+        'assistant',
+        'The test waits on a 10 ms timer instead of the shipment promise, so it races on slow runners. I replaced the timer with `await shipment`.',
+      ],
     ]);
     assert.equal(session.messages[0]?.occurredAt, '2026-10-02T14:00:01.000Z');
   });
@@ -61,16 +81,23 @@ describe('coding-agent session files', () => {
   });
 
   it('Codex CLI, older single-document JSON session', () => {
-    const doc = JSON.stringify({
-      session: { id: 's', timestamp: '2025-04-01T10:00:00Z' },
-      items: [
-        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hello' }] },
-        { type: 'reasoning', summary: [] },
-        { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'hi' }] },
-      ],
-    }, null, 2);
+    const doc = JSON.stringify(
+      {
+        session: { id: 's', timestamp: '2025-04-01T10:00:00Z' },
+        items: [
+          { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hello' }] },
+          { type: 'reasoning', summary: [] },
+          { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'hi' }] },
+        ],
+      },
+      null,
+      2,
+    );
     assert.deepEqual(parseSession(doc).format, 'codex');
-    assert.deepEqual(pairs(doc), [['user', 'hello'], ['assistant', 'hi']]);
+    assert.deepEqual(pairs(doc), [
+      ['user', 'hello'],
+      ['assistant', 'hi'],
+    ]);
   });
 
   it('normalized events: latest revision wins, ordered by sequence, feedback skipped, offsets to UTC', () => {
@@ -84,9 +111,18 @@ describe('coding-agent session files', () => {
   });
 
   it('normalized events as a JSON array or {events: [...]}, and out-of-order sequences', () => {
-    const events = [{ type: 'assistant_message', content: 'b', sequence: 2 }, { type: 'user_message', content: 'a', sequence: 1 }];
-    assert.deepEqual(pairs(JSON.stringify(events, null, 1)), [['user', 'a'], ['assistant', 'b']]);
-    assert.deepEqual(pairs(JSON.stringify({ events }, null, 1)), [['user', 'a'], ['assistant', 'b']]);
+    const events = [
+      { type: 'assistant_message', content: 'b', sequence: 2 },
+      { type: 'user_message', content: 'a', sequence: 1 },
+    ];
+    assert.deepEqual(pairs(JSON.stringify(events, null, 1)), [
+      ['user', 'a'],
+      ['assistant', 'b'],
+    ]);
+    assert.deepEqual(pairs(JSON.stringify({ events }, null, 1)), [
+      ['user', 'a'],
+      ['assistant', 'b'],
+    ]);
   });
 
   it('an explicit format is used as given', () => {
@@ -106,7 +142,10 @@ describe('coding-agent session files', () => {
   });
 
   it('normalized lines that are not events are named', () => {
-    const error = parseError('{"type":"user_message","content":"a"}\n{"type":"user_message"}\n{"type":"tool_call","content":"x"}\n', 'normalized');
+    const error = parseError(
+      '{"type":"user_message","content":"a"}\n{"type":"user_message"}\n{"type":"tool_call","content":"x"}\n',
+      'normalized',
+    );
     assert.match(error.message, /^not a normalized event .* on line 2, 3$/);
     assert.deepEqual(error.lines, [2, 3]);
   });
@@ -118,7 +157,9 @@ describe('coding-agent session files', () => {
   });
 
   it('drops NUL characters and lone surrogates that JSON escapes can carry (PostgreSQL stores neither)', () => {
-    const content = ['{"type":"user_message","content":"a\\u0000b \\ud800c"}', '{"type":"assistant_message","content":"\\u0000"}'].join('\n');
+    const content = ['{"type":"user_message","content":"a\\u0000b \\ud800c"}', '{"type":"assistant_message","content":"\\u0000"}'].join(
+      '\n',
+    );
     assert.deepEqual(pairs(content), [['user', 'ab \uFFFDc']]);
   });
 
@@ -129,7 +170,8 @@ describe('coding-agent session files', () => {
 
   describe('system reminders and the size of one message (issue 29, point 7)', () => {
     const user = (content: string) => JSON.stringify({ type: 'user', message: { role: 'user', content } });
-    const assistant = (id: string, text: string) => JSON.stringify({ type: 'assistant', message: { id, role: 'assistant', content: [{ type: 'text', text }] } });
+    const assistant = (id: string, text: string) =>
+      JSON.stringify({ type: 'assistant', message: { id, role: 'assistant', content: [{ type: 'text', text }] } });
     function tooLarge(content: string): AppError {
       try {
         parseSession(content);
@@ -159,7 +201,12 @@ describe('coding-agent session files', () => {
       assert.equal(withoutReminders(text), `Before after. ${openings}`);
       const error = tooLarge(user(text));
       assert.equal(error.errorCode, 'session_message_too_large');
-      assert.deepEqual(error.details, { message: 1, role: 'user', characters: `Before after. ${openings}`.length, limit: MAX_MESSAGE_CHARACTERS });
+      assert.deepEqual(error.details, {
+        message: 1,
+        role: 'user',
+        characters: `Before after. ${openings}`.length,
+        limit: MAX_MESSAGE_CHARACTERS,
+      });
       // Closed at the end: the first opening's reminder runs to that closing, and nothing is left.
       assert.deepEqual(pairs([user(`${openings}</system-reminder>`), user('next')].join('\n')), [['user', 'next']]);
       // Behind slash-command plumbing the whole turn is skipped.
@@ -170,12 +217,25 @@ describe('coding-agent session files', () => {
       const limit = 'a'.repeat(MAX_MESSAGE_CHARACTERS);
       assert.equal(parseSession([user('go'), assistant('m1', limit)].join('\n')).messages[1]?.content.length, MAX_MESSAGE_CHARACTERS);
       const over = tooLarge([user('go'), assistant('m1', `${limit}b`)].join('\n'));
-      assert.equal(over.message, `Message 2 (assistant) has 1,048,577 characters of text; the limit is 1,048,576 a message. Remove it or shorten it, then upload again.`);
+      assert.equal(
+        over.message,
+        `Message 2 (assistant) has 1,048,577 characters of text; the limit is 1,048,576 a message. Remove it or shorten it, then upload again.`,
+      );
       assert.equal(over.status, 413);
       const half = 'a'.repeat(MAX_MESSAGE_CHARACTERS / 2);
-      assert.deepEqual(tooLarge([user('go'), assistant('m1', half), assistant('m1', half)].join('\n')).details, { message: 2, role: 'assistant', characters: MAX_MESSAGE_CHARACTERS + 2, limit: MAX_MESSAGE_CHARACTERS });
+      assert.deepEqual(tooLarge([user('go'), assistant('m1', half), assistant('m1', half)].join('\n')).details, {
+        message: 2,
+        role: 'assistant',
+        characters: MAX_MESSAGE_CHARACTERS + 2,
+        limit: MAX_MESSAGE_CHARACTERS,
+      });
       const normalized = JSON.stringify({ type: 'user_message', content: `${limit}b` });
-      assert.deepEqual(tooLarge(normalized).details, { message: 1, role: 'user', characters: MAX_MESSAGE_CHARACTERS + 1, limit: MAX_MESSAGE_CHARACTERS });
+      assert.deepEqual(tooLarge(normalized).details, {
+        message: 1,
+        role: 'user',
+        characters: MAX_MESSAGE_CHARACTERS + 1,
+        limit: MAX_MESSAGE_CHARACTERS,
+      });
     });
   });
 });

@@ -9,8 +9,7 @@ import { ISSUE_EXAMPLE, MAX_EXTRA, maskedToken, PREFIXED_FORMATS, tokenOfLength 
 const fake = fakeSecrets(20240611, 'low');
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 const pemBody = (magic: string, length: number): string => (magic + fake(B64, length)).replace(/(.{64})/g, '$1\n');
-const pem = (label: string, magic: string): string =>
-  `-----BEGIN ${label}-----\n${pemBody(magic, 600)}\n-----END ${label}-----`;
+const pem = (label: string, magic: string): string => `-----BEGIN ${label}-----\n${pemBody(magic, 600)}\n-----END ${label}-----`;
 const b64url = (s: string): string => Buffer.from(s).toString('base64url');
 const jwt = (): string => `${b64url('{"alg":"HS256","typ":"JWT"}')}.${b64url('{"sub":"user-1234","iat":1718000000}')}.${fake(B64URL, 43)}`;
 // 1Password service-account tokens are base64 JSON; 3n+1 bytes end in "fQ==".
@@ -20,12 +19,20 @@ const opsToken = (): string => {
   return `ops_${b64(`${json}}`)}`;
 };
 
-interface Case { readonly name: string; readonly secret: string; readonly text?: (secret: string) => string }
+interface Case {
+  readonly name: string;
+  readonly secret: string;
+  readonly text?: (secret: string) => string;
+}
 
 const SECRETS: readonly Case[] = [
   { name: 'AWS access key id', secret: `AKIA${fake(UPPER + DIGITS, 16)}` },
   { name: 'AWS temporary access key id', secret: `ASIA${fake(UPPER + DIGITS, 16)}` },
-  { name: 'AWS secret access key', secret: fake(B64, 40), text: (s) => `Here is my config: aws_secret_access_key = ${s} can you see why it fails?` },
+  {
+    name: 'AWS secret access key',
+    secret: fake(B64, 40),
+    text: (s) => `Here is my config: aws_secret_access_key = ${s} can you see why it fails?`,
+  },
   { name: 'Intake API key', secret: `ik_${fake(B64URL, 43)}` },
   { name: 'Intake ingest secret', secret: `iak_${fake(B64URL, 43)}` },
   { name: 'GitHub classic token', secret: `ghp_${fake(ALNUM, 36)}` },
@@ -36,7 +43,10 @@ const SECRETS: readonly Case[] = [
   { name: 'GitLab runner token', secret: `glrt-${fake(ALNUM, 24)}` },
   { name: 'Slack bot token', secret: `xoxb-${fake(DIGITS, 12)}-${fake(DIGITS, 13)}-${fake(ALNUM, 24)}` },
   { name: 'Slack user token', secret: `xoxp-${fake(DIGITS, 12)}-${fake(DIGITS, 12)}-${fake(DIGITS, 13)}-${fake(HEX, 32)}` },
-  { name: 'Slack webhook', secret: `https://hooks.slack.com/services/T${fake(UPPER + DIGITS, 10)}/B${fake(UPPER + DIGITS, 10)}/${fake(ALNUM, 24)}` },
+  {
+    name: 'Slack webhook',
+    secret: `https://hooks.slack.com/services/T${fake(UPPER + DIGITS, 10)}/B${fake(UPPER + DIGITS, 10)}/${fake(ALNUM, 24)}`,
+  },
   { name: 'Stripe live secret key', secret: `sk_live_${fake(ALNUM, 99)}` },
   { name: 'Stripe restricted key', secret: `rk_live_${fake(ALNUM, 32)}` },
   { name: 'Stripe webhook secret', secret: `whsec_${fake(ALNUM, 32)}` },
@@ -47,21 +57,37 @@ const SECRETS: readonly Case[] = [
   { name: 'Anthropic admin key', secret: `sk-ant-admin01-${fake(B64URL, 93)}AA` },
   { name: 'Google API key', secret: `AIza${fake(B64URL, 35)}` },
   { name: 'Google OAuth client secret', secret: `GOCSPX-${fake(B64URL, 28)}` },
-  { name: 'GCP service-account JSON', secret: pemBody('MIIEvQIBADANBgkqhkiG9w0BAQEFAASC', 900).replace(/\n/g, '\\n'), text: (s) => `{"type": "service_account", "project_id": "demo", "private_key_id": "${fake(HEX, 40)}", "private_key": "-----BEGIN PRIVATE KEY-----\\n${s}\\n-----END PRIVATE KEY-----\\n", "client_email": "bot@demo.iam.gserviceaccount.com"}` },
+  {
+    name: 'GCP service-account JSON',
+    secret: pemBody('MIIEvQIBADANBgkqhkiG9w0BAQEFAASC', 900).replace(/\n/g, '\\n'),
+    text: (s) =>
+      `{"type": "service_account", "project_id": "demo", "private_key_id": "${fake(HEX, 40)}", "private_key": "-----BEGIN PRIVATE KEY-----\\n${s}\\n-----END PRIVATE KEY-----\\n", "client_email": "bot@demo.iam.gserviceaccount.com"}`,
+  },
   { name: 'Twilio API key', secret: `SK${fake(HEX, 32)}` },
   { name: 'Twilio account SID', secret: `AC${fake(HEX, 32)}` },
   { name: 'SendGrid API key', secret: `SG.${fake(B64URL.replace('-', ''), 22)}.${fake(ALNUM, 43)}` },
   { name: 'npm token', secret: `npm_${fake(ALNUM, 36)}` },
   { name: 'JWT', secret: jwt() },
   { name: 'Bearer header', secret: fake(ALNUM, 40), text: (s) => `curl -H "Authorization: Bearer ${s}" https://api.example.com/v1/me` },
-  { name: 'Basic authorization header', secret: b64(`admin:${fake(ALNUM, 12)}`), text: (s) => `The request had Authorization: Basic ${s} and returned 401.` },
+  {
+    name: 'Basic authorization header',
+    secret: b64(`admin:${fake(ALNUM, 12)}`),
+    text: (s) => `The request had Authorization: Basic ${s} and returned 401.`,
+  },
   { name: 'PEM RSA private key', secret: pem('RSA PRIVATE KEY', 'MIIEowIBAAKCAQEA') },
   { name: 'PEM EC private key', secret: pem('EC PRIVATE KEY', 'MHcCAQEEI') },
   { name: 'PEM OpenSSH private key', secret: pem('OPENSSH PRIVATE KEY', 'b3BlbnNzaC1rZXktdjEAAAAA') },
   { name: 'PEM encrypted private key', secret: pem('ENCRYPTED PRIVATE KEY', 'MIIFHDBOBgkqhkiG9w0BBQ0w') },
-  { name: 'PGP private key block', secret: `-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\n${pemBody('lQOYBF', 500)}\n-----END PGP PRIVATE KEY BLOCK-----` },
+  {
+    name: 'PGP private key block',
+    secret: `-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\n${pemBody('lQOYBF', 500)}\n-----END PGP PRIVATE KEY BLOCK-----`,
+  },
   { name: 'truncated private key', secret: `-----BEGIN PRIVATE KEY-----\n${pemBody('MIIEvg', 300)}` },
-  { name: 'basic-auth URL', secret: `deploy:${fake(ALNUM, 14)}`, text: (s) => `Clone it with https://${s}@git.example.com/team/repo.git please` },
+  {
+    name: 'basic-auth URL',
+    secret: `deploy:${fake(ALNUM, 14)}`,
+    text: (s) => `Clone it with https://${s}@git.example.com/team/repo.git please`,
+  },
   { name: 'PostgreSQL connection string', secret: `postgres://app_rw:${fake(ALNUM, 16)}@db.internal.example.net:5432/orders` },
   { name: 'MongoDB connection string', secret: `mongodb+srv://svc:${fake(ALNUM, 16)}@cluster0.abcde.mongodb.net/app` },
   { name: 'Redis URL password', secret: fake(ALNUM, 20), text: (s) => `REDIS_URL is redis://:${s}@cache.example.net:6379/0 in prod` },
@@ -82,8 +108,16 @@ const SECRETS: readonly Case[] = [
   { name: 'Discord webhook', secret: `https://discord.com/api/webhooks/${fake(DIGITS, 18)}/${fake(B64URL, 68)}` },
   { name: 'Mailgun key', secret: `key-${fake(HEX, 32)}` },
   { name: 'PyPI token', secret: `pypi-AgEIcHlwaS5vcmc${fake(B64URL, 70)}` },
-  { name: 'Azure storage key', secret: `${fake(B64, 86)}==`, text: (s) => `DefaultEndpointsProtocol=https;AccountName=demo;AccountKey=${s};EndpointSuffix=core.windows.net` },
-  { name: 'password assignment', secret: `Tr0ub4dor&${fake(ALNUM, 6)}`, text: (s) => `I set password="${s}" in the .env and login still fails` },
+  {
+    name: 'Azure storage key',
+    secret: `${fake(B64, 86)}==`,
+    text: (s) => `DefaultEndpointsProtocol=https;AccountName=demo;AccountKey=${s};EndpointSuffix=core.windows.net`,
+  },
+  {
+    name: 'password assignment',
+    secret: `Tr0ub4dor&${fake(ALNUM, 6)}`,
+    text: (s) => `I set password="${s}" in the .env and login still fails`,
+  },
   { name: 'env-file secret', secret: `${fake(ALNUM, 20)}42`, text: (s) => `DB_PASSWORD=${s}\nDB_HOST=localhost` },
   { name: 'JSON api_key', secret: fake(ALNUM, 32), text: (s) => `payload: {"api_key": "${s}", "region": "eu"}` },
   { name: 'env-style letters-only password', secret: fake(LOWER, 14), text: (s) => `PASSWORD=${s}` },
@@ -164,7 +198,8 @@ describe('maskSecrets', () => {
         for (const length of lengths) {
           const token = tokenOfLength(format, length);
           // Equality: no character of the token is left next to the mask.
-          for (const context of contexts) assert.equal(await maskSecrets(context(token)), context(maskedToken(format)), `${length}: ${token}`);
+          for (const context of contexts)
+            assert.equal(await maskSecrets(context(token)), context(maskedToken(format)), `${length}: ${token}`);
         }
       });
 
@@ -176,7 +211,10 @@ describe('maskSecrets', () => {
         }
         // secretlint's own rule masks this format at any length: the table's minimum is pinned instead.
         const matching = SECRET_PATTERNS.filter((pattern) => [...token.matchAll(pattern.regex)].length > 0);
-        assert.deepEqual(matching.map((pattern) => pattern.kind), []);
+        assert.deepEqual(
+          matching.map((pattern) => pattern.kind),
+          [],
+        );
       });
     }
 
@@ -201,7 +239,12 @@ describe('maskSecrets', () => {
   it('ignores secretlint-disable comments written in a message', async () => {
     const token = `ghp_${fake(ALNUM, 36)}`;
     const key = `AKIA${fake(UPPER + DIGITS, 16)}`;
-    for (const comment of ['// secretlint-disable', '<!-- secretlint-disable -->', '# secretlint-disable-line', 'secretlint-disable-next-line']) {
+    for (const comment of [
+      '// secretlint-disable',
+      '<!-- secretlint-disable -->',
+      '# secretlint-disable-line',
+      'secretlint-disable-next-line',
+    ]) {
       const output = await maskSecrets(`${comment}\n${token} ${key} ${comment}`);
       assert.ok(!output.includes(token), output);
       assert.ok(!output.includes(key), output);
@@ -238,7 +281,9 @@ describe('maskSecrets', () => {
 
   it('runs a pattern only on texts with one of its keywords or of its minimum length, with the same findings as running every pattern', () => {
     for (const pattern of SECRET_PATTERNS) assert.ok((pattern.keywords?.length ?? 0) > 0 || (pattern.minLength ?? 0) > 0, pattern.kind);
-    const tokens = PREFIXED_FORMATS.flatMap((format) => [format.min - 1, format.min, format.min + 20].map((length) => tokenOfLength(format, length)));
+    const tokens = PREFIXED_FORMATS.flatMap((format) =>
+      [format.min - 1, format.min, format.min + 20].map((length) => tokenOfLength(format, length)),
+    );
     const texts = [
       ...SECRETS.map(({ secret, text }) => (text ? text(secret) : secret)),
       ...ORDINARY,

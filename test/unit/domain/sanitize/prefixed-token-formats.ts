@@ -54,10 +54,34 @@ const ROWS: readonly Row[] = [
   ['GitLab personal token', 'gitlab_token', 'glpat-', fake(ALNUM, 20), ALNUM, 14],
   ['GitLab runner token', 'gitlab_token', 'glrt-', fake(ALNUM, 20), ALNUM, 14],
   ['Slack bot token', 'slack_token', 'xoxb-', `${fake(DIGITS, 12)}-${fake(DIGITS, 13)}-${fake(ALNUM, 24)}`, ALNUM, 34, { anyLength: true }],
-  ['Slack user token', 'slack_token', 'xoxp-', `${fake(DIGITS, 12)}-${fake(DIGITS, 12)}-${fake(DIGITS, 13)}-${fake(HEX, 32)}`, HEX, 34, { anyLength: true }],
-  ['Slack app token', 'slack_token', 'xapp-', `1-A${fake(UPPER + DIGITS, 10)}-${fake(DIGITS, 13)}-${fake(HEX, 64)}`, HEX, 34, { anyLength: true }],
+  [
+    'Slack user token',
+    'slack_token',
+    'xoxp-',
+    `${fake(DIGITS, 12)}-${fake(DIGITS, 12)}-${fake(DIGITS, 13)}-${fake(HEX, 32)}`,
+    HEX,
+    34,
+    { anyLength: true },
+  ],
+  [
+    'Slack app token',
+    'slack_token',
+    'xapp-',
+    `1-A${fake(UPPER + DIGITS, 10)}-${fake(DIGITS, 13)}-${fake(HEX, 64)}`,
+    HEX,
+    34,
+    { anyLength: true },
+  ],
   // Body: T…/B…/ then the secret; the minimum keeps 16 characters of the secret.
-  ['Slack webhook', 'slack_webhook', 'https://hooks.slack.com/services/', `T${fake(UPPER + DIGITS, 10)}/B${fake(UPPER + DIGITS, 10)}/${fake(ALNUM, 24)}`, ALNUM, 40, { anyLength: true }],
+  [
+    'Slack webhook',
+    'slack_webhook',
+    'https://hooks.slack.com/services/',
+    `T${fake(UPPER + DIGITS, 10)}/B${fake(UPPER + DIGITS, 10)}/${fake(ALNUM, 24)}`,
+    ALNUM,
+    40,
+    { anyLength: true },
+  ],
   ['Stripe live secret key', 'stripe_key', 'sk_live_', fake(ALNUM, 99), ALNUM, 24],
   ['Stripe test secret key', 'stripe_key', 'sk_test_', fake(ALNUM, 99), ALNUM, 24],
   ['Stripe restricted key', 'stripe_key', 'rk_live_', fake(ALNUM, 99), ALNUM, 24],
@@ -98,12 +122,22 @@ const ROWS: readonly Row[] = [
 ];
 
 export const PREFIXED_FORMATS: readonly (PrefixedFormat & { readonly extra: string })[] = ROWS.map(
-  ([name, kind, prefix, body, alphabet, min, options]) => ({ name, kind, prefix, body, alphabet, min, ...options, extra: fake(alphabet, MAX_EXTRA) }),
+  ([name, kind, prefix, body, alphabet, min, options]) => ({
+    name,
+    kind,
+    prefix,
+    body,
+    alphabet,
+    min,
+    ...options,
+    extra: fake(alphabet, MAX_EXTRA),
+  }),
 );
 
 /** The token with a body of `length` characters: the standard body cut or lengthened. */
 export function tokenOfLength(format: (typeof PREFIXED_FORMATS)[number], length: number): string {
-  const body = length <= format.body.length ? format.body.slice(0, length) : format.body + format.extra.slice(0, length - format.body.length);
+  const body =
+    length <= format.body.length ? format.body.slice(0, length) : format.body + format.extra.slice(0, length - format.body.length);
   return `${format.prefix}${body}${format.padding ?? ''}`;
 }
 
