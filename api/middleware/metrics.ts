@@ -1,7 +1,7 @@
 import type { Next } from 'koa';
 import type { ApiMetrics } from '../../src/metrics/api-metrics.js';
 import type { AppContext } from '../context.js';
-import { TUS_PATH } from '../uploads/tus.js';
+import { TUS_PATH } from '../recordings/uploads/tus.js';
 
 /** The route template a request matched (`unmatched` for none): a label with few values. */
 function routeOf(ctx: AppContext): string {

@@ -109,7 +109,7 @@ describe('README', () => {
     const routes = Object.entries(document.paths).flatMap(([p, operations]) =>
       Object.keys(operations).map((m) => `${m.toUpperCase()} ${p}`),
     );
-    // The tus endpoint is a middleware of its own (api/uploads/tus.ts), not a route spec.
+    // The tus endpoint is a middleware of its own (api/recordings/uploads/tus.ts), not a route spec.
     const outsideOpenApi = ['HEAD', 'PATCH', 'OPTIONS'].map((m) => `${m} /v3/uploads/{uploadId}.{token}`);
     // So is the MCP authorization server (oidc-provider, api/oauth; test/integration/mcp/mcp-oauth.test.ts calls each).
     outsideOpenApi.push(

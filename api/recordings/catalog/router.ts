@@ -1,10 +1,10 @@
-import { createField, createFolder, presentField, presentFolder } from '../../src/recordings/catalog.js';
-import { listFields, listFolders } from '../../src/db/repositories/metadata.js';
-import type { AppContext, AppDeps } from '../context.js';
-import { principalOf, type AuthRequirement } from '../middleware/auth.js';
-import { ERROR_REF } from '../openapi.js';
-import { pageBody, pageQuery, pageWindow, type PageQuery } from '../paging.js';
-import type { RouteInput, RouteRegistry } from '../routes.js';
+import { createField, createFolder, presentField, presentFolder } from '../../../src/recordings/catalog.js';
+import { listFields, listFolders } from '../../../src/db/repositories/metadata.js';
+import type { AppContext, AppDeps } from '../../context.js';
+import { principalOf, type AuthRequirement } from '../../middleware/auth.js';
+import { ERROR_REF } from '../../openapi.js';
+import { pageBody, pageQuery, pageWindow, type PageQuery } from '../../paging.js';
+import type { RouteInput, RouteRegistry } from '../../routes.js';
 import { createFieldBody, createFolderBody, fieldSchema, folderSchema, type CreateFieldBody, type CreateFolderBody } from './schemas.js';
 
 /** Folders and metadata fields of the recordings area: listed by readers, created by admins. */

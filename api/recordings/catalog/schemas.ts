@@ -1,5 +1,5 @@
-import { FIELD_TYPES } from '../../src/domain/feedback-fields.js';
-import type { JsonSchema } from '../validation.js';
+import { FIELD_TYPES } from '../../../src/domain/feedback-fields.js';
+import type { JsonSchema } from '../../validation.js';
 
 const nameString = { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' };
 const timestamp = { type: 'string', format: 'date-time' };

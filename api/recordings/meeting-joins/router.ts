@@ -1,9 +1,9 @@
-import { joinMeeting } from '../../src/recordings/meeting-joins.js';
-import type { AppDeps } from '../context.js';
-import { principalOf } from '../middleware/auth.js';
-import { ERROR_REF } from '../openapi.js';
-import type { RouteRegistry } from '../routes.js';
-import type { JsonSchema } from '../validation.js';
+import { joinMeeting } from '../../../src/recordings/meeting-joins.js';
+import type { AppDeps } from '../../context.js';
+import { principalOf } from '../../middleware/auth.js';
+import { ERROR_REF } from '../../openapi.js';
+import type { RouteRegistry } from '../../routes.js';
+import type { JsonSchema } from '../../validation.js';
 
 const meetingJoinBody: JsonSchema = {
   type: 'object',

@@ -1,13 +1,13 @@
 import type { ServerResponse } from 'node:http';
 import path from 'node:path';
 import send from 'send';
-import { required } from '../../src/config.js';
-import { AppError, NotFoundError } from '../../src/errors.js';
-import { createMediaStore } from '../../src/media/media-store.js';
-import { PlaybackSigner, renditionRelativePath } from '../../src/media/playback.js';
-import type { AppContext, AppDeps } from '../context.js';
-import { ERROR_REF } from '../openapi.js';
-import type { RouteRegistry } from '../routes.js';
+import { required } from '../../../src/config.js';
+import { AppError, NotFoundError } from '../../../src/errors.js';
+import { createMediaStore } from '../../../src/media/media-store.js';
+import { PlaybackSigner, renditionRelativePath } from '../../../src/media/playback.js';
+import type { AppContext, AppDeps } from '../../context.js';
+import { ERROR_REF } from '../../openapi.js';
+import type { RouteRegistry } from '../../routes.js';
 
 const playbackQuery = {
   type: 'object',

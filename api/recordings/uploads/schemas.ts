@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../validation.js';
+import type { JsonSchema } from '../../validation.js';
 
 /** Spec "Direct upload": the create request body. */
 export const createUploadBody: JsonSchema = {

@@ -2,14 +2,14 @@ import { Server } from '@tus/server';
 import { EVENTS, type Upload } from '@tus/utils';
 import type { IncomingMessage } from 'node:http';
 import type { Middleware, Next } from 'koa';
-import { required } from '../../src/config.js';
-import { findUploadById, recordUploadBytes } from '../../src/db/repositories/media-ingestions.js';
-import { AppError, NotFoundError } from '../../src/errors.js';
-import type { UploadStore } from '../../src/media/upload-store.js';
-import { UploadUrlSigner } from '../../src/media/upload-url.js';
-import { admitUploadBytes } from '../../src/recordings/upload-quota.js';
-import { mediaIngestionWorkflowId, uploadFinishedSignal } from '../../workflows/media-ingestion/contract.js';
-import type { AppContext, AppDeps, AppState } from '../context.js';
+import { required } from '../../../src/config.js';
+import { findUploadById, recordUploadBytes } from '../../../src/db/repositories/media-ingestions.js';
+import { AppError, NotFoundError } from '../../../src/errors.js';
+import type { UploadStore } from '../../../src/media/upload-store.js';
+import { UploadUrlSigner } from '../../../src/media/upload-url.js';
+import { admitUploadBytes } from '../../../src/recordings/upload-quota.js';
+import { mediaIngestionWorkflowId, uploadFinishedSignal } from '../../../workflows/media-ingestion/contract.js';
+import type { AppContext, AppDeps, AppState } from '../../context.js';
 
 /** Where `uploadUrl`s live: `<TUS_PATH>/<uploadId>.<token>`. */
 export const TUS_PATH = '/v3/uploads';

@@ -1,15 +1,15 @@
-import { required } from '../../src/config.js';
-import { isUuid } from '../../src/db/uuid.js';
-import { findUpload } from '../../src/db/repositories/media-ingestions.js';
-import { AppError, NotFoundError } from '../../src/errors.js';
-import type { UploadStore } from '../../src/media/upload-store.js';
-import { UploadUrlSigner } from '../../src/media/upload-url.js';
-import { cancelUpload, createUpload, uploadStatus, type CreateUploadBody } from '../../src/recordings/uploads.js';
-import { publicBaseUrl } from '../base-url.js';
-import type { AppContext, AppDeps } from '../context.js';
-import { principalOf, type AuthRequirement } from '../middleware/auth.js';
-import { ERROR_REF } from '../openapi.js';
-import type { RouteRegistry } from '../routes.js';
+import { required } from '../../../src/config.js';
+import { isUuid } from '../../../src/db/uuid.js';
+import { findUpload } from '../../../src/db/repositories/media-ingestions.js';
+import { AppError, NotFoundError } from '../../../src/errors.js';
+import type { UploadStore } from '../../../src/media/upload-store.js';
+import { UploadUrlSigner } from '../../../src/media/upload-url.js';
+import { cancelUpload, createUpload, uploadStatus, type CreateUploadBody } from '../../../src/recordings/uploads.js';
+import { publicBaseUrl } from '../../base-url.js';
+import type { AppContext, AppDeps } from '../../context.js';
+import { principalOf, type AuthRequirement } from '../../middleware/auth.js';
+import { ERROR_REF } from '../../openapi.js';
+import type { RouteRegistry } from '../../routes.js';
 import { createdUploadSchema, createUploadBody, uploadStatusSchema } from './schemas.js';
 import { TUS_PATH } from './tus.js';
 
