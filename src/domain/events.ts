@@ -34,19 +34,25 @@ export type DomainEvent =
       type: 'recording.media_failed';
       organizationId: string;
       subjectId: string;
-      payload: { recordingId: string; ingestionId: string; errorCode: string };
+      /** `ingestionId` null: a meeting's recorder failed before any media existed (`recorder_failed`). */
+      payload: { recordingId: string; ingestionId: string | null; errorCode: string };
     }
   | {
       type: 'recording.transcript_completed';
       organizationId: string;
       subjectId: string;
-      payload: { recordingId: string; source: string };
+      /** `api`: supplied with the recording's create; `automatic`: transcribed from its media. */
+      payload: { recordingId: string; source: 'api' | 'automatic' };
     }
   | {
       type: 'meeting_join.ended';
       organizationId: string;
       subjectId: string;
-      payload: { meetingJoinId: string; recordingId: string | null; botState: string };
+      /**
+       * A meeting join is identified by its recording (the join answers `{recordingId}`). `reason`:
+       * why a bot failed (`waiting_room_timeout`, `max_duration`, `recorder_unreachable`, …).
+       */
+      payload: { recordingId: string; botState: 'done' | 'failed'; reason: string | null };
     };
 
 export type DomainEventType = DomainEvent['type'];

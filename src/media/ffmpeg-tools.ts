@@ -111,6 +111,16 @@ function majorOf(build: string): number {
 /** Memoized per location: one install however many callers ask at once. */
 const located = new Map<string, Promise<FfmpegBinaries>>();
 
+/** What a worker reports of its FFmpeg (`intake doctor`): the binaries it would use, or why it has none. */
+export async function describeFfmpeg(
+  tools: FfmpegTools,
+): Promise<{ version: string; ffmpeg: string; ffprobe: string; source: string } | { error: string }> {
+  return tools.binaries().then(
+    (b) => ({ version: b.version, ffmpeg: b.ffmpeg, ffprobe: b.ffprobe, source: b.source }),
+    (error: unknown) => ({ error: (error as Error).message }),
+  );
+}
+
 export class FfmpegTools {
   constructor(
     readonly settings: FfmpegSettings = DEFAULT_FFMPEG_SETTINGS,

@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
-import { sql } from 'slonik';
-import { z } from 'zod';
 import type { Principal } from '../auth/principal.js';
 import type { Config } from '../config.js';
 import { folderIdsIn } from '../db/repositories/metadata.js';
@@ -19,7 +17,7 @@ import {
   type IngestionRow,
   type UploadRequest,
 } from '../db/repositories/media-ingestions.js';
-import { linkFolder } from '../db/repositories/recordings.js';
+import { linkFolder, lockRecordingAsset } from '../db/repositories/recordings.js';
 import { findOrganization } from '../db/repositories/organizations.js';
 import { AppError, ConflictError, DependencyUnavailableError, ForbiddenError, NotFoundError } from '../errors.js';
 import type { UploadStore } from '../media/upload-store.js';
@@ -138,8 +136,7 @@ export async function createUpload(
     throw new NotFoundError('Batch');
   }
   const stored = await deps.pool.transaction(async (tx) => {
-    const asset = await tx.maybeOneFirst(sql.type(z.object({ asset_status: z.string() }))`
-      SELECT asset_status FROM recordings WHERE id = ${recordingId} AND organization_id = ${principal.organizationId} FOR UPDATE`);
+    const asset = await lockRecordingAsset(tx, principal.organizationId, recordingId);
     if (asset === null) throw new NotFoundError('Recording');
     const active = await activeIngestionForUpdate(tx, recordingId);
     if (active) {

@@ -1,5 +1,7 @@
-import { sql, type CommonQueryMethods } from 'slonik';
+import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
+import { recordEvent } from './domain-events.js';
+import { setAssetStatus, setRendition, unlinkFolder, type AssetStatus } from './recordings.js';
 
 export const ingestionRow = z.object({
   id: z.string(),
@@ -41,34 +43,42 @@ export async function findIngestion(db: CommonQueryMethods, id: string): Promise
   return db.maybeOne(sql.type(ingestionRow)`SELECT * FROM media_ingestions WHERE id = ${id}`);
 }
 
-export async function sourceUrl(db: CommonQueryMethods, recordingId: string): Promise<string | null> {
-  return db.maybeOneFirst(sql.type(z.object({ asset_source_url: z.string().nullable() }))`
-    SELECT asset_source_url FROM recordings WHERE id = ${recordingId}`);
+/** The recording's latest ingestion, whatever its phase (a meeting's hand-off finds the one it made). */
+export async function latestIngestion(db: CommonQueryMethods, recordingId: string): Promise<Pick<IngestionRow, 'id' | 'kind'> | null> {
+  return db.maybeOne(sql.type(ingestionRow.pick({ id: true, kind: true }))`
+    SELECT id, kind FROM media_ingestions WHERE recording_id = ${recordingId} ORDER BY created_at DESC LIMIT 1`);
 }
-
-type AssetStatus = 'waiting' | 'queued' | 'uploading' | 'processing' | 'completed' | 'failed' | 'cancelled';
 
 /**
  * Moves an ingestion to a phase (never out of a terminal one) and the recording's asset with it,
- * in one transaction. Returns false when the ingestion already ended (a late retry changes nothing).
+ * in one transaction; `ready` and `failed` are announced with it. Returns false when the
+ * ingestion already ended (a late retry changes nothing, and announces nothing).
  */
 export async function movePhase(
-  tx: CommonQueryMethods,
+  tx: DatabaseTransactionConnection,
   ingestionId: string,
   to: { phase: IngestionRow['phase']; asset: AssetStatus; errorCode?: string | null; progress?: number | null },
   /** Only from this phase (a direct upload's moves out of `waiting`). */
   from?: IngestionRow['phase'],
 ): Promise<boolean> {
   const terminal = ['ready', 'failed', 'cancelled'].includes(to.phase);
-  const moved = await tx.maybeOne(sql.type(z.object({ recording_id: z.string() }))`
+  const moved = await tx.maybeOne(sql.type(z.object({ recording_id: z.string(), organization_id: z.string() }))`
     UPDATE media_ingestions SET phase = ${to.phase}, error_code = ${to.errorCode ?? null}, encode_progress = ${to.progress ?? null},
       updated_at = now(), finished_at = CASE WHEN ${terminal} THEN now() ELSE NULL END
     WHERE id = ${ingestionId} AND phase NOT IN ('ready', 'failed', 'cancelled') AND phase = coalesce(${from ?? null}, phase)
-    RETURNING recording_id`);
+    RETURNING recording_id, organization_id`);
   if (!moved) return false;
-  await tx.query(sql.unsafe`
-    UPDATE recordings SET asset_status = ${to.asset}, asset_error_code = ${to.errorCode ?? null}, updated_at = now()
-    WHERE id = ${moved.recording_id}`);
+  await setAssetStatus(tx, moved.recording_id, to.asset, to.errorCode ?? null);
+  const event = { organizationId: moved.organization_id, subjectId: moved.recording_id };
+  if (to.phase === 'ready')
+    await recordEvent(tx, { ...event, type: 'recording.media_ready', payload: { recordingId: moved.recording_id, ingestionId } });
+  if (to.phase === 'failed') {
+    await recordEvent(tx, {
+      ...event,
+      type: 'recording.media_failed',
+      payload: { recordingId: moved.recording_id, ingestionId, errorCode: to.errorCode ?? 'processing_failed' },
+    });
+  }
   return true;
 }
 
@@ -83,35 +93,14 @@ export async function setBytes(db: CommonQueryMethods, ingestionId: string, byte
 
 /** The rendition is the recording's media now; the ingestion is `ready`, the asset `completed`. */
 export async function publishRendition(
-  tx: CommonQueryMethods,
+  tx: DatabaseTransactionConnection,
   ingestionId: string,
   r: { recordingId: string; file: string; contentType: string; durationSec: number | null },
 ): Promise<boolean> {
   const moved = await movePhase(tx, ingestionId, { phase: 'ready', asset: 'completed' });
   if (!moved) return false;
-  await tx.query(sql.unsafe`
-    UPDATE recordings SET asset_rendition_file = ${r.file}, asset_content_type = ${r.contentType}, asset_duration_sec = ${r.durationSec}
-    WHERE id = ${r.recordingId}`);
+  await setRendition(tx, r.recordingId, r);
   return true;
-}
-
-type TranscriptStatus = 'processing' | 'completed' | 'failed' | 'unavailable';
-
-/**
- * Moves an automatic transcript's status. A supplied transcript (source `api`) is never touched:
- * the update matches only recordings whose transcript is not from the API.
- */
-export async function setAutomaticTranscript(db: CommonQueryMethods, recordingId: string, status: TranscriptStatus): Promise<boolean> {
-  const row = await db.maybeOne(sql.type(z.object({ id: z.string() }))`
-    UPDATE recordings SET transcript_status = ${status}, transcript_source = ${status === 'completed' ? 'automatic' : null}, updated_at = now()
-    WHERE id = ${recordingId} AND transcript_source IS DISTINCT FROM 'api'
-    RETURNING id`);
-  return row !== null;
-}
-
-export async function renditionFile(db: CommonQueryMethods, recordingId: string): Promise<string | null> {
-  return db.maybeOneFirst(sql.type(z.object({ asset_rendition_file: z.string().nullable() }))`
-    SELECT asset_rendition_file FROM recordings WHERE id = ${recordingId}`);
 }
 
 /** What a direct upload was created with: the identical-retry rule compares these. */
@@ -128,14 +117,14 @@ export interface UploadRequest {
 }
 
 /** The recording's ingestion that has not ended (at most one: a partial unique index), locked. */
-export async function activeIngestionForUpdate(tx: CommonQueryMethods, recordingId: string): Promise<IngestionRow | null> {
+export async function activeIngestionForUpdate(tx: DatabaseTransactionConnection, recordingId: string): Promise<IngestionRow | null> {
   return tx.maybeOne(sql.type(ingestionRow)`
     SELECT * FROM media_ingestions WHERE recording_id = ${recordingId} AND phase NOT IN ('ready', 'failed', 'cancelled') FOR UPDATE`);
 }
 
 /** A new direct upload, `waiting`; the recording's asset waits with it. */
 export async function insertUpload(
-  tx: CommonQueryMethods,
+  tx: DatabaseTransactionConnection,
   u: UploadRequest & { id: string; organizationId: string; recordingId: string; timeoutSeconds: number },
 ): Promise<IngestionRow> {
   const row = await tx.one(sql.type(ingestionRow)`
@@ -144,9 +133,7 @@ export async function insertUpload(
     VALUES (${u.id}, ${u.organizationId}, ${u.recordingId}, 'upload', ${u.fileName}, ${u.fileSize}, ${u.folderId}, ${u.batchId}, ${u.inMobileApp},
       ${u.createdBy}, ${u.origin}, ${sql.array(u.origin ? [u.origin] : [], 'text')}, ${u.timeoutSeconds})
     RETURNING *`);
-  await tx.query(
-    sql.unsafe`UPDATE recordings SET asset_status = 'waiting', asset_error_code = NULL, updated_at = now() WHERE id = ${u.recordingId}`,
-  );
+  await setAssetStatus(tx, u.recordingId, 'waiting');
   return row;
 }
 
@@ -154,7 +141,7 @@ export async function insertUpload(
 export const MAX_CORS_ORIGINS = 16;
 
 /** An identical retry from another browser Origin: the tus endpoint answers CORS for it too. */
-export async function addCorsOrigin(tx: CommonQueryMethods, uploadId: string, origin: string): Promise<IngestionRow> {
+export async function addCorsOrigin(tx: DatabaseTransactionConnection, uploadId: string, origin: string): Promise<IngestionRow> {
   const updated = await tx.maybeOne(sql.type(ingestionRow)`
     UPDATE media_ingestions SET cors_origins = array_append(cors_origins, ${origin}), updated_at = now()
     WHERE id = ${uploadId} AND NOT (${origin} = ANY(cors_origins)) AND cardinality(cors_origins) < ${MAX_CORS_ORIGINS}
@@ -198,7 +185,8 @@ export async function findUploadById(db: CommonQueryMethods, uploadId: string): 
 
 /**
  * Bytes arrived through the tus endpoint: the offset so far, the first and latest byte's time (the
- * deadline moves with it), and the recording's asset is `uploading`.
+ * deadline moves with it), and the recording's asset is `uploading`. One statement for both tables
+ * (every chunk of every upload runs it), so it writes `recordings` here rather than through recordings.ts.
  */
 export async function recordUploadBytes(db: CommonQueryMethods, uploadId: string, offset: number | null): Promise<void> {
   await db.query(sql.unsafe`
@@ -251,17 +239,13 @@ export async function unfinishedIngestions(
  * folder link it added. Only while it is still waiting with no byte (nothing else has used it).
  */
 export async function deleteUnstartedUpload(
-  tx: CommonQueryMethods,
+  tx: DatabaseTransactionConnection,
   uploadId: string,
-  unlinkFolder: { recordingId: string; folderId: string } | null,
+  addedLink: { recordingId: string; folderId: string } | null,
 ): Promise<void> {
   const deleted = await tx.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
     DELETE FROM media_ingestions WHERE id = ${uploadId} AND phase = 'waiting' AND bytes_received = 0 RETURNING id`);
-  if (deleted && unlinkFolder) {
-    await tx.query(
-      sql.unsafe`DELETE FROM recording_folders WHERE recording_id = ${unlinkFolder.recordingId} AND folder_id = ${unlinkFolder.folderId}`,
-    );
-  }
+  if (deleted && addedLink) await unlinkFolder(tx, addedLink.recordingId, addedLink.folderId);
 }
 
 /**
@@ -276,6 +260,6 @@ export async function reservedUploadBytes(tx: CommonQueryMethods, organizationId
 }
 
 /** Serializes one organization's quota decisions (transaction-scoped). */
-export async function lockOrganizationUploads(tx: CommonQueryMethods, organizationId: string): Promise<void> {
+export async function lockOrganizationUploads(tx: DatabaseTransactionConnection, organizationId: string): Promise<void> {
   await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtextextended(${`upload-quota:${organizationId}`}, 0))`);
 }

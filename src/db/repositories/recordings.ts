@@ -1,7 +1,15 @@
-import { sql, type CommonQueryMethods } from 'slonik';
+import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
 import type { Utterance } from '../../domain/transcript.js';
 import { isUuid } from '../uuid.js';
+import { recordEvent } from './domain-events.js';
+
+/*
+ * This module owns the writes to `recordings` and its transcript (`transcript_utterances`,
+ * `recording_participants`, `recording_folders`): the ingestion and meeting-join repositories
+ * change a recording's asset and transcript through the functions here. The one exception is
+ * `recordUploadBytes` (media-ingestions.ts), one statement on the tus endpoint's hot path.
+ */
 
 export interface NewRecording {
   id: string;
@@ -13,15 +21,32 @@ export interface NewRecording {
   createdBy: { userId: string | null; apiKeyId: string | null };
 }
 
-/** The recording row; media waits (`waiting`) or, with a URL, is `queued` for the ingestion worker. */
-export async function insertRecording(tx: CommonQueryMethods, r: NewRecording): Promise<string> {
-  return tx.oneFirst(sql.type(z.object({ id: z.string() }))`
+/**
+ * The recording row; media waits (`waiting`) or, with a URL, is `queued` for the ingestion worker.
+ * A supplied transcript is `completed` at once, and announced.
+ */
+export async function insertRecording(tx: DatabaseTransactionConnection, r: NewRecording): Promise<string> {
+  const id = await tx.oneFirst(sql.type(z.object({ id: z.string() }))`
     INSERT INTO recordings (id, organization_id, name, recorded_at, asset_status, asset_source_url, transcript_status, transcript_source,
       created_by_user_id, created_by_api_key_id)
     VALUES (${r.id}, ${r.organizationId}, ${r.name}, coalesce(${r.recordedAt}::timestamptz, now()), ${r.assetSourceUrl ? 'queued' : 'waiting'},
       ${r.assetSourceUrl}, ${r.transcriptSupplied ? 'completed' : 'waiting'}, ${r.transcriptSupplied ? 'api' : null},
       ${r.createdBy.userId}, ${r.createdBy.apiKeyId})
     RETURNING id`);
+  if (r.transcriptSupplied) await transcriptCompleted(tx, { organizationId: r.organizationId, recordingId: id, source: 'api' });
+  return id;
+}
+
+function transcriptCompleted(
+  tx: DatabaseTransactionConnection,
+  e: { organizationId: string; recordingId: string; source: 'api' | 'automatic' },
+): Promise<void> {
+  return recordEvent(tx, {
+    type: 'recording.transcript_completed',
+    organizationId: e.organizationId,
+    subjectId: e.recordingId,
+    payload: { recordingId: e.recordingId, source: e.source },
+  });
 }
 
 /**
@@ -29,7 +54,7 @@ export async function insertRecording(tx: CommonQueryMethods, r: NewRecording): 
  * a racing create to commit, so exactly one of many concurrent creates gets the record.
  */
 export async function insertRecord(
-  tx: CommonQueryMethods,
+  tx: DatabaseTransactionConnection,
   input: { organizationId: string; sourceId: string; externalId: string; recordingId: string },
 ): Promise<{ recordId: string } | { existingRecordingId: string | null }> {
   const recordId = await tx.maybeOneFirst(sql.type(z.object({ id: z.string() }))`
@@ -66,6 +91,11 @@ export async function linkFolder(tx: CommonQueryMethods, recordingId: string, fo
     INSERT INTO recording_folders (recording_id, folder_id) VALUES (${recordingId}, ${folderId})
     ON CONFLICT DO NOTHING RETURNING folder_id`);
   return added !== null;
+}
+
+/** Takes a link back (an upload's compensation). */
+export async function unlinkFolder(db: CommonQueryMethods, recordingId: string, folderId: string): Promise<void> {
+  await db.query(sql.unsafe`DELETE FROM recording_folders WHERE recording_id = ${recordingId} AND folder_id = ${folderId}`);
 }
 
 export async function insertParticipants(
@@ -118,4 +148,124 @@ export async function utterancesOf(db: CommonQueryMethods, recordingId: string) 
 export async function recordingExists(db: CommonQueryMethods, organizationId: string, id: string): Promise<boolean> {
   if (!isUuid(id)) return false;
   return db.exists(sql.unsafe`SELECT 1 FROM recordings WHERE id = ${id} AND organization_id = ${organizationId}`);
+}
+
+/** The recording's organization, or null when it does not exist; `lock`: FOR UPDATE (in a transaction). */
+export async function recordingOrganization(db: CommonQueryMethods, recordingId: string, lock = false): Promise<string | null> {
+  return db.maybeOneFirst(sql.type(z.object({ organization_id: z.string() }))`
+    SELECT organization_id FROM recordings WHERE id = ${recordingId} ${lock ? sql.fragment`FOR UPDATE` : sql.fragment``}`);
+}
+
+/** The recording's asset status under a lock (null: not the organization's recording): new media is decided under it. */
+export async function lockRecordingAsset(
+  tx: DatabaseTransactionConnection,
+  organizationId: string,
+  recordingId: string,
+): Promise<string | null> {
+  return tx.maybeOneFirst(sql.type(z.object({ asset_status: z.string() }))`
+    SELECT asset_status FROM recordings WHERE id = ${recordingId} AND organization_id = ${organizationId} FOR UPDATE`);
+}
+
+export async function sourceUrl(db: CommonQueryMethods, recordingId: string): Promise<string | null> {
+  return db.maybeOneFirst(sql.type(z.object({ asset_source_url: z.string().nullable() }))`
+    SELECT asset_source_url FROM recordings WHERE id = ${recordingId}`);
+}
+
+export async function renditionFile(db: CommonQueryMethods, recordingId: string): Promise<string | null> {
+  return db.maybeOneFirst(sql.type(z.object({ asset_rendition_file: z.string().nullable() }))`
+    SELECT asset_rendition_file FROM recordings WHERE id = ${recordingId}`);
+}
+
+export type AssetStatus = 'waiting' | 'queued' | 'uploading' | 'processing' | 'completed' | 'failed' | 'cancelled';
+
+/** The recording's asset follows its media ingestion (the error code is cleared unless given). */
+export async function setAssetStatus(
+  db: CommonQueryMethods,
+  recordingId: string,
+  status: AssetStatus,
+  errorCode: string | null = null,
+): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE recordings SET asset_status = ${status}, asset_error_code = ${errorCode}, updated_at = now() WHERE id = ${recordingId}`);
+}
+
+/** The published rendition: what the playback URL serves. */
+export async function setRendition(
+  db: CommonQueryMethods,
+  recordingId: string,
+  r: { file: string; contentType: string; durationSec: number | null },
+): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE recordings SET asset_rendition_file = ${r.file}, asset_content_type = ${r.contentType}, asset_duration_sec = ${r.durationSec}
+    WHERE id = ${recordingId}`);
+}
+
+type TranscriptStatus = 'processing' | 'failed' | 'unavailable';
+
+/**
+ * Moves an automatic transcript's status. A supplied transcript (source `api`) is never touched:
+ * the update matches only recordings whose transcript is not from the API.
+ */
+export async function setAutomaticTranscript(db: CommonQueryMethods, recordingId: string, status: TranscriptStatus): Promise<boolean> {
+  return (await automaticTranscriptStatus(db, recordingId, status)) !== null;
+}
+
+async function automaticTranscriptStatus(
+  db: CommonQueryMethods,
+  recordingId: string,
+  status: TranscriptStatus | 'completed',
+): Promise<{ organization_id: string } | null> {
+  return db.maybeOne(sql.type(z.object({ organization_id: z.string() }))`
+    UPDATE recordings SET transcript_status = ${status}, transcript_source = ${status === 'completed' ? 'automatic' : null}, updated_at = now()
+    WHERE id = ${recordingId} AND transcript_source IS DISTINCT FROM 'api'
+    RETURNING organization_id`);
+}
+
+/** The automatic transcript replaces any earlier one and is `completed` (announced), unless a supplied one is there. */
+export async function storeAutomaticTranscript(
+  tx: DatabaseTransactionConnection,
+  recordingId: string,
+  utterances: readonly Utterance[],
+): Promise<boolean> {
+  await tx.query(sql.unsafe`DELETE FROM transcript_utterances WHERE recording_id = ${recordingId}`);
+  await insertUtterances(tx, recordingId, utterances);
+  const moved = await automaticTranscriptStatus(tx, recordingId, 'completed');
+  if (moved) await transcriptCompleted(tx, { organizationId: moved.organization_id, recordingId, source: 'automatic' });
+  return moved !== null;
+}
+
+/** A meeting's recording, before its bot exists; a retry (same id) changes nothing. */
+export async function insertMeetingRecordingRow(
+  db: CommonQueryMethods,
+  r: { id: string; organizationId: string; name: string; userId: string },
+): Promise<void> {
+  await db.query(sql.unsafe`
+    INSERT INTO recordings (id, organization_id, name, source, asset_status, transcript_status, created_by_user_id)
+    VALUES (${r.id}, ${r.organizationId}, ${r.name}, 'meeting', 'waiting', 'waiting', (SELECT id FROM users WHERE id = ${r.userId}))
+    ON CONFLICT (id) DO NOTHING`);
+}
+
+/** A meeting recording whose bot never existed goes (its join row with it). */
+export async function deleteMeetingRecording(db: CommonQueryMethods, recordingId: string): Promise<void> {
+  await db.query(sql.unsafe`DELETE FROM recordings WHERE id = ${recordingId} AND source = 'meeting'`);
+}
+
+/**
+ * The recorder failed: the asset is `failed` (`recorder_failed`), announced when it was not failed
+ * already, and no transcript will come. Media already published stays.
+ */
+export async function failRecorderMedia(tx: DatabaseTransactionConnection, recordingId: string): Promise<void> {
+  const moved = await tx.maybeOne(sql.type(z.object({ organization_id: z.string(), was_failed: z.boolean() }))`
+    UPDATE recordings r SET asset_status = 'failed', asset_error_code = 'recorder_failed', transcript_status = 'failed', updated_at = now()
+    FROM recordings old
+    WHERE r.id = ${recordingId} AND old.id = r.id AND r.asset_status <> 'completed'
+    RETURNING r.organization_id, old.asset_status = 'failed' AS was_failed`);
+  if (moved && !moved.was_failed) {
+    await recordEvent(tx, {
+      type: 'recording.media_failed',
+      organizationId: moved.organization_id,
+      subjectId: recordingId,
+      payload: { recordingId, ingestionId: null, errorCode: 'recorder_failed' },
+    });
+  }
 }
