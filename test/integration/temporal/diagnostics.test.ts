@@ -6,6 +6,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { buildWorkflowBundle } from '../../../src/temporal/build-bundle.js';
 import { testActivityDeps } from '../../helpers/worker.js';
 import { createWorker } from '../../../src/temporal/worker.js';
+import { createActivities } from '../../../activities/index.js';
 import { randomUUID } from 'node:crypto';
 import type { DatabasePool } from 'slonik';
 import { createDatabasePool } from '../../../src/db/pool.js';
@@ -61,7 +62,7 @@ describe('worker and diagnostics workflow (real Temporal)', function () {
       connection,
       namespace: 'default',
       taskQueue,
-      activities: testActivityDeps(pool),
+      activities: createActivities(testActivityDeps(pool)),
       workflowBundlePath: bundlePath,
       shutdownGraceSeconds: 2,
       payloadKeys: testConfig().temporal.payloadKeys,
