@@ -41,7 +41,7 @@ const rule = {
 };
 /** From a file `depth` folders below src/domain: a folder outside src/domain (src/*.ts base modules stay allowed). */
 const outsideDomain = (depth) => ({
-  regex: `^${String.raw`\.\./`.repeat(depth + 1)}(\.\./)*[^./][^/]*/`,
+  regex: String.raw`^(\.\./){${depth + 1}}(\.\./)*[^./][^/]*/`,
   message: 'src/domain holds pure rules: it imports only src/domain, the base modules (src/*.ts) and libraries.',
 });
 const restrict = (files, patterns, paths = []) => ({ files, rules: { 'no-restricted-imports': ['error', { paths, patterns }] } });
