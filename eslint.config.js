@@ -6,6 +6,63 @@ import { builtinModules } from 'node:module';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
+// Layer rules (README, "Layer rules"). no-restricted-imports sees an import as it is written, so
+// each rule is a regex over the relative specifier: `(../)+api/` from anywhere in src/ can only
+// reach the top-level api/ (no folder of src/ has these names). Flat config replaces a rule's
+// options instead of merging them, so each folder below lists every rule that applies to it.
+const UP = String.raw`^(\.\./)+`;
+const COMPOSITION_ROOTS = 'Only the composition roots (src/main, src/cli, src/dev), tests, bench/ and harness/ import';
+const rule = {
+  test: { regex: `${UP}test/`, message: 'Only tests import test/; what bench/ shares with the tests lives in harness/.' },
+  api: { regex: `${UP}api/`, message: `${COMPOSITION_ROOTS} api/.` },
+  activities: { regex: `${UP}activities/`, message: `${COMPOSITION_ROOTS} activities/.` },
+  workflowCode: {
+    regex: String.raw`^(\.\./)+workflows/(?!([\w-]+/contract|search-attributes)\.js$)`,
+    message: 'Outside workflows/, import only workflow contracts (workflows/<name>/contract.ts, workflows/search-attributes.ts).',
+  },
+  // From src/db/repositories/<file>.ts: a folder of src/ other than domain/, or anything above src/.
+  repositoryScope: {
+    regex: String.raw`^\.\./\.\./(?!domain/)(\.\./)*[^./][^/]*/`,
+    message: 'Repositories import only src/domain, the base modules (src/*.ts, src/db/*.ts), each other and libraries.',
+  },
+  // From src/config.ts: a folder of src/ other than domain/, or anything above src/.
+  configScope: {
+    regex: String.raw`^(\.\./|\./(?!domain/)[^/]+/)`,
+    message: 'src/config.ts imports no feature folder: the features import their settings types from it.',
+  },
+  temporalSdk: {
+    group: ['@temporalio/*'],
+    message: 'api/ never talks to Temporal: it calls src/ services (their gateways start and signal workflows).',
+  },
+  repositories: { regex: `${UP}src/db/repositories/`, message: 'api/ calls src/ services, never the repositories.' },
+  srcOutsideDomain: { regex: `${UP}src/(?!domain/)`, message: 'Workflows import from src/ only the pure rules of src/domain.' },
+  activityTypes: { regex: `${UP}activities/`, allowTypeImports: true, message: 'Workflows import only the types of activities.' },
+  serverLibraries: { group: ['pg', 'slonik', 'koa', '@koa/*'], message: 'No I/O in workflow code (Temporal sandbox).' },
+};
+/** From a file `depth` folders below src/domain: a folder outside src/domain (src/*.ts base modules stay allowed). */
+const outsideDomain = (depth) => ({
+  regex: String.raw`^(\.\./){${depth + 1}}(\.\./)*[^./][^/]*/`,
+  message: 'src/domain holds pure rules: it imports only src/domain, the base modules (src/*.ts) and libraries.',
+});
+const restrict = (files, patterns, paths = []) => ({ files, rules: { 'no-restricted-imports': ['error', { paths, patterns }] } });
+const layerRules = [
+  restrict(['src/**/*.ts'], [rule.test, rule.api, rule.activities, rule.workflowCode]),
+  restrict(['src/main/**/*.ts', 'src/cli/**/*.ts', 'src/dev/**/*.ts'], [rule.test, rule.workflowCode]),
+  restrict(['src/db/repositories/*.ts'], [rule.test, rule.api, rule.activities, rule.workflowCode, rule.repositoryScope]),
+  restrict(['src/config.ts'], [rule.test, rule.api, rule.activities, rule.workflowCode, rule.configScope]),
+  restrict(['src/domain/*.ts'], [rule.test, rule.api, rule.activities, rule.workflowCode, outsideDomain(0)]),
+  restrict(['src/domain/*/*.ts'], [rule.test, rule.api, rule.activities, rule.workflowCode, outsideDomain(1)]),
+  restrict(['api/**/*.ts'], [rule.test, rule.activities, rule.workflowCode, rule.temporalSdk, rule.repositories]),
+  restrict(['activities/**/*.ts'], [rule.test, rule.api, rule.workflowCode]),
+  // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no I/O.
+  restrict(
+    ['workflows/**/*.ts'],
+    [rule.test, rule.api, rule.srcOutsideDomain, rule.activityTypes, rule.serverLibraries],
+    nodeBuiltins.map((name) => ({ name, message: 'Node built-ins are not allowed in workflow code (Temporal sandbox).' })),
+  ),
+  restrict(['harness/**/*.ts', 'bench/**/*.ts', 'bin/**/*.js'], [rule.test]),
+];
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', '.data/**', '.tools/**', 'bench/results/**'] },
   js.configs.recommended,
@@ -34,28 +91,10 @@ export default tseslint.config(
       '@typescript-eslint/require-await': 'off',
     },
   },
+  ...layerRules,
   {
-    // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no I/O.
-    files: ['workflows/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          paths: nodeBuiltins.map((name) => ({ name, message: 'Node built-ins are not allowed in workflow code (Temporal sandbox).' })),
-          patterns: [
-            {
-              group: ['**/src/**', '**/activities/**', 'pg', 'slonik', 'koa'],
-              message: 'Workflows may import only @temporalio/workflow, their own files and activity types.',
-              allowTypeImports: true,
-            },
-          ],
-        },
-      ],
-    },
-  },
-  {
-    // Tests read untyped JSON responses on purpose.
-    files: ['test/**/*.ts'],
+    // Tests (and the harness they share with bench/) read untyped JSON responses on purpose.
+    files: ['test/**/*.ts', 'harness/**/*.ts'],
     rules: {
       '@typescript-eslint/no-unsafe-member-access': 'off',
       '@typescript-eslint/no-unsafe-assignment': 'off',

@@ -1,7 +1,9 @@
+// eslint-disable-next-line no-restricted-imports -- issue 30: moved out by the gateway/services work
 import type { Client, Connection } from '@temporalio/client';
 import type Koa from 'koa';
 import type { DatabasePool } from 'slonik';
 import type { Principal } from '../src/auth/principal.js';
+// eslint-disable-next-line no-restricted-imports -- issue 30: moved out by the gateway/services work
 import type { CredentialLookup } from '../src/db/repositories/agent-applications.js';
 import type { TokenService } from '../src/auth/tokens.js';
 import type { Config } from '../src/config.js';

@@ -22,10 +22,10 @@ import { createApplication, issueCredential } from '../src/agents/applications.j
 import type { AgentEvent } from '../src/domain/agent-ingest.js';
 import { PROJECT_ROOT } from '../src/paths.js';
 import { event, TEXT, type IngestLoad } from './agent-events.js';
-import { TEST_SIGNING_SECRET } from '../test/helpers/config.js';
-import { createTestOrg } from '../test/helpers/fixtures.js';
-import { createTestDatabase, stopTestStack, testStack } from '../test/helpers/stack.js';
-import { startApiProcess } from '../test/helpers/api-process.js';
+import { TEST_SIGNING_SECRET } from '../harness/config.js';
+import { createTestOrg } from '../harness/fixtures.js';
+import { createTestDatabase, stopTestStack, testStack } from '../harness/stack.js';
+import { startApiProcess } from '../harness/api-process.js';
 import { load, type Summary } from './stats.js';
 
 const run = promisify(execFile);

@@ -16,9 +16,9 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { sleep } from '../src/dev/net.js';
-import { assistantMessage, feedbackEvent, processingContext, sessionRequest, userMessage } from '../test/helpers/agents.js';
-import { stopTestStack } from '../test/helpers/stack.js';
-import { killWorkerProcess, startWorkerProcess } from '../test/helpers/worker.js';
+import { assistantMessage, feedbackEvent, processingContext, sessionRequest, userMessage } from '../harness/agents.js';
+import { stopTestStack } from '../harness/stack.js';
+import { killWorkerProcess, startWorkerProcess } from '../harness/worker.js';
 import { percentile, untilQuiet } from './stats.js';
 
 /** The production defaults of what tests shorten: session workflows are told at most once a minute. */

@@ -10,10 +10,10 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { REDACTED_PATHS } from '../src/logger.js';
 import { createDatabasePool } from '../src/db/pool.js';
-import { startTestApi } from '../test/helpers/app.js';
-import { testConfig } from '../test/helpers/config.js';
-import { createTestOrg } from '../test/helpers/fixtures.js';
-import { createTestDatabase, stopTestStack } from '../test/helpers/stack.js';
+import { startTestApi } from '../harness/app.js';
+import { testConfig } from '../harness/config.js';
+import { createTestOrg } from '../harness/fixtures.js';
+import { createTestDatabase, stopTestStack } from '../harness/stack.js';
 import { load, type Summary } from './stats.js';
 
 const CONCURRENCY = 32;

@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePort, isPortOpen } from '../src/dev/net.js';
 import { PROJECT_ROOT } from '../src/paths.js';
-import { httpStatus, waitFor } from '../test/helpers/wait.js';
+import { httpStatus, waitFor } from '../harness/wait.js';
 
 interface StartFigures {
   readyMs: number;

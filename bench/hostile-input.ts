@@ -9,10 +9,10 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createDatabasePool } from '../src/db/pool.js';
-import { startApiProcess } from '../test/helpers/api-process.js';
-import { TEST_SIGNING_SECRET } from '../test/helpers/config.js';
-import { createTestOrg } from '../test/helpers/fixtures.js';
-import { createTestDatabase, stopTestStack, testStack } from '../test/helpers/stack.js';
+import { startApiProcess } from '../harness/api-process.js';
+import { TEST_SIGNING_SECRET } from '../harness/config.js';
+import { createTestOrg } from '../harness/fixtures.js';
+import { createTestDatabase, stopTestStack, testStack } from '../harness/stack.js';
 import { percentile } from './stats.js';
 
 const PHASE_SECONDS = 20;

@@ -12,10 +12,10 @@ import { parseSession } from '../src/domain/coding-sessions/index.js';
 import { createDatabasePool } from '../src/db/pool.js';
 import { REDACTED_PATHS } from '../src/logger.js';
 import { MAX_SESSION_CHARACTERS } from '../src/mcp/tools.js';
-import { startTestApi } from '../test/helpers/app.js';
-import { testConfig } from '../test/helpers/config.js';
-import { createSignInUser, mcpAccessToken } from '../test/helpers/oauth-browser.js';
-import { createTestDatabase, stopTestStack } from '../test/helpers/stack.js';
+import { startTestApi } from '../harness/app.js';
+import { testConfig } from '../harness/config.js';
+import { createSignInUser, mcpAccessToken } from '../harness/oauth-browser.js';
+import { createTestDatabase, stopTestStack } from '../harness/stack.js';
 import { load } from './stats.js';
 
 const prose = 'We should cap the retries at three attempts and back off exponentially, then add a test for the timeout path. ';

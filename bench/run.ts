@@ -17,7 +17,7 @@ import { benchMcpUpload } from './mcp-upload.js';
 import { benchMedia } from './media.js';
 import { benchRecordings } from './recordings.js';
 import { benchUploads } from './uploads.js';
-import { useDurablePostgres } from '../test/helpers/stack.js';
+import { useDurablePostgres } from '../harness/stack.js';
 
 const args = process.argv.slice(2);
 const wanted = args.filter((a) => !a.startsWith('--'));

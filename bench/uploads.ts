@@ -15,10 +15,10 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import * as tus from 'tus-js-client';
 import { createDatabasePool } from '../src/db/pool.js';
-import { startApiProcess } from '../test/helpers/api-process.js';
-import { createTestOrg } from '../test/helpers/fixtures.js';
-import { TEST_SIGNING_SECRET } from '../test/helpers/config.js';
-import { createTestDatabase, stopTestStack, testStack } from '../test/helpers/stack.js';
+import { startApiProcess } from '../harness/api-process.js';
+import { createTestOrg } from '../harness/fixtures.js';
+import { TEST_SIGNING_SECRET } from '../harness/config.js';
+import { createTestDatabase, stopTestStack, testStack } from '../harness/stack.js';
 
 const GiB = 2 ** 30;
 const MiB = 2 ** 20;

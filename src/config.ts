@@ -1,11 +1,5 @@
 import { z } from 'zod';
-import { deriveKey } from './auth/secrets.js';
-import { isUuid } from './db/uuid.js';
-import { parsePayloadKeys, type PayloadKey } from './temporal/codec.js';
-import type { ExtractorConfig } from './providers/signal-extractor/index.js';
-import type { TranscriberConfig } from './providers/transcriber/index.js';
-import type { RecorderConfig } from './providers/recorder/index.js';
-import type { FfmpegSettings } from './media/ffmpeg-tools.js';
+import { deriveKey, parsePayloadKeys, type PayloadKey } from './keys.js';
 
 /**
  * The environment, read once into a typed, validated object. Nothing else in the
@@ -552,6 +546,36 @@ export interface Config {
   signIn: { oidc: OidcSignInConfig | undefined };
 }
 
+// The settings of the feature folders are declared here, and they import them: the configuration
+// imports no feature folder (layer rules, README).
+
+export type ExtractorConfig =
+  | { kind: 'local' }
+  | { kind: 'openai'; baseUrl: string; apiKey?: string | undefined; model: string; timeoutMs: number };
+
+export type TranscriberConfig =
+  | { kind: 'none' }
+  | { kind: 'pocketsphinx' }
+  | { kind: 'openai'; baseUrl: string; apiKey?: string | undefined; model: string; timeoutMs: number };
+
+export type RecorderConfig =
+  | { kind: 'local'; meetingSeconds: number }
+  | { kind: 'recall'; baseUrl: string; apiKey: string; timeoutMs: number };
+
+export interface FfmpegSettings {
+  /** Both or neither: a configured build. */
+  ffmpegPath?: string | undefined;
+  ffprobePath?: string | undefined;
+  /** Where the pinned build is looked for and installed (relative to the repository). */
+  toolsDir: string;
+  /** The address-space limit of every FFmpeg process. */
+  memoryLimitMb: number;
+  /** The longest one encode may run, whatever the media's duration. */
+  timeLimitSeconds: number;
+  /** bubblewrap required, none, or used when it works here (see `src/media/ffmpeg-sandbox.ts`). */
+  sandbox: 'bwrap' | 'none' | 'auto';
+}
+
 export interface OidcSignInConfig {
   issuer: string;
   clientId: string;
@@ -737,7 +761,7 @@ function oidcSignIn(e: Parsed): OidcSignInConfig | undefined {
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-  const bad = organizationIds.filter((id) => !isUuid(id));
+  const bad = organizationIds.filter((id) => !z.guid().safeParse(id).success);
   if (bad.length || !organizationIds.length)
     throw new ConfigError(
       `Invalid configuration: OIDC_ORGANIZATIONS: organization ids (UUIDs), comma-separated${bad.length ? `; not one: ${bad.join(', ')}` : ''}`,

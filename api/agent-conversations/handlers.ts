@@ -1,6 +1,7 @@
 import { AgentIngestWriter, INGEST_BATCHING, StaleAuthorityError } from '../../src/agents/ingest.js';
 import type { CredentialCache } from '../../src/agents/credential-cache.js';
 import type { AgentIngestRequest } from '../../src/domain/agent-ingest.js';
+// eslint-disable-next-line no-restricted-imports -- issue 30: moved out by the gateway/services work
 import {
   findSession,
   listSessions,
@@ -9,6 +10,7 @@ import {
   type EventRow,
   type Reader,
 } from '../../src/db/repositories/agent-conversations.js';
+// eslint-disable-next-line no-restricted-imports -- issue 30: moved out by the gateway/services work
 import type { SessionRow } from '../../src/db/repositories/agent-sessions.js';
 import { NotFoundError, ValidationError } from '../../src/errors.js';
 import type { AppContext, AppDeps } from '../context.js';

@@ -1,5 +1,6 @@
 import { checkFieldValues } from '../../src/domain/feedback-fields.js';
 import { toUtcInstantOrNull } from '../../src/domain/time.js';
+// eslint-disable-next-line no-restricted-imports -- issue 30: moved out by the gateway/services work
 import {
   createSource,
   findRecord,
@@ -10,6 +11,7 @@ import {
   type RecordRow,
   type SourceRow,
 } from '../../src/db/repositories/feedback.js';
+// eslint-disable-next-line no-restricted-imports -- issue 30: moved out by the gateway/services work
 import { listPeople, upsertPerson, type PersonRow } from '../../src/db/repositories/people.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../src/errors.js';
 import type { AppContext, AppDeps } from '../context.js';

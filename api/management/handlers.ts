@@ -1,5 +1,7 @@
 import { requireOwned } from '../../src/auth/ownership.js';
+// eslint-disable-next-line no-restricted-imports -- issue 30: moved out by the gateway/services work
 import { findOrganization, type OrganizationRow } from '../../src/db/repositories/organizations.js';
+// eslint-disable-next-line no-restricted-imports -- issue 30: moved out by the gateway/services work
 import { findUser, type UserRow } from '../../src/db/repositories/users.js';
 import { NotFoundError } from '../../src/errors.js';
 import type { AppContext, AppDeps } from '../context.js';

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Next } from 'koa';
 import { resumeBlockedSessions } from '../../src/agents/session-workflow.js';
+// eslint-disable-next-line no-restricted-imports -- issue 30: moved out by the gateway/services work
 import { addCredits } from '../../src/db/repositories/organizations.js';
 import { NotFoundError, UnauthenticatedError } from '../../src/errors.js';
 import type { AppContext, AppDeps } from '../context.js';

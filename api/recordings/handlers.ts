@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { toMonologues } from '../../src/domain/transcript.js';
+// eslint-disable-next-line no-restricted-imports -- issue 30: moved out by the gateway/services work
 import { findRecording, listRecordings, type ListItemRow, type RecordingRow } from '../../src/db/repositories/recording-reads.js';
+// eslint-disable-next-line no-restricted-imports -- issue 30: moved out by the gateway/services work
 import { recordingExists, utterancesOf } from '../../src/db/repositories/recordings.js';
 import { createRecording, validateRecordingBody, type CreateRecordingBody } from '../../src/recordings/create.js';
 import { startMediaIngestion } from '../../src/recordings/media.js';

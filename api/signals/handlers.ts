@@ -1,3 +1,4 @@
+// eslint-disable-next-line no-restricted-imports -- issue 30: moved out by the gateway/services work
 import { listSignals, usageByDay, type SignalRow } from '../../src/db/repositories/agent-signals.js';
 import { ValidationError } from '../../src/errors.js';
 import type { AppContext, AppDeps } from '../context.js';

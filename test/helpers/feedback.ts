@@ -1,9 +1,9 @@
 import type { DatabasePool } from 'slonik';
 import { createDatabasePool } from '../../src/db/pool.js';
-import { startTestApi, type TestApi } from './app.js';
-import { testConfig } from './config.js';
-import { createTestOrg, type TestOrg } from './fixtures.js';
-import { createTestDatabase } from './stack.js';
+import { startTestApi, type TestApi } from '../../harness/app.js';
+import { testConfig } from '../../harness/config.js';
+import { createTestOrg, type TestOrg } from '../../harness/fixtures.js';
+import { createTestDatabase } from '../../harness/stack.js';
 
 export interface FeedbackContext {
   databaseUrl: string;

@@ -1,9 +1,9 @@
 import type { DatabasePool } from 'slonik';
 import { createField, createFolder } from '../../src/recordings/catalog.js';
 import type { FieldType } from '../../src/domain/feedback-fields.js';
-import type { TestApi } from './app.js';
+import type { TestApi } from '../../harness/app.js';
 import { feedbackContext } from './feedback.js';
-import type { TestOrg } from './fixtures.js';
+import type { TestOrg } from '../../harness/fixtures.js';
 
 let counter = 0;
 

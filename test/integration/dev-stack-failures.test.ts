@@ -7,7 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort, isPortOpen } from '../../src/dev/net.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
-import { deadline } from '../helpers/wait.js';
+import { deadline } from '../../harness/wait.js';
 
 const run = promisify(execFile);
 

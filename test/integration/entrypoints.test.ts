@@ -7,16 +7,16 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { freePort } from '../../src/dev/net.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
-import { deadline, httpStatus, waitFor } from '../helpers/wait.js';
+import { deadline, httpStatus, waitFor } from '../../harness/wait.js';
 import { connectTemporalClient, type TemporalClient } from '../../src/temporal/connection.js';
 import { diagnosticsWorkflowId } from '../../src/temporal/ids.js';
 import { diagnosticsWorkflow } from '../../workflows/diagnostics/workflow.js';
-import { TEST_SIGNING_SECRET, testConfig } from '../helpers/config.js';
-import { createTestDatabase, testStack } from '../helpers/stack.js';
+import { TEST_SIGNING_SECRET, testConfig } from '../../harness/config.js';
+import { createTestDatabase, testStack } from '../../harness/stack.js';
 import { createDatabasePool } from '../../src/db/pool.js';
 import { createApplication, issueCredential } from '../../src/agents/applications.js';
-import { createTestOrg } from '../helpers/fixtures.js';
-import { assistantMessage, userMessage } from '../helpers/agents.js';
+import { createTestOrg } from '../../harness/fixtures.js';
+import { assistantMessage, userMessage } from '../../harness/agents.js';
 
 interface ExportedSpan {
   traceId: string;

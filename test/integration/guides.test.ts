@@ -8,9 +8,9 @@ import { promisify } from 'node:util';
 import type { DatabasePool } from 'slonik';
 import { createDatabasePool } from '../../src/db/pool.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
-import { startTestApi, type TestApi } from '../helpers/app.js';
-import { TEST_SIGNING_SECRET } from '../helpers/config.js';
-import { createTestDatabase, testStack } from '../helpers/stack.js';
+import { startTestApi, type TestApi } from '../../harness/app.js';
+import { TEST_SIGNING_SECRET } from '../../harness/config.js';
+import { createTestDatabase, testStack } from '../../harness/stack.js';
 
 const run = promisify(execFile);
 

@@ -8,11 +8,11 @@ import { promisify } from 'node:util';
 import type { DatabasePool } from 'slonik';
 import { createDatabasePool } from '../../src/db/pool.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
-import { startTestApi, type TestApi } from '../helpers/app.js';
-import { testConfig } from '../helpers/config.js';
-import { createTestOrg, type TestOrg } from '../helpers/fixtures.js';
-import { createTestDatabase } from '../helpers/stack.js';
-import { startTestWorker, type TestWorker } from '../helpers/worker.js';
+import { startTestApi, type TestApi } from '../../harness/app.js';
+import { testConfig } from '../../harness/config.js';
+import { createTestOrg, type TestOrg } from '../../harness/fixtures.js';
+import { createTestDatabase } from '../../harness/stack.js';
+import { startTestWorker, type TestWorker } from '../../harness/worker.js';
 
 const run = promisify(execFile);
 

@@ -30,15 +30,15 @@ import {
   userMessage,
   type ProcessingContext,
   type TestAgentApp,
-} from '../helpers/agents.js';
-import { stopTestStack } from '../helpers/stack.js';
-import { TEST_OPERATOR_TOKEN, TEST_SIGNING_SECRET } from '../helpers/config.js';
-import { loopbackMediaDeps } from '../helpers/worker.js';
-import { createTestUser } from '../helpers/fixtures.js';
+} from '../../harness/agents.js';
+import { stopTestStack } from '../../harness/stack.js';
+import { TEST_OPERATOR_TOKEN, TEST_SIGNING_SECRET } from '../../harness/config.js';
+import { loopbackMediaDeps } from '../../harness/worker.js';
+import { createTestUser } from '../../harness/fixtures.js';
 import { LocalRecorder } from '../../src/providers/recorder/local.js';
 import { meetingJoinIdFor } from '../../src/recordings/meeting-joins.js';
-import { listenLocal } from '../helpers/http.js';
-import { runFfmpeg } from '../helpers/media.js';
+import { listenLocal } from '../../harness/http.js';
+import { runFfmpeg } from '../../harness/media.js';
 
 Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
 const out = path.join(PROJECT_ROOT, 'test', 'replay', 'histories');

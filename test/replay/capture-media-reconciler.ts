@@ -18,11 +18,11 @@ import { createLogger } from '../../src/logger.js';
 import { sdkLogger } from '../../src/temporal/sdk-logger.js';
 import { mediaReconcilerWorkflowId } from '../../workflows/media-reconciler/contract.js';
 import { mediaReconcilerWorkflow } from '../../workflows/media-reconciler/workflow.js';
-import { startTestApi } from '../helpers/app.js';
-import { testConfig } from '../helpers/config.js';
-import { createTestOrg } from '../helpers/fixtures.js';
-import { createTestDatabase, stopTestStack } from '../helpers/stack.js';
-import { loopbackMediaDeps, startTestWorker } from '../helpers/worker.js';
+import { startTestApi } from '../../harness/app.js';
+import { testConfig } from '../../harness/config.js';
+import { createTestOrg } from '../../harness/fixtures.js';
+import { createTestDatabase, stopTestStack } from '../../harness/stack.js';
+import { loopbackMediaDeps, startTestWorker } from '../../harness/worker.js';
 
 Runtime.install({ shutdownSignals: [], logger: sdkLogger(createLogger('warn', 'intake-capture')) });
 

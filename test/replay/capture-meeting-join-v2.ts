@@ -14,11 +14,11 @@ import { LocalRecorder } from '../../src/providers/recorder/local.js';
 import { createLogger } from '../../src/logger.js';
 import { sdkLogger } from '../../src/temporal/sdk-logger.js';
 import { meetingJoinIdFor } from '../../src/recordings/meeting-joins.js';
-import { TEST_SIGNING_SECRET } from '../helpers/config.js';
-import { processingContext } from '../helpers/agents.js';
-import { createTestUser } from '../helpers/fixtures.js';
-import { stopTestStack } from '../helpers/stack.js';
-import { loopbackMediaDeps } from '../helpers/worker.js';
+import { TEST_SIGNING_SECRET } from '../../harness/config.js';
+import { processingContext } from '../../harness/agents.js';
+import { createTestUser } from '../../harness/fixtures.js';
+import { stopTestStack } from '../../harness/stack.js';
+import { loopbackMediaDeps } from '../../harness/worker.js';
 
 Runtime.install({ shutdownSignals: [], logger: sdkLogger(createLogger('warn', 'intake-capture')) });
 const out = path.join(PROJECT_ROOT, 'test', 'replay', 'histories');

@@ -8,8 +8,8 @@ import { saveHistory } from './save-history.js';
 import { sql } from 'slonik';
 import { retentionSweepWorkflowId } from '../../src/temporal/ids.js';
 import { retentionSweepWorkflow } from '../../workflows/retention-sweep/workflow.js';
-import { processingContext } from '../helpers/agents.js';
-import { stopTestStack } from '../helpers/stack.js';
+import { processingContext } from '../../harness/agents.js';
+import { stopTestStack } from '../../harness/stack.js';
 
 Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
 

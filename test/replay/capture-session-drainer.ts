@@ -11,9 +11,9 @@ import path from 'node:path';
 import { drainerSettings } from '../../src/agents/drainer.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
 import { sessionDrainerWorkflowId } from '../../workflows/session-drainer/contract.js';
-import { assistantMessage, processingContext, sessionRequest, userMessage } from '../helpers/agents.js';
-import { stopTestStack } from '../helpers/stack.js';
-import { testConfig } from '../helpers/config.js';
+import { assistantMessage, processingContext, sessionRequest, userMessage } from '../../harness/agents.js';
+import { stopTestStack } from '../../harness/stack.js';
+import { testConfig } from '../../harness/config.js';
 
 Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
 const out = path.join(PROJECT_ROOT, 'test', 'replay', 'histories');

@@ -13,8 +13,8 @@ import { sessionWorkflowSettings } from '../../src/agents/session-workflow.js';
 import { agentSessionWorkflowId } from '../../src/temporal/ids.js';
 import { sessionWakesWorkflowId } from '../../workflows/session-wakes/contract.js';
 import { sessionWakesWorkflow } from '../../workflows/session-wakes/workflow.js';
-import { assistantMessage, processingContext, sessionRequest, userMessage } from '../helpers/agents.js';
-import { stopTestStack } from '../helpers/stack.js';
+import { assistantMessage, processingContext, sessionRequest, userMessage } from '../../harness/agents.js';
+import { stopTestStack } from '../../harness/stack.js';
 
 Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
 

@@ -5,8 +5,8 @@ import { DeterminismViolationError } from '@temporalio/workflow';
 import { Worker } from '@temporalio/worker';
 import { PROJECT_ROOT } from '../../src/paths.js';
 import * as workflows from '../../workflows/index.js';
-import { workflowBundle } from '../helpers/stack.js';
-import { testDataConverter } from '../helpers/config.js';
+import { workflowBundle } from '../../harness/stack.js';
+import { testDataConverter } from '../../harness/config.js';
 import { workflowSinks } from '../../src/temporal/tracing.js';
 
 const DIR = path.join(PROJECT_ROOT, 'test', 'replay', 'histories');

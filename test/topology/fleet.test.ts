@@ -14,10 +14,10 @@ import { createDatabasePool } from '../../src/db/pool.js';
 import { freePort } from '../../src/dev/net.js';
 import { startLocalPostgres, type LocalPostgres } from '../../src/dev/postgres.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
-import { assistantMessage, feedbackEvent, userMessage } from '../helpers/agents.js';
-import { TEST_OPERATOR_TOKEN, TEST_SIGNING_SECRET, testConfig, testDataConverter } from '../helpers/config.js';
-import { createTestOrg } from '../helpers/fixtures.js';
-import { httpStatus, waitFor } from '../helpers/wait.js';
+import { assistantMessage, feedbackEvent, userMessage } from '../../harness/agents.js';
+import { TEST_OPERATOR_TOKEN, TEST_SIGNING_SECRET, testConfig, testDataConverter } from '../../harness/config.js';
+import { createTestOrg } from '../../harness/fixtures.js';
+import { httpStatus, waitFor } from '../../harness/wait.js';
 import { sessionDrainerWorkflowId } from '../../workflows/session-drainer/contract.js';
 import { startTemporalCluster, type TemporalCluster } from './temporal-cluster.js';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
@@ -31,9 +31,9 @@ import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { meetingJoinIdFor } from '../../src/recordings/meeting-joins.js';
-import { createTestUser } from '../helpers/fixtures.js';
-import { createSignInUser, mcpAccessToken } from '../helpers/oauth-browser.js';
-import { writeTone } from '../helpers/media.js';
+import { createTestUser } from '../../harness/fixtures.js';
+import { createSignInUser, mcpAccessToken } from '../../harness/oauth-browser.js';
+import { writeTone } from '../../harness/media.js';
 
 const run = promisify(execFile);
 

@@ -6,7 +6,7 @@ import { buildApp, type AppDeps } from '../../api/app.js';
 import { ENV_VARIABLES } from '../../src/config.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
 import type { RateDecision } from '../../src/rate-limit.js';
-import { testConfig } from '../helpers/config.js';
+import { testConfig } from '../../harness/config.js';
 import { createApiMetrics } from '../../src/metrics/api-metrics.js';
 
 type Middleware = (ctx: any, next: () => Promise<void>) => unknown;

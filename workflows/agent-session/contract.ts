@@ -1,4 +1,5 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { ProcessingStatus, SessionStatus } from '../../src/domain/agent-processing-plan.js';
 
 /**
  * The agent session workflow: one per conversation, started or poked with signal-with-start by the
@@ -10,8 +11,15 @@ export function agentSessionWorkflowId(sessionId: string): string {
   return `agent-session/${sessionId}`;
 }
 
-export type SessionStatus = 'open' | 'ended' | 'abandoned';
-export type ProcessingStatus = 'pending' | 'billing_blocked' | 'capture_disabled';
+// The processing rule's types live in src/domain, beside the rule that the processing activity shares.
+export type {
+  EventRef,
+  Plan,
+  ProcessingStatus,
+  ProgressSnapshot,
+  SessionStatus,
+  StoredProgress,
+} from '../../src/domain/agent-processing-plan.js';
 
 /** What a run hands to the next one on continue-as-new (nothing is re-read that it already knew). */
 export interface CarriedState {
@@ -64,36 +72,6 @@ export const eventsIngested = defineSignal<[EventsIngested]>('eventsIngested');
 /** Credits were added to the organization: billing-blocked analysis tries again at once. */
 export const creditsAdded = defineSignal('creditsAdded');
 export const sessionView = defineQuery<AgentSessionView>('session');
-
-/** An event the workflow may process: its sequence and the revision it saw (never content). */
-export interface EventRef {
-  sequence: number;
-  revision: number;
-}
-
-/** The session as stored, read when a run starts. Null when the session was deleted (retention). */
-export interface StoredProgress {
-  status: SessionStatus;
-  processingStatus: ProcessingStatus | 'processing' | 'completed';
-  processedThroughSequence: number | null;
-  highestSequence: number | null;
-}
-
-/** What planning needs to know of the workflow's state. */
-export interface ProgressSnapshot {
-  processedThroughSequence: number | null;
-  highestSequence: number | null;
-  terminal: boolean;
-}
-
-export interface Plan {
-  /** Events to process now, in sequence order. */
-  process: EventRef[];
-  /** The watermark once they are processed. */
-  processedThroughSequence: number | null;
-  /** The missing sequence processing stops at, when it stops at one. */
-  waitingFor: number | null;
-}
 
 export interface ProcessResult {
   deleted: boolean;

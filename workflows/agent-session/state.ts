@@ -1,4 +1,5 @@
-import type { AgentSessionView, CarriedState, EventRef, EventsIngested, Plan, ProgressSnapshot, StoredProgress } from './contract.js';
+import { maxOrNull, type ProgressSnapshot, type StoredProgress } from '../../src/domain/agent-processing-plan.js';
+import type { AgentSessionView, CarriedState, EventsIngested, Plan } from './contract.js';
 
 const TERMINAL = new Set(['ended', 'abandoned']);
 
@@ -47,11 +48,6 @@ export class SessionState {
     this.dirty = true;
   }
 
-  /** Which of the pending events (sorted by sequence) may be processed now. */
-  plan(pending: readonly EventRef[]): Plan {
-    return planProcessing(this.snapshot(), pending);
-  }
-
   /** What planning needs; the processing activity plans with it inside its transaction. */
   snapshot(): ProgressSnapshot {
     return { processedThroughSequence: this.processedThroughSequence, highestSequence: this.highestSequence, terminal: this.terminal };
@@ -96,39 +92,4 @@ export class SessionState {
       ingests: this.ingests,
     };
   }
-}
-
-/** The larger of two optional sequences (null when both are). */
-export function maxOrNull(a: number | null, b: number | null): number | null {
-  if (a === null) return b;
-  if (b === null) return a;
-  return Math.max(a, b);
-}
-
-/**
- * The contiguous-watermark rule (pure): which pending events (sorted by sequence) may be processed
- * now, and the watermark after them. Open: through contiguous sequences, stopping at the first gap
- * (sequences start at 0 or 1). Terminal: through every gap. Pending events at or below the
- * watermark are revisions and late arrivals: always processed.
- */
-export function planProcessing(at: ProgressSnapshot, pending: readonly EventRef[]): Plan {
-  const watermark = at.processedThroughSequence;
-  const below = pending.filter((e) => watermark !== null && e.sequence <= watermark);
-  const above = pending.filter((e) => watermark === null || e.sequence > watermark);
-  if (at.terminal) {
-    return { process: [...below, ...above], processedThroughSequence: above.at(-1)?.sequence ?? watermark, waitingFor: null };
-  }
-  const run: EventRef[] = [];
-  let expected = watermark === null ? Math.min(above[0]?.sequence ?? 0, 1) : watermark + 1;
-  for (const event of above) {
-    if (event.sequence !== expected) break;
-    run.push(event);
-    expected++;
-  }
-  const stoppedAtGap = run.length < above.length || (at.highestSequence !== null && expected <= at.highestSequence);
-  return {
-    process: [...below, ...run],
-    processedThroughSequence: run.at(-1)?.sequence ?? watermark,
-    waitingFor: stoppedAtGap ? expected : null,
-  };
 }

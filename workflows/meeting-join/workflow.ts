@@ -16,6 +16,7 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { MeetingActivities } from '../../activities/meeting-joins.js';
+// eslint-disable-next-line no-restricted-imports -- issue 30: BotStatus moves into the meeting-join contract
 import type { BotStatus } from '../../src/providers/recorder/types.js';
 import { mediaIngestionWorkflow } from '../media-ingestion/workflow.js';
 import { mediaIngestionWorkflowId } from '../media-ingestion/contract.js';

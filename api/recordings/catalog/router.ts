@@ -1,4 +1,5 @@
 import { createField, createFolder, presentField, presentFolder } from '../../../src/recordings/catalog.js';
+// eslint-disable-next-line no-restricted-imports -- issue 30: moved out by the gateway/services work
 import { listFields, listFolders } from '../../../src/db/repositories/metadata.js';
 import type { AppContext, AppDeps } from '../../context.js';
 import { principalOf, type AuthRequirement } from '../../middleware/auth.js';

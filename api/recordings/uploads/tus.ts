@@ -3,6 +3,7 @@ import { EVENTS, type Upload } from '@tus/utils';
 import type { IncomingMessage } from 'node:http';
 import type { Middleware, Next } from 'koa';
 import { required } from '../../../src/config.js';
+// eslint-disable-next-line no-restricted-imports -- issue 30: moved out by the gateway/services work
 import { findUploadById, recordUploadBytes } from '../../../src/db/repositories/media-ingestions.js';
 import { AppError, NotFoundError } from '../../../src/errors.js';
 import type { UploadStore } from '../../../src/media/upload-store.js';

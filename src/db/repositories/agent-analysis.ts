@@ -1,6 +1,6 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
-import type { ExtractedSignal } from '../../providers/signal-extractor/types.js';
+import type { ExtractedSignal } from '../../domain/signals.js';
 
 /** Queued qualitative analyses of finalized assistant responses, and the credits they spend. */
 

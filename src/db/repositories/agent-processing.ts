@@ -1,6 +1,6 @@
 import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
-import type { StoredProgress } from '../../../workflows/agent-session/contract.js';
+import type { StoredProgress } from '../../domain/agent-processing-plan.js';
 
 /** The session workflow's reads and writes. Every write is idempotent (ON CONFLICT, state checks). */
 

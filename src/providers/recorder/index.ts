@@ -1,3 +1,4 @@
+import type { RecorderConfig } from '../../config.js';
 import path from 'node:path';
 import type { FfmpegTools } from '../../media/ffmpeg-tools.js';
 import { LocalRecorder } from './local.js';
@@ -7,10 +8,6 @@ import type { Recorder } from './types.js';
 export { LocalRecorder, type LocalRecorderOptions } from './local.js';
 export { RecallRecorder, type RecallRecorderOptions } from './recall.js';
 export * from './types.js';
-
-export type RecorderConfig =
-  | { kind: 'local'; meetingSeconds: number }
-  | { kind: 'recall'; baseUrl: string; apiKey: string; timeoutMs: number };
 
 /** The configured recorder; the local one writes its recordings under `<mediaDir>/recorder`. */
 export function createRecorder(config: RecorderConfig, mediaDir: string, ffmpeg: FfmpegTools): Recorder {

@@ -1,3 +1,4 @@
+import type { ExtractorConfig } from '../../config.js';
 import { LocalSignalExtractor } from './local.js';
 import { OpenAiSignalExtractor } from './openai.js';
 import type { SignalExtractor } from './types.js';
@@ -5,10 +6,6 @@ import type { SignalExtractor } from './types.js';
 export { LocalSignalExtractor } from './local.js';
 export { OpenAiSignalExtractor, type OpenAiSignalExtractorOptions } from './openai.js';
 export * from './types.js';
-
-export type ExtractorConfig =
-  | { kind: 'local' }
-  | { kind: 'openai'; baseUrl: string; apiKey?: string | undefined; model: string; timeoutMs: number };
 
 export function createSignalExtractor(config: ExtractorConfig): SignalExtractor {
   switch (config.kind) {

@@ -1,4 +1,5 @@
 import { clip as clipText } from '../http.js';
+import type { ExtractedSignal, SignalKind } from '../../domain/signals.js';
 
 /** One finalized assistant response with the visible user text that led to it. */
 export interface Exchange {
@@ -8,7 +9,7 @@ export interface Exchange {
   response: string;
 }
 
-export type SignalKind = 'sentiment' | 'issue' | 'request' | 'praise' | 'topic';
+export type { ExtractedSignal, SignalKind } from '../../domain/signals.js';
 
 export const SIGNAL_KINDS: readonly SignalKind[] = ['sentiment', 'issue', 'request', 'praise', 'topic'];
 
@@ -20,15 +21,6 @@ export const MAX_LABEL_CHARS = 64;
 /** Cuts to the summary limit without leaving half of a surrogate pair at the end. */
 export function clip(text: string, max = MAX_SUMMARY_CHARS): string {
   return clipText(text, max);
-}
-
-export interface ExtractedSignal {
-  kind: SignalKind;
-  rating: 'positive' | 'negative' | null;
-  /** One sentence, at most 500 characters. */
-  summary: string;
-  /** Topics/keywords, lower case, at most 10, each at most 64 characters. */
-  labels: string[];
 }
 
 export interface SignalExtractor {

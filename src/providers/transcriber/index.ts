@@ -1,3 +1,4 @@
+import type { TranscriberConfig } from '../../config.js';
 import type { FfmpegTools } from '../../media/ffmpeg-tools.js';
 import { OpenAiTranscriber } from './openai.js';
 import { PocketSphinxTranscriber } from './pocketsphinx.js';
@@ -6,11 +7,6 @@ import type { Transcriber } from './types.js';
 export { OpenAiTranscriber, type OpenAiTranscriberOptions } from './openai.js';
 export { ensurePocketSphinx, PocketSphinxTranscriber, POCKETSPHINX_DIR } from './pocketsphinx.js';
 export * from './types.js';
-
-export type TranscriberConfig =
-  | { kind: 'none' }
-  | { kind: 'pocketsphinx' }
-  | { kind: 'openai'; baseUrl: string; apiKey?: string | undefined; model: string; timeoutMs: number };
 
 /** The configured engine; none: recordings without a supplied transcript say `unavailable`. */
 export function createTranscriber(config: TranscriberConfig, ffmpeg: FfmpegTools): Transcriber | undefined {

@@ -1,8 +1,8 @@
 import { strict as assert } from 'node:assert';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { agentContext, sessionRequest, userMessage, type AgentContext } from '../../helpers/agents.js';
-import { createTestKey, createTestOrg, createTestUser } from '../../helpers/fixtures.js';
+import { agentContext, sessionRequest, userMessage, type AgentContext } from '../../../harness/agents.js';
+import { createTestKey, createTestOrg, createTestUser } from '../../../harness/fixtures.js';
 
 /** REST management of agent applications and credentials: admin users and admin-scoped keys. */
 describe('agent applications REST', function () {

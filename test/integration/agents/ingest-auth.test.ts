@@ -3,8 +3,8 @@ import { sql } from 'slonik';
 import { updateOrganizationFlags } from '../../../src/db/repositories/organizations.js';
 import { deleteApplication, revokeCredential } from '../../../src/db/repositories/agent-applications.js';
 import { changeApplication } from '../../../src/agents/applications.js';
-import { agentContext, countRows, sessionRequest, userMessage, type AgentContext, type TestAgentApp } from '../../helpers/agents.js';
-import { createTestOrg } from '../../helpers/fixtures.js';
+import { agentContext, countRows, sessionRequest, userMessage, type AgentContext, type TestAgentApp } from '../../../harness/agents.js';
+import { createTestOrg } from '../../../harness/fixtures.js';
 
 /** Spec "Agent chat ingest" errors 401, 403, 404: who may send, decided before anything is stored. */
 describe('agent ingest: authentication and application state', function () {

@@ -4,7 +4,14 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { AgentIngestWriter, StaleAuthorityError } from '../../../src/agents/ingest.js';
 import { ConflictError } from '../../../src/errors.js';
-import { agentContext, assistantMessage, sessionRequest, userMessage, type AgentContext, type TestAgentApp } from '../../helpers/agents.js';
+import {
+  agentContext,
+  assistantMessage,
+  sessionRequest,
+  userMessage,
+  type AgentContext,
+  type TestAgentApp,
+} from '../../../harness/agents.js';
 
 /**
  * The ingest writer's group commit: requests that arrive while a transaction runs are applied

@@ -1,7 +1,14 @@
 import { strict as assert } from 'node:assert';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { agentContext, assistantMessage, sessionRequest, userMessage, type AgentContext, type TestAgentApp } from '../../helpers/agents.js';
+import {
+  agentContext,
+  assistantMessage,
+  sessionRequest,
+  userMessage,
+  type AgentContext,
+  type TestAgentApp,
+} from '../../../harness/agents.js';
 
 /** Concurrent requests for one session are serialized by the session's row lock. */
 describe('agent ingest: concurrency', function () {

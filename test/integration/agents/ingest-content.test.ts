@@ -3,8 +3,8 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { changeApplication } from '../../../src/agents/applications.js';
 import { upsertPerson } from '../../../src/db/repositories/people.js';
-import { agentContext, assistantMessage, feedbackEvent, sessionRequest, userMessage, type AgentContext } from '../../helpers/agents.js';
-import { createTestOrg } from '../../helpers/fixtures.js';
+import { agentContext, assistantMessage, feedbackEvent, sessionRequest, userMessage, type AgentContext } from '../../../harness/agents.js';
+import { createTestOrg } from '../../../harness/fixtures.js';
 
 const GITHUB_TOKEN = `ghp_${'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8'}`;
 

@@ -3,7 +3,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { changeApplication } from '../../../src/agents/applications.js';
 import { deleteApplication, revokeCredential } from '../../../src/db/repositories/agent-applications.js';
-import { agentContext, sessionRequest, userMessage, type AgentContext, type TestAgentApp } from '../../helpers/agents.js';
+import { agentContext, sessionRequest, userMessage, type AgentContext, type TestAgentApp } from '../../../harness/agents.js';
 
 /**
  * AGENT_CREDENTIAL_CACHE_SECONDS: an API process reuses an ingest secret's lookup (one statement

@@ -10,7 +10,7 @@ import {
   userMessage,
   type AgentContext,
   type TestAgentApp,
-} from '../../helpers/agents.js';
+} from '../../../harness/agents.js';
 import type { AgentEvent } from '../../../src/domain/agent-ingest.js';
 
 /** Spec "Event revisions", row by row, and the session status moves, against the real stack. */

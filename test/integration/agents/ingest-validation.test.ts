@@ -9,8 +9,8 @@ import {
   userMessage,
   type AgentContext,
   type TestAgentApp,
-} from '../../helpers/agents.js';
-import { createTestOrg } from '../../helpers/fixtures.js';
+} from '../../../harness/agents.js';
+import { createTestOrg } from '../../../harness/fixtures.js';
 
 /** Spec 400s of agent ingest (payload, limits, environment, feedback target); each stores nothing. */
 describe('agent ingest: validation (400)', function () {

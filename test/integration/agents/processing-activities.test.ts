@@ -9,8 +9,15 @@ import {
   processSessions,
 } from '../../../src/agents/processing.js';
 import { LocalSignalExtractor } from '../../../src/providers/signal-extractor/local.js';
-import { agentContext, assistantMessage, sessionRequest, userMessage, type AgentContext, type TestAgentApp } from '../../helpers/agents.js';
-import { createTestOrg } from '../../helpers/fixtures.js';
+import {
+  agentContext,
+  assistantMessage,
+  sessionRequest,
+  userMessage,
+  type AgentContext,
+  type TestAgentApp,
+} from '../../../harness/agents.js';
+import { createTestOrg } from '../../../harness/fixtures.js';
 
 /** The session workflow's activities on a real PostgreSQL, called as a retry would call them. */
 describe('session processing activities: retries', function () {

@@ -11,10 +11,10 @@ import {
   userMessage,
   type ProcessingContext,
   type TestAgentApp,
-} from '../../helpers/agents.js';
+} from '../../../harness/agents.js';
 import { runIntake } from '../../helpers/cli.js';
-import { quietLogger } from '../../helpers/stack.js';
-import { eventually } from '../../helpers/wait.js';
+import { quietLogger } from '../../../harness/stack.js';
+import { eventually } from '../../../harness/wait.js';
 
 /** The retention sweep: a Temporal Schedule (and `intake retention sweep`) deletes conversations past their retention. */
 describe('agent conversation retention', function () {

@@ -13,11 +13,11 @@ import {
   userMessage,
   type ProcessingContext,
   type TestAgentApp,
-} from '../../helpers/agents.js';
+} from '../../../harness/agents.js';
 import { runIntake } from '../../helpers/cli.js';
-import { TEST_OPERATOR_TOKEN } from '../../helpers/config.js';
-import { testStack } from '../../helpers/stack.js';
-import { eventually } from '../../helpers/wait.js';
+import { TEST_OPERATOR_TOKEN } from '../../../harness/config.js';
+import { testStack } from '../../../harness/stack.js';
+import { eventually } from '../../../harness/wait.js';
 import { testActivityMetrics } from '../../helpers/metrics.js';
 
 const conversation = (responses: number) =>

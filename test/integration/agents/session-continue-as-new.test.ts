@@ -1,8 +1,8 @@
 import { strict as assert } from 'node:assert';
 import { agentSessionWorkflowId } from '../../../src/temporal/ids.js';
 import { sessionView } from '../../../workflows/agent-session/contract.js';
-import { assistantMessage, processingContext, sessionRequest, userMessage, type ProcessingContext } from '../../helpers/agents.js';
-import { eventually } from '../../helpers/wait.js';
+import { assistantMessage, processingContext, sessionRequest, userMessage, type ProcessingContext } from '../../../harness/agents.js';
+import { eventually } from '../../../harness/wait.js';
 
 /** A long session continues as new before its history grows large, carrying its state. */
 describe('agent session workflow: continue-as-new', function () {

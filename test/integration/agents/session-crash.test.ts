@@ -11,9 +11,9 @@ import {
   userMessage,
   type ProcessingContext,
   type TestAgentApp,
-} from '../../helpers/agents.js';
-import { waitFor } from '../../helpers/wait.js';
-import { killWorkerProcess, startTestWorker, startWorkerProcess, type TestWorker } from '../../helpers/worker.js';
+} from '../../../harness/agents.js';
+import { waitFor } from '../../../harness/wait.js';
+import { killWorkerProcess, startTestWorker, startWorkerProcess, type TestWorker } from '../../../harness/worker.js';
 
 const SESSIONS = 24;
 const TURNS = 60;

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { OpenAiSignalExtractor } from '../../../src/providers/signal-extractor/openai.js';
-import { eventually } from '../../helpers/wait.js';
+import { eventually } from '../../../harness/wait.js';
 import {
   assistantMessage,
   feedbackEvent,
@@ -12,8 +12,8 @@ import {
   userMessage,
   type ProcessingContext,
   type TestAgentApp,
-} from '../../helpers/agents.js';
-import { listenLocal, closeServer } from '../../helpers/http.js';
+} from '../../../harness/agents.js';
+import { listenLocal, closeServer } from '../../../harness/http.js';
 
 const API_KEY = 'sk-session-test-key';
 

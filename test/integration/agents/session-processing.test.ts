@@ -13,8 +13,8 @@ import {
   userMessage,
   type ProcessingContext,
   type TestAgentApp,
-} from '../../helpers/agents.js';
-import { eventually } from '../../helpers/wait.js';
+} from '../../../harness/agents.js';
+import { eventually } from '../../../harness/wait.js';
 
 /** The session workflow on a real Temporal and PostgreSQL: order, gaps, finalization, metering, signals. */
 describe('agent session workflow: processing in sequence order', function () {

@@ -1,7 +1,14 @@
 import { strict as assert } from 'node:assert';
 import { changeApplication } from '../../../src/agents/applications.js';
-import { agentContext, assistantMessage, sessionRequest, userMessage, type AgentContext, type TestAgentApp } from '../../helpers/agents.js';
-import { createTestKey, createTestOrg, createTestUser } from '../../helpers/fixtures.js';
+import {
+  agentContext,
+  assistantMessage,
+  sessionRequest,
+  userMessage,
+  type AgentContext,
+  type TestAgentApp,
+} from '../../../harness/agents.js';
+import { createTestKey, createTestOrg, createTestUser } from '../../../harness/fixtures.js';
 
 /** Read side of the agent area, with conversation access. */
 describe('agent sessions: reads and conversation access', function () {

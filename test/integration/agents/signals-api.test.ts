@@ -9,8 +9,8 @@ import {
   userMessage,
   type ProcessingContext,
   type TestAgentApp,
-} from '../../helpers/agents.js';
-import { createTestKey, createTestUser } from '../../helpers/fixtures.js';
+} from '../../../harness/agents.js';
+import { createTestKey, createTestUser } from '../../../harness/fixtures.js';
 
 /** GET /v3/rest/signals and /v3/rest/usage on processed sessions, with conversation access applied. */
 describe('signals and usage API', function () {

@@ -8,9 +8,9 @@ import type { DatabasePool } from 'slonik';
 import { sql } from 'slonik';
 import { revokeApiKey } from '../../../src/db/repositories/api-keys.js';
 import { createDatabasePool } from '../../../src/db/pool.js';
-import { startTestApi, testTokens, type TestApi } from '../../helpers/app.js';
-import { createTestKey, createTestOrg, createTestUser, type TestOrg } from '../../helpers/fixtures.js';
-import { createTestDatabase } from '../../helpers/stack.js';
+import { startTestApi, testTokens, type TestApi } from '../../../harness/app.js';
+import { createTestKey, createTestOrg, createTestUser, type TestOrg } from '../../../harness/fixtures.js';
+import { createTestDatabase } from '../../../harness/stack.js';
 
 /** Every authentication outcome, against a real route: GET /v3/rest/users/{userId} (admin scope). */
 describe('authentication and authorization', () => {

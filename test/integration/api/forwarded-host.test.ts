@@ -1,10 +1,10 @@
 import { strict as assert } from 'node:assert';
 import type { DatabasePool } from 'slonik';
 import { createDatabasePool } from '../../../src/db/pool.js';
-import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { testConfig } from '../../helpers/config.js';
-import { createTestDatabase } from '../../helpers/stack.js';
-import { createTestOrg } from '../../helpers/fixtures.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
+import { testConfig } from '../../../harness/config.js';
+import { createTestDatabase } from '../../../harness/stack.js';
+import { createTestOrg } from '../../../harness/fixtures.js';
 
 /** Links the API builds (upload URLs, MCP metadata) never come from headers a client may forge: only a trusted proxy's, or PUBLIC_BASE_URL. */
 describe('public base URL and forwarded headers', () => {

@@ -5,10 +5,10 @@ import { z } from 'zod';
 import { MAX_JSON_DEPTH, MAX_REPORTED_ERRORS } from '../../../api/validation.js';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { createBodyChecker, type BodyChecker } from '../../../api/json-body.js';
-import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { testConfig } from '../../helpers/config.js';
-import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
-import { createTestDatabase } from '../../helpers/stack.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
+import { testConfig } from '../../../harness/config.js';
+import { createTestOrg, type TestOrg } from '../../../harness/fixtures.js';
+import { createTestDatabase } from '../../../harness/stack.js';
 
 /** Bodies built to hurt the validator: deep nesting and huge lists of bad values get a bounded 400. */
 describe('hostile input', function () {

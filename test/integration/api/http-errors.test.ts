@@ -3,10 +3,10 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { DatabasePool } from 'slonik';
 import { createDatabasePool } from '../../../src/db/pool.js';
-import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { TEST_OPERATOR_TOKEN, testConfig } from '../../helpers/config.js';
-import { createTestKey, createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
-import { createTestDatabase } from '../../helpers/stack.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
+import { TEST_OPERATOR_TOKEN, testConfig } from '../../../harness/config.js';
+import { createTestKey, createTestOrg, type TestOrg } from '../../../harness/fixtures.js';
+import { createTestDatabase } from '../../../harness/stack.js';
 
 describe('HTTP error handling', () => {
   let pool: DatabasePool;

@@ -1,8 +1,15 @@
 import { strict as assert } from 'node:assert';
-import { agentContext, assistantMessage, sessionRequest, userMessage, type AgentContext, type TestAgentApp } from '../../helpers/agents.js';
-import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { testConfig } from '../../helpers/config.js';
-import { createTestKey } from '../../helpers/fixtures.js';
+import {
+  agentContext,
+  assistantMessage,
+  sessionRequest,
+  userMessage,
+  type AgentContext,
+  type TestAgentApp,
+} from '../../../harness/agents.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
+import { testConfig } from '../../../harness/config.js';
+import { createTestKey } from '../../../harness/fixtures.js';
 import { createWorkerMetrics } from '../../../src/metrics/worker-metrics.js';
 import { freePort } from '../../../src/dev/net.js';
 import { sampleValue } from '../../helpers/metrics.js';

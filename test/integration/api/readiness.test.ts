@@ -3,12 +3,12 @@ import type { DatabasePool } from 'slonik';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { isDatabaseUnavailable, isTemporalUnavailable } from '../../../src/dependency-errors.js';
 import { connectTemporalClient, type TemporalClient } from '../../../src/temporal/connection.js';
-import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { testConfig } from '../../helpers/config.js';
-import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
-import { createTestDatabase, testStack } from '../../helpers/stack.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
+import { testConfig } from '../../../harness/config.js';
+import { createTestOrg, type TestOrg } from '../../../harness/fixtures.js';
+import { createTestDatabase, testStack } from '../../../harness/stack.js';
 import { TcpProxy } from '../../helpers/tcp-proxy.js';
-import { eventually } from '../../helpers/wait.js';
+import { eventually } from '../../../harness/wait.js';
 
 /** PostgreSQL and Temporal reached through proxies this test cuts and restores. */
 describe('readiness and dependency outages', function () {

@@ -3,11 +3,11 @@ import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { createRateLimitStore } from '../../../src/rate-limit.js';
-import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { createTestAgentApp, sessionRequest, userMessage, type TestAgentApp } from '../../helpers/agents.js';
-import { testConfig } from '../../helpers/config.js';
-import { createTestOrg, createTestUser, type TestOrg } from '../../helpers/fixtures.js';
-import { createTestDatabase } from '../../helpers/stack.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
+import { createTestAgentApp, sessionRequest, userMessage, type TestAgentApp } from '../../../harness/agents.js';
+import { testConfig } from '../../../harness/config.js';
+import { createTestOrg, createTestUser, type TestOrg } from '../../../harness/fixtures.js';
+import { createTestDatabase } from '../../../harness/stack.js';
 
 /**
  * Per-organization limits where one tenant could starve the others: agent ingest and recording

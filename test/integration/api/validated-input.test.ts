@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
-import { agentContext, sessionRequest, userMessage, type AgentContext } from '../../helpers/agents.js';
+import { agentContext, sessionRequest, userMessage, type AgentContext } from '../../../harness/agents.js';
 import { recordingContext, type RecordingContext } from '../../helpers/recordings.js';
 
 /**

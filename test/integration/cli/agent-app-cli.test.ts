@@ -1,11 +1,11 @@
 import { strict as assert } from 'node:assert';
 import type { DatabasePool } from 'slonik';
 import { createDatabasePool } from '../../../src/db/pool.js';
-import { sessionRequest, userMessage } from '../../helpers/agents.js';
-import { startTestApi, type TestApi } from '../../helpers/app.js';
+import { sessionRequest, userMessage } from '../../../harness/agents.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
 import { runIntake } from '../../helpers/cli.js';
-import { TEST_SIGNING_SECRET } from '../../helpers/config.js';
-import { createTestDatabase } from '../../helpers/stack.js';
+import { TEST_SIGNING_SECRET } from '../../../harness/config.js';
+import { createTestDatabase } from '../../../harness/stack.js';
 
 /** `intake agent-app create|update|secret|revoke` and `org update`, as operators run them. */
 describe('intake admin CLI: agent applications', function () {

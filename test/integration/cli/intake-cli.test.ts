@@ -8,10 +8,10 @@ import type { DatabasePool } from 'slonik';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { writeStackInfo } from '../../../src/dev/stack-file.js';
 import { PROJECT_ROOT } from '../../../src/paths.js';
-import { startTestApi, testTokens, type TestApi } from '../../helpers/app.js';
+import { startTestApi, testTokens, type TestApi } from '../../../harness/app.js';
 import { runIntake } from '../../helpers/cli.js';
-import { TEST_SIGNING_SECRET } from '../../helpers/config.js';
-import { createEmptyDatabase, createTestDatabase } from '../../helpers/stack.js';
+import { TEST_SIGNING_SECRET } from '../../../harness/config.js';
+import { createEmptyDatabase, createTestDatabase } from '../../../harness/stack.js';
 
 const run = promisify(execFile);
 const TSX = path.join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx');

@@ -4,9 +4,9 @@ import { z } from 'zod';
 import { verifySignIn } from '../../../src/auth/sign-in.js';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { runIntake, runIntakeWithInput } from '../../helpers/cli.js';
-import { TEST_SIGNING_SECRET } from '../../helpers/config.js';
-import { createTestOrg } from '../../helpers/fixtures.js';
-import { createTestDatabase } from '../../helpers/stack.js';
+import { TEST_SIGNING_SECRET } from '../../../harness/config.js';
+import { createTestOrg } from '../../../harness/fixtures.js';
+import { createTestDatabase } from '../../../harness/stack.js';
 
 const PASSWORD = 'correct horse battery staple';
 

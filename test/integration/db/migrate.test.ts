@@ -5,7 +5,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { migrate, readMigrations } from '../../../src/db/migrate.js';
 import { MIGRATIONS_DIR } from '../../../src/paths.js';
-import { createEmptyDatabase } from '../../helpers/stack.js';
+import { createEmptyDatabase } from '../../../harness/stack.js';
 
 async function appliedRows(url: string) {
   const client = new pg.Client({ connectionString: url });

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
-import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { testConfig } from '../../helpers/config.js';
-import { createTestKey } from '../../helpers/fixtures.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
+import { testConfig } from '../../../harness/config.js';
+import { createTestKey } from '../../../harness/fixtures.js';
 import { feedbackContext, type FeedbackContext } from '../../helpers/feedback.js';
 
 /** 100 requests a minute per API key across the feedback area, counted in PostgreSQL. */

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { createTestKey, createTestUser } from '../../helpers/fixtures.js';
+import { createTestKey, createTestUser } from '../../../harness/fixtures.js';
 import { feedbackContext, type FeedbackContext } from '../../helpers/feedback.js';
 
 describe('feedback sources and people', () => {

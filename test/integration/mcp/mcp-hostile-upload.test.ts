@@ -7,9 +7,9 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { createBodyChecker, type BodyChecker } from '../../../api/json-body.js';
 import { createDatabasePool } from '../../../src/db/pool.js';
-import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { createSignInUser, mcpAccessToken } from '../../helpers/oauth-browser.js';
-import { createTestDatabase } from '../../helpers/stack.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
+import { createSignInUser, mcpAccessToken } from '../../../harness/oauth-browser.js';
+import { createTestDatabase } from '../../../harness/stack.js';
 
 const MiB = 1024 * 1024;
 const line = (type: 'user' | 'assistant', content: string, id = 'm1') =>

@@ -7,12 +7,12 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { DatabasePool } from 'slonik';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { TOOL_SCOPES } from '../../../src/oauth/server.js';
-import { startTestApi, type TestApi } from '../../helpers/app.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
 import { TestClientProvider } from '../../helpers/mcp-client.js';
-import { authorizeInBrowser, createSignInUser, TEST_PASSWORD } from '../../helpers/oauth-browser.js';
-import { createTestDatabase } from '../../helpers/stack.js';
-import { testConfig } from '../../helpers/config.js';
-import { createTestOrg, createTestUser } from '../../helpers/fixtures.js';
+import { authorizeInBrowser, createSignInUser, TEST_PASSWORD } from '../../../harness/oauth-browser.js';
+import { createTestDatabase } from '../../../harness/stack.js';
+import { testConfig } from '../../../harness/config.js';
+import { createTestOrg, createTestUser } from '../../../harness/fixtures.js';
 
 const PASSWORD = TEST_PASSWORD;
 const REDIRECT = 'http://127.0.0.1:48213/callback';

@@ -12,10 +12,10 @@ import { z } from 'zod';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { createMcpServer } from '../../../src/mcp/tools.js';
 import { PROJECT_ROOT } from '../../../src/paths.js';
-import { startTestApi } from '../../helpers/app.js';
-import { testConfig } from '../../helpers/config.js';
+import { startTestApi } from '../../../harness/app.js';
+import { testConfig } from '../../../harness/config.js';
 import { feedbackContext, type FeedbackContext } from '../../helpers/feedback.js';
-import { createSignInUser, mcpAccessToken } from '../../helpers/oauth-browser.js';
+import { createSignInUser, mcpAccessToken } from '../../../harness/oauth-browser.js';
 
 const fixture = (name: string) => readFileSync(path.join(PROJECT_ROOT, 'test', 'fixtures', 'coding-sessions', name), 'utf8');
 

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { encodeRendition, MediaProcessingError, probeMedia } from '../../../src/media/ffmpeg.js';
 import { DEFAULT_FFMPEG_SETTINGS, FfmpegTools, FfmpegUnavailableError } from '../../../src/media/ffmpeg-tools.js';
-import { runFfmpeg, runFfprobe, testFfmpeg, writeTone } from '../../helpers/media.js';
+import { runFfmpeg, runFfprobe, testFfmpeg, writeTone } from '../../../harness/media.js';
 
 /** ffmpeg and ffprobe of one build on real files (generated here with ffmpeg's own test sources). */
 describe('media probing and encoding (the pinned FFmpeg 8 build)', function () {

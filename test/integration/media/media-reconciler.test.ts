@@ -16,13 +16,13 @@ import {
   type MediaReconcilerInput,
   type MediaReconcilerResult,
 } from '../../../workflows/media-reconciler/contract.js';
-import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { testConfig } from '../../helpers/config.js';
-import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
-import { closeServer, listenLocal } from '../../helpers/http.js';
-import { writeTone } from '../../helpers/media.js';
-import { createTestDatabase } from '../../helpers/stack.js';
-import { loopbackMediaDeps, startTestWorker, type TestWorker } from '../../helpers/worker.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
+import { testConfig } from '../../../harness/config.js';
+import { createTestOrg, type TestOrg } from '../../../harness/fixtures.js';
+import { closeServer, listenLocal } from '../../../harness/http.js';
+import { writeTone } from '../../../harness/media.js';
+import { createTestDatabase } from '../../../harness/stack.js';
+import { loopbackMediaDeps, startTestWorker, type TestWorker } from '../../../harness/worker.js';
 
 /**
  * No active ingestion without a workflow: the reconciler (a Temporal Schedule in production)

@@ -14,14 +14,14 @@ import { createMediaStore } from '../../../src/media/media-store.js';
 import { createUploadStore } from '../../../src/media/upload-store.js';
 import { mediaIngestionWorkflowId } from '../../../src/temporal/ids.js';
 import type { MediaIngestionResult } from '../../../workflows/media-ingestion/contract.js';
-import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { testConfig } from '../../helpers/config.js';
-import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
-import { closeServer, listenLocal } from '../../helpers/http.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
+import { testConfig } from '../../../harness/config.js';
+import { createTestOrg, type TestOrg } from '../../../harness/fixtures.js';
+import { closeServer, listenLocal } from '../../../harness/http.js';
 import { startTestS3, type TestS3 } from '../../helpers/s3.js';
-import { createTestDatabase } from '../../helpers/stack.js';
-import { LOOPBACK_POLICY, startTestWorker, type TestWorker } from '../../helpers/worker.js';
-import { writeTone } from '../../helpers/media.js';
+import { createTestDatabase } from '../../../harness/stack.js';
+import { LOOPBACK_POLICY, startTestWorker, type TestWorker } from '../../../harness/worker.js';
+import { writeTone } from '../../../harness/media.js';
 
 /**
  * MEDIA_STORE=s3 on a real S3 API (moto): URL media is downloaded by one activity and stored in the

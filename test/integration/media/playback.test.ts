@@ -6,9 +6,9 @@ import path from 'node:path';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { PlaybackSigner } from '../../../src/media/playback.js';
 import type { DatabasePool } from 'slonik';
-import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { testConfig, TEST_SIGNING_SECRET } from '../../helpers/config.js';
-import { createTestDatabase } from '../../helpers/stack.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
+import { testConfig, TEST_SIGNING_SECRET } from '../../../harness/config.js';
+import { createTestDatabase } from '../../../harness/stack.js';
 
 /** Signed playback URLs: byte ranges, expiry, tampering, and nothing outside the renditions. */
 describe('media playback by signed URL', function () {

@@ -3,8 +3,8 @@ import type { LookupAddress } from 'node:dns';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { buffer } from 'node:stream/consumers';
 import { AssetFetchError, MAX_MEDIA_BYTES, PUBLIC_ADDRESSES, SafeFetcher, type AddressPolicy } from '../../../src/media/safe-fetch.js';
-import { LOOPBACK_POLICY } from '../../helpers/worker.js';
-import { listenLocal, closeServer } from '../../helpers/http.js';
+import { LOOPBACK_POLICY } from '../../../harness/worker.js';
+import { listenLocal, closeServer } from '../../../harness/http.js';
 import { freePort } from '../../../src/dev/net.js';
 
 /** A resolver that answers like DNS would, for the names the tests use. */

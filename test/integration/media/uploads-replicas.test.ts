@@ -6,11 +6,11 @@ import path from 'node:path';
 import type { DatabasePool } from 'slonik';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { uploadsDirectory } from '../../../src/media/upload-store.js';
-import { TEST_SIGNING_SECRET } from '../../helpers/config.js';
-import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
-import { createTestDatabase, testStack } from '../../helpers/stack.js';
-import { startApiProcess, type ApiProcess } from '../../helpers/api-process.js';
-import { waitFor } from '../../helpers/wait.js';
+import { TEST_SIGNING_SECRET } from '../../../harness/config.js';
+import { createTestOrg, type TestOrg } from '../../../harness/fixtures.js';
+import { createTestDatabase, testStack } from '../../../harness/stack.js';
+import { startApiProcess, type ApiProcess } from '../../../harness/api-process.js';
+import { waitFor } from '../../../harness/wait.js';
 
 /**
  * One direct upload through two API processes (`src/main/api.ts`) sharing its store: the tus lock

@@ -9,13 +9,13 @@ import * as tus from 'tus-js-client';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { createUploadStore } from '../../../src/media/upload-store.js';
 import { mediaIngestionWorkflowId } from '../../../src/temporal/ids.js';
-import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { testConfig } from '../../helpers/config.js';
-import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
+import { testConfig } from '../../../harness/config.js';
+import { createTestOrg, type TestOrg } from '../../../harness/fixtures.js';
 import { startTestS3, type TestS3 } from '../../helpers/s3.js';
-import { createTestDatabase } from '../../helpers/stack.js';
-import { startTestWorker, type TestWorker } from '../../helpers/worker.js';
-import { writeTone } from '../../helpers/media.js';
+import { createTestDatabase } from '../../../harness/stack.js';
+import { startTestWorker, type TestWorker } from '../../../harness/worker.js';
+import { writeTone } from '../../../harness/media.js';
 
 /** The same upload flow with UPLOAD_STORE=s3, against a local S3-compatible server (multipart uploads). */
 describe('direct uploads with an S3-compatible store', function () {

@@ -15,13 +15,13 @@ import { FileUploadStore, uploadsDirectory } from '../../../src/media/upload-sto
 import { RECORDING_ID, STATUS } from '../../../src/temporal/search-attributes.js';
 import { mediaIngestionWorkflowId } from '../../../src/temporal/ids.js';
 import type { MediaIngestionResult } from '../../../workflows/media-ingestion/contract.js';
-import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { testConfig } from '../../helpers/config.js';
-import { createTestKey, createTestOrg, createTestUser, type TestOrg } from '../../helpers/fixtures.js';
-import { createTestDatabase } from '../../helpers/stack.js';
-import { eventually, waitFor } from '../../helpers/wait.js';
-import { startTestWorker, type TestWorker } from '../../helpers/worker.js';
-import { writeTone } from '../../helpers/media.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
+import { testConfig } from '../../../harness/config.js';
+import { createTestKey, createTestOrg, createTestUser, type TestOrg } from '../../../harness/fixtures.js';
+import { createTestDatabase } from '../../../harness/stack.js';
+import { eventually, waitFor } from '../../../harness/wait.js';
+import { startTestWorker, type TestWorker } from '../../../harness/worker.js';
+import { writeTone } from '../../../harness/media.js';
 import { testActivityMetrics } from '../../helpers/metrics.js';
 
 const ORIGIN = 'https://app.example.com';

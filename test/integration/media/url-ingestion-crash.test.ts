@@ -11,14 +11,14 @@ import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { mediaIngestionWorkflowId } from '../../../src/temporal/ids.js';
-import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { testConfig } from '../../helpers/config.js';
-import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
-import { createTestDatabase } from '../../helpers/stack.js';
-import { waitFor } from '../../helpers/wait.js';
-import { killWorkerProcess, loopbackMediaDeps, startTestWorker, startWorkerProcess, type TestWorker } from '../../helpers/worker.js';
-import { listenLocal, closeServer } from '../../helpers/http.js';
-import { writeTone } from '../../helpers/media.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
+import { testConfig } from '../../../harness/config.js';
+import { createTestOrg, type TestOrg } from '../../../harness/fixtures.js';
+import { createTestDatabase } from '../../../harness/stack.js';
+import { waitFor } from '../../../harness/wait.js';
+import { killWorkerProcess, loopbackMediaDeps, startTestWorker, startWorkerProcess, type TestWorker } from '../../../harness/worker.js';
+import { listenLocal, closeServer } from '../../../harness/http.js';
+import { writeTone } from '../../../harness/media.js';
 
 /** A worker killed (SIGKILL) in the middle of encoding: another finishes; one rendition, one `ready`. */
 describe('media ingestion: a worker killed mid-encode', function () {

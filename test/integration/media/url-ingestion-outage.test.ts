@@ -8,12 +8,12 @@ import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { connectTemporalClient, type TemporalClient } from '../../../src/temporal/connection.js';
-import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { testConfig } from '../../helpers/config.js';
-import { createTestOrg, createTestUser, type TestOrg } from '../../helpers/fixtures.js';
-import { createTestDatabase, testStack } from '../../helpers/stack.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
+import { testConfig } from '../../../harness/config.js';
+import { createTestOrg, createTestUser, type TestOrg } from '../../../harness/fixtures.js';
+import { createTestDatabase, testStack } from '../../../harness/stack.js';
 import { TcpProxy } from '../../helpers/tcp-proxy.js';
-import { eventually } from '../../helpers/wait.js';
+import { eventually } from '../../../harness/wait.js';
 
 /** A recording with URL media needs its ingestion workflow: without Temporal, nothing is stored. */
 describe('recording with assetUrl while Temporal is unreachable', function () {

@@ -16,14 +16,14 @@ import { z } from 'zod';
 import { TranscriberError, type Transcriber } from '../../../src/providers/transcriber/types.js';
 import { mediaIngestionWorkflowId } from '../../../src/temporal/ids.js';
 import type { MediaIngestionResult } from '../../../workflows/media-ingestion/contract.js';
-import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { testConfig } from '../../helpers/config.js';
-import { createTestOrg, type TestOrg } from '../../helpers/fixtures.js';
-import { createTestDatabase } from '../../helpers/stack.js';
-import { LOOPBACK_POLICY, loopbackMediaDeps, startTestWorker, type TestWorker } from '../../helpers/worker.js';
-import { waitFor } from '../../helpers/wait.js';
-import { listenLocal, closeServer } from '../../helpers/http.js';
-import { runFfmpeg, writeTone } from '../../helpers/media.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
+import { testConfig } from '../../../harness/config.js';
+import { createTestOrg, type TestOrg } from '../../../harness/fixtures.js';
+import { createTestDatabase } from '../../../harness/stack.js';
+import { LOOPBACK_POLICY, loopbackMediaDeps, startTestWorker, type TestWorker } from '../../../harness/worker.js';
+import { waitFor } from '../../../harness/wait.js';
+import { listenLocal, closeServer } from '../../../harness/http.js';
+import { runFfmpeg, writeTone } from '../../../harness/media.js';
 
 /** URL media end to end on the real stack: SSRF-safe transfer, ffprobe, ffmpeg, the recording's asset. */
 describe('media ingestion workflow: URL media', function () {

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { purgeExpiredModels } from '../../../src/db/repositories/oauth-models.js';
 import { postgresAdapter } from '../../../src/oauth/adapter.js';
-import { createTestDatabase } from '../../helpers/stack.js';
+import { createTestDatabase } from '../../../harness/stack.js';
 
 /** oidc-provider's storage contract, on the real table (migration 0017). */
 describe('OAuth storage in PostgreSQL (the oidc-provider adapter)', function () {

@@ -1,8 +1,8 @@
 import { strict as assert } from 'node:assert';
 import type { DatabasePool } from 'slonik';
 import { createDatabasePool } from '../../../src/db/pool.js';
-import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { testConfig } from '../../helpers/config.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
+import { testConfig } from '../../../harness/config.js';
 import {
   authorizationRequest,
   authorizeInBrowser,
@@ -12,8 +12,8 @@ import {
   tokenRequest,
   createSignInUser,
   TEST_PASSWORD,
-} from '../../helpers/oauth-browser.js';
-import { createTestDatabase } from '../../helpers/stack.js';
+} from '../../../harness/oauth-browser.js';
+import { createTestDatabase } from '../../../harness/stack.js';
 
 const PASSWORD = TEST_PASSWORD;
 

@@ -4,9 +4,9 @@ import type { DatabasePool } from 'slonik';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { LOGIN_ATTEMPTS_PER_ACCOUNT_ADDRESS } from '../../../src/oauth/interactions.js';
 import { MCP_SCOPES } from '../../../src/oauth/provider.js';
-import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { Browser, createSignInUser, csrfOf, TEST_PASSWORD } from '../../helpers/oauth-browser.js';
-import { createTestDatabase } from '../../helpers/stack.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
+import { Browser, createSignInUser, csrfOf, TEST_PASSWORD } from '../../../harness/oauth-browser.js';
+import { createTestDatabase } from '../../../harness/stack.js';
 
 const PASSWORD = TEST_PASSWORD;
 const REDIRECT = 'http://127.0.0.1:40111/callback';

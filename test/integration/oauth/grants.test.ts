@@ -1,9 +1,9 @@
 import { strict as assert } from 'node:assert';
 import type { DatabasePool } from 'slonik';
 import { createDatabasePool } from '../../../src/db/pool.js';
-import { startTestApi, type TestApi } from '../../helpers/app.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
 import { runIntake, runIntakeWithInput } from '../../helpers/cli.js';
-import { TEST_SIGNING_SECRET } from '../../helpers/config.js';
+import { TEST_SIGNING_SECRET } from '../../../harness/config.js';
 import {
   authorizationRequest,
   Browser,
@@ -14,8 +14,8 @@ import {
   tokenRequest,
   createSignInUser,
   TEST_PASSWORD,
-} from '../../helpers/oauth-browser.js';
-import { createTestDatabase } from '../../helpers/stack.js';
+} from '../../../harness/oauth-browser.js';
+import { createTestDatabase } from '../../../harness/stack.js';
 
 const PASSWORD = TEST_PASSWORD;
 const REDIRECT = 'http://127.0.0.1:40112/callback';

@@ -1,9 +1,9 @@
 import { strict as assert } from 'node:assert';
 import type { DatabasePool } from 'slonik';
 import { createDatabasePool } from '../../../src/db/pool.js';
-import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { authorizationRequest, Browser, createSignInUser, csrfOf, registerClient } from '../../helpers/oauth-browser.js';
-import { createTestDatabase } from '../../helpers/stack.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
+import { authorizationRequest, Browser, createSignInUser, csrfOf, registerClient } from '../../../harness/oauth-browser.js';
+import { createTestDatabase } from '../../../harness/stack.js';
 
 const REDIRECT = 'http://127.0.0.1:48213/callback';
 

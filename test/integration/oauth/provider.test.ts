@@ -4,8 +4,8 @@ import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { MCP_SCOPES } from '../../../src/oauth/provider.js';
-import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { createTestDatabase } from '../../helpers/stack.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
+import { createTestDatabase } from '../../../harness/stack.js';
 
 /**
  * The authorization server as the API mounts it: discovery, dynamic registration of a native

@@ -3,10 +3,10 @@ import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { purgeExpiredModels } from '../../../src/db/repositories/oauth-models.js';
-import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { testConfig } from '../../helpers/config.js';
-import { authorizationRequest, createSignInUser, obtainTokens } from '../../helpers/oauth-browser.js';
-import { createTestDatabase } from '../../helpers/stack.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
+import { testConfig } from '../../../harness/config.js';
+import { authorizationRequest, createSignInUser, obtainTokens } from '../../../harness/oauth-browser.js';
+import { createTestDatabase } from '../../../harness/stack.js';
 
 const REDIRECT = 'http://127.0.0.1:40114/callback';
 const DAY_MS = 86_400_000;

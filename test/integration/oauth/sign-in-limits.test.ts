@@ -9,11 +9,11 @@ import {
   LOGIN_ATTEMPTS_PER_ACCOUNT_ADDRESS,
   LOGIN_ATTEMPTS_PER_ADDRESS,
 } from '../../../src/oauth/interactions.js';
-import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { testConfig } from '../../helpers/config.js';
-import { createTestOrg } from '../../helpers/fixtures.js';
-import { authorizationRequest, Browser, csrfOf, registerClient, TEST_PASSWORD } from '../../helpers/oauth-browser.js';
-import { createTestDatabase } from '../../helpers/stack.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
+import { testConfig } from '../../../harness/config.js';
+import { createTestOrg } from '../../../harness/fixtures.js';
+import { authorizationRequest, Browser, csrfOf, registerClient, TEST_PASSWORD } from '../../../harness/oauth-browser.js';
+import { createTestDatabase } from '../../../harness/stack.js';
 
 const REDIRECT = 'http://127.0.0.1:40113/callback';
 

@@ -8,7 +8,7 @@ import { migrate } from '../../../src/db/migrate.js';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { postgresAdapter } from '../../../src/oauth/adapter.js';
 import { MIGRATIONS_DIR } from '../../../src/paths.js';
-import { startTestApi, type TestApi } from '../../helpers/app.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
 import {
   authorizationRequest,
   Browser,
@@ -18,8 +18,8 @@ import {
   registerClient,
   tokenRequest,
   type TokenSet,
-} from '../../helpers/oauth-browser.js';
-import { createEmptyDatabase, createTestDatabase } from '../../helpers/stack.js';
+} from '../../../harness/oauth-browser.js';
+import { createEmptyDatabase, createTestDatabase } from '../../../harness/stack.js';
 
 const REDIRECT = 'http://127.0.0.1:40115/callback';
 

@@ -3,12 +3,12 @@ import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { UPSTREAM_CALLBACK_PATH } from '../../../src/oauth/server.js';
-import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { testConfig } from '../../helpers/config.js';
-import { createTestOrg, createTestUser } from '../../helpers/fixtures.js';
-import { authorizationRequest, Browser, csrfOf, mcpCall, registerClient, tokenRequest } from '../../helpers/oauth-browser.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
+import { testConfig } from '../../../harness/config.js';
+import { createTestOrg, createTestUser } from '../../../harness/fixtures.js';
+import { authorizationRequest, Browser, csrfOf, mcpCall, registerClient, tokenRequest } from '../../../harness/oauth-browser.js';
 import { startTestIdp, type TestIdp } from '../../helpers/oidc-idp.js';
-import { createTestDatabase } from '../../helpers/stack.js';
+import { createTestDatabase } from '../../../harness/stack.js';
 
 const REDIRECT = 'http://127.0.0.1:40116/callback';
 

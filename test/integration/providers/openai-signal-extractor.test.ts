@@ -6,7 +6,7 @@ import {
   OpenAiSignalExtractor,
   type Exchange,
 } from '../../../src/providers/signal-extractor/index.js';
-import { listenLocal, closeServer } from '../../helpers/http.js';
+import { listenLocal, closeServer } from '../../../harness/http.js';
 import { freePort } from '../../../src/dev/net.js';
 
 const API_KEY = 'sk-test-5ecret-key-do-not-leak';

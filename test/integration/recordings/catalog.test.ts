@@ -1,8 +1,8 @@
 import { strict as assert } from 'node:assert';
-import { createTestKey, createTestUser } from '../../helpers/fixtures.js';
+import { createTestKey, createTestUser } from '../../../harness/fixtures.js';
 import { recordingContext, type RecordingContext } from '../../helpers/recordings.js';
 import { runIntake } from '../../helpers/cli.js';
-import { TEST_SIGNING_SECRET } from '../../helpers/config.js';
+import { TEST_SIGNING_SECRET } from '../../../harness/config.js';
 
 /** Folders and metadata fields: REST (list for readers, create for admins) and the admin CLI. */
 describe('recordings: folders and metadata fields', function () {

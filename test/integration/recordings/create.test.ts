@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { upsertPerson } from '../../../src/db/repositories/people.js';
-import { createTestKey } from '../../helpers/fixtures.js';
+import { createTestKey } from '../../../harness/fixtures.js';
 import { recordingContext, uniqueExternalId, utterances, type RecordingContext } from '../../helpers/recordings.js';
 
 const count = (t: RecordingContext, table: 'recordings' | 'metadata_records' | 'people' | 'transcript_utterances' | 'recording_folders') =>

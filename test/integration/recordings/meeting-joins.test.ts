@@ -16,16 +16,16 @@ import { STATUS } from '../../../src/temporal/search-attributes.js';
 import { type MeetingJoinResult } from '../../../workflows/meeting-join/contract.js';
 import { meetingJoinIdFor } from '../../../src/recordings/meeting-joins.js';
 import { mediaIngestionWorkflowId } from '../../../src/temporal/ids.js';
-import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { TEST_SIGNING_SECRET, testConfig } from '../../helpers/config.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
+import { TEST_SIGNING_SECRET, testConfig } from '../../../harness/config.js';
 import { Client } from '@temporalio/client';
 import { EncryptionCodec } from '../../../src/temporal/codec.js';
 import { codecServerApp, codecServerHosts } from '../../../src/temporal/codec-server.js';
-import { createTestKey, createTestOrg, createTestUser, type TestOrg } from '../../helpers/fixtures.js';
-import { createTestDatabase } from '../../helpers/stack.js';
-import { LOOPBACK_POLICY, startTestWorker, type TestWorker } from '../../helpers/worker.js';
-import { closeServer, listenLocal } from '../../helpers/http.js';
-import { runFfmpeg } from '../../helpers/media.js';
+import { createTestKey, createTestOrg, createTestUser, type TestOrg } from '../../../harness/fixtures.js';
+import { createTestDatabase } from '../../../harness/stack.js';
+import { LOOPBACK_POLICY, startTestWorker, type TestWorker } from '../../../harness/worker.js';
+import { closeServer, listenLocal } from '../../../harness/http.js';
+import { runFfmpeg } from '../../../harness/media.js';
 
 const RECALL_KEY = 'recall-test-key-0123456789';
 

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { createTestKey, createTestUser } from '../../helpers/fixtures.js';
+import { createTestKey, createTestUser } from '../../../harness/fixtures.js';
 import { recordingContext, uniqueExternalId, type RecordingContext } from '../../helpers/recordings.js';
 
 /** GET recording, list (paging and recorded_at filters) and transcript (utterances, monologues). */

@@ -5,9 +5,9 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { startTracing, stopTracing } from '../../../src/telemetry/tracing.js';
-import { assistantMessage, processingContext, sessionRequest, userMessage, type ProcessingContext } from '../../helpers/agents.js';
-import { testConfig } from '../../helpers/config.js';
-import { eventually } from '../../helpers/wait.js';
+import { assistantMessage, processingContext, sessionRequest, userMessage, type ProcessingContext } from '../../../harness/agents.js';
+import { testConfig } from '../../../harness/config.js';
+import { eventually } from '../../../harness/wait.js';
 
 /** The span named `name` in `spans`, with its parent found among them. */
 function find(spans: readonly ReadableSpan[], name: string): ReadableSpan {

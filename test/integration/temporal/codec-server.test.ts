@@ -12,7 +12,7 @@ import { writeStackInfo } from '../../../src/dev/stack-file.js';
 import { PROJECT_ROOT } from '../../../src/paths.js';
 import { EncryptionCodec } from '../../../src/temporal/codec.js';
 import { codecServerApp, codecServerHosts } from '../../../src/temporal/codec-server.js';
-import { waitFor } from '../../helpers/wait.js';
+import { waitFor } from '../../../harness/wait.js';
 
 const passcode = 'MeetingPass-8842';
 const UI = 'http://127.0.0.1:8233';

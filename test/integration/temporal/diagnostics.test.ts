@@ -4,8 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import { buildWorkflowBundle } from '../../../src/temporal/build-bundle.js';
-import { testActivityDeps } from '../../helpers/worker.js';
+import { testActivityDeps } from '../../../harness/worker.js';
 import { createWorker } from '../../../src/temporal/worker.js';
+import { createActivities } from '../../../activities/index.js';
 import { randomUUID } from 'node:crypto';
 import type { DatabasePool } from 'slonik';
 import { createDatabasePool } from '../../../src/db/pool.js';
@@ -13,9 +14,9 @@ import { connectTemporalClient, type TemporalClient } from '../../../src/tempora
 import { diagnosticsWorkflowId } from '../../../src/temporal/ids.js';
 import { STATUS } from '../../../src/temporal/search-attributes.js';
 import { diagnosticsWorkflow } from '../../../workflows/diagnostics/workflow.js';
-import { testConfig } from '../../helpers/config.js';
-import { createTestDatabase, quietLogger, testStack } from '../../helpers/stack.js';
-import { startTestWorker, type TestWorker } from '../../helpers/worker.js';
+import { testConfig } from '../../../harness/config.js';
+import { createTestDatabase, quietLogger, testStack } from '../../../harness/stack.js';
+import { startTestWorker, type TestWorker } from '../../../harness/worker.js';
 
 describe('worker and diagnostics workflow (real Temporal)', function () {
   this.timeout(120_000);
@@ -61,7 +62,7 @@ describe('worker and diagnostics workflow (real Temporal)', function () {
       connection,
       namespace: 'default',
       taskQueue,
-      activities: testActivityDeps(pool),
+      activities: createActivities(testActivityDeps(pool)),
       workflowBundlePath: bundlePath,
       shutdownGraceSeconds: 2,
       payloadKeys: testConfig().temporal.payloadKeys,

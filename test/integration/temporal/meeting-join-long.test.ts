@@ -8,7 +8,7 @@ import type { MeetingActivities } from '../../../activities/meeting-joins.js';
 import type { BotStatus } from '../../../src/providers/recorder/types.js';
 import { MEETING_JOIN_WORKFLOW, type MeetingJoinInput, type MeetingJoinResult } from '../../../workflows/meeting-join/contract.js';
 import { POLLS_PER_RUN } from '../../../workflows/meeting-join/workflow.js';
-import { workflowBundle } from '../../helpers/stack.js';
+import { workflowBundle } from '../../../harness/stack.js';
 import { workflowSinks } from '../../../src/temporal/tracing.js';
 import { startTimeSkippingEnv } from '../../helpers/time-skipping.js';
 

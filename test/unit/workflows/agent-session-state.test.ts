@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import type { EventRef, EventsIngested } from '../../../workflows/agent-session/contract.js';
 import { SessionState } from '../../../workflows/agent-session/state.js';
+import { planProcessing } from '../../../src/domain/agent-processing-plan.js';
 
 function signal(overrides: Partial<EventsIngested> = {}): EventsIngested {
   return { highestSequence: null, status: 'open', processingStatus: 'pending', ...overrides };
@@ -96,28 +97,28 @@ describe('agent session workflow state', () => {
 
     it('starts at sequence 1 or 0 and advances through contiguous sequences', () => {
       const state = fold(signal({ highestSequence: 3 }));
-      const plan = state.plan(refs(1, 2, 3));
+      const plan = planProcessing(state.snapshot(), refs(1, 2, 3));
       assert.deepEqual([seqs(plan), plan.processedThroughSequence, plan.waitingFor], [[1, 2, 3], 3, null]);
-      const zero = fold(signal({ highestSequence: 2 })).plan(refs(0, 1, 2));
+      const zero = planProcessing(fold(signal({ highestSequence: 2 })).snapshot(), refs(0, 1, 2));
       assert.deepEqual([seqs(zero), zero.processedThroughSequence], [[0, 1, 2], 2]);
     });
 
     it('waits at the first gap while the session is open', () => {
       const state = fold(signal({ highestSequence: 6 }));
-      const plan = state.plan(refs(1, 2, 4, 5, 6));
+      const plan = planProcessing(state.snapshot(), refs(1, 2, 4, 5, 6));
       assert.deepEqual([seqs(plan), plan.processedThroughSequence, plan.waitingFor], [[1, 2], 2, 3]);
       state.advance(plan);
       assert.deepEqual([state.processedThroughSequence, state.view.waitingForSequence, state.caughtUp], [2, 3, false]);
       // Still missing: nothing more; the gap filled: everything after it.
-      assert.deepEqual(seqs(state.plan(refs(4, 5, 6))), []);
-      const filled = state.plan(refs(3, 4, 5, 6));
+      assert.deepEqual(seqs(planProcessing(state.snapshot(), refs(4, 5, 6))), []);
+      const filled = planProcessing(state.snapshot(), refs(3, 4, 5, 6));
       assert.deepEqual([seqs(filled), filled.processedThroughSequence, filled.waitingFor], [[3, 4, 5, 6], 6, null]);
       state.advance(filled);
       assert.equal(state.caughtUp, true);
     });
 
     it('waits for sequence 1 when a session starts later', () => {
-      const plan = fold(signal({ highestSequence: 5 })).plan(refs(3, 4, 5));
+      const plan = planProcessing(fold(signal({ highestSequence: 5 })).snapshot(), refs(3, 4, 5));
       assert.deepEqual([seqs(plan), plan.processedThroughSequence, plan.waitingFor], [[], null, 1]);
     });
 
@@ -125,7 +126,7 @@ describe('agent session workflow state', () => {
       for (const status of ['ended', 'abandoned'] as const) {
         const state = fold(signal({ highestSequence: 9, status }));
         state.processedThroughSequence = 2;
-        const plan = state.plan(refs(4, 7, 9));
+        const plan = planProcessing(state.snapshot(), refs(4, 7, 9));
         assert.deepEqual([seqs(plan), plan.processedThroughSequence, plan.waitingFor], [[4, 7, 9], 9, null]);
         state.advance(plan);
         assert.deepEqual([state.caughtUp, state.view.waitingForSequence], [true, null]);
@@ -135,7 +136,7 @@ describe('agent session workflow state', () => {
     it('processes revisions below the watermark at once, also while waiting at a gap', () => {
       const state = fold(signal({ highestSequence: 8 }));
       state.processedThroughSequence = 5;
-      const plan = state.plan([{ sequence: 2, revision: 3 }, ...refs(7, 8)]);
+      const plan = planProcessing(state.snapshot(), [{ sequence: 2, revision: 3 }, ...refs(7, 8)]);
       assert.deepEqual([plan.process, plan.processedThroughSequence, plan.waitingFor], [[{ sequence: 2, revision: 3 }], 5, 6]);
     });
 

@@ -5,13 +5,13 @@
  */
 import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { ensureSessionDrainer } from '../../src/agents/drainer-workflow.js';
-import type { DrainerSettings } from '../../src/agents/drainer.js';
-import { createActivities } from '../../activities/index.js';
-import { createDatabasePool } from '../../src/db/pool.js';
+import { ensureSessionDrainer } from '../src/agents/drainer-workflow.js';
+import type { DrainerSettings } from '../src/agents/drainer.js';
+import { createActivities } from '../activities/index.js';
+import { createDatabasePool } from '../src/db/pool.js';
 import { loopbackMediaDeps, onTaskQueue, testActivityDeps } from './worker.js';
 import { testDataConverter } from './config.js';
-import { workflowSinks } from '../../src/temporal/tracing.js';
+import { workflowSinks } from '../src/temporal/tracing.js';
 
 Runtime.install({ logger: new DefaultLogger('ERROR') });
 const env = (name: string) => {

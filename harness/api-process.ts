@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
-import { freePort } from '../../src/dev/net.js';
-import { PROJECT_ROOT } from '../../src/paths.js';
+import { freePort } from '../src/dev/net.js';
+import { PROJECT_ROOT } from '../src/paths.js';
 import { httpStatus, waitFor } from './wait.js';
 
 export interface ApiProcess {

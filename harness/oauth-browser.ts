@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { DatabasePool } from 'slonik';
-import { setPassword } from '../../src/auth/sign-in.js';
-import { MCP_SCOPES } from '../../src/oauth/provider.js';
+import { setPassword } from '../src/auth/sign-in.js';
+import { MCP_SCOPES } from '../src/oauth/provider.js';
 import { createTestOrg, createTestUser } from './fixtures.js';
 /** A browser as far as this flow needs one: cookies by name, redirects followed by hand. */
 export class Browser {

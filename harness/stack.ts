@@ -2,13 +2,13 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../../src/config.js';
-import { migrate } from '../../src/db/migrate.js';
-import { freePort } from '../../src/dev/net.js';
-import { startLocalPostgres, type LocalPostgres } from '../../src/dev/postgres.js';
-import { findTemporalCli } from '../../src/dev/temporal-cli.js';
-import { startLocalTemporal, type LocalTemporal } from '../../src/dev/temporal-server.js';
-import { workflowBundleOptions } from '../../src/temporal/build-bundle.js';
+import { loadConfig } from '../src/config.js';
+import { migrate } from '../src/db/migrate.js';
+import { freePort } from '../src/dev/net.js';
+import { startLocalPostgres, type LocalPostgres } from '../src/dev/postgres.js';
+import { findTemporalCli } from '../src/dev/temporal-cli.js';
+import { startLocalTemporal, type LocalTemporal } from '../src/dev/temporal-server.js';
+import { workflowBundleOptions } from '../src/temporal/build-bundle.js';
 
 /**
  * One real PostgreSQL and one real Temporal dev server per test run, started on first use on free

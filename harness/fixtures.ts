@@ -1,8 +1,8 @@
 import type { DatabasePool } from 'slonik';
-import { createApiKey } from '../../src/auth/credentials.js';
-import { SCOPES, type Scope } from '../../src/auth/scopes.js';
-import { createOrganization } from '../../src/db/repositories/organizations.js';
-import { createUser } from '../../src/db/repositories/users.js';
+import { createApiKey } from '../src/auth/credentials.js';
+import { SCOPES, type Scope } from '../src/auth/scopes.js';
+import { createOrganization } from '../src/db/repositories/organizations.js';
+import { createUser } from '../src/db/repositories/users.js';
 import { testTokens } from './app.js';
 
 let counter = 0;

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { FfmpegTools } from '../../src/media/ffmpeg-tools.js';
+import { FfmpegTools } from '../src/media/ffmpeg-tools.js';
 
 const exec = promisify(execFile);
 

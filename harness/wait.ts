@@ -1,4 +1,4 @@
-import { sleep } from '../../src/dev/net.js';
+import { sleep } from '../src/dev/net.js';
 
 /** Polls `probe` every `intervalMs` until it answers true (true) or `timeoutMs` passes (false). */
 export async function waitFor(probe: () => Promise<boolean>, timeoutMs: number, intervalMs = 250): Promise<boolean> {

@@ -7,18 +7,18 @@ import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { DatabasePool } from 'slonik';
-import { createActivities, type ActivityDeps } from '../../activities/index.js';
-import { PROJECT_ROOT } from '../../src/paths.js';
-import { LocalSignalExtractor } from '../../src/providers/signal-extractor/local.js';
-import { publicAddressProblem } from '../../src/domain/asset-url.js';
-import { PUBLIC_ADDRESSES, type AddressPolicy } from '../../src/media/safe-fetch.js';
+import { createActivities, type ActivityDeps } from '../activities/index.js';
+import { PROJECT_ROOT } from '../src/paths.js';
+import { LocalSignalExtractor } from '../src/providers/signal-extractor/local.js';
+import { publicAddressProblem } from '../src/domain/asset-url.js';
+import { PUBLIC_ADDRESSES, type AddressPolicy } from '../src/media/safe-fetch.js';
 import { TEST_MEDIA_DIR, testConfig, testDataConverter } from './config.js';
-import { LocalRecorder } from '../../src/providers/recorder/local.js';
+import { LocalRecorder } from '../src/providers/recorder/local.js';
 import { testStack, workflowBundle } from './stack.js';
-import { drainerSettings, type DrainerSettings } from '../../src/agents/drainer.js';
-import { ensureSessionDrainer } from '../../src/agents/drainer-workflow.js';
-import { workerInterceptors } from '../../src/temporal/worker.js';
-import { workflowSinks } from '../../src/temporal/tracing.js';
+import { drainerSettings, type DrainerSettings } from '../src/agents/drainer.js';
+import { ensureSessionDrainer } from '../src/agents/drainer-workflow.js';
+import { workerInterceptors } from '../src/temporal/worker.js';
+import { workflowSinks } from '../src/temporal/tracing.js';
 
 export interface TestWorker {
   taskQueue: string;
@@ -101,7 +101,7 @@ export async function startTestWorker(
 }
 
 /**
- * A worker in a child process (test/helpers/worker-process.ts): killable with SIGKILL, and on a
+ * A worker in a child process (harness/worker-process.ts): killable with SIGKILL, and on a
  * core of its own beside the API (benchmarks). Resolves once it polls.
  */
 export async function startWorkerProcess(o: {
@@ -113,7 +113,7 @@ export async function startWorkerProcess(o: {
   const stack = await testStack();
   const bundlePath = path.join(stack.tmpDir, `bundle-${process.pid}.js`);
   if (!existsSync(bundlePath)) await writeFile(bundlePath, (await workflowBundle()).code);
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'test', 'helpers', 'worker-process.ts')], {
+  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'harness', 'worker-process.ts')], {
     env: {
       ...process.env,
       DATABASE_URL: o.databaseUrl,

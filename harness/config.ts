@@ -1,8 +1,8 @@
 import type { DataConverter } from '@temporalio/common';
-import { temporalDataConverter } from '../../src/temporal/codec.js';
+import { temporalDataConverter } from '../src/temporal/codec.js';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, type Config } from '../src/config.js';
 
 /** Media of tests that do not choose a directory (the test worker's default too). */
 export const TEST_MEDIA_DIR = path.join(os.tmpdir(), `intake-test-media-${process.pid}`);
