@@ -17,13 +17,13 @@ import { createMeetingRecording, failMeeting, handOffMedia, type MeetingBotDeps 
 import { mediaIngestionWorkflowId } from '../../../src/temporal/ids.js';
 import type { MeetingJoinInput, MeetingJoinResult } from '../../../workflows/meeting-join/contract.js';
 import type { MediaIngestionResult } from '../../../workflows/media-ingestion/contract.js';
-import { startTestApi, type TestApi } from '../../helpers/app.js';
-import { TEST_SIGNING_SECRET, testConfig } from '../../helpers/config.js';
-import { createTestOrg, createTestUser, type TestOrg } from '../../helpers/fixtures.js';
-import { closeServer, listenLocal } from '../../helpers/http.js';
-import { writeTone } from '../../helpers/media.js';
-import { createTestDatabase } from '../../helpers/stack.js';
-import { loopbackMediaDeps, startTestWorker, type TestWorker } from '../../helpers/worker.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
+import { TEST_SIGNING_SECRET, testConfig } from '../../../harness/config.js';
+import { createTestOrg, createTestUser, type TestOrg } from '../../../harness/fixtures.js';
+import { closeServer, listenLocal } from '../../../harness/http.js';
+import { writeTone } from '../../../harness/media.js';
+import { createTestDatabase } from '../../../harness/stack.js';
+import { loopbackMediaDeps, startTestWorker, type TestWorker } from '../../../harness/worker.js';
 
 /**
  * The event seam's recording and meeting-join events on the real stack: each is in the outbox
