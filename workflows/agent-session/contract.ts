@@ -24,7 +24,8 @@ export interface CarriedState {
 
 export interface AgentSessionInput {
   /** 1: before processing existed (replayed histories only); 2: processing. */
-  version: 1 | 2;
+  /** Never read (see MediaIngestionInput.version); new starts leave it out. */
+  version?: 1 | 2;
   organizationId: string;
   sessionId: string;
   /** An open session with no ingest for this long closes its workflow; the next ingest starts it again. */

@@ -9,7 +9,8 @@ export function diagnosticsWorkflowId(runKey: string): string {
 }
 
 export interface DiagnosticsInput {
-  version: 1;
+  /** Never read (see MediaIngestionInput.version); new starts leave it out. */
+  version?: 1;
   requestedBy: string;
 }
 

@@ -16,7 +16,8 @@ export function meetingJoinWorkflowId(organizationId: string, identityHash: stri
 export type MeetingPlatformName = 'zoom' | 'google_meet' | 'microsoft_teams' | 'webex';
 
 export interface MeetingJoinInput {
-  version: 1;
+  /** Never read (see MediaIngestionInput.version); new starts leave it out. */
+  version?: 1;
   organizationId: string;
   userId: string;
   /** Chosen by the request that started the run; a request that found the run gets the run's. */

@@ -26,7 +26,7 @@ describe('agent session workflow: continue-as-new', function () {
       sessionId = res.body.sessionId;
       await ctx.processedThrough(sessionId, 2 * i + 2);
     }
-    const client = ctx.api.deps.temporal.client;
+    const client = ctx.api.temporal.client;
     const runs = [];
     for await (const w of client.workflow.list({ query: `WorkflowId = '${agentSessionWorkflowId(sessionId)}'` })) runs.push(w);
     assert.ok(runs.filter((r) => r.status.name === 'CONTINUED_AS_NEW').length >= 1, `runs: ${runs.map((r) => r.status.name).join(',')}`);

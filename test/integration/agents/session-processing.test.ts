@@ -34,7 +34,7 @@ describe('agent session workflow: processing in sequence order', function () {
     assert.equal(res.status, 202, JSON.stringify(res.body));
     return res.body.sessionId as string;
   };
-  const handle = (sessionId: string) => ctx.api.deps.temporal.client.workflow.getHandle(agentSessionWorkflowId(sessionId));
+  const handle = (sessionId: string) => ctx.api.temporal.client.workflow.getHandle(agentSessionWorkflowId(sessionId));
   const signals = (sessionId: string) =>
     ctx.pool.any(
       sql.type(

@@ -17,6 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { sessionWorkflowSettings, wakeSession } from '../../../src/agents/session-workflow.js';
+import { TemporalGateway } from '../../../src/temporal/gateway.js';
 import { drainSessionWakes } from '../../../src/agents/drainer.js';
 import { takeHoldSignalTurns } from '../../../src/db/repositories/agent-processing.js';
 import { LocalSignalExtractor } from '../../../src/providers/signal-extractor/local.js';
@@ -84,7 +85,7 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
       batchSessions: 10,
       pollMs: 50,
       signalEverySeconds,
-      tell: (target) => wakeSession(temporal.client, settings, target),
+      tell: (target) => wakeSession(TemporalGateway.of(temporal), settings, target),
       heartbeat: () => undefined,
       signal: abort.signal,
       runSeconds: 110,
