@@ -10,8 +10,8 @@ import { ORGANIZATION_ID, SESSION_ID, STATUS } from '../temporal/search-attribut
 import {
   AGENT_SESSION_WORKFLOW,
   agentSessionWorkflowId,
-  creditsAdded,
-  eventsIngested,
+  creditsAddedSignal,
+  eventsIngestedSignal,
   type AgentSessionInput,
   type EventsIngested,
   type ProcessingStatus,
@@ -113,7 +113,7 @@ export async function wakeSession(temporal: TemporalGateway, settings: SessionWo
     temporal.within('notify', (client) =>
       client.workflow.signalWithStart(AGENT_SESSION_WORKFLOW, {
         ...sessionWorkflowStart(settings, target),
-        signal: eventsIngested,
+        signal: eventsIngestedSignal,
         signalArgs: [signal],
       }),
     ),
@@ -129,7 +129,7 @@ export async function tellCreditsAdded(
   await temporal.within('notify', (client) =>
     client.workflow.signalWithStart(AGENT_SESSION_WORKFLOW, {
       ...sessionWorkflowStart(settings, session),
-      signal: creditsAdded,
+      signal: creditsAddedSignal,
       signalArgs: [],
     }),
   );

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { addCredits } from '../../../src/db/repositories/organizations.js';
 import { agentSessionWorkflowId } from '../../../src/temporal/ids.js';
 import { PROCESSING_STATUS } from '../../../src/temporal/search-attributes.js';
-import { sessionView } from '../../../workflows/agent-session/contract.js';
+import { sessionQuery } from '../../../workflows/agent-session/contract.js';
 import {
   assistantMessage,
   feedbackEvent,
@@ -61,7 +61,7 @@ describe('agent session workflow: credits and billing_blocked', function () {
       assert.equal(
         (
           await eventually(
-            () => handle.query(sessionView),
+            () => handle.query(sessionQuery),
             (v) => v.processingStatus === 'billing_blocked',
           )
         ).processingStatus,

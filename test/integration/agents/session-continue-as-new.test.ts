@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { agentSessionWorkflowId } from '../../../src/temporal/ids.js';
-import { sessionView } from '../../../workflows/agent-session/contract.js';
+import { sessionQuery } from '../../../workflows/agent-session/contract.js';
 import { assistantMessage, processingContext, sessionRequest, userMessage, type ProcessingContext } from '../../helpers/agents.js';
 import { eventually } from '../../helpers/wait.js';
 
@@ -33,7 +33,7 @@ describe('agent session workflow: continue-as-new', function () {
     assert.equal(runs.filter((r) => r.status.name === 'RUNNING').length, 1);
     for (const r of runs) assert.ok((r.historyLength ?? 0) <= 160, `a run's history stays bounded: ${r.historyLength}`);
     const view = await eventually(
-      () => client.workflow.getHandle(agentSessionWorkflowId(sessionId)).query(sessionView),
+      () => client.workflow.getHandle(agentSessionWorkflowId(sessionId)).query(sessionQuery),
       (v) => v.processedThroughSequence === 2 * ingests,
     );
     assert.equal(view.processedThroughSequence, 2 * ingests, 'the watermark is carried over');

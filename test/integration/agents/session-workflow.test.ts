@@ -4,7 +4,7 @@ import { createDatabasePool } from '../../../src/db/pool.js';
 import { connectTemporalClient, type TemporalClient } from '../../../src/temporal/connection.js';
 import { agentSessionWorkflowId } from '../../../src/temporal/ids.js';
 import { ORGANIZATION_ID, SESSION_ID, STATUS } from '../../../src/temporal/search-attributes.js';
-import { sessionView } from '../../../workflows/agent-session/contract.js';
+import { sessionQuery } from '../../../workflows/agent-session/contract.js';
 import { assistantMessage, createTestAgentApp, sessionRequest, userMessage, type TestAgentApp } from '../../helpers/agents.js';
 import { startTestApi, type TestApi } from '../../helpers/app.js';
 import { testConfig } from '../../helpers/config.js';
@@ -112,7 +112,7 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
     try {
       const handle = temporal.client.workflow.getHandle(agentSessionWorkflowId(sessionId));
       const view = await eventually(
-        () => handle.query(sessionView),
+        () => handle.query(sessionQuery),
         (v) => v.status === 'ended' && v.processedThroughSequence === 3,
       );
       assert.deepEqual(
@@ -170,7 +170,7 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
         { w: 2, wake: false, told: true },
       );
       const view = await eventually(
-        () => temporal.client.workflow.getHandle(agentSessionWorkflowId(sessionId)).query(sessionView),
+        () => temporal.client.workflow.getHandle(agentSessionWorkflowId(sessionId)).query(sessionQuery),
         (v) => v.processedThroughSequence === 2,
       );
       assert.equal(view.processedThroughSequence, 2);
@@ -203,7 +203,7 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
         ),
         { w: 2, wake: false, told: false },
       );
-      const view = await temporal.client.workflow.getHandle(agentSessionWorkflowId(sessionId)).query(sessionView);
+      const view = await temporal.client.workflow.getHandle(agentSessionWorkflowId(sessionId)).query(sessionQuery);
       assert.equal(view.processedThroughSequence, 2);
     } finally {
       await temporal.client.schedule.getHandle(scheduleId).delete();
@@ -238,7 +238,7 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
         { w: 2, wake: false, told: true, queued: 1 },
       );
       await eventually(
-        () => handle.query(sessionView),
+        () => handle.query(sessionQuery),
         (v) => v.processingStatus === 'billing_blocked',
       );
       // Four more ingests: processed and metered, their analyses queued for the workflow, which
@@ -303,7 +303,7 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
       assert.equal(
         (
           await eventually(
-            () => handle.query(sessionView),
+            () => handle.query(sessionQuery),
             (v) => v.status === 'ended',
           )
         ).status,
