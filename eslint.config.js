@@ -55,6 +55,21 @@ export default tseslint.config(
     },
   },
   {
+    // The API reaches Temporal only through the workflows' gateways (src/temporal/gateway.ts and the
+    // modules over it): deadlines and the mapping of Temporal errors live there, in one place.
+    files: ['api/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: '@temporalio/client', message: 'api/ calls workflows through their gateways in src/, never the Temporal client.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Tests read untyped JSON responses on purpose.
     files: ['test/**/*.ts'],
     rules: {
