@@ -9,7 +9,7 @@ import { SESSION_DRAINER_WORKFLOW, sessionDrainerWorkflowId, type SessionDrainer
  */
 export async function ensureSessionDrainer(client: Client, taskQueue: string): Promise<void> {
   const input: SessionDrainerInput = {};
-  await TemporalGateway.of(client).within('startup', (c) =>
+  await TemporalGateway.of(client).run('startup', (c) =>
     c.workflow.start(SESSION_DRAINER_WORKFLOW, {
       workflowId: sessionDrainerWorkflowId(taskQueue),
       taskQueue,

@@ -5,7 +5,7 @@ import type { Config } from '../config.js';
 import { forEachLimited } from '../concurrency.js';
 import { inStoredTrace } from '../telemetry/tracing.js';
 import { strandedWakes } from '../db/repositories/agent-sessions.js';
-import type { TemporalGateway } from '../temporal/gateway.js';
+import { deadlineAfter, type TemporalGateway } from '../temporal/gateway.js';
 import { ORGANIZATION_ID, SESSION_ID, STATUS } from '../temporal/search-attributes.js';
 import {
   AGENT_SESSION_WORKFLOW,
@@ -110,7 +110,7 @@ export async function wakeSession(temporal: TemporalGateway, settings: SessionWo
   };
   await inStoredTrace(target.traceParent, 'wake agent session', { 'intake.session_id': target.sessionId }, () =>
     // Bounded: a caller with Temporal unreachable tries again later instead of waiting on gRPC retries.
-    temporal.within('notify', (client) =>
+    temporal.run('notify', (client) =>
       client.workflow.signalWithStart(AGENT_SESSION_WORKFLOW, {
         ...sessionWorkflowStart(settings, target),
         signal: eventsIngestedSignal,
@@ -120,13 +120,17 @@ export async function wakeSession(temporal: TemporalGateway, settings: SessionWo
   );
 }
 
-/** Tells the session's workflow (started again if it closed while idle) that its organization has credits again. */
+/**
+ * Tells the session's workflow (started again if it closed while idle) that its organization has
+ * credits again; `deadline`: a batch's shared one, else `notify`.
+ */
 export async function tellCreditsAdded(
   temporal: TemporalGateway,
   settings: SessionWorkflowSettings,
   session: { organizationId: string; sessionId: string; status: SessionStatus },
+  deadline: Date | 'notify' = 'notify',
 ): Promise<void> {
-  await temporal.within('notify', (client) =>
+  await temporal.run(deadline, (client) =>
     client.workflow.signalWithStart(AGENT_SESSION_WORKFLOW, {
       ...sessionWorkflowStart(settings, session),
       signal: creditsAddedSignal,
@@ -184,14 +188,14 @@ export async function resumeBlockedSessions(
   // A bounded number in flight: an organization may have many blocked sessions.
   let resumed = 0;
   const settings = sessionWorkflowSettings(config);
-  await temporal.within('request', () =>
-    forEachLimited(sessions, RESUME_CONCURRENCY, async (s) => {
-      const ok = await tellCreditsAdded(temporal, settings, { organizationId, sessionId: s.id, status: s.status }).then(
-        () => true,
-        () => false,
-      );
-      if (ok) resumed++;
-    }),
-  );
+  // One deadline for the whole batch: the request that asked for it waits at most this long.
+  const deadline = deadlineAfter('request');
+  await forEachLimited(sessions, RESUME_CONCURRENCY, async (s) => {
+    const ok = await tellCreditsAdded(temporal, settings, { organizationId, sessionId: s.id, status: s.status }, deadline).then(
+      () => true,
+      () => false,
+    );
+    if (ok) resumed++;
+  });
   return resumed;
 }

@@ -13,7 +13,7 @@ import {
  */
 export async function runDiagnostics(temporal: TemporalGateway, taskQueue: string, requestedBy: string): Promise<DiagnosticsResult> {
   const input: DiagnosticsInput = { requestedBy };
-  return temporal.within('diagnostics', (client) =>
+  return temporal.run('diagnostics', (client) =>
     client.workflow.execute<(i: DiagnosticsInput) => Promise<DiagnosticsResult>>(DIAGNOSTICS_WORKFLOW, {
       workflowId: diagnosticsWorkflowId(randomUUID()),
       taskQueue,

@@ -1,6 +1,5 @@
 import {
   Client,
-  type Connection,
   ScheduleAlreadyRunning,
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
@@ -29,6 +28,11 @@ export const DEADLINES = {
 } as const;
 
 export type Deadline = keyof typeof DEADLINES;
+
+/** The absolute deadline a batch of calls shares: `name`'s duration from now. */
+export function deadlineAfter(name: Deadline): Date {
+  return new Date(Date.now() + DEADLINES[name]);
+}
 
 /** What a failed Temporal call means to the domain; anything else is Temporal being unavailable. */
 export type TemporalRefusal =
@@ -78,20 +82,19 @@ export class TemporalGateway {
   }
 
   /**
-   * Runs `work` within the deadline. A refusal in `handles` is returned; every other failure is
-   * thrown as a 503 `temporal_unavailable` (an unhandled refusal is a failure too).
+   * Runs `work` within the deadline: a named one from now, or an absolute one (`deadlineAfter`)
+   * that a batch of calls shares. A refusal in `handles` is returned; every other failure is thrown
+   * as a 503 `temporal_unavailable` (an unhandled refusal is a failure too).
    */
   async call<T, K extends TemporalRefusal['kind'] = never>(
-    deadline: Deadline,
+    deadline: Deadline | Date,
     work: (client: Client) => Promise<T>,
     handles: readonly K[] = [],
   ): Promise<Outcome<T, K>> {
-    const connection = this.#client.connection;
-    // Inside a batch (`within`) a call keeps the batch's deadline when that is earlier.
-    const outer = (connection as Partial<Connection>).callContextStorage?.getStore()?.deadline;
-    const until = Math.min(Date.now() + DEADLINES[deadline], outer === undefined ? Infinity : Number(outer));
+    // Always set explicitly, never inherited: a deadline left in an async context would outlive its call.
+    const until = deadline instanceof Date ? deadline.getTime() : Date.now() + DEADLINES[deadline];
     try {
-      return { ok: true, value: await connection.withDeadline(until, () => work(this.#client)) };
+      return { ok: true, value: await this.#client.connection.withDeadline(until, () => work(this.#client)) };
     } catch (error) {
       const failure = temporalFailure(error);
       if (!(failure instanceof DependencyUnavailableError) && (handles as readonly string[]).includes(failure.kind)) {
@@ -103,8 +106,8 @@ export class TemporalGateway {
     }
   }
 
-  /** Runs `work` within the deadline, its errors mapped: a batch of calls (each keeps the earlier of its own deadline and this one). */
-  async within<T>(deadline: Deadline, work: (client: Client) => Promise<T>): Promise<T> {
+  /** `call` for work whose every failure is a 503 (no refusal handled). */
+  async run<T>(deadline: Deadline | Date, work: (client: Client) => Promise<T>): Promise<T> {
     const outcome = await this.call(deadline, work);
     if (!outcome.ok) throw new Error('unreachable: no refusal was handled');
     return outcome.value;

@@ -82,7 +82,7 @@ async function ensureSchedule(
     ['schedule_exists'],
   );
   if (outcome.ok) created(scheduleId);
-  else await temporal.within('startup', (c) => c.schedule.getHandle(scheduleId).update((previous) => ({ ...previous, spec, action })));
+  else await temporal.run('startup', (c) => c.schedule.getHandle(scheduleId).update((previous) => ({ ...previous, spec, action })));
   return scheduleId;
 }
 
