@@ -18,8 +18,8 @@ const ALLOWED = 'HEAD, PATCH, OPTIONS';
  * any tus client resumes with the `uploadUrl`). Uploads are created by the REST API only: tus
  * creation (POST) and termination (DELETE) are refused. The URL's signed segment is the credential:
  * a wrong token is an unknown upload (404). CORS answers only the Origins the upload was created
- * (or identically retried) from. The last byte signals `media-ingestion/<recordingId>`; if that signal is lost, the
- * workflow still finds the complete upload at its deadline.
+ * (or identically retried) from. The upload services (src/recordings/uploads.ts) read and admit the upload and, at the
+ * last byte, tell `media-ingestion/<recordingId>`; if that is lost, the workflow still finds the complete upload at its deadline.
  */
 export function tusEndpoint(deps: AppDeps, store: UploadStore): Middleware<AppState> {
   const signer = new UploadUrlSigner(required(deps.config.auth.signingSecret, 'SIGNING_SECRET'));
