@@ -65,9 +65,11 @@ export type Outcome<T, K extends TemporalRefusal['kind']> =
   | { ok: false; refusal: Extract<TemporalRefusal, { kind: K }> };
 
 /**
- * The one door to Temporal: every call of the API, the CLI and the activities goes through
- * `call` (through a workflow's gateway: src/temporal/workflows/*), with a named deadline, and
- * its errors mapped by `temporalFailure`.
+ * The one door to Temporal. Each workflow has its gateway over it (src/agents/session-workflow.ts,
+ * src/agents/drainer-workflow.ts, src/recordings/media-workflow.ts,
+ * src/recordings/meeting-join-workflow.ts, src/temporal/diagnostics-workflow.ts,
+ * src/temporal/schedules.ts); every call of the API, the CLI and the activities goes through one of
+ * them and `call`, with a named deadline, its errors mapped by `temporalFailure`.
  */
 export class TemporalGateway {
   readonly #client: Client;
