@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { DatabasePool } from 'slonik';
 import { wakeStrandedSessions } from '../src/agents/session-workflow.js';
+import { TemporalGateway } from '../src/temporal/gateway.js';
 import type { SessionWorkflowSettingsInput } from '../workflows/session-wakes/contract.js';
 
 export function createSessionWakeActivities(deps: { pool: DatabasePool }) {
@@ -11,7 +12,7 @@ export function createSessionWakeActivities(deps: { pool: DatabasePool }) {
       olderThanSeconds: number,
       limit: number,
     ): Promise<{ stranded: number; woken: number }> {
-      return wakeStrandedSessions(deps.pool, Context.current().client, settings, { olderThanSeconds, limit });
+      return wakeStrandedSessions(deps.pool, new TemporalGateway(Context.current().client), settings, { olderThanSeconds, limit });
     },
   };
 }

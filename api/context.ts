@@ -1,5 +1,3 @@
-// eslint-disable-next-line no-restricted-imports -- issue 30: moved out by the gateway/services work
-import type { Client, Connection } from '@temporalio/client';
 import type Koa from 'koa';
 import type { DatabasePool } from 'slonik';
 import type { Principal } from '../src/auth/principal.js';
@@ -14,12 +12,14 @@ import type { BodyChecker } from './json-body.js';
 import type { ApiMetrics } from '../src/metrics/api-metrics.js';
 import type { OAuthAccess, OAuthServers } from '../src/oauth/server.js';
 import type { StartupGate } from '../src/health.js';
+import type { TemporalGateway } from '../src/temporal/gateway.js';
 
-/** Everything the API needs, injected: tests pass their own pool, Temporal client and config. */
+/** Everything the API needs, injected: tests pass their own pool, Temporal gateway and config. */
 export interface AppDeps {
   config: Config;
   pool: DatabasePool;
-  temporal: { client: Client; connection: Connection };
+  /** The one door to Temporal: the API calls workflows only through their gateways over it. */
+  temporal: TemporalGateway;
   tokens: TokenService;
   logger: Logger;
   rateLimits: RateLimitStore;

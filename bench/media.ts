@@ -65,7 +65,7 @@ export async function benchMedia(): Promise<Record<string, unknown>> {
         json: { record: { externalId: randomUUID() }, assetUrl: `http://media.test:${port}/a.${ext}` },
       });
       const recordingId = (created.body as { id: string }).id;
-      await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result();
+      await api.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result();
       // Ready is the commit of the publish; the row's finished_at marks it.
       const readyAt = await pool.oneFirst(sql.type(z.object({ ms: z.number() }))`
         SELECT (extract(epoch FROM finished_at) * 1000)::float8 AS ms FROM media_ingestions WHERE recording_id = ${recordingId}`);

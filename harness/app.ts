@@ -11,6 +11,7 @@ import { REDACTED_PATHS, type Logger } from '../src/logger.js';
 import { createRateLimitStore, type RateLimitStore } from '../src/rate-limit.js';
 import { memoryUploadLocker, PostgresUploadLocker, type UploadLocker } from '../src/media/upload-locker.js';
 import { connectTemporalClient, type TemporalClient } from '../src/temporal/connection.js';
+import { TemporalGateway } from '../src/temporal/gateway.js';
 import { createOAuthServers } from '../src/oauth/server.js';
 import { renderOAuthError } from '../api/oauth/pages.js';
 import { testConfig, TEST_SIGNING_SECRET } from './config.js';
@@ -19,6 +20,8 @@ import { testStack } from './stack.js';
 export interface TestApi {
   url: string;
   deps: AppDeps;
+  /** The Temporal client behind the app's gateway: tests read workflows with it. */
+  temporal: TemporalClient;
   /** Every log line the app wrote, for assertions that credentials never reach the logs. */
   logs: string[];
   request(path: string, init?: RequestInit & { json?: unknown }): Promise<{ status: number; headers: Headers; body: any }>;
@@ -84,7 +87,7 @@ export async function startTestApi(options: {
   const deps: AppDeps = {
     config,
     pool: options.pool,
-    temporal,
+    temporal: TemporalGateway.of(temporal),
     tokens: testTokens(),
     logger,
     rateLimits,
@@ -97,6 +100,7 @@ export async function startTestApi(options: {
   return {
     url,
     deps,
+    temporal,
     logs,
     async request(path, init = {}) {
       const { json, ...rest } = init;

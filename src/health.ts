@@ -1,5 +1,5 @@
-import type { Connection } from '@temporalio/client';
 import { sql, type DatabasePool } from 'slonik';
+import type { TemporalGateway } from './temporal/gateway.js';
 
 export type CheckResult = 'ok' | 'unavailable';
 
@@ -24,13 +24,9 @@ export async function checkDatabase(pool: DatabasePool, timeoutMs = 2000): Promi
   }
 }
 
-export async function checkTemporal(connection: Connection, timeoutMs = 2000): Promise<CheckResult> {
-  try {
-    await connection.withDeadline(Date.now() + timeoutMs, () => connection.workflowService.getSystemInfo({}));
-    return 'ok';
-  } catch {
-    return 'unavailable';
-  }
+/** Whether Temporal's frontend answers within the gateway's `probe` deadline. */
+export async function checkTemporal(temporal: TemporalGateway): Promise<CheckResult> {
+  return (await temporal.reachable()) ? 'ok' : 'unavailable';
 }
 
 /**

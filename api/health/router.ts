@@ -51,7 +51,7 @@ export function healthRoutes(deps: AppDeps, registry: RouteRegistry): void {
         ctx.body = { status: 'starting', message: 'Intake is still starting.', errorCode: 'starting', checks: {} };
         return;
       }
-      const [database, temporal] = await Promise.all([checkDatabase(deps.pool), checkTemporal(deps.temporal.connection)]);
+      const [database, temporal] = await Promise.all([checkDatabase(deps.pool), checkTemporal(deps.temporal)]);
       const checks = { database, temporal };
       if (database !== 'ok') {
         ctx.status = 503;

@@ -55,9 +55,7 @@ export function operatorRoutes(deps: AppDeps, registry: RouteRegistry): void {
 /** Billing-blocked sessions resume now; if Temporal is unreachable they re-check by themselves. */
 async function resume(deps: AppDeps, ctx: AppContext, organizationId: string): Promise<number> {
   try {
-    return await deps.temporal.connection.withDeadline(Date.now() + 10_000, () =>
-      resumeBlockedSessions(deps.pool, deps.temporal.client, deps.config, organizationId),
-    );
+    return await resumeBlockedSessions(deps.pool, deps.temporal, deps.config, organizationId);
   } catch (error) {
     ctx.state.log.warn({ err: error, organizationId }, 'could not wake billing-blocked sessions after a top-up');
     return 0;

@@ -1,4 +1,3 @@
-import type { Client } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { sql } from 'slonik';
 import { z } from 'zod';
@@ -6,12 +5,13 @@ import type { Config } from '../config.js';
 import { forEachLimited } from '../concurrency.js';
 import { inStoredTrace } from '../telemetry/tracing.js';
 import { strandedWakes } from '../db/repositories/agent-sessions.js';
+import { deadlineAfter, type TemporalGateway } from '../temporal/gateway.js';
 import { ORGANIZATION_ID, SESSION_ID, STATUS } from '../temporal/search-attributes.js';
 import {
   AGENT_SESSION_WORKFLOW,
   agentSessionWorkflowId,
-  creditsAdded,
-  eventsIngested,
+  creditsAddedSignal,
+  eventsIngestedSignal,
   type AgentSessionInput,
   type EventsIngested,
   type ProcessingStatus,
@@ -35,13 +35,17 @@ export function sessionWorkflowSettings(config: Pick<Config, 'agents' | 'tempora
   };
 }
 
-/** How every caller starts `agent-session/<sessionId>`: one input shape, one set of search attributes. */
+/**
+ * The gateway of `agent-session/<sessionId>`: every call made to it (wakes, credits added) goes
+ * through here and the Temporal gateway (deadlines, errors: a 503 `temporal_unavailable`).
+ *
+ * How every caller starts `agent-session/<sessionId>`: one input shape, one set of search attributes.
+ */
 export function sessionWorkflowStart(
   settings: SessionWorkflowSettings,
   session: { organizationId: string; sessionId: string; status: SessionStatus },
 ) {
   const input: AgentSessionInput = {
-    version: 2,
     organizationId: session.organizationId,
     sessionId: session.sessionId,
     idleTimeoutSeconds: settings.idleTimeoutSeconds,
@@ -98,7 +102,7 @@ export function wakeTargetOf(s: {
  * Starts the session's workflow, or pokes the running one (spec: one per session). With tracing on,
  * in a span of the trace of the ingest that asked for it, so that the workflow continues that trace.
  */
-export async function wakeSession(client: Client, settings: SessionWorkflowSettings, target: WakeTarget): Promise<void> {
+export async function wakeSession(temporal: TemporalGateway, settings: SessionWorkflowSettings, target: WakeTarget): Promise<void> {
   const signal: EventsIngested = {
     highestSequence: target.highestSequence,
     status: target.status,
@@ -106,17 +110,34 @@ export async function wakeSession(client: Client, settings: SessionWorkflowSetti
   };
   await inStoredTrace(target.traceParent, 'wake agent session', { 'intake.session_id': target.sessionId }, () =>
     // Bounded: a caller with Temporal unreachable tries again later instead of waiting on gRPC retries.
-    client.connection.withDeadline(Date.now() + WAKE_DEADLINE_MS, () =>
+    temporal.run('notify', (client) =>
       client.workflow.signalWithStart(AGENT_SESSION_WORKFLOW, {
         ...sessionWorkflowStart(settings, target),
-        signal: eventsIngested,
+        signal: eventsIngestedSignal,
         signalArgs: [signal],
       }),
     ),
   );
 }
 
-const WAKE_DEADLINE_MS = 5_000;
+/**
+ * Tells the session's workflow (started again if it closed while idle) that its organization has
+ * credits again; `deadline`: a batch's shared one, else `notify`.
+ */
+export async function tellCreditsAdded(
+  temporal: TemporalGateway,
+  settings: SessionWorkflowSettings,
+  session: { organizationId: string; sessionId: string; status: SessionStatus },
+  deadline: Date | 'notify' = 'notify',
+): Promise<void> {
+  await temporal.run(deadline, (client) =>
+    client.workflow.signalWithStart(AGENT_SESSION_WORKFLOW, {
+      ...sessionWorkflowStart(settings, session),
+      signal: creditsAddedSignal,
+      signalArgs: [],
+    }),
+  );
+}
 
 const WAKES_IN_FLIGHT = 16;
 
@@ -127,7 +148,7 @@ const WAKES_IN_FLIGHT = 16;
  */
 export async function wakeStrandedSessions(
   pool: DatabasePool,
-  client: Client,
+  temporal: TemporalGateway,
   settings: SessionWorkflowSettings,
   o: { olderThanSeconds: number; limit: number },
 ): Promise<{ stranded: number; woken: number }> {
@@ -136,7 +157,7 @@ export async function wakeStrandedSessions(
   await forEachLimited(stranded, WAKES_IN_FLIGHT, async (s) => {
     // One that cannot be woken now stays requested for the next round; the others go on.
     if (
-      await wakeSession(client, settings, wakeTargetOf(s)).then(
+      await wakeSession(temporal, settings, wakeTargetOf(s)).then(
         () => true,
         () => false,
       )
@@ -152,12 +173,13 @@ const blockedRow = z.object({ id: z.string(), status: z.enum(['open', 'ended', '
 
 /**
  * After a top-up: wakes (or restarts, when they closed while idle) the workflows of the
- * organization's billing-blocked sessions, so that their queued analyses run now. Best effort: a
- * running blocked workflow also re-checks the balance by itself every AGENT_BILLING_RECHECK_SECONDS.
+ * organization's billing-blocked sessions, so that their queued analyses run now, all within one
+ * `request` deadline. Best effort: a running blocked workflow also re-checks the balance by itself
+ * every AGENT_BILLING_RECHECK_SECONDS.
  */
 export async function resumeBlockedSessions(
   pool: DatabasePool,
-  client: Client,
+  temporal: TemporalGateway,
   config: Pick<Config, 'agents' | 'temporal'>,
   organizationId: string,
 ): Promise<number> {
@@ -165,17 +187,14 @@ export async function resumeBlockedSessions(
     SELECT id, status FROM agent_sessions WHERE organization_id = ${organizationId} AND processing_status = 'billing_blocked'`);
   // A bounded number in flight: an organization may have many blocked sessions.
   let resumed = 0;
+  const settings = sessionWorkflowSettings(config);
+  // One deadline for the whole batch: the request that asked for it waits at most this long.
+  const deadline = deadlineAfter('request');
   await forEachLimited(sessions, RESUME_CONCURRENCY, async (s) => {
-    const ok = await client.workflow
-      .signalWithStart(AGENT_SESSION_WORKFLOW, {
-        ...sessionWorkflowStart(sessionWorkflowSettings(config), { organizationId, sessionId: s.id, status: s.status }),
-        signal: creditsAdded,
-        signalArgs: [],
-      })
-      .then(
-        () => true,
-        () => false,
-      );
+    const ok = await tellCreditsAdded(temporal, settings, { organizationId, sessionId: s.id, status: s.status }, deadline).then(
+      () => true,
+      () => false,
+    );
     if (ok) resumed++;
   });
   return resumed;

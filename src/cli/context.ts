@@ -6,6 +6,7 @@ import { createDatabasePool } from '../db/pool.js';
 import { readStackInfo } from '../dev/stack-file.js';
 import { resumeBlockedSessions } from '../agents/session-workflow.js';
 import { connectTemporalClient, type TemporalClient } from '../temporal/connection.js';
+import { TemporalGateway } from '../temporal/gateway.js';
 
 export class CliError extends Error {
   constructor(
@@ -58,10 +59,7 @@ export class CliContext {
     let temporal: TemporalClient | undefined;
     try {
       temporal = await connectTemporalClient({ temporal: { ...this.config.temporal, address, payloadKeys: await this.payloadKeys() } });
-      const client = temporal;
-      return await client.connection.withDeadline(Date.now() + 10_000, () =>
-        resumeBlockedSessions(this.pool!, client.client, this.config, organizationId),
-      );
+      return await resumeBlockedSessions(this.pool!, TemporalGateway.of(temporal), this.config, organizationId);
     } catch (error) {
       process.stderr.write(
         `note: billing-blocked sessions were not woken now (${(error as Error).message}); they resume within AGENT_BILLING_RECHECK_SECONDS\n`,

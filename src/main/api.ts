@@ -14,6 +14,7 @@ import { createLogger, type Logger } from '../logger.js';
 import { createRateLimitStore } from '../rate-limit.js';
 import { PostgresUploadLocker } from '../media/upload-locker.js';
 import { connectTemporalClient } from '../temporal/connection.js';
+import { TemporalGateway } from '../temporal/gateway.js';
 import { retryStartup } from './retry.js';
 import { createOAuthServers } from '../oauth/server.js';
 import { renderOAuthError } from '../../api/oauth/pages.js';
@@ -59,7 +60,7 @@ export async function startApi(
   const deps: AppDeps = {
     config,
     pool,
-    temporal,
+    temporal: TemporalGateway.of(temporal),
     tokens,
     logger,
     rateLimits,

@@ -1,27 +1,18 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import { deriveKey } from '../auth/secrets.js';
 import { required, type Config } from '../config.js';
 import { parseMeetingUrl } from '../domain/meeting-url.js';
-import { AppError, ConflictError, DependencyUnavailableError } from '../errors.js';
-import type { TemporalClient } from '../temporal/connection.js';
-import { ORGANIZATION_ID, RECORDING_ID, STATUS } from '../temporal/search-attributes.js';
-import {
-  botAcceptedUpdate,
-  MEETING_JOIN_WORKFLOW,
-  meetingJoinWorkflowId,
-  type MeetingJoinInput,
-} from '../../workflows/meeting-join/contract.js';
+import { AppError, ConflictError } from '../errors.js';
+import type { TemporalGateway } from '../temporal/gateway.js';
+import { meetingJoinWorkflowId, type MeetingJoinInput } from '../../workflows/meeting-join/contract.js';
+import { requestMeetingBot } from './meeting-join-workflow.js';
 import { requireRecordingAllowed } from './uploads.js';
 import { taskQueues } from '../temporal/task-queues.js';
 
-/** Bot creation takes a few seconds; three attempts with backoff fit well within this. */
-const ACCEPT_DEADLINE_MS = 60_000;
-
 export interface MeetingJoinDeps {
   pool: DatabasePool;
-  temporal: TemporalClient;
+  temporal: TemporalGateway;
   config: Pick<Config, 'temporal' | 'media' | 'meetings' | 'auth'>;
 }
 
@@ -63,7 +54,6 @@ export async function joinMeeting(
     );
   }
   const input: MeetingJoinInput = {
-    version: 1,
     organizationId: user.organizationId,
     userId: user.userId,
     recordingId: randomUUID(),
@@ -76,25 +66,13 @@ export async function joinMeeting(
     heartbeatTimeoutSeconds: deps.config.media.heartbeatTimeoutSeconds,
     mediaTaskQueue: taskQueues(deps.config).media,
   };
-  const start = new WithStartWorkflowOperation(MEETING_JOIN_WORKFLOW, {
+  const answer = await requestMeetingBot(deps.temporal, {
     workflowId: meetingJoinIdFor(required(deps.config.auth.signingSecret, 'SIGNING_SECRET'), user.organizationId, meeting.identity),
-    workflowIdConflictPolicy: 'USE_EXISTING',
     taskQueue: deps.config.temporal.taskQueue,
-    args: [input],
-    typedSearchAttributes: [
-      { key: ORGANIZATION_ID, value: user.organizationId },
-      { key: RECORDING_ID, value: input.recordingId },
-      { key: STATUS, value: 'creating_bot' },
-    ],
+    input,
   });
-  try {
-    return await deps.temporal.connection.withDeadline(Date.now() + ACCEPT_DEADLINE_MS, () =>
-      deps.temporal.client.workflow.executeUpdateWithStart(botAcceptedUpdate, { startWorkflowOperation: start }),
-    );
-  } catch (error) {
-    if (error instanceof WorkflowUpdateFailedError) {
-      throw new AppError(502, 'recorder_failed', `The recorder could not create the bot: ${error.cause?.message ?? 'unknown failure'}`);
-    }
-    throw new DependencyUnavailableError('temporal');
+  if ('recorderFailed' in answer) {
+    throw new AppError(502, 'recorder_failed', `The recorder could not create the bot: ${answer.recorderFailed}`);
   }
+  return answer;
 }

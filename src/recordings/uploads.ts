@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { DatabasePool } from 'slonik';
 import type { Principal } from '../auth/principal.js';
 import type { Config } from '../config.js';
@@ -9,9 +8,11 @@ import {
   addCorsOrigin,
   deleteUnstartedUpload,
   findUpload,
+  findUploadById,
   insertUpload,
   latestEndedUpload,
   movePhase,
+  recordUploadBytes,
   uploadSecondsLeft,
   userOwnsBatch,
   type IngestionRow,
@@ -19,13 +20,12 @@ import {
 } from '../db/repositories/media-ingestions.js';
 import { linkFolder, lockRecordingAsset } from '../db/repositories/recordings.js';
 import { findOrganization } from '../db/repositories/organizations.js';
-import { AppError, ConflictError, DependencyUnavailableError, ForbiddenError, NotFoundError } from '../errors.js';
+import { AppError, ConflictError, ForbiddenError, NotFoundError } from '../errors.js';
 import type { UploadStore } from '../media/upload-store.js';
-import type { TemporalClient } from '../temporal/connection.js';
-import { mediaIngestionWorkflowId, uploadCancelledSignal } from '../../workflows/media-ingestion/contract.js';
+import type { TemporalGateway } from '../temporal/gateway.js';
 import { startMediaIngestion } from './media.js';
-
-const TEMPORAL_DEADLINE_MS = 10_000;
+import { admitUploadBytes } from './upload-quota.js';
+import { tellUploadCancelled, tellUploadFinished, terminateMediaIngestion } from './media-workflow.js';
 
 export interface CreateUploadBody {
   fileName: string;
@@ -46,7 +46,7 @@ export interface UploadStatus {
 
 export interface UploadServiceDeps {
   pool: DatabasePool;
-  temporal: TemporalClient;
+  temporal: TemporalGateway;
   config: Pick<Config, 'temporal' | 'media'>;
   store: UploadStore;
 }
@@ -194,32 +194,16 @@ export async function createUpload(
  */
 async function startUploadWorkflow(deps: UploadServiceDeps, ids: { organizationId: string; recordingId: string; ingestionId: string }) {
   const start = () => startMediaIngestion(deps.temporal, deps.config, { ...ids, kind: 'upload' });
-  try {
-    await start();
-    return;
-  } catch (error) {
-    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw new DependencyUnavailableError('temporal');
-  }
-  try {
-    const handle = deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(ids.recordingId));
-    await deps.temporal.connection.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () =>
-      handle.terminate(`superseded by upload ${ids.ingestionId}: this run's ingestion had ended`),
-    );
-  } catch (error) {
-    if (!(error instanceof WorkflowNotFoundError)) throw new DependencyUnavailableError('temporal'); // closed meanwhile: fine
-  }
+  if ((await start()) === 'started') return;
+  // Closed meanwhile (not found): fine.
+  await terminateMediaIngestion(deps.temporal, ids.recordingId, `superseded by upload ${ids.ingestionId}: this run's ingestion had ended`);
   const ended = await latestEndedUpload(deps.pool, ids.recordingId);
   if (ended) await deps.store.remove(ended);
-  try {
-    await start();
-  } catch (error) {
-    if (error instanceof WorkflowExecutionAlreadyStartedError) {
-      throw new ConflictError(
-        'media_ingestion_active',
-        'Another media ingestion of this recording started at the same moment; retry in a moment.',
-      );
-    }
-    throw new DependencyUnavailableError('temporal');
+  if ((await start()) === 'already_started') {
+    throw new ConflictError(
+      'media_ingestion_active',
+      'Another media ingestion of this recording started at the same moment; retry in a moment.',
+    );
   }
 }
 
@@ -250,13 +234,52 @@ export async function cancelUpload(
     return { row, moved: true };
   });
   if (!outcome.moved) return uploadStatus(outcome.row);
-  try {
-    const handle = deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(ids.recordingId));
-    await deps.temporal.connection.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () => handle.signal(uploadCancelledSignal));
-  } catch (error) {
-    // No run to tell (it ended), or Temporal unreachable: the committed move is the cancel.
-    if (!(error instanceof WorkflowNotFoundError))
-      log.warn({ err: error, uploadId: ids.uploadId }, "the cancelled upload's workflow was not told; it sees the phase when it wakes");
-  }
+  // No run to tell (it ended), or Temporal unreachable: the committed move is the cancel.
+  await tellUploadCancelled(deps.temporal, ids.recordingId).catch((error: unknown) =>
+    log.warn({ err: error, uploadId: ids.uploadId }, "the cancelled upload's workflow was not told; it sees the phase when it wakes"),
+  );
   return { ...uploadStatus(outcome.row), phase: 'cancelled', encodeProgress: null, errorCode: null };
+}
+
+/** The upload a tus URL names (its signed segment checked by the caller), with whether it expired; null: none. */
+export async function findTusUpload(pool: DatabasePool, uploadId: string): Promise<(IngestionRow & { expired: boolean }) | null> {
+  return findUploadById(pool, uploadId);
+}
+
+/** Before a tus PATCH appends bytes: a closed upload is 410, a complete one 409, and the bytes must fit the quota. */
+export async function admitUploadPatch(
+  deps: { pool: DatabasePool; config: Pick<Config, 'media'> },
+  row: IngestionRow & { expired: boolean },
+): Promise<void> {
+  if (row.phase === 'cancelled' || row.phase === 'failed' || (row.phase === 'waiting' && row.expired)) {
+    throw new AppError(410, 'upload_closed', `The upload is ${row.phase === 'waiting' ? 'expired' : row.phase}; create a new upload.`);
+  }
+  if (row.phase !== 'waiting') throw new AppError(409, 'upload_complete', 'Every byte of this upload is stored already.');
+  await admitUploadBytes(deps.pool, row, deps.config.media.uploadQuotaBytes);
+}
+
+/** Bytes of a tus upload arrived: its progress (the offset) is stored. */
+export async function recordUploadProgress(pool: DatabasePool, uploadId: string, offset: number): Promise<void> {
+  await recordUploadBytes(pool, uploadId, offset);
+}
+
+/**
+ * The last byte of a tus upload is stored: its offset is recorded, then its workflow told. Told or
+ * not (Temporal unreachable, the signal lost), the workflow finds the complete upload at its deadline.
+ */
+export async function finishUpload(
+  deps: Pick<UploadServiceDeps, 'pool' | 'temporal'>,
+  uploadId: string,
+  offset: number,
+  log: { warn(o: object, msg: string): void },
+): Promise<void> {
+  const row = await findUploadById(deps.pool, uploadId);
+  if (!row) return;
+  await recordUploadBytes(deps.pool, uploadId, offset);
+  await tellUploadFinished(deps.temporal, row.recording_id).then(
+    (told) => {
+      if (!told) log.warn({ uploadId }, 'upload finished but its workflow was not told; it finds out at its deadline');
+    },
+    (error: unknown) => log.warn({ err: error, uploadId }, 'upload finished but its workflow was not told; it finds out at its deadline'),
+  );
 }

@@ -1,4 +1,5 @@
-import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptionsAction } from '@temporalio/client';
+import { ScheduleOverlapPolicy, type Client, type ScheduleOptionsAction } from '@temporalio/client';
+import { TemporalGateway } from './gateway.js';
 import type { Logger } from '../logger.js';
 import { RETENTION_SCHEDULE_ID, RETENTION_SWEEP_WORKFLOW, retentionSweepWorkflowId } from '../../workflows/retention-sweep/contract.js';
 import {
@@ -23,6 +24,9 @@ export interface RetentionScheduleOptions {
   scheduleId?: string;
 }
 
+// The gateway of the schedules (retention sweep, session wakes, media reconciler): created or
+// updated at worker start with the worker's admin client, through the Temporal gateway.
+
 /**
  * The retention sweep's Temporal Schedule, created at worker start (idempotent: an existing one
  * is brought to the configured interval and task queue). Overlaps are skipped: a long sweep is
@@ -37,7 +41,7 @@ export async function ensureRetentionSchedule(client: Client, o: RetentionSchedu
       workflowType: RETENTION_SWEEP_WORKFLOW,
       workflowId: retentionSweepWorkflowId(),
       taskQueue: o.taskQueue,
-      input: { version: 1 },
+      input: {},
       every: `${o.everyMinutes} minutes`,
     },
     (scheduleId) => logger.info({ scheduleId, everyMinutes: o.everyMinutes }, 'created the retention sweep schedule'),
@@ -71,13 +75,14 @@ async function ensureSchedule(
     args: [s.input],
   };
   const spec = { intervals: [{ every: s.every }] };
-  try {
-    await client.schedule.create({ scheduleId, spec, action, policies: { overlap: ScheduleOverlapPolicy.SKIP } });
-    created(scheduleId);
-  } catch (error) {
-    if (!(error instanceof ScheduleAlreadyRunning)) throw error;
-    await client.schedule.getHandle(scheduleId).update((previous) => ({ ...previous, spec, action }));
-  }
+  const temporal = TemporalGateway.of(client);
+  const outcome = await temporal.call(
+    'startup',
+    (c) => c.schedule.create({ scheduleId, spec, action, policies: { overlap: ScheduleOverlapPolicy.SKIP } }),
+    ['schedule_exists'],
+  );
+  if (outcome.ok) created(scheduleId);
+  else await temporal.run('startup', (c) => c.schedule.getHandle(scheduleId).update((previous) => ({ ...previous, spec, action })));
   return scheduleId;
 }
 
@@ -100,7 +105,7 @@ export async function ensureSessionWakesSchedule(
   o: SessionWakesScheduleOptions,
   logger: Pick<Logger, 'info'>,
 ): Promise<string> {
-  const input: SessionWakesInput = { version: 1, olderThanSeconds: o.everySeconds, settings: o.settings };
+  const input: SessionWakesInput = { olderThanSeconds: o.everySeconds, settings: o.settings };
   return ensureSchedule(
     client,
     {
@@ -135,7 +140,7 @@ export async function ensureMediaReconcilerSchedule(
   o: MediaReconcilerScheduleOptions,
   logger: Pick<Logger, 'info'>,
 ): Promise<string> {
-  const input: MediaReconcilerInput = { version: 1, olderThanSeconds: o.olderThanSeconds, settings: o.settings };
+  const input: MediaReconcilerInput = { olderThanSeconds: o.olderThanSeconds, settings: o.settings };
   return ensureSchedule(
     client,
     {

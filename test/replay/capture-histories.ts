@@ -53,13 +53,13 @@ async function save(name: string, handle: WorkflowHandle, run?: { client: Client
 async function send(ctx: ProcessingContext, app: TestAgentApp, id: string, events: ReturnType<typeof userMessage>[], status = 'open') {
   const res = await ctx.ingest(app, sessionRequest(app, events, { externalSessionId: id, status: status as 'open' }));
   if (res.status !== 202) throw new Error(`ingest failed: ${JSON.stringify(res.body)}`);
-  return ctx.api.deps.temporal.client.workflow.getHandle(agentSessionWorkflowId(res.body.sessionId as string));
+  return ctx.api.temporal.client.workflow.getHandle(agentSessionWorkflowId(res.body.sessionId as string));
 }
 const sessionOf = (h: WorkflowHandle) => h.workflowId.replace('agent-session/', '');
 
 const ctx = await processingContext({ credits: 2 });
 try {
-  const client = ctx.api.deps.temporal.client;
+  const client = ctx.api.temporal.client;
   const diagnostics = await client.workflow.start(diagnosticsWorkflow, {
     workflowId: diagnosticsWorkflowId('replay-capture'),
     taskQueue: ctx.taskQueue,
@@ -124,12 +124,12 @@ try {
     await long.processedThrough(sessionOf(h), 2 * i + 2);
   }
   const runs = [];
-  for await (const w of long.api.deps.temporal.client.workflow.list({
+  for await (const w of long.api.temporal.client.workflow.list({
     query: `WorkflowId = '${h!.workflowId}' AND ExecutionStatus = 'ContinuedAsNew'`,
   }))
     runs.push(w);
   if (!runs.length) throw new Error('no run continued as new');
-  await save('agent-session-continue-as-new.json', h!, { client: long.api.deps.temporal.client, runId: runs.at(-1)!.runId });
+  await save('agent-session-continue-as-new.json', h!, { client: long.api.temporal.client, runId: runs.at(-1)!.runId });
 } finally {
   await long.close();
 }
@@ -154,7 +154,7 @@ try {
   });
   const recordingId = (created.body as { id: string }).id;
   // Creating the recording started its ingestion.
-  const h = media.api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId));
+  const h = media.api.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId));
   await h.result();
   await save('media-ingestion-url-v1.json', h);
 
@@ -182,7 +182,7 @@ try {
         });
       }
     }
-    const handle = media.api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(id));
+    const handle = media.api.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(id));
     await handle.result();
     return handle;
   };
@@ -197,7 +197,7 @@ try {
     json: { type: 'meetingUrl', joinUrl: 'https://meet.google.com/abc-defg-hij' },
   });
   if (joined.status !== 201) throw new Error(`meeting join: ${joined.status}`);
-  const meeting = media.api.deps.temporal.client.workflow.getHandle(
+  const meeting = media.api.temporal.client.workflow.getHandle(
     meetingJoinIdFor(TEST_SIGNING_SECRET, media.org.organizationId, 'google_meet:abc-defg-hij'),
   );
   await meeting.result();

@@ -48,7 +48,7 @@ try {
       await tx.query(sql.unsafe`UPDATE media_ingestions SET phase = ${phase} WHERE id = ${row.id}`);
     });
   }
-  const handle = await api.deps.temporal.client.workflow.start(mediaReconcilerWorkflow, {
+  const handle = await api.temporal.client.workflow.start(mediaReconcilerWorkflow, {
     workflowId: `${mediaReconcilerWorkflowId()}/replay-capture`,
     taskQueue: worker.taskQueue,
     args: [{ version: 1, olderThanSeconds: 0, settings: mediaWorkflowSettings(api.deps.config) }],

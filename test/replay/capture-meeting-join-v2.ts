@@ -35,7 +35,7 @@ try {
     json: { type: 'meetingUrl', joinUrl: 'https://zoom.us/j/84211234500?pwd=capture' },
   });
   if (joined.status !== 201) throw new Error(`meeting join: ${joined.status}`);
-  const meeting = media.api.deps.temporal.client.workflow.getHandle(
+  const meeting = media.api.temporal.client.workflow.getHandle(
     meetingJoinIdFor(TEST_SIGNING_SECRET, media.org.organizationId, 'zoom:84211234500'),
   );
   const result = await meeting.result();

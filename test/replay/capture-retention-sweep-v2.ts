@@ -19,7 +19,7 @@ try {
   await ctx.pool.query(sql.unsafe`
     INSERT INTO oauth_models (model, id, payload, expires_at)
     VALUES ('AccessToken', 'capture-expired', '{}'::jsonb, now() - interval '1 minute'), ('AccessToken', 'capture-live', '{}'::jsonb, now() + interval '1 hour')`);
-  const sweep = await ctx.api.deps.temporal.client.workflow.start(retentionSweepWorkflow, {
+  const sweep = await ctx.api.temporal.client.workflow.start(retentionSweepWorkflow, {
     workflowId: `${retentionSweepWorkflowId()}/replay-capture-v2`,
     taskQueue: ctx.taskQueue,
     args: [{ version: 1 }],

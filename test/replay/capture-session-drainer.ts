@@ -24,7 +24,7 @@ try {
   const res = await ctx.ingest(app, sessionRequest(app, [userMessage(1, 'q'), assistantMessage(2, 'a')], { externalSessionId: 'drained' }));
   await ctx.processedThrough(res.body.sessionId as string, 2);
   await new Promise((resolve) => setTimeout(resolve, 3_500));
-  const handle = ctx.api.deps.temporal.client.workflow.getHandle(sessionDrainerWorkflowId(ctx.taskQueue));
+  const handle = ctx.api.temporal.client.workflow.getHandle(sessionDrainerWorkflowId(ctx.taskQueue));
   const history = await handle.fetchHistory();
   await writeFile(path.join(out, 'session-drainer-v1.json'), `${historyToJSON(history)}\n`);
   process.stdout.write(`wrote session-drainer-v1.json (${history.events?.length} events)\n`);

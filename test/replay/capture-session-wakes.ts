@@ -20,7 +20,7 @@ Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
 
 const ctx = await processingContext({ credits: 100 });
 try {
-  const client = ctx.api.deps.temporal.client;
+  const client = ctx.api.temporal.client;
   const app = await ctx.newApp();
   const ingest = async (id: string, events: ReturnType<typeof userMessage>[], status: 'open' | 'ended' = 'open') => {
     const res = await ctx.ingest(app, sessionRequest(app, events, { externalSessionId: id, status }));

@@ -32,7 +32,8 @@ export interface CarriedState {
 
 export interface AgentSessionInput {
   /** 1: before processing existed (replayed histories only); 2: processing. */
-  version: 1 | 2;
+  /** Never read (see MediaIngestionInput.version); new starts leave it out. */
+  version?: 1 | 2;
   organizationId: string;
   sessionId: string;
   /** An open session with no ingest for this long closes its workflow; the next ingest starts it again. */
@@ -68,10 +69,16 @@ export interface AgentSessionView {
   ingests: number;
 }
 
-export const eventsIngested = defineSignal<[EventsIngested]>('eventsIngested');
+// Naming rule for signals, updates and queries: the registered name is the exported constant's
+// name without its kind (`eventsIngestedSignal` is registered as `eventsIngested`). Registered names
+// are never renamed: stored histories and running workflows carry them.
+
+/** Events were stored: process what is new (also the start's signal of signal-with-start). */
+export const eventsIngestedSignal = defineSignal<[EventsIngested]>('eventsIngested');
 /** Credits were added to the organization: billing-blocked analysis tries again at once. */
-export const creditsAdded = defineSignal('creditsAdded');
-export const sessionView = defineQuery<AgentSessionView>('session');
+export const creditsAddedSignal = defineSignal('creditsAdded');
+/** The session's processing, as the workflow sees it. */
+export const sessionQuery = defineQuery<AgentSessionView>('session');
 
 export interface ProcessResult {
   deleted: boolean;

@@ -12,9 +12,9 @@ import {
 import type { AgentSessionActivities } from '../../activities/agent-sessions.js';
 import { PROCESSED_THROUGH, PROCESSING_STATUS, STATUS } from '../search-attributes.js';
 import {
-  creditsAdded,
-  eventsIngested,
-  sessionView,
+  creditsAddedSignal,
+  eventsIngestedSignal,
+  sessionQuery,
   type AgentSessionInput,
   type AgentSessionOutcome,
   type AnalysisResult,
@@ -42,14 +42,14 @@ export async function agentSessionWorkflow(input: AgentSessionInput): Promise<Ag
   let creditsWake = false;
   let lastIngestAt = Date.now();
   // Registered before the first await so that the signal that started the run is not lost.
-  setHandler(eventsIngested, (signal) => {
+  setHandler(eventsIngestedSignal, (signal) => {
     state.apply(signal);
     lastIngestAt = Date.now();
   });
-  setHandler(creditsAdded, () => {
+  setHandler(creditsAddedSignal, () => {
     creditsWake = true;
   });
-  setHandler(sessionView, () => state.view);
+  setHandler(sessionQuery, () => state.view);
   if (!patched('session-processing')) return legacySessionLoop(input, state);
 
   const o = { ...DEFAULTS, ...input };

@@ -1,3 +1,5 @@
+import { defineQuery } from '@temporalio/workflow';
+
 /**
  * Diagnostics: a short workflow that proves the whole path works (a worker polls the task queue,
  * runs an activity, and that activity reaches PostgreSQL). Run by `intake doctor`.
@@ -9,7 +11,8 @@ export function diagnosticsWorkflowId(runKey: string): string {
 }
 
 export interface DiagnosticsInput {
-  version: 1;
+  /** Never read (see MediaIngestionInput.version); new starts leave it out. */
+  version?: 1;
   requestedBy: string;
 }
 
@@ -38,3 +41,6 @@ export interface DiagnosticsResult {
   database: DatabaseCheck;
   worker: WorkerDescription;
 }
+
+/** Where the run is: `checking-database`, `describing-worker`, then `done`. */
+export const phaseQuery = defineQuery<string>('phase');

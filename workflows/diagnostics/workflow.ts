@@ -1,18 +1,16 @@
-import { proxyActivities, setHandler, defineQuery, upsertSearchAttributes } from '@temporalio/workflow';
+import { proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { DiagnosticsActivities } from '../../activities/diagnostics.js';
 import { STATUS } from '../search-attributes.js';
-import type { DiagnosticsInput, DiagnosticsResult } from './contract.js';
+import { phaseQuery, type DiagnosticsInput, type DiagnosticsResult } from './contract.js';
 
 const { checkDatabase, describeWorker } = proxyActivities<DiagnosticsActivities>({
   startToCloseTimeout: '10 seconds',
   retry: { maximumAttempts: 3, initialInterval: '1 second' },
 });
 
-export const diagnosticsPhase = defineQuery<string>('phase');
-
 export async function diagnosticsWorkflow(input: DiagnosticsInput): Promise<DiagnosticsResult> {
   let phase = 'checking-database';
-  setHandler(diagnosticsPhase, () => phase);
+  setHandler(phaseQuery, () => phase);
   upsertSearchAttributes([{ key: STATUS, value: phase }]);
   const database = await checkDatabase();
   phase = 'describing-worker';

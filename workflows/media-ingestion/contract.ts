@@ -8,7 +8,11 @@ export function mediaIngestionWorkflowId(recordingId: string): string {
 }
 
 export interface MediaIngestionInput {
-  version: 1;
+  /**
+   * Never read: a workflow's inputs evolve by optional fields and its code by `patched()`, so new
+   * starts leave it out; stored inputs of older runs still carry it (harmless).
+   */
+  version?: 1;
   organizationId: string;
   recordingId: string;
   ingestionId: string;

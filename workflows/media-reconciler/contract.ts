@@ -18,7 +18,8 @@ export interface MediaWorkflowSettingsInput {
 }
 
 export interface MediaReconcilerInput {
-  version: 1;
+  /** Never read (see MediaIngestionInput.version); new starts leave it out. */
+  version?: 1;
   /** Ingestions unchanged for this long are checked (well past the ~63 s a workflow waits for its row). */
   olderThanSeconds: number;
   settings: MediaWorkflowSettingsInput;

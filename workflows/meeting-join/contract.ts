@@ -16,7 +16,8 @@ export function meetingJoinWorkflowId(organizationId: string, identityHash: stri
 export type MeetingPlatformName = 'zoom' | 'google_meet' | 'microsoft_teams' | 'webex';
 
 export interface MeetingJoinInput {
-  version: 1;
+  /** Never read (see MediaIngestionInput.version); new starts leave it out. */
+  version?: 1;
   organizationId: string;
   userId: string;
   /** Chosen by the request that started the run; a request that found the run gets the run's. */
@@ -46,7 +47,20 @@ export interface MeetingJoinResume {
   run: number;
 }
 
+/** Where a recorder bot is in its lifecycle. */
 export type BotStateName = 'joining' | 'waiting_room' | 'in_call' | 'recording' | 'done' | 'failed';
+
+/** Where the finished recording is: a URL the worker downloads (SSRF-safe), or a local file. */
+export type BotMedia = { kind: 'url'; url: string } | { kind: 'file'; path: string; contentType: string };
+
+/** A bot's status as the recorder reports it (the `pollBot` activity's result; src/providers/recorder implements it). */
+export interface BotStatus {
+  state: BotStateName;
+  /** `failed`: why (`waiting_room_timeout`, `denied`, `meeting_not_found`, …). */
+  reason?: string | null;
+  /** `done`: the recording. */
+  media?: BotMedia;
+}
 
 export interface MeetingJoinResult {
   state: 'done' | 'failed' | 'bot_not_created';

@@ -16,12 +16,13 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { MeetingActivities } from '../../activities/meeting-joins.js';
-// eslint-disable-next-line no-restricted-imports -- issue 30: BotStatus moves into the meeting-join contract
-import type { BotStatus } from '../../src/providers/recorder/types.js';
+import { mediaIngestionStart } from '../../src/domain/media-ingestion-start.js';
 import { mediaIngestionWorkflow } from '../media-ingestion/workflow.js';
-import { mediaIngestionWorkflowId } from '../media-ingestion/contract.js';
-import { ORGANIZATION_ID, RECORDING_ID, STATUS } from '../search-attributes.js';
-import { botAcceptedUpdate, meetingJoinQuery, type BotStateName, type MeetingJoinInput, type MeetingJoinResult } from './contract.js';
+import { STATUS } from '../search-attributes.js';
+import { botAcceptedUpdate, meetingJoinQuery, type BotStatus, type MeetingJoinInput, type MeetingJoinResult } from './contract.js';
+import { endingOf, MeetingJoinState } from './state.js';
+
+export { POLLS_PER_RUN } from './state.js';
 
 const db = proxyActivities<MeetingActivities>({
   startToCloseTimeout: '1 minute',
@@ -48,8 +49,6 @@ function failureMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Polls per run before continue-as-new: about 11 history events each, so a run stays near 11,000 events. */
-export const POLLS_PER_RUN = 1000;
 /** New runs follow the bot across continue-as-new and end with the recording terminal and the bot gone. */
 export const BOUNDED_HISTORY_PATCH = 'meeting-join-bounded-history';
 
@@ -66,15 +65,14 @@ export async function meetingJoinWorkflow(input: MeetingJoinInput): Promise<Meet
   // Runs started before the patch replay as they were recorded.
   const bounded = patched(BOUNDED_HISTORY_PATCH);
   const resume = input.resume;
-  let accepted: { recordingId: string } | { error: string } | undefined = resume ? { recordingId: input.recordingId } : undefined;
-  let botState: BotStateName | 'creating' = resume?.botState ?? 'creating';
+  const state = new MeetingJoinState(input);
   setHandler(botAcceptedUpdate, async () => {
-    await condition(() => accepted !== undefined);
-    if (accepted && 'error' in accepted)
-      throw ApplicationFailure.create({ type: 'recorder_failed', message: accepted.error, nonRetryable: true });
-    return { recordingId: input.recordingId };
+    await condition(() => state.answered);
+    const answer = state.answer();
+    if ('error' in answer) throw ApplicationFailure.create({ type: 'recorder_failed', message: answer.error, nonRetryable: true });
+    return answer;
   });
-  setHandler(meetingJoinQuery, () => ({ recordingId: input.recordingId, botState }));
+  setHandler(meetingJoinQuery, () => state.view());
   const show = (state: string) => upsertSearchAttributes([{ key: STATUS, value: state }]);
   const finish = async (result: MeetingJoinResult) => {
     await condition(allHandlersFinished);
@@ -94,12 +92,13 @@ export async function meetingJoinWorkflow(input: MeetingJoinInput): Promise<Meet
         .botId;
     } catch (error) {
       await db.discardMeetingRecording(input.recordingId);
-      accepted = { error: failureMessage(error) };
+      const reason = failureMessage(error);
+      state.botNotCreated(reason);
       show('bot_not_created');
-      return finish({ state: 'bot_not_created', reason: accepted.error });
+      return finish({ state: 'bot_not_created', reason });
     }
-    accepted = { recordingId: input.recordingId };
-    deadline = Date.now() + input.maxHours * 3600_000;
+    state.botCreated();
+    deadline = state.deadlineFrom(Date.now());
   }
 
   /** The bot leaves (if it can be reached) and the recording fails: nothing is left waiting. */
@@ -116,26 +115,20 @@ export async function meetingJoinWorkflow(input: MeetingJoinInput): Promise<Meet
   };
 
   let status: BotStatus;
-  let polls = 0;
   try {
     status = await poll.pollBot(input.recordingId, botId);
     for (;;) {
-      if (status.state !== botState) {
-        botState = status.state;
-        show(botState);
-      }
-      if (status.state === 'done' || status.state === 'failed') break;
-      if (Date.now() >= deadline) {
+      if (state.observe(status)) show(status.state);
+      const step = state.next(status, { now: Date.now(), deadline, bounded });
+      if (step === 'ended') break;
+      if (step === 'leave') {
         await poll.leaveBot(botId);
         status = { state: 'failed', reason: 'max_duration' };
         continue;
       }
-      if (bounded && ++polls >= POLLS_PER_RUN) {
+      if (step === 'continue_as_new') {
         await condition(allHandlersFinished);
-        return await continueAsNew<typeof meetingJoinWorkflow>({
-          ...input,
-          resume: { botId, botState: status.state, deadline, run: (resume?.run ?? 1) + 1 },
-        });
+        return await continueAsNew<typeof meetingJoinWorkflow>({ ...input, resume: state.resume(botId, status, deadline) });
       }
       await sleep(`${input.pollSeconds} seconds`);
       status = await poll.pollBot(input.recordingId, botId);
@@ -150,34 +143,28 @@ export async function meetingJoinWorkflow(input: MeetingJoinInput): Promise<Meet
     await abandon('recorder_unreachable');
     return finish({ state: 'failed', reason: 'recorder_unreachable' });
   }
-  if (status.state === 'failed' || !status.media) {
-    const reason = status.reason ?? 'no_recording';
-    await db.failMeeting(input.recordingId, reason);
-    return finish({ state: 'failed', reason });
+  const ending = endingOf(status);
+  if ('failed' in ending) {
+    await db.failMeeting(input.recordingId, ending.failed);
+    return finish({ state: 'failed', reason: ending.failed });
   }
 
   // The media goes through the same ingestion as any recording's (it also transcribes).
-  const handOff = await db.handOffMedia(input.recordingId, status.media);
+  const handOff = await db.handOffMedia(input.recordingId, ending.media);
   show('processing_media');
+  // Started as the API starts it (same id, input and search attributes), on this run's task queue.
+  const child = mediaIngestionStart(
+    { organizationId: input.organizationId, recordingId: input.recordingId, ingestionId: handOff.ingestionId, kind: handOff.kind },
+    {
+      ...(input.heartbeatTimeoutSeconds ? { heartbeatTimeoutSeconds: input.heartbeatTimeoutSeconds } : {}),
+      ...(input.mediaTaskQueue ? { mediaTaskQueue: input.mediaTaskQueue } : {}),
+    },
+  );
   await executeChild(mediaIngestionWorkflow, {
-    workflowId: mediaIngestionWorkflowId(input.recordingId),
-    args: [
-      {
-        version: 1,
-        organizationId: input.organizationId,
-        recordingId: input.recordingId,
-        ingestionId: handOff.ingestionId,
-        kind: handOff.kind,
-        ...(input.heartbeatTimeoutSeconds ? { heartbeatTimeoutSeconds: input.heartbeatTimeoutSeconds } : {}),
-        ...(input.mediaTaskQueue ? { mediaTaskQueue: input.mediaTaskQueue } : {}),
-      },
-    ],
+    workflowId: child.workflowId,
+    args: child.args,
     parentClosePolicy: ParentClosePolicy.ABANDON,
-    typedSearchAttributes: [
-      { key: ORGANIZATION_ID, value: input.organizationId },
-      { key: RECORDING_ID, value: input.recordingId },
-      { key: STATUS, value: handOff.kind === 'url' ? 'queued' : 'waiting' },
-    ],
+    typedSearchAttributes: child.typedSearchAttributes,
   });
   show('done');
   return finish({ state: 'done', reason: null });

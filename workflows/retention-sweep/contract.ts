@@ -10,7 +10,8 @@ export function retentionSweepWorkflowId(): string {
 export const AUTHORIZATION_PURGE_BATCH = 1000;
 
 export interface RetentionSweepInput {
-  version: 1;
+  /** Never read (see MediaIngestionInput.version); new starts leave it out. */
+  version?: 1;
   /** Conversations deleted per activity call. */
   batchSize?: number;
   /** Carried over continue-as-new. */

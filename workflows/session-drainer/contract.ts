@@ -11,7 +11,8 @@ export function sessionDrainerWorkflowId(taskQueue: string): string {
 
 /** The drainer's settings are the worker's own (configuration), read by each activity call. */
 export interface SessionDrainerInput {
-  version: 1;
+  /** Never read (see MediaIngestionInput.version); new starts leave it out. */
+  version?: 1;
 }
 
 export interface SessionDrainerActivityResult {

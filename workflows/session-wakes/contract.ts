@@ -19,7 +19,8 @@ export interface SessionWorkflowSettingsInput {
 }
 
 export interface SessionWakesInput {
-  version: 1;
+  /** Never read (see MediaIngestionInput.version); new starts leave it out. */
+  version?: 1;
   /** A wake requested longer ago than this was not taken. */
   olderThanSeconds: number;
   settings: SessionWorkflowSettingsInput;

@@ -3,27 +3,23 @@ import { EVENTS, type Upload } from '@tus/utils';
 import type { IncomingMessage } from 'node:http';
 import type { Middleware, Next } from 'koa';
 import { required } from '../../../src/config.js';
-// eslint-disable-next-line no-restricted-imports -- issue 30: moved out by the gateway/services work
-import { findUploadById, recordUploadBytes } from '../../../src/db/repositories/media-ingestions.js';
 import { AppError, NotFoundError } from '../../../src/errors.js';
 import type { UploadStore } from '../../../src/media/upload-store.js';
 import { UploadUrlSigner } from '../../../src/media/upload-url.js';
-import { admitUploadBytes } from '../../../src/recordings/upload-quota.js';
-import { mediaIngestionWorkflowId, uploadFinishedSignal } from '../../../workflows/media-ingestion/contract.js';
+import { admitUploadPatch, findTusUpload, finishUpload, recordUploadProgress } from '../../../src/recordings/uploads.js';
 import type { AppContext, AppDeps, AppState } from '../../context.js';
 
 /** Where `uploadUrl`s live: `<TUS_PATH>/<uploadId>.<token>`. */
 export const TUS_PATH = '/v3/uploads';
 const ALLOWED = 'HEAD, PATCH, OPTIONS';
-const SIGNAL_DEADLINE_MS = 5_000;
 
 /**
  * The tus endpoint that receives a direct upload's bytes (HEAD for the offset, PATCH to append;
  * any tus client resumes with the `uploadUrl`). Uploads are created by the REST API only: tus
  * creation (POST) and termination (DELETE) are refused. The URL's signed segment is the credential:
  * a wrong token is an unknown upload (404). CORS answers only the Origins the upload was created
- * (or identically retried) from. The last byte signals `media-ingestion/<recordingId>`; if that signal is lost, the
- * workflow still finds the complete upload at its deadline.
+ * (or identically retried) from. The upload services (src/recordings/uploads.ts) read and admit the upload and, at the
+ * last byte, tell `media-ingestion/<recordingId>`; if that is lost, the workflow still finds the complete upload at its deadline.
  */
 export function tusEndpoint(deps: AppDeps, store: UploadStore): Middleware<AppState> {
   const signer = new UploadUrlSigner(required(deps.config.auth.signingSecret, 'SIGNING_SECRET'));
@@ -45,27 +41,15 @@ export function tusEndpoint(deps: AppDeps, store: UploadStore): Middleware<AppSt
       return node ? gated.get(node) : undefined;
     },
     onUploadFinish: async (_req, upload) => {
-      await finished(upload);
+      await finishUpload(deps, upload.id, upload.offset, deps.logger);
       return {};
     },
   });
   tus.on(EVENTS.POST_RECEIVE, (_req: unknown, upload: Upload) => {
-    recordUploadBytes(deps.pool, upload.id, upload.offset).catch((error: unknown) =>
+    recordUploadProgress(deps.pool, upload.id, upload.offset).catch((error: unknown) =>
       deps.logger.warn({ err: error }, 'upload progress not recorded'),
     );
   });
-
-  async function finished(upload: Upload): Promise<void> {
-    const row = await findUploadById(deps.pool, upload.id);
-    if (!row) return;
-    await recordUploadBytes(deps.pool, upload.id, upload.offset);
-    try {
-      const handle = deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(row.recording_id));
-      await deps.temporal.connection.withDeadline(Date.now() + SIGNAL_DEADLINE_MS, () => handle.signal(uploadFinishedSignal));
-    } catch (error) {
-      deps.logger.warn({ err: error, uploadId: upload.id }, 'upload finished but its workflow was not told; it finds out at its deadline');
-    }
-  }
 
   return async (ctx: AppContext, next: Next): Promise<void> => {
     if (!ctx.path.startsWith(`${TUS_PATH}/`)) {
@@ -74,7 +58,7 @@ export function tusEndpoint(deps: AppDeps, store: UploadStore): Middleware<AppSt
     }
     const segment = ctx.path.slice(TUS_PATH.length + 1);
     const uploadId = segment.includes('/') ? null : signer.uploadIdOf(segment);
-    const row = uploadId ? await findUploadById(deps.pool, uploadId) : null;
+    const row = uploadId ? await findTusUpload(deps.pool, uploadId) : null;
     if (!row) throw new NotFoundError('Upload');
     const origin = ctx.get('origin');
     if (origin && row.cors_origins.includes(origin)) {
@@ -89,13 +73,7 @@ export function tusEndpoint(deps: AppDeps, store: UploadStore): Middleware<AppSt
         `${ctx.method} is not allowed on an upload URL: create uploads with POST /v3/rest/recordings/{recordingId}/uploads and cancel them with DELETE there.`,
       );
     }
-    if (ctx.method === 'PATCH') {
-      if (row.phase === 'cancelled' || row.phase === 'failed' || (row.phase === 'waiting' && row.expired)) {
-        throw new AppError(410, 'upload_closed', `The upload is ${row.phase === 'waiting' ? 'expired' : row.phase}; create a new upload.`);
-      }
-      if (row.phase !== 'waiting') throw new AppError(409, 'upload_complete', 'Every byte of this upload is stored already.');
-      await admitUploadBytes(deps.pool, row, deps.config.media.uploadQuotaBytes);
-    }
+    if (ctx.method === 'PATCH') await admitUploadPatch(deps, row);
     // Headers set so far (request id, CORS) are on the Node response already; tus adds its own.
     ctx.respond = false;
     gated.set(ctx.req, row.id);

@@ -1,9 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { readStackInfo } from '../../dev/stack-file.js';
+import { DependencyUnavailableError } from '../../errors.js';
 import { connectTemporalClient } from '../../temporal/connection.js';
-import { diagnosticsWorkflowId } from '../../temporal/ids.js';
+import { runDiagnostics } from '../../temporal/diagnostics-workflow.js';
+import { TemporalGateway } from '../../temporal/gateway.js';
 import { taskQueues } from '../../temporal/task-queues.js';
-import { DIAGNOSTICS_WORKFLOW, type DiagnosticsInput, type DiagnosticsResult } from '../../../workflows/diagnostics/contract.js';
+import type { DiagnosticsResult } from '../../../workflows/diagnostics/contract.js';
 import { CliError, type CliContext } from '../context.js';
 
 /** Runs the diagnostics workflow end to end: Temporal reachable, a worker polling, PostgreSQL reachable from it. */
@@ -16,21 +17,16 @@ export async function doctor(ctx: CliContext) {
 export async function diagnostics(ctx: CliContext, requestedBy: string): Promise<{ address: string; result: DiagnosticsResult }> {
   const address = ctx.config.temporal.address ?? (await readStackInfo(ctx.config.dataDir))?.temporalAddress;
   if (!address) throw new CliError('TEMPORAL_ADDRESS is not set and no dev stack is running here.');
-  const { client, connection } = await connectTemporalClient({
+  const temporal = await connectTemporalClient({
     temporal: { ...ctx.config.temporal, address, payloadKeys: await ctx.payloadKeys() },
   });
   try {
-    const input: DiagnosticsInput = { version: 1, requestedBy };
-    const result = await connection.withDeadline(Date.now() + 30_000, () =>
-      client.workflow.execute<(i: DiagnosticsInput) => Promise<DiagnosticsResult>>(DIAGNOSTICS_WORKFLOW, {
-        workflowId: diagnosticsWorkflowId(randomUUID()),
-        taskQueue: taskQueues(ctx.config).main,
-        args: [input],
-        workflowExecutionTimeout: '30s',
-      }),
-    );
-    return { address, result };
+    return { address, result: await runDiagnostics(TemporalGateway.of(temporal), taskQueues(ctx.config).main, requestedBy) };
+  } catch (error) {
+    // A diagnosis names the cause (no worker polling, a failed check), not only `temporal_unavailable`.
+    const cause = error instanceof DependencyUnavailableError ? error.cause : error;
+    throw new CliError(`the diagnostics workflow did not complete: ${cause instanceof Error ? cause.message : String(cause)}`);
   } finally {
-    await connection.close();
+    await temporal.connection.close();
   }
 }

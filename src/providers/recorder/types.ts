@@ -1,22 +1,14 @@
 import type { MeetingPlatform } from '../../domain/meeting-url.js';
+import type { BotMedia, BotStateName, BotStatus } from '../../../workflows/meeting-join/contract.js';
 
 /**
  * A meeting recorder: a bot that joins a meeting, records it and hands over the media. The
  * meeting-join workflow drives it (create, poll the status, leave); implementations: a built-in
  * local recorder (development and tests) and an adapter for a Recall.ai-style HTTP bot API.
  */
-export type BotState = 'joining' | 'waiting_room' | 'in_call' | 'recording' | 'done' | 'failed';
-
-/** Where the finished recording is: a URL the worker downloads (SSRF-safe), or a local file. */
-export type BotMedia = { kind: 'url'; url: string } | { kind: 'file'; path: string; contentType: string };
-
-export interface BotStatus {
-  state: BotState;
-  /** `failed`: why (`waiting_room_timeout`, `denied`, `meeting_not_found`, …). */
-  reason?: string | null;
-  /** `done`: the recording. */
-  media?: BotMedia;
-}
+// A bot's status is part of the meeting-join workflow's contract (its `pollBot` activity returns it).
+export type { BotMedia, BotStatus };
+export type BotState = BotStateName;
 
 export interface MeetingToJoin {
   joinUrl: string;

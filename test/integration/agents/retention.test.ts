@@ -55,7 +55,7 @@ describe('agent conversation retention', function () {
     keep = await ctx.newApp();
   });
   after(async () => {
-    await ctx?.api.deps.temporal.client.schedule
+    await ctx?.api.temporal.client.schedule
       .getHandle(scheduleId)
       .delete()
       .catch(() => undefined);
@@ -68,7 +68,7 @@ describe('agent conversation retention', function () {
     const noLimit = await conversation(keep, 'ancient', 4000);
     await authorizationRows('expired', 3, 60);
     await authorizationRows('live', 2, -600);
-    const client = ctx.api.deps.temporal.client;
+    const client = ctx.api.temporal.client;
     await ensureRetentionSchedule(client, { taskQueue: ctx.worker.taskQueue, everyMinutes: 60, scheduleId }, quietLogger);
     // Idempotent: a second start of a worker updates the schedule instead of failing.
     await ensureRetentionSchedule(client, { taskQueue: ctx.worker.taskQueue, everyMinutes: 30, scheduleId }, quietLogger);

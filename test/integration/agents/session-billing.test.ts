@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { addCredits } from '../../../src/db/repositories/organizations.js';
 import { agentSessionWorkflowId } from '../../../src/temporal/ids.js';
 import { PROCESSING_STATUS } from '../../../src/temporal/search-attributes.js';
-import { sessionView } from '../../../workflows/agent-session/contract.js';
+import { sessionQuery } from '../../../workflows/agent-session/contract.js';
 import {
   assistantMessage,
   feedbackEvent,
@@ -57,11 +57,11 @@ describe('agent session workflow: credits and billing_blocked', function () {
       // The worker's counters: two analysed, and at least one round held for credits.
       assert.equal(await counted.value('intake_agent_analyses_total', { outcome: 'analysed' }), 2);
       assert.ok((await counted.value('intake_agent_analysis_rounds_held_total', { reason: 'billing_blocked' })) >= 1);
-      const handle = ctx.api.deps.temporal.client.workflow.getHandle(agentSessionWorkflowId(sessionId));
+      const handle = ctx.api.temporal.client.workflow.getHandle(agentSessionWorkflowId(sessionId));
       assert.equal(
         (
           await eventually(
-            () => handle.query(sessionView),
+            () => handle.query(sessionQuery),
             (v) => v.processingStatus === 'billing_blocked',
           )
         ).processingStatus,
@@ -134,7 +134,7 @@ describe('agent session workflow: credits and billing_blocked', function () {
       const res = await ctx.ingest(app, sessionRequest(app, conversation(2), { externalSessionId: 'closed' }));
       assert.equal(res.body.processingStatus, 'billing_blocked');
       const sessionId = res.body.sessionId as string;
-      const handle = ctx.api.deps.temporal.client.workflow.getHandle(agentSessionWorkflowId(sessionId));
+      const handle = ctx.api.temporal.client.workflow.getHandle(agentSessionWorkflowId(sessionId));
       // The drainer hands the waiting analyses to the session's workflow (it starts it).
       await eventually(
         () => handle.describe(),

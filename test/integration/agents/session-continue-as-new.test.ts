@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { agentSessionWorkflowId } from '../../../src/temporal/ids.js';
-import { sessionView } from '../../../workflows/agent-session/contract.js';
+import { sessionQuery } from '../../../workflows/agent-session/contract.js';
 import { assistantMessage, processingContext, sessionRequest, userMessage, type ProcessingContext } from '../../../harness/agents.js';
 import { eventually } from '../../../harness/wait.js';
 
@@ -26,14 +26,14 @@ describe('agent session workflow: continue-as-new', function () {
       sessionId = res.body.sessionId;
       await ctx.processedThrough(sessionId, 2 * i + 2);
     }
-    const client = ctx.api.deps.temporal.client;
+    const client = ctx.api.temporal.client;
     const runs = [];
     for await (const w of client.workflow.list({ query: `WorkflowId = '${agentSessionWorkflowId(sessionId)}'` })) runs.push(w);
     assert.ok(runs.filter((r) => r.status.name === 'CONTINUED_AS_NEW').length >= 1, `runs: ${runs.map((r) => r.status.name).join(',')}`);
     assert.equal(runs.filter((r) => r.status.name === 'RUNNING').length, 1);
     for (const r of runs) assert.ok((r.historyLength ?? 0) <= 160, `a run's history stays bounded: ${r.historyLength}`);
     const view = await eventually(
-      () => client.workflow.getHandle(agentSessionWorkflowId(sessionId)).query(sessionView),
+      () => client.workflow.getHandle(agentSessionWorkflowId(sessionId)).query(sessionQuery),
       (v) => v.processedThroughSequence === 2 * ingests,
     );
     assert.equal(view.processedThroughSequence, 2 * ingests, 'the watermark is carried over');

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { changeApplication } from '../../../src/agents/applications.js';
 import { agentSessionWorkflowId } from '../../../src/temporal/ids.js';
 import { PROCESSED_THROUGH, PROCESSING_STATUS, STATUS } from '../../../src/temporal/search-attributes.js';
-import { sessionView } from '../../../workflows/agent-session/contract.js';
+import { sessionQuery } from '../../../workflows/agent-session/contract.js';
 import {
   assistantMessage,
   feedbackEvent,
@@ -34,7 +34,7 @@ describe('agent session workflow: processing in sequence order', function () {
     assert.equal(res.status, 202, JSON.stringify(res.body));
     return res.body.sessionId as string;
   };
-  const handle = (sessionId: string) => ctx.api.deps.temporal.client.workflow.getHandle(agentSessionWorkflowId(sessionId));
+  const handle = (sessionId: string) => ctx.api.temporal.client.workflow.getHandle(agentSessionWorkflowId(sessionId));
   const signals = (sessionId: string) =>
     ctx.pool.any(
       sql.type(
@@ -56,7 +56,7 @@ describe('agent session workflow: processing in sequence order', function () {
     assert.equal((await ctx.processedThrough(sessionId, 2)).processed_through_sequence, 2);
     await send(id, [userMessage(4, 'after the gap'), assistantMessage(5, 'answer')]);
     const waiting = await eventually(
-      () => handle(sessionId).query(sessionView),
+      () => handle(sessionId).query(sessionQuery),
       (v) => v.highestSequence === 5 && v.waitingForSequence === 3,
     );
     assert.equal(waiting.waitingForSequence, 3);
@@ -80,7 +80,7 @@ describe('agent session workflow: processing in sequence order', function () {
     const id = `end-${++n}`;
     const sessionId = await send(id, [userMessage(1, 'q'), assistantMessage(3, 'a')]);
     await eventually(
-      () => handle(sessionId).query(sessionView),
+      () => handle(sessionId).query(sessionQuery),
       (v) => v.waitingForSequence === 2,
     );
     assert.equal((await ctx.session(sessionId)).processed_through_sequence, 1);

@@ -4,7 +4,7 @@ import { createDatabasePool } from '../../../src/db/pool.js';
 import { connectTemporalClient, type TemporalClient } from '../../../src/temporal/connection.js';
 import { agentSessionWorkflowId } from '../../../src/temporal/ids.js';
 import { ORGANIZATION_ID, SESSION_ID, STATUS } from '../../../src/temporal/search-attributes.js';
-import { sessionView } from '../../../workflows/agent-session/contract.js';
+import { sessionQuery } from '../../../workflows/agent-session/contract.js';
 import { assistantMessage, createTestAgentApp, sessionRequest, userMessage, type TestAgentApp } from '../../../harness/agents.js';
 import { startTestApi, type TestApi } from '../../../harness/app.js';
 import { testConfig } from '../../../harness/config.js';
@@ -17,6 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { sessionWorkflowSettings, wakeSession } from '../../../src/agents/session-workflow.js';
+import { TemporalGateway } from '../../../src/temporal/gateway.js';
 import { drainSessionWakes } from '../../../src/agents/drainer.js';
 import { takeHoldSignalTurns } from '../../../src/db/repositories/agent-processing.js';
 import { LocalSignalExtractor } from '../../../src/providers/signal-extractor/local.js';
@@ -84,7 +85,7 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
       batchSessions: 10,
       pollMs: 50,
       signalEverySeconds,
-      tell: (target) => wakeSession(temporal.client, settings, target),
+      tell: (target) => wakeSession(TemporalGateway.of(temporal), settings, target),
       heartbeat: () => undefined,
       signal: abort.signal,
       runSeconds: 110,
@@ -111,7 +112,7 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
     try {
       const handle = temporal.client.workflow.getHandle(agentSessionWorkflowId(sessionId));
       const view = await eventually(
-        () => handle.query(sessionView),
+        () => handle.query(sessionQuery),
         (v) => v.status === 'ended' && v.processedThroughSequence === 3,
       );
       assert.deepEqual(
@@ -169,7 +170,7 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
         { w: 2, wake: false, told: true },
       );
       const view = await eventually(
-        () => temporal.client.workflow.getHandle(agentSessionWorkflowId(sessionId)).query(sessionView),
+        () => temporal.client.workflow.getHandle(agentSessionWorkflowId(sessionId)).query(sessionQuery),
         (v) => v.processedThroughSequence === 2,
       );
       assert.equal(view.processedThroughSequence, 2);
@@ -202,7 +203,7 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
         ),
         { w: 2, wake: false, told: false },
       );
-      const view = await temporal.client.workflow.getHandle(agentSessionWorkflowId(sessionId)).query(sessionView);
+      const view = await temporal.client.workflow.getHandle(agentSessionWorkflowId(sessionId)).query(sessionQuery);
       assert.equal(view.processedThroughSequence, 2);
     } finally {
       await temporal.client.schedule.getHandle(scheduleId).delete();
@@ -237,7 +238,7 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
         { w: 2, wake: false, told: true, queued: 1 },
       );
       await eventually(
-        () => handle.query(sessionView),
+        () => handle.query(sessionQuery),
         (v) => v.processingStatus === 'billing_blocked',
       );
       // Four more ingests: processed and metered, their analyses queued for the workflow, which
@@ -302,7 +303,7 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
       assert.equal(
         (
           await eventually(
-            () => handle.query(sessionView),
+            () => handle.query(sessionQuery),
             (v) => v.status === 'ended',
           )
         ).status,

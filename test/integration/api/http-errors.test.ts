@@ -127,7 +127,7 @@ describe('HTTP error handling', () => {
         throw new Error('secret internal detail: relation "x" at 10.0.0.5');
       },
     } as unknown as DatabasePool;
-    const brokenApi = await startTestApi({ pool: broken, temporal: api.deps.temporal });
+    const brokenApi = await startTestApi({ pool: broken, temporal: api.temporal });
     try {
       const res = await brokenApi.request('/v3/rest/organization', { headers: { 'X-Service-Api-Key': org.apiKey } });
       assert.equal(res.status, 500);

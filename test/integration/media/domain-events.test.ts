@@ -99,7 +99,7 @@ describe('domain events: media, transcripts and meeting joins', function () {
     });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const recordingId = created.body.id as string;
-    const result = (await api.deps.temporal.client.workflow
+    const result = (await api.temporal.client.workflow
       .getHandle(mediaIngestionWorkflowId(recordingId))
       .result()) as MediaIngestionResult;
     return { recordingId, result };
@@ -156,11 +156,11 @@ describe('domain events: media, transcripts and meeting joins', function () {
     });
     assert.equal(joined.status, 201, JSON.stringify(joined.body));
     const recordingId = joined.body.recordingId as string;
-    const meeting = api.deps.temporal.client.workflow.getHandle(
+    const meeting = api.temporal.client.workflow.getHandle(
       meetingJoinIdFor(TEST_SIGNING_SECRET, org.organizationId, 'google_meet:evt-abcd-efg'),
     );
     assert.deepEqual(await meeting.result(), { state: 'done', reason: null } satisfies MeetingJoinResult);
-    assert.deepEqual(await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result(), {
+    assert.deepEqual(await api.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result(), {
       phase: 'ready',
       errorCode: null,
     });

@@ -98,16 +98,14 @@ describe('media reconciler', function () {
     assert.equal(blocked.status, 409);
 
     const input: MediaReconcilerInput = { version: 1, olderThanSeconds: 0, settings: mediaWorkflowSettings(api.deps.config) };
-    const result = (await api.deps.temporal.client.workflow.execute(MEDIA_RECONCILER_WORKFLOW, {
+    const result = (await api.temporal.client.workflow.execute(MEDIA_RECONCILER_WORKFLOW, {
       workflowId: `media-reconciler/${randomUUID()}`,
       taskQueue: worker.taskQueue,
       args: [input],
     })) as MediaReconcilerResult;
     assert.deepEqual(result, { restarted: 1, failed: 1 });
 
-    const restarted = (await api.deps.temporal.client.workflow
-      .getHandle(mediaIngestionWorkflowId(stranded))
-      .result()) as MediaIngestionResult;
+    const restarted = (await api.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(stranded)).result()) as MediaIngestionResult;
     assert.deepEqual(restarted, { phase: 'ready', errorCode: null });
     assert.equal((await asset(stranded)).status, 'completed');
     assert.deepEqual(await asset(interrupted), { status: 'failed', url: null, errorCode: 'processing_interrupted' });
@@ -115,7 +113,7 @@ describe('media reconciler', function () {
       sql.type(z.object({ phase: z.string() }))`SELECT phase FROM media_ingestions WHERE recording_id = ${busy}`,
     );
     assert.notEqual(phase, 'failed', 'a running ingestion is untouched');
-    const described = await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(busy)).describe();
+    const described = await api.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(busy)).describe();
     assert.equal(described.status.name, 'RUNNING');
     // The interrupted recording takes a new upload.
     const again = await api.request(`/v3/rest/recordings/${interrupted}/uploads`, {
@@ -124,6 +122,6 @@ describe('media reconciler', function () {
       json: { fileName: 'a.wav', fileSize: 10 },
     });
     assert.equal(again.status, 201, JSON.stringify(again.body));
-    await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(busy)).terminate('test over');
+    await api.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(busy)).terminate('test over');
   });
 });

@@ -87,9 +87,7 @@ describe('media store in an S3-compatible bucket (MEDIA_STORE=s3)', function () 
     });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const recordingId = created.body.id as string;
-    const result = (await api.deps.temporal.client.workflow
-      .getHandle(mediaIngestionWorkflowId(recordingId))
-      .result()) as MediaIngestionResult;
+    const result = (await api.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result()) as MediaIngestionResult;
     assert.deepEqual(result, { phase: 'ready', errorCode: null });
     const ingestionId = await pool.oneFirst(
       sql.type(z.object({ id: z.string() }))`SELECT id FROM media_ingestions WHERE recording_id = ${recordingId}`,

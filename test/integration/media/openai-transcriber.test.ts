@@ -201,7 +201,7 @@ describe('OpenAI-compatible transcriber', function () {
       });
       const recordingId = created.body.id as string;
       assert.deepEqual(created.body.transcript, { status: 'waiting', source: null });
-      await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result();
+      await api.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result();
       const recording = await api.request(`/v3/rest/recordings/${recordingId}`, { headers: { 'X-Service-Api-Key': org.apiKey } });
       assert.deepEqual(recording.body.transcript, { status: 'completed', source: 'automatic' });
       const utterances = await api.request(`/v3/rest/recordings/${recordingId}/transcript?type=utterance`, {
@@ -241,7 +241,7 @@ describe('OpenAI-compatible transcriber', function () {
         json: { record: { externalId: randomUUID() }, assetUrl: `http://media.test:${port}/call.wav` },
       });
       const recordingId = created.body.id as string;
-      assert.deepEqual(await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result(), {
+      assert.deepEqual(await api.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result(), {
         phase: 'ready',
         errorCode: null,
       });

@@ -67,7 +67,7 @@ describe('direct uploads with an S3-compatible store', function () {
     assert.equal(upload.status, 201, JSON.stringify(upload.body));
     return { recordingId, uploadId: upload.body.uploadId as string, uploadUrl: upload.body.uploadUrl as string };
   }
-  const result = (recordingId: string) => api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result();
+  const result = (recordingId: string) => api.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result();
 
   it('resumes across parts, completes the multipart upload, encodes from the bucket and deletes the object', async () => {
     const { recordingId, uploadId, uploadUrl } = await newUpload(audio.length);

@@ -80,7 +80,7 @@ describe('direct uploads (tus)', function () {
     pool.oneFirst(sql.type(z.object({ n: z.number() }))`
     SELECT count(*)::int AS n FROM media_ingestions WHERE recording_id = ${recordingId}`);
   const result = (recordingId: string) =>
-    api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result() as Promise<MediaIngestionResult>;
+    api.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result() as Promise<MediaIngestionResult>;
 
   /** Sends the whole file with tus-js-client, resuming the service-created resource by its URL. */
   function tusUpload(uploadUrl: string, data: Buffer, options: Partial<tus.UploadOptions> = {}): Promise<void> {
@@ -126,7 +126,7 @@ describe('direct uploads (tus)', function () {
         errorCode: null,
       });
       assert.deepEqual((await recording(recordingId)).asset, { status: 'waiting', url: null, errorCode: null });
-      const described = await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).describe();
+      const described = await api.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).describe();
       assert.deepEqual(
         [described.typedSearchAttributes.get(RECORDING_ID), described.typedSearchAttributes.get(STATUS)],
         [recordingId, 'waiting'],
@@ -205,7 +205,7 @@ describe('direct uploads (tus)', function () {
       assert.deepEqual([res.status, res.body.errorCode], [409, 'media_ingestion_active']);
       assert.equal(res.body.uploadId, undefined);
       assert.equal(await ingestions(created.body.id as string), 1);
-      await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(created.body.id as string)).terminate('test over');
+      await api.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(created.body.id as string)).terminate('test over');
     });
 
     it('400 for an invalid body, storing nothing', async () => {
@@ -675,7 +675,7 @@ describe('direct uploads (tus)', function () {
           headers: keyHeaders(),
           json: { fileName: 't.wav', fileSize: tone.length },
         });
-        const handle = api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId));
+        const handle = api.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId));
         const events = async () => (await handle.fetchHistory()).events ?? [];
         assert.ok(
           await waitFor(async () => (await events()).some((e) => e.timerStartedEventAttributes), 10_000, 50),

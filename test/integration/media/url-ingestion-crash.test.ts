@@ -86,7 +86,7 @@ describe('media ingestion: a worker killed mid-encode', function () {
       taskQueue,
       deps: loopbackMediaDeps(mediaDir),
     });
-    const result = await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result();
+    const result = await api.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result();
     assert.deepEqual(result, { phase: 'ready', errorCode: null });
     const done = await ingestion(recordingId);
     assert.equal(done?.phase, 'ready');
@@ -129,7 +129,7 @@ describe('media ingestion: a worker killed mid-encode', function () {
     assert.equal((await ingestion(recordingId))?.phase, 'encoding', 'killed mid-encode');
     replacement = await startTestWorker(pool, { taskQueue, deps: loopbackMediaDeps(mediaDir) });
     assert.ok(existsSync(path.join(mediaDir, 'uploads', upload.body.uploadId as string)), 'the upload is still there for the restart');
-    const result = await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result();
+    const result = await api.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result();
     assert.deepEqual(result, { phase: 'ready', errorCode: null });
     assert.deepEqual(
       await readdir(path.join(mediaDir, 'renditions', recordingId)),

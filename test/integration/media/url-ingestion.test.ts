@@ -91,7 +91,7 @@ describe('media ingestion workflow: URL media', function () {
     assert.equal(created.status, 201, JSON.stringify(created.body));
     assert.deepEqual(created.body.asset, { status: 'queued', url: null, errorCode: null });
     const recordingId = created.body.id as string;
-    const handle = api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId));
+    const handle = api.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId));
     const result = (await handle.result()) as MediaIngestionResult;
     const ingestionId = await pool.oneFirst(
       sql.type(z.object({ id: z.string() }))`SELECT id FROM media_ingestions WHERE recording_id = ${recordingId}`,
@@ -120,7 +120,7 @@ describe('media ingestion workflow: URL media', function () {
     assert.deepEqual([part.status, part.headers.get('content-range')], [206, `bytes 0-99/${size}`]);
     // No transcription engine is configured here: the transcript says so.
     assert.deepEqual(body.transcript, { status: 'unavailable', source: null });
-    const handle = api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId));
+    const handle = api.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId));
     const described = await handle.describe();
     assert.deepEqual(
       [described.typedSearchAttributes.get(RECORDING_ID), described.typedSearchAttributes.get(STATUS)],
@@ -170,7 +170,7 @@ describe('media ingestion workflow: URL media', function () {
     const recordingId = created.body.id as string;
     await waitFor(async () => flakyCalls >= 1, 20_000, 50);
     assert.deepEqual((await recording(recordingId)).asset, { status: 'queued', url: null, errorCode: null }, 'queued between attempts');
-    const result = await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result();
+    const result = await api.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result();
     assert.deepEqual(result, { phase: 'ready', errorCode: null });
     assert.equal(flakyCalls, 3);
     assert.equal((await recording(recordingId)).asset.status, 'completed');
@@ -187,7 +187,7 @@ describe('media ingestion workflow: URL media', function () {
       },
     });
     const recordingId = created.body.id as string;
-    await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result();
+    await api.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result();
     const body = await recording(recordingId);
     assert.deepEqual([body.asset.status, body.transcript], ['completed', { status: 'completed', source: 'api' }]);
     const transcript = await api.request(`/v3/rest/recordings/${recordingId}/transcript`, { headers: { 'X-Service-Api-Key': org.apiKey } });
@@ -254,7 +254,7 @@ describe('media ingestion workflow: automatic transcription after the media is r
     });
     const recordingId = created.body.id as string;
     assert.deepEqual(created.body.transcript, { status: 'waiting', source: null });
-    assert.deepEqual(await api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result(), {
+    assert.deepEqual(await api.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result(), {
       phase: 'ready',
       errorCode: null,
     });

@@ -166,7 +166,7 @@ describe('meeting joins', function () {
   const join = (api: TestApi, json: unknown, headers: Record<string, string> = bearer()) =>
     api.request('/v3/rest/recordings/meeting-joins', { method: 'POST', headers, json });
   const meetingResult = (api: TestApi, identity: string) =>
-    api.deps.temporal.client.workflow
+    api.temporal.client.workflow
       .getHandle(meetingJoinIdFor(TEST_SIGNING_SECRET, org.organizationId, identity))
       .result() as Promise<MeetingJoinResult>;
   const recording = async (api: TestApi, id: string) =>
@@ -183,7 +183,7 @@ describe('meeting joins', function () {
     const first = await recording(local.api, recordingId);
     assert.equal(first.asset.status, 'waiting');
     assert.deepEqual(await meetingResult(local.api, 'google_meet:abc-defg-hij'), { state: 'done', reason: null });
-    assert.deepEqual(await local.api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result(), {
+    assert.deepEqual(await local.api.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result(), {
       phase: 'ready',
       errorCode: null,
     });
@@ -201,7 +201,7 @@ describe('meeting joins', function () {
         [1, 'Thanks for having me.'],
       ],
     );
-    const described = await local.api.deps.temporal.client.workflow
+    const described = await local.api.temporal.client.workflow
       .getHandle(meetingJoinIdFor(TEST_SIGNING_SECRET, org.organizationId, 'google_meet:abc-defg-hij'))
       .describe();
     assert.equal(described.typedSearchAttributes.get(STATUS), 'done');
@@ -288,7 +288,7 @@ describe('meeting joins', function () {
     const accepted = await join(viaRecall.api, { type: 'meetingUrl', joinUrl: url });
     assert.equal(accepted.status, 201);
     assert.deepEqual(await meetingResult(viaRecall.api, 'microsoft_teams:meet/9398850720211'), { state: 'done', reason: null });
-    await viaRecall.api.deps.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(accepted.body.recordingId as string)).result();
+    await viaRecall.api.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(accepted.body.recordingId as string)).result();
     const done = await recording(viaRecall.api, accepted.body.recordingId as string);
     assert.deepEqual([done.asset.status, done.transcript.status], ['completed', 'completed']);
     assert.ok(recall.state.auth.every((a) => a === `Token ${RECALL_KEY}`));
@@ -374,7 +374,7 @@ describe('meeting joins', function () {
     await meetingResult(local.api, 'zoom:84211234588');
     const workflowId = meetingJoinIdFor(TEST_SIGNING_SECRET, org.organizationId, 'zoom:84211234588');
     // A client without the codec sees what the server stores.
-    const raw = new Client({ connection: local.api.deps.temporal.connection });
+    const raw = new Client({ connection: local.api.temporal.connection });
     const history = await raw.workflow.getHandle(workflowId).fetchHistory();
     const bytes = (value: unknown): Buffer[] => {
       if (value instanceof Uint8Array) return [Buffer.from(value)];
@@ -439,7 +439,7 @@ describe('meeting joins', function () {
       recall.state.createStatus = 201;
       recall.state.createDetail = null;
     }
-    const raw = new Client({ connection: viaRecall.api.deps.temporal.connection });
+    const raw = new Client({ connection: viaRecall.api.temporal.connection });
     // Every meeting join of the organization as Temporal lists it (the UI's list): no code, no thread.
     const ids: string[] = [];
     for await (const w of raw.workflow.list({ query: `WorkflowType = 'meetingJoinWorkflow'` })) {
