@@ -127,11 +127,6 @@ export function inspectJson(value: unknown, root: string): Inspection {
   }
 }
 
-/** The NUL paths of a value (see inspectJson). */
-export function nulPaths(value: unknown, path: string): string[] {
-  return inspectJson(value, path).nul;
-}
-
 function makeValidator<T>(all: ValidateFunction, first: ValidateFunction, root: string, copy: boolean): Validator<T> {
   return (value: unknown) => {
     // Query objects are cached by Koa; Ajv coerces in place, so validate a copy.

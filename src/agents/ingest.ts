@@ -110,7 +110,8 @@ export interface IngestWriterOptions {
 
 /**
  * Batching of an API process: two transactions in flight (one commits while the next forms), up
- * to 64 requests each (measured in bench/agent-ingest.ts; see docs/decisions.md).
+ * to 64 requests each (measured in bench/agent-ingest.ts; see
+ * docs/decisions/0095-batches-the-drainer-across-sessions-the-api-across-requests.md).
  */
 export const INGEST_BATCHING = { maxBatch: 64, maxInFlight: 2 } as const;
 

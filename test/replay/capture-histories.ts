@@ -1,19 +1,18 @@
 /**
  * Captures the replay suite's histories: runs representative workflows against the harness's real
  * PostgreSQL and Temporal (the real API, the real worker), and writes each history to
- * test/replay/histories/<name>.json. Run after a deliberate workflow change (behind `patched()`):
- * `npx tsx test/replay/capture-histories.ts`. agent-session-v1.json (before processing existed) is
- * kept from its own time and not re-captured.
+ * test/replay/histories/<workflow>/<scenario>.json; an existing file is never overwritten (see
+ * save-history.ts): capture a changed shape under a new name. Run after a deliberate workflow change
+ * (behind `patched()`): `npx tsx test/replay/capture-histories.ts`. agent-session/v1.json (before
+ * processing existed) is kept from its own time and not re-captured.
  */
-import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../../src/paths.js';
 import {
   agentSessionWorkflowId,
   diagnosticsWorkflowId,
@@ -39,16 +38,9 @@ import { LocalRecorder } from '../../src/providers/recorder/local.js';
 import { meetingJoinIdFor } from '../../src/recordings/meeting-joins.js';
 import { listenLocal } from '../../harness/http.js';
 import { runFfmpeg } from '../../harness/media.js';
+import { saveHistory } from './save-history.js';
 
 Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
-const out = path.join(PROJECT_ROOT, 'test', 'replay', 'histories');
-
-async function save(name: string, handle: WorkflowHandle, run?: { client: Client; runId: string }): Promise<void> {
-  const history = run ? await run.client.workflow.getHandle(handle.workflowId, run.runId).fetchHistory() : await handle.fetchHistory();
-  const file = path.join(out, name);
-  await writeFile(file, `${historyToJSON(history)}\n`);
-  process.stdout.write(`wrote ${file} (${history.events?.length} events)\n`);
-}
 
 async function send(ctx: ProcessingContext, app: TestAgentApp, id: string, events: ReturnType<typeof userMessage>[], status = 'open') {
   const res = await ctx.ingest(app, sessionRequest(app, events, { externalSessionId: id, status: status as 'open' }));
@@ -66,7 +58,7 @@ try {
     args: [{ version: 1, requestedBy: 'capture' }],
   });
   await diagnostics.result();
-  await save('diagnostics-v1.json', diagnostics);
+  await saveHistory('diagnostics', 'v1', diagnostics);
 
   const app = await ctx.newApp();
   // Billing-blocked after two analyses (the organization has 2 credits), resumed by a top-up.
@@ -85,14 +77,14 @@ try {
     json: { amount: 100 },
   });
   await h.result();
-  await save('agent-session-billing.json', h);
+  await saveHistory('agent-session', 'billing', h);
 
   // Gap, then the end goes through it.
   h = await send(ctx, app, 'gap', [userMessage(1, 'q'), assistantMessage(2, 'a'), userMessage(4, 'after the gap')]);
   await ctx.processedThrough(sessionOf(h), 2);
   await send(ctx, app, 'gap', [assistantMessage(6, 'bye')], 'ended');
   await h.result();
-  await save('agent-session-gap-end.json', h);
+  await saveHistory('agent-session', 'gap-end', h);
 
   // A partial response turned final, then revised (signals replaced), then the session ends.
   h = await send(ctx, app, 'revision', [userMessage(1, 'the export is broken'), assistantMessage(2, 'draft', { final: false })]);
@@ -101,7 +93,7 @@ try {
   await ctx.processedThrough(sessionOf(h), 2);
   await send(ctx, app, 'revision', [assistantMessage(2, 'final, corrected', { revision: 3 }), feedbackEvent(3, 'e2')], 'ended');
   await h.result();
-  await save('agent-session-revision.json', h);
+  await saveHistory('agent-session', 'revision', h);
 
   const sweep = await client.workflow.start(retentionSweepWorkflow, {
     workflowId: `${retentionSweepWorkflowId()}/replay-capture`,
@@ -109,7 +101,7 @@ try {
     args: [{ version: 1 }],
   });
   await sweep.result();
-  await save('retention-sweep-v1.json', sweep);
+  await saveHistory('retention-sweep', 'v1', sweep);
 } finally {
   await ctx.close();
 }
@@ -129,7 +121,7 @@ try {
   }))
     runs.push(w);
   if (!runs.length) throw new Error('no run continued as new');
-  await save('agent-session-continue-as-new.json', h!, { client: long.api.temporal.client, runId: runs.at(-1)!.runId });
+  await saveHistory('agent-session', 'continue-as-new', long.api.temporal.client.workflow.getHandle(h!.workflowId, runs.at(-1)!.runId));
 } finally {
   await long.close();
 }
@@ -156,7 +148,7 @@ try {
   // Creating the recording started its ingestion.
   const h = media.api.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId));
   await h.result();
-  await save('media-ingestion-url-v1.json', h);
+  await saveHistory('media-ingestion', 'url-v1', h);
 
   // A direct upload: created, its bytes sent in two tus PATCHes, encoded and published; and one cancelled.
   const call = (p: string, init: RequestInit & { json?: unknown } = {}) =>
@@ -186,8 +178,8 @@ try {
     await handle.result();
     return handle;
   };
-  await save('media-ingestion-upload-v1.json', await uploaded(false));
-  await save('media-ingestion-upload-cancelled-v1.json', await uploaded(true));
+  await saveHistory('media-ingestion', 'upload-v1', await uploaded(false));
+  await saveHistory('media-ingestion', 'upload-cancelled-v1', await uploaded(true));
 
   // A meeting join with the local recorder: bot created, joining, in call, recording, done, media handed off.
   const member = await createTestUser(media.pool, media.org.organizationId);
@@ -201,7 +193,7 @@ try {
     meetingJoinIdFor(TEST_SIGNING_SECRET, media.org.organizationId, 'google_meet:abc-defg-hij'),
   );
   await meeting.result();
-  await save('meeting-join-v1.json', meeting);
+  await saveHistory('meeting-join', 'v1', meeting);
 } finally {
   await media.close();
   server.close();

@@ -1,7 +1,7 @@
 /**
  * Captures the media reconciler's history (run once when it was introduced):
  * `npx tsx test/replay/capture-media-reconciler.ts`.
- *  - media-reconciler-v1.json: one stranded ingestion (its rows committed, no workflow) started
+ *  - media-reconciler/v1.json: one stranded ingestion (its rows committed, no workflow) started
  *    again, and one interrupted mid-way failed.
  */
 import { Runtime } from '@temporalio/worker';
@@ -56,7 +56,7 @@ try {
   const result = await handle.result();
   if (result.restarted !== 1 || result.failed !== 1)
     throw new Error(`expected one restarted and one failed, got ${JSON.stringify(result)}`);
-  await saveHistory('media-reconciler-v1.json', handle);
+  await saveHistory('media-reconciler', 'v1', handle);
 } finally {
   await api.close();
   await worker.stop();

@@ -1,15 +1,13 @@
 /**
  * Captures the meeting join of the `meeting-join-bounded-history` patch (run once when it was
- * introduced; meeting-join-v1.json keeps the shape from before): `npx tsx test/replay/capture-meeting-join-v2.ts`.
- *  - meeting-join-v2.json: the local recorder's bot joins, records and is done; its media is handed
+ * introduced; meeting-join/v1.json keeps the shape from before): `npx tsx test/replay/capture-meeting-join-v2.ts`.
+ *  - meeting-join/v2.json: the local recorder's bot joins, records and is done; its media is handed
  *    off. The payloads are encrypted with the test configuration's key (the replay test decodes them).
  */
-import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { Runtime } from '@temporalio/worker';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../../src/paths.js';
 import { LocalRecorder } from '../../src/providers/recorder/local.js';
 import { createLogger } from '../../src/logger.js';
 import { sdkLogger } from '../../src/temporal/sdk-logger.js';
@@ -19,9 +17,9 @@ import { processingContext } from '../../harness/agents.js';
 import { createTestUser } from '../../harness/fixtures.js';
 import { stopTestStack } from '../../harness/stack.js';
 import { loopbackMediaDeps } from '../../harness/worker.js';
+import { saveHistory } from './save-history.js';
 
 Runtime.install({ shutdownSignals: [], logger: sdkLogger(createLogger('warn', 'intake-capture')) });
-const out = path.join(PROJECT_ROOT, 'test', 'replay', 'histories');
 const mediaDir = await mkdtemp(path.join(os.tmpdir(), 'intake-capture-meeting-'));
 const media = await processingContext({
   env: { STORAGE_DIR: mediaDir, MEETING_STATUS_POLL_SECONDS: '1' },
@@ -40,9 +38,7 @@ try {
   );
   const result = await meeting.result();
   if (result.state !== 'done') throw new Error(`meeting join ended ${JSON.stringify(result)}`);
-  const history = await meeting.fetchHistory();
-  await writeFile(path.join(out, 'meeting-join-v2.json'), `${historyToJSON(history)}\n`);
-  process.stdout.write(`wrote meeting-join-v2.json (${history.events?.length} events)\n`);
+  await saveHistory('meeting-join', 'v2', meeting);
 } finally {
   await media.close();
   await stopTestStack();

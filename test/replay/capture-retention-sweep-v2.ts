@@ -1,6 +1,6 @@
 /**
  * Captures the retention sweep since it also purges the MCP authorization server's expired rows
- * (PURGE_AUTHORIZATIONS_PATCH; run once when it was introduced, retention-sweep-v1.json keeps the
+ * (PURGE_AUTHORIZATIONS_PATCH; run once when it was introduced, retention-sweep/v1.json keeps the
  * sweep from before): `npx tsx test/replay/capture-retention-sweep-v2.ts`.
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
@@ -26,7 +26,7 @@ try {
   });
   const result = await sweep.result();
   if (result.purgedAuthorizations !== 1) throw new Error(`expected one purged row, got ${JSON.stringify(result)}`);
-  await saveHistory('retention-sweep-v2.json', sweep);
+  await saveHistory('retention-sweep', 'v2', sweep);
 } finally {
   await ctx.close();
   await stopTestStack();

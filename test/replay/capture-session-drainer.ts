@@ -1,22 +1,18 @@
 /**
  * Captures the session drainer's history (run once when it was introduced):
  * `npx tsx test/replay/capture-session-drainer.ts`.
- *  - session-drainer-v1.json: the drainer workflow's first calls of its activity (one second each
+ *  - session-drainer/v1.json: the drainer workflow's first calls of its activity (one second each
  *    here), one of which processed an ingest.
  */
-import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { drainerSettings } from '../../src/agents/drainer.js';
-import { PROJECT_ROOT } from '../../src/paths.js';
 import { sessionDrainerWorkflowId } from '../../workflows/session-drainer/contract.js';
 import { assistantMessage, processingContext, sessionRequest, userMessage } from '../../harness/agents.js';
 import { stopTestStack } from '../../harness/stack.js';
 import { testConfig } from '../../harness/config.js';
+import { saveHistory } from './save-history.js';
 
 Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
-const out = path.join(PROJECT_ROOT, 'test', 'replay', 'histories');
 
 const ctx = await processingContext({ credits: 100, deps: { drainer: { ...drainerSettings(testConfig()), runSeconds: 1 } } });
 try {
@@ -25,9 +21,7 @@ try {
   await ctx.processedThrough(res.body.sessionId as string, 2);
   await new Promise((resolve) => setTimeout(resolve, 3_500));
   const handle = ctx.api.temporal.client.workflow.getHandle(sessionDrainerWorkflowId(ctx.taskQueue));
-  const history = await handle.fetchHistory();
-  await writeFile(path.join(out, 'session-drainer-v1.json'), `${historyToJSON(history)}\n`);
-  process.stdout.write(`wrote session-drainer-v1.json (${history.events?.length} events)\n`);
+  await saveHistory('session-drainer', 'v1', handle);
   await handle.terminate('captured');
 } finally {
   await ctx.close();

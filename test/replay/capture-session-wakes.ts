@@ -2,8 +2,8 @@
  * Captures the histories of coalesced session wakes (run once when they were introduced; the
  * older agent-session histories keep the shape from before, without `stored` in processing results):
  * `npx tsx test/replay/capture-session-wakes.ts`.
- *  - session-wakes-v1.json: the reconciler waking a session whose requested wake was never taken;
- *  - agent-session-stored-progress.json: a session with a gap, ended through it, whose processing
+ *  - session-wakes/v1.json: the reconciler waking a session whose requested wake was never taken;
+ *  - agent-session/stored-progress.json: a session with a gap, ended through it, whose processing
  *    results carry the stored status and highest sequence.
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
@@ -33,7 +33,7 @@ try {
   await ingest('stored-progress', [assistantMessage(6, 'bye')], 'ended');
   const h = client.workflow.getHandle(agentSessionWorkflowId(gap));
   await h.result();
-  await saveHistory('agent-session-stored-progress.json', h);
+  await saveHistory('agent-session', 'stored-progress', h);
 
   // A stranded wake: stored work whose wake request is an hour old (its signal was lost).
   const stranded = await ingest('stranded', [userMessage(1, 'q')]);
@@ -46,7 +46,7 @@ try {
   });
   const result = await wakes.result();
   if (result.wokenSessions !== 1) throw new Error(`expected one woken session, got ${JSON.stringify(result)}`);
-  await saveHistory('session-wakes-v1.json', wakes);
+  await saveHistory('session-wakes', 'v1', wakes);
 } finally {
   await ctx.close();
   await stopTestStack();

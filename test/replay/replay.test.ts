@@ -8,15 +8,24 @@ import * as workflows from '../../workflows/index.js';
 import { workflowBundle } from '../../harness/stack.js';
 import { testDataConverter } from '../../harness/config.js';
 import { workflowSinks } from '../../src/temporal/tracing.js';
+import { saveHistory } from './save-history.js';
 
 const DIR = path.join(PROJECT_ROOT, 'test', 'replay', 'histories');
 const ALTERED = path.join(PROJECT_ROOT, 'test', 'replay', 'altered');
 const dataConverter = testDataConverter();
 // The bundle's OpenTelemetry interceptors call their sink (not during replay, but it must be registered).
 const sinks = workflowSinks();
-const files = readdirSync(DIR)
-  .filter((f) => f.endsWith('.json'))
+// <workflow>/<scenario>.json: the folder is the workflow's folder in workflows/.
+const files = readdirSync(DIR, { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .flatMap((d) =>
+    readdirSync(path.join(DIR, d.name))
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => `${d.name}/${f}`),
+  )
   .sort();
+/** `agent-session` → `agentSessionWorkflow`, the name workflows/index.ts exports it under. */
+const workflowOfFolder = (folder: string) => `${folder.replace(/-(\w)/g, (_, c: string) => c.toUpperCase())}Workflow`;
 
 interface HistoryJson {
   events: {
@@ -39,6 +48,13 @@ describe('workflow replay', function () {
     for (const name of Object.keys(workflows)) assert.ok(types.has(name), `no stored history for ${name}: capture one`);
   });
 
+  it('keeps each history in the folder of its workflow', () => {
+    for (const file of files) {
+      const type = load(file).events[0]?.workflowExecutionStartedEventAttributes?.workflowType.name;
+      assert.equal(type, workflowOfFolder(path.dirname(file)), file);
+    }
+  });
+
   for (const file of files) {
     it(`replays ${file} without a determinism violation`, async () => {
       // Histories captured since payloads are encrypted need the test configuration's codec; older ones pass through it.
@@ -46,8 +62,16 @@ describe('workflow replay', function () {
     });
   }
 
+  it('capture refuses to overwrite a stored history', async () => {
+    const before = readFileSync(path.join(DIR, 'diagnostics', 'v1.json'), 'utf8');
+    // The file exists, so capture stops before it asks the handle for anything.
+    const handle = {} as Parameters<typeof saveHistory>[2];
+    await assert.rejects(saveHistory('diagnostics', 'v1', handle), /test\/replay\/histories\/diagnostics\/v1\.json exists/);
+    assert.equal(readFileSync(path.join(DIR, 'diagnostics', 'v1.json'), 'utf8'), before);
+  });
+
   it('fails on a deliberately broken history (proves the check can fail)', async () => {
-    const history = load('diagnostics-v1.json');
+    const history = load('diagnostics/v1.json');
     const scheduled = history.events.find((e) => e.activityTaskScheduledEventAttributes);
     assert.ok(scheduled?.activityTaskScheduledEventAttributes);
     scheduled.activityTaskScheduledEventAttributes.activityType.name = 'someOtherActivity';
@@ -55,7 +79,7 @@ describe('workflow replay', function () {
   });
 
   it('fails on the stored, deliberately altered agent session history (an activity renamed)', async () => {
-    const altered = load('agent-session-gap-end-altered.json', ALTERED);
+    const altered = load('agent-session/gap-end.json', ALTERED);
     await assert.rejects(
       Worker.runReplayHistory({ workflowBundle: await workflowBundle(), sinks, replayName: 'altered' }, altered),
       (error: unknown) => error instanceof DeterminismViolationError && /analyseQueued/.test(error.message),

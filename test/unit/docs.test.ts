@@ -23,7 +23,10 @@ const markdownIn = (dir: string) =>
     .filter((f) => f.endsWith('.md'))
     .map((f) => `${dir}/${f}`);
 const GUIDES = markdownIn('docs/guides');
-const DOCS = ['README.md', ...markdownIn('docs'), ...GUIDES];
+/** The numbered decision records (docs/decisions/NNNN-title.md) and their index. */
+const DECISIONS = markdownIn('docs/decisions');
+const DECISION_RECORDS = DECISIONS.filter((f) => /\/\d{4}-[a-z0-9-]+\.md$/.test(f)).sort();
+const DOCS = ['README.md', ...markdownIn('docs'), ...GUIDES, ...DECISIONS];
 
 /** The blank-line separated paragraph of `markdown` that contains `needle` (after `from`, when given). */
 function paragraph(markdown: string, needle: string, from = ''): string {
@@ -78,12 +81,36 @@ describe('docs match the code', () => {
     }
   });
 
+  it('decision records: numbered from 0001 without gaps, each with its title and status, listed in the index; supersession marked both ways', () => {
+    const index = read('docs/decisions/README.md');
+    const records = DECISION_RECORDS.map((file) => {
+      const text = read(file);
+      const [, num = '', title = ''] = /^# (\d{4})\. (.+)\n/.exec(text) ?? [];
+      const header = text.slice(0, text.indexOf('\n\n', text.indexOf('\n\n') + 2));
+      const status = /^- Status: (accepted|superseded by \[(\d{4})\]\(\2-[a-z0-9-]+\.md\))$/m.exec(header);
+      const supersedes = [...(/^- Supersedes: (.*)$/m.exec(header)?.[1] ?? '').matchAll(/\[(\d{4})\]/g)].map((m) => m[1]!);
+      return { file, base: path.basename(file), num, title, status, supersededBy: status?.[2], supersedes };
+    });
+    records.forEach((r, i) => {
+      assert.equal(r.num, String(i + 1).padStart(4, '0'), `${r.file}: numbered in order, no gaps, number in its first line`);
+      assert.ok(r.base.startsWith(`${r.num}-`), r.file);
+      assert.ok(r.title && r.status, `${r.file}: starts with "# NNNN. Title" and "- Status: accepted | superseded by [NNNN](...)"`);
+      assert.ok(index.includes(`| [${r.num}](${r.base}) | ${r.title.replace(/\|/g, '\\|')} |`), `${r.file}: listed in the index`);
+    });
+    const byNum = new Map(records.map((r) => [r.num, r]));
+    for (const r of records) {
+      if (r.supersededBy) assert.ok(byNum.get(r.supersededBy)?.supersedes.includes(r.num), `${r.supersededBy} says it supersedes ${r.num}`);
+      for (const earlier of r.supersedes)
+        assert.equal(byNum.get(earlier)?.supersededBy, r.num, `${earlier} says it is superseded by ${r.num}`);
+    }
+  });
+
   it('README names every search attribute with its type where it sets up Temporal Cloud', () => {
     assertListsSearchAttributes(paragraph(read('README.md'), 'search attributes', '## Running against real PostgreSQL and Temporal'));
   });
 
   it('decisions name every search attribute with its type', () => {
-    assertListsSearchAttributes(paragraph(read('docs/decisions.md'), '**Search attributes.**'));
+    assertListsSearchAttributes(paragraph(read('docs/decisions/0018-search-attributes.md'), '**Search attributes.**'));
   });
 
   it('visibility queries use attributes that exist, with values of their type and values the code sets', () => {
@@ -115,7 +142,7 @@ describe('docs match the code', () => {
 
   it('no longer say what was true before processing, retention, media, uploads and meeting joins existed', () => {
     const stale: Record<string, string[]> = {
-      'docs/decisions.md': [
+      'docs/decisions': [
         'until issue 5 adds',
         'is null until media ingestion exists',
         'the media issue starts its ingestion',
@@ -131,7 +158,9 @@ describe('docs match the code', () => {
     };
     for (const [file, phrases] of Object.entries(stale)) {
       // The README's walk-throughs live in docs/guides/ now: its phrases are looked for there too.
-      const text = [file, ...(file === 'README.md' ? GUIDES : [])].map(read).join('\n').toLowerCase().replace(/\s+/g, ' ');
+      // The decisions are one record a file: their phrases are looked for in every record.
+      const files = file === 'docs/decisions' ? DECISIONS : [file, ...(file === 'README.md' ? GUIDES : [])];
+      const text = files.map(read).join('\n').toLowerCase().replace(/\s+/g, ' ');
       assert.deepEqual(
         phrases.filter((p) => text.includes(p.toLowerCase())),
         [],

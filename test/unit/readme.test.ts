@@ -176,6 +176,19 @@ describe('README', () => {
     );
   });
 
+  it('lists every workflow workflows/index.ts exports in the Architecture section (by its folder), the session drainer by name', () => {
+    const index = readFileSync(path.join(PROJECT_ROOT, 'workflows', 'index.ts'), 'utf8');
+    const exported = [...index.matchAll(/^export \{ (\w+Workflow) \} from '\.\/([\w-]+)\/workflow\.js';$/gm)];
+    // Every export of the index is a workflow of this form, so none escapes the check.
+    assert.equal(exported.length, (index.match(/^export /gm) ?? []).length);
+    assert.ok(exported.length >= 8);
+    const architecture = section(readme, 'Architecture');
+    const listed = /^workflows\/ [^\n]*\n((?: {14}.*\n)*)/m.exec(architecture)?.[1] ?? '';
+    const missing = exported.filter(([, , folder]) => !new RegExp(`(^|[\\s,])${folder}\\b(?!-)`).test(listed)).map(([, name]) => name);
+    assert.deepEqual(missing, []);
+    assert.match(listed, /the session drainer/);
+  });
+
   it('names the Node package the project installs, whose install script allowScripts lets run', () => {
     const pkg = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8'));
     assert.ok(readme.includes(`\`node@${pkg.devDependencies.node}\``));

@@ -3,19 +3,6 @@ import { z } from 'zod';
 import { recordEvent } from './domain-events.js';
 import { failRecorderMedia, insertMeetingRecordingRow } from './recordings.js';
 
-export const meetingJoinRow = z.object({
-  recording_id: z.string(),
-  organization_id: z.string(),
-  user_id: z.string().nullable(),
-  platform: z.string(),
-  meeting_identity: z.string(),
-  recorder: z.string(),
-  bot_id: z.string().nullable(),
-  bot_state: z.string(),
-  bot_reason: z.string().nullable(),
-});
-export type MeetingJoinRow = z.infer<typeof meetingJoinRow>;
-
 const PLATFORM_NAMES: Record<string, string> = {
   zoom: 'Zoom',
   google_meet: 'Google Meet',
@@ -38,10 +25,6 @@ export async function insertMeetingRecording(
     INSERT INTO meeting_joins (recording_id, organization_id, user_id, platform, meeting_identity, recorder)
     VALUES (${m.recordingId}, ${m.organizationId}, (SELECT id FROM users WHERE id = ${m.userId}), ${m.platform}, ${m.meetingIdentity}, ${m.recorder})
     ON CONFLICT (recording_id) DO NOTHING`);
-}
-
-export async function findMeetingJoin(db: CommonQueryMethods, recordingId: string): Promise<MeetingJoinRow | null> {
-  return db.maybeOne(sql.type(meetingJoinRow)`SELECT * FROM meeting_joins WHERE recording_id = ${recordingId}`);
 }
 
 export async function setBot(

@@ -31,12 +31,6 @@ export async function findUser(db: CommonQueryMethods, id: string): Promise<User
   return db.maybeOne(sql.type(userRow)`SELECT * FROM users WHERE id = ${id}`);
 }
 
-/** The user only when it belongs to the organization: another organization's id reads as unknown. */
-export async function findUserInOrganization(db: CommonQueryMethods, organizationId: string, id: string): Promise<UserRow | null> {
-  if (!isUuid(id)) return null;
-  return db.maybeOne(sql.type(userRow)`SELECT * FROM users WHERE id = ${id} AND organization_id = ${organizationId}`);
-}
-
 /** The user a token names, and whether that token (by its jti) has been revoked: one statement. */
 export async function findTokenUser(
   db: CommonQueryMethods,
