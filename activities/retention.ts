@@ -1,5 +1,5 @@
 import type { DatabasePool } from 'slonik';
-import { deleteExpiredSessions } from '../src/db/repositories/agent-retention.js';
+import { deleteExpiredSessions } from '../src/db/repositories/agent-sessions.js';
 import { purgeExpiredModels } from '../src/db/repositories/oauth-models.js';
 
 export function createRetentionActivities(deps: { pool: DatabasePool }) {

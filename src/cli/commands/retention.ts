@@ -1,4 +1,4 @@
-import { deleteExpiredSessions } from '../../db/repositories/agent-retention.js';
+import { deleteExpiredSessions } from '../../db/repositories/agent-sessions.js';
 import { purgeExpiredModels } from '../../db/repositories/oauth-models.js';
 import { isUuid } from '../../db/uuid.js';
 import { AUTHORIZATION_PURGE_BATCH } from '../../../workflows/retention-sweep/contract.js';

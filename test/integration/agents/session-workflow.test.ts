@@ -18,7 +18,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { sessionWorkflowSettings, wakeSession } from '../../../src/agents/session-workflow.js';
 import { drainSessionWakes } from '../../../src/agents/drainer.js';
-import { takeHoldSignalTurns } from '../../../src/db/repositories/agent-processing.js';
+import { takeHoldSignalTurns } from '../../../src/db/repositories/agent-sessions.js';
 import { LocalSignalExtractor } from '../../../src/providers/signal-extractor/local.js';
 import { ensureSessionWakesSchedule } from '../../../src/temporal/schedules.js';
 import { addCredits } from '../../../src/db/repositories/organizations.js';
