@@ -298,7 +298,15 @@ async function applyIngests(tx: Tx, items: readonly Prepared[], analysisCreditCo
       sessions.flatMap((s) => {
         const row = updated.get(s.id);
         return row
-          ? [{ sessionId: s.id, organizationId: s.organization_id, applicationId: s.application_id, before: s.processing_status, after: row.processing_status }]
+          ? [
+              {
+                sessionId: s.id,
+                organizationId: s.organization_id,
+                applicationId: s.application_id,
+                before: s.processing_status,
+                after: row.processing_status,
+              },
+            ]
           : [];
       }),
     ),

@@ -301,15 +301,19 @@ export async function analyseQueuedSessions(
   );
   const { analysed, refused, unanswered } = await extractAll(ready, o);
   await closeJobs(pool, refused);
-  const written = await writeAnalyses(pool, analysed, o, blocked);
-  // The verdict and its billing events commit together.
-  const statuses = await pool.transaction(async (tx) => {
+  // The analyses, the round's billing verdict and its events commit together: a reader that sees
+  // the analyses done sees the processing status they leave.
+  const { written, statuses } = await pool.transaction(async (tx) => {
+    // The sessions' locks order this write after a concurrent ingest (a purge, a revision); all the
+    // round's sessions first, in lock order, before any organization's (debitUpTo).
+    const live = new Set((await lockSessionRows(tx, sessionIds)).map((s) => s.id));
+    const written = await writeAnalyses(tx, live, analysed, o, blocked);
     const verdict = await setBillingStates(
       tx,
       sessionIds.map((id) => ({ sessionId: id, blocked: blocked.has(id) })),
     );
     await recordEvents(tx, billingEvents(verdict.changes));
-    return verdict.statuses;
+    return { written, statuses: verdict.statuses };
   });
   const providerWaits = new Set(unanswered.map((j) => j.session_id));
   await endHolds(
@@ -417,48 +421,47 @@ async function closeJobs(pool: DatabasePool, jobs: readonly Closing[]): Promise<
 }
 
 /**
- * Writes the analyses of all the sessions in one transaction, paying each organization's share
- * (one ledger line per response, as far as its balance goes; the sessions left unpaid are added to
- * `blocked`). Returns the analyses written per session.
+ * Writes the analyses of the (locked, `sessions`) sessions in the caller's transaction, paying each
+ * organization's share (one ledger line per response, as far as its balance goes; the sessions left
+ * unpaid are added to `blocked`). Returns the analyses written per session.
  */
 async function writeAnalyses(
-  pool: DatabasePool,
+  tx: Tx,
+  sessions: ReadonlySet<string>,
   analysed: readonly Analysed[],
   o: AnalysisOptions,
   blocked: Set<string>,
 ): Promise<Map<string, number>> {
   if (!analysed.length) return new Map();
-  const { kept, unpaid } = await pool.transaction(async (tx) => {
-    // The sessions' locks order this write after a concurrent ingest (a purge, a revision).
-    const sessions = new Set((await lockSessionRows(tx, [...new Set(analysed.map((a) => a.job.session_id))])).map((s) => s.id));
-    const live = new Set(
-      await lockQueuedJobs(
-        tx,
-        analysed.filter((a) => sessions.has(a.job.session_id)).map((a) => a.job.id),
-      ),
-    );
-    const paid: Analysed[] = [];
-    const left: Analysed[] = [];
-    for (const [organizationId, group] of Map.groupBy(
-      analysed.filter((a) => live.has(a.job.id)),
-      (a) => a.job.organization_id,
-    )) {
-      const n = await debitUpTo(tx, organizationId, group.length, o.creditCost, 'agent_response_analysis');
-      paid.push(...group.slice(0, n));
-      left.push(...group.slice(n));
-    }
-    const created = await replaceQualitativeSignals(tx, paid, o.extractor.name);
-    const jobOf = new Map(paid.map((a) => [a.job.session_id, a.job]));
-    await recordEvents(tx, signalEvents(created, 'qualitative_inference', (id) => jobOf.get(id)!));
-    await completeJobs(
+  const live = new Set(
+    await lockQueuedJobs(
       tx,
-      paid.map((a) => a.job.id),
-      o.creditCost,
-    );
-    return { kept: paid, unpaid: left };
-  });
-  for (const a of unpaid) blocked.add(a.job.session_id);
+      analysed.filter((a) => sessions.has(a.job.session_id)).map((a) => a.job.id),
+    ),
+  );
+  const paid: Analysed[] = [];
+  const left: Analysed[] = [];
+  for (const [organizationId, group] of Map.groupBy(
+    analysed.filter((a) => live.has(a.job.id)),
+    (a) => a.job.organization_id,
+  )) {
+    const n = await debitUpTo(tx, organizationId, group.length, o.creditCost, 'agent_response_analysis');
+    paid.push(...group.slice(0, n));
+    left.push(...group.slice(n));
+  }
+  const created = await replaceQualitativeSignals(tx, paid, o.extractor.name);
+  const jobOf = new Map(paid.map((a) => [a.job.session_id, a.job]));
+  await recordEvents(
+    tx,
+    signalEvents(created, 'qualitative_inference', (id) => jobOf.get(id)!),
+  );
+  await completeJobs(
+    tx,
+    paid.map((a) => a.job.id),
+    o.creditCost,
+  );
+  for (const a of left) blocked.add(a.job.session_id);
   const written = new Map<string, number>();
-  for (const a of kept) written.set(a.job.session_id, (written.get(a.job.session_id) ?? 0) + 1);
+  for (const a of paid) written.set(a.job.session_id, (written.get(a.job.session_id) ?? 0) + 1);
   return written;
 }

@@ -56,7 +56,11 @@ export const BILLING_MANAGED: readonly StoredProcessingStatus[] = ['pending', 'p
  * The processing status an ingest leaves: capture off is `capture_disabled`; otherwise
  * `billing_blocked` while the balance (read under the session's lock) cannot pay one analysis.
  */
-export function processingStatusAfterIngest(o: { captureContent: boolean; creditBalance: number; analysisCreditCost: number }): ProcessingStatus {
+export function processingStatusAfterIngest(o: {
+  captureContent: boolean;
+  creditBalance: number;
+  analysisCreditCost: number;
+}): ProcessingStatus {
   if (!o.captureContent) return 'capture_disabled';
   return o.creditBalance >= o.analysisCreditCost ? 'pending' : 'billing_blocked';
 }
@@ -89,7 +93,14 @@ export function billingEvents(changes: readonly StatusChange[]): DomainEvent[] {
   return changes.flatMap((c): DomainEvent[] => {
     const type = billingTransition(c.before, c.after);
     return type
-      ? [{ type, organizationId: c.organizationId, subjectId: c.sessionId, payload: { sessionId: c.sessionId, applicationId: c.applicationId } }]
+      ? [
+          {
+            type,
+            organizationId: c.organizationId,
+            subjectId: c.sessionId,
+            payload: { sessionId: c.sessionId, applicationId: c.applicationId },
+          },
+        ]
       : [];
   });
 }

@@ -94,13 +94,7 @@ export async function balances(db: CommonQueryMethods, organizationIds: readonly
  * each), under the organization's row lock; returns how many were paid. NO KEY UPDATE: inserts
  * that reference the organization (signals, usage, sessions) are not blocked meanwhile.
  */
-export async function debitUpTo(
-  tx: Tx,
-  organizationId: string,
-  count: number,
-  cost: number,
-  reason: string,
-): Promise<number> {
+export async function debitUpTo(tx: Tx, organizationId: string, count: number, cost: number, reason: string): Promise<number> {
   const current = await tx.oneFirst(sql.type(z.object({ credit_balance: z.number() }))`
     SELECT credit_balance FROM organizations WHERE id = ${organizationId} FOR NO KEY UPDATE`);
   const paid = Math.min(count, Math.floor(current / cost));
