@@ -1,6 +1,7 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { StoredProgress } from '../../../workflows/agent-session/contract.js';
+import type { Tx } from '../pool.js';
 import type { LockedSession } from './agent-sessions.js';
 
 /**
@@ -73,7 +74,7 @@ export type CreatedSignal = z.infer<typeof createdSignal>;
  * Spec rule 5: a rated feedback event is an explicit signal, deterministic and free; a revision
  * updates it. Returns the signals it created (a revision's update is not one).
  */
-export async function upsertExplicitSignals(tx: CommonQueryMethods, rows: readonly SessionEvent[]): Promise<readonly CreatedSignal[]> {
+export async function upsertExplicitSignals(tx: Tx, rows: readonly SessionEvent[]): Promise<readonly CreatedSignal[]> {
   // A signal names its rating and the response it rates: without either stored, there is none.
   const isSignal = (r: SessionEvent) => Boolean(r.row.feedback?.rating && r.row.feedback.targetEventExternalId);
   const rated = rows.filter(isSignal);
@@ -127,7 +128,7 @@ export async function meterResponses(tx: CommonQueryMethods, responses: readonly
 }
 
 /** Queues analysis of these revisions; a queued analysis of an older revision is superseded. */
-export async function queueAnalyses(tx: CommonQueryMethods, events: readonly SessionEvent[]): Promise<number> {
+export async function queueAnalyses(tx: Tx, events: readonly SessionEvent[]): Promise<number> {
   if (!events.length) return 0;
   const records = sql.jsonb(events.map(({ session, row }) => ({ session_id: session.id, event_id: row.id, revision: row.revision })));
   await tx.query(sql.unsafe`

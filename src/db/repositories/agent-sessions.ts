@@ -95,7 +95,7 @@ export async function deleteCreatedSessions(tx: CommonQueryMethods, sessionIds: 
  * participants, revision history, jobs and signals; event rows keep sequence, type, revision and
  * the hash that deduplicates retries.
  */
-export async function purgeSessionContent(tx: CommonQueryMethods, sessionId: string): Promise<void> {
+export async function purgeSessionContent(tx: Tx, sessionId: string): Promise<void> {
   await tx.query(sql.unsafe`DELETE FROM agent_signals WHERE session_id = ${sessionId}`);
   await tx.query(sql.unsafe`DELETE FROM agent_analysis_jobs WHERE session_id = ${sessionId}`);
   await tx.query(sql.unsafe`
@@ -174,7 +174,7 @@ function eventRecords(events: readonly IncomingEvent[], captureContent: boolean)
 
 /** One statement for the whole batch (up to 500 events). */
 /** Keeps each replaced content in the revision history, then writes the new revision in place. */
-export async function reviseEvents(tx: CommonQueryMethods, sessionId: string, events: readonly IncomingEvent[], captureContent: boolean) {
+export async function reviseEvents(tx: Tx, sessionId: string, events: readonly IncomingEvent[], captureContent: boolean) {
   if (events.length === 0) return;
   const ids = sql.array(
     events.map((e) => e.externalEventId),
