@@ -38,12 +38,14 @@ export interface ActivityDeps extends MediaActivityDeps {
   metrics?: ActivityMetrics;
   /** What `intake meeting-providers` reports of this worker (from its configuration). */
   meetingProviders?: MeetingProvidersDescription;
+  /** DOMAIN_EVENT_RETENTION_DAYS (the retention sweep's events); the default when absent. */
+  eventRetentionDays?: number;
 }
 
 /** The production dependencies of the activities, from configuration. */
 export function activityDeps(
   pool: DatabasePool,
-  config: Pick<Config, 'agents' | 'temporal' | 'signalExtractor' | 'media' | 'transcriber' | 'meetings'>,
+  config: Pick<Config, 'agents' | 'temporal' | 'signalExtractor' | 'media' | 'transcriber' | 'meetings' | 'domainEvents'>,
   log: (message: string) => void = () => undefined,
 ): ActivityDeps {
   const ffmpeg = new FfmpegTools(config.media.ffmpeg, log);
@@ -52,6 +54,7 @@ export function activityDeps(
     pool,
     extractor: createSignalExtractor(config.signalExtractor),
     analysisCreditCost: config.agents.analysisCreditCost,
+    eventRetentionDays: config.domainEvents.retentionDays,
     drainer: drainerSettings(config),
     mediaDir: resolveFromRoot(config.media.dir),
     uploadStore: createUploadStore(config.media),

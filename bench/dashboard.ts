@@ -385,7 +385,7 @@ export async function benchDashboard(): Promise<Record<string, unknown>> {
     await Promise.all([agentLoad, feedbackLoad, mediaLoad, meetings]);
     marks.loadEnded = Date.now() / 1000;
     // The organization ran out of credits during the load: a top-up, then the backlog drains.
-    await addCredits(pool, org.organizationId, 100_000, 'dashboard top-up');
+    await pool.transaction((tx) => addCredits(tx, org.organizationId, 100_000, 'dashboard top-up'));
     marks.toppedUp = Date.now() / 1000;
     await sleep(45_000);
     const end = Date.now() / 1000;

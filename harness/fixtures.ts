@@ -15,11 +15,9 @@ export interface TestOrg {
 
 /** An organization with an all-scopes API key (admin included: tests read users with it). */
 export async function createTestOrg(pool: DatabasePool, options: { credits?: number; recordingAllowed?: boolean } = {}): Promise<TestOrg> {
-  const org = await createOrganization(pool, {
-    name: `Org ${++counter}`,
-    credits: options.credits ?? 0,
-    recordingAllowed: options.recordingAllowed ?? true,
-  });
+  const org = await pool.transaction((tx) =>
+    createOrganization(tx, { name: `Org ${++counter}`, credits: options.credits ?? 0, recordingAllowed: options.recordingAllowed ?? true }),
+  );
   const { row, apiKey } = await createApiKey(pool, { organizationId: org.id, scopes: [...SCOPES] });
   return { organizationId: org.id, apiKey, apiKeyId: row.id };
 }

@@ -9,6 +9,8 @@ import { deriveKey, parsePayloadKeys, type PayloadKey } from './keys.js';
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
+/** DOMAIN_EVENT_RETENTION_DAYS unset (also what the activities keep when given no setting). */
+export const DOMAIN_EVENT_RETENTION_DAYS_DEFAULT = 30;
 
 export const envSchema = z.object({
   NODE_ENV: z
@@ -207,6 +209,10 @@ export const envSchema = z.object({
     .max(7 * 24 * 60)
     .default(60)
     .meta({ description: 'interval of the `agent-retention-sweep` Temporal Schedule (set when a worker starts)' }),
+  DOMAIN_EVENT_RETENTION_DAYS: positiveInt.max(3650).default(DOMAIN_EVENT_RETENTION_DAYS_DEFAULT).meta({
+    description:
+      'days an announced state change (the `domain_events` outbox: signal created, session processed, billing blocked or resumed, media ready or failed, transcript completed, bot finished) is kept; the retention sweep deletes older ones',
+  }),
   AGENT_WAKE_RECONCILE_SECONDS: positiveInt.max(3600).default(15).meta({
     description:
       'interval of the `agent-session-wakes` Temporal Schedule (set when a worker starts), which wakes the workflows of sessions whose wake is older than this and was never taken (a safety net: the drainer takes wakes within milliseconds)',
@@ -486,6 +492,8 @@ export interface Config {
     oauthRegistrationsPerHour: number;
     oauthAuthorizationsPerMinute: number;
   };
+  /** The event seam's outbox (`domain_events`): how long the retention sweep keeps an event. */
+  domainEvents: { retentionDays: number };
   agents: {
     sessionIdleSeconds: number;
     activityTimeoutSeconds: number;
@@ -667,6 +675,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       oauthRegistrationsPerHour: e.OAUTH_REGISTRATION_RATE_LIMIT_PER_HOUR,
       oauthAuthorizationsPerMinute: e.OAUTH_AUTHORIZATION_RATE_LIMIT_PER_MINUTE,
     },
+    domainEvents: { retentionDays: e.DOMAIN_EVENT_RETENTION_DAYS },
     agents: {
       sessionIdleSeconds: e.AGENT_SESSION_IDLE_SECONDS,
       activityTimeoutSeconds: e.AGENT_SESSION_ACTIVITY_TIMEOUT_SECONDS,

@@ -1,5 +1,6 @@
-import { sql, type DatabasePool } from 'slonik';
 import type { TemporalGateway } from './temporal/gateway.js';
+import type { DatabasePool } from 'slonik';
+import { ping } from './db/repositories/operational-stats.js';
 
 export type CheckResult = 'ok' | 'unavailable';
 
@@ -17,7 +18,7 @@ async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
 
 export async function checkDatabase(pool: DatabasePool, timeoutMs = 2000): Promise<CheckResult> {
   try {
-    await withTimeout(pool.oneFirst(sql.unsafe`SELECT 1`), timeoutMs);
+    await withTimeout(ping(pool), timeoutMs);
     return 'ok';
   } catch {
     return 'unavailable';

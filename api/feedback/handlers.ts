@@ -75,14 +75,16 @@ export function feedbackHandlers(deps: AppDeps) {
     },
 
     upsertPerson: async (ctx: AppContext, { body }: RouteInput<UpsertPersonBody, unknown>) => {
-      const { person, created } = await upsertPerson(deps.pool, {
-        organizationId: principalOf(ctx).organizationId,
-        email: body.email.trim(),
-        firstName: body.first_name,
-        lastName: body.last_name,
-        boundary: body.boundary,
-        company: body.company && { name: body.company.name.trim(), domain: body.company.domain.trim() },
-      });
+      const { person, created } = await deps.pool.transaction((tx) =>
+        upsertPerson(tx, {
+          organizationId: principalOf(ctx).organizationId,
+          email: body.email.trim(),
+          firstName: body.first_name,
+          lastName: body.last_name,
+          boundary: body.boundary,
+          company: body.company && { name: body.company.name.trim(), domain: body.company.domain.trim() },
+        }),
+      );
       ctx.status = created ? 201 : 200;
       ctx.body = presentPerson(person);
     },

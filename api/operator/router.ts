@@ -1,8 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Next } from 'koa';
+import { topUpCredits } from '../../src/agents/billing.js';
 import { resumeBlockedSessions } from '../../src/agents/session-workflow.js';
-// eslint-disable-next-line no-restricted-imports -- issue 30: moved out by the gateway/services work
-import { addCredits } from '../../src/db/repositories/organizations.js';
 import { NotFoundError, UnauthenticatedError } from '../../src/errors.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { addCreditsBody, balanceSchema, type AddCreditsBody } from '../management/schemas.js';
@@ -45,9 +44,13 @@ export function operatorRoutes(deps: AppDeps, registry: RouteRegistry): void {
       404: { description: 'No such organization', schema: ERROR_REF },
     },
     handler: async (ctx: AppContext, { params, body }: RouteInput<AddCreditsBody, unknown>) => {
-      const org = await addCredits(deps.pool, params.organizationId ?? '', body.amount, body.reason ?? 'operator-api');
-      if (!org) throw new NotFoundError('Organization');
-      ctx.body = { organizationId: org.id, balance: org.credit_balance, resumedSessions: await resume(deps, ctx, org.id) };
+      const result = await topUpCredits(
+        deps.pool,
+        { organizationId: params.organizationId ?? '', amount: body.amount, reason: body.reason ?? 'operator-api' },
+        (organizationId) => resume(deps, ctx, organizationId),
+      );
+      if (!result) throw new NotFoundError('Organization');
+      ctx.body = result;
     },
   });
 }

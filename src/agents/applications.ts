@@ -1,5 +1,4 @@
-import { sql, UniqueIntegrityConstraintViolationError, type CommonQueryMethods, type DatabasePool } from 'slonik';
-import { z } from 'zod';
+import { UniqueIntegrityConstraintViolationError, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { displayPrefix, generateSecret, hashSecret } from '../auth/secrets.js';
 import {
   insertApplication,
@@ -10,6 +9,9 @@ import {
   type ApplicationSettings,
   type CredentialRow,
 } from '../db/repositories/agent-applications.js';
+import { activeUserIds } from '../db/repositories/agent-participants.js';
+import { restrictSessionsToUsers } from '../db/repositories/agent-sessions.js';
+import type { Tx } from '../db/pool.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 
 /** Agent ingest secrets: `iak_` + 256 random bits; shown once, stored as SHA-256. */
@@ -87,7 +89,7 @@ export async function changeApplication(
   });
 }
 
-async function applyPatch(tx: CommonQueryMethods, current: ApplicationRow, patch: SettingsPatch): Promise<ApplicationRow> {
+async function applyPatch(tx: Tx, current: ApplicationRow, patch: SettingsPatch): Promise<ApplicationRow> {
   const access = patch.conversationAccess;
   if (access?.type === 'users') await requireActiveUsers(tx, current.organization_id, access.userIds);
   const settings: ApplicationSettings = {
@@ -101,7 +103,10 @@ async function applyPatch(tx: CommonQueryMethods, current: ApplicationRow, patch
     access: access ? access.type : current.access,
     accessUserIds: access ? (access.type === 'users' ? unique(access.userIds.map((u) => u.toLowerCase())) : []) : current.access_user_ids,
   };
-  return updateApplication(tx, current.id, settings);
+  const updated = await updateApplication(tx, current.id, settings);
+  // Narrowed access applies to the existing conversations too, in the same transaction.
+  if (settings.access === 'users') await restrictSessionsToUsers(tx, current.id, settings.accessUserIds);
+  return updated;
 }
 
 export async function issueCredential(pool: DatabasePool, application: ApplicationRow): Promise<{ row: CredentialRow; secret: string }> {
@@ -116,9 +121,7 @@ function unique(values: readonly string[]): string[] {
 
 /** Conversation access names users of the organization who can sign in; anything else is a mistake. */
 async function requireActiveUsers(db: CommonQueryMethods, organizationId: string, userIds: string[]): Promise<void> {
-  const found = await db.anyFirst(sql.type(z.object({ id: z.string() }))`
-    SELECT id FROM users WHERE organization_id = ${organizationId} AND status = 'active' AND id = ANY(${sql.array(userIds, 'uuid')})`);
-  const known = new Set(found);
+  const known = await activeUserIds(db, organizationId, userIds);
   const errors = userIds
     .map((u, i) => ({ u: u.toLowerCase(), i }))
     .filter(({ u }) => !known.has(u))

@@ -7,7 +7,7 @@ import {
   takeHoldSignalTurns,
   takeWorkflowSignalTurns,
   type SignalTarget,
-} from '../db/repositories/agent-processing.js';
+} from '../db/repositories/agent-sessions.js';
 import type { SignalExtractor } from '../providers/signal-extractor/types.js';
 import {
   ANALYSIS_BATCH,

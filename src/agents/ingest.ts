@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { stringify } from 'safe-stable-stringify';
-import type { CommonQueryMethods, DatabasePool, DatabaseTransactionConnection } from 'slonik';
+import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import { environmentErrors, planIngest, toIncoming, type IncomingEvent } from '../domain/agent-events.js';
 import type { AgentIngestRequest, AgentParticipant, AgentSessionStatus } from '../domain/agent-ingest.js';
 import { sanitizeIngestRequest } from '../domain/sanitize/index.js';
@@ -23,10 +23,13 @@ import {
   type LockedSessionRow,
   type SessionUpdate,
 } from '../db/repositories/agent-sessions.js';
+import { recordEvents } from '../db/repositories/domain-events.js';
+import type { Tx } from '../db/pool.js';
 import { AppError, ValidationError, type FieldError } from '../errors.js';
+import { billingEvents, processingStatusAfterIngest, type ProcessingStatus } from './session-state.js';
 import { currentTraceParent } from '../telemetry/tracing.js';
 
-export type ProcessingStatus = 'pending' | 'billing_blocked' | 'capture_disabled';
+export type { ProcessingStatus };
 
 export interface IngestResult {
   sessionId: string;
@@ -216,7 +219,7 @@ type Outcome = IngestResult | AppError | StaleAuthorityError;
  * error as its outcome and leaves nothing (a session it created is removed again). Requests with
  * participants or content capture off come alone (their statements run before their plan).
  */
-async function applyIngests(tx: DatabaseTransactionConnection, items: readonly Prepared[], analysisCreditCost: number): Promise<Outcome[]> {
+async function applyIngests(tx: Tx, items: readonly Prepared[], analysisCreditCost: number): Promise<Outcome[]> {
   const locked = await lockSessions(
     tx,
     items.map(({ app, request }) => ({
@@ -277,6 +280,7 @@ async function applyIngests(tx: DatabaseTransactionConnection, items: readonly P
       sessionId: session.id,
       status,
       captureContent: capture,
+      processingStatus: processingStatusAfterIngest({ captureContent: capture, creditBalance: session.credit_balance, analysisCreditCost }),
       agentVersion: capture ? (item.request.agentVersion ?? null) : null,
       source: capture ? (item.request.source ?? null) : null,
       context: capture ? (item.request.context ?? null) : null,
@@ -287,7 +291,27 @@ async function applyIngests(tx: DatabaseTransactionConnection, items: readonly P
       traceParent: item.traceParent,
     });
   }
-  const updated = new Map((await updateSessionsAfterIngest(tx, updates, analysisCreditCost)).map((s) => [s.id, s]));
+  const updated = new Map((await updateSessionsAfterIngest(tx, updates)).map((s) => [s.id, s]));
+  // Billing blocked or resumed by this ingest (the balance it read under the session's lock), announced with it.
+  await recordEvents(
+    tx,
+    billingEvents(
+      sessions.flatMap((s) => {
+        const row = updated.get(s.id);
+        return row
+          ? [
+              {
+                sessionId: s.id,
+                organizationId: s.organization_id,
+                applicationId: s.application_id,
+                before: s.processing_status,
+                after: row.processing_status,
+              },
+            ]
+          : [];
+      }),
+    ),
+  );
   await deleteCreatedSessions(
     tx,
     sessions.filter((s, i) => s.created && planned[i] instanceof Error).map((s) => s.id),
@@ -310,7 +334,7 @@ async function applyIngests(tx: DatabaseTransactionConnection, items: readonly P
 }
 
 /** Content capture off purges the session's content; participants are linked and stored (spec rule 6). */
-async function participantsOf(tx: DatabaseTransactionConnection, item: Prepared, session: LockedSessionRow): Promise<void> {
+async function participantsOf(tx: Tx, item: Prepared, session: LockedSessionRow): Promise<void> {
   const capture = item.app.content_capture;
   if (!capture) await purgeSessionContent(tx, session.id);
   const links = await linkParticipants(tx, item.app.organization_id, item.request.participants ?? [], item.participants);

@@ -1,4 +1,4 @@
-import type { DatabasePool, DatabaseTransactionConnection } from 'slonik';
+import type { DatabasePool } from 'slonik';
 import type { AnalysisResult, ProcessResult } from '../../workflows/agent-session/contract.js';
 import {
   balances,
@@ -8,25 +8,33 @@ import {
   lockQueuedJobs,
   queuedJobs,
   replaceQualitativeSignals,
-  setBillingStates,
   updateJobs,
   type Analysed,
   type JobRow,
 } from '../db/repositories/agent-analysis.js';
 import {
-  claimDueSessions,
-  endHolds,
-  lockSessionRows,
-  markProcessed,
+  markEventsProcessed,
   meterResponses,
   pendingRows,
   queueAnalyses,
   upsertExplicitSignals,
-  type LockedSession,
-  type PassOutcome,
+  type CreatedSignal,
   type ProcessRow,
   type SessionEvent,
 } from '../db/repositories/agent-processing.js';
+import {
+  advanceSessions,
+  claimDueSessions,
+  endHolds,
+  lockSessionRows,
+  setBillingStates,
+  type LockedSession,
+  type PassOutcome,
+} from '../db/repositories/agent-sessions.js';
+import { recordEvents } from '../db/repositories/domain-events.js';
+import type { Tx } from '../db/pool.js';
+import type { DomainEvent } from '../domain/events.js';
+import { billingEvents, effectiveProcessingStatus, passSettles } from './session-state.js';
 import { maxOrNull, planProcessing, type ProgressSnapshot } from '../domain/agent-processing-plan.js';
 import { forEachLimited } from '../concurrency.js';
 import { ExtractorError, type SignalExtractor } from '../providers/signal-extractor/types.js';
@@ -118,7 +126,7 @@ function drained(results: Map<string, ProcessResult & { settled: boolean }>): Dr
 
 /** One page of each of these sessions, locked by the transaction: one statement per table for all of them. */
 async function processPages(
-  tx: DatabaseTransactionConnection,
+  tx: Tx,
   sessions: readonly LockedSession[],
   at: ProgressSnapshot,
   pageSize: number,
@@ -146,7 +154,7 @@ async function processPages(
     // A full page may end before the next sequence only because it is full: look again first.
     return { session, plan, picked, more: rows.length === pageSize && picked.length > 0 };
   });
-  await upsertExplicitSignals(tx, chosen);
+  const created = await upsertExplicitSignals(tx, chosen);
   // Spec (metering): one unit per visible finalized assistant response; a retry or revision adds none.
   const finals = chosen.filter((e) => isFinalResponse(e.row));
   const metered = await meterResponses(tx, finals);
@@ -162,14 +170,33 @@ async function processPages(
       sessionId: p.session.id,
       watermark: p.plan.processedThroughSequence,
       queued: n,
-      settled: !p.more && !(o.holdWakeWhileQueued && n > 0 && !p.session.hold_told),
+      settled: passSettles({ more: p.more, holdWakeWhileQueued: o.holdWakeWhileQueued ?? false, queued: n, holdTold: p.session.hold_told }),
     };
   });
-  const stored = await markProcessed(
+  await markEventsProcessed(
     tx,
     chosen.map((e) => e.row.id),
-    outcomes,
   );
+  const stored = await advanceSessions(tx, outcomes);
+  const byId = new Map(sessions.map((s) => [s.id, s]));
+  await recordEvents(tx, [
+    ...signalEvents(created, 'explicit_feedback', (id) => byId.get(id)!),
+    ...plans
+      .filter((p) => p.picked.length > 0 && stored.has(p.session.id))
+      .map(
+        (p): DomainEvent => ({
+          type: 'agent_session.processed',
+          organizationId: p.session.organization_id,
+          subjectId: p.session.id,
+          payload: {
+            sessionId: p.session.id,
+            applicationId: p.session.application_id,
+            processedThrough: p.plan.processedThroughSequence,
+            status: stored.get(p.session.id)!.status,
+          },
+        }),
+      ),
+  ]);
   return new Map(
     plans.map((p, i) => {
       const s = stored.get(p.session.id)!;
@@ -191,6 +218,23 @@ async function processPages(
       ];
     }),
   );
+}
+
+/** `signal.created` for each signal a statement created, with its session's owners. */
+function signalEvents(
+  created: readonly CreatedSignal[],
+  source: 'explicit_feedback' | 'qualitative_inference',
+  sessionOf: (sessionId: string) => { organization_id: string; application_id: string },
+): DomainEvent[] {
+  return created.map((c) => {
+    const session = sessionOf(c.session_id);
+    return {
+      type: 'signal.created',
+      organizationId: session.organization_id,
+      subjectId: c.id,
+      payload: { signalId: c.id, sessionId: c.session_id, applicationId: session.application_id, source },
+    };
+  });
 }
 
 function isFinalResponse(r: ProcessRow): boolean {
@@ -257,11 +301,20 @@ export async function analyseQueuedSessions(
   );
   const { analysed, refused, unanswered } = await extractAll(ready, o);
   await closeJobs(pool, refused);
-  const written = await writeAnalyses(pool, analysed, o, blocked);
-  const statuses = await setBillingStates(
-    pool,
-    sessionIds.map((id) => ({ sessionId: id, blocked: blocked.has(id) })),
-  );
+  // The analyses, the round's billing verdict and its events commit together: a reader that sees
+  // the analyses done sees the processing status they leave.
+  const { written, statuses } = await pool.transaction(async (tx) => {
+    // The sessions' locks order this write after a concurrent ingest (a purge, a revision); all the
+    // round's sessions first, in lock order, before any organization's (debitUpTo).
+    const live = new Set((await lockSessionRows(tx, sessionIds)).map((s) => s.id));
+    const written = await writeAnalyses(tx, live, analysed, o, blocked);
+    const verdict = await setBillingStates(
+      tx,
+      sessionIds.map((id) => ({ sessionId: id, blocked: blocked.has(id) })),
+    );
+    await recordEvents(tx, billingEvents(verdict.changes));
+    return { written, statuses: verdict.statuses };
+  });
   const providerWaits = new Set(unanswered.map((j) => j.session_id));
   await endHolds(
     pool,
@@ -282,7 +335,7 @@ export async function analyseQueuedSessions(
       const result: AnalysisResult =
         status === undefined
           ? { ...base, deleted: true, remaining: 0, processingStatus: 'pending' }
-          : { ...base, deleted: false, remaining: remaining.get(id) ?? 0, processingStatus: status };
+          : { ...base, deleted: false, remaining: remaining.get(id) ?? 0, processingStatus: effectiveProcessingStatus(status) };
       return [id, result];
     }),
   );
@@ -368,46 +421,47 @@ async function closeJobs(pool: DatabasePool, jobs: readonly Closing[]): Promise<
 }
 
 /**
- * Writes the analyses of all the sessions in one transaction, paying each organization's share
- * (one ledger line per response, as far as its balance goes; the sessions left unpaid are added to
- * `blocked`). Returns the analyses written per session.
+ * Writes the analyses of the (locked, `sessions`) sessions in the caller's transaction, paying each
+ * organization's share (one ledger line per response, as far as its balance goes; the sessions left
+ * unpaid are added to `blocked`). Returns the analyses written per session.
  */
 async function writeAnalyses(
-  pool: DatabasePool,
+  tx: Tx,
+  sessions: ReadonlySet<string>,
   analysed: readonly Analysed[],
   o: AnalysisOptions,
   blocked: Set<string>,
 ): Promise<Map<string, number>> {
   if (!analysed.length) return new Map();
-  const { kept, unpaid } = await pool.transaction(async (tx) => {
-    // The sessions' locks order this write after a concurrent ingest (a purge, a revision).
-    const sessions = new Set((await lockSessionRows(tx, [...new Set(analysed.map((a) => a.job.session_id))])).map((s) => s.id));
-    const live = new Set(
-      await lockQueuedJobs(
-        tx,
-        analysed.filter((a) => sessions.has(a.job.session_id)).map((a) => a.job.id),
-      ),
-    );
-    const paid: Analysed[] = [];
-    const left: Analysed[] = [];
-    for (const [organizationId, group] of Map.groupBy(
-      analysed.filter((a) => live.has(a.job.id)),
-      (a) => a.job.organization_id,
-    )) {
-      const n = await debitUpTo(tx, organizationId, group.length, o.creditCost, 'agent_response_analysis');
-      paid.push(...group.slice(0, n));
-      left.push(...group.slice(n));
-    }
-    await replaceQualitativeSignals(tx, paid, o.extractor.name);
-    await completeJobs(
+  const live = new Set(
+    await lockQueuedJobs(
       tx,
-      paid.map((a) => a.job.id),
-      o.creditCost,
-    );
-    return { kept: paid, unpaid: left };
-  });
-  for (const a of unpaid) blocked.add(a.job.session_id);
+      analysed.filter((a) => sessions.has(a.job.session_id)).map((a) => a.job.id),
+    ),
+  );
+  const paid: Analysed[] = [];
+  const left: Analysed[] = [];
+  for (const [organizationId, group] of Map.groupBy(
+    analysed.filter((a) => live.has(a.job.id)),
+    (a) => a.job.organization_id,
+  )) {
+    const n = await debitUpTo(tx, organizationId, group.length, o.creditCost, 'agent_response_analysis');
+    paid.push(...group.slice(0, n));
+    left.push(...group.slice(n));
+  }
+  const created = await replaceQualitativeSignals(tx, paid, o.extractor.name);
+  const jobOf = new Map(paid.map((a) => [a.job.session_id, a.job]));
+  await recordEvents(
+    tx,
+    signalEvents(created, 'qualitative_inference', (id) => jobOf.get(id)!),
+  );
+  await completeJobs(
+    tx,
+    paid.map((a) => a.job.id),
+    o.creditCost,
+  );
+  for (const a of left) blocked.add(a.job.session_id);
   const written = new Map<string, number>();
-  for (const a of kept) written.set(a.job.session_id, (written.get(a.job.session_id) ?? 0) + 1);
+  for (const a of paid) written.set(a.job.session_id, (written.get(a.job.session_id) ?? 0) + 1);
   return written;
 }

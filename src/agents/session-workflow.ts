@@ -1,11 +1,10 @@
 import type { DatabasePool } from 'slonik';
-import { sql } from 'slonik';
-import { z } from 'zod';
 import type { Config } from '../config.js';
 import { forEachLimited } from '../concurrency.js';
 import { inStoredTrace } from '../telemetry/tracing.js';
-import { strandedWakes } from '../db/repositories/agent-sessions.js';
+import { billingBlockedSessions, strandedWakes } from '../db/repositories/agent-sessions.js';
 import { deadlineAfter, type TemporalGateway } from '../temporal/gateway.js';
+import { effectiveProcessingStatus } from './session-state.js';
 import { ORGANIZATION_ID, SESSION_ID, STATUS } from '../temporal/search-attributes.js';
 import {
   AGENT_SESSION_WORKFLOW,
@@ -85,9 +84,7 @@ export function wakeTargetOf(s: {
   processing_status: string;
   wake_trace_parent: string | null;
 }): WakeTarget {
-  const processingStatus = (
-    ['billing_blocked', 'capture_disabled'].includes(s.processing_status) ? s.processing_status : 'pending'
-  ) as ProcessingStatus;
+  const processingStatus: ProcessingStatus = effectiveProcessingStatus(s.processing_status);
   return {
     organizationId: s.organization_id,
     sessionId: s.id,
@@ -169,8 +166,6 @@ export async function wakeStrandedSessions(
 
 const RESUME_CONCURRENCY = 16;
 
-const blockedRow = z.object({ id: z.string(), status: z.enum(['open', 'ended', 'abandoned']) });
-
 /**
  * After a top-up: wakes (or restarts, when they closed while idle) the workflows of the
  * organization's billing-blocked sessions, so that their queued analyses run now, all within one
@@ -183,8 +178,7 @@ export async function resumeBlockedSessions(
   config: Pick<Config, 'agents' | 'temporal'>,
   organizationId: string,
 ): Promise<number> {
-  const sessions = await pool.any(sql.type(blockedRow)`
-    SELECT id, status FROM agent_sessions WHERE organization_id = ${organizationId} AND processing_status = 'billing_blocked'`);
+  const sessions = await billingBlockedSessions(pool, organizationId);
   // A bounded number in flight: an organization may have many blocked sessions.
   let resumed = 0;
   const settings = sessionWorkflowSettings(config);

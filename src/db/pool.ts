@@ -1,7 +1,21 @@
-import { createPool, SchemaValidationError, type DatabasePool, type Interceptor, type QueryResultRow } from 'slonik';
+import {
+  createPool,
+  SchemaValidationError,
+  type DatabasePool,
+  type DatabaseTransactionConnection,
+  type Interceptor,
+  type QueryResultRow,
+} from 'slonik';
 import type { Config } from '../config.js';
 
 export type { DatabasePool };
+
+/**
+ * A repository function that runs several statements which must hold together takes this, not a
+ * pool: its caller opens the transaction (`pool.transaction(async (tx) => ...)`) and decides what
+ * else commits with it (an outbox event, another table's write).
+ */
+export type Tx = DatabaseTransactionConnection;
 
 /**
  * Rows are validated against the query's schema when one is given with `sql.type(schema)`

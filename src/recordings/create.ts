@@ -9,6 +9,7 @@ import { missingSpeakers, transcriptErrors, type Utterance } from '../domain/tra
 import { peopleByUuid } from '../db/repositories/agent-participants.js';
 import { fieldsByIds, folderIdsIn, recordingsSourceId } from '../db/repositories/metadata.js';
 import { upsertPerson } from '../db/repositories/people.js';
+import type { Tx } from '../db/pool.js';
 import {
   insertParticipants,
   insertRecord,
@@ -159,11 +160,7 @@ async function resolvedFolders(tx: CommonQueryMethods, organizationId: string, f
  * References must name people of the organization (404); upserts create or update by e-mail.
  * Then, within the request, a speaker resolves to one person and a person to one speaker (400).
  */
-async function resolvedParticipants(
-  tx: CommonQueryMethods,
-  organizationId: string,
-  participants: NonNullable<CreateRecordingBody['participants']>,
-) {
+async function resolvedParticipants(tx: Tx, organizationId: string, participants: NonNullable<CreateRecordingBody['participants']>) {
   const refs = participants.flatMap((p) => (p.person.type === 'reference' ? [p.person.personId.toLowerCase()] : []));
   const known = await peopleByUuid(tx, organizationId, refs);
   const pairs: { speaker: number; personId: number }[] = [];

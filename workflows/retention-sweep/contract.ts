@@ -9,6 +9,9 @@ export function retentionSweepWorkflowId(): string {
 /** Expired authorization rows deleted per call (the sweep's activity, and `intake retention sweep`). */
 export const AUTHORIZATION_PURGE_BATCH = 1000;
 
+/** Domain events past DOMAIN_EVENT_RETENTION_DAYS deleted per call (the sweep's activity, and `intake retention sweep`). */
+export const EVENT_PURGE_BATCH = 5000;
+
 export interface RetentionSweepInput {
   /** Never read (see MediaIngestionInput.version); new starts leave it out. */
   version?: 1;
@@ -22,4 +25,6 @@ export interface RetentionSweepResult {
   deletedSessions: number;
   /** Expired rows of the MCP authorization server deleted (codes, tokens, sessions, grants); absent in sweeps before it. */
   purgedAuthorizations?: number;
+  /** Domain events past their retention deleted; absent when none were (and in sweeps before it). */
+  purgedEvents?: number;
 }

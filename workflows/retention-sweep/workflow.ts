@@ -1,8 +1,8 @@
 import { continueAsNew, patched, proxyActivities } from '@temporalio/workflow';
 import type { RetentionActivities } from '../../activities/retention.js';
-import { AUTHORIZATION_PURGE_BATCH, type RetentionSweepInput, type RetentionSweepResult } from './contract.js';
+import { AUTHORIZATION_PURGE_BATCH, EVENT_PURGE_BATCH, type RetentionSweepInput, type RetentionSweepResult } from './contract.js';
 
-const { deleteExpiredConversations, purgeExpiredAuthorizations } = proxyActivities<RetentionActivities>({
+const { deleteExpiredConversations, purgeExpiredAuthorizations, purgeExpiredEvents } = proxyActivities<RetentionActivities>({
   startToCloseTimeout: '5 minutes',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
@@ -14,10 +14,15 @@ export const PURGE_AUTHORIZATIONS_PATCH = 'retention-purge-authorizations';
 /** Activity calls of AUTHORIZATION_PURGE_BATCH rows per sweep at most (the next sweep goes on). */
 const AUTHORIZATION_PURGE_BATCHES = 100;
 
+/** Sweeps since this patch also purge domain events past their retention (issue 30, point 6). */
+export const PURGE_EVENTS_PATCH = 'retention-purge-domain-events';
+/** Activity calls of EVENT_PURGE_BATCH events per sweep at most (the next sweep goes on). */
+const EVENT_PURGE_BATCHES = 100;
+
 /**
  * Deletes every conversation past its application's retention, a batch at a time, until a batch
  * comes back short; then the MCP authorization server's expired codes, tokens, sessions and
- * grants. Each batch is its own transaction, so a crash resumes where it stopped.
+ * grants; then the domain events past their retention. Each batch is its own transaction, so a crash resumes where it stopped.
  */
 export async function retentionSweepWorkflow(input: RetentionSweepInput): Promise<RetentionSweepResult> {
   const batchSize = input.batchSize ?? 25;
@@ -33,7 +38,14 @@ export async function retentionSweepWorkflow(input: RetentionSweepInput): Promis
         purged += m;
         if (m < AUTHORIZATION_PURGE_BATCH) break;
       }
-      return { deletedSessions: deleted, purgedAuthorizations: purged };
+      if (!patched(PURGE_EVENTS_PATCH)) return { deletedSessions: deleted, purgedAuthorizations: purged };
+      let events = 0;
+      for (let j = 0; j < EVENT_PURGE_BATCHES; j++) {
+        const m = await purgeExpiredEvents(EVENT_PURGE_BATCH);
+        events += m;
+        if (m < EVENT_PURGE_BATCH) break;
+      }
+      return { deletedSessions: deleted, purgedAuthorizations: purged, ...(events ? { purgedEvents: events } : {}) };
     }
   }
   return continueAsNew<typeof retentionSweepWorkflow>({ ...input, deletedSoFar: deleted });

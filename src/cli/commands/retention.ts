@@ -1,7 +1,9 @@
-import { deleteExpiredSessions } from '../../db/repositories/agent-retention.js';
+import { deleteExpiredSessions } from '../../db/repositories/agent-sessions.js';
 import { purgeExpiredModels } from '../../db/repositories/oauth-models.js';
 import { isUuid } from '../../db/uuid.js';
-import { AUTHORIZATION_PURGE_BATCH } from '../../../workflows/retention-sweep/contract.js';
+import { AUTHORIZATION_PURGE_BATCH, EVENT_PURGE_BATCH } from '../../../workflows/retention-sweep/contract.js';
+import { purgeEventsBefore } from '../../db/repositories/domain-events.js';
+import { eventRetentionCutoff } from '../../../activities/retention.js';
 import { CliError, type CliContext } from '../context.js';
 import { flags, optStr } from '../args.js';
 
@@ -10,7 +12,8 @@ const BATCH = 25;
 /**
  * Runs the retention sweep now, in this process (the same deletion the scheduled sweep runs):
  * every conversation older than its application's retention, or only one organization's; without
- * --org, the MCP authorization server's expired rows too.
+ * --org, the MCP authorization server's expired rows and the domain events past
+ * DOMAIN_EVENT_RETENTION_DAYS too.
  */
 export async function retentionSweep(ctx: CliContext, argv: string[]) {
   const f = flags(argv, { org: 'string' });
@@ -28,6 +31,14 @@ export async function retentionSweep(ctx: CliContext, argv: string[]) {
   for (;;) {
     const n = await purgeExpiredModels(db, AUTHORIZATION_PURGE_BATCH);
     purged += n;
-    if (n < AUTHORIZATION_PURGE_BATCH) return { deletedSessions: deleted, purgedAuthorizations: purged };
+    if (n < AUTHORIZATION_PURGE_BATCH) break;
+  }
+  const before = eventRetentionCutoff(ctx.config.domainEvents.retentionDays);
+  let events = 0;
+  for (;;) {
+    const n = await purgeEventsBefore(db, before, EVENT_PURGE_BATCH);
+    events += n;
+    if (n < EVENT_PURGE_BATCH)
+      return { deletedSessions: deleted, purgedAuthorizations: purged, ...(events ? { purgedEvents: events } : {}) };
   }
 }

@@ -1,11 +1,12 @@
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
-import { addCredits, createOrganization, findOrganization, updateOrganizationFlags } from '../../db/repositories/organizations.js';
+import { createOrganization, findOrganization, updateOrganizationFlags } from '../../db/repositories/organizations.js';
 import { createUser, findUser, findUserByEmail } from '../../db/repositories/users.js';
 import { endUserSessions, revokeUserGrants } from '../../db/repositories/oauth-models.js';
 import { PasswordRejectedError, setPassword } from '../../auth/sign-in.js';
 import { readPasswordFromStdin } from '../password-input.js';
 import { flags, int, optStr, str } from '../args.js';
 import { CliError, type CliContext } from '../context.js';
+import { topUpCredits } from '../../agents/billing.js';
 
 // The same addresses as `x@y.z` with y and z any non-empty text, written so that no two quantifiers
 // can take the same characters (linear time).
@@ -28,11 +29,10 @@ export async function orgCreate(ctx: CliContext, argv: string[]) {
   const f = flags(argv, { name: 'string', credits: 'string', 'no-recording': 'boolean' });
   const name = str(f, 'name');
   if (name.length > 200) throw new CliError('--name must be at most 200 characters', 2);
-  const org = await createOrganization(await ctx.db(), {
-    name,
-    credits: int(f, 'credits', { min: 0, max: 1_000_000_000, fallback: 0 }),
-    recordingAllowed: f['no-recording'] !== true,
-  });
+  const credits = int(f, 'credits', { min: 0, max: 1_000_000_000, fallback: 0 });
+  const org = await (
+    await ctx.db()
+  ).transaction((tx) => createOrganization(tx, { name, credits, recordingAllowed: f['no-recording'] !== true }));
   return { organizationId: org.id, name: org.name };
 }
 
@@ -116,9 +116,11 @@ function userError(error: unknown, email: string): unknown {
 export async function creditsAdd(ctx: CliContext, argv: string[]) {
   const f = flags(argv, { org: 'string', amount: 'string', reason: 'string' });
   const amount = int(f, 'amount', { min: 1, max: 1_000_000_000 });
-  const org = await addCredits(await ctx.db(), str(f, 'org'), amount, optStr(f, 'reason') ?? 'cli');
-  if (!org) throw new CliError(`organization ${str(f, 'org')} not found`);
-  return { organizationId: org.id, balance: org.credit_balance, resumedSessions: await ctx.resumeBlockedSessions(org.id) };
+  const result = await topUpCredits(await ctx.db(), { organizationId: str(f, 'org'), amount, reason: optStr(f, 'reason') ?? 'cli' }, (id) =>
+    ctx.resumeBlockedSessions(id),
+  );
+  if (!result) throw new CliError(`organization ${str(f, 'org')} not found`);
+  return result;
 }
 
 function onOff(value: string | undefined, name: string): boolean | undefined {

@@ -1,6 +1,8 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { ExtractedSignal } from '../../domain/signals.js';
+import type { Tx } from '../pool.js';
+import { createdSignal, type CreatedSignal } from './agent-processing.js';
 
 /** Queued qualitative analyses of finalized assistant responses, and the credits they spend. */
 
@@ -13,6 +15,7 @@ const jobRow = z.object({
   external_event_id: z.string(),
   content: z.string().nullable(),
   organization_id: z.string(),
+  application_id: z.string(),
   attempts: z.number(),
   user_messages: z.array(z.string()),
 });
@@ -28,7 +31,7 @@ export async function queuedJobs(db: CommonQueryMethods, sessionIds: readonly st
   return db.any(sql.type(jobRow)`
     SELECT j.* FROM unnest(${sql.array([...sessionIds], 'uuid')}) AS q(id) CROSS JOIN LATERAL (
       SELECT j.id, j.session_id, j.event_id, j.revision, e.revision AS event_revision, e.external_event_id,
-        e.payload->>'content' AS content, s.organization_id, j.attempts,
+        e.payload->>'content' AS content, s.organization_id, s.application_id, j.attempts,
         coalesce((SELECT array_agg(u.content ORDER BY u.sequence) FROM (
           SELECT m.payload->>'content' AS content, m.sequence FROM agent_events m
           WHERE m.session_id = j.session_id AND m.type = 'user_message' AND m.sequence < e.sequence AND m.payload->>'content' IS NOT NULL
@@ -91,13 +94,7 @@ export async function balances(db: CommonQueryMethods, organizationIds: readonly
  * each), under the organization's row lock; returns how many were paid. NO KEY UPDATE: inserts
  * that reference the organization (signals, usage, sessions) are not blocked meanwhile.
  */
-export async function debitUpTo(
-  tx: CommonQueryMethods,
-  organizationId: string,
-  count: number,
-  cost: number,
-  reason: string,
-): Promise<number> {
+export async function debitUpTo(tx: Tx, organizationId: string, count: number, cost: number, reason: string): Promise<number> {
   const current = await tx.oneFirst(sql.type(z.object({ credit_balance: z.number() }))`
     SELECT credit_balance FROM organizations WHERE id = ${organizationId} FOR NO KEY UPDATE`);
   const paid = Math.min(count, Math.floor(current / cost));
@@ -115,9 +112,16 @@ export interface Analysed {
   signals: readonly ExtractedSignal[];
 }
 
-/** A revision's analysis replaces the qualitative signals of the response's earlier analysis. */
-export async function replaceQualitativeSignals(tx: CommonQueryMethods, analysed: readonly Analysed[], producer: string): Promise<void> {
-  if (!analysed.length) return;
+/**
+ * A revision's analysis replaces the qualitative signals of the response's earlier analysis.
+ * Returns the signals it created (every one is new: `signal.created` is made from these).
+ */
+export async function replaceQualitativeSignals(
+  tx: Tx,
+  analysed: readonly Analysed[],
+  producer: string,
+): Promise<readonly CreatedSignal[]> {
+  if (!analysed.length) return [];
   await tx.query(sql.unsafe`
     DELETE FROM agent_signals WHERE source = 'qualitative_inference' AND event_id = ANY(${sql.array(
       analysed.map((a) => a.job.event_id),
@@ -136,13 +140,14 @@ export async function replaceQualitativeSignals(tx: CommonQueryMethods, analysed
       labels: s.labels,
     })),
   );
-  if (!records.length) return;
-  await tx.query(sql.unsafe`
+  if (!records.length) return [];
+  return tx.any(sql.type(createdSignal)`
     INSERT INTO agent_signals (organization_id, session_id, event_id, event_external_id, source, kind, rating, labels, summary, event_revision, producer)
     SELECT x.organization_id, x.session_id, x.event_id, x.event_external_id, 'qualitative_inference', x.kind, x.rating,
       ARRAY(SELECT jsonb_array_elements_text(x.labels)), x.summary, x.revision, ${producer}
     FROM jsonb_to_recordset(${sql.jsonb(records)})
-      AS x(organization_id uuid, session_id uuid, event_id bigint, event_external_id text, revision integer, kind text, rating text, summary text, labels jsonb)`);
+      AS x(organization_id uuid, session_id uuid, event_id bigint, event_external_id text, revision integer, kind text, rating text, summary text, labels jsonb)
+    RETURNING id, session_id`);
 }
 
 export async function completeJobs(tx: CommonQueryMethods, jobIds: readonly number[], credits: number): Promise<void> {
@@ -150,35 +155,4 @@ export async function completeJobs(tx: CommonQueryMethods, jobIds: readonly numb
   await tx.query(sql.unsafe`
     UPDATE agent_analysis_jobs SET status = 'done', credits_spent = ${credits}, attempts = attempts + 1, updated_at = now()
     WHERE id = ANY(${sql.array([...jobIds], 'int8')})`);
-}
-
-export type StoredProcessingStatus = 'pending' | 'billing_blocked' | 'capture_disabled';
-
-/**
- * Moves sessions between `pending` and `billing_blocked` (`capture_disabled` is the ingest's to set
- * and clear) and returns the stored statuses; deleted sessions are absent. Two statements: the read
- * after a non-matching update sees rows committed meanwhile.
- */
-export async function setBillingStates(
-  db: CommonQueryMethods,
-  states: readonly { sessionId: string; blocked: boolean }[],
-): Promise<Map<string, StoredProcessingStatus>> {
-  if (!states.length) return new Map();
-  const status = z.object({ id: z.string(), processing_status: z.enum(['pending', 'billing_blocked', 'capture_disabled']) });
-  const changed = await db.any(sql.type(status)`
-    UPDATE agent_sessions s SET processing_status = x.target, updated_at = now()
-    FROM jsonb_to_recordset(${sql.jsonb(states.map((t) => ({ id: t.sessionId, target: t.blocked ? 'billing_blocked' : 'pending' })))}) AS x(id uuid, target text)
-    WHERE s.id = x.id AND s.id = ANY(${sql.array(
-      states.map((t) => t.sessionId),
-      'uuid',
-    )}) AND s.processing_status IN ('pending', 'billing_blocked', 'processing', 'completed') AND s.processing_status <> x.target
-    RETURNING s.id, s.processing_status`);
-  const result = new Map(changed.map((r) => [r.id, r.processing_status]));
-  const rest = states.map((t) => t.sessionId).filter((id) => !result.has(id));
-  if (rest.length) {
-    for (const r of await db.any(sql.type(status)`
-      SELECT id, processing_status FROM agent_sessions WHERE id = ANY(${sql.array(rest, 'uuid')})`))
-      result.set(r.id, r.processing_status);
-  }
-  return result;
 }

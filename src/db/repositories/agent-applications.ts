@@ -88,29 +88,19 @@ export async function listApplications(
 }
 
 /**
- * Writes every setting and, when access is restricted, restricts the application's existing
- * conversations too (spec: reducing access also restricts existing chats). A conversation already
- * restricted keeps only the users in both lists; going back to workspace access restores nothing.
+ * Writes every setting. Restricting access restricts the existing conversations too (spec), in
+ * the same transaction: restrictSessionsToUsers (agent-sessions.ts, the sessions' writer).
  */
 export async function updateApplication(db: CommonQueryMethods, id: string, s: ApplicationSettings): Promise<ApplicationRow> {
-  const users = sql.array(s.accessUserIds, 'uuid');
-  const row = await db.one(sql.type(applicationRow)`
+  return db.one(sql.type(applicationRow)`
     UPDATE agent_applications SET
       name = ${s.name}, status = ${s.status}, content_capture = ${s.contentCapture},
       redacted_field_names = ${sql.array(s.redactedFieldNames, 'text')},
       redacted_text_patterns = ${sql.array(s.redactedTextPatterns, 'text')},
       retention_days = ${s.retentionDays}, allowed_environments = ${sql.array(s.allowedEnvironments, 'text')},
-      access = ${s.access}, access_user_ids = ${users}, updated_at = now()
+      access = ${s.access}, access_user_ids = ${sql.array(s.accessUserIds, 'uuid')}, updated_at = now()
     WHERE id = ${id} AND deleted_at IS NULL
     RETURNING *`);
-  if (s.access === 'users') {
-    await db.query(sql.unsafe`
-      UPDATE agent_sessions SET updated_at = now(), restricted_to = CASE
-        WHEN restricted_to IS NULL THEN ${users}
-        ELSE ARRAY(SELECT unnest(restricted_to) INTERSECT SELECT unnest(${users}::uuid[])) END
-      WHERE application_id = ${id}`);
-  }
-  return row;
 }
 
 export async function deleteApplication(db: CommonQueryMethods, organizationId: string, id: string): Promise<ApplicationRow | null> {

@@ -1,8 +1,13 @@
-import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
+import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { StoredProgress } from '../../domain/agent-processing-plan.js';
+import type { Tx } from '../pool.js';
+import type { LockedSession } from './agent-sessions.js';
 
-/** The session workflow's reads and writes. Every write is idempotent (ON CONFLICT, state checks). */
+/**
+ * A pass's reads and writes of events, signals, usage and analysis jobs (the session rows' are in
+ * agent-sessions.ts). Every write is idempotent (ON CONFLICT, state checks).
+ */
 
 const progressRow = z.object({
   status: z.enum(['open', 'ended', 'abandoned']),
@@ -22,49 +27,6 @@ export async function loadProgress(db: CommonQueryMethods, sessionId: string): P
       highestSequence: row.highest_sequence,
     }
   );
-}
-
-export const lockedSession = z.object({
-  id: z.string(),
-  organization_id: z.string(),
-  application_id: z.string(),
-  status: z.enum(['open', 'ended', 'abandoned']),
-  processed_through_sequence: z.number().nullable(),
-  highest_sequence: z.number().nullable(),
-  /** The session's workflow was told that its analyses wait, and waits (see takeHoldSignalTurns). */
-  hold_told: z.boolean(),
-});
-export type LockedSession = z.infer<typeof lockedSession>;
-
-/**
- * The session's workflow knows that its analyses wait: a hold was told (`hold_signalled_at`) and
- * its signal was sent (`workflow_signalled_at`, cleared while a hold's signal is in flight).
- */
-const holdTold = sql.fragment`(hold_signalled_at IS NOT NULL AND workflow_signalled_at IS NOT NULL)`;
-const HOLD_TOLD = sql.fragment`${holdTold} AS hold_told`;
-
-/**
- * Locks sessions for a pass (their ingests lock the same rows), in the order ingests lock several
- * sessions (application, external id: see lockSessions) so that two callers locking overlapping
- * sets never deadlock; deleted sessions are absent.
- */
-export async function lockSessionRows(tx: CommonQueryMethods, sessionIds: readonly string[]): Promise<readonly LockedSession[]> {
-  if (!sessionIds.length) return [];
-  return tx.any(sql.type(lockedSession)`
-    SELECT id, organization_id, application_id, status, processed_through_sequence, highest_sequence, ${HOLD_TOLD} FROM agent_sessions
-    WHERE id = ANY(${sql.array([...sessionIds], 'uuid')}) ORDER BY application_id, external_session_id COLLATE "C" FOR UPDATE`);
-}
-
-/**
- * The drainer's claim: up to `limit` sessions whose wake is due, oldest request first, locked for
- * the transaction. Rows another transaction holds (an ingest, another drainer lane or replica) are
- * skipped, never waited for; `busy` are those this drainer is still working on between transactions.
- */
-export async function claimDueSessions(tx: CommonQueryMethods, busy: readonly string[], limit: number): Promise<readonly LockedSession[]> {
-  return tx.any(sql.type(lockedSession)`
-    SELECT id, organization_id, application_id, status, processed_through_sequence, highest_sequence, ${HOLD_TOLD} FROM agent_sessions
-    WHERE wake_requested_at <= now() AND NOT (id = ANY(${sql.array([...busy], 'uuid')}))
-    ORDER BY wake_requested_at LIMIT ${limit} FOR UPDATE SKIP LOCKED`);
 }
 
 const processRow = z.object({
@@ -104,8 +66,15 @@ export interface SessionEvent {
   row: ProcessRow;
 }
 
-/** Spec rule 5: a rated feedback event is an explicit signal, deterministic and free; a revision updates it. */
-export async function upsertExplicitSignals(tx: CommonQueryMethods, rows: readonly SessionEvent[]): Promise<number> {
+/** A signal a statement inserted (not one it updated): the `signal.created` events are made from these. */
+export const createdSignal = z.object({ id: z.string(), session_id: z.string() });
+export type CreatedSignal = z.infer<typeof createdSignal>;
+
+/**
+ * Spec rule 5: a rated feedback event is an explicit signal, deterministic and free; a revision
+ * updates it. Returns the signals it created (a revision's update is not one).
+ */
+export async function upsertExplicitSignals(tx: Tx, rows: readonly SessionEvent[]): Promise<readonly CreatedSignal[]> {
   // A signal names its rating and the response it rates: without either stored, there is none.
   const isSignal = (r: SessionEvent) => Boolean(r.row.feedback?.rating && r.row.feedback.targetEventExternalId);
   const rated = rows.filter(isSignal);
@@ -117,7 +86,7 @@ export async function upsertExplicitSignals(tx: CommonQueryMethods, rows: readon
         'int8',
       )})`);
   }
-  if (!rated.length) return 0;
+  if (!rated.length) return [];
   const records = rated.map(({ session, row: r }) => ({
     organization_id: session.organization_id,
     session_id: session.id,
@@ -128,7 +97,7 @@ export async function upsertExplicitSignals(tx: CommonQueryMethods, rows: readon
     comment: r.feedback!.comment ?? null,
     revision: r.revision,
   }));
-  await tx.query(sql.unsafe`
+  const written = await tx.any(sql.type(createdSignal.extend({ created: z.boolean() }))`
     INSERT INTO agent_signals (organization_id, session_id, event_id, event_external_id, source, kind, rating, labels, comment, event_revision, producer)
     SELECT x.organization_id, x.session_id, x.event_id, x.target, 'explicit_feedback', 'feedback', x.rating,
       ARRAY(SELECT jsonb_array_elements_text(x.labels)), x.comment, x.revision, 'explicit'
@@ -136,8 +105,9 @@ export async function upsertExplicitSignals(tx: CommonQueryMethods, rows: readon
       AS x(organization_id uuid, session_id uuid, event_id bigint, target text, rating text, labels jsonb, comment text, revision integer)
     ON CONFLICT (event_id) WHERE source = 'explicit_feedback' DO UPDATE SET
       event_external_id = excluded.event_external_id, rating = excluded.rating, labels = excluded.labels,
-      comment = excluded.comment, event_revision = excluded.event_revision`);
-  return rated.length;
+      comment = excluded.comment, event_revision = excluded.event_revision
+    RETURNING id, session_id, (xmax = 0) AS created`);
+  return written.filter((r) => r.created).map(({ id, session_id }) => ({ id, session_id }));
 }
 
 /** Metering: one `agent_response_processed` unit per finalized assistant response, ever. Returns the sessions of the units added. */
@@ -158,7 +128,7 @@ export async function meterResponses(tx: CommonQueryMethods, responses: readonly
 }
 
 /** Queues analysis of these revisions; a queued analysis of an older revision is superseded. */
-export async function queueAnalyses(tx: CommonQueryMethods, events: readonly SessionEvent[]): Promise<number> {
+export async function queueAnalyses(tx: Tx, events: readonly SessionEvent[]): Promise<number> {
   if (!events.length) return 0;
   const records = sql.jsonb(events.map(({ session, row }) => ({ session_id: session.id, event_id: row.id, revision: row.revision })));
   await tx.query(sql.unsafe`
@@ -177,143 +147,9 @@ export async function queueAnalyses(tx: CommonQueryMethods, events: readonly Ses
   return inserted.length;
 }
 
-/** What a pass leaves in one session: its new watermark, and whether its wake request is taken. */
-export interface PassOutcome {
-  sessionId: string;
-  watermark: number | null;
-  /** The pass found nothing more to process now: the session's wake request is taken (an ingest after it requests a new one). */
-  settled: boolean;
-}
-
-/**
- * Marks events processed and advances the sessions' watermarks, taking the wake requests of the
- * settled ones; two statements for any number of sessions. Returns the sessions as stored, which
- * the workflow adopts (ingests within a pass do not signal it).
- */
-export async function markProcessed(tx: CommonQueryMethods, eventIds: readonly number[], outcomes: readonly PassOutcome[]) {
-  if (eventIds.length) {
-    await tx.query(sql.unsafe`
-      UPDATE agent_events SET processed_revision = revision WHERE id = ANY(${sql.array([...eventIds], 'int8')})`);
-  }
-  if (!outcomes.length) return new Map<string, { status: LockedSession['status']; highest_sequence: number | null }>();
-  const records = outcomes.map((o) => ({ id: o.sessionId, watermark: o.watermark, settled: o.settled }));
-  const rows = await tx.any(sql.type(
-    z.object({ id: z.string(), status: z.enum(['open', 'ended', 'abandoned']), highest_sequence: z.number().nullable() }),
-  )`
-    UPDATE agent_sessions s SET processed_through_sequence = greatest(s.processed_through_sequence, x.watermark), updated_at = now(),
-      wake_requested_at = CASE WHEN x.settled THEN NULL ELSE s.wake_requested_at END
-    FROM jsonb_to_recordset(${sql.jsonb(records)}) AS x(id uuid, watermark bigint, settled boolean)
-    WHERE s.id = x.id AND s.id = ANY(${sql.array(
-      outcomes.map((o) => o.sessionId),
-      'uuid',
-    )})
-    RETURNING s.id, s.status, s.highest_sequence`);
-  return new Map(rows.map((r) => [r.id, { status: r.status, highest_sequence: r.highest_sequence }]));
-}
-
-const signalTarget = z.object({
-  id: z.string(),
-  organization_id: z.string(),
-  status: z.enum(['open', 'ended', 'abandoned']),
-  highest_sequence: z.number().nullable(),
-  processing_status: z.string(),
-  wake_trace_parent: z.string().nullable(),
-});
-export type SignalTarget = z.infer<typeof signalTarget>;
-
-/**
- * The rows of these sessions that match `where`, locked in the order every multi-session lock
- * uses (see lockSessionRows), so that an update of several sessions never deadlocks with an
- * ingest batch or the drainer. The lock is the one an UPDATE of non-key columns takes (NO KEY), so
- * that inserts referencing the sessions (events, signals) do not wait for it.
- */
-function inLockOrder(sessionIds: readonly string[], where: FragmentSqlToken) {
-  return sql.fragment`(SELECT id FROM agent_sessions WHERE id = ANY(${sql.array([...sessionIds], 'uuid')}) AND ${where}
-    ORDER BY application_id, external_session_id COLLATE "C" FOR NO KEY UPDATE)`;
-}
-
-/** Takes the turn to tell these sessions' workflows where it is `due`; the sessions not returned are not told this time. */
-async function takeTurns(
-  db: CommonQueryMethods,
-  sessionIds: readonly string[],
-  set: FragmentSqlToken,
-  due: FragmentSqlToken,
-): Promise<readonly SignalTarget[]> {
-  if (!sessionIds.length) return [];
-  return db.any(sql.type(signalTarget)`
-    UPDATE agent_sessions s SET ${set}
-    FROM ${inLockOrder(sessionIds, sql.fragment`(${due})`)} AS l
-    WHERE s.id = l.id
-    RETURNING s.id, s.organization_id, s.status, s.highest_sequence, s.processing_status, s.wake_trace_parent`);
-}
-
-/**
- * Routine signals: the workflows of sessions that ended (the workflow finishes its run) or were
- * not told for `everySeconds` (or ever). A process that dies before sending leaves it to the next
- * turn.
- */
-export async function takeWorkflowSignalTurns(
-  db: CommonQueryMethods,
-  sessionIds: readonly string[],
-  everySeconds: number,
-): Promise<readonly SignalTarget[]> {
-  return takeTurns(
-    db,
-    sessionIds,
-    sql.fragment`workflow_signalled_at = now()`,
-    sql.fragment`status <> 'open' OR workflow_signalled_at IS NULL OR workflow_signalled_at <= now() - ${everySeconds} * interval '1 second'`,
-  );
-}
-
-/**
- * Hold signals (the sessions' analyses wait for credits or the provider): the workflows of
- * sessions that ended, and of those whose workflow does not know of a hold since the last round
- * that was not held. The others' workflows wait and look again by themselves. A hold counts as told
- * only once `confirmHoldSignals` records its signal as sent: until then (a process that died, a
- * signal that failed) the next pass runs the round and tells it again.
- */
-export async function takeHoldSignalTurns(db: CommonQueryMethods, sessionIds: readonly string[]): Promise<readonly SignalTarget[]> {
-  return takeTurns(
-    db,
-    sessionIds,
-    sql.fragment`workflow_signalled_at = NULL, hold_signalled_at = now()`,
-    sql.fragment`status <> 'open' OR NOT ${holdTold}`,
-  );
-}
-
-/** The hold signals that were sent: the holds count as told (see takeHoldSignalTurns). */
-export async function confirmHoldSignals(db: CommonQueryMethods, sessionIds: readonly string[]): Promise<void> {
-  if (!sessionIds.length) return;
-  await db.query(sql.unsafe`
-    UPDATE agent_sessions s SET workflow_signalled_at = now()
-    FROM ${inLockOrder(sessionIds, sql.fragment`TRUE`)} AS l WHERE s.id = l.id`);
-}
-
-/**
- * Analysis rounds that were not held end the sessions' holds: the next round that is held tells
- * the workflow at once (its own wait for credits or the provider has ended too).
- */
-export async function endHolds(db: CommonQueryMethods, sessionIds: readonly string[]): Promise<void> {
-  if (!sessionIds.length) return;
-  await db.query(sql.unsafe`
-    UPDATE agent_sessions s SET hold_signalled_at = NULL
-    FROM ${inLockOrder(sessionIds, sql.fragment`hold_signalled_at IS NOT NULL`)} AS l WHERE s.id = l.id`);
-}
-
-/** Sessions whose drain failed are looked at again after `retrySeconds`, not in a tight loop. */
-export async function deferWakes(db: CommonQueryMethods, sessionIds: readonly string[], retrySeconds: number): Promise<void> {
-  if (!sessionIds.length) return;
-  await db.query(sql.unsafe`
-    UPDATE agent_sessions SET wake_requested_at = now() + ${retrySeconds} * interval '1 second'
-    WHERE id = ANY(${sql.array([...sessionIds], 'uuid')}) AND wake_requested_at IS NOT NULL`);
-}
-
-/**
- * A signal that failed: the session is told at its next turn, and the drainer looks at it again
- * after `retrySeconds` (not before: Temporal may be down for a while), even with no ingest.
- */
-export async function deferWorkflowSignal(db: CommonQueryMethods, sessionId: string, retrySeconds: number): Promise<void> {
-  await db.query(sql.unsafe`
-    UPDATE agent_sessions SET workflow_signalled_at = NULL, hold_signalled_at = NULL, wake_requested_at = now() + ${retrySeconds} * interval '1 second'
-    WHERE id = ${sessionId}`);
+/** Marks events processed at their current revision (the pass's sessions advance in agent-sessions.ts). */
+export async function markEventsProcessed(tx: CommonQueryMethods, eventIds: readonly number[]): Promise<void> {
+  if (!eventIds.length) return;
+  await tx.query(sql.unsafe`
+    UPDATE agent_events SET processed_revision = revision WHERE id = ANY(${sql.array([...eventIds], 'int8')})`);
 }

@@ -1,8 +1,22 @@
-import { sql, type CommonQueryMethods } from 'slonik';
+import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import type { EventState, IncomingEvent } from '../../domain/agent-events.js';
 import { toUtcInstant } from '../../domain/time.js';
+import {
+  BILLING_MANAGED,
+  processingStatusAfterAnalysis,
+  type ProcessingStatus,
+  type StatusChange,
+  type StoredProcessingStatus,
+} from '../../agents/session-state.js';
+import type { Tx } from '../pool.js';
 import { authorityStamp } from './agent-applications.js';
+
+/**
+ * The only writer of `agent_sessions` (issue 30, point 5): its rows, the processing status and
+ * the wake/hold protocol's columns, as src/agents/session-state.ts decides them (who sets and who
+ * clears each column is listed there, PROTOCOL_COLUMNS).
+ */
 
 export const sessionRow = z.object({
   id: z.string(),
@@ -37,8 +51,11 @@ export interface SessionKey {
   restrictedTo: readonly string[] | null;
 }
 
-/** A locked session, whether this transaction created it, and its request's authority now (see authorityStamp). */
-export type LockedSessionRow = SessionRow & { created: boolean; stamp: string | null };
+/**
+ * A locked session, whether this transaction created it, its request's authority now (see
+ * authorityStamp) and its organization's credit balance (the ingest decides the processing status).
+ */
+export type LockedSessionRow = SessionRow & { created: boolean; stamp: string | null; credit_balance: number };
 
 /**
  * Creates each session on first sight and locks its row for the rest of the transaction: requests
@@ -56,7 +73,7 @@ export async function lockSessions(tx: CommonQueryMethods, keys: readonly Sessio
     external_session_id: k.externalSessionId,
     restricted_to: k.restrictedTo,
   }));
-  return tx.any(sql.type(sessionRow.extend({ created: z.boolean(), stamp: z.string().nullable() }))`
+  return tx.any(sql.type(sessionRow.extend({ created: z.boolean(), stamp: z.string().nullable(), credit_balance: z.number() }))`
     INSERT INTO agent_sessions AS s (organization_id, application_id, external_session_id, restricted_to)
     SELECT x.organization_id, x.application_id, x.external_session_id, x.restricted_to
     FROM jsonb_to_recordset(${sql.jsonb(records)}) AS x(organization_id uuid, application_id uuid, external_session_id text, restricted_to uuid[])
@@ -64,7 +81,7 @@ export async function lockSessions(tx: CommonQueryMethods, keys: readonly Sessio
     ON CONFLICT (application_id, external_session_id) DO UPDATE SET last_ingest_at = s.last_ingest_at
     RETURNING s.*, (s.xmax = 0) AS created, (
       SELECT ${authorityStamp} FROM agent_applications a JOIN organizations o ON o.id = a.organization_id WHERE a.id = s.application_id
-    ) AS stamp`);
+    ) AS stamp, (SELECT credit_balance FROM organizations o WHERE o.id = s.organization_id) AS credit_balance`);
 }
 
 /** Sessions an ingest created and then refused: removed in the same transaction, so nothing is stored. */
@@ -78,7 +95,7 @@ export async function deleteCreatedSessions(tx: CommonQueryMethods, sessionIds: 
  * participants, revision history, jobs and signals; event rows keep sequence, type, revision and
  * the hash that deduplicates retries.
  */
-export async function purgeSessionContent(tx: CommonQueryMethods, sessionId: string): Promise<void> {
+export async function purgeSessionContent(tx: Tx, sessionId: string): Promise<void> {
   await tx.query(sql.unsafe`DELETE FROM agent_signals WHERE session_id = ${sessionId}`);
   await tx.query(sql.unsafe`DELETE FROM agent_analysis_jobs WHERE session_id = ${sessionId}`);
   await tx.query(sql.unsafe`
@@ -157,7 +174,7 @@ function eventRecords(events: readonly IncomingEvent[], captureContent: boolean)
 
 /** One statement for the whole batch (up to 500 events). */
 /** Keeps each replaced content in the revision history, then writes the new revision in place. */
-export async function reviseEvents(tx: CommonQueryMethods, sessionId: string, events: readonly IncomingEvent[], captureContent: boolean) {
+export async function reviseEvents(tx: Tx, sessionId: string, events: readonly IncomingEvent[], captureContent: boolean) {
   if (events.length === 0) return;
   const ids = sql.array(
     events.map((e) => e.externalEventId),
@@ -179,8 +196,10 @@ export async function reviseEvents(tx: CommonQueryMethods, sessionId: string, ev
 export interface SessionUpdate {
   sessionId: string;
   status: 'open' | 'ended' | 'abandoned';
-  /** Off: `capture_disabled`; on: `pending`, or `billing_blocked` while the balance cannot pay an analysis. */
+  /** Whether the event content is stored. */
   captureContent: boolean;
+  /** As processingStatusAfterIngest decides it. */
+  processingStatus: ProcessingStatus;
   agentVersion: string | null;
   source: unknown;
   context: unknown;
@@ -194,21 +213,16 @@ export interface SessionUpdate {
 }
 
 /**
- * Inserts the accepted new events and updates the sessions (status, counts, highest sequence, the
- * wake request) in one statement for any number of sessions (distinct). `analysisCreditCost`: the
- * credits one analysis costs (a balance below it is `billing_blocked`).
+ * Inserts the accepted new events and updates the sessions (status, processing status, counts,
+ * highest sequence, the wake request) in one statement for any number of sessions (distinct).
  */
-export async function updateSessionsAfterIngest(
-  tx: CommonQueryMethods,
-  updates: readonly SessionUpdate[],
-  analysisCreditCost: number,
-): Promise<readonly SessionRow[]> {
+export async function updateSessionsAfterIngest(tx: CommonQueryMethods, updates: readonly SessionUpdate[]): Promise<readonly SessionRow[]> {
   if (!updates.length) return [];
   const events = updates.flatMap((u) => eventRecords(u.newEvents, u.captureContent).map((e) => ({ session_id: u.sessionId, ...e })));
   const sessions = updates.map((u) => ({
     id: u.sessionId,
     status: u.status,
-    capture: u.captureContent,
+    processing_status: u.processingStatus,
     agent_version: u.agentVersion,
     source: u.source ?? null,
     context: u.context ?? null,
@@ -227,8 +241,7 @@ export async function updateSessionsAfterIngest(
     UPDATE agent_sessions s SET
       status = u.status,
       ended_at = CASE WHEN u.status <> 'open' THEN coalesce(s.ended_at, now()) ELSE s.ended_at END,
-      processing_status = CASE WHEN NOT u.capture THEN 'capture_disabled'
-        WHEN (SELECT credit_balance FROM organizations WHERE id = s.organization_id) >= ${analysisCreditCost} THEN 'pending' ELSE 'billing_blocked' END,
+      processing_status = u.processing_status,
       agent_version = coalesce(u.agent_version, s.agent_version),
       source = coalesce(u.source, s.source),
       context = coalesce(u.context, s.context),
@@ -238,7 +251,7 @@ export async function updateSessionsAfterIngest(
       wake_trace_parent = CASE WHEN u.wake AND s.wake_requested_at IS NULL THEN u.trace_parent ELSE s.wake_trace_parent END,
       last_ingest_at = now(), updated_at = now()
     FROM jsonb_to_recordset(${sql.jsonb(sessions as never)})
-      AS u(id uuid, status text, capture boolean, agent_version text, source jsonb, context jsonb, highest_sequence bigint, wake boolean, trace_parent text)
+      AS u(id uuid, status text, processing_status text, agent_version text, source jsonb, context jsonb, highest_sequence bigint, wake boolean, trace_parent text)
     WHERE s.id = u.id AND s.id = ANY(${sql.array(
       updates.map((u) => u.sessionId),
       'uuid',
@@ -264,4 +277,268 @@ export async function strandedWakes(db: CommonQueryMethods, olderThanSeconds: nu
     SELECT id, organization_id, status, highest_sequence, processing_status, wake_trace_parent FROM agent_sessions
     WHERE wake_requested_at < now() - ${olderThanSeconds} * interval '1 second'
     ORDER BY wake_requested_at LIMIT ${limit}`);
+}
+
+export const lockedSession = z.object({
+  id: z.string(),
+  organization_id: z.string(),
+  application_id: z.string(),
+  status: z.enum(['open', 'ended', 'abandoned']),
+  processed_through_sequence: z.number().nullable(),
+  highest_sequence: z.number().nullable(),
+  /** The session's workflow was told that its analyses wait, and waits (see takeHoldSignalTurns). */
+  hold_told: z.boolean(),
+});
+export type LockedSession = z.infer<typeof lockedSession>;
+
+/**
+ * The session's workflow knows that its analyses wait: a hold was told (`hold_signalled_at`) and
+ * its signal was sent (`workflow_signalled_at`, cleared while a hold's signal is in flight).
+ */
+const holdTold = sql.fragment`(hold_signalled_at IS NOT NULL AND workflow_signalled_at IS NOT NULL)`;
+const HOLD_TOLD = sql.fragment`${holdTold} AS hold_told`;
+
+/**
+ * Locks sessions for a pass (their ingests lock the same rows), in the order ingests lock several
+ * sessions (application, external id: see lockSessions) so that two callers locking overlapping
+ * sets never deadlock; deleted sessions are absent.
+ */
+export async function lockSessionRows(tx: CommonQueryMethods, sessionIds: readonly string[]): Promise<readonly LockedSession[]> {
+  if (!sessionIds.length) return [];
+  return tx.any(sql.type(lockedSession)`
+    SELECT id, organization_id, application_id, status, processed_through_sequence, highest_sequence, ${HOLD_TOLD} FROM agent_sessions
+    WHERE id = ANY(${sql.array([...sessionIds], 'uuid')}) ORDER BY application_id, external_session_id COLLATE "C" FOR UPDATE`);
+}
+
+/**
+ * The drainer's claim: up to `limit` sessions whose wake is due, oldest request first, locked for
+ * the transaction. Rows another transaction holds (an ingest, another drainer lane or replica) are
+ * skipped, never waited for; `busy` are those this drainer is still working on between transactions.
+ */
+export async function claimDueSessions(tx: CommonQueryMethods, busy: readonly string[], limit: number): Promise<readonly LockedSession[]> {
+  return tx.any(sql.type(lockedSession)`
+    SELECT id, organization_id, application_id, status, processed_through_sequence, highest_sequence, ${HOLD_TOLD} FROM agent_sessions
+    WHERE wake_requested_at <= now() AND NOT (id = ANY(${sql.array([...busy], 'uuid')}))
+    ORDER BY wake_requested_at LIMIT ${limit} FOR UPDATE SKIP LOCKED`);
+}
+
+/** What a pass leaves in one session: its new watermark, and whether its wake request is taken. */
+export interface PassOutcome {
+  sessionId: string;
+  watermark: number | null;
+  /** The pass found nothing more to process now: the session's wake request is taken (an ingest after it requests a new one). */
+  settled: boolean;
+}
+
+/**
+ * Advances the sessions' watermarks after a pass, taking the wake requests of the settled ones;
+ * one statement for any number of sessions. Returns the sessions as stored, which the workflow
+ * adopts (ingests within a pass do not signal it).
+ */
+export async function advanceSessions(tx: CommonQueryMethods, outcomes: readonly PassOutcome[]) {
+  if (!outcomes.length) return new Map<string, { status: LockedSession['status']; highest_sequence: number | null }>();
+  const records = outcomes.map((o) => ({ id: o.sessionId, watermark: o.watermark, settled: o.settled }));
+  const rows = await tx.any(sql.type(
+    z.object({ id: z.string(), status: z.enum(['open', 'ended', 'abandoned']), highest_sequence: z.number().nullable() }),
+  )`
+    UPDATE agent_sessions s SET processed_through_sequence = greatest(s.processed_through_sequence, x.watermark), updated_at = now(),
+      wake_requested_at = CASE WHEN x.settled THEN NULL ELSE s.wake_requested_at END
+    FROM jsonb_to_recordset(${sql.jsonb(records)}) AS x(id uuid, watermark bigint, settled boolean)
+    WHERE s.id = x.id AND s.id = ANY(${sql.array(
+      outcomes.map((o) => o.sessionId),
+      'uuid',
+    )})
+    RETURNING s.id, s.status, s.highest_sequence`);
+  return new Map(rows.map((r) => [r.id, { status: r.status, highest_sequence: r.highest_sequence }]));
+}
+
+const billingRow = z.object({
+  id: z.string(),
+  organization_id: z.string(),
+  application_id: z.string(),
+  before: z.enum(['pending', 'processing', 'completed', 'billing_blocked', 'capture_disabled']),
+  processing_status: z.enum(['pending', 'processing', 'completed', 'billing_blocked', 'capture_disabled']),
+});
+
+/**
+ * An analysis round's verdict: moves sessions between `pending` and `billing_blocked` (from
+ * BILLING_MANAGED statuses only: `capture_disabled` is the ingest's to set and clear). Returns the
+ * stored statuses (deleted sessions are absent) and the changes made, from which the caller
+ * records the billing events in the same transaction. The rows are locked in the order every
+ * multi-session lock uses, so the status read before the change is the one it replaced. Two
+ * statements: the read after a non-matching update sees rows committed meanwhile.
+ */
+export async function setBillingStates(
+  tx: Tx,
+  states: readonly { sessionId: string; blocked: boolean }[],
+): Promise<{ statuses: Map<string, StoredProcessingStatus>; changes: StatusChange[] }> {
+  if (!states.length) return { statuses: new Map(), changes: [] };
+  const targets = states.map((t) => ({ id: t.sessionId, target: processingStatusAfterAnalysis(t.blocked) }));
+  const ids = states.map((t) => t.sessionId);
+  const changed = await tx.any(sql.type(billingRow)`
+    UPDATE agent_sessions s SET processing_status = x.target, updated_at = now()
+    FROM jsonb_to_recordset(${sql.jsonb(targets)}) AS x(id uuid, target text),
+      (SELECT id, processing_status AS before FROM agent_sessions WHERE id = ANY(${sql.array(ids, 'uuid')})
+        ORDER BY application_id, external_session_id COLLATE "C" FOR NO KEY UPDATE) AS l
+    WHERE s.id = x.id AND l.id = s.id AND l.before = ANY(${sql.array([...BILLING_MANAGED], 'text')}) AND l.before <> x.target
+    RETURNING s.id, s.organization_id, s.application_id, l.before, s.processing_status`);
+  const statuses = new Map<string, StoredProcessingStatus>(changed.map((r) => [r.id, r.processing_status]));
+  const rest = ids.filter((id) => !statuses.has(id));
+  if (rest.length) {
+    for (const r of await tx.any(sql.type(z.object({ id: z.string(), processing_status: billingRow.shape.processing_status }))`
+      SELECT id, processing_status FROM agent_sessions WHERE id = ANY(${sql.array(rest, 'uuid')})`))
+      statuses.set(r.id, r.processing_status);
+  }
+  const changes = changed.map((r) => ({
+    sessionId: r.id,
+    organizationId: r.organization_id,
+    applicationId: r.application_id,
+    before: r.before,
+    after: r.processing_status,
+  }));
+  return { statuses, changes };
+}
+
+/** The organization's billing-blocked sessions (a top-up wakes their workflows). */
+export async function billingBlockedSessions(db: CommonQueryMethods, organizationId: string) {
+  return db.any(sql.type(z.object({ id: z.string(), status: z.enum(['open', 'ended', 'abandoned']) }))`
+    SELECT id, status FROM agent_sessions WHERE organization_id = ${organizationId} AND processing_status = 'billing_blocked'`);
+}
+
+/**
+ * Conversation access narrowed to these users: every session of the application is restricted to
+ * them (intersected with any earlier restriction), in the transaction that changes the setting.
+ */
+export async function restrictSessionsToUsers(tx: Tx, applicationId: string, userIds: readonly string[]): Promise<void> {
+  const users = sql.array([...userIds], 'uuid');
+  await tx.query(sql.unsafe`
+    UPDATE agent_sessions SET updated_at = now(), restricted_to = CASE
+      WHEN restricted_to IS NULL THEN ${users}
+      ELSE ARRAY(SELECT unnest(restricted_to) INTERSECT SELECT unnest(${users}::uuid[])) END
+    WHERE application_id = ${applicationId}`);
+}
+
+/**
+ * Deletes up to `limit` conversations whose last activity is older than their application's
+ * retention (spec: reducing retention can permanently delete older conversations). Events,
+ * participants, revisions, analyses and signals go with them; metered usage stays (billing history).
+ * SKIP LOCKED: a session being ingested right now is left for the next sweep.
+ */
+export async function deleteExpiredSessions(db: CommonQueryMethods, limit: number, organizationId?: string): Promise<number> {
+  const org = organizationId ? sql.fragment`AND s.organization_id = ${organizationId}` : sql.fragment``;
+  const deleted = await db.anyFirst(sql.type(z.object({ id: z.string() }))`
+    WITH doomed AS (
+      SELECT s.id FROM agent_sessions s JOIN agent_applications a ON a.id = s.application_id
+      WHERE a.retention_days IS NOT NULL AND s.last_ingest_at < now() - make_interval(days => a.retention_days) ${org}
+      ORDER BY s.last_ingest_at LIMIT ${limit}
+      FOR UPDATE OF s SKIP LOCKED)
+    DELETE FROM agent_sessions WHERE id IN (SELECT id FROM doomed) RETURNING id`);
+  return deleted.length;
+}
+
+const signalTarget = z.object({
+  id: z.string(),
+  organization_id: z.string(),
+  status: z.enum(['open', 'ended', 'abandoned']),
+  highest_sequence: z.number().nullable(),
+  processing_status: z.string(),
+  wake_trace_parent: z.string().nullable(),
+});
+export type SignalTarget = z.infer<typeof signalTarget>;
+
+/**
+ * The rows of these sessions that match `where`, locked in the order every multi-session lock
+ * uses (see lockSessionRows), so that an update of several sessions never deadlocks with an
+ * ingest batch or the drainer. The lock is the one an UPDATE of non-key columns takes (NO KEY), so
+ * that inserts referencing the sessions (events, signals) do not wait for it.
+ */
+function inLockOrder(sessionIds: readonly string[], where: FragmentSqlToken) {
+  return sql.fragment`(SELECT id FROM agent_sessions WHERE id = ANY(${sql.array([...sessionIds], 'uuid')}) AND ${where}
+    ORDER BY application_id, external_session_id COLLATE "C" FOR NO KEY UPDATE)`;
+}
+
+/** Takes the turn to tell these sessions' workflows where it is `due`; the sessions not returned are not told this time. */
+async function takeTurns(
+  db: CommonQueryMethods,
+  sessionIds: readonly string[],
+  set: FragmentSqlToken,
+  due: FragmentSqlToken,
+): Promise<readonly SignalTarget[]> {
+  if (!sessionIds.length) return [];
+  return db.any(sql.type(signalTarget)`
+    UPDATE agent_sessions s SET ${set}
+    FROM ${inLockOrder(sessionIds, sql.fragment`(${due})`)} AS l
+    WHERE s.id = l.id
+    RETURNING s.id, s.organization_id, s.status, s.highest_sequence, s.processing_status, s.wake_trace_parent`);
+}
+
+/**
+ * Routine signals: the workflows of sessions that ended (the workflow finishes its run) or were
+ * not told for `everySeconds` (or ever). A process that dies before sending leaves it to the next
+ * turn.
+ */
+export async function takeWorkflowSignalTurns(
+  db: CommonQueryMethods,
+  sessionIds: readonly string[],
+  everySeconds: number,
+): Promise<readonly SignalTarget[]> {
+  return takeTurns(
+    db,
+    sessionIds,
+    sql.fragment`workflow_signalled_at = now()`,
+    sql.fragment`status <> 'open' OR workflow_signalled_at IS NULL OR workflow_signalled_at <= now() - ${everySeconds} * interval '1 second'`,
+  );
+}
+
+/**
+ * Hold signals (the sessions' analyses wait for credits or the provider): the workflows of
+ * sessions that ended, and of those whose workflow does not know of a hold since the last round
+ * that was not held. The others' workflows wait and look again by themselves. A hold counts as told
+ * only once `confirmHoldSignals` records its signal as sent: until then (a process that died, a
+ * signal that failed) the next pass runs the round and tells it again.
+ */
+export async function takeHoldSignalTurns(db: CommonQueryMethods, sessionIds: readonly string[]): Promise<readonly SignalTarget[]> {
+  return takeTurns(
+    db,
+    sessionIds,
+    sql.fragment`workflow_signalled_at = NULL, hold_signalled_at = now()`,
+    sql.fragment`status <> 'open' OR NOT ${holdTold}`,
+  );
+}
+
+/** The hold signals that were sent: the holds count as told (see takeHoldSignalTurns). */
+export async function confirmHoldSignals(db: CommonQueryMethods, sessionIds: readonly string[]): Promise<void> {
+  if (!sessionIds.length) return;
+  await db.query(sql.unsafe`
+    UPDATE agent_sessions s SET workflow_signalled_at = now()
+    FROM ${inLockOrder(sessionIds, sql.fragment`TRUE`)} AS l WHERE s.id = l.id`);
+}
+
+/**
+ * Analysis rounds that were not held end the sessions' holds: the next round that is held tells
+ * the workflow at once (its own wait for credits or the provider has ended too).
+ */
+export async function endHolds(db: CommonQueryMethods, sessionIds: readonly string[]): Promise<void> {
+  if (!sessionIds.length) return;
+  await db.query(sql.unsafe`
+    UPDATE agent_sessions s SET hold_signalled_at = NULL
+    FROM ${inLockOrder(sessionIds, sql.fragment`hold_signalled_at IS NOT NULL`)} AS l WHERE s.id = l.id`);
+}
+
+/** Sessions whose drain failed are looked at again after `retrySeconds`, not in a tight loop. */
+export async function deferWakes(db: CommonQueryMethods, sessionIds: readonly string[], retrySeconds: number): Promise<void> {
+  if (!sessionIds.length) return;
+  await db.query(sql.unsafe`
+    UPDATE agent_sessions SET wake_requested_at = now() + ${retrySeconds} * interval '1 second'
+    WHERE id = ANY(${sql.array([...sessionIds], 'uuid')}) AND wake_requested_at IS NOT NULL`);
+}
+
+/**
+ * A signal that failed: the session is told at its next turn, and the drainer looks at it again
+ * after `retrySeconds` (not before: Temporal may be down for a while), even with no ingest.
+ */
+export async function deferWorkflowSignal(db: CommonQueryMethods, sessionId: string, retrySeconds: number): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE agent_sessions SET workflow_signalled_at = NULL, hold_signalled_at = NULL, wake_requested_at = now() + ${retrySeconds} * interval '1 second'
+    WHERE id = ${sessionId}`);
 }

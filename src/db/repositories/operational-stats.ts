@@ -44,3 +44,8 @@ export async function operationalStats(db: CommonQueryMethods): Promise<Operatio
     botsByState: Object.fromEntries(bots.map((r) => [r.key, r.n])),
   };
 }
+
+/** The readiness probe's query: the database answers a statement. */
+export async function ping(db: CommonQueryMethods): Promise<void> {
+  await db.oneFirst(sql.unsafe`SELECT 1`);
+}

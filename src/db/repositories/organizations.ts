@@ -1,5 +1,6 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
+import type { Tx } from '../pool.js';
 import { isUuid } from '../uuid.js';
 
 export const organizationRow = z.object({
@@ -13,22 +14,21 @@ export const organizationRow = z.object({
 });
 export type OrganizationRow = z.infer<typeof organizationRow>;
 
+/** Creates the organization with its initial credits and their ledger line. */
 export async function createOrganization(
-  db: CommonQueryMethods,
+  tx: Tx,
   input: { name: string; recordingAllowed: boolean; credits: number },
 ): Promise<OrganizationRow> {
-  return db.transaction(async (tx) => {
-    const org = await tx.one(sql.type(organizationRow)`
-      INSERT INTO organizations (name, recording_allowed, credit_balance)
-      VALUES (${input.name}, ${input.recordingAllowed}, ${input.credits})
-      RETURNING *`);
-    if (input.credits > 0) {
-      await tx.query(sql.unsafe`
-        INSERT INTO credit_transactions (organization_id, amount, reason, balance_after)
-        VALUES (${org.id}, ${input.credits}, 'initial', ${input.credits})`);
-    }
-    return org;
-  });
+  const org = await tx.one(sql.type(organizationRow)`
+    INSERT INTO organizations (name, recording_allowed, credit_balance)
+    VALUES (${input.name}, ${input.recordingAllowed}, ${input.credits})
+    RETURNING *`);
+  if (input.credits > 0) {
+    await tx.query(sql.unsafe`
+      INSERT INTO credit_transactions (organization_id, amount, reason, balance_after)
+      VALUES (${org.id}, ${input.credits}, 'initial', ${input.credits})`);
+  }
+  return org;
 }
 
 export async function findOrganization(db: CommonQueryMethods, id: string): Promise<OrganizationRow | null> {
@@ -36,25 +36,18 @@ export async function findOrganization(db: CommonQueryMethods, id: string): Prom
   return db.maybeOne(sql.type(organizationRow)`SELECT * FROM organizations WHERE id = ${id}`);
 }
 
-/** Adds credits and records the change in the ledger, atomically. Null when the organization is unknown. */
-export async function addCredits(
-  db: CommonQueryMethods,
-  organizationId: string,
-  amount: number,
-  reason: string,
-): Promise<OrganizationRow | null> {
+/** Adds credits and records the change in the ledger (see topUpCredits). Null when the organization is unknown. */
+export async function addCredits(tx: Tx, organizationId: string, amount: number, reason: string): Promise<OrganizationRow | null> {
   if (!isUuid(organizationId)) return null;
-  return db.transaction(async (tx) => {
-    const org = await tx.maybeOne(sql.type(organizationRow)`
-      UPDATE organizations SET credit_balance = credit_balance + ${amount}, updated_at = now()
-      WHERE id = ${organizationId}
-      RETURNING *`);
-    if (!org) return null;
-    await tx.query(sql.unsafe`
-      INSERT INTO credit_transactions (organization_id, amount, reason, balance_after)
-      VALUES (${organizationId}, ${amount}, ${reason}, ${org.credit_balance})`);
-    return org;
-  });
+  const org = await tx.maybeOne(sql.type(organizationRow)`
+    UPDATE organizations SET credit_balance = credit_balance + ${amount}, updated_at = now()
+    WHERE id = ${organizationId}
+    RETURNING *`);
+  if (!org) return null;
+  await tx.query(sql.unsafe`
+    INSERT INTO credit_transactions (organization_id, amount, reason, balance_after)
+    VALUES (${organizationId}, ${amount}, ${reason}, ${org.credit_balance})`);
+  return org;
 }
 
 /** Switches of an organization; absent ones keep their value. Null when the organization is unknown. */

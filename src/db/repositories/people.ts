@@ -1,5 +1,6 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
+import type { Tx } from '../pool.js';
 
 export const personRow = z.object({
   id: z.number(),
@@ -27,31 +28,29 @@ export interface PersonInput {
 /**
  * Creates the person or updates the one with the same e-mail (case-insensitive) in the
  * organization; fields not sent keep their values. The company is upserted by domain within the
- * organization and linked. One transaction; the unique indexes settle concurrent upserts.
+ * organization and linked, in the caller's transaction; the unique indexes settle concurrent upserts.
  */
-export async function upsertPerson(db: CommonQueryMethods, input: PersonInput): Promise<{ person: PersonRow; created: boolean }> {
-  return db.transaction(async (tx) => {
-    const companyId = input.company
-      ? await tx.oneFirst(sql.type(z.object({ id: z.number() }))`
-          INSERT INTO companies (organization_id, name, domain)
-          VALUES (${input.organizationId}, ${input.company.name}, ${input.company.domain.toLowerCase()})
-          ON CONFLICT (organization_id, lower(domain)) DO UPDATE SET name = EXCLUDED.name, updated_at = now()
-          RETURNING id`)
-      : null;
-    const row = await tx.one(sql.type(personRow.extend({ inserted: z.boolean() }))`
-      INSERT INTO people (organization_id, email, first_name, last_name, boundary, company_id)
-      VALUES (${input.organizationId}, ${input.email}, ${input.firstName ?? null}, ${input.lastName ?? null},
-              ${input.boundary ?? 'external'}, ${companyId})
-      ON CONFLICT (organization_id, lower(email)) DO UPDATE SET
-        first_name = coalesce(${input.firstName ?? null}, people.first_name),
-        last_name = coalesce(${input.lastName ?? null}, people.last_name),
-        boundary = coalesce(${input.boundary ?? null}, people.boundary),
-        company_id = coalesce(${companyId}, people.company_id),
-        updated_at = now()
-      RETURNING *, (xmax = 0) AS inserted`);
-    const { inserted, ...person } = row;
-    return { person, created: inserted };
-  });
+export async function upsertPerson(tx: Tx, input: PersonInput): Promise<{ person: PersonRow; created: boolean }> {
+  const companyId = input.company
+    ? await tx.oneFirst(sql.type(z.object({ id: z.number() }))`
+        INSERT INTO companies (organization_id, name, domain)
+        VALUES (${input.organizationId}, ${input.company.name}, ${input.company.domain.toLowerCase()})
+        ON CONFLICT (organization_id, lower(domain)) DO UPDATE SET name = EXCLUDED.name, updated_at = now()
+        RETURNING id`)
+    : null;
+  const row = await tx.one(sql.type(personRow.extend({ inserted: z.boolean() }))`
+    INSERT INTO people (organization_id, email, first_name, last_name, boundary, company_id)
+    VALUES (${input.organizationId}, ${input.email}, ${input.firstName ?? null}, ${input.lastName ?? null},
+            ${input.boundary ?? 'external'}, ${companyId})
+    ON CONFLICT (organization_id, lower(email)) DO UPDATE SET
+      first_name = coalesce(${input.firstName ?? null}, people.first_name),
+      last_name = coalesce(${input.lastName ?? null}, people.last_name),
+      boundary = coalesce(${input.boundary ?? null}, people.boundary),
+      company_id = coalesce(${companyId}, people.company_id),
+      updated_at = now()
+    RETURNING *, (xmax = 0) AS inserted`);
+  const { inserted, ...person } = row;
+  return { person, created: inserted };
 }
 
 export async function listPeople(

@@ -125,8 +125,8 @@ describe('agent ingest: sanitized storage, participants, content capture, proces
 
   it('links participants to people: explicit personId wins, otherwise a case-insensitive e-mail match; never creates people', async () => {
     const a = await t.newApp();
-    const byEmail = await upsertPerson(t.pool, { organizationId: t.org.organizationId, email: 'Bea@Example.com' });
-    const explicit = await upsertPerson(t.pool, { organizationId: t.org.organizationId, email: 'cy@example.com' });
+    const byEmail = await t.pool.transaction((tx) => upsertPerson(tx, { organizationId: t.org.organizationId, email: 'Bea@Example.com' }));
+    const explicit = await t.pool.transaction((tx) => upsertPerson(tx, { organizationId: t.org.organizationId, email: 'cy@example.com' }));
     const peopleBefore = await t.pool.oneFirst(sql.unsafe`SELECT count(*)::int FROM people`);
     const res = await t.ingest(
       a,
@@ -149,7 +149,7 @@ describe('agent ingest: sanitized storage, participants, content capture, proces
     );
     assert.equal(await t.pool.oneFirst(sql.unsafe`SELECT count(*)::int FROM people`), peopleBefore);
     const other = await createTestOrg(t.pool);
-    await upsertPerson(t.pool, { organizationId: other.organizationId, email: 'dan@example.com' });
+    await t.pool.transaction((tx) => upsertPerson(tx, { organizationId: other.organizationId, email: 'dan@example.com' }));
     const cross = await t.ingest(
       a,
       sessionRequest(a, [userMessage(1, 'x')], {

@@ -173,7 +173,7 @@ describe('agent ingest: validation (400)', function () {
 
   it('participants: an explicit personId must be a person of this organization; an e-mail match links the person', async () => {
     const other = await createTestOrg(t.pool);
-    const foreign = await upsertPerson(t.pool, { organizationId: other.organizationId, email: 'far@example.com' });
+    const foreign = await t.pool.transaction((tx) => upsertPerson(tx, { organizationId: other.organizationId, email: 'far@example.com' }));
     const body = await refused(session([userMessage(1, 'x')], { participants: [{ externalId: 'u1', personId: foreign.person.uuid }] }));
     assert.deepEqual(paths(body), ['body.participants.0.personId']);
     const unknownOwner = await refused(

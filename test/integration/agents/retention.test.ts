@@ -4,6 +4,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { changeApplication } from '../../../src/agents/applications.js';
 import { ensureRetentionSchedule } from '../../../src/temporal/schedules.js';
+import { RETENTION_SWEEP_WORKFLOW } from '../../../workflows/retention-sweep/contract.js';
 import {
   assistantMessage,
   processingContext,
@@ -132,5 +133,39 @@ describe('agent conversation retention', function () {
     const bad = await runIntake({ DATABASE_URL: ctx.databaseUrl, DATA_DIR: '/nonexistent' }, 'retention', 'sweep', '--org', 'nope');
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /--org must be an organization UUID/);
+  });
+
+  it('domain events past DOMAIN_EVENT_RETENTION_DAYS are purged by the sweep and by `intake retention sweep`', async () => {
+    /** `n` events of the organization recorded `daysAgo` days ago. */
+    const recorded = async (n: number, daysAgo: number) => {
+      for (let i = 0; i < n; i++) {
+        await ctx.pool.query(sql.unsafe`
+          INSERT INTO domain_events (organization_id, type, subject_id, payload, recorded_at)
+          VALUES (${ctx.org.organizationId}, 'agent_session.processed', ${randomUUID()}, '{}'::jsonb, now() - make_interval(days => ${daysAgo}))`);
+      }
+    };
+    const left = () =>
+      ctx.pool.anyFirst(sql.type(z.object({ days: z.number() }))`
+        SELECT round(extract(epoch FROM now() - recorded_at) / 86400)::int AS days FROM domain_events
+        WHERE organization_id = ${ctx.org.organizationId} AND recorded_at < now() - interval '1 day' ORDER BY days`);
+    await recorded(2, 40);
+    await recorded(1, 5);
+    // The worker's default retention (30 days): the sweep workflow purges the two older events.
+    const result = await ctx.api.temporal.client.workflow.execute(RETENTION_SWEEP_WORKFLOW, {
+      taskQueue: ctx.worker.taskQueue,
+      workflowId: `retention-events-${randomUUID()}`,
+      args: [{ version: 1 }],
+    });
+    assert.deepEqual(result, { deletedSessions: 0, purgedAuthorizations: 0, purgedEvents: 2 });
+    assert.deepEqual(await left(), [5]);
+    // A shorter setting: the CLI purges the five-day-old one too.
+    const cli = await runIntake(
+      { DATABASE_URL: ctx.databaseUrl, DATA_DIR: '/nonexistent', DOMAIN_EVENT_RETENTION_DAYS: '3' },
+      'retention',
+      'sweep',
+    );
+    assert.equal(cli.code, 0, cli.stderr);
+    assert.equal(cli.json.purgedEvents, 1);
+    assert.deepEqual(await left(), []);
   });
 });

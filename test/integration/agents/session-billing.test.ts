@@ -88,7 +88,7 @@ describe('agent session workflow: credits and billing_blocked', function () {
       assert.equal((await ctx.outcome(sessionId)).done, 2);
 
       // A top-up nobody announces: the blocked workflow re-checks the balance by itself.
-      await addCredits(ctx.pool, ctx.org.organizationId, 1, 'test');
+      await ctx.pool.transaction((tx) => addCredits(tx, ctx.org.organizationId, 1, 'test'));
       await eventually(
         () => ctx.outcome(sessionId),
         (o) => o.done === 3,
@@ -183,7 +183,7 @@ describe('agent session workflow: credits and billing_blocked', function () {
         (o) => o.units === 1,
       );
       assert.deepEqual([(await ctx.outcome(sessionId)).done, (await ctx.session(sessionId)).processing_status], [0, 'billing_blocked']);
-      await addCredits(ctx.pool, ctx.org.organizationId, 1, 'test');
+      await ctx.pool.transaction((tx) => addCredits(tx, ctx.org.organizationId, 1, 'test'));
       await ctx.processedThrough(sessionId, 2);
       assert.equal(await balance(ctx), 0);
       assert.equal((await ctx.session(sessionId)).processing_status, 'pending');

@@ -19,7 +19,7 @@ import { z } from 'zod';
 import { sessionWorkflowSettings, wakeSession } from '../../../src/agents/session-workflow.js';
 import { TemporalGateway } from '../../../src/temporal/gateway.js';
 import { drainSessionWakes } from '../../../src/agents/drainer.js';
-import { takeHoldSignalTurns } from '../../../src/db/repositories/agent-processing.js';
+import { takeHoldSignalTurns } from '../../../src/db/repositories/agent-sessions.js';
 import { LocalSignalExtractor } from '../../../src/providers/signal-extractor/local.js';
 import { ensureSessionWakesSchedule } from '../../../src/temporal/schedules.js';
 import { addCredits } from '../../../src/db/repositories/organizations.js';
@@ -256,7 +256,7 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
       assert.deepEqual(await hold(sessionId), { w: 10, wake: false, told: true, queued: 5 });
 
       // Credits for them all: a round that is not held ends the hold.
-      await addCredits(pool, owner.organizationId, 6, 'test');
+      await pool.transaction((tx) => addCredits(tx, owner.organizationId, 6, 'test'));
       await ingest(sessionRequest(broke, turn(5), { externalSessionId: 'wf-held' }), broke);
       assert.deepEqual(
         await eventually(
@@ -311,7 +311,7 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
       );
 
       // Credits nobody announces: the workflow, which holds, looks again by itself, analyses and finishes.
-      await addCredits(pool, owner.organizationId, 2, 'test');
+      await pool.transaction((tx) => addCredits(tx, owner.organizationId, 2, 'test'));
       assert.equal(await handle.result(), 'finished');
       assert.deepEqual(await hold(sessionId), { w: 16, wake: false, told: false, queued: 0 });
     } finally {

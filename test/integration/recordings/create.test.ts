@@ -56,7 +56,9 @@ describe('recordings: create', function () {
   it('201 with everything: typed values, folders (set semantics), participants by reference and upsert, authoritative transcript', async () => {
     const [text, num, when] = [await t.field('string'), await t.field('integer'), await t.field('datetime')];
     const [f1, f2] = [await t.folder(), await t.folder()];
-    const known = await upsertPerson(t.pool, { organizationId: t.org.organizationId, email: 'known@example.com', firstName: 'Kim' });
+    const known = await t.pool.transaction((tx) =>
+      upsertPerson(tx, { organizationId: t.org.organizationId, email: 'known@example.com', firstName: 'Kim' }),
+    );
     const res = await create({
       record: {
         externalId: uniqueExternalId(),
@@ -178,7 +180,7 @@ describe('recordings: create', function () {
       (await refused({ record: { externalId: uniqueExternalId() }, participants: twoPeople }, 400)).errors[0].message,
       /speaker 0 is assigned to several people/,
     );
-    const known = await upsertPerson(t.pool, { organizationId: t.org.organizationId, email: 'same@example.com' });
+    const known = await t.pool.transaction((tx) => upsertPerson(tx, { organizationId: t.org.organizationId, email: 'same@example.com' }));
     const twoSpeakers = [
       { speaker: 0, person: { type: 'reference', personId: known.person.uuid } },
       { speaker: 1, person: { type: 'upsert', email: 'SAME@example.com' } },
@@ -269,7 +271,9 @@ describe('recordings: create', function () {
   });
 
   it('404: unknown or other-organization person, metadata field or folder; nothing is created', async () => {
-    const foreignPerson = await upsertPerson(t.pool, { organizationId: t.other.organizationId, email: 'far@example.com' });
+    const foreignPerson = await t.pool.transaction((tx) =>
+      upsertPerson(tx, { organizationId: t.other.organizationId, email: 'far@example.com' }),
+    );
     const foreignField = await t.field('string', t.other);
     const foreignFolder = await t.folder(t.other);
     const unknown = '00000000-0000-4000-8000-000000000001';
