@@ -1,4 +1,4 @@
-import type { RouteSpec } from './routes.js';
+import type { AnyRouteSpec } from './routes.js';
 import type { JsonSchema } from './validation.js';
 
 export const ERROR_REF: JsonSchema = { $ref: '#/components/schemas/Error' };
@@ -36,7 +36,7 @@ function pathParameters(path: string): unknown[] {
   return [...path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
 }
 
-function operation(spec: RouteSpec): Record<string, unknown> {
+function operation(spec: AnyRouteSpec): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
   for (const [status, r] of Object.entries(spec.responses)) {
     responses[status] = {
@@ -71,7 +71,7 @@ function operation(spec: RouteSpec): Record<string, unknown> {
 }
 
 /** OpenAPI 3.1, assembled from the very schemas Ajv compiles for validation. */
-export function buildOpenApi(specs: readonly RouteSpec[], serverUrl: string | undefined): Record<string, unknown> {
+export function buildOpenApi(specs: readonly AnyRouteSpec[], serverUrl: string | undefined): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const spec of specs) (paths[spec.path] ??= {})[spec.method] = operation(spec);
   return {

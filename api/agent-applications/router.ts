@@ -10,9 +10,6 @@ import {
   newCredentialSchema,
   pageQuery,
   updateApplicationBody,
-  type CreateApplicationBody,
-  type PageQuery,
-  type UpdateApplicationBody,
 } from './schemas.js';
 
 /**
@@ -26,7 +23,7 @@ export function agentApplicationRoutes(deps: AppDeps, registry: RouteRegistry): 
   const base = '/v3/rest/agent-applications';
   const one = { 200: { description: 'The application', schema: applicationSchema } };
 
-  registry.add<CreateApplicationBody, unknown>({
+  registry.add({
     ...common,
     method: 'post',
     path: base,
@@ -39,7 +36,7 @@ export function agentApplicationRoutes(deps: AppDeps, registry: RouteRegistry): 
     },
     handler: h.create,
   });
-  registry.add<unknown, PageQuery>({
+  registry.add({
     ...common,
     method: 'get',
     path: base,
@@ -63,7 +60,7 @@ export function agentApplicationRoutes(deps: AppDeps, registry: RouteRegistry): 
     responses: one,
     handler: h.get,
   });
-  registry.add<UpdateApplicationBody, unknown>({
+  registry.add({
     ...common,
     method: 'patch',
     path: `${base}/{applicationId}`,

@@ -1,56 +1,17 @@
-import type { SettingsPatch } from '../../src/agents/applications.js';
 import type { JsonSchema } from '../validation.js';
 
-const timestamp = { type: 'string', format: 'date-time' };
-const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' };
-const nameString = { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' };
-export const AGENT_KEY_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$';
-export const ENVIRONMENT_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
+const timestamp = { type: 'string', format: 'date-time' } as const;
+const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;
+export {
+  AGENT_KEY_PATTERN,
+  ENVIRONMENT_PATTERN,
+  createApplicationBody,
+  updateApplicationBody,
+  type CreateApplicationBody,
+  type SettingsPatch as UpdateApplicationBody,
+} from '../../src/contracts/agent-applications.js';
 
-const access: JsonSchema = {
-  oneOf: [
-    { type: 'object', additionalProperties: false, required: ['type'], properties: { type: { const: 'workspace' } } },
-    {
-      type: 'object',
-      additionalProperties: false,
-      required: ['type', 'userIds'],
-      properties: {
-        type: { const: 'users' },
-        userIds: { type: 'array', minItems: 1, maxItems: 500, items: { type: 'string', format: 'uuid' } },
-      },
-    },
-  ],
-};
-
-/** Every setting of the spec's table; absent properties keep their value. */
-const settingsProperties = {
-  name: nameString,
-  status: { type: 'string', enum: ['active', 'disabled'] },
-  contentCapture: { type: 'boolean' },
-  redactedFieldNames: { type: 'array', maxItems: 200, items: { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' } },
-  redactedTextPatterns: { type: 'array', maxItems: 200, items: { type: 'string', minLength: 1, maxLength: 1000, pattern: '\\S' } },
-  retentionDays: { type: ['integer', 'null'], minimum: 1, maximum: 3650 },
-  allowedEnvironments: { type: 'array', maxItems: 50, items: { type: 'string', pattern: ENVIRONMENT_PATTERN } },
-  conversationAccess: access,
-};
-
-export type CreateApplicationBody = SettingsPatch & { name: string; agentKey: string };
-export const createApplicationBody: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['name', 'agentKey'],
-  properties: { ...settingsProperties, agentKey: { type: 'string', pattern: AGENT_KEY_PATTERN } },
-};
-
-export type UpdateApplicationBody = SettingsPatch;
-export const updateApplicationBody: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  minProperties: 1,
-  properties: settingsProperties,
-};
-
-export const applicationSchema: JsonSchema = {
+export const applicationSchema = {
   type: 'object',
   required: [
     'applicationId',
@@ -85,9 +46,9 @@ export const applicationSchema: JsonSchema = {
     createdAt: timestamp,
     updatedAt: timestamp,
   },
-};
+} as const satisfies JsonSchema;
 
-export const credentialSchema: JsonSchema = {
+export const credentialSchema = {
   type: 'object',
   required: ['credentialId', 'applicationId', 'displayPrefix', 'createdAt', 'revokedAt'],
   properties: {
@@ -98,15 +59,15 @@ export const credentialSchema: JsonSchema = {
     lastUsedAt: nullableTimestamp,
     revokedAt: nullableTimestamp,
   },
-};
+} as const satisfies JsonSchema;
 
-export const newCredentialSchema: JsonSchema = {
+export const newCredentialSchema = {
   type: 'object',
   required: ['credentialId', 'applicationId', 'secret'],
   properties: {
-    ...(credentialSchema.properties as object),
+    ...credentialSchema.properties,
     secret: { type: 'string', description: 'Shown once; send it as X-Service-Agent-Key' },
   },
-};
+} as const satisfies JsonSchema;
 
 export { pageQuery, type PageQuery } from '../paging.js';

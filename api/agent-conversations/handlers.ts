@@ -13,19 +13,10 @@ import type { SessionRow } from '../../src/db/repositories/agent-sessions.js';
 import { NotFoundError, ValidationError } from '../../src/errors.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { principalOf } from '../middleware/auth.js';
-import { pageBody, pageWindow, type PageQuery } from '../paging.js';
+import { pageBody, pageWindow } from '../paging.js';
 import type { RouteInput } from '../routes.js';
 import { agentOf, refreshAgent } from './auth.js';
-import { INGEST_LIMITS } from './schemas.js';
-
-export interface SessionsQuery extends PageQuery {
-  applicationId?: string;
-  status?: string;
-}
-export interface SessionQuery {
-  afterSequence: number;
-  eventLimit: number;
-}
+import { INGEST_LIMITS, type SessionQuery, type SessionsQuery } from './schemas.js';
 
 /** Spec limit: 256 KiB per event, measured as the event's JSON. Too large is a 400. */
 function eventSizeErrors(body: AgentIngestRequest) {

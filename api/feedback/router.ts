@@ -14,10 +14,6 @@ import {
   recordSchema,
   recordsQuery,
   sourceSchema,
-  type CreateRecordBody,
-  type CreateSourceBody,
-  type PageQuery,
-  type UpsertPersonBody,
   upsertPersonBody,
 } from './schemas.js';
 
@@ -35,7 +31,7 @@ export function feedbackRoutes(deps: AppDeps, registry: RouteRegistry): void {
   const withLimits = (spec: RouteSpec['responses']) =>
     withRateLimit(spec, 'Over FEEDBACK_RATE_LIMIT_PER_MINUTE (100) requests a minute for this key');
 
-  registry.add<CreateSourceBody, unknown>({
+  registry.add({
     ...common,
     method: 'post',
     path: '/v3/rest/feedback-sources',
@@ -46,7 +42,7 @@ export function feedbackRoutes(deps: AppDeps, registry: RouteRegistry): void {
     responses: withLimits({ 201: { description: 'The source', schema: sourceSchema } }),
     handler: h.createSource,
   });
-  registry.add<unknown, PageQuery>({
+  registry.add({
     ...common,
     method: 'get',
     path: '/v3/rest/feedback-sources',
@@ -67,7 +63,7 @@ export function feedbackRoutes(deps: AppDeps, registry: RouteRegistry): void {
     responses: withLimits({ 200: { description: 'The source', schema: sourceSchema } }),
     handler: h.getSource,
   });
-  registry.add<UpsertPersonBody, unknown>({
+  registry.add({
     ...common,
     method: 'put',
     path: '/v3/rest/people',
@@ -78,7 +74,7 @@ export function feedbackRoutes(deps: AppDeps, registry: RouteRegistry): void {
     responses: withLimits({ 200: { description: 'Updated', schema: personSchema }, 201: { description: 'Created', schema: personSchema } }),
     handler: h.upsertPerson,
   });
-  registry.add<unknown, PageQuery & { email?: string }>({
+  registry.add({
     ...common,
     method: 'get',
     path: '/v3/rest/people',
@@ -89,7 +85,7 @@ export function feedbackRoutes(deps: AppDeps, registry: RouteRegistry): void {
     responses: withLimits({ 200: { description: 'A page of people', schema: listOf('people', personSchema) } }),
     handler: h.listPeople,
   });
-  registry.add<CreateRecordBody, unknown>({
+  registry.add({
     ...common,
     method: 'post',
     path: '/v3/rest/feedback-sources/{id}/records',
@@ -103,7 +99,7 @@ export function feedbackRoutes(deps: AppDeps, registry: RouteRegistry): void {
     }),
     handler: h.createRecord,
   });
-  registry.add<unknown, PageQuery & { external_id?: string }>({
+  registry.add({
     ...common,
     method: 'get',
     path: '/v3/rest/feedback-sources/{id}/records',

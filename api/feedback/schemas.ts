@@ -1,35 +1,24 @@
-import { FIELD_CATEGORIES, FIELD_TYPES, type FieldInput } from '../../src/domain/feedback-fields.js';
+import { FIELD_CATEGORIES, FIELD_TYPES } from '../../src/domain/feedback-fields.js';
 import { pageProperties } from '../paging.js';
-import type { JsonSchema } from '../validation.js';
+import type { JsonSchema, Validated } from '../validation.js';
 
-const timestamp = { type: 'string', format: 'date-time' };
-const nameString = { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' };
+const timestamp = { type: 'string', format: 'date-time' } as const;
+const nameString = { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' } as const;
 
-export interface CreateSourceBody {
-  name: string;
-  type: 'api';
-}
-export const createSourceBody: JsonSchema = {
+export const createSourceBody = {
   type: 'object',
   additionalProperties: false,
   required: ['name', 'type'],
   properties: { name: nameString, type: { type: 'string', enum: ['api'] } },
-};
+} as const satisfies JsonSchema;
 
-export const sourceSchema: JsonSchema = {
+export const sourceSchema = {
   type: 'object',
   required: ['id', 'name', 'type', 'created_at'],
   properties: { id: { type: 'integer' }, name: { type: 'string' }, type: { type: 'string', enum: ['api'] }, created_at: timestamp },
-};
+} as const satisfies JsonSchema;
 
-export interface UpsertPersonBody {
-  email: string;
-  first_name?: string;
-  last_name?: string;
-  boundary?: 'external';
-  company?: { name: string; domain: string };
-}
-export const upsertPersonBody: JsonSchema = {
+export const upsertPersonBody = {
   type: 'object',
   additionalProperties: false,
   required: ['email'],
@@ -45,9 +34,9 @@ export const upsertPersonBody: JsonSchema = {
       properties: { name: nameString, domain: { type: 'string', format: 'hostname', minLength: 3, maxLength: 253, pattern: '\\.' } },
     },
   },
-};
+} as const satisfies JsonSchema;
 
-export const personSchema: JsonSchema = {
+export const personSchema = {
   type: 'object',
   required: ['id', 'uuid', 'email', 'boundary', 'company_id', 'created_at'],
   properties: {
@@ -61,15 +50,9 @@ export const personSchema: JsonSchema = {
     created_at: timestamp,
     updated_at: timestamp,
   },
-};
+} as const satisfies JsonSchema;
 
-export interface CreateRecordBody {
-  person_id?: number;
-  display_ts?: string;
-  external_id: string;
-  fields: FieldInput[];
-}
-export const fieldSchema: JsonSchema = {
+export const fieldSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['category', 'type', 'name', 'value'],
@@ -79,8 +62,8 @@ export const fieldSchema: JsonSchema = {
     name: nameString,
     value: { description: "A value matching `type`; at most 10 KB (a string's UTF-8 bytes, any other value's JSON text)." },
   },
-};
-export const createRecordBody: JsonSchema = {
+} as const satisfies JsonSchema;
+export const createRecordBody = {
   type: 'object',
   additionalProperties: false,
   required: ['external_id', 'fields'],
@@ -90,9 +73,9 @@ export const createRecordBody: JsonSchema = {
     external_id: { type: 'string', minLength: 1, maxLength: 512, pattern: '\\S' },
     fields: { type: 'array', minItems: 1, maxItems: 200, items: fieldSchema },
   },
-};
+} as const satisfies JsonSchema;
 
-export const recordSchema: JsonSchema = {
+export const recordSchema = {
   type: 'object',
   required: ['id', 'person_id', 'feedback_source_id', 'display_ts', 'external_id', 'created_at'],
   properties: {
@@ -104,19 +87,25 @@ export const recordSchema: JsonSchema = {
     fields: { type: 'array', items: fieldSchema },
     created_at: timestamp,
   },
-};
+} as const satisfies JsonSchema;
+
+export type CreateSourceBody = Validated<typeof createSourceBody>;
+export type UpsertPersonBody = Validated<typeof upsertPersonBody>;
+export type CreateRecordBody = Validated<typeof createRecordBody>;
+export type PeopleQuery = Validated<typeof peopleQuery>;
+export type RecordsQuery = Validated<typeof recordsQuery>;
 
 export { pageQuery, type PageQuery } from '../paging.js';
-export const recordsQuery: JsonSchema = {
+export const recordsQuery = {
   type: 'object',
   additionalProperties: false,
   properties: { ...pageProperties, external_id: { type: 'string', minLength: 1, maxLength: 512 } },
-};
-export const peopleQuery: JsonSchema = {
+} as const satisfies JsonSchema;
+export const peopleQuery = {
   type: 'object',
   additionalProperties: false,
   properties: { ...pageProperties, email: { type: 'string', minLength: 1, maxLength: 320 } },
-};
+} as const satisfies JsonSchema;
 
 export function listOf(key: string, item: JsonSchema): JsonSchema {
   return {
@@ -131,8 +120,8 @@ export function listOf(key: string, item: JsonSchema): JsonSchema {
   };
 }
 
-export const duplicateRecordSchema: JsonSchema = {
+export const duplicateRecordSchema = {
   type: 'object',
   required: ['message', 'errorCode', 'id'],
   properties: { message: { type: 'string' }, errorCode: { type: 'string', enum: ['duplicate_external_id'] }, id: { type: 'integer' } },
-};
+} as const satisfies JsonSchema;

@@ -1,6 +1,6 @@
-import type { JsonSchema } from '../validation.js';
+import type { JsonSchema, Validated } from '../validation.js';
 
-export const organizationSchema: JsonSchema = {
+export const organizationSchema = {
   type: 'object',
   required: ['organizationId', 'name', 'recordingAllowed', 'creditBalance', 'createdAt'],
   properties: {
@@ -10,14 +10,9 @@ export const organizationSchema: JsonSchema = {
     creditBalance: { type: 'integer' },
     createdAt: { type: 'string', format: 'date-time' },
   },
-};
+} as const satisfies JsonSchema;
 
-export interface AddCreditsBody {
-  amount: number;
-  reason?: string;
-}
-
-export const addCreditsBody: JsonSchema = {
+export const addCreditsBody = {
   type: 'object',
   additionalProperties: false,
   required: ['amount'],
@@ -25,9 +20,9 @@ export const addCreditsBody: JsonSchema = {
     amount: { type: 'integer', minimum: 1, maximum: 1_000_000_000 },
     reason: { type: 'string', minLength: 1, maxLength: 200 },
   },
-};
+} as const satisfies JsonSchema;
 
-export const balanceSchema: JsonSchema = {
+export const balanceSchema = {
   type: 'object',
   required: ['organizationId', 'balance'],
   properties: {
@@ -35,9 +30,9 @@ export const balanceSchema: JsonSchema = {
     balance: { type: 'integer' },
     resumedSessions: { type: 'integer', description: 'Billing-blocked agent sessions woken to resume their analysis' },
   },
-};
+} as const satisfies JsonSchema;
 
-export const userSchema: JsonSchema = {
+export const userSchema = {
   type: 'object',
   required: ['userId', 'email', 'role', 'status', 'createdAt'],
   properties: {
@@ -49,4 +44,6 @@ export const userSchema: JsonSchema = {
     status: { type: 'string', enum: ['active', 'disabled'] },
     createdAt: { type: 'string', format: 'date-time' },
   },
-};
+} as const satisfies JsonSchema;
+
+export type AddCreditsBody = Validated<typeof addCreditsBody>;

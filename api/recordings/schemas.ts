@@ -1,86 +1,11 @@
-import { pageProperties, type PageQuery } from '../paging.js';
-import type { JsonSchema } from '../validation.js';
+import { pageProperties } from '../paging.js';
+import type { JsonSchema, Validated } from '../validation.js';
 
-const uuid = { type: 'string', format: 'uuid' };
-const timestamp = { type: 'string', format: 'date-time' };
-const int32 = { type: 'integer', minimum: 0, maximum: 2_147_483_647 };
-const personName = { type: 'string', maxLength: 200 };
+export { createRecordingBody, type CreateRecordingBody } from '../../src/contracts/recordings.js';
 
-const person: JsonSchema = {
-  oneOf: [
-    {
-      type: 'object',
-      additionalProperties: false,
-      required: ['type', 'personId'],
-      properties: { type: { const: 'reference' }, personId: uuid },
-    },
-    {
-      type: 'object',
-      additionalProperties: false,
-      required: ['type', 'email'],
-      properties: {
-        type: { const: 'upsert' },
-        email: { type: 'string', format: 'email', maxLength: 320 },
-        firstName: personName,
-        lastName: personName,
-      },
-    },
-  ],
-};
-
-const utterance: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['startSec', 'endSec', 'speaker', 'text'],
-  // Ordering, timing, blank text and the 20,000-character limit are checked in src/domain/transcript.ts
-  // with one message per utterance.
-  properties: {
-    startSec: { type: 'number', minimum: 0 },
-    endSec: { type: 'number', minimum: 0 },
-    speaker: int32,
-    text: { type: 'string' },
-  },
-};
-
-/** Spec "Create a recording"; the 413 limits of the transcript are checked before this schema. */
-export const createRecordingBody: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['record'],
-  properties: {
-    record: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['externalId'],
-      properties: {
-        // 1 to 512 after trimming: checked in code, where the trimmed length is known
-        externalId: { type: 'string', maxLength: 4096 },
-        values: {
-          type: 'array',
-          maxItems: 500,
-          items: { type: 'object', additionalProperties: false, required: ['fieldId', 'value'], properties: { fieldId: uuid, value: {} } },
-        },
-      },
-    },
-    name: { type: 'string', minLength: 1, maxLength: 500 },
-    recordedAt: timestamp,
-    folderIds: { type: 'array', maxItems: 500, items: uuid },
-    assetUrl: { type: 'string', maxLength: 4096 },
-    participants: {
-      type: 'array',
-      maxItems: 100,
-      items: { type: 'object', additionalProperties: false, required: ['speaker', 'person'], properties: { speaker: int32, person } },
-    },
-    transcript: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['utterances'],
-      properties: { utterances: { type: 'array', minItems: 1, items: utterance } },
-    },
-  },
-};
-
-export const recordingSchema: JsonSchema = {
+const uuid = { type: 'string', format: 'uuid' } as const;
+const timestamp = { type: 'string', format: 'date-time' } as const;
+export const recordingSchema = {
   type: 'object',
   required: ['id', 'name', 'recordedAt', 'asset', 'transcript', 'participants', 'record', 'createdAt', 'updatedAt'],
   properties: {
@@ -107,9 +32,9 @@ export const recordingSchema: JsonSchema = {
     createdAt: timestamp,
     updatedAt: timestamp,
   },
-};
+} as const satisfies JsonSchema;
 
-export const conflictSchema: JsonSchema = {
+export const conflictSchema = {
   type: 'object',
   required: ['message', 'recordingId'],
   properties: {
@@ -117,15 +42,9 @@ export const conflictSchema: JsonSchema = {
     errorCode: { type: 'string' },
     recordingId: { type: ['string', 'null'], format: 'uuid' },
   },
-};
+} as const satisfies JsonSchema;
 
-export interface ListQuery extends PageQuery {
-  recorded_at_gt?: string;
-  recorded_at_gte?: string;
-  recorded_at_lt?: string;
-  recorded_at_lte?: string;
-}
-export const listQuery: JsonSchema = {
+export const listQuery = {
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -135,9 +54,9 @@ export const listQuery: JsonSchema = {
     recorded_at_lt: timestamp,
     recorded_at_lte: timestamp,
   },
-};
+} as const satisfies JsonSchema;
 
-export const listSchema: JsonSchema = {
+export const listSchema = {
   type: 'object',
   required: ['recordings', 'page', 'limit', 'has_more'],
   properties: {
@@ -153,16 +72,13 @@ export const listSchema: JsonSchema = {
     limit: { type: 'integer' },
     has_more: { type: 'boolean' },
   },
-};
+} as const satisfies JsonSchema;
 
-export interface TranscriptQuery {
-  type: 'utterance' | 'monologue';
-}
-export const transcriptQuery: JsonSchema = {
+export const transcriptQuery = {
   type: 'object',
   additionalProperties: false,
   properties: { type: { type: 'string', enum: ['utterance', 'monologue'], default: 'utterance' } },
-};
+} as const satisfies JsonSchema;
 
 const entry = {
   type: 'object',
@@ -174,8 +90,8 @@ const entry = {
     speaker: { type: 'integer' },
     text: { type: 'string' },
   },
-};
-export const transcriptSchema: JsonSchema = {
+} as const;
+export const transcriptSchema = {
   type: 'object',
   required: ['type', 'recordingId'],
   properties: {
@@ -184,4 +100,7 @@ export const transcriptSchema: JsonSchema = {
     utterances: { type: 'array', items: entry },
     monologues: { type: 'array', items: entry },
   },
-};
+} as const satisfies JsonSchema;
+
+export type ListQuery = Validated<typeof listQuery>;
+export type TranscriptQuery = Validated<typeof transcriptQuery>;

@@ -1,14 +1,7 @@
-import { pageProperties, type PageQuery } from '../paging.js';
-import type { JsonSchema } from '../validation.js';
+import { pageProperties } from '../paging.js';
+import type { JsonSchema, Validated } from '../validation.js';
 
-export interface SignalsQuery extends PageQuery {
-  source?: 'explicit_feedback' | 'qualitative_inference';
-  rating?: 'positive' | 'negative';
-  sessionId?: string;
-  applicationId?: string;
-}
-
-export const signalsQuery: JsonSchema = {
+export const signalsQuery = {
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -18,11 +11,11 @@ export const signalsQuery: JsonSchema = {
     applicationId: { type: 'string', format: 'uuid' },
     ...pageProperties,
   },
-};
+} as const satisfies JsonSchema;
 
-const nullableString = { anyOf: [{ type: 'string' }, { type: 'null' }] };
+const nullableString = { anyOf: [{ type: 'string' }, { type: 'null' }] } as const;
 
-export const signalSchema: JsonSchema = {
+export const signalSchema = {
   type: 'object',
   required: [
     'id',
@@ -51,9 +44,9 @@ export const signalSchema: JsonSchema = {
     producer: nullableString,
     createdAt: { type: 'string', format: 'date-time' },
   },
-};
+} as const satisfies JsonSchema;
 
-export const signalsPage: JsonSchema = {
+export const signalsPage = {
   type: 'object',
   required: ['signals', 'page', 'limit', 'has_more'],
   properties: {
@@ -62,16 +55,9 @@ export const signalsPage: JsonSchema = {
     limit: { type: 'integer' },
     has_more: { type: 'boolean' },
   },
-};
+} as const satisfies JsonSchema;
 
-export interface UsageQuery {
-  unit: 'agent_response_processed';
-  from?: string;
-  to?: string;
-  applicationId?: string;
-}
-
-export const usageQuery: JsonSchema = {
+export const usageQuery = {
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -80,9 +66,9 @@ export const usageQuery: JsonSchema = {
     to: { type: 'string', format: 'date-time', description: 'Exclusive; default: now' },
     applicationId: { type: 'string', format: 'uuid' },
   },
-};
+} as const satisfies JsonSchema;
 
-export const usageSchema: JsonSchema = {
+export const usageSchema = {
   type: 'object',
   required: ['unit', 'from', 'to', 'quantity', 'days'],
   properties: {
@@ -100,4 +86,7 @@ export const usageSchema: JsonSchema = {
       },
     },
   },
-};
+} as const satisfies JsonSchema;
+
+export type SignalsQuery = Validated<typeof signalsQuery>;
+export type UsageQuery = Validated<typeof usageQuery>;

@@ -11,23 +11,12 @@ import {
   type CredentialRow,
 } from '../db/repositories/agent-applications.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import type { ConversationAccess, SettingsPatch } from '../contracts/agent-applications.js';
 
 /** Agent ingest secrets: `iak_` + 256 random bits; shown once, stored as SHA-256. */
 export const AGENT_SECRET_PREFIX = 'iak';
 
-export type ConversationAccess = { type: 'workspace' } | { type: 'users'; userIds: string[] };
-
-/** A change of settings, as the REST body and the CLI flags express it; absent fields keep their value. */
-export interface SettingsPatch {
-  name?: string;
-  status?: 'active' | 'disabled';
-  contentCapture?: boolean;
-  redactedFieldNames?: string[];
-  redactedTextPatterns?: string[];
-  retentionDays?: number | null;
-  allowedEnvironments?: string[];
-  conversationAccess?: ConversationAccess;
-}
+export type { ConversationAccess, SettingsPatch };
 
 export const presentApplication = (a: ApplicationRow) => ({
   applicationId: a.id,

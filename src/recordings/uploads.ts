@@ -26,16 +26,11 @@ import type { UploadStore } from '../media/upload-store.js';
 import type { TemporalClient } from '../temporal/connection.js';
 import { mediaIngestionWorkflowId, uploadCancelledSignal } from '../../workflows/media-ingestion/contract.js';
 import { startMediaIngestion } from './media.js';
+import type { CreateUploadBody } from '../contracts/uploads.js';
 
 const TEMPORAL_DEADLINE_MS = 10_000;
 
-export interface CreateUploadBody {
-  fileName: string;
-  fileSize: number;
-  folderId?: string;
-  batchId?: string;
-  inMobileApp?: boolean;
-}
+export type { CreateUploadBody } from '../contracts/uploads.js';
 
 /** The spec's upload status object. */
 export interface UploadStatus {

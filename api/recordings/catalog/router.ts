@@ -14,7 +14,7 @@ export function recordingCatalogRoutes(deps: AppDeps, registry: RouteRegistry): 
   const tags = ['recordings'];
   const org = (ctx: AppContext) => principalOf(ctx).organizationId;
 
-  registry.add<CreateFolderBody, unknown>({
+  registry.add({
     method: 'post',
     path: '/v3/rest/folders',
     operationId: 'createFolder',
@@ -29,7 +29,7 @@ export function recordingCatalogRoutes(deps: AppDeps, registry: RouteRegistry): 
       ctx.body = presentFolder(folder);
     },
   });
-  registry.add<unknown, PageQuery>({
+  registry.add({
     method: 'get',
     path: '/v3/rest/folders',
     operationId: 'listFolders',
@@ -47,7 +47,7 @@ export function recordingCatalogRoutes(deps: AppDeps, registry: RouteRegistry): 
       ctx.body = pageBody('folders', await listFolders(deps.pool, org(ctx), pageWindow(query)), query, presentFolder);
     },
   });
-  registry.add<CreateFieldBody, unknown>({
+  registry.add({
     method: 'post',
     path: '/v3/rest/metadata-fields',
     operationId: 'createMetadataField',
@@ -65,7 +65,7 @@ export function recordingCatalogRoutes(deps: AppDeps, registry: RouteRegistry): 
       ctx.body = presentField(field);
     },
   });
-  registry.add<unknown, PageQuery>({
+  registry.add({
     method: 'get',
     path: '/v3/rest/metadata-fields',
     operationId: 'listMetadataFields',

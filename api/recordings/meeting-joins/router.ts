@@ -5,7 +5,7 @@ import { ERROR_REF } from '../../openapi.js';
 import type { RouteRegistry } from '../../routes.js';
 import type { JsonSchema } from '../../validation.js';
 
-const meetingJoinBody: JsonSchema = {
+const meetingJoinBody = {
   type: 'object',
   additionalProperties: false,
   required: ['type', 'joinUrl'],
@@ -19,11 +19,11 @@ const meetingJoinBody: JsonSchema = {
       description: 'A Zoom, Google Meet, Microsoft Teams or Webex meeting link',
     },
   },
-};
+} as const satisfies JsonSchema;
 
 /** Spec "Meeting join": user tokens only (an organization API key is 403). */
 export function meetingJoinRoutes(deps: AppDeps, registry: RouteRegistry): void {
-  registry.add<{ type: 'meetingUrl'; joinUrl: string }, unknown>({
+  registry.add({
     method: 'post',
     path: '/v3/rest/recordings/meeting-joins',
     operationId: 'joinMeeting',

@@ -1,22 +1,10 @@
 import type { JsonSchema } from '../../validation.js';
 
-/** Spec "Direct upload": the create request body. */
-export const createUploadBody: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['fileName', 'fileSize'],
-  properties: {
-    fileName: { type: 'string', minLength: 1, maxLength: 1024, pattern: '\\S', description: 'Non-blank' },
-    fileSize: { type: 'integer', minimum: 1, maximum: 9_007_199_254_740_991, description: 'Bytes' },
-    folderId: { type: 'string', format: 'uuid', description: 'A folder visible to the caller' },
-    batchId: { type: 'string', format: 'uuid', description: 'A batch of the calling user (user tokens only)' },
-    inMobileApp: { type: 'boolean', default: false, description: "Reserved for the service's mobile clients" },
-  },
-};
+export { createUploadBody } from '../../../src/contracts/uploads.js';
 
-const phase = { type: 'string', enum: ['waiting', 'encoding', 'finalizing', 'ready', 'failed', 'cancelled'] };
+const phase = { type: 'string', enum: ['waiting', 'encoding', 'finalizing', 'ready', 'failed', 'cancelled'] } as const;
 
-export const createdUploadSchema: JsonSchema = {
+export const createdUploadSchema = {
   type: 'object',
   required: ['recordingId', 'uploadId', 'uploadUrl', 'timeoutSeconds', 'phase'],
   properties: {
@@ -30,9 +18,9 @@ export const createdUploadSchema: JsonSchema = {
     timeoutSeconds: { type: 'integer', minimum: 0, description: 'Time left to begin the transfer' },
     phase,
   },
-};
+} as const satisfies JsonSchema;
 
-export const uploadStatusSchema: JsonSchema = {
+export const uploadStatusSchema = {
   type: 'object',
   required: ['recordingId', 'uploadId', 'phase', 'encodeProgress', 'errorCode'],
   properties: {
@@ -42,4 +30,4 @@ export const uploadStatusSchema: JsonSchema = {
     encodeProgress: { anyOf: [{ type: 'integer', minimum: 0, maximum: 100 }, { type: 'null' }] },
     errorCode: { anyOf: [{ type: 'string', enum: ['upload_failed', 'upload_expired', 'processing_failed'] }, { type: 'null' }] },
   },
-};
+} as const satisfies JsonSchema;
