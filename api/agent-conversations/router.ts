@@ -6,7 +6,15 @@ import { agentApplication, agentOf, agentSecret } from './auth.js';
 import { CredentialCache } from '../../src/agents/credential-cache.js';
 import { countRejectedEvents } from './metrics.js';
 import { agentConversationHandlers } from './handlers.js';
-import { INGEST_LIMITS, ingestBody, ingestResponse, sessionDetailSchema, sessionQuery, sessionSchema, sessionsQuery } from './schemas.js';
+import {
+  INGEST_LIMITS,
+  ingestBody,
+  ingestResponse,
+  sessionDetailSchema,
+  sessionQuery,
+  sessionsPageSchema,
+  sessionsQuery,
+} from './schemas.js';
 
 /** Agent chat ingestion (agent ingest secrets only) and its read side (organization keys and users). */
 export function agentConversationRoutes(deps: AppDeps, registry: RouteRegistry): void {
@@ -61,7 +69,7 @@ export function agentConversationRoutes(deps: AppDeps, registry: RouteRegistry):
     responses: {
       200: {
         description: 'A page of sessions',
-        schema: { type: 'object', properties: { sessions: { type: 'array', items: sessionSchema } } },
+        schema: sessionsPageSchema,
       },
     },
     handler: h.listSessions,

@@ -1,10 +1,14 @@
-import { pageProperties } from '../paging.js';
+import type { EventRow, sessionParticipants } from '../../src/db/repositories/agent-conversations.js';
+import type { SessionRow } from '../../src/db/repositories/agent-sessions.js';
+import { pageProperties, pageSchema } from '../paging.js';
 import type { JsonSchema, Validated } from '../validation.js';
 
 export { INGEST_LIMITS, ingestBody } from '../../src/contracts/agent-ingest.js';
 
 export const ingestResponse = {
   type: 'object',
+  additionalProperties: false,
+  description: 'What an ingest stored',
   required: ['sessionId', 'acceptedEventCount', 'deduplicatedEventCount', 'revisedEventCount', 'processingStatus'],
   properties: {
     sessionId: { type: 'string', format: 'uuid' },
@@ -14,6 +18,7 @@ export const ingestResponse = {
     processingStatus: { type: 'string', enum: ['pending', 'billing_blocked', 'capture_disabled'] },
   },
 } as const satisfies JsonSchema;
+export type IngestResponse = Validated<typeof ingestResponse>;
 
 export const sessionsQuery = {
   type: 'object',
@@ -40,43 +45,206 @@ export const sessionQuery = {
   },
 } as const satisfies JsonSchema;
 
-export const sessionSchema = {
+const uuid = { type: 'string', format: 'uuid' } as const;
+const timestamp = { type: 'string', format: 'date-time' } as const;
+const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;
+const nullableString = { type: ['string', 'null'] } as const;
+
+/** A context as stored: the request's context, sanitized (configured field names may remove any key). */
+export const agentContextSchema = {
   type: 'object',
-  required: ['sessionId', 'applicationId', 'externalSessionId', 'status', 'processingStatus', 'processedThroughSequence', 'eventCount'],
+  additionalProperties: false,
+  description: 'Where the conversation happened, as sent and sanitized; every key may be absent',
   properties: {
-    sessionId: { type: 'string', format: 'uuid' },
-    applicationId: { type: 'string', format: 'uuid' },
-    externalSessionId: { type: 'string' },
-    status: { type: 'string', enum: ['open', 'ended', 'abandoned'] },
-    processingStatus: { type: 'string' },
-    processedThroughSequence: { type: ['integer', 'null'] },
-    highestSequence: { type: ['integer', 'null'] },
-    eventCount: { type: 'integer' },
+    productArea: { type: 'string' },
+    surface: { type: 'string' },
+    routeTemplate: { type: 'string' },
+    pathname: { type: 'string' },
+    entryPoint: { type: 'string' },
+    entityType: { type: 'string' },
+    entityId: { type: 'string' },
+    environment: { type: 'string' },
+    release: { type: 'string' },
+    properties: { type: 'object' },
   },
 } as const satisfies JsonSchema;
 
-export const sessionDetailSchema = {
-  ...sessionSchema,
-  required: [...sessionSchema.required, 'participants', 'events'],
+export const sessionSchema = {
+  type: 'object',
+  additionalProperties: false,
+  description: 'An agent conversation session and the progress of its processing',
+  required: [
+    'sessionId',
+    'applicationId',
+    'externalSessionId',
+    'status',
+    'processingStatus',
+    'processedThroughSequence',
+    'highestSequence',
+    'eventCount',
+    'agentVersion',
+    'source',
+    'context',
+    'contentPurgedAt',
+    'endedAt',
+    'createdAt',
+    'updatedAt',
+  ],
   properties: {
-    ...sessionSchema.properties,
-    participants: { type: 'array', items: { type: 'object' } },
-    events: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['externalEventId', 'sequence', 'revision', 'type', 'occurredAt'],
-        properties: {
-          externalEventId: { type: 'string' },
-          sequence: { type: 'integer' },
-          revision: { type: 'integer' },
-          type: { type: 'string' },
+    sessionId: uuid,
+    applicationId: uuid,
+    externalSessionId: { type: 'string' },
+    status: { type: 'string', enum: ['open', 'ended', 'abandoned'] },
+    processingStatus: { type: 'string', enum: ['pending', 'processing', 'completed', 'billing_blocked', 'capture_disabled'] },
+    processedThroughSequence: { type: ['integer', 'null'], description: 'Every event up to this sequence is processed' },
+    highestSequence: { type: ['integer', 'null'] },
+    eventCount: { type: 'integer', minimum: 0 },
+    agentVersion: nullableString,
+    source: {
+      anyOf: [
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['sdk', 'version'],
+          properties: { sdk: { type: 'string' }, version: { type: 'string' } },
         },
-      },
+        { type: 'null' },
+      ],
     },
-    nextAfterSequence: { type: ['integer', 'null'] },
+    context: { anyOf: [agentContextSchema, { type: 'null' }] },
+    contentPurgedAt: { ...nullableTimestamp, description: 'When retention removed the content of its events' },
+    endedAt: nullableTimestamp,
+    createdAt: timestamp,
+    updatedAt: timestamp,
   },
 } as const satisfies JsonSchema;
+export type Session = Validated<typeof sessionSchema>;
+
+export const presentSession = (s: SessionRow): Session => ({
+  sessionId: s.id,
+  applicationId: s.application_id,
+  externalSessionId: s.external_session_id,
+  status: s.status,
+  processingStatus: s.processing_status,
+  processedThroughSequence: s.processed_through_sequence,
+  highestSequence: s.highest_sequence,
+  eventCount: s.event_count,
+  agentVersion: s.agent_version,
+  source: (s.source ?? null) as Session['source'],
+  context: (s.context ?? null) as Session['context'],
+  contentPurgedAt: s.content_purged_at,
+  endedAt: s.ended_at,
+  createdAt: s.created_at,
+  updatedAt: s.updated_at,
+});
+
+export const sessionsPageSchema = pageSchema('sessions', sessionSchema);
+
+type ParticipantRow = Awaited<ReturnType<typeof sessionParticipants>>[number];
+
+export const agentParticipantSchema = {
+  type: 'object',
+  additionalProperties: false,
+  description: 'A participant of an agent session, as sent and sanitized',
+  required: ['externalId', 'displayName', 'username', 'email', 'personId', 'companyExternalId', 'boundary', 'ownerUserId', 'properties'],
+  properties: {
+    externalId: nullableString,
+    displayName: nullableString,
+    username: nullableString,
+    email: nullableString,
+    personId: { type: ['string', 'null'], format: 'uuid', description: 'The person (people API) the participant was matched to' },
+    companyExternalId: nullableString,
+    boundary: nullableString,
+    ownerUserId: { type: ['string', 'null'], format: 'uuid' },
+    properties: { type: ['object', 'null'] },
+  },
+} as const satisfies JsonSchema;
+export type AgentParticipantResponse = Validated<typeof agentParticipantSchema>;
+
+export const presentParticipant = (p: ParticipantRow): AgentParticipantResponse => ({
+  externalId: p.external_id,
+  displayName: p.display_name,
+  username: p.username,
+  email: p.email,
+  personId: p.person_id,
+  companyExternalId: p.company_external_id,
+  boundary: p.boundary,
+  ownerUserId: p.owner_user_id,
+  properties: (p.properties ?? null) as AgentParticipantResponse['properties'],
+});
+
+/**
+ * A stored event: its identity, then its content as sent and sanitized (absent once retention
+ * purged it: `contentStored` false; any content key may be removed by configured field names).
+ */
+export const agentEventSchema = {
+  type: 'object',
+  additionalProperties: false,
+  description: 'A stored (sanitized) event of an agent session',
+  required: ['externalEventId', 'sequence', 'revision', 'type', 'occurredAt', 'contentStored', 'previousRevisionCount'],
+  properties: {
+    externalEventId: { type: 'string' },
+    sequence: { type: 'integer', minimum: 0 },
+    revision: { type: 'integer', minimum: 1 },
+    type: { type: 'string', enum: ['user_message', 'assistant_message', 'feedback'] },
+    occurredAt: timestamp,
+    participantExternalId: { type: 'string' },
+    content: { type: 'string' },
+    final: { type: 'boolean', description: 'Assistant messages: whether the response is complete' },
+    model: { type: 'object', additionalProperties: false, properties: { provider: { type: 'string' }, name: { type: 'string' } } },
+    usage: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { inputTokens: { type: 'integer' }, outputTokens: { type: 'integer' }, latencyMs: { type: 'integer' } },
+    },
+    trace: { type: 'object', additionalProperties: false, properties: { traceId: { type: 'string' }, spanId: { type: 'string' } } },
+    feedback: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        targetEventExternalId: { type: 'string' },
+        rating: { type: 'string', enum: ['positive', 'negative'] },
+        labels: { type: 'array', items: { type: 'string' } },
+        comment: { type: 'string' },
+      },
+    },
+    context: agentContextSchema,
+    contentStored: { type: 'boolean' },
+    previousRevisionCount: { type: 'integer', minimum: 0 },
+  },
+} as const satisfies JsonSchema;
+export type AgentEventResponse = Validated<typeof agentEventSchema>;
+/** What an event's stored payload holds: the event's content keys. */
+type EventPayload = Omit<
+  AgentEventResponse,
+  'externalEventId' | 'sequence' | 'revision' | 'type' | 'occurredAt' | 'contentStored' | 'previousRevisionCount'
+>;
+
+export const presentEvent = (e: EventRow): AgentEventResponse => ({
+  externalEventId: e.external_event_id,
+  sequence: e.sequence,
+  revision: e.revision,
+  type: e.type as AgentEventResponse['type'],
+  occurredAt: e.occurred_at,
+  ...((e.payload ?? {}) as EventPayload),
+  ...(e.final === null ? {} : { final: e.final }),
+  contentStored: e.payload !== null,
+  previousRevisionCount: e.revision_count,
+});
+
+export const sessionDetailSchema = {
+  type: 'object',
+  additionalProperties: false,
+  description: 'A session with its participants and a page of its events in sequence order',
+  required: [...sessionSchema.required, 'participants', 'events', 'nextAfterSequence'],
+  properties: {
+    ...sessionSchema.properties,
+    participants: { type: 'array', items: agentParticipantSchema },
+    events: { type: 'array', items: agentEventSchema },
+    nextAfterSequence: { type: ['integer', 'null'], description: 'Pass as afterSequence for the next page; null: no more events' },
+  },
+} as const satisfies JsonSchema;
+export type SessionDetail = Validated<typeof sessionDetailSchema>;
 
 export type SessionsQuery = Validated<typeof sessionsQuery>;
 export type SessionQuery = Validated<typeof sessionQuery>;
