@@ -1,11 +1,13 @@
 import type { AppDeps } from '../context.js';
 import { ERROR_REF } from '../openapi.js';
 import type { AuthRequirement } from '../middleware/auth.js';
+import { pageSchema } from '../paging.js';
 import type { RouteRegistry } from '../routes.js';
 import { agentApplicationHandlers } from './handlers.js';
 import {
   applicationSchema,
   createApplicationBody,
+  credentialListSchema,
   credentialSchema,
   newCredentialSchema,
   pageQuery,
@@ -46,7 +48,7 @@ export function agentApplicationRoutes(deps: AppDeps, registry: RouteRegistry): 
     responses: {
       200: {
         description: 'A page of applications',
-        schema: { type: 'object', required: ['applications'], properties: { applications: { type: 'array', items: applicationSchema } } },
+        schema: pageSchema('applications', applicationSchema),
       },
     },
     handler: h.list,
@@ -97,7 +99,7 @@ export function agentApplicationRoutes(deps: AppDeps, registry: RouteRegistry): 
     responses: {
       200: {
         description: 'Credentials',
-        schema: { type: 'object', properties: { credentials: { type: 'array', items: credentialSchema } } },
+        schema: credentialListSchema,
       },
     },
     handler: h.listCredentials,

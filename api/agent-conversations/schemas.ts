@@ -131,7 +131,7 @@ export const presentSession = (s: SessionRow): Session => ({
   eventCount: s.event_count,
   agentVersion: s.agent_version,
   source: (s.source ?? null) as Session['source'],
-  context: (s.context ?? null) as Session['context'],
+  context: s.context ?? null,
   contentPurgedAt: s.content_purged_at,
   endedAt: s.ended_at,
   createdAt: s.created_at,

@@ -1,13 +1,13 @@
 import type { AppDeps } from '../context.js';
 import type { AuthRequirement } from '../middleware/auth.js';
 import { rateLimit, withRateLimit } from '../middleware/rate-limit.js';
+import { pageSchema } from '../paging.js';
 import type { RouteRegistry, RouteSpec } from '../routes.js';
 import { feedbackHandlers } from './handlers.js';
 import {
   createRecordBody,
   createSourceBody,
   duplicateRecordSchema,
-  listOf,
   pageQuery,
   peopleQuery,
   personSchema,
@@ -50,7 +50,7 @@ export function feedbackRoutes(deps: AppDeps, registry: RouteRegistry): void {
     summary: 'List feedback sources',
     auth: read,
     query: pageQuery,
-    responses: withLimits({ 200: { description: 'A page of sources', schema: listOf('feedback_sources', sourceSchema) } }),
+    responses: withLimits({ 200: { description: 'A page of sources', schema: pageSchema('feedback_sources', sourceSchema) } }),
     handler: h.listSources,
   });
   registry.add({
@@ -82,7 +82,7 @@ export function feedbackRoutes(deps: AppDeps, registry: RouteRegistry): void {
     summary: 'Find people (by e-mail, case-insensitive)',
     auth: read,
     query: peopleQuery,
-    responses: withLimits({ 200: { description: 'A page of people', schema: listOf('people', personSchema) } }),
+    responses: withLimits({ 200: { description: 'A page of people', schema: pageSchema('people', personSchema) } }),
     handler: h.listPeople,
   });
   registry.add({
@@ -107,7 +107,7 @@ export function feedbackRoutes(deps: AppDeps, registry: RouteRegistry): void {
     summary: 'List records of a source (filter by external_id)',
     auth: read,
     query: recordsQuery,
-    responses: withLimits({ 200: { description: 'A page of records', schema: listOf('records', recordSchema) } }),
+    responses: withLimits({ 200: { description: 'A page of records', schema: pageSchema('records', recordSchema) } }),
     handler: h.listRecords,
   });
   registry.add({

@@ -1,4 +1,6 @@
 import { FIELD_CATEGORIES, FIELD_TYPES } from '../../src/domain/feedback-fields.js';
+import type { RecordRow, SourceRow } from '../../src/db/repositories/feedback.js';
+import type { PersonRow } from '../../src/db/repositories/people.js';
 import { pageProperties } from '../paging.js';
 import type { JsonSchema, Validated } from '../validation.js';
 
@@ -14,9 +16,14 @@ export const createSourceBody = {
 
 export const sourceSchema = {
   type: 'object',
+  additionalProperties: false,
+  description: 'A feedback source: where feedback records come from',
   required: ['id', 'name', 'type', 'created_at'],
   properties: { id: { type: 'integer' }, name: { type: 'string' }, type: { type: 'string', enum: ['api'] }, created_at: timestamp },
 } as const satisfies JsonSchema;
+export type Source = Validated<typeof sourceSchema>;
+
+export const presentSource = (s: SourceRow): Source => ({ id: s.id, name: s.name, type: s.type, created_at: s.created_at });
 
 export const upsertPersonBody = {
   type: 'object',
@@ -38,19 +45,34 @@ export const upsertPersonBody = {
 
 export const personSchema = {
   type: 'object',
-  required: ['id', 'uuid', 'email', 'boundary', 'company_id', 'created_at'],
+  additionalProperties: false,
+  description: 'A person of the organization, known by e-mail',
+  required: ['id', 'uuid', 'first_name', 'last_name', 'email', 'boundary', 'company_id', 'created_at', 'updated_at'],
   properties: {
     id: { type: 'integer' },
     uuid: { type: 'string', format: 'uuid' },
     first_name: { type: ['string', 'null'] },
     last_name: { type: ['string', 'null'] },
     email: { type: 'string' },
-    boundary: { type: 'string' },
+    boundary: { type: 'string', enum: ['external', 'internal'] },
     company_id: { type: ['integer', 'null'] },
     created_at: timestamp,
     updated_at: timestamp,
   },
 } as const satisfies JsonSchema;
+export type Person = Validated<typeof personSchema>;
+
+export const presentPerson = (p: PersonRow): Person => ({
+  id: p.id,
+  uuid: p.uuid,
+  first_name: p.first_name,
+  last_name: p.last_name,
+  email: p.email,
+  boundary: p.boundary,
+  company_id: p.company_id,
+  created_at: p.created_at,
+  updated_at: p.updated_at,
+});
 
 export const fieldSchema = {
   type: 'object',
@@ -77,7 +99,9 @@ export const createRecordBody = {
 
 export const recordSchema = {
   type: 'object',
-  required: ['id', 'person_id', 'feedback_source_id', 'display_ts', 'external_id', 'created_at'],
+  additionalProperties: false,
+  description: 'A feedback record: typed fields about one piece of feedback, optionally of a person',
+  required: ['id', 'person_id', 'feedback_source_id', 'display_ts', 'external_id', 'fields', 'created_at'],
   properties: {
     id: { type: 'integer' },
     person_id: { type: ['integer', 'null'] },
@@ -88,6 +112,17 @@ export const recordSchema = {
     created_at: timestamp,
   },
 } as const satisfies JsonSchema;
+export type FeedbackRecord = Validated<typeof recordSchema>;
+
+export const presentRecord = (r: RecordRow): FeedbackRecord => ({
+  id: r.id,
+  person_id: r.person_id,
+  feedback_source_id: r.feedback_source_id,
+  display_ts: r.display_ts,
+  external_id: r.external_id,
+  fields: r.fields as FeedbackRecord['fields'],
+  created_at: r.created_at,
+});
 
 export type CreateSourceBody = Validated<typeof createSourceBody>;
 export type UpsertPersonBody = Validated<typeof upsertPersonBody>;
@@ -106,19 +141,6 @@ export const peopleQuery = {
   additionalProperties: false,
   properties: { ...pageProperties, email: { type: 'string', minLength: 1, maxLength: 320 } },
 } as const satisfies JsonSchema;
-
-export function listOf(key: string, item: JsonSchema): JsonSchema {
-  return {
-    type: 'object',
-    required: [key, 'page', 'limit', 'has_more'],
-    properties: {
-      [key]: { type: 'array', items: item },
-      page: { type: 'integer' },
-      limit: { type: 'integer' },
-      has_more: { type: 'boolean' },
-    },
-  };
-}
 
 export const duplicateRecordSchema = {
   type: 'object',

@@ -1,7 +1,11 @@
+import type { OrganizationRow } from '../../src/db/repositories/organizations.js';
+import type { UserRow } from '../../src/db/repositories/users.js';
 import type { JsonSchema, Validated } from '../validation.js';
 
 export const organizationSchema = {
   type: 'object',
+  additionalProperties: false,
+  description: 'The organization of the calling credential',
   required: ['organizationId', 'name', 'recordingAllowed', 'creditBalance', 'createdAt'],
   properties: {
     organizationId: { type: 'string', format: 'uuid' },
@@ -24,7 +28,9 @@ export const addCreditsBody = {
 
 export const balanceSchema = {
   type: 'object',
-  required: ['organizationId', 'balance'],
+  additionalProperties: false,
+  description: 'An organization credit balance after a top-up',
+  required: ['organizationId', 'balance', 'resumedSessions'],
   properties: {
     organizationId: { type: 'string', format: 'uuid' },
     balance: { type: 'integer' },
@@ -34,7 +40,9 @@ export const balanceSchema = {
 
 export const userSchema = {
   type: 'object',
-  required: ['userId', 'email', 'role', 'status', 'createdAt'],
+  additionalProperties: false,
+  description: 'A user of the organization',
+  required: ['userId', 'email', 'firstName', 'lastName', 'role', 'status', 'createdAt'],
   properties: {
     userId: { type: 'string', format: 'uuid' },
     email: { type: 'string' },
@@ -47,3 +55,24 @@ export const userSchema = {
 } as const satisfies JsonSchema;
 
 export type AddCreditsBody = Validated<typeof addCreditsBody>;
+export type Organization = Validated<typeof organizationSchema>;
+export type Balance = Validated<typeof balanceSchema>;
+export type User = Validated<typeof userSchema>;
+
+export const presentOrganization = (org: OrganizationRow): Organization => ({
+  organizationId: org.id,
+  name: org.name,
+  recordingAllowed: org.recording_allowed,
+  creditBalance: org.credit_balance,
+  createdAt: org.created_at,
+});
+
+export const presentUser = (user: UserRow): User => ({
+  userId: user.id,
+  email: user.email,
+  firstName: user.first_name,
+  lastName: user.last_name,
+  role: user.role,
+  status: user.status,
+  createdAt: user.created_at,
+});

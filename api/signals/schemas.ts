@@ -1,4 +1,5 @@
-import { pageProperties } from '../paging.js';
+import type { SignalRow } from '../../src/db/repositories/agent-signals.js';
+import { pageProperties, pageSchema } from '../paging.js';
 import type { JsonSchema, Validated } from '../validation.js';
 
 export const signalsQuery = {
@@ -17,6 +18,8 @@ const nullableString = { anyOf: [{ type: 'string' }, { type: 'null' }] } as cons
 
 export const signalSchema = {
   type: 'object',
+  additionalProperties: false,
+  description: 'What a session workflow found in a conversation: explicit feedback, or an inferred sentiment, issue, request, praise or topic',
   required: [
     'id',
     'sessionId',
@@ -28,6 +31,7 @@ export const signalSchema = {
     'labels',
     'comment',
     'summary',
+    'producer',
     'createdAt',
   ],
   properties: {
@@ -36,7 +40,7 @@ export const signalSchema = {
     applicationId: { type: 'string', format: 'uuid' },
     eventExternalId: { type: 'string', description: 'The assistant response the signal is about (the rated one, for explicit feedback)' },
     source: { type: 'string', enum: ['explicit_feedback', 'qualitative_inference'] },
-    kind: { type: 'string', description: 'feedback (explicit), or sentiment, issue, request, praise, topic (inferred)' },
+    kind: { type: ['string', 'null'], description: 'feedback (explicit), or sentiment, issue, request, praise, topic (inferred)' },
     rating: { anyOf: [{ type: 'string', enum: ['positive', 'negative'] }, { type: 'null' }] },
     labels: { type: 'array', items: { type: 'string' } },
     comment: nullableString,
@@ -46,16 +50,24 @@ export const signalSchema = {
   },
 } as const satisfies JsonSchema;
 
-export const signalsPage = {
-  type: 'object',
-  required: ['signals', 'page', 'limit', 'has_more'],
-  properties: {
-    signals: { type: 'array', items: signalSchema },
-    page: { type: 'integer' },
-    limit: { type: 'integer' },
-    has_more: { type: 'boolean' },
-  },
-} as const satisfies JsonSchema;
+export type Signal = Validated<typeof signalSchema>;
+
+export const presentSignal = (g: SignalRow): Signal => ({
+  id: g.id,
+  sessionId: g.session_id,
+  applicationId: g.application_id,
+  eventExternalId: g.event_external_id,
+  source: g.source,
+  kind: g.kind,
+  rating: g.rating,
+  labels: g.labels,
+  comment: g.comment,
+  summary: g.summary,
+  producer: g.producer,
+  createdAt: g.created_at,
+});
+
+export const signalsPage = pageSchema('signals', signalSchema);
 
 export const usageQuery = {
   type: 'object',
@@ -70,7 +82,9 @@ export const usageQuery = {
 
 export const usageSchema = {
   type: 'object',
-  required: ['unit', 'from', 'to', 'quantity', 'days'],
+  additionalProperties: false,
+  description: 'Metered units in [from, to), in total and per UTC day',
+  required: ['unit', 'from', 'to', 'applicationId', 'quantity', 'days'],
   properties: {
     unit: { type: 'string' },
     from: { type: 'string', format: 'date-time' },
@@ -81,6 +95,7 @@ export const usageSchema = {
       type: 'array',
       items: {
         type: 'object',
+        additionalProperties: false,
         required: ['date', 'quantity'],
         properties: { date: { type: 'string', format: 'date' }, quantity: { type: 'integer' } },
       },
@@ -90,3 +105,4 @@ export const usageSchema = {
 
 export type SignalsQuery = Validated<typeof signalsQuery>;
 export type UsageQuery = Validated<typeof usageQuery>;
+export type Usage = Validated<typeof usageSchema>;

@@ -17,31 +17,8 @@ import type { ConversationAccess, SettingsPatch } from '../contracts/agent-appli
 export const AGENT_SECRET_PREFIX = 'iak';
 
 export type { ConversationAccess, SettingsPatch };
-
-export const presentApplication = (a: ApplicationRow) => ({
-  applicationId: a.id,
-  organizationId: a.organization_id,
-  name: a.name,
-  agentKey: a.agent_key,
-  status: a.status,
-  contentCapture: a.content_capture,
-  redactedFieldNames: a.redacted_field_names,
-  redactedTextPatterns: a.redacted_text_patterns,
-  retentionDays: a.retention_days,
-  allowedEnvironments: a.allowed_environments,
-  conversationAccess: a.access === 'users' ? { type: 'users', userIds: a.access_user_ids } : { type: 'workspace' },
-  createdAt: a.created_at,
-  updatedAt: a.updated_at,
-});
-
-export const presentCredential = (c: CredentialRow) => ({
-  credentialId: c.id,
-  applicationId: c.application_id,
-  displayPrefix: c.display_prefix,
-  createdAt: c.created_at,
-  lastUsedAt: c.last_used_at,
-  revokedAt: c.revoked_at,
-});
+/** Presented as the API's response schema says (src/contracts/agent-applications.ts). */
+export { presentApplication, presentCredential } from '../contracts/agent-applications.js';
 
 /** Creates the application and applies any settings given with it, atomically. */
 export async function createApplication(

@@ -1,4 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
+import type { ApplicationRow, CredentialRow } from '../db/repositories/agent-applications.js';
 import type { JsonSchema } from './json-schema.js';
 
 const nameString = { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' } as const;
@@ -50,3 +51,97 @@ export type ConversationAccess = FromSchema<typeof access>;
 /** A change of settings, as the REST body and the CLI flags express it; absent fields keep their value. */
 export type SettingsPatch = FromSchema<typeof updateApplicationBody>;
 export type CreateApplicationBody = FromSchema<typeof createApplicationBody>;
+
+const uuid = { type: 'string', format: 'uuid' } as const;
+const timestamp = { type: 'string', format: 'date-time' } as const;
+const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;
+
+export const applicationSchema = {
+  type: 'object',
+  additionalProperties: false,
+  description: 'An agent application: the agent whose conversations are ingested, with its settings',
+  required: [
+    'applicationId',
+    'organizationId',
+    'name',
+    'agentKey',
+    'status',
+    'contentCapture',
+    'redactedFieldNames',
+    'redactedTextPatterns',
+    'retentionDays',
+    'allowedEnvironments',
+    'conversationAccess',
+    'createdAt',
+    'updatedAt',
+  ],
+  properties: {
+    applicationId: uuid,
+    organizationId: uuid,
+    name: { type: 'string' },
+    agentKey: { type: 'string' },
+    status: { type: 'string', enum: ['active', 'disabled'] },
+    contentCapture: { type: 'boolean' },
+    redactedFieldNames: { type: 'array', items: { type: 'string' } },
+    redactedTextPatterns: { type: 'array', items: { type: 'string' } },
+    retentionDays: { type: ['integer', 'null'] },
+    allowedEnvironments: { type: 'array', items: { type: 'string' } },
+    conversationAccess: access,
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  },
+} as const satisfies JsonSchema;
+export type Application = FromSchema<typeof applicationSchema>;
+
+export const presentApplication = (a: ApplicationRow): Application => ({
+  applicationId: a.id,
+  organizationId: a.organization_id,
+  name: a.name,
+  agentKey: a.agent_key,
+  status: a.status,
+  contentCapture: a.content_capture,
+  redactedFieldNames: a.redacted_field_names,
+  redactedTextPatterns: a.redacted_text_patterns,
+  retentionDays: a.retention_days,
+  allowedEnvironments: a.allowed_environments,
+  conversationAccess: a.access === 'users' ? { type: 'users', userIds: a.access_user_ids } : { type: 'workspace' },
+  createdAt: a.created_at,
+  updatedAt: a.updated_at,
+});
+
+export const credentialSchema = {
+  type: 'object',
+  additionalProperties: false,
+  description: 'An ingest credential of an agent application (never its secret)',
+  required: ['credentialId', 'applicationId', 'displayPrefix', 'createdAt', 'lastUsedAt', 'revokedAt'],
+  properties: {
+    credentialId: uuid,
+    applicationId: uuid,
+    displayPrefix: { type: 'string' },
+    createdAt: timestamp,
+    lastUsedAt: nullableTimestamp,
+    revokedAt: nullableTimestamp,
+  },
+} as const satisfies JsonSchema;
+export type Credential = FromSchema<typeof credentialSchema>;
+
+export const presentCredential = (c: CredentialRow): Credential => ({
+  credentialId: c.id,
+  applicationId: c.application_id,
+  displayPrefix: c.display_prefix,
+  createdAt: c.created_at,
+  lastUsedAt: c.last_used_at,
+  revokedAt: c.revoked_at,
+});
+
+export const newCredentialSchema = {
+  type: 'object',
+  additionalProperties: false,
+  description: 'A new ingest credential with its secret, shown this once',
+  required: [...credentialSchema.required, 'secret'],
+  properties: {
+    ...credentialSchema.properties,
+    secret: { type: 'string', description: 'Shown once; send it as X-Service-Agent-Key' },
+  },
+} as const satisfies JsonSchema;
+export type NewCredential = FromSchema<typeof newCredentialSchema>;

@@ -17,3 +17,24 @@ export const createUploadBody = {
 
 /** `inMobileApp` is always present after validation (its default). */
 export type CreateUploadBody = FromSchema<typeof createUploadBody>;
+
+export const uploadPhase = { type: 'string', enum: ['waiting', 'encoding', 'finalizing', 'ready', 'failed', 'cancelled'] } as const;
+
+/** The spec's upload status object. */
+export const uploadStatusSchema = {
+  type: 'object',
+  additionalProperties: false,
+  description: 'The status of a direct upload',
+  required: ['recordingId', 'uploadId', 'phase', 'encodeProgress', 'errorCode'],
+  properties: {
+    recordingId: { type: 'string', format: 'uuid' },
+    uploadId: { type: 'string', format: 'uuid' },
+    phase: uploadPhase,
+    encodeProgress: { anyOf: [{ type: 'integer', minimum: 0, maximum: 100 }, { type: 'null' }] },
+    errorCode: {
+      type: ['string', 'null'],
+      description: 'When failed: upload_failed, upload_expired, processing_failed, processing_interrupted, or an asset_* code of the media',
+    },
+  },
+} as const satisfies JsonSchema;
+export type UploadStatus = FromSchema<typeof uploadStatusSchema>;

@@ -26,20 +26,11 @@ import type { UploadStore } from '../media/upload-store.js';
 import type { TemporalClient } from '../temporal/connection.js';
 import { mediaIngestionWorkflowId, uploadCancelledSignal } from '../../workflows/media-ingestion/contract.js';
 import { startMediaIngestion } from './media.js';
-import type { CreateUploadBody } from '../contracts/uploads.js';
+import type { CreateUploadBody, UploadStatus } from '../contracts/uploads.js';
 
 const TEMPORAL_DEADLINE_MS = 10_000;
 
-export type { CreateUploadBody } from '../contracts/uploads.js';
-
-/** The spec's upload status object. */
-export interface UploadStatus {
-  recordingId: string;
-  uploadId: string;
-  phase: 'waiting' | 'encoding' | 'finalizing' | 'ready' | 'failed' | 'cancelled';
-  encodeProgress: number | null;
-  errorCode: string | null;
-}
+export type { CreateUploadBody, UploadStatus } from '../contracts/uploads.js';
 
 export interface UploadServiceDeps {
   pool: DatabasePool;

@@ -21,6 +21,13 @@ const meetingJoinBody = {
   },
 } as const satisfies JsonSchema;
 
+const meetingJoinResponse = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['recordingId'],
+  properties: { recordingId: { type: 'string', format: 'uuid' } },
+} as const satisfies JsonSchema;
+
 /** Spec "Meeting join": user tokens only (an organization API key is 403). */
 export function meetingJoinRoutes(deps: AppDeps, registry: RouteRegistry): void {
   registry.add({
@@ -34,7 +41,7 @@ export function meetingJoinRoutes(deps: AppDeps, registry: RouteRegistry): void 
     responses: {
       201: {
         description: 'The recording the bot makes',
-        schema: { type: 'object', required: ['recordingId'], properties: { recordingId: { type: 'string', format: 'uuid' } } },
+        schema: meetingJoinResponse,
       },
       400: { description: 'The body is not {type: meetingUrl, joinUrl}', schema: ERROR_REF },
       401: { description: 'User authentication missing or invalid, or recording not allowed (recording_not_allowed)', schema: ERROR_REF },

@@ -1,11 +1,12 @@
-import type { JsonSchema } from '../../validation.js';
+import { uploadPhase } from '../../../src/contracts/uploads.js';
+import type { JsonSchema, Validated } from '../../validation.js';
 
-export { createUploadBody } from '../../../src/contracts/uploads.js';
-
-const phase = { type: 'string', enum: ['waiting', 'encoding', 'finalizing', 'ready', 'failed', 'cancelled'] } as const;
+export { createUploadBody, uploadStatusSchema } from '../../../src/contracts/uploads.js';
 
 export const createdUploadSchema = {
   type: 'object',
+  additionalProperties: false,
+  description: 'A direct upload destination: transfer the file to uploadUrl with a tus client',
   required: ['recordingId', 'uploadId', 'uploadUrl', 'timeoutSeconds', 'phase'],
   properties: {
     recordingId: { type: 'string', format: 'uuid' },
@@ -16,18 +17,7 @@ export const createdUploadSchema = {
       description: 'A tus resource for the declared size; a short-lived secret: do not log or persist it',
     },
     timeoutSeconds: { type: 'integer', minimum: 0, description: 'Time left to begin the transfer' },
-    phase,
+    phase: uploadPhase,
   },
 } as const satisfies JsonSchema;
-
-export const uploadStatusSchema = {
-  type: 'object',
-  required: ['recordingId', 'uploadId', 'phase', 'encodeProgress', 'errorCode'],
-  properties: {
-    recordingId: { type: 'string', format: 'uuid' },
-    uploadId: { type: 'string', format: 'uuid' },
-    phase,
-    encodeProgress: { anyOf: [{ type: 'integer', minimum: 0, maximum: 100 }, { type: 'null' }] },
-    errorCode: { anyOf: [{ type: 'string', enum: ['upload_failed', 'upload_expired', 'processing_failed'] }, { type: 'null' }] },
-  },
-} as const satisfies JsonSchema;
+export type CreatedUpload = Validated<typeof createdUploadSchema>;
