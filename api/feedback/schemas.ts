@@ -76,6 +76,7 @@ export const presentPerson = (p: PersonRow): Person => ({
 
 export const fieldSchema = {
   type: 'object',
+  description: 'A typed field of a feedback record',
   additionalProperties: false,
   required: ['category', 'type', 'name', 'value'],
   properties: {
