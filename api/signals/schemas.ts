@@ -19,7 +19,8 @@ const nullableString = { anyOf: [{ type: 'string' }, { type: 'null' }] } as cons
 export const signalSchema = {
   type: 'object',
   additionalProperties: false,
-  description: 'What a session workflow found in a conversation: explicit feedback, or an inferred sentiment, issue, request, praise or topic',
+  description:
+    'What a session workflow found in a conversation: explicit feedback, or an inferred sentiment, issue, request, praise or topic',
   required: [
     'id',
     'sessionId',

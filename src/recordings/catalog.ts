@@ -1,12 +1,6 @@
 import { UniqueIntegrityConstraintViolationError, type DatabasePool } from 'slonik';
 import type { FieldType } from '../domain/feedback-fields.js';
-import {
-  insertField,
-  insertFolder,
-  recordingsSourceId,
-  type FieldRow,
-  type FolderRow,
-} from '../db/repositories/metadata.js';
+import { insertField, insertFolder, recordingsSourceId, type FieldRow, type FolderRow } from '../db/repositories/metadata.js';
 import { ConflictError } from '../errors.js';
 
 export async function createFolder(pool: DatabasePool, organizationId: string, name: string): Promise<FolderRow> {
