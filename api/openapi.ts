@@ -1,10 +1,13 @@
-import type { RouteSpec } from './routes.js';
+import { NAMED_SCHEMAS, type NamedSchema } from './components.js';
+import type { AnyRouteSpec } from './routes.js';
 import type { JsonSchema } from './validation.js';
 
 export const ERROR_REF: JsonSchema = { $ref: '#/components/schemas/Error' };
 
+/** Open: an error carries details of its own next to these (`recordingId`, `id`, ...). */
 export const errorSchema: JsonSchema = {
   type: 'object',
+  description: 'An error: a human-readable message and a stable errorCode; a 400 lists the invalid fields in errors',
   required: ['message', 'errorCode'],
   properties: {
     message: { type: 'string' },
@@ -15,6 +18,28 @@ export const errorSchema: JsonSchema = {
     },
   },
 };
+
+const COMPONENTS: Record<string, NamedSchema> = {
+  Error: {
+    schema: errorSchema,
+    example: {
+      message: 'The request is invalid.',
+      errorCode: 'validation_failed',
+      errors: [{ path: 'body.name', message: 'must NOT have fewer than 1 characters' }],
+    },
+  },
+  ...NAMED_SCHEMAS,
+};
+const NAME_OF = new Map<unknown, string>(Object.entries(COMPONENTS).map(([name, c]) => [c.schema, name]));
+
+/** The schema with every part that is a named component (the very object) written as a `$ref` to it. */
+function withRefs(schema: unknown, root = true): unknown {
+  const name = root ? undefined : NAME_OF.get(schema);
+  if (name) return { $ref: `#/components/schemas/${name}` };
+  if (Array.isArray(schema)) return schema.map((s) => withRefs(s, false));
+  if (schema === null || typeof schema !== 'object') return schema;
+  return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, withRefs(v, false)]));
+}
 
 const STANDARD_ERRORS: Record<number, string> = {
   400: 'Invalid request',
@@ -36,12 +61,12 @@ function pathParameters(path: string): unknown[] {
   return [...path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
 }
 
-function operation(spec: RouteSpec): Record<string, unknown> {
+function operation(spec: AnyRouteSpec): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
   for (const [status, r] of Object.entries(spec.responses)) {
     responses[status] = {
       description: r.description,
-      ...(r.schema ? { content: { 'application/json': { schema: r.schema } } } : {}),
+      ...(r.schema ? { content: { 'application/json': { schema: withRefs(r.schema, false) } } } : {}),
       ...(r.headers
         ? { headers: Object.fromEntries(Object.entries(r.headers).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }])) }
         : {}),
@@ -71,7 +96,7 @@ function operation(spec: RouteSpec): Record<string, unknown> {
 }
 
 /** OpenAPI 3.1, assembled from the very schemas Ajv compiles for validation. */
-export function buildOpenApi(specs: readonly RouteSpec[], serverUrl: string | undefined): Record<string, unknown> {
+export function buildOpenApi(specs: readonly AnyRouteSpec[], serverUrl: string | undefined): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const spec of specs) (paths[spec.path] ??= {})[spec.method] = operation(spec);
   return {
@@ -81,7 +106,9 @@ export function buildOpenApi(specs: readonly RouteSpec[], serverUrl: string | un
     servers: serverUrl ? [{ url: serverUrl }] : [],
     paths,
     components: {
-      schemas: { Error: errorSchema },
+      schemas: Object.fromEntries(
+        Object.entries(COMPONENTS).map(([name, c]) => [name, { ...(withRefs(c.schema) as object), examples: [c.example] }]),
+      ),
       securitySchemes: {
         apiKey: { type: 'apiKey', in: 'header', name: 'X-Service-Api-Key' },
         bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },

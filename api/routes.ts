@@ -4,10 +4,10 @@ import type { AppContext, AppDeps } from './context.js';
 import { authenticate, type AuthRequirement } from './middleware/auth.js';
 import { jsonBody } from './json-body.js';
 import type { BodyPrecheck } from './body-prechecks.js';
-import { compileBody, compileQuery, type JsonSchema } from './validation.js';
+import { compileBody, compileQuery, type JsonSchema, type Validated } from './validation.js';
 
-export interface BodySpec {
-  schema: JsonSchema;
+export interface BodySpec<S = JsonSchema> {
+  schema: S;
   limitBytes?: number;
   /** A body past the limit: 413 `payload_too_large` unless an area's contract says otherwise. */
   tooLarge?: { status: number; errorCode: string };
@@ -23,7 +23,11 @@ export interface RouteInput<B, Q> {
   params: Record<string, string>;
 }
 
-export interface RouteSpec<B = unknown, Q = unknown> {
+/**
+ * A route generic over its body and query schemas (`as const` literals): the handler's input is
+ * typed by what those schemas let through (`Validated<S>`), with no hand-written request types.
+ */
+export interface RouteSpec<BS = undefined, QS = undefined> {
   method: Method;
   /** OpenAPI style: `/v3/rest/users/{userId}`. */
   path: string;
@@ -36,33 +40,38 @@ export interface RouteSpec<B = unknown, Q = unknown> {
   security?: Record<string, string[]>[];
   /** Run after authentication, before the body is read (rate limits). */
   middleware?: Middleware<AppContext['state']>[];
-  body?: BodySpec;
+  body?: BodySpec<BS>;
   /** Run after the body is parsed, before it is validated (a credential bound to a body field). */
   afterBody?: Middleware<AppContext['state']>[];
-  query?: JsonSchema;
+  query?: QS;
   responses: Record<number, { description: string; schema?: JsonSchema; headers?: Record<string, string> }>;
-  handler: (ctx: AppContext, input: RouteInput<B, Q>) => Promise<void>;
+  handler: (ctx: AppContext, input: RouteInput<Validated<BS>, Validated<QS>>) => Promise<void>;
 }
+
+/** A route as the registry keeps it, whatever its schemas. */
+export type AnyRouteSpec = RouteSpec<JsonSchema, JsonSchema>;
 
 /** Routes are defined once: the same spec mounts the Koa route and feeds the OpenAPI document. */
 export class RouteRegistry {
-  readonly specs: RouteSpec<unknown, unknown>[] = [];
+  readonly specs: AnyRouteSpec[] = [];
   readonly router = new Router<AppContext['state']>();
 
   constructor(private readonly deps: AppDeps) {}
 
-  add<B, Q>(spec: RouteSpec<B, Q>): void {
-    this.specs.push(spec as RouteSpec<unknown, unknown>);
+  add<const BS extends JsonSchema | undefined = undefined, const QS extends JsonSchema | undefined = undefined>(
+    spec: RouteSpec<BS, QS>,
+  ): void {
+    this.specs.push(spec as unknown as AnyRouteSpec);
     const middleware: Middleware<AppContext['state']>[] = [];
     if (spec.auth) middleware.push(authenticate(this.deps, spec.auth));
     middleware.push(...(spec.middleware ?? []));
-    const validateBody = spec.body ? compileBody<B>(spec.body.schema) : null;
-    const validateQuery = spec.query ? compileQuery<Q>(spec.query) : null;
+    const validateBody = spec.body ? compileBody<unknown>(spec.body.schema as JsonSchema) : null;
+    const validateQuery = spec.query ? compileQuery<unknown>(spec.query) : null;
     if (spec.body) {
       middleware.push(
         jsonBody({
           key: spec.operationId,
-          schema: spec.body.schema,
+          schema: spec.body.schema as JsonSchema,
           limitBytes: spec.body.limitBytes ?? this.deps.config.http.bodyLimitBytes,
           tooLarge: spec.body.tooLarge,
           checker: this.deps.bodyChecker,
@@ -73,13 +82,14 @@ export class RouteRegistry {
     }
     middleware.push(...(spec.afterBody ?? []));
     middleware.push(async (ctx: AppContext) => {
-      const input: RouteInput<B, Q> = {
+      const input: RouteInput<unknown, unknown> = {
         // A body a thread checked is valid already (see json-body.ts).
-        body: validateBody && !ctx.state.bodyChecked ? validateBody(ctx.request.body) : (ctx.request.body as B),
-        query: validateQuery ? validateQuery(ctx.query) : (undefined as Q),
+        body: validateBody && !ctx.state.bodyChecked ? validateBody(ctx.request.body) : ctx.request.body,
+        query: validateQuery ? validateQuery(ctx.query) : undefined,
         params: (ctx as unknown as { params: Record<string, string> }).params,
       };
-      await spec.handler(ctx, input);
+      // The validators return what the schemas describe, which is what the handler's input type says.
+      await (spec.handler as (ctx: AppContext, input: RouteInput<unknown, unknown>) => Promise<void>)(ctx, input);
     });
     const koaPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
     this.router[spec.method](spec.operationId, koaPath, ...middleware);

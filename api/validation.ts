@@ -4,7 +4,18 @@ import { fullFormats } from 'ajv-formats/dist/formats.js';
 import { ValidationError, type FieldError } from '../src/errors.js';
 import { isUuid } from '../src/db/uuid.js';
 
-export type JsonSchema = Record<string, unknown>;
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
+
+import type { JsonSchema } from '../src/contracts/json-schema.js';
+
+export type { JsonSchema };
+
+/**
+ * The type of a value a schema lets through, derived from the schema itself: schemas are declared
+ * `as const` so `FromSchema` can read them. `unknown` for no schema (a route without a body or query).
+ * Properties with a `default` are present after validation (Ajv's `useDefaults`), as FromSchema assumes.
+ */
+export type Validated<S> = [S] extends [undefined] ? unknown : S extends JSONSchema ? FromSchema<S> : unknown;
 
 /**
  * One Ajv instance for JSON bodies (strict, every error reported, unknown keys rejected by the

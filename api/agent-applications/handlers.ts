@@ -19,7 +19,7 @@ import type { AppContext, AppDeps } from '../context.js';
 import { principalOf } from '../middleware/auth.js';
 import { pageBody, pageWindow } from '../paging.js';
 import type { RouteInput } from '../routes.js';
-import type { CreateApplicationBody, PageQuery, UpdateApplicationBody } from './schemas.js';
+import type { CreateApplicationBody, NewCredential, PageQuery, UpdateApplicationBody } from './schemas.js';
 
 export function agentApplicationHandlers(deps: AppDeps) {
   const applicationOf = async (ctx: AppContext, id: string | undefined): Promise<ApplicationRow> => {
@@ -64,7 +64,8 @@ export function agentApplicationHandlers(deps: AppDeps) {
       const { row, secret } = await issueCredential(deps.pool, app);
       ctx.status = 201;
       ctx.set('Cache-Control', 'no-store');
-      ctx.body = { ...presentCredential(row), secret };
+      const created: NewCredential = { ...presentCredential(row), secret };
+      ctx.body = created;
     },
 
     listCredentials: async (ctx: AppContext, { params }: RouteInput<unknown, unknown>) => {

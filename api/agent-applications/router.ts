@@ -1,18 +1,17 @@
 import type { AppDeps } from '../context.js';
 import { ERROR_REF } from '../openapi.js';
 import type { AuthRequirement } from '../middleware/auth.js';
+import { pageSchema } from '../paging.js';
 import type { RouteRegistry } from '../routes.js';
 import { agentApplicationHandlers } from './handlers.js';
 import {
   applicationSchema,
   createApplicationBody,
+  credentialListSchema,
   credentialSchema,
   newCredentialSchema,
   pageQuery,
   updateApplicationBody,
-  type CreateApplicationBody,
-  type PageQuery,
-  type UpdateApplicationBody,
 } from './schemas.js';
 
 /**
@@ -26,7 +25,7 @@ export function agentApplicationRoutes(deps: AppDeps, registry: RouteRegistry): 
   const base = '/v3/rest/agent-applications';
   const one = { 200: { description: 'The application', schema: applicationSchema } };
 
-  registry.add<CreateApplicationBody, unknown>({
+  registry.add({
     ...common,
     method: 'post',
     path: base,
@@ -39,7 +38,7 @@ export function agentApplicationRoutes(deps: AppDeps, registry: RouteRegistry): 
     },
     handler: h.create,
   });
-  registry.add<unknown, PageQuery>({
+  registry.add({
     ...common,
     method: 'get',
     path: base,
@@ -49,7 +48,7 @@ export function agentApplicationRoutes(deps: AppDeps, registry: RouteRegistry): 
     responses: {
       200: {
         description: 'A page of applications',
-        schema: { type: 'object', required: ['applications'], properties: { applications: { type: 'array', items: applicationSchema } } },
+        schema: pageSchema('applications', applicationSchema),
       },
     },
     handler: h.list,
@@ -63,7 +62,7 @@ export function agentApplicationRoutes(deps: AppDeps, registry: RouteRegistry): 
     responses: one,
     handler: h.get,
   });
-  registry.add<UpdateApplicationBody, unknown>({
+  registry.add({
     ...common,
     method: 'patch',
     path: `${base}/{applicationId}`,
@@ -100,7 +99,7 @@ export function agentApplicationRoutes(deps: AppDeps, registry: RouteRegistry): 
     responses: {
       200: {
         description: 'Credentials',
-        schema: { type: 'object', properties: { credentials: { type: 'array', items: credentialSchema } } },
+        schema: credentialListSchema,
       },
     },
     handler: h.listCredentials,

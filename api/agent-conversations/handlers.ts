@@ -7,27 +7,24 @@ import {
   listSessions,
   sessionEvents,
   sessionParticipants,
-  type EventRow,
   type Reader,
 } from '../../src/db/repositories/agent-conversations.js';
-// eslint-disable-next-line no-restricted-imports -- issue 30: moved out by the gateway/services work
-import type { SessionRow } from '../../src/db/repositories/agent-sessions.js';
 import { NotFoundError, ValidationError } from '../../src/errors.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { principalOf } from '../middleware/auth.js';
-import { pageBody, pageWindow, type PageQuery } from '../paging.js';
+import { pageBody, pageWindow } from '../paging.js';
 import type { RouteInput } from '../routes.js';
 import { agentOf, refreshAgent } from './auth.js';
-import { INGEST_LIMITS } from './schemas.js';
-
-export interface SessionsQuery extends PageQuery {
-  applicationId?: string;
-  status?: string;
-}
-export interface SessionQuery {
-  afterSequence: number;
-  eventLimit: number;
-}
+import {
+  INGEST_LIMITS,
+  presentEvent,
+  presentParticipant,
+  presentSession,
+  type IngestResponse,
+  type SessionDetail,
+  type SessionQuery,
+  type SessionsQuery,
+} from './schemas.js';
 
 /** Spec limit: 256 KiB per event, measured as the event's JSON. Too large is a 400. */
 function eventSizeErrors(body: AgentIngestRequest) {
@@ -38,36 +35,6 @@ function eventSizeErrors(body: AgentIngestRequest) {
       : [];
   });
 }
-
-const presentSession = (s: SessionRow) => ({
-  sessionId: s.id,
-  applicationId: s.application_id,
-  externalSessionId: s.external_session_id,
-  status: s.status,
-  processingStatus: s.processing_status,
-  processedThroughSequence: s.processed_through_sequence,
-  highestSequence: s.highest_sequence,
-  eventCount: s.event_count,
-  agentVersion: s.agent_version,
-  source: s.source ?? null,
-  context: s.context ?? null,
-  contentPurgedAt: s.content_purged_at,
-  endedAt: s.ended_at,
-  createdAt: s.created_at,
-  updatedAt: s.updated_at,
-});
-
-const presentEvent = (e: EventRow) => ({
-  externalEventId: e.external_event_id,
-  sequence: e.sequence,
-  revision: e.revision,
-  type: e.type,
-  occurredAt: e.occurred_at,
-  ...(e.payload ?? {}),
-  ...(e.final === null ? {} : { final: e.final }),
-  contentStored: e.payload !== null,
-  previousRevisionCount: e.revision_count,
-});
 
 export function agentConversationHandlers(deps: AppDeps, credentials: CredentialCache) {
   const readerOf = (ctx: AppContext): Reader => {
@@ -104,13 +71,14 @@ export function agentConversationHandlers(deps: AppDeps, credentials: Credential
       deps.metrics.agentEvents.inc({ outcome: 'revised' }, result.revisedEventCount);
       // Committed, with the session's wake requested when there is work: the worker's drainer takes it.
       ctx.status = 202;
-      ctx.body = {
+      const accepted: IngestResponse = {
         sessionId: result.sessionId,
         acceptedEventCount: result.acceptedEventCount,
         deduplicatedEventCount: result.deduplicatedEventCount,
         revisedEventCount: result.revisedEventCount,
         processingStatus: result.processingStatus,
       };
+      ctx.body = accepted;
     },
 
     listSessions: async (ctx: AppContext, { query }: RouteInput<unknown, SessionsQuery>) => {
@@ -128,22 +96,13 @@ export function agentConversationHandlers(deps: AppDeps, credentials: Credential
       const participants = await sessionParticipants(deps.pool, session.id);
       const events = await sessionEvents(deps.pool, session.id, { afterSequence: query.afterSequence, limit: query.eventLimit + 1 });
       const page = events.slice(0, query.eventLimit);
-      ctx.body = {
+      const detail: SessionDetail = {
         ...presentSession(session),
-        participants: participants.map((p) => ({
-          externalId: p.external_id,
-          displayName: p.display_name,
-          username: p.username,
-          email: p.email,
-          personId: p.person_id,
-          companyExternalId: p.company_external_id,
-          boundary: p.boundary,
-          ownerUserId: p.owner_user_id,
-          properties: p.properties ?? null,
-        })),
+        participants: participants.map(presentParticipant),
         events: page.map(presentEvent),
         nextAfterSequence: events.length > query.eventLimit ? (page.at(-1)?.sequence ?? null) : null,
       };
+      ctx.body = detail;
     },
   };
 }

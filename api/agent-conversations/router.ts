@@ -5,9 +5,16 @@ import { rateLimit, withRateLimit } from '../middleware/rate-limit.js';
 import { agentApplication, agentOf, agentSecret } from './auth.js';
 import { CredentialCache } from '../../src/agents/credential-cache.js';
 import { countRejectedEvents } from './metrics.js';
-import { agentConversationHandlers, type SessionQuery, type SessionsQuery } from './handlers.js';
-import { INGEST_LIMITS, ingestBody, ingestResponse, sessionDetailSchema, sessionQuery, sessionSchema, sessionsQuery } from './schemas.js';
-import type { AgentIngestRequest } from '../../src/domain/agent-ingest.js';
+import { agentConversationHandlers } from './handlers.js';
+import {
+  INGEST_LIMITS,
+  ingestBody,
+  ingestResponse,
+  sessionDetailSchema,
+  sessionQuery,
+  sessionsPageSchema,
+  sessionsQuery,
+} from './schemas.js';
 
 /** Agent chat ingestion (agent ingest secrets only) and its read side (organization keys and users). */
 export function agentConversationRoutes(deps: AppDeps, registry: RouteRegistry): void {
@@ -16,7 +23,7 @@ export function agentConversationRoutes(deps: AppDeps, registry: RouteRegistry):
   // Leased: ingest is too busy for a database round trip per request.
   const limiter = deps.rateLimits.limiter('agent-ingest', deps.config.rateLimits.agentIngestPerMinute, { lease: 50 });
   const limits = limiter ? [rateLimit(limiter, (ctx) => `org:${agentOf(ctx).application.organization_id}`)] : [];
-  registry.add<AgentIngestRequest, unknown>({
+  registry.add({
     method: 'post',
     path: '/v3/rest/agent-conversations/ingest',
     operationId: 'ingestAgentConversation',
@@ -51,7 +58,7 @@ export function agentConversationRoutes(deps: AppDeps, registry: RouteRegistry):
     ),
     handler: h.ingest,
   });
-  registry.add<unknown, SessionsQuery>({
+  registry.add({
     method: 'get',
     path: '/v3/rest/agent-conversations/sessions',
     operationId: 'listAgentSessions',
@@ -62,12 +69,12 @@ export function agentConversationRoutes(deps: AppDeps, registry: RouteRegistry):
     responses: {
       200: {
         description: 'A page of sessions',
-        schema: { type: 'object', properties: { sessions: { type: 'array', items: sessionSchema } } },
+        schema: sessionsPageSchema,
       },
     },
     handler: h.listSessions,
   });
-  registry.add<unknown, SessionQuery>({
+  registry.add({
     method: 'get',
     path: '/v3/rest/agent-conversations/sessions/{sessionId}',
     operationId: 'getAgentSession',

@@ -1,118 +1,14 @@
-import { pageProperties } from '../paging.js';
-import type { JsonSchema } from '../validation.js';
+import type { EventRow, sessionParticipants } from '../../src/db/repositories/agent-conversations.js';
+import type { SessionRow } from '../../src/db/repositories/agent-sessions.js';
+import { pageProperties, pageSchema } from '../paging.js';
+import type { JsonSchema, Validated } from '../validation.js';
 
-/** Spec limits of agent ingest. */
-export const INGEST_LIMITS = { requestBytes: 2 * 1024 * 1024, eventBytes: 256 * 1024, events: 500, properties: 50 } as const;
+export { INGEST_LIMITS, ingestBody } from '../../src/contracts/agent-ingest.js';
 
-const id = (max = 512) => ({ type: 'string', minLength: 1, maxLength: max, pattern: '\\S' });
-const text = (max: number) => ({ type: 'string', maxLength: max });
-const properties = { type: 'object', maxProperties: INGEST_LIMITS.properties };
-
-const context: JsonSchema = {
+export const ingestResponse = {
   type: 'object',
   additionalProperties: false,
-  properties: {
-    productArea: text(200),
-    surface: text(200),
-    routeTemplate: text(2000),
-    pathname: text(2000),
-    entryPoint: text(200),
-    entityType: text(200),
-    entityId: text(512),
-    environment: { type: 'string', minLength: 1, maxLength: 64 },
-    release: text(200),
-    properties,
-  },
-};
-
-const participant: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    externalId: id(),
-    displayName: text(500),
-    username: text(500),
-    email: { type: 'string', format: 'email', maxLength: 320 },
-    personId: { type: 'string', format: 'uuid' },
-    companyExternalId: id(),
-    boundary: { type: 'string', enum: ['external', 'internal'] },
-    ownerUserId: { type: 'string', format: 'uuid' },
-    properties,
-  },
-  // Spec: externalId is required when displayName, username or email is sent.
-  dependentRequired: { displayName: ['externalId'], username: ['externalId'], email: ['externalId'] },
-};
-
-const feedback: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['targetEventExternalId'],
-  // A feedback event carries a rating, labels, a comment, or any combination: at least one.
-  anyOf: ['rating', 'labels', 'comment'].map((p) => ({ properties: { [p]: true }, required: [p] })),
-  properties: {
-    targetEventExternalId: id(),
-    rating: { type: 'string', enum: ['positive', 'negative'] },
-    labels: { type: 'array', maxItems: 50, items: { type: 'string', minLength: 1, maxLength: 200 } },
-    comment: text(20_000),
-  },
-};
-
-const event: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['externalEventId', 'sequence', 'revision', 'occurredAt', 'type'],
-  properties: {
-    externalEventId: id(),
-    sequence: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
-    revision: { type: 'integer', minimum: 1, maximum: 2_147_483_647 },
-    occurredAt: { type: 'string', format: 'date-time' },
-    type: { type: 'string', enum: ['user_message', 'assistant_message', 'feedback'] },
-    participantExternalId: id(),
-    content: { type: 'string' },
-    final: { type: 'boolean' },
-    model: { type: 'object', additionalProperties: false, properties: { provider: text(200), name: text(200) } },
-    usage: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        inputTokens: { type: 'integer', minimum: 0 },
-        outputTokens: { type: 'integer', minimum: 0 },
-        latencyMs: { type: 'integer', minimum: 0 },
-      },
-    },
-    trace: { type: 'object', additionalProperties: false, properties: { traceId: text(200), spanId: text(200) } },
-    feedback,
-    context,
-  },
-  // `feedback` only on feedback events, and every feedback event carries one.
-  if: { properties: { type: { const: 'feedback' } } },
-  then: { properties: { feedback: true }, required: ['feedback'] },
-  else: { not: { properties: { feedback: true }, required: ['feedback'] } },
-};
-
-export const ingestBody: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['agentKey', 'externalSessionId', 'events'],
-  properties: {
-    agentKey: { type: 'string', minLength: 1, maxLength: 128 },
-    externalSessionId: id(),
-    status: { type: 'string', enum: ['open', 'ended', 'abandoned'] },
-    agentVersion: text(200),
-    source: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['sdk', 'version'],
-      properties: { sdk: text(200), version: text(200) },
-    },
-    context,
-    participants: { type: 'array', maxItems: 100, items: participant },
-    events: { type: 'array', minItems: 1, maxItems: INGEST_LIMITS.events, items: event },
-  },
-};
-
-export const ingestResponse: JsonSchema = {
-  type: 'object',
+  description: 'What an ingest stored',
   required: ['sessionId', 'acceptedEventCount', 'deduplicatedEventCount', 'revisedEventCount', 'processingStatus'],
   properties: {
     sessionId: { type: 'string', format: 'uuid' },
@@ -121,9 +17,10 @@ export const ingestResponse: JsonSchema = {
     revisedEventCount: { type: 'integer' },
     processingStatus: { type: 'string', enum: ['pending', 'billing_blocked', 'capture_disabled'] },
   },
-};
+} as const satisfies JsonSchema;
+export type IngestResponse = Validated<typeof ingestResponse>;
 
-export const sessionsQuery: JsonSchema = {
+export const sessionsQuery = {
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -131,9 +28,9 @@ export const sessionsQuery: JsonSchema = {
     status: { type: 'string', enum: ['open', 'ended', 'abandoned'] },
     ...pageProperties,
   },
-};
+} as const satisfies JsonSchema;
 
-export const sessionQuery: JsonSchema = {
+export const sessionQuery = {
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -146,42 +43,208 @@ export const sessionQuery: JsonSchema = {
     },
     eventLimit: { type: 'integer', minimum: 1, maximum: 1000, default: 500 },
   },
-};
+} as const satisfies JsonSchema;
 
-export const sessionSchema: JsonSchema = {
+const uuid = { type: 'string', format: 'uuid' } as const;
+const timestamp = { type: 'string', format: 'date-time' } as const;
+const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;
+const nullableString = { type: ['string', 'null'] } as const;
+
+/** A context as stored: the request's context, sanitized (configured field names may remove any key). */
+export const agentContextSchema = {
   type: 'object',
-  required: ['sessionId', 'applicationId', 'externalSessionId', 'status', 'processingStatus', 'processedThroughSequence', 'eventCount'],
+  additionalProperties: false,
+  description: 'Where the conversation happened, as sent and sanitized; every key may be absent',
   properties: {
-    sessionId: { type: 'string', format: 'uuid' },
-    applicationId: { type: 'string', format: 'uuid' },
+    productArea: { type: 'string' },
+    surface: { type: 'string' },
+    routeTemplate: { type: 'string' },
+    pathname: { type: 'string' },
+    entryPoint: { type: 'string' },
+    entityType: { type: 'string' },
+    entityId: { type: 'string' },
+    environment: { type: 'string' },
+    release: { type: 'string' },
+    properties: { type: 'object' },
+  },
+} as const satisfies JsonSchema;
+
+export const sessionSchema = {
+  type: 'object',
+  additionalProperties: false,
+  description: 'An agent conversation session and the progress of its processing',
+  required: [
+    'sessionId',
+    'applicationId',
+    'externalSessionId',
+    'status',
+    'processingStatus',
+    'processedThroughSequence',
+    'highestSequence',
+    'eventCount',
+    'agentVersion',
+    'source',
+    'context',
+    'contentPurgedAt',
+    'endedAt',
+    'createdAt',
+    'updatedAt',
+  ],
+  properties: {
+    sessionId: uuid,
+    applicationId: uuid,
     externalSessionId: { type: 'string' },
     status: { type: 'string', enum: ['open', 'ended', 'abandoned'] },
-    processingStatus: { type: 'string' },
-    processedThroughSequence: { type: ['integer', 'null'] },
+    processingStatus: { type: 'string', enum: ['pending', 'processing', 'completed', 'billing_blocked', 'capture_disabled'] },
+    processedThroughSequence: { type: ['integer', 'null'], description: 'Every event up to this sequence is processed' },
     highestSequence: { type: ['integer', 'null'] },
-    eventCount: { type: 'integer' },
-  },
-};
-
-export const sessionDetailSchema: JsonSchema = {
-  ...sessionSchema,
-  required: [...(sessionSchema.required as string[]), 'participants', 'events'],
-  properties: {
-    ...(sessionSchema.properties as object),
-    participants: { type: 'array', items: { type: 'object' } },
-    events: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['externalEventId', 'sequence', 'revision', 'type', 'occurredAt'],
-        properties: {
-          externalEventId: { type: 'string' },
-          sequence: { type: 'integer' },
-          revision: { type: 'integer' },
-          type: { type: 'string' },
+    eventCount: { type: 'integer', minimum: 0 },
+    agentVersion: nullableString,
+    source: {
+      anyOf: [
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['sdk', 'version'],
+          properties: { sdk: { type: 'string' }, version: { type: 'string' } },
         },
+        { type: 'null' },
+      ],
+    },
+    context: { anyOf: [agentContextSchema, { type: 'null' }] },
+    contentPurgedAt: { ...nullableTimestamp, description: 'When retention removed the content of its events' },
+    endedAt: nullableTimestamp,
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  },
+} as const satisfies JsonSchema;
+export type Session = Validated<typeof sessionSchema>;
+
+export const presentSession = (s: SessionRow): Session => ({
+  sessionId: s.id,
+  applicationId: s.application_id,
+  externalSessionId: s.external_session_id,
+  status: s.status,
+  processingStatus: s.processing_status,
+  processedThroughSequence: s.processed_through_sequence,
+  highestSequence: s.highest_sequence,
+  eventCount: s.event_count,
+  agentVersion: s.agent_version,
+  source: (s.source ?? null) as Session['source'],
+  context: s.context ?? null,
+  contentPurgedAt: s.content_purged_at,
+  endedAt: s.ended_at,
+  createdAt: s.created_at,
+  updatedAt: s.updated_at,
+});
+
+export const sessionsPageSchema = pageSchema('sessions', sessionSchema);
+
+type ParticipantRow = Awaited<ReturnType<typeof sessionParticipants>>[number];
+
+export const agentParticipantSchema = {
+  type: 'object',
+  additionalProperties: false,
+  description: 'A participant of an agent session, as sent and sanitized',
+  required: ['externalId', 'displayName', 'username', 'email', 'personId', 'companyExternalId', 'boundary', 'ownerUserId', 'properties'],
+  properties: {
+    externalId: nullableString,
+    displayName: nullableString,
+    username: nullableString,
+    email: nullableString,
+    personId: { type: ['string', 'null'], format: 'uuid', description: 'The person (people API) the participant was matched to' },
+    companyExternalId: nullableString,
+    boundary: nullableString,
+    ownerUserId: { type: ['string', 'null'], format: 'uuid' },
+    properties: { type: ['object', 'null'] },
+  },
+} as const satisfies JsonSchema;
+export type AgentParticipantResponse = Validated<typeof agentParticipantSchema>;
+
+export const presentParticipant = (p: ParticipantRow): AgentParticipantResponse => ({
+  externalId: p.external_id,
+  displayName: p.display_name,
+  username: p.username,
+  email: p.email,
+  personId: p.person_id,
+  companyExternalId: p.company_external_id,
+  boundary: p.boundary,
+  ownerUserId: p.owner_user_id,
+  properties: (p.properties ?? null) as AgentParticipantResponse['properties'],
+});
+
+/**
+ * A stored event: its identity, then its content as sent and sanitized (absent once retention
+ * purged it: `contentStored` false; any content key may be removed by configured field names).
+ */
+export const agentEventSchema = {
+  type: 'object',
+  additionalProperties: false,
+  description: 'A stored (sanitized) event of an agent session',
+  required: ['externalEventId', 'sequence', 'revision', 'type', 'occurredAt', 'contentStored', 'previousRevisionCount'],
+  properties: {
+    externalEventId: { type: 'string' },
+    sequence: { type: 'integer', minimum: 0 },
+    revision: { type: 'integer', minimum: 1 },
+    type: { type: 'string', enum: ['user_message', 'assistant_message', 'feedback'] },
+    occurredAt: timestamp,
+    participantExternalId: { type: 'string' },
+    content: { type: 'string' },
+    final: { type: 'boolean', description: 'Assistant messages: whether the response is complete' },
+    model: { type: 'object', additionalProperties: false, properties: { provider: { type: 'string' }, name: { type: 'string' } } },
+    usage: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { inputTokens: { type: 'integer' }, outputTokens: { type: 'integer' }, latencyMs: { type: 'integer' } },
+    },
+    trace: { type: 'object', additionalProperties: false, properties: { traceId: { type: 'string' }, spanId: { type: 'string' } } },
+    feedback: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        targetEventExternalId: { type: 'string' },
+        rating: { type: 'string', enum: ['positive', 'negative'] },
+        labels: { type: 'array', items: { type: 'string' } },
+        comment: { type: 'string' },
       },
     },
-    nextAfterSequence: { type: ['integer', 'null'] },
+    context: agentContextSchema,
+    contentStored: { type: 'boolean' },
+    previousRevisionCount: { type: 'integer', minimum: 0 },
   },
-};
+} as const satisfies JsonSchema;
+export type AgentEventResponse = Validated<typeof agentEventSchema>;
+/** What an event's stored payload holds: the event's content keys. */
+type EventPayload = Omit<
+  AgentEventResponse,
+  'externalEventId' | 'sequence' | 'revision' | 'type' | 'occurredAt' | 'contentStored' | 'previousRevisionCount'
+>;
+
+export const presentEvent = (e: EventRow): AgentEventResponse => ({
+  externalEventId: e.external_event_id,
+  sequence: e.sequence,
+  revision: e.revision,
+  type: e.type as AgentEventResponse['type'],
+  occurredAt: e.occurred_at,
+  ...((e.payload ?? {}) as EventPayload),
+  ...(e.final === null ? {} : { final: e.final }),
+  contentStored: e.payload !== null,
+  previousRevisionCount: e.revision_count,
+});
+
+export const sessionDetailSchema = {
+  type: 'object',
+  additionalProperties: false,
+  description: 'A session with its participants and a page of its events in sequence order',
+  required: [...sessionSchema.required, 'participants', 'events', 'nextAfterSequence'],
+  properties: {
+    ...sessionSchema.properties,
+    participants: { type: 'array', items: agentParticipantSchema },
+    events: { type: 'array', items: agentEventSchema },
+    nextAfterSequence: { type: ['integer', 'null'], description: 'Pass as afterSequence for the next page; null: no more events' },
+  },
+} as const satisfies JsonSchema;
+export type SessionDetail = Validated<typeof sessionDetailSchema>;
+
+export type SessionsQuery = Validated<typeof sessionsQuery>;
+export type SessionQuery = Validated<typeof sessionQuery>;

@@ -8,46 +8,30 @@ import {
   insertRecord,
   listRecords,
   listSources,
-  type RecordRow,
   type SourceRow,
 } from '../../src/db/repositories/feedback.js';
-// eslint-disable-next-line no-restricted-imports -- issue 30: moved out by the gateway/services work
-import { listPeople, upsertPerson, type PersonRow } from '../../src/db/repositories/people.js';
+import { listPeople, upsertPerson } from '../../src/db/repositories/people.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../src/errors.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { principalOf } from '../middleware/auth.js';
 import { pageBody, pageWindow } from '../paging.js';
 import type { RouteInput } from '../routes.js';
-import type { CreateRecordBody, CreateSourceBody, PageQuery, UpsertPersonBody } from './schemas.js';
+import {
+  presentPerson,
+  presentRecord,
+  presentSource,
+  type CreateRecordBody,
+  type CreateSourceBody,
+  type PageQuery,
+  type PeopleQuery,
+  type RecordsQuery,
+  type UpsertPersonBody,
+} from './schemas.js';
 
 /** Feedback ids are integers; anything else cannot name a row and reads as unknown (404). */
 function intId(value: string | undefined): number | null {
   return value && /^[1-9]\d{0,14}$/.test(value) ? Number(value) : null;
 }
-
-export const presentSource = (s: SourceRow) => ({ id: s.id, name: s.name, type: s.type, created_at: s.created_at });
-
-export const presentPerson = (p: PersonRow) => ({
-  id: p.id,
-  uuid: p.uuid,
-  first_name: p.first_name,
-  last_name: p.last_name,
-  email: p.email,
-  boundary: p.boundary,
-  company_id: p.company_id,
-  created_at: p.created_at,
-  updated_at: p.updated_at,
-});
-
-export const presentRecord = (r: RecordRow) => ({
-  id: r.id,
-  person_id: r.person_id,
-  feedback_source_id: r.feedback_source_id,
-  display_ts: r.display_ts,
-  external_id: r.external_id,
-  fields: r.fields,
-  created_at: r.created_at,
-});
 
 export function feedbackHandlers(deps: AppDeps) {
   const sourceOf = async (ctx: AppContext, id: string | undefined): Promise<SourceRow> => {
@@ -89,7 +73,7 @@ export function feedbackHandlers(deps: AppDeps) {
       ctx.body = presentPerson(person);
     },
 
-    listPeople: async (ctx: AppContext, { query }: RouteInput<unknown, PageQuery & { email?: string }>) => {
+    listPeople: async (ctx: AppContext, { query }: RouteInput<unknown, PeopleQuery>) => {
       const rows = await listPeople(deps.pool, principalOf(ctx).organizationId, { email: query.email, ...pageWindow(query) });
       ctx.body = pageBody('people', rows, query, presentPerson);
     },
@@ -118,7 +102,7 @@ export function feedbackHandlers(deps: AppDeps) {
       ctx.body = presentRecord(result.record);
     },
 
-    listRecords: async (ctx: AppContext, { params, query }: RouteInput<unknown, PageQuery & { external_id?: string }>) => {
+    listRecords: async (ctx: AppContext, { params, query }: RouteInput<unknown, RecordsQuery>) => {
       const source = await sourceOf(ctx, params.id);
       const rows = await listRecords(deps.pool, source.organization_id, source.id, { externalId: query.external_id, ...pageWindow(query) });
       ctx.body = pageBody('records', rows, query, presentRecord);

@@ -1,23 +1,19 @@
 import type { AppDeps } from '../context.js';
 import type { AuthRequirement } from '../middleware/auth.js';
 import { rateLimit, withRateLimit } from '../middleware/rate-limit.js';
+import { pageSchema } from '../paging.js';
 import type { RouteRegistry, RouteSpec } from '../routes.js';
 import { feedbackHandlers } from './handlers.js';
 import {
   createRecordBody,
   createSourceBody,
   duplicateRecordSchema,
-  listOf,
   pageQuery,
   peopleQuery,
   personSchema,
   recordSchema,
   recordsQuery,
   sourceSchema,
-  type CreateRecordBody,
-  type CreateSourceBody,
-  type PageQuery,
-  type UpsertPersonBody,
   upsertPersonBody,
 } from './schemas.js';
 
@@ -35,7 +31,7 @@ export function feedbackRoutes(deps: AppDeps, registry: RouteRegistry): void {
   const withLimits = (spec: RouteSpec['responses']) =>
     withRateLimit(spec, 'Over FEEDBACK_RATE_LIMIT_PER_MINUTE (100) requests a minute for this key');
 
-  registry.add<CreateSourceBody, unknown>({
+  registry.add({
     ...common,
     method: 'post',
     path: '/v3/rest/feedback-sources',
@@ -46,7 +42,7 @@ export function feedbackRoutes(deps: AppDeps, registry: RouteRegistry): void {
     responses: withLimits({ 201: { description: 'The source', schema: sourceSchema } }),
     handler: h.createSource,
   });
-  registry.add<unknown, PageQuery>({
+  registry.add({
     ...common,
     method: 'get',
     path: '/v3/rest/feedback-sources',
@@ -54,7 +50,7 @@ export function feedbackRoutes(deps: AppDeps, registry: RouteRegistry): void {
     summary: 'List feedback sources',
     auth: read,
     query: pageQuery,
-    responses: withLimits({ 200: { description: 'A page of sources', schema: listOf('feedback_sources', sourceSchema) } }),
+    responses: withLimits({ 200: { description: 'A page of sources', schema: pageSchema('feedback_sources', sourceSchema) } }),
     handler: h.listSources,
   });
   registry.add({
@@ -67,7 +63,7 @@ export function feedbackRoutes(deps: AppDeps, registry: RouteRegistry): void {
     responses: withLimits({ 200: { description: 'The source', schema: sourceSchema } }),
     handler: h.getSource,
   });
-  registry.add<UpsertPersonBody, unknown>({
+  registry.add({
     ...common,
     method: 'put',
     path: '/v3/rest/people',
@@ -78,7 +74,7 @@ export function feedbackRoutes(deps: AppDeps, registry: RouteRegistry): void {
     responses: withLimits({ 200: { description: 'Updated', schema: personSchema }, 201: { description: 'Created', schema: personSchema } }),
     handler: h.upsertPerson,
   });
-  registry.add<unknown, PageQuery & { email?: string }>({
+  registry.add({
     ...common,
     method: 'get',
     path: '/v3/rest/people',
@@ -86,10 +82,10 @@ export function feedbackRoutes(deps: AppDeps, registry: RouteRegistry): void {
     summary: 'Find people (by e-mail, case-insensitive)',
     auth: read,
     query: peopleQuery,
-    responses: withLimits({ 200: { description: 'A page of people', schema: listOf('people', personSchema) } }),
+    responses: withLimits({ 200: { description: 'A page of people', schema: pageSchema('people', personSchema) } }),
     handler: h.listPeople,
   });
-  registry.add<CreateRecordBody, unknown>({
+  registry.add({
     ...common,
     method: 'post',
     path: '/v3/rest/feedback-sources/{id}/records',
@@ -103,7 +99,7 @@ export function feedbackRoutes(deps: AppDeps, registry: RouteRegistry): void {
     }),
     handler: h.createRecord,
   });
-  registry.add<unknown, PageQuery & { external_id?: string }>({
+  registry.add({
     ...common,
     method: 'get',
     path: '/v3/rest/feedback-sources/{id}/records',
@@ -111,7 +107,7 @@ export function feedbackRoutes(deps: AppDeps, registry: RouteRegistry): void {
     summary: 'List records of a source (filter by external_id)',
     auth: read,
     query: recordsQuery,
-    responses: withLimits({ 200: { description: 'A page of records', schema: listOf('records', recordSchema) } }),
+    responses: withLimits({ 200: { description: 'A page of records', schema: pageSchema('records', recordSchema) } }),
     handler: h.listRecords,
   });
   registry.add({

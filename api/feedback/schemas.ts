@@ -1,35 +1,31 @@
-import { FIELD_CATEGORIES, FIELD_TYPES, type FieldInput } from '../../src/domain/feedback-fields.js';
+import { FIELD_CATEGORIES, FIELD_TYPES } from '../../src/domain/feedback-fields.js';
+import type { RecordRow, SourceRow } from '../../src/db/repositories/feedback.js';
+import type { PersonRow } from '../../src/db/repositories/people.js';
 import { pageProperties } from '../paging.js';
-import type { JsonSchema } from '../validation.js';
+import type { JsonSchema, Validated } from '../validation.js';
 
-const timestamp = { type: 'string', format: 'date-time' };
-const nameString = { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' };
+const timestamp = { type: 'string', format: 'date-time' } as const;
+const nameString = { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' } as const;
 
-export interface CreateSourceBody {
-  name: string;
-  type: 'api';
-}
-export const createSourceBody: JsonSchema = {
+export const createSourceBody = {
   type: 'object',
   additionalProperties: false,
   required: ['name', 'type'],
   properties: { name: nameString, type: { type: 'string', enum: ['api'] } },
-};
+} as const satisfies JsonSchema;
 
-export const sourceSchema: JsonSchema = {
+export const sourceSchema = {
   type: 'object',
+  additionalProperties: false,
+  description: 'A feedback source: where feedback records come from',
   required: ['id', 'name', 'type', 'created_at'],
   properties: { id: { type: 'integer' }, name: { type: 'string' }, type: { type: 'string', enum: ['api'] }, created_at: timestamp },
-};
+} as const satisfies JsonSchema;
+export type Source = Validated<typeof sourceSchema>;
 
-export interface UpsertPersonBody {
-  email: string;
-  first_name?: string;
-  last_name?: string;
-  boundary?: 'external';
-  company?: { name: string; domain: string };
-}
-export const upsertPersonBody: JsonSchema = {
+export const presentSource = (s: SourceRow): Source => ({ id: s.id, name: s.name, type: s.type, created_at: s.created_at });
+
+export const upsertPersonBody = {
   type: 'object',
   additionalProperties: false,
   required: ['email'],
@@ -45,32 +41,42 @@ export const upsertPersonBody: JsonSchema = {
       properties: { name: nameString, domain: { type: 'string', format: 'hostname', minLength: 3, maxLength: 253, pattern: '\\.' } },
     },
   },
-};
+} as const satisfies JsonSchema;
 
-export const personSchema: JsonSchema = {
+export const personSchema = {
   type: 'object',
-  required: ['id', 'uuid', 'email', 'boundary', 'company_id', 'created_at'],
+  additionalProperties: false,
+  description: 'A person of the organization, known by e-mail',
+  required: ['id', 'uuid', 'first_name', 'last_name', 'email', 'boundary', 'company_id', 'created_at', 'updated_at'],
   properties: {
     id: { type: 'integer' },
     uuid: { type: 'string', format: 'uuid' },
     first_name: { type: ['string', 'null'] },
     last_name: { type: ['string', 'null'] },
     email: { type: 'string' },
-    boundary: { type: 'string' },
+    boundary: { type: 'string', enum: ['external', 'internal'] },
     company_id: { type: ['integer', 'null'] },
     created_at: timestamp,
     updated_at: timestamp,
   },
-};
+} as const satisfies JsonSchema;
+export type Person = Validated<typeof personSchema>;
 
-export interface CreateRecordBody {
-  person_id?: number;
-  display_ts?: string;
-  external_id: string;
-  fields: FieldInput[];
-}
-export const fieldSchema: JsonSchema = {
+export const presentPerson = (p: PersonRow): Person => ({
+  id: p.id,
+  uuid: p.uuid,
+  first_name: p.first_name,
+  last_name: p.last_name,
+  email: p.email,
+  boundary: p.boundary,
+  company_id: p.company_id,
+  created_at: p.created_at,
+  updated_at: p.updated_at,
+});
+
+export const fieldSchema = {
   type: 'object',
+  description: 'A typed field of a feedback record',
   additionalProperties: false,
   required: ['category', 'type', 'name', 'value'],
   properties: {
@@ -79,8 +85,8 @@ export const fieldSchema: JsonSchema = {
     name: nameString,
     value: { description: "A value matching `type`; at most 10 KB (a string's UTF-8 bytes, any other value's JSON text)." },
   },
-};
-export const createRecordBody: JsonSchema = {
+} as const satisfies JsonSchema;
+export const createRecordBody = {
   type: 'object',
   additionalProperties: false,
   required: ['external_id', 'fields'],
@@ -90,11 +96,13 @@ export const createRecordBody: JsonSchema = {
     external_id: { type: 'string', minLength: 1, maxLength: 512, pattern: '\\S' },
     fields: { type: 'array', minItems: 1, maxItems: 200, items: fieldSchema },
   },
-};
+} as const satisfies JsonSchema;
 
-export const recordSchema: JsonSchema = {
+export const recordSchema = {
   type: 'object',
-  required: ['id', 'person_id', 'feedback_source_id', 'display_ts', 'external_id', 'created_at'],
+  additionalProperties: false,
+  description: 'A feedback record: typed fields about one piece of feedback, optionally of a person',
+  required: ['id', 'person_id', 'feedback_source_id', 'display_ts', 'external_id', 'fields', 'created_at'],
   properties: {
     id: { type: 'integer' },
     person_id: { type: ['integer', 'null'] },
@@ -104,35 +112,39 @@ export const recordSchema: JsonSchema = {
     fields: { type: 'array', items: fieldSchema },
     created_at: timestamp,
   },
-};
+} as const satisfies JsonSchema;
+export type FeedbackRecord = Validated<typeof recordSchema>;
+
+export const presentRecord = (r: RecordRow): FeedbackRecord => ({
+  id: r.id,
+  person_id: r.person_id,
+  feedback_source_id: r.feedback_source_id,
+  display_ts: r.display_ts,
+  external_id: r.external_id,
+  fields: r.fields as FeedbackRecord['fields'],
+  created_at: r.created_at,
+});
+
+export type CreateSourceBody = Validated<typeof createSourceBody>;
+export type UpsertPersonBody = Validated<typeof upsertPersonBody>;
+export type CreateRecordBody = Validated<typeof createRecordBody>;
+export type PeopleQuery = Validated<typeof peopleQuery>;
+export type RecordsQuery = Validated<typeof recordsQuery>;
 
 export { pageQuery, type PageQuery } from '../paging.js';
-export const recordsQuery: JsonSchema = {
+export const recordsQuery = {
   type: 'object',
   additionalProperties: false,
   properties: { ...pageProperties, external_id: { type: 'string', minLength: 1, maxLength: 512 } },
-};
-export const peopleQuery: JsonSchema = {
+} as const satisfies JsonSchema;
+export const peopleQuery = {
   type: 'object',
   additionalProperties: false,
   properties: { ...pageProperties, email: { type: 'string', minLength: 1, maxLength: 320 } },
-};
+} as const satisfies JsonSchema;
 
-export function listOf(key: string, item: JsonSchema): JsonSchema {
-  return {
-    type: 'object',
-    required: [key, 'page', 'limit', 'has_more'],
-    properties: {
-      [key]: { type: 'array', items: item },
-      page: { type: 'integer' },
-      limit: { type: 'integer' },
-      has_more: { type: 'boolean' },
-    },
-  };
-}
-
-export const duplicateRecordSchema: JsonSchema = {
+export const duplicateRecordSchema = {
   type: 'object',
   required: ['message', 'errorCode', 'id'],
   properties: { message: { type: 'string' }, errorCode: { type: 'string', enum: ['duplicate_external_id'] }, id: { type: 'integer' } },
-};
+} as const satisfies JsonSchema;

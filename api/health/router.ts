@@ -3,14 +3,23 @@ import type { AppDeps } from '../context.js';
 import { buildOpenApi } from '../openapi.js';
 import type { RouteRegistry } from '../routes.js';
 
-const healthSchema = { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } };
+const healthSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['status'],
+  properties: { status: { type: 'string', enum: ['ok'] } },
+};
 const readySchema = {
   type: 'object',
+  additionalProperties: false,
   required: ['status', 'checks'],
   properties: {
     status: { type: 'string', enum: ['ready', 'degraded', 'not_ready', 'starting'] },
+    message: { type: 'string' },
+    errorCode: { type: 'string', enum: ['not_ready', 'starting'] },
     checks: {
       type: 'object',
+      additionalProperties: false,
       properties: { database: { type: 'string', enum: ['ok', 'unavailable'] }, temporal: { type: 'string', enum: ['ok', 'unavailable'] } },
     },
   },

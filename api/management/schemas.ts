@@ -1,7 +1,11 @@
-import type { JsonSchema } from '../validation.js';
+import type { OrganizationRow } from '../../src/db/repositories/organizations.js';
+import type { UserRow } from '../../src/db/repositories/users.js';
+import type { JsonSchema, Validated } from '../validation.js';
 
-export const organizationSchema: JsonSchema = {
+export const organizationSchema = {
   type: 'object',
+  additionalProperties: false,
+  description: 'The organization of the calling credential',
   required: ['organizationId', 'name', 'recordingAllowed', 'creditBalance', 'createdAt'],
   properties: {
     organizationId: { type: 'string', format: 'uuid' },
@@ -10,14 +14,9 @@ export const organizationSchema: JsonSchema = {
     creditBalance: { type: 'integer' },
     createdAt: { type: 'string', format: 'date-time' },
   },
-};
+} as const satisfies JsonSchema;
 
-export interface AddCreditsBody {
-  amount: number;
-  reason?: string;
-}
-
-export const addCreditsBody: JsonSchema = {
+export const addCreditsBody = {
   type: 'object',
   additionalProperties: false,
   required: ['amount'],
@@ -25,21 +24,25 @@ export const addCreditsBody: JsonSchema = {
     amount: { type: 'integer', minimum: 1, maximum: 1_000_000_000 },
     reason: { type: 'string', minLength: 1, maxLength: 200 },
   },
-};
+} as const satisfies JsonSchema;
 
-export const balanceSchema: JsonSchema = {
+export const balanceSchema = {
   type: 'object',
-  required: ['organizationId', 'balance'],
+  additionalProperties: false,
+  description: 'An organization credit balance after a top-up',
+  required: ['organizationId', 'balance', 'resumedSessions'],
   properties: {
     organizationId: { type: 'string', format: 'uuid' },
     balance: { type: 'integer' },
     resumedSessions: { type: 'integer', description: 'Billing-blocked agent sessions woken to resume their analysis' },
   },
-};
+} as const satisfies JsonSchema;
 
-export const userSchema: JsonSchema = {
+export const userSchema = {
   type: 'object',
-  required: ['userId', 'email', 'role', 'status', 'createdAt'],
+  additionalProperties: false,
+  description: 'A user of the organization',
+  required: ['userId', 'email', 'firstName', 'lastName', 'role', 'status', 'createdAt'],
   properties: {
     userId: { type: 'string', format: 'uuid' },
     email: { type: 'string' },
@@ -49,4 +52,27 @@ export const userSchema: JsonSchema = {
     status: { type: 'string', enum: ['active', 'disabled'] },
     createdAt: { type: 'string', format: 'date-time' },
   },
-};
+} as const satisfies JsonSchema;
+
+export type AddCreditsBody = Validated<typeof addCreditsBody>;
+export type Organization = Validated<typeof organizationSchema>;
+export type Balance = Validated<typeof balanceSchema>;
+export type User = Validated<typeof userSchema>;
+
+export const presentOrganization = (org: OrganizationRow): Organization => ({
+  organizationId: org.id,
+  name: org.name,
+  recordingAllowed: org.recording_allowed,
+  creditBalance: org.credit_balance,
+  createdAt: org.created_at,
+});
+
+export const presentUser = (user: UserRow): User => ({
+  userId: user.id,
+  email: user.email,
+  firstName: user.first_name,
+  lastName: user.last_name,
+  role: user.role,
+  status: user.status,
+  createdAt: user.created_at,
+});

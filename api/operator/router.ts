@@ -29,7 +29,7 @@ function operatorAuth(deps: AppDeps) {
 
 /** Operator actions over HTTP: credit top-ups (organizations buy credits; they cannot grant them). */
 export function operatorRoutes(deps: AppDeps, registry: RouteRegistry): void {
-  registry.add<AddCreditsBody, unknown>({
+  registry.add({
     method: 'post',
     path: '/v3/operator/organizations/{organizationId}/credits',
     operationId: 'addCredits',

@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { toMonologues } from '../../src/domain/transcript.js';
-// eslint-disable-next-line no-restricted-imports -- issue 30: moved out by the gateway/services work
-import { findRecording, listRecordings, type ListItemRow, type RecordingRow } from '../../src/db/repositories/recording-reads.js';
-// eslint-disable-next-line no-restricted-imports -- issue 30: moved out by the gateway/services work
+import { findRecording, listRecordings } from '../../src/db/repositories/recording-reads.js';
 import { recordingExists, utterancesOf } from '../../src/db/repositories/recordings.js';
 import { createRecording, validateRecordingBody, type CreateRecordingBody } from '../../src/recordings/create.js';
 import { startMediaIngestion } from '../../src/recordings/media.js';
@@ -15,29 +13,16 @@ import type { AppContext, AppDeps } from '../context.js';
 import { principalOf } from '../middleware/auth.js';
 import { pageBody, pageWindow } from '../paging.js';
 import type { RouteInput } from '../routes.js';
-import type { ListQuery, TranscriptQuery } from './schemas.js';
+import {
+  presentListItem,
+  presentRecording,
+  type ListQuery,
+  type PlaybackUrl,
+  type Transcript,
+  type TranscriptEntry,
+  type TranscriptQuery,
+} from './schemas.js';
 
-/** The playback URL is derived per request (signed, expiring) once a rendition exists. */
-export type PlaybackUrl = (recordingId: string, file: string) => string;
-
-export const presentRecording = (r: RecordingRow, playbackUrl: PlaybackUrl | null = null) => ({
-  id: r.id,
-  name: r.name,
-  recordedAt: r.recorded_at,
-  asset: {
-    status: r.asset_status,
-    url: r.asset_status === 'completed' && r.asset_rendition_file && playbackUrl ? playbackUrl(r.id, r.asset_rendition_file) : null,
-    errorCode: r.asset_error_code,
-  },
-  transcript: { status: r.transcript_status, source: r.transcript_source },
-  participants: r.participants,
-  record: r.record,
-  folderIds: r.folder_ids,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
-
-const presentListItem = (r: ListItemRow) => r;
 const utc = (v: string | undefined) => toUtcInstantOrNull(v) ?? undefined;
 
 export function recordingHandlers(deps: AppDeps) {
@@ -91,17 +76,20 @@ export function recordingHandlers(deps: AppDeps) {
     transcript: async (ctx: AppContext, { params, query }: RouteInput<unknown, TranscriptQuery>) => {
       const recordingId = params.recordingId ?? '';
       if (!(await recordingExists(deps.pool, principalOf(ctx).organizationId, recordingId))) throw new NotFoundError('Recording');
-      const rows = (await utterancesOf(deps.pool, recordingId)).map((u) => ({
-        recordingId,
-        startSec: u.start_sec,
-        endSec: u.end_sec,
-        speaker: u.speaker,
-        text: u.text,
-      }));
-      ctx.body =
+      const rows = (await utterancesOf(deps.pool, recordingId)).map(
+        (u): TranscriptEntry => ({
+          recordingId,
+          startSec: u.start_sec,
+          endSec: u.end_sec,
+          speaker: u.speaker,
+          text: u.text,
+        }),
+      );
+      const transcript: Transcript =
         query.type === 'monologue'
           ? { type: 'monologue', recordingId, monologues: toMonologues(rows) }
           : { type: 'utterance', recordingId, utterances: rows };
+      ctx.body = transcript;
     },
   };
 }

@@ -3,7 +3,6 @@ import type { AuthRequirement } from '../middleware/auth.js';
 import { perOrganization, rateLimit, withRateLimit } from '../middleware/rate-limit.js';
 import { ERROR_REF } from '../openapi.js';
 import type { RouteRegistry } from '../routes.js';
-import type { CreateRecordingBody } from '../../src/recordings/create.js';
 import { recordingHandlers } from './handlers.js';
 import {
   conflictSchema,
@@ -13,8 +12,6 @@ import {
   recordingSchema,
   transcriptQuery,
   transcriptSchema,
-  type ListQuery,
-  type TranscriptQuery,
 } from './schemas.js';
 
 /** The recordings area: organization API keys or user tokens, with the recordings scopes. */
@@ -24,7 +21,7 @@ export function recordingRoutes(deps: AppDeps, registry: RouteRegistry): void {
   const write: AuthRequirement = { accept: ['apiKey', 'user'], scope: 'recordings:write' };
   const tags = ['recordings'];
   const limiter = deps.rateLimits.limiter('recording-create', deps.config.rateLimits.recordingCreatesPerMinute);
-  registry.add<CreateRecordingBody, unknown>({
+  registry.add({
     method: 'post',
     path: '/v3/rest/recordings',
     operationId: 'createRecording',
@@ -54,7 +51,7 @@ export function recordingRoutes(deps: AppDeps, registry: RouteRegistry): void {
     ),
     handler: h.create,
   });
-  registry.add<unknown, ListQuery>({
+  registry.add({
     method: 'get',
     path: '/v3/rest/recordings',
     operationId: 'listRecordings',
@@ -75,7 +72,7 @@ export function recordingRoutes(deps: AppDeps, registry: RouteRegistry): void {
     responses: { 200: { description: 'The recording', schema: recordingSchema } },
     handler: h.get,
   });
-  registry.add<unknown, TranscriptQuery>({
+  registry.add({
     method: 'get',
     path: '/v3/rest/recordings/{recordingId}/transcript',
     operationId: 'getTranscript',

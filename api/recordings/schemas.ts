@@ -1,115 +1,125 @@
-import { pageProperties, type PageQuery } from '../paging.js';
-import type { JsonSchema } from '../validation.js';
+import type { ListItemRow, RecordingRow } from '../../src/db/repositories/recording-reads.js';
+import { FIELD_TYPES } from '../../src/domain/feedback-fields.js';
+import { pageProperties, pageSchema } from '../paging.js';
+import type { JsonSchema, Validated } from '../validation.js';
 
-const uuid = { type: 'string', format: 'uuid' };
-const timestamp = { type: 'string', format: 'date-time' };
-const int32 = { type: 'integer', minimum: 0, maximum: 2_147_483_647 };
-const personName = { type: 'string', maxLength: 200 };
+export { createRecordingBody, type CreateRecordingBody } from '../../src/contracts/recordings.js';
 
-const person: JsonSchema = {
-  oneOf: [
-    {
-      type: 'object',
-      additionalProperties: false,
-      required: ['type', 'personId'],
-      properties: { type: { const: 'reference' }, personId: uuid },
-    },
-    {
-      type: 'object',
-      additionalProperties: false,
-      required: ['type', 'email'],
-      properties: {
-        type: { const: 'upsert' },
-        email: { type: 'string', format: 'email', maxLength: 320 },
-        firstName: personName,
-        lastName: personName,
-      },
-    },
-  ],
-};
+const uuid = { type: 'string', format: 'uuid' } as const;
+const timestamp = { type: 'string', format: 'date-time' } as const;
+const nullableString = { type: ['string', 'null'] } as const;
+const fieldType = { type: 'string', enum: [...FIELD_TYPES] } as const;
 
-const utterance: JsonSchema = {
+export const recordingSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['startSec', 'endSec', 'speaker', 'text'],
-  // Ordering, timing, blank text and the 20,000-character limit are checked in src/domain/transcript.ts
-  // with one message per utterance.
-  properties: {
-    startSec: { type: 'number', minimum: 0 },
-    endSec: { type: 'number', minimum: 0 },
-    speaker: int32,
-    text: { type: 'string' },
-  },
-};
-
-/** Spec "Create a recording"; the 413 limits of the transcript are checked before this schema. */
-export const createRecordingBody: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['record'],
-  properties: {
-    record: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['externalId'],
-      properties: {
-        // 1 to 512 after trimming: checked in code, where the trimmed length is known
-        externalId: { type: 'string', maxLength: 4096 },
-        values: {
-          type: 'array',
-          maxItems: 500,
-          items: { type: 'object', additionalProperties: false, required: ['fieldId', 'value'], properties: { fieldId: uuid, value: {} } },
-        },
-      },
-    },
-    name: { type: 'string', minLength: 1, maxLength: 500 },
-    recordedAt: timestamp,
-    folderIds: { type: 'array', maxItems: 500, items: uuid },
-    assetUrl: { type: 'string', maxLength: 4096 },
-    participants: {
-      type: 'array',
-      maxItems: 100,
-      items: { type: 'object', additionalProperties: false, required: ['speaker', 'person'], properties: { speaker: int32, person } },
-    },
-    transcript: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['utterances'],
-      properties: { utterances: { type: 'array', minItems: 1, items: utterance } },
-    },
-  },
-};
-
-export const recordingSchema: JsonSchema = {
-  type: 'object',
-  required: ['id', 'name', 'recordedAt', 'asset', 'transcript', 'participants', 'record', 'createdAt', 'updatedAt'],
+  description: 'A recording: its media, transcript, participants, metadata record and folders',
+  required: ['id', 'name', 'recordedAt', 'asset', 'transcript', 'participants', 'record', 'folderIds', 'createdAt', 'updatedAt'],
   properties: {
     id: uuid,
     name: { type: 'string' },
     recordedAt: timestamp,
     asset: {
       type: 'object',
+      additionalProperties: false,
       required: ['status', 'url', 'errorCode'],
       properties: {
         status: { enum: ['waiting', 'queued', 'uploading', 'processing', 'completed', 'failed', 'cancelled'] },
-        url: { type: ['string', 'null'] },
-        errorCode: { type: ['string', 'null'] },
+        url: { type: ['string', 'null'], description: 'A signed, expiring playback URL once the media is completed' },
+        errorCode: nullableString,
       },
     },
     transcript: {
       type: 'object',
+      additionalProperties: false,
       required: ['status', 'source'],
-      properties: { status: { type: 'string' }, source: { type: ['string', 'null'] } },
+      properties: {
+        status: { type: 'string', enum: ['waiting', 'processing', 'completed', 'failed', 'unavailable'] },
+        source: { type: ['string', 'null'], enum: ['api', 'automatic', null] },
+      },
     },
-    participants: { type: 'array', items: { type: 'object', required: ['speaker', 'person'] } },
-    record: { type: ['object', 'null'] },
+    participants: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['speaker', 'person'],
+        properties: {
+          speaker: { type: 'integer', minimum: 0 },
+          person: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['id', 'firstName', 'lastName', 'email'],
+            properties: { id: uuid, firstName: nullableString, lastName: nullableString, email: { type: 'string' } },
+          },
+        },
+      },
+    },
+    record: {
+      anyOf: [
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['id', 'externalId', 'source', 'values'],
+          properties: {
+            id: uuid,
+            externalId: { type: 'string' },
+            source: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['id', 'type', 'externalEntityName'],
+              properties: { id: uuid, type: { type: 'string' }, externalEntityName: { type: 'string' } },
+            },
+            values: {
+              type: 'array',
+              items: {
+                type: 'object',
+                additionalProperties: false,
+                required: ['fieldId', 'name', 'type', 'value'],
+                properties: {
+                  fieldId: uuid,
+                  name: { type: 'string' },
+                  type: fieldType,
+                  value: { description: 'A value of the field type' },
+                },
+              },
+            },
+          },
+        },
+        { type: 'null' },
+      ],
+    },
     folderIds: { type: 'array', items: uuid },
     createdAt: timestamp,
     updatedAt: timestamp,
   },
-};
+} as const satisfies JsonSchema;
+export type Recording = Validated<typeof recordingSchema>;
 
-export const conflictSchema: JsonSchema = {
+/** The playback URL is derived per request (signed, expiring) once a rendition exists. */
+export type PlaybackUrl = (recordingId: string, file: string) => string;
+
+export const presentRecording = (r: RecordingRow, playbackUrl: PlaybackUrl | null = null): Recording => ({
+  id: r.id,
+  name: r.name,
+  recordedAt: r.recorded_at,
+  asset: {
+    status: r.asset_status as Recording['asset']['status'],
+    url: r.asset_status === 'completed' && r.asset_rendition_file && playbackUrl ? playbackUrl(r.id, r.asset_rendition_file) : null,
+    errorCode: r.asset_error_code,
+  },
+  transcript: {
+    status: r.transcript_status as Recording['transcript']['status'],
+    source: r.transcript_source as Recording['transcript']['source'],
+  },
+  participants: r.participants,
+  record: r.record as Recording['record'],
+  folderIds: r.folder_ids,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export const conflictSchema = {
   type: 'object',
   required: ['message', 'recordingId'],
   properties: {
@@ -117,15 +127,9 @@ export const conflictSchema: JsonSchema = {
     errorCode: { type: 'string' },
     recordingId: { type: ['string', 'null'], format: 'uuid' },
   },
-};
+} as const satisfies JsonSchema;
 
-export interface ListQuery extends PageQuery {
-  recorded_at_gt?: string;
-  recorded_at_gte?: string;
-  recorded_at_lt?: string;
-  recorded_at_lte?: string;
-}
-export const listQuery: JsonSchema = {
+export const listQuery = {
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -135,53 +139,99 @@ export const listQuery: JsonSchema = {
     recorded_at_lt: timestamp,
     recorded_at_lte: timestamp,
   },
-};
+} as const satisfies JsonSchema;
 
-export const listSchema: JsonSchema = {
+export const recordingListItemSchema = {
   type: 'object',
-  required: ['recordings', 'page', 'limit', 'has_more'],
+  additionalProperties: false,
+  description: 'A recording in a list, with the metadata records of every source',
+  required: ['id', 'display_name', 'source', 'recorded_at', 'created_at', 'updated_at', 'metadata'],
   properties: {
-    recordings: {
+    id: uuid,
+    display_name: { type: 'string' },
+    source: { type: 'string', description: 'How the recording was made (api, ...)' },
+    recorded_at: timestamp,
+    created_at: timestamp,
+    updated_at: timestamp,
+    metadata: {
       type: 'array',
       items: {
         type: 'object',
-        required: ['id', 'display_name', 'source', 'recorded_at', 'created_at', 'updated_at', 'metadata'],
-        properties: { id: uuid, display_name: { type: 'string' }, source: { type: 'string' }, metadata: { type: 'array' } },
+        additionalProperties: false,
+        required: ['source', 'record'],
+        properties: {
+          source: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['type', 'external_entity_name'],
+            properties: { type: { type: 'string' }, external_entity_name: { type: 'string' } },
+          },
+          record: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['external_id', 'fields'],
+            properties: {
+              external_id: { type: 'string' },
+              fields: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  additionalProperties: false,
+                  required: ['field_id', 'name', 'type', 'value'],
+                  properties: {
+                    field_id: uuid,
+                    name: { type: 'string' },
+                    type: fieldType,
+                    value: { description: 'A value of the field type' },
+                  },
+                },
+              },
+            },
+          },
+        },
       },
     },
-    page: { type: 'integer' },
-    limit: { type: 'integer' },
-    has_more: { type: 'boolean' },
   },
-};
+} as const satisfies JsonSchema;
+export type RecordingListItem = Validated<typeof recordingListItemSchema>;
 
-export interface TranscriptQuery {
-  type: 'utterance' | 'monologue';
-}
-export const transcriptQuery: JsonSchema = {
+export const presentListItem = (r: ListItemRow): RecordingListItem => ({ ...r, metadata: r.metadata as RecordingListItem['metadata'] });
+
+export const listSchema = pageSchema('recordings', recordingListItemSchema);
+
+export const transcriptQuery = {
   type: 'object',
   additionalProperties: false,
   properties: { type: { type: 'string', enum: ['utterance', 'monologue'], default: 'utterance' } },
-};
+} as const satisfies JsonSchema;
 
-const entry = {
+export const transcriptEntrySchema = {
   type: 'object',
+  additionalProperties: false,
+  description: 'An utterance, or a monologue (consecutive utterances of one speaker joined)',
   required: ['recordingId', 'startSec', 'endSec', 'speaker', 'text'],
   properties: {
     recordingId: uuid,
-    startSec: { type: 'number' },
-    endSec: { type: 'number' },
-    speaker: { type: 'integer' },
+    startSec: { type: 'number', minimum: 0 },
+    endSec: { type: 'number', minimum: 0 },
+    speaker: { type: 'integer', minimum: 0 },
     text: { type: 'string' },
   },
-};
-export const transcriptSchema: JsonSchema = {
+} as const satisfies JsonSchema;
+export const transcriptSchema = {
   type: 'object',
+  additionalProperties: false,
+  description: 'A transcript as utterances (type=utterance) or monologues (type=monologue)',
   required: ['type', 'recordingId'],
   properties: {
     type: { enum: ['utterance', 'monologue'] },
     recordingId: uuid,
-    utterances: { type: 'array', items: entry },
-    monologues: { type: 'array', items: entry },
+    utterances: { type: 'array', items: transcriptEntrySchema },
+    monologues: { type: 'array', items: transcriptEntrySchema },
   },
-};
+} as const satisfies JsonSchema;
+export type Transcript = Validated<typeof transcriptSchema>;
+export type TranscriptEntry = Validated<typeof transcriptEntrySchema>;
+
+export type ListQuery = Validated<typeof listQuery>;
+export type TranscriptQuery = Validated<typeof transcriptQuery>;

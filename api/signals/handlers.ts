@@ -1,26 +1,10 @@
-// eslint-disable-next-line no-restricted-imports -- issue 30: moved out by the gateway/services work
-import { listSignals, usageByDay, type SignalRow } from '../../src/db/repositories/agent-signals.js';
+import { listSignals, usageByDay } from '../../src/db/repositories/agent-signals.js';
 import { ValidationError } from '../../src/errors.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { principalOf } from '../middleware/auth.js';
 import { pageBody, pageWindow } from '../paging.js';
 import type { RouteInput } from '../routes.js';
-import type { SignalsQuery, UsageQuery } from './schemas.js';
-
-const presentSignal = (g: SignalRow) => ({
-  id: g.id,
-  sessionId: g.session_id,
-  applicationId: g.application_id,
-  eventExternalId: g.event_external_id,
-  source: g.source,
-  kind: g.kind,
-  rating: g.rating,
-  labels: g.labels,
-  comment: g.comment,
-  summary: g.summary,
-  producer: g.producer,
-  createdAt: g.created_at,
-});
+import { presentSignal, type SignalsQuery, type Usage, type UsageQuery } from './schemas.js';
 
 function startOfUtcMonth(now: Date): string {
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString();
@@ -47,14 +31,15 @@ export function signalHandlers(deps: AppDeps) {
         to,
         applicationId: query.applicationId,
       });
-      ctx.body = {
+      const usage: Usage = {
         unit: query.unit,
         from,
         to,
         applicationId: query.applicationId ?? null,
         quantity: days.reduce((sum, d) => sum + d.quantity, 0),
-        days,
+        days: [...days],
       };
+      ctx.body = usage;
     },
   };
 }

@@ -2,12 +2,12 @@ import type { AppDeps } from '../context.js';
 import { ERROR_REF } from '../openapi.js';
 import type { RouteRegistry } from '../routes.js';
 import { signalHandlers } from './handlers.js';
-import { signalsPage, signalsQuery, usageQuery, usageSchema, type SignalsQuery, type UsageQuery } from './schemas.js';
+import { signalsPage, signalsQuery, usageQuery, usageSchema } from './schemas.js';
 
 /** What the session workflows produce: signals (conversation access applies) and metered usage. */
 export function signalRoutes(deps: AppDeps, registry: RouteRegistry): void {
   const h = signalHandlers(deps);
-  registry.add<unknown, SignalsQuery>({
+  registry.add({
     method: 'get',
     path: '/v3/rest/signals',
     operationId: 'listSignals',
@@ -21,7 +21,7 @@ export function signalRoutes(deps: AppDeps, registry: RouteRegistry): void {
     },
     handler: h.listSignals,
   });
-  registry.add<unknown, UsageQuery>({
+  registry.add({
     method: 'get',
     path: '/v3/rest/usage',
     operationId: 'getUsage',

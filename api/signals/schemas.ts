@@ -1,14 +1,8 @@
-import { pageProperties, type PageQuery } from '../paging.js';
-import type { JsonSchema } from '../validation.js';
+import type { SignalRow } from '../../src/db/repositories/agent-signals.js';
+import { pageProperties, pageSchema } from '../paging.js';
+import type { JsonSchema, Validated } from '../validation.js';
 
-export interface SignalsQuery extends PageQuery {
-  source?: 'explicit_feedback' | 'qualitative_inference';
-  rating?: 'positive' | 'negative';
-  sessionId?: string;
-  applicationId?: string;
-}
-
-export const signalsQuery: JsonSchema = {
+export const signalsQuery = {
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -18,12 +12,15 @@ export const signalsQuery: JsonSchema = {
     applicationId: { type: 'string', format: 'uuid' },
     ...pageProperties,
   },
-};
+} as const satisfies JsonSchema;
 
-const nullableString = { anyOf: [{ type: 'string' }, { type: 'null' }] };
+const nullableString = { anyOf: [{ type: 'string' }, { type: 'null' }] } as const;
 
-export const signalSchema: JsonSchema = {
+export const signalSchema = {
   type: 'object',
+  additionalProperties: false,
+  description:
+    'What a session workflow found in a conversation: explicit feedback, or an inferred sentiment, issue, request, praise or topic',
   required: [
     'id',
     'sessionId',
@@ -35,6 +32,7 @@ export const signalSchema: JsonSchema = {
     'labels',
     'comment',
     'summary',
+    'producer',
     'createdAt',
   ],
   properties: {
@@ -43,7 +41,7 @@ export const signalSchema: JsonSchema = {
     applicationId: { type: 'string', format: 'uuid' },
     eventExternalId: { type: 'string', description: 'The assistant response the signal is about (the rated one, for explicit feedback)' },
     source: { type: 'string', enum: ['explicit_feedback', 'qualitative_inference'] },
-    kind: { type: 'string', description: 'feedback (explicit), or sentiment, issue, request, praise, topic (inferred)' },
+    kind: { type: ['string', 'null'], description: 'feedback (explicit), or sentiment, issue, request, praise, topic (inferred)' },
     rating: { anyOf: [{ type: 'string', enum: ['positive', 'negative'] }, { type: 'null' }] },
     labels: { type: 'array', items: { type: 'string' } },
     comment: nullableString,
@@ -51,27 +49,28 @@ export const signalSchema: JsonSchema = {
     producer: nullableString,
     createdAt: { type: 'string', format: 'date-time' },
   },
-};
+} as const satisfies JsonSchema;
 
-export const signalsPage: JsonSchema = {
-  type: 'object',
-  required: ['signals', 'page', 'limit', 'has_more'],
-  properties: {
-    signals: { type: 'array', items: signalSchema },
-    page: { type: 'integer' },
-    limit: { type: 'integer' },
-    has_more: { type: 'boolean' },
-  },
-};
+export type Signal = Validated<typeof signalSchema>;
 
-export interface UsageQuery {
-  unit: 'agent_response_processed';
-  from?: string;
-  to?: string;
-  applicationId?: string;
-}
+export const presentSignal = (g: SignalRow): Signal => ({
+  id: g.id,
+  sessionId: g.session_id,
+  applicationId: g.application_id,
+  eventExternalId: g.event_external_id,
+  source: g.source,
+  kind: g.kind,
+  rating: g.rating,
+  labels: g.labels,
+  comment: g.comment,
+  summary: g.summary,
+  producer: g.producer,
+  createdAt: g.created_at,
+});
 
-export const usageQuery: JsonSchema = {
+export const signalsPage = pageSchema('signals', signalSchema);
+
+export const usageQuery = {
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -80,11 +79,13 @@ export const usageQuery: JsonSchema = {
     to: { type: 'string', format: 'date-time', description: 'Exclusive; default: now' },
     applicationId: { type: 'string', format: 'uuid' },
   },
-};
+} as const satisfies JsonSchema;
 
-export const usageSchema: JsonSchema = {
+export const usageSchema = {
   type: 'object',
-  required: ['unit', 'from', 'to', 'quantity', 'days'],
+  additionalProperties: false,
+  description: 'Metered units in [from, to), in total and per UTC day',
+  required: ['unit', 'from', 'to', 'applicationId', 'quantity', 'days'],
   properties: {
     unit: { type: 'string' },
     from: { type: 'string', format: 'date-time' },
@@ -95,9 +96,14 @@ export const usageSchema: JsonSchema = {
       type: 'array',
       items: {
         type: 'object',
+        additionalProperties: false,
         required: ['date', 'quantity'],
         properties: { date: { type: 'string', format: 'date' }, quantity: { type: 'integer' } },
       },
     },
   },
-};
+} as const satisfies JsonSchema;
+
+export type SignalsQuery = Validated<typeof signalsQuery>;
+export type UsageQuery = Validated<typeof usageQuery>;
+export type Usage = Validated<typeof usageSchema>;

@@ -13,48 +13,14 @@ import { activeUserIds } from '../db/repositories/agent-participants.js';
 import { restrictSessionsToUsers } from '../db/repositories/agent-sessions.js';
 import type { Tx } from '../db/pool.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import type { ConversationAccess, SettingsPatch } from '../contracts/agent-applications.js';
 
 /** Agent ingest secrets: `iak_` + 256 random bits; shown once, stored as SHA-256. */
 export const AGENT_SECRET_PREFIX = 'iak';
 
-export type ConversationAccess = { type: 'workspace' } | { type: 'users'; userIds: string[] };
-
-/** A change of settings, as the REST body and the CLI flags express it; absent fields keep their value. */
-export interface SettingsPatch {
-  name?: string;
-  status?: 'active' | 'disabled';
-  contentCapture?: boolean;
-  redactedFieldNames?: string[];
-  redactedTextPatterns?: string[];
-  retentionDays?: number | null;
-  allowedEnvironments?: string[];
-  conversationAccess?: ConversationAccess;
-}
-
-export const presentApplication = (a: ApplicationRow) => ({
-  applicationId: a.id,
-  organizationId: a.organization_id,
-  name: a.name,
-  agentKey: a.agent_key,
-  status: a.status,
-  contentCapture: a.content_capture,
-  redactedFieldNames: a.redacted_field_names,
-  redactedTextPatterns: a.redacted_text_patterns,
-  retentionDays: a.retention_days,
-  allowedEnvironments: a.allowed_environments,
-  conversationAccess: a.access === 'users' ? { type: 'users', userIds: a.access_user_ids } : { type: 'workspace' },
-  createdAt: a.created_at,
-  updatedAt: a.updated_at,
-});
-
-export const presentCredential = (c: CredentialRow) => ({
-  credentialId: c.id,
-  applicationId: c.application_id,
-  displayPrefix: c.display_prefix,
-  createdAt: c.created_at,
-  lastUsedAt: c.last_used_at,
-  revokedAt: c.revoked_at,
-});
+export type { ConversationAccess, SettingsPatch };
+/** Presented as the API's response schema says (src/contracts/agent-applications.ts). */
+export { presentApplication, presentCredential } from '../contracts/agent-applications.js';
 
 /** Creates the application and applies any settings given with it, atomically. */
 export async function createApplication(

@@ -1,24 +1,7 @@
 import { UniqueIntegrityConstraintViolationError, type DatabasePool } from 'slonik';
 import type { FieldType } from '../domain/feedback-fields.js';
-import {
-  insertField,
-  insertFolder,
-  recordingsSourceId,
-  RECORDINGS_SOURCE,
-  type FieldRow,
-  type FolderRow,
-} from '../db/repositories/metadata.js';
+import { insertField, insertFolder, recordingsSourceId, type FieldRow, type FolderRow } from '../db/repositories/metadata.js';
 import { ConflictError } from '../errors.js';
-
-export const presentFolder = (f: FolderRow) => ({ folderId: f.id, name: f.name, createdAt: f.created_at });
-
-export const presentField = (f: FieldRow) => ({
-  fieldId: f.id,
-  name: f.name,
-  type: f.type,
-  source: { id: f.source_id, type: RECORDINGS_SOURCE.type, externalEntityName: RECORDINGS_SOURCE.externalEntityName },
-  createdAt: f.created_at,
-});
 
 export async function createFolder(pool: DatabasePool, organizationId: string, name: string): Promise<FolderRow> {
   return insertFolder(pool, organizationId, name.trim());

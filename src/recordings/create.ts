@@ -5,7 +5,7 @@ import { assetUrlProblem } from '../domain/asset-url.js';
 import { insertIngestion } from '../db/repositories/media-ingestions.js';
 import { valueMismatch } from '../domain/feedback-fields.js';
 import { toUtcInstantOrNull } from '../domain/time.js';
-import { missingSpeakers, transcriptErrors, type Utterance } from '../domain/transcript.js';
+import { missingSpeakers, transcriptErrors } from '../domain/transcript.js';
 import { peopleByUuid } from '../db/repositories/agent-participants.js';
 import { fieldsByIds, folderIdsIn, recordingsSourceId } from '../db/repositories/metadata.js';
 import { upsertPerson } from '../db/repositories/people.js';
@@ -19,20 +19,9 @@ import {
   linkFolders,
 } from '../db/repositories/recordings.js';
 import { AppError, NotFoundError, ValidationError, type FieldError } from '../errors.js';
+import type { CreateRecordingBody, PersonAssignment } from '../contracts/recordings.js';
 
-export type PersonAssignment =
-  | { type: 'reference'; personId: string }
-  | { type: 'upsert'; email: string; firstName?: string; lastName?: string };
-
-export interface CreateRecordingBody {
-  record: { externalId: string; values?: { fieldId: string; value: unknown }[] };
-  name?: string;
-  recordedAt?: string;
-  folderIds?: string[];
-  assetUrl?: string;
-  participants?: { speaker: number; person: PersonAssignment }[];
-  transcript?: { utterances: Utterance[] };
-}
+export type { CreateRecordingBody, PersonAssignment };
 
 /** Spec 409 body: `{message: recording-external-id-conflict, recordingId}`; the caller treats it as recovery. */
 export class ExternalIdConflict extends AppError {

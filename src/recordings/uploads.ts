@@ -26,23 +26,9 @@ import type { TemporalGateway } from '../temporal/gateway.js';
 import { startMediaIngestion } from './media.js';
 import { admitUploadBytes } from './upload-quota.js';
 import { tellUploadCancelled, tellUploadFinished, terminateMediaIngestion } from './media-workflow.js';
+import type { CreateUploadBody, UploadStatus } from '../contracts/uploads.js';
 
-export interface CreateUploadBody {
-  fileName: string;
-  fileSize: number;
-  folderId?: string;
-  batchId?: string;
-  inMobileApp?: boolean;
-}
-
-/** The spec's upload status object. */
-export interface UploadStatus {
-  recordingId: string;
-  uploadId: string;
-  phase: 'waiting' | 'encoding' | 'finalizing' | 'ready' | 'failed' | 'cancelled';
-  encodeProgress: number | null;
-  errorCode: string | null;
-}
+export type { CreateUploadBody, UploadStatus } from '../contracts/uploads.js';
 
 export interface UploadServiceDeps {
   pool: DatabasePool;

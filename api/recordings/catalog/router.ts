@@ -1,12 +1,22 @@
-import { createField, createFolder, presentField, presentFolder } from '../../../src/recordings/catalog.js';
-// eslint-disable-next-line no-restricted-imports -- issue 30: moved out by the gateway/services work
+import { createField, createFolder } from '../../../src/recordings/catalog.js';
 import { listFields, listFolders } from '../../../src/db/repositories/metadata.js';
 import type { AppContext, AppDeps } from '../../context.js';
 import { principalOf, type AuthRequirement } from '../../middleware/auth.js';
 import { ERROR_REF } from '../../openapi.js';
 import { pageBody, pageQuery, pageWindow, type PageQuery } from '../../paging.js';
 import type { RouteInput, RouteRegistry } from '../../routes.js';
-import { createFieldBody, createFolderBody, fieldSchema, folderSchema, type CreateFieldBody, type CreateFolderBody } from './schemas.js';
+import {
+  createFieldBody,
+  createFolderBody,
+  fieldPageSchema,
+  fieldSchema,
+  folderPageSchema,
+  folderSchema,
+  presentField,
+  presentFolder,
+  type CreateFieldBody,
+  type CreateFolderBody,
+} from './schemas.js';
 
 /** Folders and metadata fields of the recordings area: listed by readers, created by admins. */
 export function recordingCatalogRoutes(deps: AppDeps, registry: RouteRegistry): void {
@@ -15,7 +25,7 @@ export function recordingCatalogRoutes(deps: AppDeps, registry: RouteRegistry): 
   const tags = ['recordings'];
   const org = (ctx: AppContext) => principalOf(ctx).organizationId;
 
-  registry.add<CreateFolderBody, unknown>({
+  registry.add({
     method: 'post',
     path: '/v3/rest/folders',
     operationId: 'createFolder',
@@ -30,7 +40,7 @@ export function recordingCatalogRoutes(deps: AppDeps, registry: RouteRegistry): 
       ctx.body = presentFolder(folder);
     },
   });
-  registry.add<unknown, PageQuery>({
+  registry.add({
     method: 'get',
     path: '/v3/rest/folders',
     operationId: 'listFolders',
@@ -41,14 +51,14 @@ export function recordingCatalogRoutes(deps: AppDeps, registry: RouteRegistry): 
     responses: {
       200: {
         description: 'A page of folders',
-        schema: { type: 'object', properties: { folders: { type: 'array', items: folderSchema } } },
+        schema: folderPageSchema,
       },
     },
     handler: async (ctx, { query }: RouteInput<unknown, PageQuery>) => {
       ctx.body = pageBody('folders', await listFolders(deps.pool, org(ctx), pageWindow(query)), query, presentFolder);
     },
   });
-  registry.add<CreateFieldBody, unknown>({
+  registry.add({
     method: 'post',
     path: '/v3/rest/metadata-fields',
     operationId: 'createMetadataField',
@@ -66,7 +76,7 @@ export function recordingCatalogRoutes(deps: AppDeps, registry: RouteRegistry): 
       ctx.body = presentField(field);
     },
   });
-  registry.add<unknown, PageQuery>({
+  registry.add({
     method: 'get',
     path: '/v3/rest/metadata-fields',
     operationId: 'listMetadataFields',
@@ -75,7 +85,7 @@ export function recordingCatalogRoutes(deps: AppDeps, registry: RouteRegistry): 
     query: pageQuery,
     summary: 'List metadata fields',
     responses: {
-      200: { description: 'A page of fields', schema: { type: 'object', properties: { fields: { type: 'array', items: fieldSchema } } } },
+      200: { description: 'A page of fields', schema: fieldPageSchema },
     },
     handler: async (ctx, { query }: RouteInput<unknown, PageQuery>) => {
       ctx.body = pageBody('fields', await listFields(deps.pool, org(ctx), pageWindow(query)), query, presentField);

@@ -13,7 +13,7 @@ const playbackQuery = {
   type: 'object',
   additionalProperties: false,
   properties: { expires: { type: 'string', pattern: '^[0-9]{1,12}$' }, signature: { type: 'string', maxLength: 100 } },
-};
+} as const;
 
 /**
  * Playback of a recording's rendition through its signed URL (no other credential: the URL is
@@ -25,7 +25,7 @@ const playbackQuery = {
 export function mediaRoutes(deps: AppDeps, registry: RouteRegistry): void {
   const signer = new PlaybackSigner(required(deps.config.auth.signingSecret, 'SIGNING_SECRET'), deps.config.media.playbackTtlSeconds);
   const store = createMediaStore(deps.config.media);
-  registry.add<unknown, { expires?: string; signature?: string }>({
+  registry.add({
     method: 'get',
     path: '/v3/media/playback/{recordingId}/{file}',
     operationId: 'playMedia',

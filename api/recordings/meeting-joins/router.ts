@@ -5,7 +5,7 @@ import { ERROR_REF } from '../../openapi.js';
 import type { RouteRegistry } from '../../routes.js';
 import type { JsonSchema } from '../../validation.js';
 
-const meetingJoinBody: JsonSchema = {
+const meetingJoinBody = {
   type: 'object',
   additionalProperties: false,
   required: ['type', 'joinUrl'],
@@ -19,11 +19,18 @@ const meetingJoinBody: JsonSchema = {
       description: 'A Zoom, Google Meet, Microsoft Teams or Webex meeting link',
     },
   },
-};
+} as const satisfies JsonSchema;
+
+const meetingJoinResponse = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['recordingId'],
+  properties: { recordingId: { type: 'string', format: 'uuid' } },
+} as const satisfies JsonSchema;
 
 /** Spec "Meeting join": user tokens only (an organization API key is 403). */
 export function meetingJoinRoutes(deps: AppDeps, registry: RouteRegistry): void {
-  registry.add<{ type: 'meetingUrl'; joinUrl: string }, unknown>({
+  registry.add({
     method: 'post',
     path: '/v3/rest/recordings/meeting-joins',
     operationId: 'joinMeeting',
@@ -34,7 +41,7 @@ export function meetingJoinRoutes(deps: AppDeps, registry: RouteRegistry): void 
     responses: {
       201: {
         description: 'The recording the bot makes',
-        schema: { type: 'object', required: ['recordingId'], properties: { recordingId: { type: 'string', format: 'uuid' } } },
+        schema: meetingJoinResponse,
       },
       400: { description: 'The body is not {type: meetingUrl, joinUrl}', schema: ERROR_REF },
       401: { description: 'User authentication missing or invalid, or recording not allowed (recording_not_allowed)', schema: ERROR_REF },

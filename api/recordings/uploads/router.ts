@@ -5,7 +5,7 @@ import { findUpload } from '../../../src/db/repositories/media-ingestions.js';
 import { AppError, NotFoundError } from '../../../src/errors.js';
 import type { UploadStore } from '../../../src/media/upload-store.js';
 import { UploadUrlSigner } from '../../../src/media/upload-url.js';
-import { cancelUpload, createUpload, uploadStatus, type CreateUploadBody } from '../../../src/recordings/uploads.js';
+import { cancelUpload, createUpload, uploadStatus } from '../../../src/recordings/uploads.js';
 import { publicBaseUrl } from '../../base-url.js';
 import type { AppContext, AppDeps } from '../../context.js';
 import { principalOf, type AuthRequirement } from '../../middleware/auth.js';
@@ -54,7 +54,7 @@ export function uploadRoutes(deps: AppDeps, registry: RouteRegistry, store: Uplo
     return { organizationId: principalOf(ctx).organizationId, recordingId: recordingId.toLowerCase(), uploadId: uploadId.toLowerCase() };
   };
 
-  registry.add<CreateUploadBody, unknown>({
+  registry.add({
     method: 'post',
     path: '/v3/rest/recordings/{recordingId}/uploads',
     operationId: 'createUpload',

@@ -1,23 +1,12 @@
-import type { JsonSchema } from '../../validation.js';
+import { uploadPhase } from '../../../src/contracts/uploads.js';
+import type { JsonSchema, Validated } from '../../validation.js';
 
-/** Spec "Direct upload": the create request body. */
-export const createUploadBody: JsonSchema = {
+export { createUploadBody, uploadStatusSchema } from '../../../src/contracts/uploads.js';
+
+export const createdUploadSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['fileName', 'fileSize'],
-  properties: {
-    fileName: { type: 'string', minLength: 1, maxLength: 1024, pattern: '\\S', description: 'Non-blank' },
-    fileSize: { type: 'integer', minimum: 1, maximum: 9_007_199_254_740_991, description: 'Bytes' },
-    folderId: { type: 'string', format: 'uuid', description: 'A folder visible to the caller' },
-    batchId: { type: 'string', format: 'uuid', description: 'A batch of the calling user (user tokens only)' },
-    inMobileApp: { type: 'boolean', default: false, description: "Reserved for the service's mobile clients" },
-  },
-};
-
-const phase = { type: 'string', enum: ['waiting', 'encoding', 'finalizing', 'ready', 'failed', 'cancelled'] };
-
-export const createdUploadSchema: JsonSchema = {
-  type: 'object',
+  description: 'A direct upload destination: transfer the file to uploadUrl with a tus client',
   required: ['recordingId', 'uploadId', 'uploadUrl', 'timeoutSeconds', 'phase'],
   properties: {
     recordingId: { type: 'string', format: 'uuid' },
@@ -28,18 +17,7 @@ export const createdUploadSchema: JsonSchema = {
       description: 'A tus resource for the declared size; a short-lived secret: do not log or persist it',
     },
     timeoutSeconds: { type: 'integer', minimum: 0, description: 'Time left to begin the transfer' },
-    phase,
+    phase: uploadPhase,
   },
-};
-
-export const uploadStatusSchema: JsonSchema = {
-  type: 'object',
-  required: ['recordingId', 'uploadId', 'phase', 'encodeProgress', 'errorCode'],
-  properties: {
-    recordingId: { type: 'string', format: 'uuid' },
-    uploadId: { type: 'string', format: 'uuid' },
-    phase,
-    encodeProgress: { anyOf: [{ type: 'integer', minimum: 0, maximum: 100 }, { type: 'null' }] },
-    errorCode: { anyOf: [{ type: 'string', enum: ['upload_failed', 'upload_expired', 'processing_failed'] }, { type: 'null' }] },
-  },
-};
+} as const satisfies JsonSchema;
+export type CreatedUpload = Validated<typeof createdUploadSchema>;

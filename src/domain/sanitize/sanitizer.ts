@@ -151,6 +151,16 @@ const REQUEST = new Map<string, FieldSpec>([
   ['events', listOf(EVENT)],
 ]);
 
+/** The shapes by where they apply in the request: a unit test checks their keys against the ingest schema. */
+export const INGEST_SHAPES: Readonly<Record<'request' | 'source' | 'context' | 'participant' | 'event' | 'feedback', Shape>> = {
+  request: REQUEST,
+  source: SOURCE,
+  context: CONTEXT,
+  participant: PARTICIPANT,
+  event: EVENT,
+  feedback: FEEDBACK,
+};
+
 async function maskShaped(value: unknown, shape: Shape, rules: Rules): Promise<unknown> {
   const isObject = value !== null && typeof value === 'object' && !Array.isArray(value);
   return isObject ? maskObject(value, shape, rules) : maskJson(value, rules);

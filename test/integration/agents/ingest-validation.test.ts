@@ -11,6 +11,7 @@ import {
   type TestAgentApp,
 } from '../../../harness/agents.js';
 import { createTestOrg } from '../../../harness/fixtures.js';
+import type { AgentFeedback } from '../../../src/domain/agent-ingest.js';
 
 /** Spec 400s of agent ingest (payload, limits, environment, feedback target); each stores nothing. */
 describe('agent ingest: validation (400)', function () {
@@ -113,7 +114,7 @@ describe('agent ingest: validation (400)', function () {
     assert.ok(paths(await refused(session([onMessage]))).some((p) => p.startsWith('body.events.0')));
     const bare = { ...feedbackEvent(2, 'e1'), feedback: undefined };
     assert.ok(paths(await refused(session([assistantMessage(1, 'a'), bare]))).includes('body.events.1.feedback'));
-    const empty = feedbackEvent(2, 'e1', 'positive', { feedback: { targetEventExternalId: 'e1' } });
+    const empty = feedbackEvent(2, 'e1', 'positive', { feedback: { targetEventExternalId: 'e1' } as AgentFeedback });
     assert.ok(paths(await refused(session([assistantMessage(1, 'a'), empty]))).some((p) => p.startsWith('body.events.1.feedback')));
   });
 

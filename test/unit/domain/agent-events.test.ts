@@ -472,7 +472,7 @@ describe('agent events', () => {
           [ev({ externalEventId: 'e1', sequence: 1, content: 'x' })],
           [
             ev({ externalEventId: 'e1', sequence: 1, content: 'changed' }),
-            ev({ externalEventId: 'f1', sequence: 2, type: 'feedback', feedback: { targetEventExternalId: 'missing' } }),
+            ev({ externalEventId: 'f1', sequence: 2, type: 'feedback', feedback: { targetEventExternalId: 'missing' } as AgentFeedback }),
           ],
         ),
       'body.events.1.feedback.targetEventExternalId',
