@@ -34,7 +34,6 @@ const rule = {
     group: ['@temporalio/*'],
     message: 'api/ never talks to Temporal: it calls src/ services (their gateways start and signal workflows).',
   },
-  repositories: { regex: `${UP}src/db/repositories/`, message: 'api/ calls src/ services, never the repositories.' },
   srcOutsideDomain: { regex: `${UP}src/(?!domain/)`, message: 'Workflows import from src/ only the pure rules of src/domain.' },
   activityTypes: { regex: `${UP}activities/`, allowTypeImports: true, message: 'Workflows import only the types of activities.' },
   serverLibraries: { group: ['pg', 'slonik', 'koa', '@koa/*'], message: 'No I/O in workflow code (Temporal sandbox).' },
@@ -44,15 +43,18 @@ const outsideDomain = (depth) => ({
   regex: String.raw`^(\.\./){${depth + 1}}(\.\./)*[^./][^/]*/`,
   message: 'src/domain holds pure rules: it imports only src/domain, the base modules (src/*.ts) and libraries.',
 });
-const restrict = (files, patterns, paths = []) => ({ files, rules: { 'no-restricted-imports': ['error', { paths, patterns }] } });
+// SQL is written only in src/db (the repositories, the pool and the migrator).
+const noSql = [{ name: 'slonik', importNames: ['sql'], message: 'SQL lives in src/db/repositories: call a repository function.' }];
+const restrict = (files, patterns, paths = noSql) => ({ files, rules: { 'no-restricted-imports': ['error', { paths, patterns }] } });
 const layerRules = [
   restrict(['src/**/*.ts'], [rule.test, rule.api, rule.activities, rule.workflowCode]),
   restrict(['src/main/**/*.ts', 'src/cli/**/*.ts', 'src/dev/**/*.ts'], [rule.test, rule.workflowCode]),
-  restrict(['src/db/repositories/*.ts'], [rule.test, rule.api, rule.activities, rule.workflowCode, rule.repositoryScope]),
+  restrict(['src/db/*.ts'], [rule.test, rule.api, rule.activities, rule.workflowCode], []),
+  restrict(['src/db/repositories/*.ts'], [rule.test, rule.api, rule.activities, rule.workflowCode, rule.repositoryScope], []),
   restrict(['src/config.ts'], [rule.test, rule.api, rule.activities, rule.workflowCode, rule.configScope]),
   restrict(['src/domain/*.ts'], [rule.test, rule.api, rule.activities, rule.workflowCode, outsideDomain(0)]),
   restrict(['src/domain/*/*.ts'], [rule.test, rule.api, rule.activities, rule.workflowCode, outsideDomain(1)]),
-  restrict(['api/**/*.ts'], [rule.test, rule.activities, rule.workflowCode, rule.temporalSdk, rule.repositories]),
+  restrict(['api/**/*.ts'], [rule.test, rule.activities, rule.workflowCode, rule.temporalSdk]),
   restrict(['activities/**/*.ts'], [rule.test, rule.api, rule.workflowCode]),
   // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no I/O.
   restrict(
@@ -60,7 +62,7 @@ const layerRules = [
     [rule.test, rule.api, rule.srcOutsideDomain, rule.activityTypes, rule.serverLibraries],
     nodeBuiltins.map((name) => ({ name, message: 'Node built-ins are not allowed in workflow code (Temporal sandbox).' })),
   ),
-  restrict(['harness/**/*.ts', 'bench/**/*.ts', 'bin/**/*.js'], [rule.test]),
+  restrict(['harness/**/*.ts', 'bench/**/*.ts', 'bin/**/*.js'], [rule.test], []),
 ];
 
 export default tseslint.config(

@@ -1,7 +1,6 @@
 import type Koa from 'koa';
 import type { DatabasePool } from 'slonik';
 import type { Principal } from '../src/auth/principal.js';
-// eslint-disable-next-line no-restricted-imports -- issue 30: moved out by the gateway/services work
 import type { CredentialLookup } from '../src/db/repositories/agent-applications.js';
 import type { TokenService } from '../src/auth/tokens.js';
 import type { Config } from '../src/config.js';

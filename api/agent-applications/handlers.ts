@@ -5,7 +5,6 @@ import {
   presentApplication,
   presentCredential,
 } from '../../src/agents/applications.js';
-// eslint-disable-next-line no-restricted-imports -- issue 30: moved out by the gateway/services work
 import {
   deleteApplication,
   findApplication,

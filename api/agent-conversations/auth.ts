@@ -1,6 +1,5 @@
 import type { Next } from 'koa';
 import { hashSecret } from '../../src/auth/secrets.js';
-// eslint-disable-next-line no-restricted-imports -- issue 30: moved out by the gateway/services work
 import { touchCredential, type CredentialLookup } from '../../src/db/repositories/agent-applications.js';
 import { ingestRefusal, type CredentialCache } from '../../src/agents/credential-cache.js';
 import { AppError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../../src/errors.js';

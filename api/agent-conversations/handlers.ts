@@ -1,7 +1,6 @@
 import { AgentIngestWriter, INGEST_BATCHING, StaleAuthorityError } from '../../src/agents/ingest.js';
 import type { CredentialCache } from '../../src/agents/credential-cache.js';
 import type { AgentIngestRequest } from '../../src/domain/agent-ingest.js';
-// eslint-disable-next-line no-restricted-imports -- issue 30: moved out by the gateway/services work
 import {
   findSession,
   listSessions,

@@ -1,6 +1,5 @@
 import { checkFieldValues } from '../../src/domain/feedback-fields.js';
 import { toUtcInstantOrNull } from '../../src/domain/time.js';
-// eslint-disable-next-line no-restricted-imports -- issue 30: moved out by the gateway/services work
 import {
   createSource,
   findRecord,

@@ -3,7 +3,6 @@ import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import type Provider from 'oidc-provider';
 import type { DatabasePool } from 'slonik';
-// eslint-disable-next-line no-restricted-imports -- issue 30: moved out by the gateway/services work
 import { findUser } from '../../src/db/repositories/users.js';
 import { MCP_SCOPES } from '../../src/oauth/provider.js';
 import { approveGrant, attemptLogin, csrfToken, csrfValid, type LoginLimits } from '../../src/oauth/interactions.js';

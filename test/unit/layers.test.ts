@@ -109,13 +109,14 @@ describe('layer rules (lint)', () => {
     await assertAllowed('test/integration/planted.ts', "import { seed } from '../helpers/feedback.js';");
   });
 
-  it('keeps api/ off Temporal and the repositories', async () => {
+  it('keeps api/ off Temporal, and SQL in src/db', async () => {
     await assertRefused('api/planted.ts', "import type { Client } from '@temporalio/client';", 'api/ never talks to Temporal');
-    await assertRefused(
-      'api/feedback/planted.ts',
-      "import { listPeople } from '../../src/db/repositories/people.js';",
-      'never the repositories',
-    );
+    for (const file of ['api/feedback/planted.ts', 'src/recordings/planted.ts', 'activities/planted.ts', 'src/main/planted.ts']) {
+      await assertRefused(file, "import { sql } from 'slonik';", 'SQL lives in src/db/repositories');
+    }
+    await assertAllowed('src/db/repositories/planted.ts', "import { sql } from 'slonik';");
+    await assertAllowed('src/db/planted.ts', "import { sql } from 'slonik';");
+    await assertAllowed('api/feedback/planted.ts', "import type { DatabasePool } from 'slonik';");
     await assertAllowed('api/feedback/planted.ts', "import { toUtcInstant } from '../../src/domain/time.js';");
   });
 

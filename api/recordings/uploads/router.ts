@@ -1,6 +1,5 @@
 import { required } from '../../../src/config.js';
 import { isUuid } from '../../../src/db/uuid.js';
-// eslint-disable-next-line no-restricted-imports -- issue 30: moved out by the gateway/services work
 import { findUpload } from '../../../src/db/repositories/media-ingestions.js';
 import { AppError, NotFoundError } from '../../../src/errors.js';
 import type { UploadStore } from '../../../src/media/upload-store.js';
