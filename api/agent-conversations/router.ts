@@ -24,7 +24,7 @@ export function agentConversationRoutes(deps: AppDeps, registry: RouteRegistry):
     summary: 'Send a session of ordered events (X-Service-Agent-Key); deduplicated, revised, sanitized, processed in sequence order',
     middleware: [countRejectedEvents(deps.metrics), agentSecret(deps, credentials), ...limits],
     security: [{ agentKey: [] }],
-    body: { schema: ingestBody, limitBytes: INGEST_LIMITS.requestBytes, tooLarge: { status: 400, errorCode: 'payload_too_large' } },
+    body: { schema: ingestBody, limitBytes: INGEST_LIMITS.requestBytes, tooLarge: 'ingest_payload_too_large' },
     afterBody: [agentApplication()],
     responses: withRateLimit(
       {

@@ -35,7 +35,7 @@ export function recordingRoutes(deps: AppDeps, registry: RouteRegistry): void {
     body: {
       schema: createRecordingBody,
       limitBytes: deps.config.recordings.bodyLimitBytes,
-      tooLarge: { status: 413, errorCode: 'recording_payload_too_large' },
+      tooLarge: 'recording_payload_too_large',
       precheck: 'transcriptLimits',
     },
     responses: withRateLimit(

@@ -57,10 +57,7 @@ export async function joinMeeting(
   await requireRecordingAllowed(deps.pool, user.organizationId);
   const meeting = parseMeetingUrl(joinUrl);
   if (!meeting) {
-    throw new ConflictError(
-      'meeting_url_not_supported',
-      'The recorder cannot join this URL: Zoom, Google Meet, Microsoft Teams and Webex meeting links are supported.',
-    );
+    throw new ConflictError('meeting_url_not_supported');
   }
   const input: MeetingJoinInput = {
     version: 1,
@@ -93,7 +90,9 @@ export async function joinMeeting(
     );
   } catch (error) {
     if (error instanceof WorkflowUpdateFailedError) {
-      throw new AppError(502, 'recorder_failed', `The recorder could not create the bot: ${error.cause?.message ?? 'unknown failure'}`);
+      throw new AppError('recorder_failed', {
+        message: `The recorder could not create the bot: ${error.cause?.message ?? 'unknown failure'}`,
+      });
     }
     throw new DependencyUnavailableError('temporal');
   }

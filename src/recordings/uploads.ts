@@ -89,7 +89,7 @@ function sameRequest(row: IngestionRow, r: UploadRequest): boolean {
 export async function requireRecordingAllowed(pool: DatabasePool, organizationId: string): Promise<void> {
   const org = await findOrganization(pool, organizationId);
   if (!org?.recording_allowed) {
-    throw new AppError(401, 'recording_not_allowed', 'Recording is not enabled for this organization.');
+    throw new AppError('recording_not_allowed');
   }
 }
 
@@ -117,19 +117,14 @@ export async function createUpload(
     origin,
   };
   if (request.fileSize > deps.config.media.uploadMaxBytes) {
-    throw new AppError(
-      413,
-      'upload_too_large',
-      `fileSize is ${request.fileSize} bytes; an upload may have at most ${deps.config.media.uploadMaxBytes}.`,
-      { maxBytes: deps.config.media.uploadMaxBytes },
-    );
+    throw new AppError('upload_too_large', {
+      message: `fileSize is ${request.fileSize} bytes; an upload may have at most ${deps.config.media.uploadMaxBytes}.`,
+      details: { maxBytes: deps.config.media.uploadMaxBytes },
+    });
   }
   await requireRecordingAllowed(deps.pool, principal.organizationId);
   if (request.batchId && principal.kind !== 'user') {
-    throw new ForbiddenError(
-      'batch_user_scoped',
-      "Batches are user-scoped: an organization API key cannot attach an upload to a batch; send the request with the batch owner's user token.",
-    );
+    throw new ForbiddenError('batch_user_scoped');
   }
   if (request.folderId && !(await folderIdsIn(deps.pool, principal.organizationId, [request.folderId])).has(request.folderId)) {
     throw new NotFoundError('Folder');
@@ -149,16 +144,10 @@ export async function createUpload(
           request.origin && !active.cors_origins.includes(request.origin) ? await addCorsOrigin(tx, active.id, request.origin) : active;
         return { row, timeoutSeconds: left, created: false, newFolderLink: false };
       }
-      throw new ConflictError(
-        'media_ingestion_active',
-        'The recording already has an active media ingestion; wait for it to end or cancel it.',
-        {
-          ...(active.kind === 'upload' ? { uploadId: active.id } : {}),
-        },
-      );
+      throw new ConflictError('media_ingestion_active', undefined, active.kind === 'upload' ? { uploadId: active.id } : {});
     }
     if (asset === 'completed') {
-      throw new ConflictError('asset_already_completed', 'The recording already has its media; create a new recording for other media.');
+      throw new ConflictError('asset_already_completed');
     }
     const timeoutSeconds = deps.config.media.uploadTimeoutSeconds;
     const row = await insertUpload(tx, {

@@ -45,9 +45,8 @@ export function mediaRoutes(deps: AppDeps, registry: RouteRegistry): void {
       const recordingId = params.recordingId ?? '';
       const file = params.file ?? '';
       const verdict = signer.verify(recordingId, file, query.expires, query.signature);
-      if (verdict === 'invalid') throw new AppError(403, 'playback_url_invalid', 'The playback URL is not valid.');
-      if (verdict === 'expired')
-        throw new AppError(403, 'playback_url_expired', 'The playback URL has expired: read the recording again for a fresh one.');
+      if (verdict === 'invalid') throw new AppError('playback_url_invalid');
+      if (verdict === 'expired') throw new AppError('playback_url_expired');
       const remaining = Math.max(0, Number(query.expires) - Math.floor(Date.now() / 1000));
       const media = await store.playback(renditionRelativePath(recordingId, file), remaining);
       if ('url' in media) {
@@ -74,7 +73,7 @@ function serve(ctx: AppContext, file: string, maxAgeSeconds: number): Promise<vo
     });
     stream.on('error', (error: { status?: number }) => {
       if (error.status === 404) return reject(new NotFoundError('Media'));
-      if (error.status === 416) return reject(new AppError(416, 'range_not_satisfiable', 'The requested range is outside the media.'));
+      if (error.status === 416) return reject(new AppError('range_not_satisfiable'));
       reject(error instanceof Error ? error : new Error('media could not be served'));
     });
     stream.on('headers', (res: ServerResponse) => res.setHeader('Cache-Control', `private, max-age=${maxAgeSeconds}`));

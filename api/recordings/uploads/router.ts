@@ -18,8 +18,7 @@ function originOf(ctx: AppContext): string | null {
   const origin = ctx.get('origin');
   const user = principalOf(ctx).kind === 'user';
   if (!origin) {
-    if (user)
-      throw new AppError(400, 'origin_required', 'A user request must send an Origin header: it scopes the upload destination for CORS.');
+    if (user) throw new AppError('origin_required');
     return null;
   }
   let parsed: URL | null = null;
@@ -29,11 +28,7 @@ function originOf(ctx: AppContext): string | null {
     parsed = null;
   }
   if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin) {
-    throw new AppError(
-      400,
-      'origin_invalid',
-      'The Origin header must be a scheme, host and optional port, such as https://app.example.com.',
-    );
+    throw new AppError('origin_invalid');
   }
   return origin;
 }

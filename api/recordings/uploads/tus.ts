@@ -82,17 +82,17 @@ export function tusEndpoint(deps: AppDeps, store: UploadStore): Middleware<AppSt
     }
     if (!['HEAD', 'PATCH', 'OPTIONS'].includes(ctx.method)) {
       ctx.set('Allow', ALLOWED);
-      throw new AppError(
-        405,
-        'method_not_allowed',
-        `${ctx.method} is not allowed on an upload URL: create uploads with POST /v3/rest/recordings/{recordingId}/uploads and cancel them with DELETE there.`,
-      );
+      throw new AppError('method_not_allowed', {
+        message: `${ctx.method} is not allowed on an upload URL: create uploads with POST /v3/rest/recordings/{recordingId}/uploads and cancel them with DELETE there.`,
+      });
     }
     if (ctx.method === 'PATCH') {
       if (row.phase === 'cancelled' || row.phase === 'failed' || (row.phase === 'waiting' && row.expired)) {
-        throw new AppError(410, 'upload_closed', `The upload is ${row.phase === 'waiting' ? 'expired' : row.phase}; create a new upload.`);
+        throw new AppError('upload_closed', {
+          message: `The upload is ${row.phase === 'waiting' ? 'expired' : row.phase}; create a new upload.`,
+        });
       }
-      if (row.phase !== 'waiting') throw new AppError(409, 'upload_complete', 'Every byte of this upload is stored already.');
+      if (row.phase !== 'waiting') throw new AppError('upload_complete');
       await admitUploadBytes(deps.pool, row, deps.config.media.uploadQuotaBytes);
     }
     // Headers set so far (request id, CORS) are on the Node response already; tus adds its own.
