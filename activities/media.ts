@@ -29,6 +29,7 @@ import { AssetFetchError, SafeFetcher, type AddressPolicy, type Resolver } from 
 import { FileUploadStore, uploadsDirectory, type UploadStore } from '../src/media/upload-store.js';
 import { DirectoryMediaStore, type MediaStore } from '../src/media/media-store.js';
 import type { MediaIngestionResult, Rendition, UploadState } from '../workflows/media-ingestion/contract.js';
+import { FailureType } from '../workflows/failure-types.js';
 
 export interface MediaActivityDeps {
   pool: DatabasePool;
@@ -52,7 +53,7 @@ export interface MediaActivityDeps {
 }
 
 /** A permanent failure carries the asset's errorCode as its type; a transient one is retried by Temporal. */
-function failure(code: string, message: string, retryable: boolean): ApplicationFailure {
+function failure(code: FailureType, message: string, retryable: boolean): ApplicationFailure {
   return ApplicationFailure.create({ type: code, message, nonRetryable: !retryable });
 }
 
@@ -89,7 +90,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       return status.media?.kind === 'url' ? status.media.url : null;
     } catch (error) {
       if (error instanceof RecorderError)
-        throw failure(error.retryable ? 'recorder_unavailable' : 'asset_url_invalid', error.message, error.retryable);
+        throw failure(error.retryable ? FailureType.recorderUnavailable : FailureType.assetUrlInvalid, error.message, error.retryable);
       throw error;
     }
   };
@@ -101,15 +102,15 @@ export function createMediaActivities(deps: MediaActivityDeps) {
      */
     async awaitIngestion(ingestionId: string): Promise<void> {
       if (!(await findIngestion(deps.pool, ingestionId)))
-        throw failure('ingestion_not_found', 'the media ingestion is not (yet) stored', true);
+        throw failure(FailureType.ingestionNotFound, 'the media ingestion is not (yet) stored', true);
     },
 
     /** Downloads the recording's `assetUrl` through the SSRF-safe fetcher (the asset stays `queued`). */
     async transferUrlMedia(ingestionId: string): Promise<{ bytes: number }> {
       const ingestion = await findIngestion(deps.pool, ingestionId);
-      if (!ingestion) throw failure('ingestion_gone', 'the media ingestion no longer exists', false);
+      if (!ingestion) throw failure(FailureType.ingestionGone, 'the media ingestion no longer exists', false);
       const url = (await sourceUrl(deps.pool, ingestion.recording_id)) ?? (await recorderMediaUrl(ingestion.recording_id));
-      if (!url) throw failure('asset_url_invalid', 'the recording has no assetUrl', false);
+      if (!url) throw failure(FailureType.assetUrlInvalid, 'the recording has no assetUrl', false);
       const ctx = Context.current();
       const fetcher = new SafeFetcher({
         policy: deps.addressPolicy,
@@ -149,7 +150,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
     /** A direct upload's phase, whether every byte is stored, and its deadline. */
     async uploadState(ingestionId: string): Promise<UploadState> {
       const timing = await uploadTiming(deps.pool, ingestionId);
-      if (!timing) throw failure('ingestion_gone', 'the upload no longer exists', false);
+      if (!timing) throw failure(FailureType.ingestionGone, 'the upload no longer exists', false);
       const progress = await uploads.progress(ingestionId);
       const complete = progress !== null && progress.size > 0 && progress.offset === progress.size;
       return { phase: timing.phase, complete, deadlineMs: timing.deadline_ms, expired: timing.expired };
@@ -173,7 +174,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
     async expireUpload(ingestionId: string): Promise<MediaIngestionResult | null> {
       const ended = await deps.pool.transaction(async (tx) => {
         const row = await findIngestion(tx, ingestionId);
-        if (!row) throw failure('ingestion_gone', 'the upload no longer exists', false);
+        if (!row) throw failure(FailureType.ingestionGone, 'the upload no longer exists', false);
         if (row.phase !== 'waiting') return outcome(row);
         const timing = await uploadTiming(tx, ingestionId);
         if (!timing?.expired) return null;
@@ -202,12 +203,16 @@ export function createMediaActivities(deps: MediaActivityDeps) {
      */
     async encodeMedia(ingestionId: string, recordingId: string): Promise<Rendition> {
       const ingestion = await findIngestion(deps.pool, ingestionId);
-      if (!ingestion) throw failure('ingestion_gone', 'the media ingestion no longer exists', false);
+      if (!ingestion) throw failure(FailureType.ingestionGone, 'the media ingestion no longer exists', false);
       await deps.pool.transaction((tx) => movePhase(tx, ingestionId, { phase: 'encoding', asset: 'processing', progress: 0 }));
       const ctx = Context.current();
       return withSource(ingestion, async (input) => {
         if (!input)
-          throw failure(ingestion.kind === 'upload' ? 'upload_failed' : 'processing_failed', 'the media to encode is missing', false);
+          throw failure(
+            ingestion.kind === 'upload' ? FailureType.uploadFailed : FailureType.processingFailed,
+            'the media to encode is missing',
+            false,
+          );
         await mkdir(scratch, { recursive: true });
         try {
           const probe = await probeMedia(ffmpeg, input, ctx.cancellationSignal);
@@ -228,9 +233,9 @@ export function createMediaActivities(deps: MediaActivityDeps) {
             await rm(partial, { force: true });
           }
         } catch (error) {
-          if (error instanceof MediaProcessingError) throw failure('processing_failed', error.message, false);
+          if (error instanceof MediaProcessingError) throw failure(FailureType.processingFailed, error.message, false);
           // A worker without FFmpeg: retried (an operator can install it, another worker can take it).
-          if (error instanceof FfmpegUnavailableError) throw failure('ffmpeg_unavailable', error.message, true);
+          if (error instanceof FfmpegUnavailableError) throw failure(FailureType.ffmpegUnavailable, error.message, true);
           throw error;
         }
       });
@@ -253,11 +258,11 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       if (!deps.transcriber) return (await setAutomaticTranscript(deps.pool, recordingId, 'unavailable')) ? 'unavailable' : 'supplied';
       if (!(await setAutomaticTranscript(deps.pool, recordingId, 'processing'))) return 'supplied';
       const file = await renditionFile(deps.pool, recordingId);
-      if (!file) throw failure('transcription_failed', 'the recording has no rendition', false);
+      if (!file) throw failure(FailureType.transcriptionFailed, 'the recording has no rendition', false);
       try {
         const transcriber = deps.transcriber;
         const utterances = await store.withLocalCopy(renditionRelativePath(recordingId, file), scratch, async (media) => {
-          if (!media) throw failure('transcription_failed', 'the rendition is missing from the media store', false);
+          if (!media) throw failure(FailureType.transcriptionFailed, 'the rendition is missing from the media store', false);
           return transcriber.transcribe(media, { signal: Context.current().cancellationSignal });
         });
         await deps.pool.transaction(async (tx) => {

@@ -17,6 +17,7 @@ import {
 } from '@temporalio/workflow';
 import type { MeetingActivities } from '../../activities/meeting-joins.js';
 import type { BotStatus } from '../../src/providers/recorder/types.js';
+import { FailureType } from '../failure-types.js';
 import { mediaIngestionWorkflow } from '../media-ingestion/workflow.js';
 import { mediaIngestionWorkflowId } from '../media-ingestion/contract.js';
 import { ORGANIZATION_ID, RECORDING_ID, STATUS } from '../search-attributes.js';
@@ -70,7 +71,7 @@ export async function meetingJoinWorkflow(input: MeetingJoinInput): Promise<Meet
   setHandler(botAcceptedUpdate, async () => {
     await condition(() => accepted !== undefined);
     if (accepted && 'error' in accepted)
-      throw ApplicationFailure.create({ type: 'recorder_failed', message: accepted.error, nonRetryable: true });
+      throw ApplicationFailure.create({ type: FailureType.recorderFailed, message: accepted.error, nonRetryable: true });
     return { recordingId: input.recordingId };
   });
   setHandler(meetingJoinQuery, () => ({ recordingId: input.recordingId, botState }));

@@ -1,4 +1,5 @@
 import type { MeetingPlatform } from '../../domain/meeting-url.js';
+import type { FailureType } from '../../../workflows/failure-types.js';
 
 /**
  * A meeting recorder: a bot that joins a meeting, records it and hands over the media. The
@@ -42,7 +43,7 @@ export class RecorderError extends Error {
   override name = 'RecorderError';
   constructor(
     message: string,
-    readonly code: string,
+    readonly code: FailureType,
     readonly retryable: boolean,
   ) {
     super(message);
