@@ -33,14 +33,6 @@ export function agentConversationRoutes(deps: AppDeps, registry: RouteRegistry):
           schema: ERROR_REF,
           description: 'Invalid or too large; environment missing or blocked; feedback without an earlier assistant target',
         },
-        401: { schema: ERROR_REF, description: 'Ingest secret missing, unknown, revoked, or not the application of agentKey' },
-        403: { schema: ERROR_REF, description: 'The application is disabled (application_disabled)' },
-        404: { schema: ERROR_REF, description: 'The application does not exist, or agent chats are not enabled for the workspace' },
-        409: {
-          schema: ERROR_REF,
-          description:
-            'An event changed without a higher revision, moved, changed type, reused an occupied sequence, or went back to partial',
-        },
         503: {
           schema: ERROR_REF,
           description:
@@ -49,6 +41,20 @@ export function agentConversationRoutes(deps: AppDeps, registry: RouteRegistry):
       },
       'Over AGENT_INGEST_RATE_LIMIT_PER_MINUTE requests a minute for this organization',
     ),
+    errors: [
+      'unauthenticated',
+      'invalid_credentials',
+      'credential_revoked',
+      'application_disabled',
+      'not_found',
+      'agent_chats_not_enabled',
+      'event_sequence_changed',
+      'event_type_changed',
+      'final_event_reverted',
+      'event_changed_without_revision',
+      'sequence_occupied',
+      'session_closed',
+    ],
     handler: h.ingest,
   });
   registry.add<unknown, SessionsQuery>({

@@ -45,6 +45,7 @@ export function healthRoutes(deps: AppDeps, registry: RouteRegistry): void {
       200: { description: 'Ready, or degraded: Temporal unreachable (checks.temporal)', schema: readySchema },
       503: { description: 'PostgreSQL is unreachable (not_ready), or the stack is still starting (starting)', schema: readySchema },
     },
+    errors: ['not_ready', 'starting'],
     handler: async (ctx) => {
       if (deps.startup && !deps.startup.open) {
         ctx.status = 503;

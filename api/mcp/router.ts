@@ -200,6 +200,7 @@ export function mcpRoutes(deps: AppDeps, registry: RouteRegistry): void {
       406: { description: 'Accept must include application/json and text/event-stream (JSON-RPC error body)' },
       429: { description: 'Over MCP_RATE_LIMIT_PER_MINUTE requests a minute for this user; see Retry-After', schema: ERROR_REF },
     },
+    errors: ['unauthenticated', 'invalid_credentials', 'insufficient_scope'],
     handler: (ctx) => handleMcp(deps, ctx),
   });
 }

@@ -6,7 +6,6 @@ import { AppError, NotFoundError } from '../../../src/errors.js';
 import { createMediaStore } from '../../../src/media/media-store.js';
 import { PlaybackSigner, renditionRelativePath } from '../../../src/media/playback.js';
 import type { AppContext, AppDeps } from '../../context.js';
-import { ERROR_REF } from '../../openapi.js';
 import type { RouteRegistry } from '../../routes.js';
 
 const playbackQuery = {
@@ -37,10 +36,8 @@ export function mediaRoutes(deps: AppDeps, registry: RouteRegistry): void {
       200: { description: 'The media' },
       206: { description: 'A byte range of the media' },
       302: { description: 'With MEDIA_STORE=s3: the media at a presigned URL of the bucket, valid as long as this one' },
-      403: { schema: ERROR_REF, description: 'The signature is invalid (playback_url_invalid) or the URL expired (playback_url_expired)' },
-      404: { schema: ERROR_REF, description: 'No such rendition' },
-      416: { schema: ERROR_REF, description: 'The range cannot be satisfied' },
     },
+    errors: ['playback_url_invalid', 'playback_url_expired', 'range_not_satisfiable'],
     handler: async (ctx: AppContext, { params, query }) => {
       const recordingId = params.recordingId ?? '';
       const file = params.file ?? '';
