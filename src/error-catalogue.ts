@@ -214,7 +214,7 @@ export const ERROR_CATALOGUE = {
     description: 'A tus PATCH to an upload that was cancelled, failed or expired.',
   },
   // 413
-  payload_too_large: { status: 413, message: 'The request body is too large.', description: 'The body exceeds the route’s limit.' },
+  payload_too_large: { status: 413, message: 'The request body is too large.', description: "The body exceeds the route's limit." },
   recording_payload_too_large: {
     status: 413,
     message: 'The request body is too large.',
@@ -238,12 +238,12 @@ export const ERROR_CATALOGUE = {
   upload_too_large: {
     status: 413,
     message: 'The upload is larger than an upload may be.',
-    description: 'A direct upload’s `fileSize` is past the limit (`maxBytes`).',
+    description: "A direct upload's `fileSize` is past the limit (`maxBytes`).",
   },
   storage_quota_exceeded: {
     status: 413,
     message: "The upload does not fit in the organization's storage quota.",
-    description: 'The upload does not fit in the organization’s storage quota (`quotaBytes`, `usedBytes`, `fileSize`).',
+    description: "The upload does not fit in the organization's storage quota (`quotaBytes`, `usedBytes`, `fileSize`).",
   },
   // 415
   unsupported_media_type: {
@@ -262,13 +262,13 @@ export const ERROR_CATALOGUE = {
     status: 422,
     message: 'A metadata value does not fit its field.',
     description:
-      'A metadata value names a field of another source or does not match the field’s type (`externalId`, `fieldId`, `fieldType`, `reason`).',
+      "A metadata value names a field of another source or does not match the field's type (`externalId`, `fieldId`, `fieldType`, `reason`).",
   },
   // 429
   rate_limited: {
     status: 429,
     message: 'Rate limit exceeded; retry later.',
-    description: 'Past the per-credential rate limit (`retryAfterSeconds`, `Retry-After`).',
+    description: "Past the route's rate limit, per key, user or organization (`retryAfterSeconds`, `Retry-After`).",
   },
   // 5xx
   internal_error: {
