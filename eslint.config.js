@@ -38,10 +38,14 @@ const rule = {
   activityTypes: { regex: `${UP}activities/`, allowTypeImports: true, message: 'Workflows import only the types of activities.' },
   serverLibraries: { group: ['pg', 'slonik', 'koa', '@koa/*'], message: 'No I/O in workflow code (Temporal sandbox).' },
 };
-/** From a file `depth` folders below src/domain: a folder outside src/domain (src/*.ts base modules stay allowed). */
+/**
+ * From a file `depth` folders below src/domain: a folder outside src/domain, except src/contracts
+ * (request schemas) and the workflow contracts (src/*.ts base modules stay allowed).
+ */
 const outsideDomain = (depth) => ({
-  regex: String.raw`^(\.\./){${depth + 1}}(\.\./)*[^./][^/]*/`,
-  message: 'src/domain holds pure rules: it imports only src/domain, the base modules (src/*.ts) and libraries.',
+  regex: String.raw`^(\.\./){${depth + 1}}(?!contracts/)(\.\./)*(?!workflows/[\w-]+/contract\.js$|workflows/search-attributes\.js$)[^./][^/]*/`,
+  message:
+    'src/domain holds pure rules: it imports only src/domain, src/contracts, workflow contracts, the base modules (src/*.ts) and libraries.',
 });
 // SQL is written only in src/db (the repositories, the pool and the migrator).
 const noSql = [{ name: 'slonik', importNames: ['sql'], message: 'SQL lives in src/db/repositories: call a repository function.' }];

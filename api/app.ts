@@ -61,9 +61,9 @@ export function buildApp(deps: AppDeps): Koa<AppState> {
     // Nothing answered: allowedMethods set 405 (or 501 for a method the router does not know, such as
     // TRACE; still a method this resource does not allow, so 405) with an Allow header, or no route matched.
     if (ctx.status === 405 || ctx.status === 501) {
-      throw new AppError(405, 'method_not_allowed', `${ctx.method} is not allowed on this resource.`);
+      throw new AppError('method_not_allowed', { message: `${ctx.method} is not allowed on this resource.` });
     }
-    if (ctx.status === 404) throw new AppError(404, 'route_not_found', `No route for ${ctx.method} ${ctx.path}.`);
+    if (ctx.status === 404) throw new AppError('route_not_found', { message: `No route for ${ctx.method} ${ctx.path}.` });
   });
   if (deps.oauth) {
     // oidc-provider sets its cookies through this app's context too: the same keys (oauth-notes, pitfall 9).

@@ -13,8 +13,7 @@ export const BODY_PRECHECKS = {
    */
   transcriptLimits(body: unknown): void {
     const limit = transcriptLimitError((body as { transcript?: unknown } | null | undefined)?.transcript);
-    if (limit === 'too_many_utterances') throw new AppError(413, limit, 'The transcript has more than 10,000 utterances.');
-    if (limit === 'transcript_too_large') throw new AppError(413, limit, 'The transcript has more than 2,000,000 characters of text.');
+    if (limit) throw new AppError(limit);
   },
 } satisfies Record<string, (body: unknown) => void>;
 

@@ -1,4 +1,4 @@
-import { AppError } from '../src/errors.js';
+import { AppError, type ErrorKey } from '../src/errors.js';
 import { parseJsonText } from './json-text.js';
 import { BODY_PRECHECKS, type BodyPrecheck } from './body-prechecks.js';
 import type { MessagePort } from 'node:worker_threads';
@@ -23,7 +23,7 @@ export interface BodyTask {
 
 export type BodyOutcome =
   | { kind: 'valid'; json: string }
-  | { kind: 'refused'; status: number; errorCode: string; message: string; details: Record<string, unknown> };
+  | { kind: 'refused'; key: ErrorKey; message: string; details: Record<string, unknown> };
 
 const validators = new Map<string, Validator<unknown>>();
 
@@ -39,7 +39,7 @@ export default function checkBody(task: BodyTask): BodyOutcome {
     return { kind: 'valid', json: JSON.stringify(validate(body)) };
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
-    return { kind: 'refused', status: error.status, errorCode: error.errorCode, message: error.message, details: error.details };
+    return { kind: 'refused', key: error.key, message: error.message, details: error.details };
   }
 }
 

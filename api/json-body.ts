@@ -3,7 +3,7 @@ import type { Middleware, Next } from 'koa';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import { AppError, ServerBusyError, SessionParseTimeoutError } from '../src/errors.js';
+import { AppError, ServerBusyError, SessionParseTimeoutError, type ErrorKey } from '../src/errors.js';
 import type { SessionOutcome, SessionTask } from '../src/mcp/read-session.js';
 import type { BodyOutcome, BodyTask, SessionThreadTask } from './body-worker.js';
 import { BODY_PRECHECKS, type BodyPrecheck } from './body-prechecks.js';
@@ -95,7 +95,7 @@ export interface JsonBodyOptions {
   schema: JsonSchema;
   limitBytes: number;
   /** A body past the limit: 413 `payload_too_large` unless an area's contract says otherwise. */
-  tooLarge?: { status: number; errorCode: string };
+  tooLarge?: ErrorKey;
   checker: BodyChecker | null;
   /** Bodies longer than this (characters of text) go to the checker. */
   offloadAbove: number;
@@ -111,15 +111,15 @@ export interface JsonBodyOptions {
  */
 export function jsonBody(o: JsonBodyOptions): Middleware<AppContext['state']> {
   const { limitBytes } = o;
-  const tooLarge = o.tooLarge ?? { status: 413, errorCode: 'payload_too_large' };
+  const tooLarge = o.tooLarge ?? 'payload_too_large';
   const read = bodyParser({ enableTypes: ['text'], extendTypes: { text: ['application/json'] }, textLimit: limitBytes, encoding: 'utf-8' });
-  const tooLargeError = () => new AppError(tooLarge.status, tooLarge.errorCode, `The request body exceeds ${limitBytes} bytes.`);
+  const tooLargeError = () => new AppError(tooLarge, { message: `The request body exceeds ${limitBytes} bytes.` });
   return async (ctx: AppContext, next: Next) => {
     const declared = Number(ctx.get('content-length') || 0);
     if (declared > limitBytes) throw tooLargeError();
     // ctx.is() is null without a body (then validation answers 400) and false for another type.
     if (ctx.is('application/json') === false) {
-      throw new AppError(415, 'unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.');
+      throw new AppError('unsupported_media_type', { message: 'Send the body as JSON with Content-Type: application/json.' });
     }
     try {
       await read(ctx, async () => undefined);
@@ -131,7 +131,7 @@ export function jsonBody(o: JsonBodyOptions): Middleware<AppContext['state']> {
     if (typeof text === 'string') {
       if (o.checker && text.length > o.offloadAbove) {
         const outcome = await o.checker.check({ key: o.key, schema: o.schema, text, precheck: o.precheck });
-        if (outcome.kind === 'refused') throw new AppError(outcome.status, outcome.errorCode, outcome.message, outcome.details);
+        if (outcome.kind === 'refused') throw new AppError(outcome.key, { message: outcome.message, details: outcome.details });
         ctx.request.body = JSON.parse(outcome.json);
         ctx.state.bodyChecked = true;
       } else {

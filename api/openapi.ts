@@ -1,3 +1,4 @@
+import { ERROR_CATALOGUE, errorCodeOf, type ErrorKey } from '../src/errors.js';
 import { NAMED_SCHEMAS, type NamedSchema } from './components.js';
 import type { AnyRouteSpec } from './routes.js';
 import type { JsonSchema } from './validation.js';
@@ -41,15 +42,43 @@ function withRefs(schema: unknown, root = true): unknown {
   return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, withRefs(v, false)]));
 }
 
-const STANDARD_ERRORS: Record<number, string> = {
-  400: 'Invalid request',
-  401: 'Missing, invalid, expired or revoked credentials',
-  403: 'The credential may not perform this operation',
-  404: 'Unknown or inaccessible resource',
-  413: 'Request body too large',
-  415: 'Body is not JSON',
-  503: 'A dependency (PostgreSQL or Temporal) is unavailable; retry',
-};
+/** The errors every route of its kind can answer with, whatever its own `errors` list. */
+export function standardErrors(spec: AnyRouteSpec): ErrorKey[] {
+  const keys: ErrorKey[] = [];
+  if (spec.body ?? spec.query) keys.push('validation_failed');
+  if (spec.body) keys.push('malformed_json', spec.body.tooLarge ?? 'payload_too_large', 'unsupported_media_type', 'server_busy');
+  if (spec.auth) {
+    keys.push('unauthenticated', 'invalid_credentials', 'token_expired', 'credential_revoked');
+    if (spec.auth.forbid?.length) keys.push('principal_not_allowed');
+    if (spec.auth.scope) keys.push('insufficient_scope');
+  }
+  if (spec.path.includes('{') || spec.auth?.unknownUserNotFound) keys.push('not_found');
+  // A rate-limited route documents its 429 (withRateLimit, with the RateLimit headers).
+  if (spec.responses[429]) keys.push('rate_limited');
+  keys.push('database_unavailable', 'temporal_unavailable');
+  return keys;
+}
+
+/**
+ * A route's error responses, generated from the catalogue: one per status, its description listing
+ * each errorCode with its message, its schema the Error component with errorCode narrowed to them.
+ */
+export function errorResponses(spec: AnyRouteSpec): Record<string, { description: string; content: unknown }> {
+  const byStatus = new Map<number, Set<ErrorKey>>();
+  for (const key of [...standardErrors(spec), ...(spec.errors ?? [])]) {
+    const status = ERROR_CATALOGUE[key].status;
+    byStatus.set(status, (byStatus.get(status) ?? new Set()).add(key));
+  }
+  const responses: Record<string, { description: string; content: unknown }> = {};
+  for (const [status, keys] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const codes = [...new Set([...keys].map(errorCodeOf))];
+    responses[status] = {
+      description: [...keys].map((k) => `\`${errorCodeOf(k)}\`: ${ERROR_CATALOGUE[k].message}`).join('\n\n'),
+      content: { 'application/json': { schema: { allOf: [ERROR_REF, { properties: { errorCode: { enum: codes } } }] } } },
+    };
+  }
+  return responses;
+}
 
 function queryParameters(schema: JsonSchema | undefined): unknown[] {
   const properties = (schema?.properties ?? {}) as Record<string, JsonSchema>;
@@ -62,27 +91,21 @@ function pathParameters(path: string): unknown[] {
 }
 
 function operation(spec: AnyRouteSpec): Record<string, unknown> {
+  const generated = errorResponses(spec);
   const responses: Record<string, unknown> = {};
   for (const [status, r] of Object.entries(spec.responses)) {
+    // An entry with the plain Error schema is a note on the generated response; another schema (a
+    // special body, such as a recovery 409) replaces it.
+    const errors = r.schema === ERROR_REF ? generated[status] : undefined;
     responses[status] = {
-      description: r.description,
-      ...(r.schema ? { content: { 'application/json': { schema: withRefs(r.schema, false) } } } : {}),
+      description: errors ? `${r.description}\n\n${errors.description}` : r.description,
+      ...(errors ? { content: errors.content } : r.schema ? { content: { 'application/json': { schema: withRefs(r.schema, false) } } } : {}),
       ...(r.headers
         ? { headers: Object.fromEntries(Object.entries(r.headers).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }])) }
         : {}),
     };
   }
-  const relevant = Object.keys(STANDARD_ERRORS)
-    .map(Number)
-    .filter((s) => {
-      if (s === 401 || s === 403) return Boolean(spec.auth);
-      if (s === 413 || s === 415) return Boolean(spec.body);
-      if (s === 404) return spec.path.includes('{');
-      return s === 400 ? Boolean(spec.body ?? spec.query) : true;
-    });
-  for (const status of relevant) {
-    responses[status] ??= { description: STANDARD_ERRORS[status], content: { 'application/json': { schema: ERROR_REF } } };
-  }
+  for (const [status, response] of Object.entries(generated)) responses[status] ??= response;
   const security = spec.security ?? (spec.auth ? spec.auth.accept.map((k) => (k === 'apiKey' ? { apiKey: [] } : { bearer: [] })) : []);
   return {
     operationId: spec.operationId,

@@ -5,12 +5,13 @@ import { authenticate, type AuthRequirement } from './middleware/auth.js';
 import { jsonBody } from './json-body.js';
 import type { BodyPrecheck } from './body-prechecks.js';
 import { compileBody, compileQuery, type JsonSchema, type Validated } from './validation.js';
+import type { ErrorKey } from '../src/errors.js';
 
 export interface BodySpec<S = JsonSchema> {
   schema: S;
   limitBytes?: number;
-  /** A body past the limit: 413 `payload_too_large` unless an area's contract says otherwise. */
-  tooLarge?: { status: number; errorCode: string };
+  /** A body past the limit: 413 `payload_too_large` unless an area's contract says otherwise (a catalogue key). */
+  tooLarge?: ErrorKey;
   /** A check before the schema, on either parsing path (body-prechecks.ts). */
   precheck?: BodyPrecheck;
 }
@@ -45,6 +46,12 @@ export interface RouteSpec<BS = undefined, QS = undefined> {
   afterBody?: Middleware<AppContext['state']>[];
   query?: QS;
   responses: Record<number, { description: string; schema?: JsonSchema; headers?: Record<string, string> }>;
+  /**
+   * The errors the route answers with besides the standard ones (openapi.ts adds those from `auth`,
+   * `body`, `query` and path parameters): catalogue keys, grouped by status into the OpenAPI error
+   * responses. A status also in `responses` keeps that entry (a special body, such as a recovery 409).
+   */
+  errors?: readonly ErrorKey[];
   handler: (ctx: AppContext, input: RouteInput<Validated<BS>, Validated<QS>>) => Promise<void>;
 }
 

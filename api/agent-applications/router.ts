@@ -1,5 +1,4 @@
 import type { AppDeps } from '../context.js';
-import { ERROR_REF } from '../openapi.js';
 import type { AuthRequirement } from '../middleware/auth.js';
 import { pageSchema } from '../paging.js';
 import type { RouteRegistry } from '../routes.js';
@@ -34,8 +33,8 @@ export function agentApplicationRoutes(deps: AppDeps, registry: RouteRegistry): 
     body: { schema: createApplicationBody },
     responses: {
       201: { description: 'The application', schema: applicationSchema },
-      409: { schema: ERROR_REF, description: 'agentKey already used in this organization (agent_key_taken)' },
     },
+    errors: ['agent_key_taken'],
     handler: h.create,
   });
   registry.add({

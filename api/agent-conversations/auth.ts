@@ -58,9 +58,9 @@ function checkApplication(found: CredentialLookup, agentKey: unknown): void {
     case 'application_deleted':
       throw new NotFoundError('Agent application');
     case 'agent_chats_not_enabled':
-      throw new AppError(404, 'agent_chats_not_enabled', 'Agent chats are not enabled for this workspace.');
+      throw new AppError('agent_chats_not_enabled');
     case 'application_disabled':
-      throw new ForbiddenError('application_disabled', 'The application is disabled; it accepts no uploads until it is enabled again.');
+      throw new ForbiddenError('application_disabled');
     default:
   }
 }

@@ -31,7 +31,7 @@ export function agentConversationRoutes(deps: AppDeps, registry: RouteRegistry):
     summary: 'Send a session of ordered events (X-Service-Agent-Key); deduplicated, revised, sanitized, processed in sequence order',
     middleware: [countRejectedEvents(deps.metrics), agentSecret(deps, credentials), ...limits],
     security: [{ agentKey: [] }],
-    body: { schema: ingestBody, limitBytes: INGEST_LIMITS.requestBytes, tooLarge: { status: 400, errorCode: 'payload_too_large' } },
+    body: { schema: ingestBody, limitBytes: INGEST_LIMITS.requestBytes, tooLarge: 'ingest_payload_too_large' },
     afterBody: [agentApplication()],
     responses: withRateLimit(
       {
@@ -39,14 +39,6 @@ export function agentConversationRoutes(deps: AppDeps, registry: RouteRegistry):
         400: {
           schema: ERROR_REF,
           description: 'Invalid or too large; environment missing or blocked; feedback without an earlier assistant target',
-        },
-        401: { schema: ERROR_REF, description: 'Ingest secret missing, unknown, revoked, or not the application of agentKey' },
-        403: { schema: ERROR_REF, description: 'The application is disabled (application_disabled)' },
-        404: { schema: ERROR_REF, description: 'The application does not exist, or agent chats are not enabled for the workspace' },
-        409: {
-          schema: ERROR_REF,
-          description:
-            'An event changed without a higher revision, moved, changed type, reused an occupied sequence, or went back to partial',
         },
         503: {
           schema: ERROR_REF,
@@ -56,6 +48,20 @@ export function agentConversationRoutes(deps: AppDeps, registry: RouteRegistry):
       },
       'Over AGENT_INGEST_RATE_LIMIT_PER_MINUTE requests a minute for this organization',
     ),
+    errors: [
+      'unauthenticated',
+      'invalid_credentials',
+      'credential_revoked',
+      'application_disabled',
+      'not_found',
+      'agent_chats_not_enabled',
+      'event_sequence_changed',
+      'event_type_changed',
+      'final_event_reverted',
+      'event_changed_without_revision',
+      'sequence_occupied',
+      'session_closed',
+    ],
     handler: h.ingest,
   });
   registry.add({

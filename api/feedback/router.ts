@@ -97,6 +97,7 @@ export function feedbackRoutes(deps: AppDeps, registry: RouteRegistry): void {
       201: { description: 'The record', schema: recordSchema },
       409: { description: 'external_id already used in this source; `id` is the existing record', schema: duplicateRecordSchema },
     }),
+    errors: ['duplicate_external_id'],
     handler: h.createRecord,
   });
   registry.add({

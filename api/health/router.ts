@@ -1,4 +1,5 @@
 import { checkDatabase, checkTemporal } from '../../src/health.js';
+import { ERROR_CATALOGUE, type ErrorKey } from '../../src/errors.js';
 import type { AppDeps } from '../context.js';
 import { buildOpenApi } from '../openapi.js';
 import type { RouteRegistry } from '../routes.js';
@@ -53,18 +54,19 @@ export function healthRoutes(deps: AppDeps, registry: RouteRegistry): void {
       200: { description: 'Ready, or degraded: Temporal unreachable (checks.temporal)', schema: readySchema },
       503: { description: 'PostgreSQL is unreachable (not_ready), or the stack is still starting (starting)', schema: readySchema },
     },
+    errors: ['not_ready', 'starting'],
     handler: async (ctx) => {
       if (deps.startup && !deps.startup.open) {
         ctx.status = 503;
         ctx.set('Retry-After', '1');
-        ctx.body = { status: 'starting', message: 'Intake is still starting.', errorCode: 'starting', checks: {} };
+        ctx.body = { status: 'starting', message: ERROR_CATALOGUE.starting.message, errorCode: 'starting' satisfies ErrorKey, checks: {} };
         return;
       }
       const [database, temporal] = await Promise.all([checkDatabase(deps.pool), checkTemporal(deps.temporal)]);
       const checks = { database, temporal };
       if (database !== 'ok') {
         ctx.status = 503;
-        ctx.body = { status: 'not_ready', message: 'PostgreSQL is unavailable.', errorCode: 'not_ready', checks };
+        ctx.body = { status: 'not_ready', message: ERROR_CATALOGUE.not_ready.message, errorCode: 'not_ready' satisfies ErrorKey, checks };
         return;
       }
       ctx.body = { status: temporal === 'ok' ? 'ready' : 'degraded', checks };

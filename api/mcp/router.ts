@@ -37,7 +37,7 @@ function unauthorized(deps: AppDeps, ctx: AppContext, message: string, invalidTo
   const challenge = invalidToken
     ? `Bearer error="invalid_token", error_description="${message}", resource_metadata="${metadata}"${scope}`
     : `Bearer resource_metadata="${metadata}"${scope}`;
-  return new AppError(401, invalidToken ? 'invalid_credentials' : 'unauthenticated', message, {}, { 'WWW-Authenticate': challenge });
+  return new AppError(invalidToken ? 'invalid_credentials' : 'unauthenticated', { message, headers: { 'WWW-Authenticate': challenge } });
 }
 
 /**
@@ -100,15 +100,12 @@ function requireToolScopes(deps: AppDeps) {
         if (m?.method !== 'tools/call' || typeof m.params?.name !== 'string') continue;
         const needed = TOOL_SCOPES[m.params.name];
         if (needed && !access.scopes.includes(needed)) {
-          throw new AppError(
-            403,
-            'insufficient_scope',
-            `The tool ${m.params.name} needs the scope ${needed}, which this token was not granted.`,
-            {},
-            {
+          throw new AppError('insufficient_scope', {
+            message: `The tool ${m.params.name} needs the scope ${needed}, which this token was not granted.`,
+            headers: {
               'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${needed}", resource_metadata="${metadataUrl(deps, ctx)}"`,
             },
-          );
+          });
         }
       }
     }
@@ -203,6 +200,7 @@ export function mcpRoutes(deps: AppDeps, registry: RouteRegistry): void {
       406: { description: 'Accept must include application/json and text/event-stream (JSON-RPC error body)' },
       429: { description: 'Over MCP_RATE_LIMIT_PER_MINUTE requests a minute for this user; see Retry-After', schema: ERROR_REF },
     },
+    errors: ['unauthenticated', 'invalid_credentials', 'insufficient_scope'],
     handler: (ctx) => handleMcp(deps, ctx),
   });
 }

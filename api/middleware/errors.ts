@@ -1,5 +1,5 @@
 import type { Next } from 'koa';
-import { AppError, DependencyUnavailableError, MalformedJsonError } from '../../src/errors.js';
+import { AppError, DependencyUnavailableError, ERROR_CATALOGUE, MalformedJsonError, type ErrorKey } from '../../src/errors.js';
 import { isDatabaseUnavailable, isTemporalUnavailable } from '../../src/dependency-errors.js';
 import type { AppContext } from '../context.js';
 
@@ -17,11 +17,10 @@ function fromHttpError(error: HttpLikeError): AppError | null {
   if (!status || status < 400 || status >= 500) return null;
   // co-body rethrows JSON.parse's SyntaxError with status 400
   if (error.type === 'entity.parse.failed' || error instanceof SyntaxError) return new MalformedJsonError();
-  if (error.type === 'entity.too.large' || status === 413) return new AppError(413, 'payload_too_large', 'The request body is too large.');
-  if (error.type === 'encoding.unsupported' || status === 415)
-    return new AppError(415, 'unsupported_media_type', 'Unsupported request encoding or content type.');
-  if (error.type === 'request.aborted') return new AppError(400, 'request_aborted', 'The request was aborted by the client.');
-  return new AppError(status, 'bad_request', error.expose && error.message ? error.message : 'Bad request.');
+  if (error.type === 'entity.too.large' || status === 413) return new AppError('payload_too_large');
+  if (error.type === 'encoding.unsupported' || status === 415) return new AppError('unsupported_media_type');
+  if (error.type === 'request.aborted') return new AppError('request_aborted');
+  return new AppError('bad_request', error.expose && error.message ? { message: error.message } : {});
 }
 
 function classify(error: unknown): AppError | null {
@@ -48,7 +47,11 @@ export function errorHandler() {
       }
       ctx.state.log.error({ err: error }, 'unhandled error');
       ctx.status = 500;
-      ctx.body = { message: 'Internal server error.', errorCode: 'internal_error', requestId: ctx.state.requestId };
+      ctx.body = {
+        message: ERROR_CATALOGUE.internal_error.message,
+        errorCode: 'internal_error' satisfies ErrorKey,
+        requestId: ctx.state.requestId,
+      };
     }
   };
 }

@@ -28,15 +28,11 @@ export function rateLimit(limiter: RateLimiter, keyOf: (ctx: AppContext) => stri
       'RateLimit-Reset': String(decision.resetSeconds),
     });
     if (!decision.allowed) {
-      throw new AppError(
-        429,
-        'rate_limited',
-        `Rate limit of ${decision.limit} requests a minute exceeded; retry in ${decision.resetSeconds} s.`,
-        {
-          retryAfterSeconds: decision.resetSeconds,
-        },
-        { 'Retry-After': String(decision.resetSeconds) },
-      );
+      throw new AppError('rate_limited', {
+        message: `Rate limit of ${decision.limit} requests a minute exceeded; retry in ${decision.resetSeconds} s.`,
+        details: { retryAfterSeconds: decision.resetSeconds },
+        headers: { 'Retry-After': String(decision.resetSeconds) },
+      });
     }
     await next();
   };

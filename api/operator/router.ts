@@ -41,8 +41,8 @@ export function operatorRoutes(deps: AppDeps, registry: RouteRegistry): void {
     responses: {
       200: { description: 'The new balance', schema: balanceSchema },
       401: { description: 'Operator token missing or wrong (or no OPERATOR_TOKEN configured)', schema: ERROR_REF },
-      404: { description: 'No such organization', schema: ERROR_REF },
     },
+    errors: ['unauthenticated', 'invalid_credentials'],
     handler: async (ctx: AppContext, { params, body }: RouteInput<AddCreditsBody, unknown>) => {
       const result = await topUpCredits(
         deps.pool,

@@ -32,16 +32,13 @@ export function recordingRoutes(deps: AppDeps, registry: RouteRegistry): void {
     body: {
       schema: createRecordingBody,
       limitBytes: deps.config.recordings.bodyLimitBytes,
-      tooLarge: { status: 413, errorCode: 'recording_payload_too_large' },
+      tooLarge: 'recording_payload_too_large',
       precheck: 'transcriptLimits',
     },
     responses: withRateLimit(
       {
         201: { description: 'The recording (Location: /v3/rest/recordings/{id})', schema: recordingSchema },
-        404: { description: 'A referenced person, metadata field or folder does not exist or is not visible', schema: ERROR_REF },
         409: { description: 'record.externalId already used: recovery of the earlier recording', schema: conflictSchema },
-        413: { description: 'too_many_utterances, transcript_too_large or recording_payload_too_large', schema: ERROR_REF },
-        422: { description: 'A metadata field of another source, or a value not matching its type', schema: ERROR_REF },
         503: {
           description: 'With assetUrl: its ingestion could not be started (Temporal unreachable); nothing was stored, retry',
           schema: ERROR_REF,
@@ -49,6 +46,7 @@ export function recordingRoutes(deps: AppDeps, registry: RouteRegistry): void {
       },
       'Over RECORDING_CREATE_RATE_LIMIT_PER_MINUTE creates a minute for this organization',
     ),
+    errors: ['recording_external_id_conflict', 'too_many_utterances', 'transcript_too_large', 'invalid_metadata_value'],
     handler: h.create,
   });
   registry.add({

@@ -1,5 +1,4 @@
 import type { AppDeps } from '../context.js';
-import { ERROR_REF } from '../openapi.js';
 import type { RouteRegistry } from '../routes.js';
 import { signalHandlers } from './handlers.js';
 import { signalsPage, signalsQuery, usageQuery, usageSchema } from './schemas.js';
@@ -17,7 +16,6 @@ export function signalRoutes(deps: AppDeps, registry: RouteRegistry): void {
     query: signalsQuery,
     responses: {
       200: { description: 'A page of signals', schema: signalsPage },
-      400: { schema: ERROR_REF, description: 'Invalid filter' },
     },
     handler: h.listSignals,
   });
@@ -31,7 +29,6 @@ export function signalRoutes(deps: AppDeps, registry: RouteRegistry): void {
     query: usageQuery,
     responses: {
       200: { description: 'Usage in [from, to)', schema: usageSchema },
-      400: { schema: ERROR_REF, description: 'Invalid unit or time range' },
     },
     handler: h.usage,
   });

@@ -26,7 +26,7 @@ import {
 import { recordEvents } from '../db/repositories/domain-events.js';
 import type { Tx } from '../db/pool.js';
 import { AppError, ValidationError, type FieldError } from '../errors.js';
-import { billingEvents, processingStatusAfterIngest, type ProcessingStatus } from './session-state.js';
+import { billingEvents, processingStatusAfterIngest, type ProcessingStatus } from '../domain/agent-session-state.js';
 import { currentTraceParent } from '../telemetry/tracing.js';
 
 export type { ProcessingStatus };

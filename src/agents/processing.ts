@@ -34,7 +34,7 @@ import {
 import { recordEvents } from '../db/repositories/domain-events.js';
 import type { Tx } from '../db/pool.js';
 import type { DomainEvent } from '../domain/events.js';
-import { billingEvents, effectiveProcessingStatus, passSettles } from './session-state.js';
+import { billingEvents, effectiveProcessingStatus, passSettles } from '../domain/agent-session-state.js';
 import { maxOrNull, planProcessing, type ProgressSnapshot } from '../domain/agent-processing-plan.js';
 import { forEachLimited } from '../concurrency.js';
 import { ExtractorError, type SignalExtractor } from '../providers/signal-extractor/types.js';

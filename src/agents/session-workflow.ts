@@ -4,7 +4,7 @@ import { forEachLimited } from '../concurrency.js';
 import { inStoredTrace } from '../telemetry/tracing.js';
 import { billingBlockedSessions, strandedWakes } from '../db/repositories/agent-sessions.js';
 import { deadlineAfter, type TemporalGateway } from '../temporal/gateway.js';
-import { effectiveProcessingStatus } from './session-state.js';
+import { effectiveProcessingStatus } from '../domain/agent-session-state.js';
 import { ORGANIZATION_ID, SESSION_ID, STATUS } from '../temporal/search-attributes.js';
 import {
   AGENT_SESSION_WORKFLOW,

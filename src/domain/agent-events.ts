@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { stringify } from 'safe-stable-stringify';
-import { ConflictError, ValidationError, type FieldError } from '../errors.js';
+import { ConflictError, ValidationError, type ConflictKey, type FieldError } from '../errors.js';
 import type { AgentEvent, AgentEventType, AgentIngestRequest, AgentSessionStatus, JsonObject } from './agent-ingest.js';
 
 /** What the service keeps of an event to decide on a later copy of it. */
@@ -29,7 +29,7 @@ export interface IngestPlan {
 }
 
 interface Conflict extends FieldError {
-  errorCode: string;
+  errorCode: ConflictKey;
 }
 
 /**
@@ -146,7 +146,7 @@ export function planIngest(input: {
   return plan;
 }
 
-type Decision = { kind: 'accepted' | 'revised' | 'deduplicated' } | { conflict: { errorCode: string; message: string } };
+type Decision = { kind: 'accepted' | 'revised' | 'deduplicated' } | { conflict: { errorCode: ConflictKey; message: string } };
 
 function decideKnown(event: IncomingEvent, existing: EventState): Decision {
   if (existing.sequence !== event.sequence) {

@@ -1,6 +1,6 @@
 import { parseSession, SessionParseError, type SessionFormat, type SessionMessage } from '../domain/coding-sessions/index.js';
 import { sanitizeText } from '../domain/sanitize/index.js';
-import { AppError, type ErrorDetails } from '../errors.js';
+import { AppError, type ErrorDetails, type ErrorKey } from '../errors.js';
 
 /**
  * The CPU-bound part of an `upload-agent-session` call: parse the file and mask secrets in what is
@@ -32,7 +32,7 @@ export interface SessionRead {
 export type SessionOutcome =
   | { kind: 'read'; session: SessionRead }
   | { kind: 'malformed'; message: string; lines: readonly number[] }
-  | { kind: 'refused'; status: number; errorCode: string; message: string; details: ErrorDetails };
+  | { kind: 'refused'; key: ErrorKey; message: string; details: ErrorDetails };
 
 const NO_REDACTIONS = { redactedFieldNames: [], redactedTextPatterns: [] };
 
@@ -49,8 +49,7 @@ export async function readSession(task: SessionTask): Promise<SessionOutcome> {
     return { kind: 'read', session: { format: parsed.format, title, events } };
   } catch (error) {
     if (error instanceof SessionParseError) return { kind: 'malformed', message: error.message, lines: error.lines };
-    if (error instanceof AppError)
-      return { kind: 'refused', status: error.status, errorCode: error.errorCode, message: error.message, details: error.details };
+    if (error instanceof AppError) return { kind: 'refused', key: error.key, message: error.message, details: error.details };
     throw error;
   }
 }
@@ -58,6 +57,6 @@ export async function readSession(task: SessionTask): Promise<SessionOutcome> {
 /** The session read, or throws the `SessionParseError` or `AppError` the outcome carries. */
 export function sessionOf(outcome: SessionOutcome): SessionRead {
   if (outcome.kind === 'malformed') throw new SessionParseError(outcome.message, outcome.lines);
-  if (outcome.kind === 'refused') throw new AppError(outcome.status, outcome.errorCode, outcome.message, outcome.details);
+  if (outcome.kind === 'refused') throw new AppError(outcome.key, { message: outcome.message, details: outcome.details });
   return outcome.session;
 }

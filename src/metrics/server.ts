@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../logger.js';
+import type { ErrorKey } from '../errors.js';
 
 export interface OpsResponse {
   status: number;
@@ -30,7 +31,7 @@ export async function startOpsServer(o: {
     if (req.method !== 'GET' || !route) {
       res
         .writeHead(404, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ message: 'Not found.', errorCode: 'route_not_found' }));
+        .end(JSON.stringify({ message: 'Not found.', errorCode: 'route_not_found' satisfies ErrorKey }));
       return;
     }
     route().then(
@@ -39,7 +40,7 @@ export async function startOpsServer(o: {
         o.logger.warn({ err: error, path }, 'operational endpoint failed');
         res
           .writeHead(500, { 'content-type': 'application/json' })
-          .end(JSON.stringify({ message: 'Internal error.', errorCode: 'internal_error' }));
+          .end(JSON.stringify({ message: 'Internal error.', errorCode: 'internal_error' satisfies ErrorKey }));
       },
     );
   });

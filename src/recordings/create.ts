@@ -26,14 +26,14 @@ export type { CreateRecordingBody, PersonAssignment };
 /** Spec 409 body: `{message: recording-external-id-conflict, recordingId}`; the caller treats it as recovery. */
 export class ExternalIdConflict extends AppError {
   constructor(recordingId: string | null) {
-    super(409, 'recording_external_id_conflict', 'recording-external-id-conflict', { recordingId });
+    super('recording_external_id_conflict', { details: { recordingId } });
   }
 }
 
 /** Spec 422: a metadata field of another source, or a value that does not match the field's type. */
 class MetadataValueError extends AppError {
   constructor(details: { externalId: string; fieldId: string; fieldType: string; reason: string }) {
-    super(422, 'invalid_metadata_value', `Metadata field ${details.fieldId}: ${details.reason}.`, details);
+    super('invalid_metadata_value', { message: `Metadata field ${details.fieldId}: ${details.reason}.`, details });
   }
 }
 

@@ -48,10 +48,7 @@ export async function joinMeeting(
   await requireRecordingAllowed(deps.pool, user.organizationId);
   const meeting = parseMeetingUrl(joinUrl);
   if (!meeting) {
-    throw new ConflictError(
-      'meeting_url_not_supported',
-      'The recorder cannot join this URL: Zoom, Google Meet, Microsoft Teams and Webex meeting links are supported.',
-    );
+    throw new ConflictError('meeting_url_not_supported');
   }
   const input: MeetingJoinInput = {
     organizationId: user.organizationId,
@@ -72,7 +69,7 @@ export async function joinMeeting(
     input,
   });
   if ('recorderFailed' in answer) {
-    throw new AppError(502, 'recorder_failed', `The recorder could not create the bot: ${answer.recorderFailed}`);
+    throw new AppError('recorder_failed', { message: `The recorder could not create the bot: ${answer.recorderFailed}` });
   }
   return answer;
 }

@@ -19,12 +19,10 @@ export async function admitUploadBytes(pool: DatabasePool, upload: IngestionRow,
     const reserved = await reservedUploadBytes(tx, upload.organization_id, upload.id);
     const size = upload.file_size ?? 0;
     if (reserved + size > quotaBytes) {
-      throw new AppError(
-        413,
-        'storage_quota_exceeded',
-        `This upload's ${size} bytes do not fit in the organization's storage quota of ${quotaBytes} bytes (${reserved} in use); cancel or finish other uploads, or ask the operator for a larger quota.`,
-        { quotaBytes, usedBytes: reserved, fileSize: size },
-      );
+      throw new AppError('storage_quota_exceeded', {
+        message: `This upload's ${size} bytes do not fit in the organization's storage quota of ${quotaBytes} bytes (${reserved} in use); cancel or finish other uploads, or ask the operator for a larger quota.`,
+        details: { quotaBytes, usedBytes: reserved, fileSize: size },
+      });
     }
     await recordUploadBytes(tx, upload.id, null);
   });

@@ -73,7 +73,7 @@ function sameRequest(row: IngestionRow, r: UploadRequest): boolean {
 export async function requireRecordingAllowed(pool: DatabasePool, organizationId: string): Promise<void> {
   const org = await findOrganization(pool, organizationId);
   if (!org?.recording_allowed) {
-    throw new AppError(401, 'recording_not_allowed', 'Recording is not enabled for this organization.');
+    throw new AppError('recording_not_allowed');
   }
 }
 
@@ -101,19 +101,14 @@ export async function createUpload(
     origin,
   };
   if (request.fileSize > deps.config.media.uploadMaxBytes) {
-    throw new AppError(
-      413,
-      'upload_too_large',
-      `fileSize is ${request.fileSize} bytes; an upload may have at most ${deps.config.media.uploadMaxBytes}.`,
-      { maxBytes: deps.config.media.uploadMaxBytes },
-    );
+    throw new AppError('upload_too_large', {
+      message: `fileSize is ${request.fileSize} bytes; an upload may have at most ${deps.config.media.uploadMaxBytes}.`,
+      details: { maxBytes: deps.config.media.uploadMaxBytes },
+    });
   }
   await requireRecordingAllowed(deps.pool, principal.organizationId);
   if (request.batchId && principal.kind !== 'user') {
-    throw new ForbiddenError(
-      'batch_user_scoped',
-      "Batches are user-scoped: an organization API key cannot attach an upload to a batch; send the request with the batch owner's user token.",
-    );
+    throw new ForbiddenError('batch_user_scoped');
   }
   if (request.folderId && !(await folderIdsIn(deps.pool, principal.organizationId, [request.folderId])).has(request.folderId)) {
     throw new NotFoundError('Folder');
@@ -132,16 +127,10 @@ export async function createUpload(
           request.origin && !active.cors_origins.includes(request.origin) ? await addCorsOrigin(tx, active.id, request.origin) : active;
         return { row, timeoutSeconds: left, created: false, newFolderLink: false };
       }
-      throw new ConflictError(
-        'media_ingestion_active',
-        'The recording already has an active media ingestion; wait for it to end or cancel it.',
-        {
-          ...(active.kind === 'upload' ? { uploadId: active.id } : {}),
-        },
-      );
+      throw new ConflictError('media_ingestion_active', undefined, active.kind === 'upload' ? { uploadId: active.id } : {});
     }
     if (asset === 'completed') {
-      throw new ConflictError('asset_already_completed', 'The recording already has its media; create a new recording for other media.');
+      throw new ConflictError('asset_already_completed');
     }
     const timeoutSeconds = deps.config.media.uploadTimeoutSeconds;
     const row = await insertUpload(tx, {
@@ -238,9 +227,9 @@ export async function admitUploadPatch(
   row: IngestionRow & { expired: boolean },
 ): Promise<void> {
   if (row.phase === 'cancelled' || row.phase === 'failed' || (row.phase === 'waiting' && row.expired)) {
-    throw new AppError(410, 'upload_closed', `The upload is ${row.phase === 'waiting' ? 'expired' : row.phase}; create a new upload.`);
+    throw new AppError('upload_closed', { message: `The upload is ${row.phase === 'waiting' ? 'expired' : row.phase}; create a new upload.` });
   }
-  if (row.phase !== 'waiting') throw new AppError(409, 'upload_complete', 'Every byte of this upload is stored already.');
+  if (row.phase !== 'waiting') throw new AppError('upload_complete');
   await admitUploadBytes(deps.pool, row, deps.config.media.uploadQuotaBytes);
 }
 

@@ -1,5 +1,6 @@
 import { ActivityFailure, ApplicationFailure, condition, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { MediaActivities } from '../../activities/media.js';
+import { assetErrorCodeOf } from '../../src/domain/failure-types.js';
 import { STATUS } from '../search-attributes.js';
 import { uploadCancelledSignal, uploadFinishedSignal, type MediaIngestionInput, type MediaIngestionResult } from './contract.js';
 
@@ -138,5 +139,5 @@ export async function mediaIngestionWorkflow(input: MediaIngestionInput): Promis
 function errorCode(error: unknown): string {
   if (!(error instanceof ActivityFailure)) throw error;
   const type = error.cause instanceof ApplicationFailure ? error.cause.type : null;
-  return type && (type.startsWith('asset_') || type === 'upload_failed') ? type : 'processing_failed';
+  return assetErrorCodeOf(type);
 }

@@ -17,6 +17,7 @@ import {
 } from '@temporalio/workflow';
 import type { MeetingActivities } from '../../activities/meeting-joins.js';
 import { mediaIngestionStart } from '../../src/domain/media-ingestion-start.js';
+import { FailureType } from '../../src/domain/failure-types.js';
 import { mediaIngestionWorkflow } from '../media-ingestion/workflow.js';
 import { STATUS } from '../search-attributes.js';
 import { botAcceptedUpdate, meetingJoinQuery, type BotStatus, type MeetingJoinInput, type MeetingJoinResult } from './contract.js';
@@ -69,7 +70,7 @@ export async function meetingJoinWorkflow(input: MeetingJoinInput): Promise<Meet
   setHandler(botAcceptedUpdate, async () => {
     await condition(() => state.answered);
     const answer = state.answer();
-    if ('error' in answer) throw ApplicationFailure.create({ type: 'recorder_failed', message: answer.error, nonRetryable: true });
+    if ('error' in answer) throw ApplicationFailure.create({ type: FailureType.recorderFailed, message: answer.error, nonRetryable: true });
     return answer;
   });
   setHandler(meetingJoinQuery, () => state.view());

@@ -2,7 +2,6 @@ import { createField, createFolder } from '../../../src/recordings/catalog.js';
 import { listFields, listFolders } from '../../../src/db/repositories/metadata.js';
 import type { AppContext, AppDeps } from '../../context.js';
 import { principalOf, type AuthRequirement } from '../../middleware/auth.js';
-import { ERROR_REF } from '../../openapi.js';
 import { pageBody, pageQuery, pageWindow, type PageQuery } from '../../paging.js';
 import type { RouteInput, RouteRegistry } from '../../routes.js';
 import {
@@ -68,8 +67,8 @@ export function recordingCatalogRoutes(deps: AppDeps, registry: RouteRegistry): 
     body: { schema: createFieldBody },
     responses: {
       201: { description: 'The field', schema: fieldSchema },
-      409: { description: 'A field of that name exists', schema: ERROR_REF },
     },
+    errors: ['metadata_field_exists'],
     handler: async (ctx, { body }: RouteInput<CreateFieldBody, unknown>) => {
       const field = await createField(deps.pool, org(ctx), body);
       ctx.status = 201;

@@ -6,7 +6,6 @@ import { AppError, NotFoundError } from '../../../src/errors.js';
 import { createMediaStore } from '../../../src/media/media-store.js';
 import { PlaybackSigner, renditionRelativePath } from '../../../src/media/playback.js';
 import type { AppContext, AppDeps } from '../../context.js';
-import { ERROR_REF } from '../../openapi.js';
 import type { RouteRegistry } from '../../routes.js';
 
 const playbackQuery = {
@@ -37,17 +36,14 @@ export function mediaRoutes(deps: AppDeps, registry: RouteRegistry): void {
       200: { description: 'The media' },
       206: { description: 'A byte range of the media' },
       302: { description: 'With MEDIA_STORE=s3: the media at a presigned URL of the bucket, valid as long as this one' },
-      403: { schema: ERROR_REF, description: 'The signature is invalid (playback_url_invalid) or the URL expired (playback_url_expired)' },
-      404: { schema: ERROR_REF, description: 'No such rendition' },
-      416: { schema: ERROR_REF, description: 'The range cannot be satisfied' },
     },
+    errors: ['playback_url_invalid', 'playback_url_expired', 'range_not_satisfiable'],
     handler: async (ctx: AppContext, { params, query }) => {
       const recordingId = params.recordingId ?? '';
       const file = params.file ?? '';
       const verdict = signer.verify(recordingId, file, query.expires, query.signature);
-      if (verdict === 'invalid') throw new AppError(403, 'playback_url_invalid', 'The playback URL is not valid.');
-      if (verdict === 'expired')
-        throw new AppError(403, 'playback_url_expired', 'The playback URL has expired: read the recording again for a fresh one.');
+      if (verdict === 'invalid') throw new AppError('playback_url_invalid');
+      if (verdict === 'expired') throw new AppError('playback_url_expired');
       const remaining = Math.max(0, Number(query.expires) - Math.floor(Date.now() / 1000));
       const media = await store.playback(renditionRelativePath(recordingId, file), remaining);
       if ('url' in media) {
@@ -74,7 +70,7 @@ function serve(ctx: AppContext, file: string, maxAgeSeconds: number): Promise<vo
     });
     stream.on('error', (error: { status?: number }) => {
       if (error.status === 404) return reject(new NotFoundError('Media'));
-      if (error.status === 416) return reject(new AppError(416, 'range_not_satisfiable', 'The requested range is outside the media.'));
+      if (error.status === 416) return reject(new AppError('range_not_satisfiable'));
       reject(error instanceof Error ? error : new Error('media could not be served'));
     });
     stream.on('headers', (res: ServerResponse) => res.setHeader('Cache-Control', `private, max-age=${maxAgeSeconds}`));

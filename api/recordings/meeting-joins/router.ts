@@ -43,14 +43,9 @@ export function meetingJoinRoutes(deps: AppDeps, registry: RouteRegistry): void 
         description: 'The recording the bot makes',
         schema: meetingJoinResponse,
       },
-      400: { description: 'The body is not {type: meetingUrl, joinUrl}', schema: ERROR_REF },
-      401: { description: 'User authentication missing or invalid, or recording not allowed (recording_not_allowed)', schema: ERROR_REF },
-      403: { description: 'An organization API key was used', schema: ERROR_REF },
-      404: { description: 'The authenticated user cannot be resolved', schema: ERROR_REF },
-      409: { description: 'The URL is not a meeting the recorder supports (meeting_url_not_supported)', schema: ERROR_REF },
-      502: { description: 'The recorder provider could not create the bot (recorder_failed); nothing is left behind', schema: ERROR_REF },
-      503: { description: 'Temporal unreachable; retry', schema: ERROR_REF },
+      502: { description: 'Nothing is left behind', schema: ERROR_REF },
     },
+    errors: ['recording_not_allowed', 'meeting_url_not_supported', 'recorder_failed'],
     handler: async (ctx, { body }) => {
       const principal = principalOf(ctx);
       if (principal.kind !== 'user') throw new Error('meeting joins require a user principal');

@@ -18,8 +18,7 @@ function originOf(ctx: AppContext): string | null {
   const origin = ctx.get('origin');
   const user = principalOf(ctx).kind === 'user';
   if (!origin) {
-    if (user)
-      throw new AppError(400, 'origin_required', 'A user request must send an Origin header: it scopes the upload destination for CORS.');
+    if (user) throw new AppError('origin_required');
     return null;
   }
   let parsed: URL | null = null;
@@ -29,11 +28,7 @@ function originOf(ctx: AppContext): string | null {
     parsed = null;
   }
   if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin) {
-    throw new AppError(
-      400,
-      'origin_invalid',
-      'The Origin header must be a scheme, host and optional port, such as https://app.example.com.',
-    );
+    throw new AppError('origin_invalid');
   }
   return origin;
 }
@@ -63,24 +58,17 @@ export function uploadRoutes(deps: AppDeps, registry: RouteRegistry, store: Uplo
     body: { schema: createUploadBody },
     responses: {
       201: { description: 'The upload destination (an identical retry returns the same waiting attempt)', schema: createdUploadSchema },
-      400: { description: 'Invalid body, or a user request without Origin (origin_required)', schema: ERROR_REF },
-      401: {
-        description: 'Authentication invalid, or recording not allowed for the organization (recording_not_allowed)',
-        schema: ERROR_REF,
-      },
-      403: {
-        description:
-          'The principal cannot use the destination: a batch with an organization API key (batch_user_scoped: batches are user-scoped)',
-        schema: ERROR_REF,
-      },
-      404: { description: 'Recording, folder or batch unknown or not visible', schema: ERROR_REF },
-      409: {
-        description: 'The recording has an active media ingestion (media_ingestion_active) or its media already (asset_already_completed)',
-        schema: ERROR_REF,
-      },
-      413: { description: 'The declared fileSize is over UPLOAD_MAX_BYTES (upload_too_large)', schema: ERROR_REF },
       503: { description: 'The ingestion could not be started (Temporal unreachable); nothing was stored, retry', schema: ERROR_REF },
     },
+    errors: [
+      'origin_required',
+      'origin_invalid',
+      'recording_not_allowed',
+      'batch_user_scoped',
+      'media_ingestion_active',
+      'asset_already_completed',
+      'upload_too_large',
+    ],
     handler: async (ctx, { body, params }) => {
       const recordingId = params.recordingId ?? '';
       const origin = originOf(ctx);
@@ -107,7 +95,6 @@ export function uploadRoutes(deps: AppDeps, registry: RouteRegistry, store: Uplo
     summary: 'Get the status of a direct upload',
     responses: {
       200: { description: 'The upload status', schema: uploadStatusSchema },
-      404: { description: 'Unknown or inaccessible recording, unknown upload, or an upload of another recording', schema: ERROR_REF },
     },
     handler: async (ctx, { params }) => {
       const row = await findUpload(deps.pool, ids(ctx, params));
@@ -124,11 +111,6 @@ export function uploadRoutes(deps: AppDeps, registry: RouteRegistry, store: Uplo
     summary: 'Cancel an upload that has not begun processing (a repeated cancel returns the same body)',
     responses: {
       200: { description: 'The cancelled upload', schema: uploadStatusSchema },
-      404: { description: 'Unknown or mismatched ids', schema: ERROR_REF },
-      409: {
-        description: 'Processing has begun (upload_processing_begun) or the upload failed (upload_failed); keep polling',
-        schema: ERROR_REF,
-      },
       503: {
         description:
           'The database is unavailable; nothing changed, retry (Temporal is not needed: the workflow sees the cancel when it wakes)',

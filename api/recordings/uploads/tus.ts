@@ -67,11 +67,9 @@ export function tusEndpoint(deps: AppDeps, store: UploadStore): Middleware<AppSt
     }
     if (!['HEAD', 'PATCH', 'OPTIONS'].includes(ctx.method)) {
       ctx.set('Allow', ALLOWED);
-      throw new AppError(
-        405,
-        'method_not_allowed',
-        `${ctx.method} is not allowed on an upload URL: create uploads with POST /v3/rest/recordings/{recordingId}/uploads and cancel them with DELETE there.`,
-      );
+      throw new AppError('method_not_allowed', {
+        message: `${ctx.method} is not allowed on an upload URL: create uploads with POST /v3/rest/recordings/{recordingId}/uploads and cancel them with DELETE there.`,
+      });
     }
     if (ctx.method === 'PATCH') await admitUploadPatch(deps, row);
     // Headers set so far (request id, CORS) are on the Node response already; tus adds its own.

@@ -8,7 +8,7 @@ import {
   type ProcessingStatus,
   type StatusChange,
   type StoredProcessingStatus,
-} from '../../agents/session-state.js';
+} from '../../domain/agent-session-state.js';
 import type { Tx } from '../pool.js';
 import { authorityStamp } from './agent-applications.js';
 

@@ -1,3 +1,4 @@
+import type { FailureType } from '../../domain/failure-types.js';
 import path from 'node:path';
 import type { DatabasePool } from 'slonik';
 import type { IngestionRow } from '../../db/repositories/media-ingestions.js';
@@ -35,7 +36,7 @@ export interface MediaPipelineDeps {
  */
 export class MediaStepError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: FailureType,
     message: string,
     readonly retryable: boolean,
   ) {

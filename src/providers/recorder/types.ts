@@ -1,5 +1,6 @@
 import type { MeetingPlatform } from '../../domain/meeting-url.js';
 import type { BotMedia, BotStateName, BotStatus } from '../../../workflows/meeting-join/contract.js';
+import type { FailureType } from '../../domain/failure-types.js';
 
 /**
  * A meeting recorder: a bot that joins a meeting, records it and hands over the media. The
@@ -34,7 +35,7 @@ export class RecorderError extends Error {
   override name = 'RecorderError';
   constructor(
     message: string,
-    readonly code: string,
+    readonly code: FailureType,
     readonly retryable: boolean,
   ) {
     super(message);

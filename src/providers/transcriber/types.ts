@@ -1,6 +1,7 @@
 import type { Utterance } from '../../domain/transcript.js';
 import { guardedInput } from '../../media/ffmpeg.js';
 import { cpuSecondsFor, type FfmpegTools } from '../../media/ffmpeg-tools.js';
+import type { FailureType } from '../../domain/failure-types.js';
 
 /**
  * Automatic transcription of a recording's media. Media ingestion calls it once a recording without
@@ -19,7 +20,7 @@ export class TranscriberError extends Error {
   override name = 'TranscriberError';
   constructor(
     message: string,
-    readonly code: string,
+    readonly code: FailureType,
     readonly retryable: boolean,
   ) {
     super(message);

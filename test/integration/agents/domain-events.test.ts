@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { analyseQueued, processPending } from '../../../src/agents/processing.js';
-import { billingEvents } from '../../../src/agents/session-state.js';
+import { billingEvents } from '../../../src/domain/agent-session-state.js';
 import { setBillingStates } from '../../../src/db/repositories/agent-sessions.js';
 import { listEvents, recordEvents, type DomainEventRow } from '../../../src/db/repositories/domain-events.js';
 import { addCredits } from '../../../src/db/repositories/organizations.js';

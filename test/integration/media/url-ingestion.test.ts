@@ -214,7 +214,7 @@ describe('media ingestion workflow: automatic transcription after the media is r
     name: 'test-engine',
     async transcribe(file) {
       heard.push(file);
-      if (fail) throw new TranscriberError('engine refused', 'transcription_refused', false);
+      if (fail) throw new TranscriberError('engine refused', 'provider_rejected', false);
       const { size } = await stat(file);
       return [
         { startSec: 0, endSec: 2.5, speaker: 0, text: `heard ${size > 0 ? 'audio' : 'nothing'}` },

@@ -6,7 +6,7 @@ import {
   passSettles,
   processingStatusAfterAnalysis,
   processingStatusAfterIngest,
-} from '../../../src/agents/session-state.js';
+} from '../../../src/domain/agent-session-state.js';
 
 /** The agent session's state machine (issue 30, point 7): the decisions the repositories store. */
 describe('agent session state', () => {

@@ -1,4 +1,4 @@
-import type { DomainEvent } from '../domain/events.js';
+import type { DomainEvent } from './events.js';
 
 /**
  * The agent session's state machine and its wake/hold protocol, in one place (issue 30, point 7;

@@ -1,0 +1,32 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { ERROR_CATALOGUE, ERROR_KEYS, errorCodeOf } from './error-catalogue.js';
+import { resolveFromRoot } from './paths.js';
+
+const cell = (text: string) => text.replaceAll('|', '\\|');
+
+/** The README's table of every errorCode, generated from the error catalogue (src/error-catalogue.ts). */
+export function errorReference(): string {
+  const rows = [...ERROR_KEYS]
+    .sort((a, b) => ERROR_CATALOGUE[a].status - ERROR_CATALOGUE[b].status)
+    .map((key) => {
+      const entry = ERROR_CATALOGUE[key];
+      return `| ${entry.status} | \`${errorCodeOf(key)}\` | ${cell(entry.description)} |`;
+    });
+  return ['| status | errorCode | meaning |', '|---|---|---|', ...rows].join('\n');
+}
+
+export const BEGIN = '<!-- generated from src/error-catalogue.ts by `npm run docs:errors`: edit the catalogue, not this table -->';
+export const END = '<!-- end of the generated error table -->';
+
+/** The README with its error table regenerated. */
+export function withErrorReference(doc: string): string {
+  const from = doc.indexOf(BEGIN);
+  const to = doc.indexOf(END);
+  if (from < 0 || to < from) throw new Error('README.md lacks the generated error table markers');
+  return `${doc.slice(0, from + BEGIN.length)}\n${errorReference()}\n${doc.slice(to)}`;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const file = resolveFromRoot('README.md');
+  await writeFile(file, withErrorReference(await readFile(file, 'utf8')));
+}
