@@ -259,21 +259,23 @@ export async function updateSessionsAfterIngest(tx: CommonQueryMethods, updates:
     RETURNING s.*`);
 }
 
+/** A session a wake targets: what its workflow start needs. */
+const signalTarget = z.object({
+  id: z.string(),
+  organization_id: z.string(),
+  status: z.enum(['open', 'ended', 'abandoned']),
+  highest_sequence: z.number().nullable(),
+  processing_status: z.string(),
+  wake_trace_parent: z.string().nullable(),
+});
+export type SignalTarget = z.infer<typeof signalTarget>;
+
 /**
  * Sessions whose wake was requested more than `olderThanSeconds` ago and never taken (the signal
  * was lost or Temporal was unreachable): the reconciler wakes them. Oldest first.
  */
 export async function strandedWakes(db: CommonQueryMethods, olderThanSeconds: number, limit: number) {
-  return db.any(sql.type(
-    z.object({
-      id: z.string(),
-      organization_id: z.string(),
-      status: z.enum(['open', 'ended', 'abandoned']),
-      highest_sequence: z.number().nullable(),
-      processing_status: z.string(),
-      wake_trace_parent: z.string().nullable(),
-    }),
-  )`
+  return db.any(sql.type(signalTarget)`
     SELECT id, organization_id, status, highest_sequence, processing_status, wake_trace_parent FROM agent_sessions
     WHERE wake_requested_at < now() - ${olderThanSeconds} * interval '1 second'
     ORDER BY wake_requested_at LIMIT ${limit}`);
@@ -435,16 +437,6 @@ export async function deleteExpiredSessions(db: CommonQueryMethods, limit: numbe
     DELETE FROM agent_sessions WHERE id IN (SELECT id FROM doomed) RETURNING id`);
   return deleted.length;
 }
-
-const signalTarget = z.object({
-  id: z.string(),
-  organization_id: z.string(),
-  status: z.enum(['open', 'ended', 'abandoned']),
-  highest_sequence: z.number().nullable(),
-  processing_status: z.string(),
-  wake_trace_parent: z.string().nullable(),
-});
-export type SignalTarget = z.infer<typeof signalTarget>;
 
 /**
  * The rows of these sessions that match `where`, locked in the order every multi-session lock
