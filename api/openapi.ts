@@ -99,7 +99,11 @@ function operation(spec: AnyRouteSpec): Record<string, unknown> {
     const errors = r.schema === ERROR_REF ? generated[status] : undefined;
     responses[status] = {
       description: errors ? `${r.description}\n\n${errors.description}` : r.description,
-      ...(errors ? { content: errors.content } : r.schema ? { content: { 'application/json': { schema: withRefs(r.schema, false) } } } : {}),
+      ...(errors
+        ? { content: errors.content }
+        : r.schema
+          ? { content: { 'application/json': { schema: withRefs(r.schema, false) } } }
+          : {}),
       ...(r.headers
         ? { headers: Object.fromEntries(Object.entries(r.headers).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }])) }
         : {}),

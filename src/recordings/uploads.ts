@@ -227,7 +227,9 @@ export async function admitUploadPatch(
   row: IngestionRow & { expired: boolean },
 ): Promise<void> {
   if (row.phase === 'cancelled' || row.phase === 'failed' || (row.phase === 'waiting' && row.expired)) {
-    throw new AppError('upload_closed', { message: `The upload is ${row.phase === 'waiting' ? 'expired' : row.phase}; create a new upload.` });
+    throw new AppError('upload_closed', {
+      message: `The upload is ${row.phase === 'waiting' ? 'expired' : row.phase}; create a new upload.`,
+    });
   }
   if (row.phase !== 'waiting') throw new AppError('upload_complete');
   await admitUploadBytes(deps.pool, row, deps.config.media.uploadQuotaBytes);

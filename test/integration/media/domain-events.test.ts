@@ -99,9 +99,7 @@ describe('domain events: media, transcripts and meeting joins', function () {
     });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const recordingId = created.body.id as string;
-    const result = (await api.temporal.client.workflow
-      .getHandle(mediaIngestionWorkflowId(recordingId))
-      .result()) as MediaIngestionResult;
+    const result = (await api.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result()) as MediaIngestionResult;
     return { recordingId, result };
   }
 
