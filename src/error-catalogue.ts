@@ -1,6 +1,6 @@
 /**
  * Every error the HTTP API answers with on purpose, in one place: its status, its default message
- * and what it means (for the OpenAPI document and the README's table). A throw site names a key
+ * and what it means (for the OpenAPI document and docs/errors.md). A throw site names a key
  * (`new AppError('upload_closed', { message })`); the status always comes from here. A site
  * overrides the message only where the message carries information (which field, which limit).
  *

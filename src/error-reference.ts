@@ -4,7 +4,7 @@ import { resolveFromRoot } from './paths.js';
 
 const cell = (text: string) => text.replaceAll('|', '\\|');
 
-/** The README's table of every errorCode, generated from the error catalogue (src/error-catalogue.ts). */
+/** docs/errors.md: the table of every errorCode, generated from the error catalogue (src/error-catalogue.ts). */
 export function errorReference(): string {
   const rows = [...ERROR_KEYS]
     .sort((a, b) => ERROR_CATALOGUE[a].status - ERROR_CATALOGUE[b].status)
@@ -18,15 +18,15 @@ export function errorReference(): string {
 export const BEGIN = '<!-- generated from src/error-catalogue.ts by `npm run docs:errors`: edit the catalogue, not this table -->';
 export const END = '<!-- end of the generated error table -->';
 
-/** The README with its error table regenerated. */
+/** The document with its error table regenerated. */
 export function withErrorReference(doc: string): string {
   const from = doc.indexOf(BEGIN);
   const to = doc.indexOf(END);
-  if (from < 0 || to < from) throw new Error('README.md lacks the generated error table markers');
+  if (from < 0 || to < from) throw new Error('docs/errors.md lacks the generated error table markers');
   return `${doc.slice(0, from + BEGIN.length)}\n${errorReference()}\n${doc.slice(to)}`;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const file = resolveFromRoot('README.md');
+  const file = resolveFromRoot('docs/errors.md');
   await writeFile(file, withErrorReference(await readFile(file, 'utf8')));
 }

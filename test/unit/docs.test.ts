@@ -105,8 +105,10 @@ describe('docs match the code', () => {
     }
   });
 
-  it('README names every search attribute with its type where it sets up Temporal Cloud', () => {
-    assertListsSearchAttributes(paragraph(read('README.md'), 'search attributes', '## Running against real PostgreSQL and Temporal'));
+  it('operations names every search attribute with its type where it sets up Temporal Cloud', () => {
+    assertListsSearchAttributes(
+      paragraph(read('docs/operations.md'), 'search attributes', '## Running against real PostgreSQL and Temporal'),
+    );
   });
 
   it('decisions name every search attribute with its type', () => {

@@ -134,10 +134,10 @@ describe('OpenAPI error responses (api/openapi.ts)', () => {
   });
 });
 
-describe('the README error table', () => {
+describe('the error table (docs/errors.md)', () => {
   it('is the table generated from the catalogue: `npm run docs:errors` after changing src/error-catalogue.ts', () => {
-    const readme = readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8');
-    assert.equal(readme, withErrorReference(readme));
+    const doc = readFileSync(path.join(PROJECT_ROOT, 'docs', 'errors.md'), 'utf8');
+    assert.equal(doc, withErrorReference(doc));
     const table = errorReference();
     for (const key of ERROR_KEYS) assert.ok(table.includes(`| ${ERROR_CATALOGUE[key].status} | \`${errorCodeOf(key)}\` |`), key);
   });
