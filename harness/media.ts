@@ -7,6 +7,24 @@ const exec = promisify(execFile);
 /** The FFmpeg the worker uses by default (the pinned build under `.tools`, installed on first use). */
 export const testFfmpeg = new FfmpegTools();
 
+/** Ten minutes of 1080p encoded slowly: far more CPU than a limit of a second or two allows. */
+export const CPU_BOUND_ENCODE: readonly string[] = [
+  '-nostdin',
+  '-v',
+  'error',
+  '-f',
+  'lavfi',
+  '-i',
+  'testsrc2=size=1920x1080:rate=30:duration=600',
+  '-c:v',
+  'libx264',
+  '-preset',
+  'slow',
+  '-f',
+  'null',
+  '-',
+];
+
 /** Runs the project's ffmpeg with `args` (fixtures: tones, clips, crafted files). */
 export async function runFfmpeg(args: readonly string[]): Promise<{ stdout: string }> {
   return exec((await testFfmpeg.binaries()).ffmpeg, args, { maxBuffer: 1 << 24 });

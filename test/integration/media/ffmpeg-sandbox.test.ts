@@ -8,6 +8,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../../../src/config.js';
 import { DEFAULT_FFMPEG_SETTINGS, FfmpegTools, type RunResult } from '../../../src/media/ffmpeg-tools.js';
+import { CPU_BOUND_ENCODE } from '../../../harness/media.js';
 
 /** The processes below `pid`, by their parent links in /proc. */
 async function descendants(pid: number): Promise<{ pid: number; comm: string }[]> {
@@ -156,26 +157,7 @@ describe('FFmpeg has no secret of the worker and sees nothing but its own files 
 
   it('is what runs: the binaries report the sandbox, and the limits still apply inside it', async () => {
     assert.equal((await sandboxed.binaries()).sandbox.kind, 'bwrap');
-    const result = await sandboxed.run(
-      'ffmpeg',
-      [
-        '-nostdin',
-        '-v',
-        'error',
-        '-f',
-        'lavfi',
-        '-i',
-        'testsrc2=size=1920x1080:rate=30:duration=600',
-        '-c:v',
-        'libx264',
-        '-preset',
-        'slow',
-        '-f',
-        'null',
-        '-',
-      ],
-      { limits: { wallSeconds: 120, cpuSeconds: 1 } },
-    );
+    const result = await sandboxed.run('ffmpeg', CPU_BOUND_ENCODE, { limits: { wallSeconds: 120, cpuSeconds: 1 } });
     assert.equal(result.limit, 'cpu');
   });
 

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { encodeRendition, MediaProcessingError, probeMedia } from '../../../src/media/ffmpeg.js';
 import { DEFAULT_FFMPEG_SETTINGS, FfmpegTools, FfmpegUnavailableError } from '../../../src/media/ffmpeg-tools.js';
-import { runFfmpeg, runFfprobe, testFfmpeg, writeTone } from '../../../harness/media.js';
+import { CPU_BOUND_ENCODE, runFfmpeg, runFfprobe, testFfmpeg, writeTone } from '../../../harness/media.js';
 
 /** ffmpeg and ffprobe of one build on real files (generated here with ffmpeg's own test sources). */
 describe('media probing and encoding (the pinned FFmpeg 8 build)', function () {
@@ -289,26 +289,7 @@ describe('media probing and encoding (the pinned FFmpeg 8 build)', function () {
     });
 
     it('a run past its CPU time limit is killed', async () => {
-      const result = await testFfmpeg.run(
-        'ffmpeg',
-        [
-          '-nostdin',
-          '-v',
-          'error',
-          '-f',
-          'lavfi',
-          '-i',
-          'testsrc2=size=1920x1080:rate=30:duration=600',
-          '-c:v',
-          'libx264',
-          '-preset',
-          'slow',
-          '-f',
-          'null',
-          '-',
-        ],
-        { limits: { wallSeconds: 120, cpuSeconds: 1 } },
-      );
+      const result = await testFfmpeg.run('ffmpeg', CPU_BOUND_ENCODE, { limits: { wallSeconds: 120, cpuSeconds: 1 } });
       assert.equal(result.limit, 'cpu');
       assert.notEqual(result.code, 0);
     });
