@@ -6,7 +6,7 @@ import { createRecording, validateRecordingBody, type CreateRecordingBody } from
 import { startMediaIngestion } from '../../src/recordings/media.js';
 import { toUtcInstantOrNull } from '../../src/domain/time.js';
 import { required } from '../../src/config.js';
-import { DependencyUnavailableError, NotFoundError } from '../../src/errors.js';
+import { NotFoundError } from '../../src/errors.js';
 import { PlaybackSigner } from '../../src/media/playback.js';
 import { publicBaseUrl } from '../base-url.js';
 import type { AppContext, AppDeps } from '../context.js';
@@ -31,14 +31,6 @@ export function recordingHandlers(deps: AppDeps) {
     const base = publicBaseUrl(deps, ctx);
     return (recordingId, file) => `${base}${signer.sign(recordingId, file).path}`;
   };
-  const startIngestion = async (ctx: AppContext, organizationId: string, recordingId: string, ingestionId: string) => {
-    try {
-      await startMediaIngestion(deps.temporal, deps.config, { organizationId, recordingId, ingestionId, kind: 'url' });
-    } catch (error) {
-      ctx.state.log.warn({ err: error, recordingId }, 'media ingestion workflow could not be started');
-      throw new DependencyUnavailableError('temporal');
-    }
-  };
   return {
     create: async (ctx: AppContext, { body }: RouteInput<CreateRecordingBody, unknown>) => {
       const principal = principalOf(ctx);
@@ -47,7 +39,14 @@ export function recordingHandlers(deps: AppDeps) {
       const ids = { recordingId: randomUUID(), ingestionId: body.assetUrl === undefined ? null : randomUUID() };
       // URL media: the ingestion workflow starts first and waits for the rows this request commits;
       // Temporal unreachable is a 503 before anything is stored, so a retry starts cleanly.
-      if (ids.ingestionId) await startIngestion(ctx, principal.organizationId, ids.recordingId, ids.ingestionId);
+      // The gateway answers 503 temporal_unavailable (logged by the error middleware with its cause).
+      if (ids.ingestionId)
+        await startMediaIngestion(deps.temporal, deps.config, {
+          organizationId: principal.organizationId,
+          recordingId: ids.recordingId,
+          ingestionId: ids.ingestionId,
+          kind: 'url',
+        });
       const id = await createRecording(deps.pool, principal, body, ids, allowedHosts);
       const recording = await findRecording(deps.pool, principal.organizationId, id);
       if (!recording) throw new Error(`recording ${id} vanished after its creation`);
