@@ -61,7 +61,10 @@ describe('Temporal gateway', () => {
       });
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       const { port } = server.address() as { port: number };
-      connection = Connection.lazy({ address: `127.0.0.1:${port}` });
+      // No gRPC retry interceptor: its retries are timers that outlive the call they retry, and one that
+      // fires after `connection.close()` throws "Channel has been shut down" as an uncaught error into
+      // whichever test runs next (seen in CI). The deadlines under test do not depend on retries.
+      connection = Connection.lazy({ address: `127.0.0.1:${port}`, interceptors: [] });
       gateway = TemporalGateway.of(new Client({ connection }));
     });
 
