@@ -1,5 +1,11 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { MediaStepError, mediaPipeline, type MediaPipelineDeps, type StepControl } from '../src/media/ingestion/context.js';
+import {
+  MediaStepError,
+  mediaPipeline,
+  type MediaPipeline,
+  type MediaPipelineDeps,
+  type StepControl,
+} from '../src/media/ingestion/context.js';
 import { encodeMedia } from '../src/media/ingestion/encode.js';
 import {
   awaitIngestion,
@@ -10,9 +16,11 @@ import {
   startUploadProcessing,
   uploadState,
 } from '../src/media/ingestion/state.js';
+import { clearStepFailure, noteStepFailure } from '../src/media/ingestion/retry.js';
 import { failTranscript, transcribeMedia } from '../src/media/ingestion/transcribe.js';
 import { transferUrlMedia } from '../src/media/ingestion/transfer.js';
 import type { MediaIngestionResult, Rendition, UploadState } from '../workflows/media-ingestion/contract.js';
+import { attemptOf } from './attempt.js';
 
 export type MediaActivityDeps = MediaPipelineDeps;
 
@@ -23,6 +31,22 @@ async function step<T>(run: Promise<T>): Promise<T> {
   } catch (error) {
     if (error instanceof MediaStepError)
       throw ApplicationFailure.create({ type: error.code, message: error.message, nonRetryable: !error.retryable });
+    throw error;
+  }
+}
+
+/**
+ * A heavy step of an ingestion (transfer, encode; the others only touch the database): a failure
+ * Temporal will retry is shown on the ingestion's status before it is rethrown, a success clears it.
+ */
+async function watched<T>(p: MediaPipeline, ingestionId: string, run: () => Promise<T>): Promise<T> {
+  const at = attemptOf();
+  try {
+    const result = await run();
+    await clearStepFailure(p.pool, ingestionId, at);
+    return result;
+  } catch (error) {
+    if (!Context.current().cancellationSignal.aborted) await noteStepFailure(p.pool, ingestionId, error, at);
     throw error;
   }
 }
@@ -43,7 +67,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       return step(awaitIngestion(p, ingestionId));
     },
     async transferUrlMedia(ingestionId: string): Promise<{ bytes: number }> {
-      return step(transferUrlMedia(p, ingestionId, control()));
+      return step(watched(p, ingestionId, () => transferUrlMedia(p, ingestionId, control())));
     },
     async uploadState(ingestionId: string): Promise<UploadState> {
       return step(uploadState(p, ingestionId));
@@ -58,7 +82,7 @@ export function createMediaActivities(deps: MediaActivityDeps) {
       return step(closeUpload(p, ingestionId));
     },
     async encodeMedia(ingestionId: string, recordingId: string): Promise<Rendition> {
-      return step(encodeMedia(p, ingestionId, recordingId, control()));
+      return step(watched(p, ingestionId, () => encodeMedia(p, ingestionId, recordingId, control())));
     },
     async finalizeMedia(ingestionId: string, recordingId: string, rendition: Rendition): Promise<void> {
       return step(finalizeMedia(p, ingestionId, recordingId, rendition));

@@ -5,11 +5,13 @@ import {
   discardMeetingRecording,
   failMeeting,
   handOffMedia,
+  noteRecorderFailure,
   pollBot,
   type MeetingBotDeps,
 } from '../src/recordings/meeting-bots.js';
 import { RecorderError, type BotMedia, type BotStatus, type MeetingToJoin } from '../src/providers/recorder/types.js';
 import type { MeetingJoinInput } from '../workflows/meeting-join/contract.js';
+import { attemptOf } from './attempt.js';
 
 export type MeetingActivityDeps = MeetingBotDeps;
 
@@ -29,6 +31,16 @@ async function recorderStep<T>(run: Promise<T>): Promise<T> {
  * names, arguments and results are what stored workflow histories hold.
  */
 export function createMeetingActivities(deps: MeetingActivityDeps) {
+  /** A recorder call whose retryable failure the join shows (why, the attempt, the next one's time) until it succeeds. */
+  const watched = async <T>(recordingId: string, run: () => Promise<T>): Promise<T> => {
+    const at = attemptOf();
+    try {
+      return await run();
+    } catch (error) {
+      await noteRecorderFailure(deps, recordingId, error, at);
+      throw error;
+    }
+  };
   return {
     async createMeetingRecording(input: MeetingJoinInput): Promise<void> {
       await createMeetingRecording(deps, input);
@@ -36,7 +48,7 @@ export function createMeetingActivities(deps: MeetingActivityDeps) {
 
     /** Asks the recorder for a bot (the request that started the run waits for this). */
     async createBot(recordingId: string, meeting: MeetingToJoin): Promise<{ botId: string }> {
-      return recorderStep(createBot(deps, recordingId, meeting));
+      return recorderStep(watched(recordingId, () => createBot(deps, recordingId, meeting)));
     },
 
     async discardMeetingRecording(recordingId: string): Promise<void> {
@@ -44,7 +56,7 @@ export function createMeetingActivities(deps: MeetingActivityDeps) {
     },
 
     async pollBot(recordingId: string, botId: string): Promise<BotStatus> {
-      return recorderStep(pollBot(deps, recordingId, botId));
+      return recorderStep(watched(recordingId, () => pollBot(deps, recordingId, botId)));
     },
 
     async leaveBot(botId: string): Promise<void> {

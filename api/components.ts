@@ -1,4 +1,5 @@
 import { applicationSchema, credentialSchema, newCredentialSchema, type Credential } from '../src/contracts/agent-applications.js';
+import { retrySchema } from '../src/contracts/retry.js';
 import { uploadStatusSchema } from '../src/contracts/uploads.js';
 import {
   agentContextSchema,
@@ -21,6 +22,7 @@ import {
   transcriptSchema,
   type TranscriptEntry,
 } from './recordings/schemas.js';
+import { meetingJoinStatusSchema } from './recordings/meeting-joins/schemas.js';
 import { createdUploadSchema } from './recordings/uploads/schemas.js';
 import { signalSchema, usageSchema } from './signals/schemas.js';
 import type { JsonSchema, Validated } from './validation.js';
@@ -148,6 +150,27 @@ export const NAMED_SCHEMAS: Record<string, NamedSchema> = {
     phase: 'encoding',
     encodeProgress: 40,
     errorCode: null,
+  }),
+  RetryStatus: named(retrySchema, {
+    errorCode: 'asset_dns_failed',
+    message: "The media URL's host name could not be resolved (DNS: ENOTFOUND).",
+    attempt: 3,
+    nextAttemptAt: '2026-03-02T09:21:20.000Z',
+  }),
+  MeetingJoin: named(meetingJoinStatusSchema, {
+    recordingId: RECORDING,
+    platform: 'google_meet',
+    botState: 'in_call',
+    botStateSince: UPDATED,
+    reason: null,
+    retry: {
+      errorCode: 'provider_unavailable',
+      message: 'The provider is unavailable or overloaded.',
+      attempt: 2,
+      nextAttemptAt: '2026-03-02T09:20:10.000Z',
+    },
+    createdAt: CREATED,
+    updatedAt: UPDATED,
   }),
   CreatedUpload: named(createdUploadSchema, {
     recordingId: RECORDING,

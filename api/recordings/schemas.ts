@@ -1,5 +1,6 @@
 import type { ListItemRow, RecordingRow } from '../../src/db/repositories/recording-reads.js';
 import { FIELD_TYPES } from '../../src/domain/feedback-fields.js';
+import { presentRetry, retrySchema } from '../../src/contracts/retry.js';
 import { pageProperties, pageSchema } from '../paging.js';
 import type { JsonSchema, Validated } from '../validation.js';
 
@@ -29,6 +30,8 @@ export const recordingSchema = {
         errorCode: nullableString,
       },
     },
+    // The media's ingestion (URL transfer or encode) being retried; the asset stays queued or processing meanwhile.
+    assetRetry: retrySchema,
     transcript: {
       type: 'object',
       additionalProperties: false,
@@ -99,25 +102,29 @@ export type Recording = Validated<typeof recordingSchema>;
 /** The playback URL is derived per request (signed, expiring) once a rendition exists. */
 export type PlaybackUrl = (recordingId: string, file: string) => string;
 
-export const presentRecording = (r: RecordingRow, playbackUrl: PlaybackUrl | null = null): Recording => ({
-  id: r.id,
-  name: r.name,
-  recordedAt: r.recorded_at,
-  asset: {
-    status: r.asset_status as Recording['asset']['status'],
-    url: r.asset_status === 'completed' && r.asset_rendition_file && playbackUrl ? playbackUrl(r.id, r.asset_rendition_file) : null,
-    errorCode: r.asset_error_code,
-  },
-  transcript: {
-    status: r.transcript_status as Recording['transcript']['status'],
-    source: r.transcript_source as Recording['transcript']['source'],
-  },
-  participants: r.participants,
-  record: r.record as Recording['record'],
-  folderIds: r.folder_ids,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
+export const presentRecording = (r: RecordingRow, playbackUrl: PlaybackUrl | null = null): Recording => {
+  const assetRetry = presentRetry(r);
+  return {
+    id: r.id,
+    name: r.name,
+    recordedAt: r.recorded_at,
+    asset: {
+      status: r.asset_status as Recording['asset']['status'],
+      url: r.asset_status === 'completed' && r.asset_rendition_file && playbackUrl ? playbackUrl(r.id, r.asset_rendition_file) : null,
+      errorCode: r.asset_error_code,
+    },
+    ...(assetRetry ? { assetRetry } : {}),
+    transcript: {
+      status: r.transcript_status as Recording['transcript']['status'],
+      source: r.transcript_source as Recording['transcript']['source'],
+    },
+    participants: r.participants,
+    record: r.record as Recording['record'],
+    folderIds: r.folder_ids,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+};
 
 export const conflictSchema = {
   type: 'object',

@@ -1,5 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import type { JsonSchema } from './json-schema.js';
+import { retrySchema } from './retry.js';
 
 /** Spec "Direct upload": the create request body. */
 export const createUploadBody = {
@@ -35,6 +36,7 @@ export const uploadStatusSchema = {
       type: ['string', 'null'],
       description: 'When failed: upload_failed, upload_expired, processing_failed, processing_interrupted, or an asset_* code of the media',
     },
+    retry: retrySchema,
   },
 } as const satisfies JsonSchema;
 export type UploadStatus = FromSchema<typeof uploadStatusSchema>;

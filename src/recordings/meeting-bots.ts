@@ -3,12 +3,21 @@ import { stat } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { DatabasePool, DatabaseTransactionConnection } from 'slonik';
-import { endBot, failMeetingRecording, insertMeetingRecording, setBot } from '../db/repositories/meeting-joins.js';
+import {
+  clearBotRetry,
+  endBot,
+  failMeetingRecording,
+  insertMeetingRecording,
+  noteBotRetry,
+  setBot,
+} from '../db/repositories/meeting-joins.js';
+import { failureMessage } from '../domain/failure-messages.js';
+import { retryDelayMs, type StepAttempt } from '../domain/retry-backoff.js';
 import { insertIngestion, insertUpload, latestIngestion } from '../db/repositories/media-ingestions.js';
 import { deleteMeetingRecording, recordingOrganization, setAssetStatus } from '../db/repositories/recordings.js';
 import { NotFoundError } from '../errors.js';
 import type { UploadStore } from '../media/upload-store.js';
-import type { BotMedia, BotStatus, MeetingToJoin, Recorder } from '../providers/recorder/types.js';
+import { RecorderError, type BotMedia, type BotStatus, type MeetingToJoin, type Recorder } from '../providers/recorder/types.js';
 import type { MeetingJoinInput } from '../../workflows/meeting-join/contract.js';
 
 /*
@@ -52,7 +61,31 @@ export async function discardMeetingRecording(deps: Pick<MeetingBotDeps, 'pool'>
 export async function pollBot(deps: MeetingBotDeps, recordingId: string, botId: string): Promise<BotStatus> {
   const status = await deps.recorder.botStatus(botId);
   if (status.state !== 'failed' && status.state !== 'done') await setBot(deps.pool, recordingId, { state: status.state });
+  else await clearBotRetry(deps.pool, recordingId);
   return status;
+}
+
+/**
+ * A recorder call of the join failed (creating the bot, reading its status): when it will be tried
+ * again, the join shows why (the catalogued message of the recorder's code, never its own text), the
+ * attempt and when the next one starts. Other failures are internal and shown as nothing. Best
+ * effort: a failed write never hides the call's error.
+ */
+export async function noteRecorderFailure(
+  deps: Pick<MeetingBotDeps, 'pool'>,
+  recordingId: string,
+  error: unknown,
+  at: StepAttempt,
+): Promise<void> {
+  if (!(error instanceof RecorderError) || !error.retryable || !at.policy) return;
+  const delayMs = retryDelayMs(at.policy, at.attempt);
+  if (delayMs === null) return;
+  await noteBotRetry(deps.pool, recordingId, {
+    errorCode: error.code,
+    message: failureMessage(error.code),
+    attempt: at.attempt,
+    delayMs,
+  }).catch(() => undefined);
 }
 
 export async function failMeeting(deps: Pick<MeetingBotDeps, 'pool'>, recordingId: string, reason: string): Promise<void> {

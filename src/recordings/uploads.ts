@@ -27,6 +27,7 @@ import { startMediaIngestion } from './media.js';
 import { admitUploadBytes } from './upload-quota.js';
 import { tellUploadCancelled, tellUploadFinished, terminateMediaIngestion } from './media-workflow.js';
 import type { CreateUploadBody, UploadStatus } from '../contracts/uploads.js';
+import { presentRetry } from '../contracts/retry.js';
 
 export type { CreateUploadBody, UploadStatus } from '../contracts/uploads.js';
 
@@ -37,7 +38,10 @@ export interface UploadServiceDeps {
   store: UploadStore;
 }
 
+const TERMINAL = new Set(['ready', 'failed', 'cancelled']);
+
 export function uploadStatus(row: IngestionRow): UploadStatus {
+  const retry = presentRetry(row);
   // A direct upload is never `transferring` (that is URL media); it waits for its bytes instead.
   const phase = row.phase === 'transferring' ? 'waiting' : row.phase;
   return {
@@ -46,6 +50,7 @@ export function uploadStatus(row: IngestionRow): UploadStatus {
     phase,
     encodeProgress: phase === 'encoding' ? row.encode_progress : null,
     errorCode: phase === 'failed' ? row.error_code : null,
+    ...(retry && !TERMINAL.has(phase) ? { retry } : {}),
   };
 }
 
@@ -213,7 +218,7 @@ export async function cancelUpload(
   await tellUploadCancelled(deps.temporal, ids.recordingId).catch((error: unknown) =>
     log.warn({ err: error, uploadId: ids.uploadId }, "the cancelled upload's workflow was not told; it sees the phase when it wakes"),
   );
-  return { ...uploadStatus(outcome.row), phase: 'cancelled', encodeProgress: null, errorCode: null };
+  return { ...uploadStatus({ ...outcome.row, retry_error_code: null }), phase: 'cancelled', encodeProgress: null, errorCode: null };
 }
 
 /** The upload a tus URL names (its signed segment checked by the caller), with whether it expired; null: none. */

@@ -1,9 +1,13 @@
+import { findMeetingJoin } from '../../../src/db/repositories/meeting-joins.js';
+import { isUuid } from '../../../src/db/uuid.js';
+import { NotFoundError } from '../../../src/errors.js';
 import { joinMeeting } from '../../../src/recordings/meeting-joins.js';
 import type { AppDeps } from '../../context.js';
 import { principalOf } from '../../middleware/auth.js';
 import { ERROR_REF } from '../../openapi.js';
 import type { RouteRegistry } from '../../routes.js';
 import type { JsonSchema } from '../../validation.js';
+import { meetingJoinStatusSchema, presentMeetingJoin } from './schemas.js';
 
 const meetingJoinBody = {
   type: 'object',
@@ -53,6 +57,24 @@ export function meetingJoinRoutes(deps: AppDeps, registry: RouteRegistry): void 
       ctx.status = 201;
       ctx.set('Location', `/v3/rest/recordings/${recordingId}`);
       ctx.body = { recordingId };
+    },
+  });
+  registry.add({
+    method: 'get',
+    path: '/v3/rest/recordings/{recordingId}/meeting-join',
+    operationId: 'getMeetingJoin',
+    tags: ['recordings'],
+    auth: { accept: ['apiKey', 'user'], scope: 'recordings:read' },
+    summary: 'The recorder bot of a meeting recording: its state, since when, why it failed, and a retry while the recorder is failing',
+    responses: {
+      200: { description: 'The meeting join (404 for a recording not made by a meeting join)', schema: meetingJoinStatusSchema },
+    },
+    handler: async (ctx, { params }) => {
+      const recordingId = params.recordingId ?? '';
+      if (!isUuid(recordingId)) throw new NotFoundError('Meeting join');
+      const row = await findMeetingJoin(deps.pool, principalOf(ctx).organizationId, recordingId.toLowerCase());
+      if (!row) throw new NotFoundError('Meeting join');
+      ctx.body = presentMeetingJoin(row);
     },
   });
 }

@@ -25,6 +25,10 @@ export const ingestionRow = z.object({
   last_byte_at: z.string().nullable(),
   created_at: z.string(),
   updated_at: z.string(),
+  retry_error_code: z.string().nullable(),
+  retry_message: z.string().nullable(),
+  retry_attempt: z.number().nullable(),
+  retry_next_attempt_at: z.string().nullable(),
 });
 export type IngestionRow = z.infer<typeof ingestionRow>;
 
@@ -64,6 +68,7 @@ export async function movePhase(
   const terminal = ['ready', 'failed', 'cancelled'].includes(to.phase);
   const moved = await tx.maybeOne(sql.type(z.object({ recording_id: z.string(), organization_id: z.string() }))`
     UPDATE media_ingestions SET phase = ${to.phase}, error_code = ${to.errorCode ?? null}, encode_progress = ${to.progress ?? null},
+      retry_error_code = NULL, retry_message = NULL, retry_attempt = NULL, retry_next_attempt_at = NULL,
       updated_at = now(), finished_at = CASE WHEN ${terminal} THEN now() ELSE NULL END
     WHERE id = ${ingestionId} AND phase NOT IN ('ready', 'failed', 'cancelled') AND phase = coalesce(${from ?? null}, phase)
     RETURNING recording_id, organization_id`);
@@ -80,6 +85,32 @@ export async function movePhase(
     });
   }
   return true;
+}
+
+/** A step's retryable failure while the ingestion is under way: what its status shows until the next move. */
+export interface RetryNote {
+  errorCode: string;
+  message: string;
+  /** The attempt that failed (1-based). */
+  attempt: number;
+  /** From the failure: when the next attempt starts. */
+  delayMs: number;
+}
+
+/** Records a retryable failure; an ingestion that already ended keeps its terminal status. */
+export async function noteRetry(db: CommonQueryMethods, ingestionId: string, r: RetryNote): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE media_ingestions SET retry_error_code = ${r.errorCode}, retry_message = ${r.message}, retry_attempt = ${r.attempt},
+      retry_next_attempt_at = now() + make_interval(secs => ${r.delayMs / 1000}), updated_at = now()
+    WHERE id = ${ingestionId} AND phase NOT IN ('ready', 'failed', 'cancelled')`);
+}
+
+/** The step succeeded: no retry to show any more (a no-op when none was noted). */
+export async function clearRetry(db: CommonQueryMethods, ingestionId: string): Promise<void> {
+  await db.query(sql.unsafe`
+    UPDATE media_ingestions SET retry_error_code = NULL, retry_message = NULL, retry_attempt = NULL, retry_next_attempt_at = NULL,
+      updated_at = now()
+    WHERE id = ${ingestionId} AND retry_error_code IS NOT NULL`);
 }
 
 export async function setProgress(db: CommonQueryMethods, ingestionId: string, percent: number): Promise<void> {

@@ -28,6 +28,11 @@ export const recordingRow = z.object({
     })
     .nullable(),
   folder_ids: z.array(z.string()),
+  // The active media ingestion's retry (migration 0028), if one is under way.
+  retry_error_code: z.string().nullable(),
+  retry_message: z.string().nullable(),
+  retry_attempt: z.number().nullable(),
+  retry_next_attempt_at: z.string().nullable(),
 });
 export type RecordingRow = z.infer<typeof recordingRow>;
 
@@ -45,8 +50,14 @@ export async function findRecording(db: CommonQueryMethods, organizationId: stri
             FROM metadata_values v JOIN metadata_fields f ON f.id = v.field_id WHERE v.record_id = m.id), '[]'))
         FROM metadata_records m JOIN metadata_sources s ON s.id = m.source_id
         WHERE m.recording_id = r.id AND s.type = 'api' AND s.external_entity_name = 'recordings' LIMIT 1) AS record,
-      (SELECT coalesce(jsonb_agg(folder_id ORDER BY created_at, folder_id), '[]') FROM recording_folders WHERE recording_id = r.id) AS folder_ids
-    FROM recordings r WHERE r.id = ${id} AND r.organization_id = ${organizationId}`);
+      (SELECT coalesce(jsonb_agg(folder_id ORDER BY created_at, folder_id), '[]') FROM recording_folders WHERE recording_id = r.id) AS folder_ids,
+      i.retry_error_code, i.retry_message, i.retry_attempt, i.retry_next_attempt_at
+    FROM recordings r
+    LEFT JOIN LATERAL (
+      SELECT retry_error_code, retry_message, retry_attempt, retry_next_attempt_at FROM media_ingestions
+      WHERE recording_id = r.id AND phase NOT IN ('ready', 'failed', 'cancelled') AND retry_error_code IS NOT NULL LIMIT 1
+    ) i ON true
+    WHERE r.id = ${id} AND r.organization_id = ${organizationId}`);
 }
 
 export const listItemRow = z.object({

@@ -39,6 +39,8 @@ export class MediaStepError extends Error {
     readonly code: FailureType,
     message: string,
     readonly retryable: boolean,
+    /** A reason of a known safe shape (`HTTP 503`, `DNS: ENOTFOUND`) the status may show beside the code. */
+    readonly detail: string | null = null,
   ) {
     super(message);
     this.name = 'MediaStepError';

@@ -54,7 +54,7 @@ export async function transferUrlMedia(p: MediaPipeline, ingestionId: string, ct
     await pipeline(media.body, count, createWriteStream(target));
   } catch (error) {
     await rm(target, { force: true });
-    if (error instanceof AssetFetchError) throw new MediaStepError(error.code, error.message, error.retryable);
+    if (error instanceof AssetFetchError) throw new MediaStepError(error.code, error.message, error.retryable, error.message);
     throw error;
   } finally {
     await fetcher.close();
