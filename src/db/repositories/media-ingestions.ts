@@ -53,6 +53,12 @@ export async function latestIngestion(db: CommonQueryMethods, recordingId: strin
     SELECT id, kind FROM media_ingestions WHERE recording_id = ${recordingId} ORDER BY created_at DESC LIMIT 1`);
 }
 
+/** A move to another phase clears a noted retry; a step's retry that moves to its own phase again (an encode) keeps it. */
+const keepRetryIf = (phase: string) => sql.fragment`
+  retry_error_code = CASE WHEN phase = ${phase} THEN retry_error_code END, retry_message = CASE WHEN phase = ${phase} THEN retry_message END,
+  retry_attempt = CASE WHEN phase = ${phase} THEN retry_attempt END,
+  retry_next_attempt_at = CASE WHEN phase = ${phase} THEN retry_next_attempt_at END`;
+
 /**
  * Moves an ingestion to a phase (never out of a terminal one) and the recording's asset with it,
  * in one transaction; `ready` and `failed` are announced with it. Returns false when the
@@ -68,8 +74,7 @@ export async function movePhase(
   const terminal = ['ready', 'failed', 'cancelled'].includes(to.phase);
   const moved = await tx.maybeOne(sql.type(z.object({ recording_id: z.string(), organization_id: z.string() }))`
     UPDATE media_ingestions SET phase = ${to.phase}, error_code = ${to.errorCode ?? null}, encode_progress = ${to.progress ?? null},
-      retry_error_code = NULL, retry_message = NULL, retry_attempt = NULL, retry_next_attempt_at = NULL,
-      updated_at = now(), finished_at = CASE WHEN ${terminal} THEN now() ELSE NULL END
+      ${keepRetryIf(to.phase)}, updated_at = now(), finished_at = CASE WHEN ${terminal} THEN now() ELSE NULL END
     WHERE id = ${ingestionId} AND phase NOT IN ('ready', 'failed', 'cancelled') AND phase = coalesce(${from ?? null}, phase)
     RETURNING recording_id, organization_id`);
   if (!moved) return false;
