@@ -17,6 +17,7 @@ import { LOOPBACK_POLICY, startTestWorker, type TestWorker } from '../../../harn
 import { waitFor } from '../../../harness/wait.js';
 import { closeServer, listenLocal } from '../../../harness/http.js';
 import { writeTone } from '../../../harness/media.js';
+import { DEFAULT_FFMPEG_SETTINGS, FfmpegTools } from '../../../src/media/ffmpeg-tools.js';
 
 interface Retry {
   errorCode: string;
@@ -154,5 +155,72 @@ describe('media ingestion: the retry status of URL media', function () {
     assert.deepEqual(await result(id), { phase: 'failed', errorCode: 'asset_not_found' });
     const body = await recording(id);
     assert.deepEqual([body.asset.status, body.asset.errorCode, body.assetRetry], ['failed', 'asset_not_found', undefined]);
+  });
+
+  describe('a direct upload whose encode is retried (no FFmpeg on the worker)', () => {
+    let brokenWorker: TestWorker;
+    let brokenApi: TestApi;
+    before(async () => {
+      const missing = path.join(mediaDir, 'no-ffmpeg');
+      brokenWorker = await startTestWorker(pool, {
+        deps: {
+          mediaDir,
+          addressPolicy: LOOPBACK_POLICY,
+          ffmpeg: new FfmpegTools({ ...DEFAULT_FFMPEG_SETTINGS, ffmpegPath: `${missing}/ffmpeg`, ffprobePath: `${missing}/ffprobe` }),
+        },
+      });
+      brokenApi = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: brokenWorker.taskQueue }) });
+    });
+    after(async () => {
+      await brokenApi?.close();
+      await brokenWorker?.stop();
+    });
+
+    it('the upload status and the recording show ffmpeg_unavailable while retrying; failed processing_failed without a retry at the end', async () => {
+      const headers = { 'X-Service-Api-Key': org.apiKey };
+      const created = await brokenApi.request('/v3/rest/recordings', {
+        method: 'POST',
+        headers,
+        json: { record: { externalId: randomUUID() } },
+      });
+      const recordingId = created.body.id as string;
+      const upload = await brokenApi.request(`/v3/rest/recordings/${recordingId}/uploads`, {
+        method: 'POST',
+        headers,
+        json: { fileName: 'tone.wav', fileSize: tone.length },
+      });
+      assert.equal(upload.status, 201, JSON.stringify(upload.body));
+      const sent = await fetch(upload.body.uploadUrl as string, {
+        method: 'PATCH',
+        body: tone,
+        headers: { 'Tus-Resumable': '1.0.0', 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream' },
+      });
+      assert.equal(sent.status, 204);
+      const statusPath = `/v3/rest/recordings/${recordingId}/uploads/${upload.body.uploadId as string}`;
+      let status: { phase: string; errorCode: string | null; retry?: Retry } | undefined;
+      const seen = await waitFor(
+        async () => ((status = (await brokenApi.request(statusPath, { headers })).body).retry?.attempt ?? 0) >= 2,
+        30_000,
+        100,
+      );
+      assert.ok(seen, JSON.stringify(status));
+      assert.deepEqual(
+        [status!.phase, status!.errorCode, status!.retry?.errorCode, status!.retry?.message],
+        ['encoding', null, 'ffmpeg_unavailable', 'No media encoder is available on the worker right now.'],
+        'never the error text (it names paths of the worker)',
+      );
+      const body = (await brokenApi.request(`/v3/rest/recordings/${recordingId}`, { headers })).body as {
+        asset: { status: string };
+        assetRetry?: Retry;
+      };
+      assert.equal(body.asset.status, 'processing');
+      assert.equal(body.assetRetry?.errorCode, 'ffmpeg_unavailable');
+      // The encode's policy: 5 attempts, 1 s doubling; then the ingestion fails for good.
+      const ended = await brokenApi.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result();
+      assert.deepEqual(ended, { phase: 'failed', errorCode: 'processing_failed' });
+      const final = (await brokenApi.request(statusPath, { headers })).body as Record<string, unknown>;
+      assert.deepEqual([final.phase, final.errorCode, 'retry' in final], ['failed', 'processing_failed', false]);
+      assert.equal('assetRetry' in (await brokenApi.request(`/v3/rest/recordings/${recordingId}`, { headers })).body, false);
+    });
   });
 });
