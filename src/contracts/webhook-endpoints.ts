@@ -10,10 +10,8 @@ const url = {
   type: 'string',
   minLength: 1,
   maxLength: WEBHOOK_URL_MAX_LENGTH,
-  // Whitespace is never part of a URL (it is percent-encoded); the service checks the rest (scheme, userinfo, fragment).
-  pattern: '^\\S+$',
   description:
-    'Where deliveries are POSTed: an absolute `http` or `https` URL without credentials (`user:password@`) or fragment (`#`); `https` only when Intake runs with `NODE_ENV=production`',
+    'Where deliveries are POSTed: an absolute `http` or `https` URL without whitespace, credentials (`user:password@`) or fragment (`#`); `https` only when Intake runs with `NODE_ENV=production`',
 } as const;
 
 const eventTypes = {

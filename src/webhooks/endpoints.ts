@@ -56,6 +56,8 @@ export function webhookSecretKeys(config: Pick<Config, 'temporal'>): PayloadKey[
  */
 export function endpointUrlProblems(url: string, policy: EndpointPolicy, path = 'body.url'): FieldError[] {
   const problem = (message: string): FieldError[] => [{ path, message }];
+  // The parser would drop or encode these silently: the endpoint would not be the URL its owner wrote.
+  if (/\s/.test(url)) return problem('must not contain whitespace (percent-encode it)');
   let parsed: URL;
   try {
     parsed = new URL(url);
