@@ -47,7 +47,7 @@ const COMMANDS: Record<string, Command> = {
 
 const USAGE = `usage: intake <command> [--flags]
   org create --name N [--credits C] [--no-recording]
-  api-key create --org O [--scopes a,b] [--name N]   (default: every scope but admin)
+  api-key create --org O [--scopes a,b] [--name N]   (default: every scope but admin and webhooks:manage)
   api-key revoke --id K
   user create --org O --email E [--first-name F] [--last-name L] [--role member|admin] [--password-stdin]
   user set-password (--user U | --org O --email E) --password-stdin
