@@ -352,6 +352,55 @@ describe('webhook endpoints REST', function () {
     );
   });
 
+  it('documents the routes in /openapi.json: closed schemas, the secret only in create and rotate, their errors', async () => {
+    const doc = (await api.request('/openapi.json')).body;
+    const ops = doc.paths[base];
+    const one = doc.paths[`${base}/{endpointId}`];
+    const rotate = doc.paths[`${base}/{endpointId}/rotate-secret`];
+    assert.deepEqual(
+      [
+        ops.post.operationId,
+        ops.get.operationId,
+        one.get.operationId,
+        one.patch.operationId,
+        one.delete.operationId,
+        rotate.post.operationId,
+      ],
+      [
+        'createWebhookEndpoint',
+        'listWebhookEndpoints',
+        'getWebhookEndpoint',
+        'updateWebhookEndpoint',
+        'deleteWebhookEndpoint',
+        'rotateWebhookEndpointSecret',
+      ],
+    );
+    const schemaOf = (op: { responses: Record<string, { content: { 'application/json': { schema: unknown } } }> }, status: string) =>
+      op.responses[status]!.content['application/json'].schema;
+    assert.deepEqual(schemaOf(ops.post, '201'), { $ref: '#/components/schemas/WebhookEndpointWithSecret' });
+    assert.deepEqual(schemaOf(rotate.post, '200'), { $ref: '#/components/schemas/WebhookEndpointWithSecret' });
+    assert.deepEqual(schemaOf(one.get, '200'), { $ref: '#/components/schemas/WebhookEndpoint' });
+    const endpoint = doc.components.schemas.WebhookEndpoint;
+    assert.equal(endpoint.additionalProperties, false);
+    assert.equal('secret' in endpoint.properties, false);
+    assert.equal(doc.components.schemas.WebhookEndpointWithSecret.additionalProperties, false);
+    assert.match(ops.post.responses['409'].description, /webhook_endpoint_limit_reached/);
+    for (const op of [ops.post, ops.get, one.get, one.patch, one.delete, rotate.post]) {
+      assert.match(op.responses['403'].description, /insufficient_scope/, op.operationId);
+      assert.deepEqual(op.security, [{ apiKey: [] }, { bearer: [] }], op.operationId);
+    }
+    assert.deepEqual(ops.post.requestBody.content['application/json'].schema.properties.eventTypes.items.enum, [
+      'signal.created',
+      'agent_session.processed',
+      'agent_session.billing_blocked',
+      'agent_session.billing_resumed',
+      'recording.media_ready',
+      'recording.media_failed',
+      'recording.transcript_completed',
+      'meeting_join.ended',
+    ]);
+  });
+
   it('with NODE_ENV=production, only https receivers', async () => {
     const production = await startTestApi({
       pool,
