@@ -110,11 +110,12 @@ export async function updateWebhookEndpoint(db: CommonQueryMethods, id: string, 
       : s.transition?.to === 'disable'
         ? sql.fragment`, enabled = false, disabled_reason = ${s.transition.disabledReason}, disabled_at = now()`
         : sql.fragment``;
-  const failures = s.resetFailures ? sql.fragment`, failing_since = NULL` : sql.fragment``;
+  // Enabling clears the run of failures already (a column is assigned once).
+  const failures = s.resetFailures && s.transition?.to !== 'enable' ? sql.fragment`, failing_since = NULL` : sql.fragment``;
   return db.one(sql.type(webhookEndpointRow)`
     UPDATE webhook_endpoints SET
       url = ${s.url}, description = ${s.description}, event_types = ${eventTypesValue(s.eventTypes)}, updated_at = now()
-      ${state} ${s.transition?.to === 'enable' ? sql.fragment`` : failures}
+      ${state} ${failures}
     WHERE id = ${id}
     RETURNING ${columns}`);
 }

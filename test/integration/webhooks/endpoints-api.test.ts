@@ -150,6 +150,12 @@ describe('webhook endpoints REST', function () {
     assert.notEqual((await stored(e.id)).failing_since, null, 'a change that keeps the URL keeps the run of failures');
     await call('PATCH', `${base}/${e.id}`, { url: 'https://new-receiver.example.com/' });
     assert.equal((await stored(e.id)).failing_since, null, 'a new receiver starts with no failures');
+
+    await call('PATCH', `${base}/${e.id}`, { enabled: false });
+    await pool.query(sql.unsafe`UPDATE webhook_endpoints SET failing_since = now() WHERE id = ${e.id}`);
+    const both = await call('PATCH', `${base}/${e.id}`, { enabled: true, url: 'https://third-receiver.example.com/' });
+    assert.deepEqual([both.status, both.body.enabled, both.body.url], [200, true, 'https://third-receiver.example.com/']);
+    assert.equal((await stored(e.id)).failing_since, null);
   });
 
   it('DELETE answers 204 and removes it; a second DELETE is 404', async () => {
