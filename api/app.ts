@@ -14,6 +14,7 @@ import { mediaRoutes } from './recordings/media/router.js';
 import { meetingJoinRoutes } from './recordings/meeting-joins/router.js';
 import { signalRoutes } from './signals/router.js';
 import { uploadRoutes } from './recordings/uploads/router.js';
+import { webhookEndpointRoutes } from './webhook-endpoints/router.js';
 import { tusEndpoint } from './recordings/uploads/tus.js';
 import { createUploadStore } from '../src/media/upload-store.js';
 import { errorHandler } from './middleware/errors.js';
@@ -41,6 +42,7 @@ export function buildApp(deps: AppDeps): Koa<AppState> {
   feedbackRoutes(deps, registry);
   agentApplicationRoutes(deps, registry);
   agentConversationRoutes(deps, registry);
+  webhookEndpointRoutes(deps, registry);
   signalRoutes(deps, registry);
   meetingJoinRoutes(deps, registry);
   recordingRoutes(deps, registry);

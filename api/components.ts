@@ -1,6 +1,7 @@
 import { applicationSchema, credentialSchema, newCredentialSchema, type Credential } from '../src/contracts/agent-applications.js';
 import { retrySchema } from '../src/contracts/retry.js';
 import { uploadStatusSchema } from '../src/contracts/uploads.js';
+import { webhookEndpointSchema, webhookEndpointWithSecretSchema, type WebhookEndpoint } from '../src/contracts/webhook-endpoints.js';
 import {
   agentContextSchema,
   agentEventSchema,
@@ -43,6 +44,19 @@ const RECORDING = '8d2f4b6a-1c3e-4a5b-9d7f-0e2c4a6b8d1f';
 const FIELD = '2a4c6e8f-1b3d-4f5a-8c7e-9d0b2f4a6c8e';
 const CREATED = '2026-03-02T09:15:00.000Z';
 const UPDATED = '2026-03-02T09:20:00.000Z';
+
+const webhookEndpoint: WebhookEndpoint = {
+  id: '6a8c0e2f-4b6d-4f8a-9c1e-3b5d7f9a1c3e',
+  url: 'https://hooks.example.com/intake',
+  description: 'Sync to the CRM',
+  eventTypes: ['recording.transcript_completed', 'signal.created'],
+  enabled: true,
+  disabledReason: null,
+  disabledAt: null,
+  previousSecretExpiresAt: null,
+  createdAt: CREATED,
+  updatedAt: UPDATED,
+};
 
 const transcriptEntry: TranscriptEntry = { recordingId: RECORDING, startSec: 0, endSec: 4.2, speaker: 0, text: 'Thanks for joining.' };
 const agentContext = { productArea: 'billing', surface: 'chat-widget', environment: 'production' };
@@ -263,6 +277,11 @@ export const NAMED_SCHEMAS: Record<string, NamedSchema> = {
   }),
   Credential: named(credentialSchema, credential),
   NewCredential: named(newCredentialSchema, { ...credential, lastUsedAt: null, secret: 'iak_3xY9…' }),
+  WebhookEndpoint: named(webhookEndpointSchema, webhookEndpoint),
+  WebhookEndpointWithSecret: named(webhookEndpointWithSecretSchema, {
+    ...webhookEndpoint,
+    secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+  }),
   Organization: named(organizationSchema, {
     organizationId: ORG,
     name: 'Acme',

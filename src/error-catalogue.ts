@@ -141,6 +141,11 @@ export const ERROR_CATALOGUE = {
     message: 'An application with this agentKey already exists in this organization.',
     description: 'Another agent application of the organization has the `agentKey`.',
   },
+  webhook_endpoint_limit_reached: {
+    status: 409,
+    message: 'The organization has as many webhook endpoints as it may; delete one first.',
+    description: 'Creating a webhook endpoint past the per-organization limit (`limit`).',
+  },
   metadata_field_exists: {
     status: 409,
     message: 'A metadata field with this name already exists in the recordings source.',

@@ -9,6 +9,7 @@ import { meetingProviders } from './commands/meetings.js';
 import { batchCreate, folderCreate, metadataFieldCreate } from './commands/recordings.js';
 import { retentionSweep } from './commands/retention.js';
 import { creditsAdd, orgCreate, orgUpdate, userCreate, userSetPassword } from './commands/tenancy.js';
+import { webhookCreate, webhookDelete, webhookList, webhookRotateSecret, webhookShow, webhookUpdate } from './commands/webhooks.js';
 import { CliContext, CliError } from './context.js';
 
 type Command = (ctx: CliContext, argv: string[]) => Promise<object>;
@@ -30,6 +31,12 @@ const COMMANDS: Record<string, Command> = {
   'agent-app update': agentAppUpdate,
   'agent-app secret': agentAppSecret,
   'agent-app revoke': agentAppRevoke,
+  'webhook create': webhookCreate,
+  'webhook list': webhookList,
+  'webhook show': webhookShow,
+  'webhook update': webhookUpdate,
+  'webhook delete': webhookDelete,
+  'webhook rotate-secret': webhookRotateSecret,
   'retention sweep': retentionSweep,
   'folder create': folderCreate,
   'batch create': batchCreate,
@@ -40,7 +47,7 @@ const COMMANDS: Record<string, Command> = {
 
 const USAGE = `usage: intake <command> [--flags]
   org create --name N [--credits C] [--no-recording]
-  api-key create --org O [--scopes a,b] [--name N]   (default: every scope but admin)
+  api-key create --org O [--scopes a,b] [--name N]   (default: every scope but admin and webhooks:manage)
   api-key revoke --id K
   user create --org O --email E [--first-name F] [--last-name L] [--role member|admin] [--password-stdin]
   user set-password (--user U | --org O --email E) --password-stdin
@@ -55,6 +62,12 @@ const USAGE = `usage: intake <command> [--flags]
                    [--redact-patterns p1,p2] [--retention-days D|none] [--environments a,b|any] [--access workspace|users:U1,U2]
   agent-app secret --app A
   agent-app revoke --credential C
+  webhook create --org O --url U [--event-types a,b|all] [--description D] [--enabled on|off]   (prints the secret, once)
+  webhook list --org O
+  webhook show --org O --id E
+  webhook update --org O --id E [--url U] [--event-types a,b|all] [--description D] [--enabled on|off]
+  webhook delete --org O --id E
+  webhook rotate-secret --org O --id E             (prints the new secret; the previous one signs for 24 hours more)
   retention sweep [--org O]
   folder create --org O --name N
   batch create --user U

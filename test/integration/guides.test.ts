@@ -99,4 +99,36 @@ describe('guides: the first steps run as written', function () {
     const ingest = lines.at(-1)!;
     assert.deepEqual([ingest.acceptedEventCount, ingest.processingStatus], [3, 'pending'], stdout);
   });
+
+  it('webhook endpoints: create, list, read, update, rotate, delete', async () => {
+    const host = new URL(api.url).host;
+    const script = [guideBlock('first-requests.md', 'first requests'), guideBlock('webhooks.md', 'webhook endpoints')]
+      .join('\n')
+      .replaceAll('localhost:8080', host);
+    const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], {
+      cwd: PROJECT_ROOT,
+      timeout: 150_000,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? os.tmpdir(),
+        DATA_DIR: dataDir,
+        DATABASE_URL: databaseUrl,
+        SIGNING_SECRET: TEST_SIGNING_SECRET,
+        LOG_LEVEL: 'silent',
+      },
+    });
+    const lines = jsonValues(stdout);
+    const created = lines.find((l) => typeof l.secret === 'string' && l.description === 'CRM sync')!;
+    assert.match(created.secret as string, /^whsec_/, stdout);
+    const listed = lines.find((l) => Array.isArray(l.endpoints)) as { endpoints: { id: string }[] } | undefined;
+    assert.deepEqual(
+      listed?.endpoints.map((e) => e.id),
+      [created.id],
+    );
+    const disabled = lines.find((l) => l.disabledReason === 'disabled by a user');
+    assert.deepEqual([disabled?.eventTypes, disabled?.enabled], [null, false], stdout);
+    const rotated = lines.at(-1)!;
+    assert.ok(typeof rotated.secret === 'string' && rotated.secret !== created.secret && rotated.previousSecretExpiresAt, stdout);
+    assert.ok(stdout.trimEnd().endsWith('204'), stdout);
+  });
 });
