@@ -1,0 +1,3 @@
+export { createIntakeClient, credentialHeaders, IntakeError, unwrap, type IntakeClient, type IntakeClientOptions } from './client.js';
+export { paginate, paginateByPage, type CursorPage } from './paging.js';
+export type { components, operations, paths } from './schema.js';
