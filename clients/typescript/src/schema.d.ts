@@ -574,7 +574,7 @@ export interface components {
       environment?: string;
       pathname?: string;
       productArea?: string;
-      properties?: Record<string, never>;
+      properties?: Record<string, unknown>;
       release?: string;
       routeTemplate?: string;
       surface?: string;
@@ -606,7 +606,7 @@ export interface components {
        * @description The person (people API) the participant was matched to
        */
       personId: string | null;
-      properties: Record<string, never> | null;
+      properties: Record<string, unknown> | null;
       username: string | null;
     };
     /**
@@ -1521,7 +1521,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': Record<string, never>;
+          'application/json': Record<string, unknown>;
         };
       };
       /**
@@ -1557,7 +1557,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': Record<string, never>;
+          'application/json': Record<string, unknown>;
         };
       };
       /**
@@ -1626,7 +1626,7 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': Record<string, never> | unknown[];
+        'application/json': Record<string, unknown> | unknown[];
       };
     };
     responses: {
@@ -2882,7 +2882,7 @@ export interface operations {
             environment?: string;
             pathname?: string;
             productArea?: string;
-            properties?: Record<string, never>;
+            properties?: Record<string, unknown>;
             release?: string;
             routeTemplate?: string;
             surface?: string;
@@ -2896,7 +2896,7 @@ export interface operations {
               environment?: string;
               pathname?: string;
               productArea?: string;
-              properties?: Record<string, never>;
+              properties?: Record<string, unknown>;
               release?: string;
               routeTemplate?: string;
               surface?: string;
@@ -2954,7 +2954,7 @@ export interface operations {
             ownerUserId?: string;
             /** Format: uuid */
             personId?: string;
-            properties?: Record<string, never>;
+            properties?: Record<string, unknown>;
             username?: string;
           }[];
           source?: {
