@@ -68,10 +68,12 @@ export class IntakeError extends Error {
 }
 
 type Result = { data?: unknown; error?: unknown; response: Response };
+/** What a 2xx carries: its body's type, or undefined for a route that answers without one (204). */
+export type Unwrapped<R extends Result> = [NonNullable<R['data']>] extends [never] ? undefined : NonNullable<R['data']>;
 
 /** The data of a 2xx answer, or an IntakeError (thrown) for any other. */
-export async function unwrap<R extends Result>(result: R | Promise<R>): Promise<NonNullable<R['data']>> {
+export async function unwrap<R extends Result>(result: R | Promise<R>): Promise<Unwrapped<R>> {
   const { data, error, response } = await result;
   if (!response.ok) throw new IntakeError(response, error);
-  return data as NonNullable<R['data']>;
+  return data as Unwrapped<R>;
 }

@@ -104,6 +104,14 @@ describe('typed client (@intake/client) against the running stack', function () 
     assert.ok(duplicate.message.length > 0);
   });
 
+  it('creates an agent application and deletes it: a 204 unwraps to undefined, and the application is gone (a typed 404)', async () => {
+    const created = await unwrap(intake.POST('/v3/rest/agent-applications', { body: { name: 'Client app', agentKey: 'client-app' } }));
+    const path = { applicationId: created.applicationId };
+    assert.equal(await unwrap(intake.DELETE('/v3/rest/agent-applications/{applicationId}', { params: { path } })), undefined);
+    const gone = await caught(unwrap(intake.GET('/v3/rest/agent-applications/{applicationId}', { params: { path } })));
+    assert.deepEqual([gone.status, gone.errorCode], [404, 'not_found']);
+  });
+
   it('answers a bad request with a typed 400 listing the invalid fields, and an unknown recording with a typed 404', async () => {
     const invalid = await caught(unwrap(intake.POST('/v3/rest/feedback-sources', { body: { name: '', type: 'api' } })));
     assert.deepEqual([invalid.status, invalid.errorCode], [400, 'validation_failed']);
