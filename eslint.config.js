@@ -70,7 +70,7 @@ const layerRules = [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', '.data/**', '.tools/**', 'bench/results/**'] },
+  { ignores: ['node_modules/**', 'dist/**', '.data/**', '.tools/**', 'bench/results/**', 'clients/*/dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -1,0 +1,11 @@
+export {
+  createIntakeClient,
+  credentialHeaders,
+  IntakeError,
+  unwrap,
+  type IntakeClient,
+  type IntakeClientOptions,
+  type Unwrapped,
+} from './client.js';
+export { paginate, paginateByPage, type CursorPage } from './paging.js';
+export type { components, operations, paths } from './schema.js';
