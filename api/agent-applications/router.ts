@@ -30,6 +30,7 @@ export function agentApplicationRoutes(deps: AppDeps, registry: RouteRegistry): 
     path: base,
     operationId: 'createAgentApplication',
     summary: 'Register an agent application',
+    idempotent: true,
     body: { schema: createApplicationBody },
     responses: {
       201: { description: 'The application', schema: applicationSchema },
