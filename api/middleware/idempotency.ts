@@ -1,5 +1,6 @@
 import { credentialOf, parseIdempotencyKey, requestHash } from '../../src/idempotency/request.js';
 import { beginIdempotent, finishIdempotent, type IdempotencyOptions, type StoredResponse } from '../../src/idempotency/service.js';
+import type { PayloadKey } from '../../src/keys.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { principalOf } from './auth.js';
 import { classify, errorBody } from './errors.js';
@@ -19,12 +20,13 @@ const STORED_HEADERS = ['location', 'content-location', 'cache-control'];
  * releases the key, so that the client may retry it.
  */
 export function idempotent(deps: AppDeps, options?: IdempotencyOptions) {
+  const keys = deps.config.temporal.payloadKeys ?? [];
   return async (ctx: AppContext, run: () => Promise<void>) => {
     const key = parseIdempotencyKey(ctx.req.headers['idempotency-key']);
     if (key === undefined) return run();
     const principal = principalOf(ctx);
     const scope = { organizationId: principal.organizationId, credential: credentialOf(principal) };
-    const begun = await beginIdempotent(deps.pool, scope, key, requestHash(ctx.method, ctx.path, ctx.request.body), options);
+    const begun = await beginIdempotent(deps.pool, keys, scope, key, requestHash(ctx.method, ctx.path, ctx.request.body), options);
     if (begun.kind === 'replay') {
       replay(ctx, begun.response);
       return;
@@ -37,17 +39,23 @@ export function idempotent(deps: AppDeps, options?: IdempotencyOptions) {
       const known = classify(error);
       response =
         known && known.status < 500 ? { status: known.status, headers: known.headers, body: JSON.stringify(errorBody(known)) } : null;
-      await finish(ctx, deps, begun.claim, response);
+      await finish(ctx, deps, keys, begun.claim, response);
       throw error;
     }
-    await finish(ctx, deps, begun.claim, response);
+    await finish(ctx, deps, keys, begun.claim, response);
   };
 }
 
 /** Stores (or releases) without failing the request: its work is done; a lost completion is the documented crash window. */
-async function finish(ctx: AppContext, deps: AppDeps, claim: { id: number; claim: string }, response: StoredResponse | null) {
+async function finish(
+  ctx: AppContext,
+  deps: AppDeps,
+  keys: readonly PayloadKey[],
+  claim: { id: number; claim: string },
+  response: StoredResponse | null,
+) {
   try {
-    const stored = await finishIdempotent(deps.pool, claim, response);
+    const stored = await finishIdempotent(deps.pool, keys, claim, response);
     if (!stored && response && response.status < 500) ctx.state.log.warn({ status: response.status }, 'idempotent response not stored');
   } catch (error) {
     ctx.state.log.error({ err: error }, 'could not record the idempotent response; the key is retried once its lock passes');

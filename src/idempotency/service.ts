@@ -9,6 +9,8 @@ import {
   type StoredResponse,
 } from '../db/repositories/idempotency-keys.js';
 import { AppError } from '../errors.js';
+import type { PayloadKey } from '../keys.js';
+import { openBody, sealBody } from './sealed-body.js';
 
 export type { IdempotencyScope, StoredResponse } from '../db/repositories/idempotency-keys.js';
 
@@ -50,6 +52,7 @@ export type Begin = { kind: 'execute'; claim: Claim } | { kind: 'replay'; respon
  */
 export async function beginIdempotent(
   pool: DatabasePool,
+  keys: readonly PayloadKey[],
   scope: IdempotencyScope,
   key: string,
   hash: Buffer,
@@ -66,7 +69,11 @@ export async function beginIdempotent(
     if (row.state === 'completed') {
       return {
         kind: 'replay',
-        response: { status: row.response_status ?? 200, headers: row.response_headers ?? {}, body: row.response_body },
+        response: {
+          status: row.response_status ?? 200,
+          headers: row.response_headers ?? {},
+          body: row.response_body === null ? null : openBody(keys, row.response_body),
+        },
       };
     }
     if (Date.now() >= deadline) throw new AppError('idempotency_key_in_progress');
@@ -78,12 +85,17 @@ export async function beginIdempotent(
 /**
  * Ends a request begun with `beginIdempotent`: its response is stored for replay, or, with null (a
  * 5xx, a failure, a body that is not stored), the key is released so that the client may retry it.
- * Returns whether the response was stored.
+ * Returns whether the response was stored (sealed: without a payload key, nothing is stored).
  */
-export async function finishIdempotent(pool: DatabasePool, claim: Claim, response: StoredResponse | null): Promise<boolean> {
-  if (!response || response.status >= 500 || Buffer.byteLength(response.body ?? '') > MAX_STORED_BODY_BYTES) {
+export async function finishIdempotent(
+  pool: DatabasePool,
+  keys: readonly PayloadKey[],
+  claim: Claim,
+  response: StoredResponse | null,
+): Promise<boolean> {
+  if (!response || response.status >= 500 || keys.length === 0 || Buffer.byteLength(response.body ?? '') > MAX_STORED_BODY_BYTES) {
     await releaseKey(pool, claim);
     return false;
   }
-  return completeKey(pool, claim, response);
+  return completeKey(pool, claim, { ...response, body: response.body === null ? null : sealBody(keys, response.body) });
 }

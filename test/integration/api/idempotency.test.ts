@@ -14,6 +14,7 @@ import { AppError } from '../../../src/errors.js';
 import { requestHash } from '../../../src/idempotency/request.js';
 import { beginIdempotent, DEFAULT_IDEMPOTENCY_OPTIONS, finishIdempotent } from '../../../src/idempotency/service.js';
 import { startTestApi, type TestApi } from '../../../harness/app.js';
+import { testConfig } from '../../../harness/config.js';
 import { createTestKey, createTestOrg, createTestUser, type TestOrg } from '../../../harness/fixtures.js';
 import { closeServer, listenLocal } from '../../../harness/http.js';
 import { createTestDatabase } from '../../../harness/stack.js';
@@ -112,6 +113,24 @@ describe('idempotency keys', function () {
     assert.equal(d.status, 201);
     assert.equal(await count('folders', elsewhere.organizationId), 1);
     assert.equal((await post('/v3/rest/folders', body, key, { 'X-Service-Api-Key': other.apiKey })).body.folderId, b.body.folderId);
+  });
+
+  it('a response with a secret shown once (an ingest credential) is replayed, and kept sealed at rest', async () => {
+    const app = await post('/v3/rest/agent-applications', { name: 'Sealed', agentKey: `sealed-${randomUUID().slice(0, 8)}` }, null);
+    const key = randomUUID();
+    const path = `/v3/rest/agent-applications/${app.body.applicationId}/credentials`;
+    const first = await post(path, undefined, key);
+    assert.equal(first.status, 201, JSON.stringify(first.body));
+    const again = await post(path, undefined, key);
+    assert.deepEqual([again.status, again.headers.get('idempotent-replayed'), again.body], [201, 'true', first.body]);
+    const credentials = await api.request(path, { headers: { 'X-Service-Api-Key': org.apiKey } });
+    assert.equal(credentials.body.credentials.length, 1);
+    const stored = await pool.oneFirst(
+      sql.type(z.object({ response_body: z.string() }))`SELECT response_body FROM idempotency_keys WHERE idempotency_key = ${key}`,
+    );
+    assert.match(stored, /^v1\.signing-secret\.[A-Za-z0-9_-]+$/);
+    assert.equal(typeof first.body.secret, 'string');
+    assert.equal(stored.includes(first.body.secret as string), false, 'the secret is not stored in clear');
   });
 
   it('a race: 10 concurrent identical requests with one key make exactly one resource; each answer is its replay or a 409', async () => {
@@ -260,46 +279,50 @@ describe('idempotency keys', function () {
     const scope = () => ({ organizationId: org.organizationId, credential: `apiKey:${org.apiKeyId}` });
     const hash = requestHash('POST', '/v3/rest/folders', { name: 'svc' });
     const fast = { ...DEFAULT_IDEMPOTENCY_OPTIONS, waitMs: 300 };
+    const keys = testConfig().temporal.payloadKeys ?? [];
 
     it('a duplicate of a request in flight waits for it and gets its response', async () => {
       const key = randomUUID();
-      const first = await beginIdempotent(pool, scope(), key, hash);
+      const first = await beginIdempotent(pool, keys, scope(), key, hash);
       assert.equal(first.kind, 'execute');
-      const waiting = beginIdempotent(pool, scope(), key, hash);
+      const waiting = beginIdempotent(pool, keys, scope(), key, hash);
       await new Promise((resolve) => setTimeout(resolve, 200));
       if (first.kind !== 'execute') return;
-      assert.equal(await finishIdempotent(pool, first.claim, { status: 201, headers: { location: '/x' }, body: '{"id":1}' }), true);
+      assert.equal(await finishIdempotent(pool, keys, first.claim, { status: 201, headers: { location: '/x' }, body: '{"id":1}' }), true);
       assert.deepEqual(await waiting, { kind: 'replay', response: { status: 201, headers: { location: '/x' }, body: '{"id":1}' } });
     });
 
     it('past the wait, a duplicate is 409 idempotency_key_in_progress; once the lock of a dead request passes, a retry runs', async () => {
       const key = randomUUID();
-      const dead = await beginIdempotent(pool, scope(), key, hash);
+      const dead = await beginIdempotent(pool, keys, scope(), key, hash);
       assert.equal(dead.kind, 'execute');
-      await assert.rejects(beginIdempotent(pool, scope(), key, hash, fast), (e: AppError) => e.errorCode === 'idempotency_key_in_progress');
+      await assert.rejects(
+        beginIdempotent(pool, keys, scope(), key, hash, fast),
+        (e: AppError) => e.errorCode === 'idempotency_key_in_progress',
+      );
       // Another body is refused at once, even while the first is in flight.
       await assert.rejects(
-        beginIdempotent(pool, scope(), key, requestHash('POST', '/v3/rest/folders', { name: 'other' }), fast),
+        beginIdempotent(pool, keys, scope(), key, requestHash('POST', '/v3/rest/folders', { name: 'other' }), fast),
         (e: AppError) => e.errorCode === 'idempotency_key_reused',
       );
       // The process holding the claim died: its lock passes.
       await pool.query(sql.unsafe`UPDATE idempotency_keys SET locked_until = now() - interval '1 second' WHERE idempotency_key = ${key}`);
-      const retry = await beginIdempotent(pool, scope(), key, hash, fast);
+      const retry = await beginIdempotent(pool, keys, scope(), key, hash, fast);
       assert.equal(retry.kind, 'execute');
       if (dead.kind !== 'execute' || retry.kind !== 'execute') return;
       // The dead request's late completion cannot overwrite the claim that took over.
-      assert.equal(await finishIdempotent(pool, dead.claim, { status: 201, headers: {}, body: '{"late":true}' }), false);
-      assert.equal(await finishIdempotent(pool, retry.claim, { status: 201, headers: {}, body: '{"retry":true}' }), true);
-      const replay = await beginIdempotent(pool, scope(), key, hash, fast);
+      assert.equal(await finishIdempotent(pool, keys, dead.claim, { status: 201, headers: {}, body: '{"late":true}' }), false);
+      assert.equal(await finishIdempotent(pool, keys, retry.claim, { status: 201, headers: {}, body: '{"retry":true}' }), true);
+      const replay = await beginIdempotent(pool, keys, scope(), key, hash, fast);
       assert.deepEqual(replay, { kind: 'replay', response: { status: 201, headers: {}, body: '{"retry":true}' } });
     });
 
     it('a response body above the storage limit is not stored: the key is released', async () => {
       const key = randomUUID();
-      const begun = await beginIdempotent(pool, scope(), key, hash);
+      const begun = await beginIdempotent(pool, keys, scope(), key, hash);
       if (begun.kind !== 'execute') assert.fail('expected to execute');
       assert.equal(
-        await finishIdempotent(pool, begun.claim, { status: 201, headers: {}, body: JSON.stringify('x'.repeat(70_000)) }),
+        await finishIdempotent(pool, keys, begun.claim, { status: 201, headers: {}, body: JSON.stringify('x'.repeat(70_000)) }),
         false,
       );
       assert.equal(await keyRows(key), 0);
