@@ -22,7 +22,7 @@ const STORED_HEADERS = ['location', 'content-location', 'cache-control'];
 export function idempotent(deps: AppDeps, options?: IdempotencyOptions) {
   const keys = deps.config.temporal.payloadKeys ?? [];
   return async (ctx: AppContext, run: () => Promise<void>) => {
-    const key = parseIdempotencyKey(ctx.req.headers['idempotency-key']);
+    const key = parseIdempotencyKey(ctx.req.headers[IDEMPOTENCY_HEADER.toLowerCase()]);
     if (key === undefined) return run();
     const principal = principalOf(ctx);
     const scope = { organizationId: principal.organizationId, credential: credentialOf(principal) };
