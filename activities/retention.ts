@@ -2,7 +2,9 @@ import type { DatabasePool } from 'slonik';
 import { DOMAIN_EVENT_RETENTION_DAYS_DEFAULT } from '../src/config.js';
 import { deleteExpiredSessions } from '../src/db/repositories/agent-sessions.js';
 import { purgeEventsBefore } from '../src/db/repositories/domain-events.js';
+import { purgeExpiredKeys } from '../src/db/repositories/idempotency-keys.js';
 import { purgeExpiredModels } from '../src/db/repositories/oauth-models.js';
+import { IDEMPOTENCY_RETENTION_SECONDS } from '../src/idempotency/service.js';
 
 export function createRetentionActivities(deps: { pool: DatabasePool; eventRetentionDays?: number | undefined }) {
   return {
@@ -17,6 +19,10 @@ export function createRetentionActivities(deps: { pool: DatabasePool; eventReten
     /** One batch of domain events older than DOMAIN_EVENT_RETENTION_DAYS; returns how many it deleted. */
     async purgeExpiredEvents(limit: number): Promise<number> {
       return purgeEventsBefore(deps.pool, eventRetentionCutoff(deps.eventRetentionDays ?? DOMAIN_EVENT_RETENTION_DAYS_DEFAULT), limit);
+    },
+    /** One batch of idempotency keys older than their 24 hours; returns how many it deleted. */
+    async purgeExpiredIdempotencyKeys(limit: number): Promise<number> {
+      return purgeExpiredKeys(deps.pool, IDEMPOTENCY_RETENTION_SECONDS, limit);
     },
   };
 }

@@ -55,6 +55,7 @@ export function standardErrors(spec: AnyRouteSpec): ErrorKey[] {
   if (spec.path.includes('{') || spec.auth?.unknownUserNotFound) keys.push('not_found');
   // A rate-limited route documents its 429 (withRateLimit, with the RateLimit headers).
   if (spec.responses[429]) keys.push('rate_limited');
+  if (spec.idempotent) keys.push('idempotency_key_invalid', 'idempotency_key_in_progress', 'idempotency_key_reused');
   keys.push('database_unavailable', 'temporal_unavailable');
   return keys;
 }
@@ -90,6 +91,23 @@ function pathParameters(path: string): unknown[] {
   return [...path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
 }
 
+/** The header an idempotent route accepts (docs/guides/idempotency.md). */
+const IDEMPOTENCY_PARAMETER = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'A unique key (such as a UUID v4) that makes a retry of this request safe: for 24 hours the same key with the same credential and request replays the first response (with `Idempotent-Replayed: true`) instead of acting again; with another request it is 422 `idempotency_key_reused`; while the first is still running, 409 `idempotency_key_in_progress`. 5xx responses are not stored.',
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
+};
+
+const REPLAYED_HEADER = {
+  'Idempotent-Replayed': {
+    description: '`true` when this response is the stored response of an earlier request with the same Idempotency-Key',
+    schema: { type: 'string', enum: ['true'] },
+  },
+};
+
 function operation(spec: AnyRouteSpec): Record<string, unknown> {
   const generated = errorResponses(spec);
   const responses: Record<string, unknown> = {};
@@ -110,13 +128,19 @@ function operation(spec: AnyRouteSpec): Record<string, unknown> {
     };
   }
   for (const [status, response] of Object.entries(generated)) responses[status] ??= response;
+  if (spec.idempotent) {
+    // Documented on the successes; a handler's own 4xx (a 404, a 409) is replayed with it too.
+    for (const [status, response] of Object.entries(responses) as [string, { headers?: object }][]) {
+      if (status.startsWith('2')) response.headers = { ...response.headers, ...REPLAYED_HEADER };
+    }
+  }
   const security = spec.security ?? (spec.auth ? spec.auth.accept.map((k) => (k === 'apiKey' ? { apiKey: [] } : { bearer: [] })) : []);
   return {
     operationId: spec.operationId,
     summary: spec.summary,
     tags: spec.tags,
     security,
-    parameters: [...pathParameters(spec.path), ...queryParameters(spec.query)],
+    parameters: [...pathParameters(spec.path), ...queryParameters(spec.query), ...(spec.idempotent ? [IDEMPOTENCY_PARAMETER] : [])],
     ...(spec.body ? { requestBody: { required: true, content: { 'application/json': { schema: spec.body.schema } } } } : {}),
     responses,
   };

@@ -2,6 +2,7 @@ import { Router } from '@koa/router';
 import type { Middleware } from 'koa';
 import type { AppContext, AppDeps } from './context.js';
 import { authenticate, type AuthRequirement } from './middleware/auth.js';
+import { idempotent } from './middleware/idempotency.js';
 import { jsonBody } from './json-body.js';
 import type { BodyPrecheck } from './body-prechecks.js';
 import { compileBody, compileQuery, type JsonSchema, type Validated } from './validation.js';
@@ -52,6 +53,11 @@ export interface RouteSpec<BS = undefined, QS = undefined> {
    * responses. A status also in `responses` keeps that entry (a special body, such as a recovery 409).
    */
   errors?: readonly ErrorKey[];
+  /**
+   * Accepts an `Idempotency-Key` header (a POST without a natural key): the first response is replayed
+   * for 24 hours to the same key, credential and request (api/middleware/idempotency.ts). Needs `auth`.
+   */
+  idempotent?: boolean;
   handler: (ctx: AppContext, input: RouteInput<Validated<BS>, Validated<QS>>) => Promise<void>;
 }
 
@@ -88,6 +94,9 @@ export class RouteRegistry {
       );
     }
     middleware.push(...(spec.afterBody ?? []));
+    if (spec.idempotent && !spec.auth)
+      throw new Error(`${spec.operationId}: an idempotent route needs \`auth\` (keys belong to a credential)`);
+    const idempotency = spec.idempotent ? idempotent(this.deps) : null;
     middleware.push(async (ctx: AppContext) => {
       const input: RouteInput<unknown, unknown> = {
         // A body a thread checked is valid already (see json-body.ts).
@@ -96,7 +105,9 @@ export class RouteRegistry {
         params: (ctx as unknown as { params: Record<string, string> }).params,
       };
       // The validators return what the schemas describe, which is what the handler's input type says.
-      await (spec.handler as (ctx: AppContext, input: RouteInput<unknown, unknown>) => Promise<void>)(ctx, input);
+      const handle = () => (spec.handler as (ctx: AppContext, input: RouteInput<unknown, unknown>) => Promise<void>)(ctx, input);
+      // Inside the validation: a request refused before its handler began stores nothing.
+      await (idempotency ? idempotency(ctx, handle) : handle());
     });
     const koaPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
     this.router[spec.method](spec.operationId, koaPath, ...middleware);

@@ -43,6 +43,11 @@ export const ERROR_CATALOGUE = {
     message: 'The Origin header must be a scheme, host and optional port, such as https://app.example.com.',
     description: 'The Origin header of a direct upload is not an origin.',
   },
+  idempotency_key_invalid: {
+    status: 400,
+    message: 'The Idempotency-Key header must be 1 to 255 printable ASCII characters.',
+    description: 'The `Idempotency-Key` header is empty, longer than 255 characters or not printable ASCII.',
+  },
   ingest_payload_too_large: {
     status: 400,
     code: 'payload_too_large',
@@ -212,6 +217,11 @@ export const ERROR_CATALOGUE = {
     message: 'recording-external-id-conflict',
     description: 'A recording with the same `record.externalId` exists; `recordingId` names it (the body to recover with).',
   },
+  idempotency_key_in_progress: {
+    status: 409,
+    message: 'A request with this Idempotency-Key is still in progress; retry shortly.',
+    description: 'A request with the same `Idempotency-Key` is still running after a few seconds of waiting for it; nothing was done.',
+  },
   // 410
   upload_closed: {
     status: 410,
@@ -268,6 +278,11 @@ export const ERROR_CATALOGUE = {
     message: 'A metadata value does not fit its field.',
     description:
       "A metadata value names a field of another source or does not match the field's type (`externalId`, `fieldId`, `fieldType`, `reason`).",
+  },
+  idempotency_key_reused: {
+    status: 422,
+    message: 'This Idempotency-Key was used with another request (method, path or body); use a new key for a new request.',
+    description: 'The `Idempotency-Key` was sent within 24 hours with another method, path or body by the same credential.',
   },
   // 429
   rate_limited: {

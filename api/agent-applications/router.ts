@@ -30,6 +30,7 @@ export function agentApplicationRoutes(deps: AppDeps, registry: RouteRegistry): 
     path: base,
     operationId: 'createAgentApplication',
     summary: 'Register an agent application',
+    idempotent: true,
     body: { schema: createApplicationBody },
     responses: {
       201: { description: 'The application', schema: applicationSchema },
@@ -85,7 +86,8 @@ export function agentApplicationRoutes(deps: AppDeps, registry: RouteRegistry): 
     method: 'post',
     path: `${base}/{applicationId}/credentials`,
     operationId: 'createAgentCredential',
-    summary: 'Create an ingest secret (shown once)',
+    summary: 'Create an ingest secret (shown once; a retry with its Idempotency-Key within 24 hours shows it again)',
+    idempotent: true,
     responses: { 201: { description: 'The credential with its secret', schema: newCredentialSchema } },
     handler: h.createCredential,
   });

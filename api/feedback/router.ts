@@ -38,6 +38,7 @@ export function feedbackRoutes(deps: AppDeps, registry: RouteRegistry): void {
     operationId: 'createFeedbackSource',
     summary: 'Create a feedback source',
     auth: write,
+    idempotent: true,
     body: { schema: createSourceBody },
     responses: withLimits({ 201: { description: 'The source', schema: sourceSchema } }),
     handler: h.createSource,

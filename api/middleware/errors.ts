@@ -23,12 +23,18 @@ function fromHttpError(error: HttpLikeError): AppError | null {
   return new AppError('bad_request', error.expose && error.message ? { message: error.message } : {});
 }
 
-function classify(error: unknown): AppError | null {
+/** The catalogue error an exception answers as; null: a 500 `internal_error`. */
+export function classify(error: unknown): AppError | null {
   if (error instanceof AppError) return error;
   if (isDatabaseUnavailable(error)) return new DependencyUnavailableError('database');
   if (isTemporalUnavailable(error)) return new DependencyUnavailableError('temporal');
   if (error && typeof error === 'object') return fromHttpError(error);
   return null;
+}
+
+/** The body an error answers with. */
+export function errorBody(error: AppError): Record<string, unknown> {
+  return { message: error.message, errorCode: error.errorCode, ...error.details };
 }
 
 /** The one error middleware, registered first: every error leaves as `{message, errorCode, ...}`. */
@@ -42,7 +48,7 @@ export function errorHandler() {
         if (known.status >= 500) ctx.state.log.warn({ err: error }, `dependency unavailable: ${known.errorCode}`);
         ctx.status = known.status;
         ctx.set(known.headers);
-        ctx.body = { message: known.message, errorCode: known.errorCode, ...known.details };
+        ctx.body = errorBody(known);
         return;
       }
       ctx.state.log.error({ err: error }, 'unhandled error');

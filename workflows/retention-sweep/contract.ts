@@ -12,6 +12,9 @@ export const AUTHORIZATION_PURGE_BATCH = 1000;
 /** Domain events past DOMAIN_EVENT_RETENTION_DAYS deleted per call (the sweep's activity, and `intake retention sweep`). */
 export const EVENT_PURGE_BATCH = 5000;
 
+/** Idempotency keys past their 24 hours deleted per call (the sweep's activity, and `intake retention sweep`). */
+export const IDEMPOTENCY_KEY_PURGE_BATCH = 5000;
+
 export interface RetentionSweepInput {
   /** Never read (see MediaIngestionInput.version); new starts leave it out. */
   version?: 1;
@@ -27,4 +30,6 @@ export interface RetentionSweepResult {
   purgedAuthorizations?: number;
   /** Domain events past their retention deleted; absent when none were (and in sweeps before it). */
   purgedEvents?: number;
+  /** Idempotency keys past their 24 hours deleted; absent when none were (and in sweeps before it). */
+  purgedIdempotencyKeys?: number;
 }

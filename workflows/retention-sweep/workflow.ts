@@ -1,11 +1,18 @@
 import { continueAsNew, patched, proxyActivities } from '@temporalio/workflow';
 import type { RetentionActivities } from '../../activities/retention.js';
-import { AUTHORIZATION_PURGE_BATCH, EVENT_PURGE_BATCH, type RetentionSweepInput, type RetentionSweepResult } from './contract.js';
+import {
+  AUTHORIZATION_PURGE_BATCH,
+  EVENT_PURGE_BATCH,
+  IDEMPOTENCY_KEY_PURGE_BATCH,
+  type RetentionSweepInput,
+  type RetentionSweepResult,
+} from './contract.js';
 
-const { deleteExpiredConversations, purgeExpiredAuthorizations, purgeExpiredEvents } = proxyActivities<RetentionActivities>({
-  startToCloseTimeout: '5 minutes',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
-});
+const { deleteExpiredConversations, purgeExpiredAuthorizations, purgeExpiredEvents, purgeExpiredIdempotencyKeys } =
+  proxyActivities<RetentionActivities>({
+    startToCloseTimeout: '5 minutes',
+    retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+  });
 
 const BATCHES_PER_RUN = 500;
 
@@ -19,10 +26,15 @@ export const PURGE_EVENTS_PATCH = 'retention-purge-domain-events';
 /** Activity calls of EVENT_PURGE_BATCH events per sweep at most (the next sweep goes on). */
 const EVENT_PURGE_BATCHES = 100;
 
+/** Sweeps since this patch also purge idempotency keys past their 24 hours (issue 31, point 3). */
+export const PURGE_IDEMPOTENCY_KEYS_PATCH = 'retention-purge-idempotency-keys';
+/** Activity calls of IDEMPOTENCY_KEY_PURGE_BATCH keys per sweep at most (the next sweep goes on). */
+const IDEMPOTENCY_KEY_PURGE_BATCHES = 100;
+
 /**
  * Deletes every conversation past its application's retention, a batch at a time, until a batch
  * comes back short; then the MCP authorization server's expired codes, tokens, sessions and
- * grants; then the domain events past their retention. Each batch is its own transaction, so a crash resumes where it stopped.
+ * grants; then the domain events past their retention; then the idempotency keys past their 24 hours. Each batch is its own transaction, so a crash resumes where it stopped.
  */
 export async function retentionSweepWorkflow(input: RetentionSweepInput): Promise<RetentionSweepResult> {
   const batchSize = input.batchSize ?? 25;
@@ -45,7 +57,15 @@ export async function retentionSweepWorkflow(input: RetentionSweepInput): Promis
         events += m;
         if (m < EVENT_PURGE_BATCH) break;
       }
-      return { deletedSessions: deleted, purgedAuthorizations: purged, ...(events ? { purgedEvents: events } : {}) };
+      const done = { deletedSessions: deleted, purgedAuthorizations: purged, ...(events ? { purgedEvents: events } : {}) };
+      if (!patched(PURGE_IDEMPOTENCY_KEYS_PATCH)) return done;
+      let keys = 0;
+      for (let j = 0; j < IDEMPOTENCY_KEY_PURGE_BATCHES; j++) {
+        const m = await purgeExpiredIdempotencyKeys(IDEMPOTENCY_KEY_PURGE_BATCH);
+        keys += m;
+        if (m < IDEMPOTENCY_KEY_PURGE_BATCH) break;
+      }
+      return { ...done, ...(keys ? { purgedIdempotencyKeys: keys } : {}) };
     }
   }
   return continueAsNew<typeof retentionSweepWorkflow>({ ...input, deletedSoFar: deleted });

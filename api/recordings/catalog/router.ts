@@ -30,6 +30,7 @@ export function recordingCatalogRoutes(deps: AppDeps, registry: RouteRegistry): 
     operationId: 'createFolder',
     tags,
     auth: admin,
+    idempotent: true,
     summary: 'Create a folder (admin)',
     body: { schema: createFolderBody },
     responses: { 201: { description: 'The folder', schema: folderSchema } },
@@ -63,6 +64,7 @@ export function recordingCatalogRoutes(deps: AppDeps, registry: RouteRegistry): 
     operationId: 'createMetadataField',
     tags,
     auth: admin,
+    idempotent: true,
     summary: 'Create a typed metadata field of the recordings source (admin)',
     body: { schema: createFieldBody },
     responses: {

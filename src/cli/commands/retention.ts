@@ -1,7 +1,9 @@
 import { deleteExpiredSessions } from '../../db/repositories/agent-sessions.js';
 import { purgeExpiredModels } from '../../db/repositories/oauth-models.js';
 import { isUuid } from '../../db/uuid.js';
-import { AUTHORIZATION_PURGE_BATCH, EVENT_PURGE_BATCH } from '../../../workflows/retention-sweep/contract.js';
+import { AUTHORIZATION_PURGE_BATCH, EVENT_PURGE_BATCH, IDEMPOTENCY_KEY_PURGE_BATCH } from '../../../workflows/retention-sweep/contract.js';
+import { purgeExpiredKeys } from '../../db/repositories/idempotency-keys.js';
+import { IDEMPOTENCY_RETENTION_SECONDS } from '../../idempotency/service.js';
 import { purgeEventsBefore } from '../../db/repositories/domain-events.js';
 import { eventRetentionCutoff } from '../../../activities/retention.js';
 import { CliError, type CliContext } from '../context.js';
@@ -13,7 +15,7 @@ const BATCH = 25;
  * Runs the retention sweep now, in this process (the same deletion the scheduled sweep runs):
  * every conversation older than its application's retention, or only one organization's; without
  * --org, the MCP authorization server's expired rows and the domain events past
- * DOMAIN_EVENT_RETENTION_DAYS too.
+ * DOMAIN_EVENT_RETENTION_DAYS and the idempotency keys past their 24 hours too.
  */
 export async function retentionSweep(ctx: CliContext, argv: string[]) {
   const f = flags(argv, { org: 'string' });
@@ -38,7 +40,18 @@ export async function retentionSweep(ctx: CliContext, argv: string[]) {
   for (;;) {
     const n = await purgeEventsBefore(db, before, EVENT_PURGE_BATCH);
     events += n;
-    if (n < EVENT_PURGE_BATCH)
-      return { deletedSessions: deleted, purgedAuthorizations: purged, ...(events ? { purgedEvents: events } : {}) };
+    if (n < EVENT_PURGE_BATCH) break;
   }
+  let keys = 0;
+  for (;;) {
+    const n = await purgeExpiredKeys(db, IDEMPOTENCY_RETENTION_SECONDS, IDEMPOTENCY_KEY_PURGE_BATCH);
+    keys += n;
+    if (n < IDEMPOTENCY_KEY_PURGE_BATCH) break;
+  }
+  return {
+    deletedSessions: deleted,
+    purgedAuthorizations: purged,
+    ...(events ? { purgedEvents: events } : {}),
+    ...(keys ? { purgedIdempotencyKeys: keys } : {}),
+  };
 }

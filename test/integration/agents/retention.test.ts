@@ -168,4 +168,33 @@ describe('agent conversation retention', function () {
     assert.equal(cli.json.purgedEvents, 1);
     assert.deepEqual(await left(), []);
   });
+
+  it('idempotency keys past 24 hours are purged by the sweep and by `intake retention sweep`', async () => {
+    /** A key of the organization's API key, created `hoursAgo` hours ago. */
+    const key = (name: string, hoursAgo: number) =>
+      ctx.pool.query(sql.unsafe`
+        INSERT INTO idempotency_keys (organization_id, credential, idempotency_key, request_hash, state, claim, response_status, created_at)
+        VALUES (${ctx.org.organizationId}, 'apiKey:retention', ${name}, decode('00', 'hex'), 'completed', gen_random_uuid(), 201,
+                now() - make_interval(hours => ${hoursAgo}))`);
+    const left = () =>
+      ctx.pool.anyFirst(sql.type(z.object({ idempotency_key: z.string() }))`
+        SELECT idempotency_key FROM idempotency_keys WHERE credential = 'apiKey:retention' ORDER BY idempotency_key`);
+    await key('old-1', 25);
+    await key('old-2', 48);
+    await key('young', 23);
+    const result = await ctx.api.temporal.client.workflow.execute(RETENTION_SWEEP_WORKFLOW, {
+      taskQueue: ctx.worker.taskQueue,
+      workflowId: `retention-idempotency-${randomUUID()}`,
+      args: [{ version: 1 }],
+    });
+    assert.equal(result.purgedIdempotencyKeys, 2);
+    assert.deepEqual(await left(), ['young']);
+    await ctx.pool.query(
+      sql.unsafe`UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE credential = 'apiKey:retention'`,
+    );
+    const cli = await runIntake({ DATABASE_URL: ctx.databaseUrl, DATA_DIR: '/nonexistent' }, 'retention', 'sweep');
+    assert.equal(cli.code, 0, cli.stderr);
+    assert.equal(cli.json.purgedIdempotencyKeys, 1);
+    assert.deepEqual(await left(), []);
+  });
 });
