@@ -28,6 +28,7 @@ export function webhookEndpointRoutes(deps: AppDeps, registry: RouteRegistry): v
     method: 'post',
     path: base,
     operationId: 'createWebhookEndpoint',
+    idempotent: true,
     summary: 'Register a webhook endpoint; its signing secret is in this answer only',
     body: { schema: createWebhookEndpointBody },
     responses: {
@@ -83,6 +84,8 @@ export function webhookEndpointRoutes(deps: AppDeps, registry: RouteRegistry): v
     method: 'post',
     path: `${base}/{endpointId}/rotate-secret`,
     operationId: 'rotateWebhookEndpointSecret',
+    // A retried rotation would rotate twice and drop the secret the first answer carried.
+    idempotent: true,
     summary: 'Replace the signing secret; the previous one keeps signing for 24 hours (a second rotation within them drops the older one)',
     responses: {
       200: { description: 'The endpoint with its new signing secret (shown this once)', schema: webhookEndpointWithSecretSchema },
