@@ -114,6 +114,7 @@ function operation(spec: AnyRouteSpec): Record<string, unknown> {
   return {
     operationId: spec.operationId,
     summary: spec.summary,
+    ...(spec.description ? { description: spec.description } : {}),
     tags: spec.tags,
     security,
     parameters: [...pathParameters(spec.path), ...queryParameters(spec.query)],
