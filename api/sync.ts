@@ -47,12 +47,14 @@ export const SYNC_LIST_DESCRIPTION = [
   '`validation_failed`; a cursor this list did not return is a 400 `invalid_cursor`. Guide: docs/guides/incremental-sync.md.',
 ].join(' ');
 
-/** A list page of `item`s under `key` with the cursor of keyset mode (closed). */
+/**
+ * A list page of `item`s under `key` with the cursor of keyset mode (closed). `nextCursor` is
+ * always sent, but not `required`: the lists' contract (and typed clients built on it) predates it.
+ */
 export function syncPageSchema<const K extends string, const I extends JsonSchema>(key: K, item: I) {
   const base = pageSchema(key, item);
   return {
     ...base,
-    required: [...base.required, 'nextCursor'],
     properties: {
       ...base.properties,
       nextCursor: {
