@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { agentContext, type AgentContext, type TestAgentApp } from '../../../harness/agents.js';
-import { BEGINNING, SESSIONS, syncAll, syncPage } from './helpers.js';
+import { BEGINNING, SESSIONS, SIGNALS, syncAll, syncPage, type SyncList } from './helpers.js';
 
 /**
  * The guarantee of incremental sync on real PostgreSQL: transactions take their positions before
@@ -29,7 +29,16 @@ describe('incremental sync under concurrent writers', function () {
     );
     return rows[0]!;
   };
-  const caughtUp = async () => (await syncAll(t.api, t.org.apiKey, SESSIONS, { updatedSince: BEGINNING }, { limit: 100 })).cursor;
+  const insertSignal = async (c: pg.Client, sessionId: string) => {
+    const { rows } = await c.query<{ id: string }>(
+      `INSERT INTO agent_signals (organization_id, session_id, event_external_id, source, kind) VALUES ($1, $2, 'e1', 'qualitative_inference', 'topic')
+       RETURNING id`,
+      [t.org.organizationId, sessionId],
+    );
+    return rows[0]!.id;
+  };
+  const caughtUp = async (list: SyncList = SESSIONS) =>
+    (await syncAll(t.api, t.org.apiKey, list, { updatedSince: BEGINNING }, { limit: 100 })).cursor;
 
   before(async () => {
     t = await agentContext();
@@ -70,10 +79,12 @@ describe('incremental sync under concurrent writers', function () {
     );
   });
 
-  it('inserts: writers committing out of order, some held open, some rolled back; a reader following cursors sees every committed row', async () => {
-    const cursor = await caughtUp();
+  it('inserts: writers committing out of order, some held open, some rolled back; readers following cursors see every committed row', async () => {
+    const cursors = { sessions: await caughtUp(SESSIONS), signals: await caughtUp(SIGNALS) };
     const committed = new Set<string>();
     const rolledBack = new Set<string>();
+    const committedSignals = new Set<string>();
+    const rolledBackSignals = new Set<string>();
     const commitOrder: bigint[] = [];
     let done = false;
     const writer = async (w: number) => {
@@ -81,38 +92,44 @@ describe('incremental sync under concurrent writers', function () {
       for (let round = 0; round < 15; round++) {
         await c.query('BEGIN');
         const rows = [];
-        for (let i = 0; i < 1 + ((w + round) % 3); i++) rows.push(await insertSession(c, `w${w}-r${round}-${i}`));
+        const signals = [];
+        for (let i = 0; i < 1 + ((w + round) % 3); i++) {
+          rows.push(await insertSession(c, `w${w}-r${round}-${i}`));
+          signals.push(await insertSignal(c, rows.at(-1)!.id));
+        }
         // Every fourth transaction stays open long enough for others to commit past it.
         await sleep((w + round) % 4 === 0 ? 150 : Math.floor(Math.random() * 30));
         if ((w * 7 + round) % 10 === 0) {
           await c.query('ROLLBACK');
           for (const r of rows) rolledBack.add(r.id);
+          for (const g of signals) rolledBackSignals.add(g);
         } else {
           await c.query('COMMIT');
           commitOrder.push(BigInt(rows[0]!.xid));
           for (const r of rows) committed.add(r.id);
+          for (const g of signals) committedSignals.add(g);
         }
       }
     };
     const seen = new Set<string>();
+    const seenSignals = new Set<string>();
     let seenWhileWriting = 0;
-    const reader = async () => {
-      let next = cursor;
+    const reader = async (list: SyncList, start: string, into: Set<string>) => {
+      let next = start;
       while (!done) {
-        const page = await syncPage(t.api, t.org.apiKey, SESSIONS, next, { limit: 4 });
+        const page = await syncPage(t.api, t.org.apiKey, list, next, { limit: 4 });
         assert.equal(page.status, 200);
-        for (const s of page.items) seen.add(s.sessionId as string);
+        for (const item of page.items) into.add(item[list.id] as string);
         seenWhileWriting = seen.size;
         next = page.nextCursor;
         if (!page.hasMore) await sleep(5);
       }
-      return next;
+      for (const item of (await syncAll(t.api, t.org.apiKey, list, next, { limit: 4 })).items) into.add(item[list.id] as string);
     };
-    const readerRun = reader();
+    const readers = Promise.all([reader(SESSIONS, cursors.sessions, seen), reader(SIGNALS, cursors.signals, seenSignals)]);
     await Promise.all(Array.from({ length: 6 }, (_, w) => writer(w)));
     done = true;
-    const last = await readerRun;
-    for (const s of (await syncAll(t.api, t.org.apiKey, SESSIONS, last, { limit: 4 })).items) seen.add(s.sessionId as string);
+    await readers;
 
     // The run did exercise the trap: transactions committed in another order than their ids.
     const inversions = commitOrder.filter((x, i) => commitOrder.slice(i + 1).some((later) => later < x)).length;
@@ -129,6 +146,16 @@ describe('incremental sync under concurrent writers', function () {
       'rolled back rows the reader saw',
     );
     assert.equal(seen.size, committed.size);
+    assert.deepEqual(
+      [...committedSignals].filter((id) => !seenSignals.has(id)),
+      [],
+      'committed signals the reader missed',
+    );
+    assert.deepEqual(
+      [...seenSignals].filter((id) => rolledBackSignals.has(id)),
+      [],
+    );
+    assert.equal(seenSignals.size, committedSignals.size);
   });
 
   it('updates: every session seen in its final version, versions seen in increasing order', async () => {
