@@ -79,6 +79,27 @@ describe('incremental sync under concurrent writers', function () {
     );
   });
 
+  it('the horizon is cluster-wide: a transaction open in another database holds back changes committed after it began, until it ends', async () => {
+    const cursor = await caughtUp();
+    const elsewhere = new URL(t.databaseUrl);
+    elsewhere.pathname = '/postgres';
+    const other = new pg.Client({ connectionString: elsewhere.toString() });
+    await other.connect();
+    clients.push(other);
+    await other.query('BEGIN');
+    await other.query('SELECT pg_current_xact_id()'); // an id, as any writing transaction has
+    const writer = await connect();
+    const row = await insertSession(writer, 'after-long-transaction');
+    const held = await syncPage(t.api, t.org.apiKey, SESSIONS, cursor);
+    assert.deepEqual([held.items, held.hasMore], [[], false]);
+    await other.query('COMMIT');
+    const released = await syncAll(t.api, t.org.apiKey, SESSIONS, held.nextCursor);
+    assert.deepEqual(
+      released.items.map((s) => s.sessionId),
+      [row.id],
+    );
+  });
+
   it('inserts: writers committing out of order, some held open, some rolled back; readers following cursors see every committed row', async () => {
     const cursors = { sessions: await caughtUp(SESSIONS), signals: await caughtUp(SIGNALS) };
     const committed = new Set<string>();
