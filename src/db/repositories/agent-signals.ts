@@ -28,7 +28,7 @@ export interface SignalFilter {
   limit: number;
 }
 
-/** Signals of the conversations the reader may see (conversation access applies to signals too). */
+/** The list's filters, and the conversations the reader may see (conversation access applies to signals too). */
 function signalFilters(reader: Reader, f: Omit<SignalFilter, 'offset' | 'limit'>) {
   const filters = [
     f.source ? sql.fragment`g.source = ${f.source}` : null,
@@ -43,6 +43,7 @@ function signalFilters(reader: Reader, f: Omit<SignalFilter, 'offset' | 'limit'>
 const signalColumns = sql.fragment`g.id, g.session_id, s.application_id, g.event_external_id, g.source, g.kind, g.rating, g.labels,
   g.comment, g.summary, g.producer, g.created_at`;
 
+/** Newest first, by offset. */
 export async function listSignals(db: CommonQueryMethods, reader: Reader, f: SignalFilter): Promise<readonly SignalRow[]> {
   return db.any(sql.type(signalRow)`
     SELECT ${signalColumns}
