@@ -138,6 +138,7 @@ function operation(spec: AnyRouteSpec): Record<string, unknown> {
   return {
     operationId: spec.operationId,
     summary: spec.summary,
+    ...(spec.description ? { description: spec.description } : {}),
     tags: spec.tags,
     security,
     parameters: [...pathParameters(spec.path), ...queryParameters(spec.query), ...(spec.idempotent ? [IDEMPOTENCY_PARAMETER] : [])],

@@ -35,6 +35,8 @@ export interface RouteSpec<BS = undefined, QS = undefined> {
   path: string;
   operationId: string;
   summary: string;
+  /** Longer OpenAPI text (Markdown) when the summary is not enough. */
+  description?: string;
   tags: string[];
   /** Absent: a public route (or one that authenticates in its own middleware, see `security`). */
   auth?: AuthRequirement;

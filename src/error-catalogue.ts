@@ -54,6 +54,12 @@ export const ERROR_CATALOGUE = {
     message: 'The request body is too large.',
     description: 'Agent chat ingest: the body exceeds 2 MiB (a 400 by the ingest contract).',
   },
+  invalid_cursor: {
+    status: 400,
+    message: 'The cursor is not one this list returned: send nextCursor unchanged, to the list that returned it.',
+    description:
+      'Incremental sync: `cursor` is not a `nextCursor` of this list (altered, truncated, or from another list). Start again with `updatedSince`.',
+  },
   // 401
   unauthenticated: {
     status: 401,

@@ -4,6 +4,7 @@ import type { AgentIngestRequest } from '../../src/domain/agent-ingest.js';
 import {
   findSession,
   listSessions,
+  sessionChanges,
   sessionEvents,
   sessionParticipants,
   type Reader,
@@ -11,7 +12,8 @@ import {
 import { NotFoundError, ValidationError } from '../../src/errors.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { principalOf } from '../middleware/auth.js';
-import { pageBody, pageWindow } from '../paging.js';
+import { pageWindow } from '../paging.js';
+import { changeBody, changeWindow, offsetBody, syncRequest } from '../sync.js';
 import type { RouteInput } from '../routes.js';
 import { agentOf, refreshAgent } from './auth.js';
 import {
@@ -81,12 +83,15 @@ export function agentConversationHandlers(deps: AppDeps, credentials: Credential
     },
 
     listSessions: async (ctx: AppContext, { query }: RouteInput<unknown, SessionsQuery>) => {
-      const rows = await listSessions(deps.pool, readerOf(ctx), {
-        applicationId: query.applicationId,
-        status: query.status,
-        ...pageWindow(query),
-      });
-      ctx.body = pageBody('sessions', rows, query, presentSession);
+      const filter = { applicationId: query.applicationId, status: query.status };
+      const sync = syncRequest(ctx, 'agent_sessions', query);
+      if (sync) {
+        const page = await sessionChanges(deps.pool, readerOf(ctx), filter, changeWindow(sync, query.limit));
+        ctx.body = changeBody('sessions', 'agent_sessions', sync, query.limit, page, presentSession);
+        return;
+      }
+      const rows = await listSessions(deps.pool, readerOf(ctx), { ...filter, ...pageWindow(query) });
+      ctx.body = offsetBody('sessions', rows, query, presentSession);
     },
 
     getSession: async (ctx: AppContext, { params, query }: RouteInput<unknown, SessionQuery>) => {

@@ -6,6 +6,7 @@ import { agentApplication, agentOf, agentSecret } from './auth.js';
 import { CredentialCache } from '../../src/agents/credential-cache.js';
 import { countRejectedEvents } from './metrics.js';
 import { agentConversationHandlers } from './handlers.js';
+import { SYNC_LIST_DESCRIPTION } from '../sync.js';
 import {
   INGEST_LIMITS,
   ingestBody,
@@ -69,7 +70,8 @@ export function agentConversationRoutes(deps: AppDeps, registry: RouteRegistry):
     path: '/v3/rest/agent-conversations/sessions',
     operationId: 'listAgentSessions',
     tags: ['agent-conversations'],
-    summary: 'List agent sessions visible to the caller',
+    summary: 'List agent sessions visible to the caller, newest first (or in change order: incremental sync)',
+    description: SYNC_LIST_DESCRIPTION,
     auth: { accept: ['apiKey', 'user'], scope: 'agents:read' },
     query: sessionsQuery,
     responses: {
@@ -78,6 +80,7 @@ export function agentConversationRoutes(deps: AppDeps, registry: RouteRegistry):
         schema: sessionsPageSchema,
       },
     },
+    errors: ['invalid_cursor'],
     handler: h.listSessions,
   });
   registry.add({

@@ -1,6 +1,7 @@
 import type { EventRow, sessionParticipants } from '../../src/db/repositories/agent-conversations.js';
 import type { SessionRow } from '../../src/db/repositories/agent-sessions.js';
-import { pageProperties, pageSchema } from '../paging.js';
+import { pageProperties } from '../paging.js';
+import { syncPageSchema, syncQueryProperties } from '../sync.js';
 import type { JsonSchema, Validated } from '../validation.js';
 
 export { INGEST_LIMITS, ingestBody } from '../../src/contracts/agent-ingest.js';
@@ -27,6 +28,7 @@ export const sessionsQuery = {
     applicationId: { type: 'string', format: 'uuid' },
     status: { type: 'string', enum: ['open', 'ended', 'abandoned'] },
     ...pageProperties,
+    ...syncQueryProperties,
   },
 } as const satisfies JsonSchema;
 
@@ -138,7 +140,7 @@ export const presentSession = (s: SessionRow): Session => ({
   updatedAt: s.updated_at,
 });
 
-export const sessionsPageSchema = pageSchema('sessions', sessionSchema);
+export const sessionsPageSchema = syncPageSchema('sessions', sessionSchema);
 
 type ParticipantRow = Awaited<ReturnType<typeof sessionParticipants>>[number];
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { toMonologues } from '../../src/domain/transcript.js';
-import { findRecording, listRecordings } from '../../src/db/repositories/recording-reads.js';
+import { findRecording, listRecordings, recordingChanges } from '../../src/db/repositories/recording-reads.js';
 import { recordingExists, utterancesOf } from '../../src/db/repositories/recordings.js';
 import { createRecording, validateRecordingBody, type CreateRecordingBody } from '../../src/recordings/create.js';
 import { startMediaIngestion } from '../../src/recordings/media.js';
@@ -11,7 +11,8 @@ import { PlaybackSigner } from '../../src/media/playback.js';
 import { publicBaseUrl } from '../base-url.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { principalOf } from '../middleware/auth.js';
-import { pageBody, pageWindow } from '../paging.js';
+import { pageWindow } from '../paging.js';
+import { changeBody, changeWindow, offsetBody, syncRequest } from '../sync.js';
 import type { RouteInput } from '../routes.js';
 import {
   presentListItem,
@@ -62,14 +63,21 @@ export function recordingHandlers(deps: AppDeps) {
     },
 
     list: async (ctx: AppContext, { query }: RouteInput<unknown, ListQuery>) => {
-      const rows = await listRecordings(deps.pool, principalOf(ctx).organizationId, {
+      const organizationId = principalOf(ctx).organizationId;
+      const recordedAt = {
         gt: utc(query.recorded_at_gt),
         gte: utc(query.recorded_at_gte),
         lt: utc(query.recorded_at_lt),
         lte: utc(query.recorded_at_lte),
-        ...pageWindow(query),
-      });
-      ctx.body = pageBody('recordings', rows, query, presentListItem);
+      };
+      const sync = syncRequest(ctx, 'recordings', query);
+      if (sync) {
+        const page = await recordingChanges(deps.pool, organizationId, recordedAt, changeWindow(sync, query.limit));
+        ctx.body = changeBody('recordings', 'recordings', sync, query.limit, page, presentListItem);
+        return;
+      }
+      const rows = await listRecordings(deps.pool, organizationId, { ...recordedAt, ...pageWindow(query) });
+      ctx.body = offsetBody('recordings', rows, query, presentListItem);
     },
 
     transcript: async (ctx: AppContext, { params, query }: RouteInput<unknown, TranscriptQuery>) => {

@@ -3,6 +3,7 @@ import type { AuthRequirement } from '../middleware/auth.js';
 import { perOrganization, rateLimit, withRateLimit } from '../middleware/rate-limit.js';
 import { ERROR_REF } from '../openapi.js';
 import type { RouteRegistry } from '../routes.js';
+import { SYNC_LIST_DESCRIPTION } from '../sync.js';
 import { recordingHandlers } from './handlers.js';
 import {
   conflictSchema,
@@ -56,8 +57,10 @@ export function recordingRoutes(deps: AppDeps, registry: RouteRegistry): void {
     tags,
     auth: read,
     query: listQuery,
-    summary: 'List recordings, newest recorded first',
+    summary: 'List recordings, newest recorded first (or in change order: incremental sync)',
+    description: SYNC_LIST_DESCRIPTION,
     responses: { 200: { description: 'A page of recordings', schema: listSchema } },
+    errors: ['invalid_cursor'],
     handler: h.list,
   });
   registry.add({

@@ -1,7 +1,8 @@
 import type { ListItemRow, RecordingRow } from '../../src/db/repositories/recording-reads.js';
 import { FIELD_TYPES } from '../../src/domain/feedback-fields.js';
 import { presentRetry, retrySchema } from '../../src/contracts/retry.js';
-import { pageProperties, pageSchema } from '../paging.js';
+import { pageProperties } from '../paging.js';
+import { syncPageSchema, syncQueryProperties } from '../sync.js';
 import type { JsonSchema, Validated } from '../validation.js';
 
 export { createRecordingBody, type CreateRecordingBody } from '../../src/contracts/recordings.js';
@@ -141,6 +142,7 @@ export const listQuery = {
   additionalProperties: false,
   properties: {
     ...pageProperties,
+    ...syncQueryProperties,
     recorded_at_gt: timestamp,
     recorded_at_gte: timestamp,
     recorded_at_lt: timestamp,
@@ -204,7 +206,7 @@ export type RecordingListItem = Validated<typeof recordingListItemSchema>;
 
 export const presentListItem = (r: ListItemRow): RecordingListItem => ({ ...r, metadata: r.metadata as RecordingListItem['metadata'] });
 
-export const listSchema = pageSchema('recordings', recordingListItemSchema);
+export const listSchema = syncPageSchema('recordings', recordingListItemSchema);
 
 export const transcriptQuery = {
   type: 'object',

@@ -1,9 +1,10 @@
-import { listSignals, usageByDay } from '../../src/db/repositories/agent-signals.js';
+import { listSignals, signalChanges, usageByDay } from '../../src/db/repositories/agent-signals.js';
 import { ValidationError } from '../../src/errors.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { principalOf } from '../middleware/auth.js';
-import { pageBody, pageWindow } from '../paging.js';
+import { pageWindow } from '../paging.js';
 import type { RouteInput } from '../routes.js';
+import { changeBody, changeWindow, offsetBody, syncRequest } from '../sync.js';
 import { presentSignal, type SignalsQuery, type Usage, type UsageQuery } from './schemas.js';
 
 function startOfUtcMonth(now: Date): string {
@@ -15,8 +16,14 @@ export function signalHandlers(deps: AppDeps) {
     listSignals: async (ctx: AppContext, { query }: RouteInput<unknown, SignalsQuery>) => {
       const p = principalOf(ctx);
       const reader = { organizationId: p.organizationId, userId: p.kind === 'user' ? p.userId : null };
+      const sync = syncRequest(ctx, 'signals', query);
+      if (sync) {
+        const page = await signalChanges(deps.pool, reader, query, changeWindow(sync, query.limit));
+        ctx.body = changeBody('signals', 'signals', sync, query.limit, page, presentSignal);
+        return;
+      }
       const rows = await listSignals(deps.pool, reader, { ...query, ...pageWindow(query) });
-      ctx.body = pageBody('signals', rows, query, presentSignal);
+      ctx.body = offsetBody('signals', rows, query, presentSignal);
     },
 
     usage: async (ctx: AppContext, { query }: RouteInput<unknown, UsageQuery>) => {

@@ -1,5 +1,6 @@
 import type { AppDeps } from '../context.js';
 import type { RouteRegistry } from '../routes.js';
+import { SYNC_LIST_DESCRIPTION } from '../sync.js';
 import { signalHandlers } from './handlers.js';
 import { signalsPage, signalsQuery, usageQuery, usageSchema } from './schemas.js';
 
@@ -11,12 +12,14 @@ export function signalRoutes(deps: AppDeps, registry: RouteRegistry): void {
     path: '/v3/rest/signals',
     operationId: 'listSignals',
     tags: ['signals'],
-    summary: 'Signals of the agent conversations visible to the caller, newest first',
+    summary: 'Signals of the agent conversations visible to the caller, newest first (or in change order: incremental sync)',
+    description: SYNC_LIST_DESCRIPTION,
     auth: { accept: ['apiKey', 'user'], scope: 'signals:read' },
     query: signalsQuery,
     responses: {
       200: { description: 'A page of signals', schema: signalsPage },
     },
+    errors: ['invalid_cursor'],
     handler: h.listSignals,
   });
   registry.add({

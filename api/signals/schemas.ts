@@ -1,5 +1,6 @@
 import type { SignalRow } from '../../src/db/repositories/agent-signals.js';
-import { pageProperties, pageSchema } from '../paging.js';
+import { pageProperties } from '../paging.js';
+import { syncPageSchema, syncQueryProperties } from '../sync.js';
 import type { JsonSchema, Validated } from '../validation.js';
 
 export const signalsQuery = {
@@ -11,6 +12,7 @@ export const signalsQuery = {
     sessionId: { type: 'string', format: 'uuid' },
     applicationId: { type: 'string', format: 'uuid' },
     ...pageProperties,
+    ...syncQueryProperties,
   },
 } as const satisfies JsonSchema;
 
@@ -68,7 +70,7 @@ export const presentSignal = (g: SignalRow): Signal => ({
   createdAt: g.created_at,
 });
 
-export const signalsPage = pageSchema('signals', signalSchema);
+export const signalsPage = syncPageSchema('signals', signalSchema);
 
 export const usageQuery = {
   type: 'object',

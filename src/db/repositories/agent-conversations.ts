@@ -2,6 +2,7 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { isUuid } from '../uuid.js';
 import { sessionRow, type SessionRow } from './agent-sessions.js';
+import { changeColumns, changeConditions, changeOrder, changePage, type ChangePage, type ChangeWindow } from './sync-pages.js';
 
 /** Who reads: an API key (no user) or a user. */
 export interface Reader {
@@ -30,6 +31,26 @@ export async function listSessions(
     SELECT s.* FROM agent_sessions s
     WHERE s.organization_id = ${reader.organizationId} AND ${visibleTo(reader)} ${app} ${status}
     ORDER BY s.created_at DESC, s.id LIMIT ${filter.limit} OFFSET ${filter.offset}`);
+}
+
+/** The sessions changed after a position, oldest change first (incremental sync, migration 0026). */
+export async function sessionChanges(
+  db: CommonQueryMethods,
+  reader: Reader,
+  filter: { applicationId?: string | undefined; status?: string | undefined },
+  w: ChangeWindow,
+): Promise<ChangePage<SessionRow>> {
+  const s = sql.identifier(['s']);
+  const app = filter.applicationId ? sql.fragment`AND s.application_id = ${filter.applicationId}` : sql.fragment``;
+  const status = filter.status ? sql.fragment`AND s.status = ${filter.status}` : sql.fragment``;
+  return changePage(
+    db,
+    sessionRow,
+    sql.fragment`
+      SELECT ${changeColumns(s)}, s.* FROM agent_sessions s
+      WHERE s.organization_id = ${reader.organizationId} AND ${visibleTo(reader)} ${app} ${status} AND ${changeConditions(s, w)}
+      ${changeOrder(s, w)}`,
+  );
 }
 
 export async function findSession(db: CommonQueryMethods, reader: Reader, sessionId: string): Promise<SessionRow | null> {

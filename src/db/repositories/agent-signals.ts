@@ -1,6 +1,7 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { visibleTo, type Reader } from './agent-conversations.js';
+import { changeColumns, changeConditions, changeOrder, changePage, type ChangePage, type ChangeWindow } from './sync-pages.js';
 
 export const signalRow = z.object({
   id: z.string(),
@@ -27,8 +28,8 @@ export interface SignalFilter {
   limit: number;
 }
 
-/** Signals of the conversations the reader may see (conversation access applies to signals too). */
-export async function listSignals(db: CommonQueryMethods, reader: Reader, f: SignalFilter): Promise<readonly SignalRow[]> {
+/** The list's filters, and the conversations the reader may see (conversation access applies to signals too). */
+function signalFilters(reader: Reader, f: Omit<SignalFilter, 'offset' | 'limit'>) {
   const filters = [
     f.source ? sql.fragment`g.source = ${f.source}` : null,
     f.rating ? sql.fragment`g.rating = ${f.rating}` : null,
@@ -36,12 +37,38 @@ export async function listSignals(db: CommonQueryMethods, reader: Reader, f: Sig
     f.applicationId ? sql.fragment`s.application_id = ${f.applicationId}` : null,
   ].filter((x) => x !== null);
   const extra = filters.length ? sql.fragment`AND ${sql.join(filters, sql.fragment` AND `)}` : sql.fragment``;
+  return sql.fragment`g.organization_id = ${reader.organizationId} AND ${visibleTo(reader)} ${extra}`;
+}
+
+const signalColumns = sql.fragment`g.id, g.session_id, s.application_id, g.event_external_id, g.source, g.kind, g.rating, g.labels,
+  g.comment, g.summary, g.producer, g.created_at`;
+
+/** Newest first, by offset. */
+export async function listSignals(db: CommonQueryMethods, reader: Reader, f: SignalFilter): Promise<readonly SignalRow[]> {
   return db.any(sql.type(signalRow)`
-    SELECT g.id, g.session_id, s.application_id, g.event_external_id, g.source, g.kind, g.rating, g.labels, g.comment, g.summary,
-      g.producer, g.created_at
+    SELECT ${signalColumns}
     FROM agent_signals g JOIN agent_sessions s ON s.id = g.session_id
-    WHERE g.organization_id = ${reader.organizationId} AND ${visibleTo(reader)} ${extra}
+    WHERE ${signalFilters(reader, f)}
     ORDER BY g.created_at DESC, g.id LIMIT ${f.limit} OFFSET ${f.offset}`);
+}
+
+/** The signals changed after a position, oldest change first (incremental sync, migration 0026). */
+export async function signalChanges(
+  db: CommonQueryMethods,
+  reader: Reader,
+  f: Omit<SignalFilter, 'offset' | 'limit'>,
+  w: ChangeWindow,
+): Promise<ChangePage<SignalRow>> {
+  const g = sql.identifier(['g']);
+  return changePage(
+    db,
+    signalRow,
+    sql.fragment`
+      SELECT ${changeColumns(g)}, ${signalColumns}
+      FROM agent_signals g JOIN agent_sessions s ON s.id = g.session_id
+      WHERE ${signalFilters(reader, f)} AND ${changeConditions(g, w)}
+      ${changeOrder(g, w)}`,
+  );
 }
 
 const dayRow = z.object({ date: z.string(), quantity: z.number() });

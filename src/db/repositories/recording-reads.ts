@@ -1,6 +1,7 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { isUuid } from '../uuid.js';
+import { changeColumns, changeConditions, changeOrder, changePage, type ChangePage, type ChangeWindow } from './sync-pages.js';
 
 export const recordingRow = z.object({
   id: z.string(),
@@ -78,29 +79,54 @@ export interface RecordedAtFilter {
   lte?: string | undefined;
 }
 
-/** Newest recorded first; metadata of only the page's rows (the index scan stops at the limit). */
-export async function listRecordings(
-  db: CommonQueryMethods,
-  organizationId: string,
-  filter: RecordedAtFilter & { offset: number; limit: number },
-): Promise<readonly ListItemRow[]> {
-  const conditions = [
+function recordedAtConditions(organizationId: string, filter: RecordedAtFilter) {
+  return [
     sql.fragment`r.organization_id = ${organizationId}`,
     ...(filter.gt ? [sql.fragment`r.recorded_at > ${filter.gt}::timestamptz`] : []),
     ...(filter.gte ? [sql.fragment`r.recorded_at >= ${filter.gte}::timestamptz`] : []),
     ...(filter.lt ? [sql.fragment`r.recorded_at < ${filter.lt}::timestamptz`] : []),
     ...(filter.lte ? [sql.fragment`r.recorded_at <= ${filter.lte}::timestamptz`] : []),
   ];
-  return db.any(sql.type(listItemRow)`
-    SELECT r.id, r.name AS display_name, r.source, r.recorded_at, r.created_at, r.updated_at,
+}
+
+/** A list item's columns, with the metadata of only the selected rows. */
+const listItemColumns = sql.fragment`r.id, r.name AS display_name, r.source, r.recorded_at, r.created_at, r.updated_at,
       (SELECT coalesce(jsonb_agg(jsonb_build_object(
           'source', jsonb_build_object('type', s.type, 'external_entity_name', s.external_entity_name),
           'record', jsonb_build_object('external_id', m.external_id, 'fields', coalesce((
             SELECT jsonb_agg(jsonb_build_object('field_id', f.id, 'name', f.name, 'type', f.type, 'value', v.value) ORDER BY v.position)
             FROM metadata_values v JOIN metadata_fields f ON f.id = v.field_id WHERE v.record_id = m.id), '[]'))) ORDER BY m.created_at), '[]')
-        FROM metadata_records m JOIN metadata_sources s ON s.id = m.source_id WHERE m.recording_id = r.id) AS metadata
+        FROM metadata_records m JOIN metadata_sources s ON s.id = m.source_id WHERE m.recording_id = r.id) AS metadata`;
+
+/** Newest recorded first; metadata of only the page's rows (the index scan stops at the limit). */
+export async function listRecordings(
+  db: CommonQueryMethods,
+  organizationId: string,
+  filter: RecordedAtFilter & { offset: number; limit: number },
+): Promise<readonly ListItemRow[]> {
+  return db.any(sql.type(listItemRow)`
+    SELECT ${listItemColumns}
     FROM recordings r
-    WHERE ${sql.join(conditions, sql.fragment` AND `)}
+    WHERE ${sql.join(recordedAtConditions(organizationId, filter), sql.fragment` AND `)}
     ORDER BY r.recorded_at DESC, r.id DESC
     LIMIT ${filter.limit} OFFSET ${filter.offset}`);
+}
+
+/** The recordings changed after a position, oldest change first (incremental sync, migration 0026). */
+export async function recordingChanges(
+  db: CommonQueryMethods,
+  organizationId: string,
+  filter: RecordedAtFilter,
+  w: ChangeWindow,
+): Promise<ChangePage<ListItemRow>> {
+  const r = sql.identifier(['r']);
+  return changePage(
+    db,
+    listItemRow,
+    sql.fragment`
+      SELECT ${changeColumns(r)}, ${listItemColumns}
+      FROM recordings r
+      WHERE ${sql.join(recordedAtConditions(organizationId, filter), sql.fragment` AND `)} AND ${changeConditions(r, w)}
+      ${changeOrder(r, w)}`,
+  );
 }
