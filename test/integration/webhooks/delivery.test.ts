@@ -107,7 +107,7 @@ describe('webhook delivery', function () {
       assert.match(String(req.headers['user-agent']), /^Intake-Webhooks\//);
     }
     const recordedAt = await pool.oneFirst(sql.type(z.object({ recorded_at: z.string() }))`
-      SELECT recorded_at FROM domain_events WHERE id = ${delivery!.event_id!}`);
+      SELECT recorded_at FROM domain_events WHERE id = ${delivery!.event_id}`);
     assert.deepEqual(JSON.parse(r.received[0]!.body), { type: 'signal.created', timestamp: recordedAt, data: event.payload });
     const attempts = await attemptsOf(pool, delivery!.id);
     assert.deepEqual(
