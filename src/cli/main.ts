@@ -9,6 +9,7 @@ import { meetingProviders } from './commands/meetings.js';
 import { batchCreate, folderCreate, metadataFieldCreate } from './commands/recordings.js';
 import { retentionSweep } from './commands/retention.js';
 import { creditsAdd, orgCreate, orgUpdate, userCreate, userSetPassword } from './commands/tenancy.js';
+import { webhookDeliveries, webhookRedeliver, webhookTest } from './commands/webhook-deliveries.js';
 import { CliContext, CliError } from './context.js';
 
 type Command = (ctx: CliContext, argv: string[]) => Promise<object>;
@@ -34,6 +35,9 @@ const COMMANDS: Record<string, Command> = {
   'folder create': folderCreate,
   'batch create': batchCreate,
   'metadata-field create': metadataFieldCreate,
+  'webhook deliveries': webhookDeliveries,
+  'webhook redeliver': webhookRedeliver,
+  'webhook test': webhookTest,
   doctor: (ctx) => doctor(ctx),
   'meeting-providers': async (ctx, argv) => meetingProviders(ctx, argv),
 };
@@ -56,6 +60,9 @@ const USAGE = `usage: intake <command> [--flags]
   agent-app secret --app A
   agent-app revoke --credential C
   retention sweep [--org O]
+  webhook deliveries --endpoint E [--status pending|succeeded|failed] [--limit N] [--delivery D]
+  webhook redeliver --endpoint E --delivery D
+  webhook test --endpoint E
   folder create --org O --name N
   batch create --user U
   metadata-field create --org O --name N --type boolean|date|datetime|float|integer|json|string

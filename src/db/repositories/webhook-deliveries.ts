@@ -1,5 +1,7 @@
 import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
+import { isUuid } from '../uuid.js';
+import { WEBHOOK_WAKE_CHANNEL } from './domain-events.js';
 
 /**
  * The webhook delivery engine's SQL (issue 31): deliveries and their attempts, and the engine's
@@ -188,23 +190,47 @@ export async function listAttempts(db: CommonQueryMethods, deliveryId: string): 
     FROM webhook_delivery_attempts WHERE delivery_id = ${deliveryId} ORDER BY id`);
 }
 
-/** Pending again and due now, with the same id (the `webhook-id`) and body; its attempts so far are kept. */
-export async function redeliver(db: CommonQueryMethods, endpointId: string, deliveryId: string): Promise<DeliveryRow | null> {
-  return db.maybeOne(sql.type(deliveryRow)`
-    UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), updated_at = now()
-    WHERE endpoint_id = ${endpointId} AND id = ${deliveryId}
-    RETURNING ${DELIVERY_COLUMNS}`);
+/** An endpoint of the organization (null: none, or another organization's: a 404 either way). */
+export async function findOrganizationEndpoint(
+  db: CommonQueryMethods,
+  organizationId: string,
+  endpointId: string,
+): Promise<{ id: string; organization_id: string; enabled: boolean } | null> {
+  if (!isUuid(endpointId)) return null;
+  return db.maybeOne(sql.type(z.object({ id: z.string(), organization_id: z.string(), enabled: z.boolean() }))`
+    SELECT id, organization_id, enabled FROM webhook_endpoints WHERE id = ${endpointId} AND organization_id = ${organizationId}`);
 }
 
-/** A `webhook.test` delivery to one endpoint (no domain event): its body is fixed now. */
+/** Wakes the endpoint's sender when the transaction commits (the workers' LISTEN, src/webhooks/waker.ts). */
+async function notifyEndpoint(tx: CommonQueryMethods, endpointId: string): Promise<void> {
+  await tx.query(sql.unsafe`SELECT pg_notify(${WEBHOOK_WAKE_CHANNEL}, ${endpointId})`);
+}
+
+/** Pending again and due now, with the same id (the `webhook-id`) and body; its attempts so far are kept. */
+export async function redeliver(pool: DatabasePool, endpointId: string, deliveryId: string): Promise<DeliveryRow | null> {
+  return pool.transaction(async (tx) => {
+    const row = await tx.maybeOne(sql.type(deliveryRow)`
+      UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), updated_at = now()
+      WHERE endpoint_id = ${endpointId} AND id = ${deliveryId}
+      RETURNING ${DELIVERY_COLUMNS}`);
+    if (row) await notifyEndpoint(tx, endpointId);
+    return row;
+  });
+}
+
+/** A `webhook.test` delivery to one endpoint (no domain event), its body fixed now; the sender is woken. */
 export async function createTestDelivery(
-  db: CommonQueryMethods,
+  pool: DatabasePool,
   endpoint: { id: string; organizationId: string },
   body: (deliveryId: string) => string,
 ): Promise<DeliveryRow> {
-  const id = await db.oneFirst(sql.type(z.object({ id: z.string() }))`SELECT 'msg_' || replace(gen_random_uuid()::text, '-', '') AS id`);
-  return db.one(sql.type(deliveryRow)`
-    INSERT INTO webhook_deliveries (id, endpoint_id, organization_id, event_type, body, next_attempt_at)
-    VALUES (${id}, ${endpoint.id}, ${endpoint.organizationId}, 'webhook.test', ${body(id)}, now())
-    RETURNING ${DELIVERY_COLUMNS}`);
+  return pool.transaction(async (tx) => {
+    const id = await tx.oneFirst(sql.type(z.object({ id: z.string() }))`SELECT 'msg_' || replace(gen_random_uuid()::text, '-', '') AS id`);
+    const row = await tx.one(sql.type(deliveryRow)`
+      INSERT INTO webhook_deliveries (id, endpoint_id, organization_id, event_type, body, next_attempt_at)
+      VALUES (${id}, ${endpoint.id}, ${endpoint.organizationId}, 'webhook.test', ${body(id)}, now())
+      RETURNING ${DELIVERY_COLUMNS}`);
+    await notifyEndpoint(tx, endpoint.id);
+    return row;
+  });
 }

@@ -10,7 +10,9 @@ import { sealSecret } from '../../../src/webhooks/secret-box.js';
 import { generateWebhookSecret } from '../../../src/webhooks/signing.js';
 import { startWebhookWaker, type WebhookWaker } from '../../../src/webhooks/waker.js';
 import { testConfig } from '../../../harness/config.js';
-import { createTestOrg, type TestOrg } from '../../../harness/fixtures.js';
+import { createTestKey, createTestOrg, type TestOrg } from '../../../harness/fixtures.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
+import { runIntake } from '../../helpers/cli.js';
 import { createTestDatabase } from '../../../harness/stack.js';
 import { waitFor } from '../../../harness/wait.js';
 import { LOOPBACK_POLICY, startTestWorker, type TestWorker } from '../../../harness/worker.js';
@@ -317,6 +319,137 @@ describe('webhook delivery', function () {
         ),
         null,
       );
+    });
+  });
+
+  describe('over REST', () => {
+    let api: TestApi;
+    before(async () => {
+      api = await startTestApi({ pool, databaseUrl });
+    });
+    after(async () => api?.close());
+    const call = (path: string, method = 'GET', key = org.apiKey) =>
+      api.request(`/v3/rest/webhook-endpoints${path}`, { method, headers: { 'X-Service-Api-Key': key } });
+
+    it('lists deliveries newest first with their outcome, shows one with its attempts, redelivers it under the same id', async () => {
+      const { r, url } = await receiver();
+      const endpoint = await createTestEndpoint(pool, org.organizationId, { url });
+      r.secrets = [endpoint.secret];
+      r.answer = (_req, i) => (i === 0 ? 500 : 200);
+      await record(pool, signalCreated(org));
+      await record(pool, signalCreated(org));
+      assert.ok(await settled(endpoint.id, 2));
+      const [first, second] = await deliveriesOf(pool, endpoint.id);
+
+      const list = await call(`/${endpoint.id}/deliveries?limit=1`);
+      assert.equal(list.status, 200);
+      assert.deepEqual(Object.keys(list.body).sort(), ['deliveries', 'has_more', 'limit', 'page']);
+      assert.equal(list.body.has_more, true);
+      assert.equal(list.body.deliveries[0].id, second!.id);
+      const item = list.body.deliveries[0];
+      assert.deepEqual(
+        { ...item, lastAttemptAt: typeof item.lastAttemptAt, createdAt: typeof item.createdAt },
+        {
+          id: second!.id,
+          endpointId: endpoint.id,
+          eventType: 'signal.created',
+          status: 'succeeded',
+          attempts: 1,
+          lastResponseStatus: 200,
+          lastError: null,
+          lastAttemptAt: 'string',
+          nextAttemptAt: null,
+          createdAt: 'string',
+        },
+      );
+      const succeeded = await call(`/${endpoint.id}/deliveries?status=succeeded&limit=10`);
+      assert.equal(succeeded.body.deliveries.length, 2);
+      assert.equal((await call(`/${endpoint.id}/deliveries?status=failed`)).body.deliveries.length, 0);
+      assert.equal((await call(`/${endpoint.id}/deliveries?status=lost`)).status, 400);
+
+      const one = await call(`/${endpoint.id}/deliveries/${first!.id}`);
+      assert.equal(one.status, 200);
+      assert.equal(one.body.body, first!.body);
+      assert.deepEqual(
+        one.body.attemptLog.map((a: { responseStatus: number; error: string | null }) => [a.responseStatus, a.error]),
+        [
+          [500, 'HTTP 500'],
+          [200, null],
+        ],
+      );
+      assert.equal(one.body.attempts, 2);
+
+      const seen = r.received.length;
+      const again = await call(`/${endpoint.id}/deliveries/${first!.id}/redeliver`, 'POST');
+      assert.equal(again.status, 202);
+      assert.deepEqual([again.body.id, again.body.status], [first!.id, 'pending']);
+      assert.ok(await waitFor(async () => r.received.length > seen, 20_000));
+      assert.equal(r.received.at(-1)!.id, first!.id);
+      assert.equal(r.received.at(-1)!.body, first!.body);
+      assert.ok(await waitFor(async () => (await deliveriesOf(pool, endpoint.id)).every((d) => d.status === 'succeeded'), 20_000));
+    });
+
+    it('sends a webhook.test event to that endpoint only', async () => {
+      const { r, url } = await receiver();
+      const endpoint = await createTestEndpoint(pool, org.organizationId, { url });
+      const other = await createTestEndpoint(pool, org.organizationId, { url });
+      r.secrets = [endpoint.secret];
+      const res = await call(`/${endpoint.id}/test`, 'POST');
+      assert.equal(res.status, 202);
+      assert.deepEqual([res.body.eventType, res.body.status, res.body.attempts], ['webhook.test', 'pending', 0]);
+      assert.ok(await waitFor(async () => r.received.length === 1, 20_000));
+      assert.equal(r.received[0]!.id, res.body.id);
+      assert.deepEqual(r.received[0]!.verifiedWith, [0]);
+      const body = JSON.parse(r.received[0]!.body) as { type: string; timestamp: string; data: unknown };
+      assert.deepEqual(
+        { ...body, timestamp: typeof body.timestamp },
+        { type: 'webhook.test', timestamp: 'string', data: { endpointId: endpoint.id } },
+      );
+      assert.equal((await deliveriesOf(pool, other.id)).length, 0);
+    });
+
+    it("answers 404 for another organization's endpoint or an unknown delivery, 403 without webhooks:manage, 409 when disabled", async () => {
+      const { url } = await receiver();
+      const stranger = await createTestOrg(pool);
+      const theirs = await createTestEndpoint(pool, stranger.organizationId, { url });
+      for (const path of [`/${theirs.id}/deliveries`, `/${theirs.id}/test`, '/not-a-uuid/deliveries']) {
+        const res = await call(path, path.endsWith('test') ? 'POST' : 'GET');
+        assert.equal(res.status, 404, path);
+        assert.equal(res.body.errorCode, 'not_found');
+      }
+      const mine = await createTestEndpoint(pool, org.organizationId, { url, enabled: false });
+      assert.equal((await call(`/${mine.id}/deliveries/msg_nothing`)).status, 404);
+      assert.equal((await call(`/${mine.id}/deliveries/msg_nothing/redeliver`, 'POST')).body.errorCode, 'webhook_endpoint_disabled');
+      const disabled = await call(`/${mine.id}/test`, 'POST');
+      assert.deepEqual([disabled.status, disabled.body.errorCode], [409, 'webhook_endpoint_disabled']);
+      const reader = await createTestKey(pool, org.organizationId, ['signals:read']);
+      const forbidden = await call(`/${mine.id}/deliveries`, 'GET', reader.apiKey);
+      assert.deepEqual([forbidden.status, forbidden.body.errorCode], [403, 'insufficient_scope']);
+    });
+
+    it('intake webhook test, deliveries and redeliver do the same from the command line', async () => {
+      const { r, url } = await receiver();
+      const endpoint = await createTestEndpoint(pool, org.organizationId, { url });
+      const env = { DATABASE_URL: databaseUrl, DATA_DIR: '/nonexistent' };
+      const sent = await runIntake(env, 'webhook', 'test', '--endpoint', endpoint.id);
+      assert.equal(sent.code, 0, sent.stderr);
+      assert.equal(sent.json.eventType, 'webhook.test');
+      assert.ok(await waitFor(async () => r.received.length === 1, 20_000));
+      assert.ok(await settled(endpoint.id, 1));
+      const listed = await runIntake(env, 'webhook', 'deliveries', '--endpoint', endpoint.id);
+      assert.deepEqual(
+        listed.json.deliveries.map((d: { id: string; status: string }) => [d.id, d.status]),
+        [[sent.json.id, 'succeeded']],
+      );
+      const one = await runIntake(env, 'webhook', 'deliveries', '--endpoint', endpoint.id, '--delivery', sent.json.id);
+      assert.equal(one.json.attemptLog.length, 1);
+      const again = await runIntake(env, 'webhook', 'redeliver', '--endpoint', endpoint.id, '--delivery', sent.json.id);
+      assert.equal(again.json.status, 'pending');
+      assert.ok(await waitFor(async () => r.received.length === 2, 20_000));
+      assert.deepEqual(r.ids(), [sent.json.id, sent.json.id]);
+      const unknown = await runIntake(env, 'webhook', 'test', '--endpoint', randomUUID());
+      assert.equal(unknown.code, 1);
+      assert.match(unknown.stderr, /not found/);
     });
   });
 });
