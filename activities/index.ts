@@ -20,6 +20,9 @@ import { createMediaReconcilerActivities } from './media-reconciler.js';
 import { createSessionDrainerActivities } from './session-drainer.js';
 import { drainerSettings, type DrainerSettings } from '../src/agents/drainer.js';
 import { describeMeetingProviders, type MeetingProvidersDescription } from '../src/providers/describe.js';
+import { createWebhookActivities } from './webhooks.js';
+import type { WebhookDeliverySettings } from '../src/webhooks/delivery.js';
+import { webhookAddressPolicy } from '../src/webhooks/address-policy.js';
 
 export interface ActivityDeps extends MediaActivityDeps {
   pool: DatabasePool;
@@ -40,12 +43,14 @@ export interface ActivityDeps extends MediaActivityDeps {
   meetingProviders?: MeetingProvidersDescription;
   /** DOMAIN_EVENT_RETENTION_DAYS (the retention sweep's events); the default when absent. */
   eventRetentionDays?: number;
+  /** The webhook sender's settings; without them the worker sends no webhooks (its activity fails). */
+  webhooks?: WebhookDeliverySettings;
 }
 
 /** The production dependencies of the activities, from configuration. */
 export function activityDeps(
   pool: DatabasePool,
-  config: Pick<Config, 'agents' | 'temporal' | 'signalExtractor' | 'media' | 'transcriber' | 'meetings' | 'domainEvents'>,
+  config: Pick<Config, 'agents' | 'temporal' | 'signalExtractor' | 'media' | 'transcriber' | 'meetings' | 'domainEvents' | 'webhooks'>,
   log: (message: string) => void = () => undefined,
 ): ActivityDeps {
   const ffmpeg = new FfmpegTools(config.media.ffmpeg, log);
@@ -66,6 +71,17 @@ export function activityDeps(
     // ... except the host names an operator names (MEDIA_FETCH_ALLOWED_HOSTS), for media on its own network.
     fetchAllowedHosts: config.media.fetchAllowedHosts,
     meetingProviders: describeMeetingProviders(config),
+    ...(config.temporal.payloadKeys
+      ? {
+          webhooks: {
+            payloadKeys: config.temporal.payloadKeys,
+            policy: webhookAddressPolicy({
+              allowedNetworks: config.webhooks.allowedPrivateNetworks,
+              allowLoopback: config.webhooks.allowLoopback,
+            }),
+          },
+        }
+      : {}),
   };
 }
 
@@ -81,5 +97,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createSessionDrainerActivities(deps),
     ...createMediaActivities({ ...deps, uploadStore }),
     ...createMeetingActivities({ pool: deps.pool, recorder: deps.recorder, uploadStore }),
+    ...createWebhookActivities(deps),
   };
 }

@@ -25,6 +25,7 @@ import { currentTracing } from '../src/telemetry/tracing.js';
 import { RouteRegistry } from './routes.js';
 import { oauthRoutes } from './oauth/mount.js';
 import { publicBaseUrl } from './base-url.js';
+import { webhookDeliveryRoutes } from './webhooks/deliveries.js';
 
 export type { AppDeps };
 
@@ -51,6 +52,7 @@ export function buildApp(deps: AppDeps): Koa<AppState> {
   uploadRoutes(deps, registry, uploads);
   mediaRoutes(deps, registry);
   mcpRoutes(deps, registry);
+  webhookDeliveryRoutes(deps, registry);
 
   if (currentTracing().enabled) app.use(httpTracing());
   app.use(requestId(deps.logger));

@@ -25,9 +25,14 @@ const taskQueue = env('TASK_QUEUE');
 // MEDIA_DIR set: media activities store there and may fetch from the test's own loopback server
 // (`media.test` resolves to 127.0.0.1); production code has no such switch.
 // DRAINER_SETTINGS: the drainer's settings as the test's configuration has them (JSON).
+// WEBHOOK_RETRY_DELAYS_MS: a fast webhook retry schedule (JSON array of milliseconds).
+const base = testActivityDeps(pool);
 const deps = testActivityDeps(pool, {
   ...(process.env.MEDIA_DIR ? loopbackMediaDeps(process.env.MEDIA_DIR) : {}),
   ...(process.env.DRAINER_SETTINGS ? { drainer: JSON.parse(process.env.DRAINER_SETTINGS) as DrainerSettings } : {}),
+  ...(process.env.WEBHOOK_RETRY_DELAYS_MS
+    ? { webhooks: { ...base.webhooks!, retryDelaysMs: JSON.parse(process.env.WEBHOOK_RETRY_DELAYS_MS) as number[] } }
+    : {}),
 });
 const activities = createActivities(onTaskQueue(deps, taskQueue));
 const dataConverter = testDataConverter();

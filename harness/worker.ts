@@ -43,6 +43,8 @@ export function testActivityDeps(pool: DatabasePool, overrides: Partial<Activity
     mediaDir: TEST_MEDIA_DIR,
     recorder: new LocalRecorder({ dir: path.join(overrides.mediaDir ?? TEST_MEDIA_DIR, 'recorder'), meetingSeconds: 2 }),
     addressPolicy: PUBLIC_ADDRESSES,
+    // Webhooks may be sent to the test's receiver on 127.0.0.1.
+    webhooks: { payloadKeys: testConfig().temporal.payloadKeys!, policy: LOOPBACK_POLICY },
     ...overrides,
   };
 }
@@ -109,6 +111,8 @@ export async function startWorkerProcess(o: {
   taskQueue: string;
   mediaDir?: string;
   drainer?: DrainerSettings;
+  /** A fast webhook retry schedule. */
+  webhookRetryDelaysMs?: readonly number[];
 }): Promise<ChildProcess> {
   const stack = await testStack();
   const bundlePath = path.join(stack.tmpDir, `bundle-${process.pid}.js`);
@@ -122,6 +126,7 @@ export async function startWorkerProcess(o: {
       BUNDLE_PATH: bundlePath,
       ...(o.mediaDir ? { MEDIA_DIR: o.mediaDir } : {}),
       ...(o.drainer ? { DRAINER_SETTINGS: JSON.stringify(o.drainer) } : {}),
+      ...(o.webhookRetryDelaysMs ? { WEBHOOK_RETRY_DELAYS_MS: JSON.stringify(o.webhookRetryDelaysMs) } : {}),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import ipaddr from 'ipaddr.js';
 import { deriveKey, parsePayloadKeys, type PayloadKey } from './keys.js';
 
 /**
@@ -11,6 +12,21 @@ const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
 /** DOMAIN_EVENT_RETENTION_DAYS unset (also what the activities keep when given no setting). */
 export const DOMAIN_EVENT_RETENTION_DAYS_DEFAULT = 30;
+
+/** Why WEBHOOK_ALLOWED_PRIVATE_NETWORKS is not a CIDR list, or null. */
+function webhookNetworksProblem(value: string): string | null {
+  for (const cidr of value
+    .split(',')
+    .map((c) => c.trim())
+    .filter(Boolean)) {
+    try {
+      ipaddr.parseCIDR(cidr);
+    } catch {
+      return `${cidr} is not a CIDR`;
+    }
+  }
+  return null;
+}
 
 export const envSchema = z.object({
   NODE_ENV: z
@@ -213,6 +229,16 @@ export const envSchema = z.object({
     description:
       'days an announced state change (the `domain_events` outbox: signal created, session processed, billing blocked or resumed, media ready or failed, transcript completed, bot finished) is kept; the retention sweep deletes older ones',
   }),
+  WEBHOOK_ALLOWED_PRIVATE_NETWORKS: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || webhookNetworksProblem(v) === null, {
+      message: 'must be a comma-separated list of CIDRs, e.g. 10.0.0.0/8',
+    })
+    .meta({
+      description:
+        "worker: comma-separated CIDRs (e.g. `10.1.0.0/16,fd00::/8`) of private networks webhooks may be sent to (an operator's internal receivers). Unset, webhook targets must resolve to public addresses (checked at connect time); with `NODE_ENV=development` loopback receivers are allowed too",
+    }),
   AGENT_WAKE_RECONCILE_SECONDS: positiveInt.max(3600).default(15).meta({
     description:
       'interval of the `agent-session-wakes` Temporal Schedule (set when a worker starts), which wakes the workflows of sessions whose wake is older than this and was never taken (a safety net: the drainer takes wakes within milliseconds)',
@@ -494,6 +520,8 @@ export interface Config {
   };
   /** The event seam's outbox (`domain_events`): how long the retention sweep keeps an event. */
   domainEvents: { retentionDays: number };
+  /** Webhook delivery (issue 31): the private networks receivers may be on, and loopback in development. */
+  webhooks: { allowedPrivateNetworks: string[]; allowLoopback: boolean };
   agents: {
     sessionIdleSeconds: number;
     activityTimeoutSeconds: number;
@@ -676,6 +704,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       oauthAuthorizationsPerMinute: e.OAUTH_AUTHORIZATION_RATE_LIMIT_PER_MINUTE,
     },
     domainEvents: { retentionDays: e.DOMAIN_EVENT_RETENTION_DAYS },
+    webhooks: {
+      allowedPrivateNetworks: (e.WEBHOOK_ALLOWED_PRIVATE_NETWORKS ?? '')
+        .split(',')
+        .map((c) => c.trim())
+        .filter(Boolean),
+      allowLoopback: e.NODE_ENV === 'development',
+    },
     agents: {
       sessionIdleSeconds: e.AGENT_SESSION_IDLE_SECONDS,
       activityTimeoutSeconds: e.AGENT_SESSION_ACTIVITY_TIMEOUT_SECONDS,

@@ -147,6 +147,12 @@ export const ERROR_CATALOGUE = {
     message: 'A record with this external_id already exists in this source.',
     description: 'A feedback record with the same `external_id` exists in the source; `id` is the existing record.',
   },
+  webhook_endpoint_disabled: {
+    status: 409,
+    message: 'The webhook endpoint is disabled: enable it first.',
+    description:
+      'A redelivery or test event for a disabled endpoint (disabled by its owner, or by Intake after 5 days of failed attempts: `disabledReason` says which).',
+  },
   agent_key_taken: {
     status: 409,
     message: 'An application with this agentKey already exists in this organization.',

@@ -7,3 +7,4 @@ export { meetingJoinWorkflow } from './meeting-join/workflow.js';
 export { sessionWakesWorkflow } from './session-wakes/workflow.js';
 export { mediaReconcilerWorkflow } from './media-reconciler/workflow.js';
 export { sessionDrainerWorkflow } from './session-drainer/workflow.js';
+export { webhookEndpointWorkflow } from './webhook-endpoint/workflow.js';

@@ -10,6 +10,8 @@ import { batchCreate, folderCreate, metadataFieldCreate } from './commands/recor
 import { retentionSweep } from './commands/retention.js';
 import { creditsAdd, orgCreate, orgUpdate, userCreate, userSetPassword } from './commands/tenancy.js';
 import { webhookCreate, webhookDelete, webhookList, webhookRotateSecret, webhookShow, webhookUpdate } from './commands/webhooks.js';
+
+import { webhookDeliveries, webhookRedeliver, webhookTest } from './commands/webhook-deliveries.js';
 import { CliContext, CliError } from './context.js';
 
 type Command = (ctx: CliContext, argv: string[]) => Promise<object>;
@@ -37,6 +39,9 @@ const COMMANDS: Record<string, Command> = {
   'webhook update': webhookUpdate,
   'webhook delete': webhookDelete,
   'webhook rotate-secret': webhookRotateSecret,
+  'webhook deliveries': webhookDeliveries,
+  'webhook redeliver': webhookRedeliver,
+  'webhook test': webhookTest,
   'retention sweep': retentionSweep,
   'folder create': folderCreate,
   'batch create': batchCreate,
@@ -68,6 +73,9 @@ const USAGE = `usage: intake <command> [--flags]
   webhook update --org O --id E [--url U] [--event-types a,b|all] [--description D] [--enabled on|off]
   webhook delete --org O --id E
   webhook rotate-secret --org O --id E             (prints the new secret; the previous one signs for 24 hours more)
+  webhook deliveries --endpoint E [--status pending|succeeded|failed] [--limit N] [--delivery D]
+  webhook redeliver --endpoint E --delivery D
+  webhook test --endpoint E
   retention sweep [--org O]
   folder create --org O --name N
   batch create --user U

@@ -19,6 +19,10 @@ import type { ActivityMetrics } from '../metrics/activity-metrics.js';
 import { createWorkerMetrics, sdkPrometheus } from '../metrics/worker-metrics.js';
 import { freePort } from '../dev/net.js';
 import { activityDeps, createActivities } from '../../activities/index.js';
+import { Client } from '@temporalio/client';
+import { temporalDataConverter } from '../temporal/codec.js';
+import { TemporalGateway } from '../temporal/gateway.js';
+import { startWebhookWaker } from '../webhooks/waker.js';
 
 export interface RunningWorker {
   /** The main queue's worker (workflows and light activities). */
@@ -90,11 +94,22 @@ export async function startWorker(config: Config, logger: Logger, o: { metrics?:
     activitiesOnly: { maxConcurrent: config.temporal.mediaActivitySlots },
   });
   abortWhenStopping(worker, stopping);
+  // Wakes the webhook senders of endpoints with new deliveries (LISTEN), and sweeps for stranded ones.
+  const webhookWaker = await startWebhookWaker({
+    databaseUrl: required(config.database.url, 'DATABASE_URL'),
+    pool,
+    temporal: new TemporalGateway(
+      new Client({ connection, namespace: config.temporal.namespace, dataConverter: temporalDataConverter(config.temporal.payloadKeys) }),
+    ),
+    taskQueue: taskQueues(config).main,
+    log: logger,
+  });
   // One stops, both stop (the Runtime's SIGTERM stops both at once).
   const stopBoth = () => {
     for (const w of [worker, mediaWorker]) if (w.getState() === 'RUNNING') w.shutdown();
   };
   const done = Promise.allSettled([worker.run().finally(stopBoth), mediaWorker.run().finally(stopBoth)]).then(async (results) => {
+    await webhookWaker.close().catch((err: unknown) => logger.warn({ err }, 'closing the webhook waker failed'));
     await connection.close();
     await pool.end();
     const failed = results.find((r) => r.status === 'rejected');

@@ -27,7 +27,7 @@ export interface AddressPolicy {
 export const PUBLIC_ADDRESSES: AddressPolicy = { problem: publicAddressProblem };
 
 export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
-const systemResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
+export const systemResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
 
 export const MAX_REDIRECTS = 5;
 export const MAX_MEDIA_BYTES = 5 * 1024 ** 3;
@@ -115,10 +115,12 @@ export class SafeFetcher {
 
   constructor(private readonly o: SafeFetcherOptions) {
     this.maxBytes = o.maxBytes ?? MAX_MEDIA_BYTES;
-    this.agent = new Agent({
-      connect: { lookup: checkedLookup(o.policy, o.resolver ?? systemResolver, o.allowedHosts ?? []) },
-      headersTimeout: o.headersTimeoutMs ?? 30_000,
-      bodyTimeout: o.bodyTimeoutMs ?? 60_000,
+    this.agent = checkedAgent({
+      policy: o.policy,
+      resolver: o.resolver,
+      allowedHosts: o.allowedHosts,
+      headersTimeoutMs: o.headersTimeoutMs ?? 30_000,
+      bodyTimeoutMs: o.bodyTimeoutMs ?? 60_000,
     });
   }
 
@@ -191,6 +193,25 @@ export class SafeFetcher {
 }
 
 /**
+ * An undici dispatcher whose every connection dials only addresses `policy` allows, checked at
+ * connect time (the media fetcher's, and the webhook sender's). A refused address fails the request
+ * with a cause whose `code` is `EBLOCKED` and whose message says why.
+ */
+export function checkedAgent(o: {
+  policy: AddressPolicy;
+  resolver?: Resolver | undefined;
+  allowedHosts?: readonly string[] | undefined;
+  headersTimeoutMs: number;
+  bodyTimeoutMs: number;
+}): Agent {
+  return new Agent({
+    connect: { lookup: checkedLookup(o.policy, o.resolver ?? systemResolver, o.allowedHosts ?? []) },
+    headersTimeout: o.headersTimeoutMs,
+    bodyTimeout: o.bodyTimeoutMs,
+  });
+}
+
+/**
  * The lookup the socket uses: resolves the name, refuses it when any address is not allowed (a
  * name that also points inside is not trusted), and hands the socket the checked address.
  */
@@ -245,14 +266,14 @@ function networkError(error: unknown): AssetFetchError {
   return new AssetFetchError('asset_network_error', code ? `network: ${code}` : 'network error');
 }
 
-function findCode(error: unknown): string | undefined {
+export function findCode(error: unknown): string | undefined {
   for (let e = error as { code?: unknown; cause?: unknown } | undefined, i = 0; e && i < 5; e = e.cause as typeof e, i++) {
     if (typeof e.code === 'string' && !e.code.startsWith('UND_ERR_CONNECT') && e.code !== 'UND_ERR_SOCKET') return e.code;
   }
   return (error as { code?: string } | undefined)?.code;
 }
 
-function messageOf(error: unknown): string {
+export function messageOf(error: unknown): string {
   for (
     let e = error as { message?: string; code?: unknown; cause?: unknown } | undefined, i = 0;
     e && i < 5;

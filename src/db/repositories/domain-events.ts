@@ -10,28 +10,50 @@ export async function recordEvent(tx: DatabaseTransactionConnection, event: Doma
   await recordEvents(tx, [event]);
 }
 
-/** Several events in one statement: for changes made by one batched statement, from the rows it returned. */
+/** The channel `recordEvents` notifies with an endpoint id when it created deliveries for it (src/webhooks/waker.ts listens). */
+export const WEBHOOK_WAKE_CHANNEL = 'intake_webhook_deliveries';
+
+/**
+ * Several events in one statement: for changes made by one batched statement, from the rows it returned.
+ * The same statement fans each event out to its organization's webhooks (issue 31): one delivery per
+ * enabled endpoint whose event types match, committed (or rolled back) with the event, so that none
+ * is lost or made twice (UNIQUE (endpoint_id, event_id)). The endpoints are then notified in the same
+ * transaction (PostgreSQL delivers a NOTIFY at commit, once per distinct payload). An organization
+ * without endpoints pays one index probe of webhook_endpoints.
+ */
 export async function recordEvents(tx: DatabaseTransactionConnection, events: readonly DomainEvent[]): Promise<void> {
   if (events.length === 0) return;
   await tx.query(sql.unsafe`
-    INSERT INTO domain_events (organization_id, type, subject_id, payload)
-    SELECT * FROM unnest(
-      ${sql.array(
-        events.map((e) => e.organizationId),
-        'uuid',
-      )}::uuid[],
-      ${sql.array(
-        events.map((e) => e.type),
-        'text',
-      )}::text[],
-      ${sql.array(
-        events.map((e) => e.subjectId),
-        'uuid',
-      )}::uuid[],
-      ${sql.array(
-        events.map((e) => JSON.stringify(e.payload)),
-        'text',
-      )}::jsonb[])`);
+    WITH recorded AS (
+      INSERT INTO domain_events (organization_id, type, subject_id, payload)
+      SELECT * FROM unnest(
+        ${sql.array(
+          events.map((e) => e.organizationId),
+          'uuid',
+        )}::uuid[],
+        ${sql.array(
+          events.map((e) => e.type),
+          'text',
+        )}::text[],
+        ${sql.array(
+          events.map((e) => e.subjectId),
+          'uuid',
+        )}::uuid[],
+        ${sql.array(
+          events.map((e) => JSON.stringify(e.payload)),
+          'text',
+        )}::jsonb[])
+      RETURNING id, organization_id, type, subject_id
+    ), fanned AS (
+      INSERT INTO webhook_deliveries (id, endpoint_id, organization_id, event_id, event_type, subject_id, next_attempt_at)
+      SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), w.id, r.organization_id, r.id, r.type, r.subject_id, now()
+      FROM recorded r
+      JOIN webhook_endpoints w ON w.organization_id = r.organization_id AND w.enabled
+        AND (w.event_types IS NULL OR r.type = ANY (w.event_types))
+      ON CONFLICT (endpoint_id, event_id) DO NOTHING
+      RETURNING endpoint_id
+    )
+    SELECT pg_notify(${WEBHOOK_WAKE_CHANNEL}, endpoint_id::text) FROM (SELECT DISTINCT endpoint_id FROM fanned) woken`);
 }
 
 export const domainEventRow = z.object({

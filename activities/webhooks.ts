@@ -1,0 +1,27 @@
+import { Context } from '@temporalio/activity';
+import type { DatabasePool } from 'slonik';
+import { sendDue, WebhookSender, type WebhookDeliverySettings } from '../src/webhooks/delivery.js';
+import type { SendDueResult } from '../workflows/webhook-endpoint/contract.js';
+
+/** Heartbeats while a call waits on slow receivers (each delivery also heartbeats as it ends). */
+const HEARTBEAT_EVERY_MS = 5_000;
+
+export function createWebhookActivities(deps: { pool: DatabasePool; webhooks?: WebhookDeliverySettings | undefined }) {
+  let sender: WebhookSender | undefined;
+  return {
+    /** Sends an endpoint's due deliveries (src/webhooks/delivery.ts). */
+    async sendDueWebhooks(endpointId: string): Promise<SendDueResult> {
+      if (!deps.webhooks) throw new Error('this worker has no webhook settings');
+      sender ??= new WebhookSender(deps.webhooks);
+      const ctx = Context.current();
+      const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+      try {
+        return await sendDue({ pool: deps.pool, sender, heartbeat: () => ctx.heartbeat(), signal: ctx.cancellationSignal }, endpointId);
+      } finally {
+        clearInterval(beat);
+      }
+    },
+  };
+}
+
+export type WebhookActivities = ReturnType<typeof createWebhookActivities>;

@@ -1,0 +1,236 @@
+import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
+import { z } from 'zod';
+import { isUuid } from '../uuid.js';
+import { WEBHOOK_WAKE_CHANNEL } from './domain-events.js';
+
+/**
+ * The webhook delivery engine's SQL (issue 31): deliveries and their attempts, and the engine's
+ * share of webhook_endpoints (reading an endpoint's URL and sealed secrets; its health columns:
+ * failing_since, and disabling after 5 days of failures). Deliveries are created by
+ * recordEvents (src/db/repositories/domain-events.ts) in the transaction of each event.
+ */
+
+export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+const endpointTarget = z.object({
+  id: z.string(),
+  organization_id: z.string(),
+  url: z.string(),
+  enabled: z.boolean(),
+  secret_sealed: z.string(),
+  previous_secret_sealed: z.string().nullable(),
+  previous_secret_expires_at: z.string().nullable(),
+});
+export type EndpointTarget = z.infer<typeof endpointTarget>;
+
+/** What the sender needs of an endpoint, or null when it was deleted. */
+export async function findEndpointTarget(db: CommonQueryMethods, endpointId: string): Promise<EndpointTarget | null> {
+  return db.maybeOne(sql.type(endpointTarget)`
+    SELECT id, organization_id, url, enabled, secret_sealed, previous_secret_sealed, previous_secret_expires_at
+    FROM webhook_endpoints WHERE id = ${endpointId}`);
+}
+
+const dueDelivery = z.object({
+  id: z.string(),
+  event_id: z.number().nullable(),
+  event_type: z.string(),
+  subject_id: z.string().nullable(),
+  body: z.string().nullable(),
+  attempts: z.number(),
+});
+export type DueDelivery = z.infer<typeof dueDelivery>;
+
+/**
+ * An endpoint's deliveries due at `now`, oldest event first, except those waiting for an earlier
+ * pending delivery of the same subject (events of one resource are delivered in event order).
+ */
+export async function dueDeliveries(db: CommonQueryMethods, endpointId: string, now: Date, limit: number): Promise<readonly DueDelivery[]> {
+  return db.any(sql.type(dueDelivery)`
+    SELECT d.id, d.event_id, d.event_type, d.subject_id, d.body, d.attempts
+    FROM webhook_deliveries d
+    WHERE d.endpoint_id = ${endpointId} AND d.status = 'pending' AND d.next_attempt_at <= ${now.toISOString()}
+      AND NOT (d.subject_id IS NOT NULL AND d.event_id IS NOT NULL AND EXISTS (
+        SELECT 1 FROM webhook_deliveries p
+        WHERE p.endpoint_id = d.endpoint_id AND p.status = 'pending' AND p.subject_id = d.subject_id AND p.event_id < d.event_id))
+    ORDER BY d.event_id NULLS FIRST, d.created_at
+    LIMIT ${limit}`);
+}
+
+/** When the endpoint's next pending delivery is due (null: none pending). */
+export async function nextDueAt(db: CommonQueryMethods, endpointId: string): Promise<string | null> {
+  return db.oneFirst(sql.type(z.object({ at: z.string().nullable() }))`
+    SELECT min(next_attempt_at) AS at FROM webhook_deliveries WHERE endpoint_id = ${endpointId} AND status = 'pending'`);
+}
+
+const sourceEvent = z.object({ type: z.string(), payload: z.record(z.string(), z.unknown()), recorded_at: z.string() });
+export type SourceEvent = z.infer<typeof sourceEvent>;
+
+/** The domain event a delivery announces (null once purged: a delivery outlives it only by days). */
+export async function findSourceEvent(db: CommonQueryMethods, eventId: number): Promise<SourceEvent | null> {
+  return db.maybeOne(sql.type(sourceEvent)`SELECT type, payload, recorded_at FROM domain_events WHERE id = ${eventId}`);
+}
+
+/** Fixes a delivery's body at its first attempt; a body fixed already wins (every attempt signs the same bytes). */
+export async function fixBody(db: CommonQueryMethods, deliveryId: string, body: string): Promise<string> {
+  return db.oneFirst(sql.type(z.object({ body: z.string() }))`
+    UPDATE webhook_deliveries SET body = COALESCE(body, ${body}) WHERE id = ${deliveryId} RETURNING body`);
+}
+
+export interface AttemptRecord {
+  deliveryId: string;
+  endpointId: string;
+  attemptedAt: Date;
+  durationMs: number;
+  responseStatus: number | null;
+  responseExcerpt: string | null;
+  error: string | null;
+  succeeded: boolean;
+  /** The next attempt's time after a failure; null: no more attempts (the delivery is `failed`). */
+  nextAttemptAt: Date | null;
+}
+
+/**
+ * Records an attempt and its outcome on the delivery and on the endpoint's health, in one
+ * transaction. Returns the endpoint's failing_since after a failure (null after a success).
+ * A delivery no longer pending (redelivered meanwhile is still pending; deleted is gone) is left alone.
+ */
+export async function recordAttempt(pool: DatabasePool, a: AttemptRecord): Promise<{ failingSince: string | null }> {
+  return pool.transaction(async (tx) => {
+    await tx.query(sql.unsafe`
+      INSERT INTO webhook_delivery_attempts (delivery_id, attempted_at, response_status, response_excerpt, error, duration_ms)
+      SELECT ${a.deliveryId}, ${a.attemptedAt.toISOString()}, ${a.responseStatus}, ${a.responseExcerpt}, ${a.error}, ${a.durationMs}
+      WHERE EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = ${a.deliveryId})`);
+    const status: DeliveryStatus = a.succeeded ? 'succeeded' : a.nextAttemptAt ? 'pending' : 'failed';
+    await tx.query(sql.unsafe`
+      UPDATE webhook_deliveries SET attempts = attempts + 1, status = ${status},
+        next_attempt_at = ${status === 'pending' ? a.nextAttemptAt!.toISOString() : null},
+        last_attempt_at = ${a.attemptedAt.toISOString()}, last_response_status = ${a.responseStatus}, last_error = ${a.error},
+        updated_at = now()
+      WHERE id = ${a.deliveryId} AND status = 'pending'`);
+    if (a.succeeded) {
+      await tx.query(
+        sql.unsafe`UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ${a.endpointId} AND failing_since IS NOT NULL`,
+      );
+      return { failingSince: null };
+    }
+    const failingSince = await tx.maybeOneFirst(sql.type(z.object({ failing_since: z.string().nullable() }))`
+      UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, ${a.attemptedAt.toISOString()})
+      WHERE id = ${a.endpointId} RETURNING failing_since`);
+    return { failingSince: failingSince ?? null };
+  });
+}
+
+/** Disables an endpoint (Intake's decision after 5 days of failures), with the reason. */
+export async function disableEndpoint(db: CommonQueryMethods, endpointId: string, reason: string, at: Date): Promise<boolean> {
+  const result = await db.query(sql.unsafe`
+    UPDATE webhook_endpoints SET enabled = false, disabled_reason = ${reason}, disabled_at = ${at.toISOString()}, updated_at = now()
+    WHERE id = ${endpointId} AND enabled`);
+  return result.rowCount > 0;
+}
+
+/** Enabled endpoints with a delivery due since before `dueBefore` (the safety sweep wakes their workflows). */
+export async function endpointsWithDueDeliveries(db: CommonQueryMethods, dueBefore: Date, limit: number): Promise<readonly string[]> {
+  return db.anyFirst(sql.type(z.object({ endpoint_id: z.string() }))`
+    SELECT DISTINCT d.endpoint_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.enabled
+    WHERE d.status = 'pending' AND d.next_attempt_at <= ${dueBefore.toISOString()}
+    LIMIT ${limit}`);
+}
+
+export const deliveryRow = z.object({
+  id: z.string(),
+  endpoint_id: z.string(),
+  event_id: z.number().nullable(),
+  event_type: z.string(),
+  subject_id: z.string().nullable(),
+  status: z.enum(DELIVERY_STATUSES),
+  attempts: z.number(),
+  next_attempt_at: z.string().nullable(),
+  last_attempt_at: z.string().nullable(),
+  last_response_status: z.number().nullable(),
+  last_error: z.string().nullable(),
+  body: z.string().nullable(),
+  created_at: z.string(),
+});
+export type DeliveryRow = z.infer<typeof deliveryRow>;
+
+const DELIVERY_COLUMNS = sql.fragment`id, endpoint_id, event_id, event_type, subject_id, status, attempts, next_attempt_at, last_attempt_at,
+  last_response_status, last_error, body, created_at`;
+
+/** An endpoint's deliveries, newest first (the REST list). */
+export async function listDeliveries(
+  db: CommonQueryMethods,
+  endpointId: string,
+  o: { status?: DeliveryStatus | undefined; limit: number; offset: number },
+): Promise<readonly DeliveryRow[]> {
+  const status = o.status ? sql.fragment`AND status = ${o.status}` : sql.fragment``;
+  return db.any(sql.type(deliveryRow)`
+    SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE endpoint_id = ${endpointId} ${status}
+    ORDER BY created_at DESC, id DESC LIMIT ${o.limit} OFFSET ${o.offset}`);
+}
+
+export async function findDelivery(db: CommonQueryMethods, endpointId: string, deliveryId: string): Promise<DeliveryRow | null> {
+  return db.maybeOne(sql.type(deliveryRow)`
+    SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE endpoint_id = ${endpointId} AND id = ${deliveryId}`);
+}
+
+export const attemptRow = z.object({
+  id: z.number(),
+  attempted_at: z.string(),
+  response_status: z.number().nullable(),
+  response_excerpt: z.string().nullable(),
+  error: z.string().nullable(),
+  duration_ms: z.number(),
+});
+export type AttemptRow = z.infer<typeof attemptRow>;
+
+export async function listAttempts(db: CommonQueryMethods, deliveryId: string): Promise<readonly AttemptRow[]> {
+  return db.any(sql.type(attemptRow)`
+    SELECT id, attempted_at, response_status, response_excerpt, error, duration_ms
+    FROM webhook_delivery_attempts WHERE delivery_id = ${deliveryId} ORDER BY id`);
+}
+
+/** An endpoint of the organization (null: none, or another organization's: a 404 either way). */
+export async function findOrganizationEndpoint(
+  db: CommonQueryMethods,
+  organizationId: string,
+  endpointId: string,
+): Promise<{ id: string; organization_id: string; enabled: boolean } | null> {
+  if (!isUuid(endpointId)) return null;
+  return db.maybeOne(sql.type(z.object({ id: z.string(), organization_id: z.string(), enabled: z.boolean() }))`
+    SELECT id, organization_id, enabled FROM webhook_endpoints WHERE id = ${endpointId} AND organization_id = ${organizationId}`);
+}
+
+/** Wakes the endpoint's sender when the transaction commits (the workers' LISTEN, src/webhooks/waker.ts). */
+async function notifyEndpoint(tx: CommonQueryMethods, endpointId: string): Promise<void> {
+  await tx.query(sql.unsafe`SELECT pg_notify(${WEBHOOK_WAKE_CHANNEL}, ${endpointId})`);
+}
+
+/** Pending again and due now, with the same id (the `webhook-id`) and body; its attempts so far are kept. */
+export async function redeliver(pool: DatabasePool, endpointId: string, deliveryId: string): Promise<DeliveryRow | null> {
+  return pool.transaction(async (tx) => {
+    const row = await tx.maybeOne(sql.type(deliveryRow)`
+      UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), updated_at = now()
+      WHERE endpoint_id = ${endpointId} AND id = ${deliveryId}
+      RETURNING ${DELIVERY_COLUMNS}`);
+    if (row) await notifyEndpoint(tx, endpointId);
+    return row;
+  });
+}
+
+/** A `webhook.test` delivery to one endpoint (no domain event), its body fixed now; the sender is woken. */
+export async function createTestDelivery(
+  pool: DatabasePool,
+  endpoint: { id: string; organizationId: string },
+  body: (deliveryId: string) => string,
+): Promise<DeliveryRow> {
+  return pool.transaction(async (tx) => {
+    const id = await tx.oneFirst(sql.type(z.object({ id: z.string() }))`SELECT 'msg_' || replace(gen_random_uuid()::text, '-', '') AS id`);
+    const row = await tx.one(sql.type(deliveryRow)`
+      INSERT INTO webhook_deliveries (id, endpoint_id, organization_id, event_type, body, next_attempt_at)
+      VALUES (${id}, ${endpoint.id}, ${endpoint.organizationId}, 'webhook.test', ${body(id)}, now())
+      RETURNING ${DELIVERY_COLUMNS}`);
+    await notifyEndpoint(tx, endpoint.id);
+    return row;
+  });
+}

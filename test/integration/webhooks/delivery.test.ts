@@ -1,0 +1,455 @@
+import { strict as assert } from 'node:assert';
+import { randomUUID } from 'node:crypto';
+import { sql, type DatabasePool } from 'slonik';
+import { z } from 'zod';
+import { createDatabasePool } from '../../../src/db/pool.js';
+import type { DomainEvent } from '../../../src/domain/events.js';
+import { sendDue, WebhookSender, type WebhookDeliverySettings } from '../../../src/webhooks/delivery.js';
+import { webhookAddressPolicy } from '../../../src/webhooks/address-policy.js';
+import { sealSecret } from '../../../src/webhooks/secret-box.js';
+import { generateWebhookSecret } from '../../../src/webhooks/signing.js';
+import { startWebhookWaker, type WebhookWaker } from '../../../src/webhooks/waker.js';
+import { testConfig } from '../../../harness/config.js';
+import { createTestKey, createTestOrg, type TestOrg } from '../../../harness/fixtures.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
+import { runIntake } from '../../helpers/cli.js';
+import { createTestDatabase } from '../../../harness/stack.js';
+import { waitFor } from '../../../harness/wait.js';
+import { LOOPBACK_POLICY, startTestWorker, type TestWorker } from '../../../harness/worker.js';
+import {
+  attemptsOf,
+  createTestEndpoint,
+  deliveriesOf,
+  record,
+  TEST_PAYLOAD_KEYS,
+  testGateway,
+  TestReceiver,
+} from '../../helpers/webhooks.js';
+
+const FAST_RETRIES = [300, 300, 300, 300];
+
+const signalCreated = (org: TestOrg, subjectId = randomUUID()): DomainEvent => ({
+  type: 'signal.created',
+  organizationId: org.organizationId,
+  subjectId,
+  payload: { signalId: subjectId, sessionId: randomUUID(), applicationId: randomUUID(), source: 'explicit_feedback' },
+});
+const processed = (org: TestOrg, sessionId: string, processedThrough: number): DomainEvent => ({
+  type: 'agent_session.processed',
+  organizationId: org.organizationId,
+  subjectId: sessionId,
+  payload: { sessionId, applicationId: randomUUID(), processedThrough, status: 'open' },
+});
+
+/**
+ * The webhook delivery engine (issue 31) on a real PostgreSQL and Temporal: events recorded by
+ * recordEvents reach a loopback receiver that verifies them with the npm `standardwebhooks` package.
+ */
+describe('webhook delivery', function () {
+  this.timeout(120_000);
+  let pool: DatabasePool;
+  let databaseUrl: string;
+  let org: TestOrg;
+  let worker: TestWorker;
+  let waker: WebhookWaker;
+  let temporal: Awaited<ReturnType<typeof testGateway>>;
+  const receivers: TestReceiver[] = [];
+
+  const receiver = async () => {
+    const r = new TestReceiver();
+    receivers.push(r);
+    return { r, url: await r.listen() };
+  };
+  const settled = (endpointId: string, n: number) =>
+    waitFor(async () => {
+      const rows = await deliveriesOf(pool, endpointId);
+      return rows.length === n && rows.every((d) => d.status !== 'pending');
+    }, 60_000);
+
+  before(async () => {
+    databaseUrl = await createTestDatabase();
+    pool = await createDatabasePool(databaseUrl);
+    org = await createTestOrg(pool);
+    worker = await startTestWorker(pool, {
+      drainer: false,
+      deps: {
+        webhooks: { payloadKeys: TEST_PAYLOAD_KEYS, policy: LOOPBACK_POLICY, retryDelaysMs: FAST_RETRIES, attemptTimeoutMs: 1500 },
+      },
+    });
+    temporal = await testGateway();
+    waker = await startWebhookWaker({ databaseUrl, pool, temporal: temporal.gateway, taskQueue: worker.taskQueue, sweepMs: 2000 });
+  });
+  after(async () => {
+    await waker?.close();
+    await worker?.stop();
+    await temporal?.close();
+    for (const r of receivers) await r.close();
+    await pool?.end();
+  });
+
+  it('delivers an event signed, retrying a 500 and a timeout with the same webhook-id until a 2xx', async () => {
+    const { r, url } = await receiver();
+    const endpoint = await createTestEndpoint(pool, org.organizationId, { url });
+    r.secrets = [endpoint.secret];
+    r.answer = (_req, i) => (i === 0 ? 500 : i === 1 ? 'hang' : 204);
+    const event = signalCreated(org);
+    await record(pool, event);
+    assert.ok(await settled(endpoint.id, 1));
+
+    const [delivery] = await deliveriesOf(pool, endpoint.id);
+    assert.equal(delivery!.status, 'succeeded');
+    assert.equal(delivery!.attempts, 3);
+    assert.match(delivery!.id, /^msg_[0-9a-f]{32}$/);
+    assert.equal(r.received.length, 3);
+    for (const req of r.received) {
+      assert.equal(req.id, delivery!.id);
+      assert.deepEqual(req.verifiedWith, [0]);
+      assert.equal(req.body, r.received[0]!.body);
+      assert.equal(req.headers['content-type'], 'application/json');
+      assert.match(String(req.headers['user-agent']), /^Intake-Webhooks\//);
+    }
+    const recordedAt = await pool.oneFirst(sql.type(z.object({ recorded_at: z.string() }))`
+      SELECT recorded_at FROM domain_events WHERE id = ${delivery!.event_id}`);
+    assert.deepEqual(JSON.parse(r.received[0]!.body), { type: 'signal.created', timestamp: recordedAt, data: event.payload });
+    const attempts = await attemptsOf(pool, delivery!.id);
+    assert.deepEqual(
+      attempts.map((a) => [a.response_status, a.error]),
+      [
+        [500, 'HTTP 500'],
+        [null, 'timed out after 1.5 s'],
+        [204, null],
+      ],
+    );
+    assert.ok(attempts[0]!.response_excerpt!.startsWith('answer 500'));
+    assert.equal(Buffer.byteLength(attempts[0]!.response_excerpt!), 1024);
+  });
+
+  it('fans an event out once to each enabled endpoint whose event types match, and to nothing else', async () => {
+    const { url } = await receiver();
+    const all = await createTestEndpoint(pool, org.organizationId, { url });
+    const media = await createTestEndpoint(pool, org.organizationId, { url, eventTypes: ['recording.media_ready'] });
+    const signals = await createTestEndpoint(pool, org.organizationId, { url, eventTypes: ['signal.created'] });
+    const disabled = await createTestEndpoint(pool, org.organizationId, { url, enabled: false });
+    const other = await createTestOrg(pool);
+    await record(pool, signalCreated(org), signalCreated(org), signalCreated(other));
+    const count = (id: string) =>
+      pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = ${id}`);
+    assert.deepEqual([await count(all.id), await count(media.id), await count(signals.id), await count(disabled.id)], [2, 0, 2, 0]);
+    // An organization without endpoints gets its events and no delivery.
+    assert.equal(
+      await pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+        SELECT count(*)::int AS n FROM webhook_deliveries WHERE organization_id = ${other.organizationId}`),
+      0,
+    );
+    assert.ok(await settled(all.id, 2));
+  });
+
+  it('keeps the events of one resource in order: a later one waits while an earlier one is retried', async () => {
+    const { r, url } = await receiver();
+    const endpoint = await createTestEndpoint(pool, org.organizationId, { url, eventTypes: ['agent_session.processed'] });
+    r.secrets = [endpoint.secret];
+    const sessionId = randomUUID();
+    // The first event of the session fails twice; the others would succeed at once.
+    let failures = 0;
+    r.answer = (req) =>
+      (JSON.parse(req.body) as { data: { processedThrough: number } }).data.processedThrough === 1 && failures++ < 2 ? 503 : 200;
+    for (let n = 1; n <= 4; n++) await record(pool, processed(org, sessionId, n));
+    assert.ok(await settled(endpoint.id, 4));
+    const order = r.received.map((req) => (JSON.parse(req.body) as { data: { processedThrough: number } }).data.processedThrough);
+    assert.deepEqual(order, [1, 1, 1, 2, 3, 4]);
+    assert.ok((await deliveriesOf(pool, endpoint.id)).every((d) => d.status === 'succeeded'));
+  });
+
+  it('signs with both secrets after a rotation, so that either verifies', async () => {
+    const { r, url } = await receiver();
+    const endpoint = await createTestEndpoint(pool, org.organizationId, { url });
+    const next = generateWebhookSecret();
+    await pool.query(sql.unsafe`
+      UPDATE webhook_endpoints SET previous_secret_sealed = secret_sealed, secret_sealed = ${sealSecret(TEST_PAYLOAD_KEYS, next)},
+        previous_secret_expires_at = now() + interval '24 hours' WHERE id = ${endpoint.id}`);
+    r.secrets = [endpoint.secret, next];
+    await record(pool, signalCreated(org));
+    assert.ok(await settled(endpoint.id, 1));
+    assert.deepEqual(r.received[0]!.verifiedWith, [0, 1]);
+    assert.equal(r.received[0]!.signature.split(' ').length, 2);
+
+    // Once the old secret has expired, only the new one signs.
+    await pool.query(
+      sql.unsafe`UPDATE webhook_endpoints SET previous_secret_expires_at = now() - interval '1 second' WHERE id = ${endpoint.id}`,
+    );
+    await record(pool, signalCreated(org));
+    assert.ok(await settled(endpoint.id, 2));
+    assert.deepEqual(r.received[1]!.verifiedWith, [1]);
+  });
+
+  it('fails a delivery after its last attempt', async () => {
+    const { r, url } = await receiver();
+    const endpoint = await createTestEndpoint(pool, org.organizationId, { url });
+    r.answer = () => 500;
+    await record(pool, signalCreated(org));
+    assert.ok(await settled(endpoint.id, 1));
+    const [delivery] = await deliveriesOf(pool, endpoint.id);
+    assert.deepEqual([delivery!.status, delivery!.attempts, delivery!.last_response_status], ['failed', FAST_RETRIES.length + 1, 500]);
+    assert.equal(r.received.length, FAST_RETRIES.length + 1);
+    assert.equal(new Set(r.ids()).size, 1);
+  });
+
+  describe('sendDue, called directly', () => {
+    /** The activity's work without the workflow: the policy and the clock are the test's. */
+    const sendOnce = async (endpointId: string, settings: Partial<WebhookDeliverySettings>) => {
+      const sender = new WebhookSender({
+        payloadKeys: TEST_PAYLOAD_KEYS,
+        policy: LOOPBACK_POLICY,
+        retryDelaysMs: [0, 0, 0, 0, 0],
+        ...settings,
+      });
+      try {
+        return await sendDue({ pool, sender }, endpointId);
+      } finally {
+        await sender.close();
+      }
+    };
+    /** An endpoint of an organization of its own (the workflows of this file's org do not take its deliveries). */
+    const quietEndpoint = async (url: string) => {
+      const own = await createTestOrg(pool);
+      const endpoint = await createTestEndpoint(pool, own.organizationId, { url });
+      // Deliveries inserted by hand: no notification wakes a workflow for them.
+      await pool.query(sql.unsafe`
+        INSERT INTO webhook_deliveries (id, endpoint_id, organization_id, event_type, body, next_attempt_at)
+        VALUES (${`msg_${randomUUID().replaceAll('-', '')}`}, ${endpoint.id}, ${own.organizationId}, 'webhook.test', '{"type":"webhook.test"}', now())`);
+      return endpoint;
+    };
+
+    it('refuses a loopback or private receiver at connect time unless WEBHOOK_ALLOWED_PRIVATE_NETWORKS allows it', async () => {
+      const { r, url } = await receiver();
+      const production = webhookAddressPolicy({ allowedNetworks: testConfig().webhooks.allowedPrivateNetworks, allowLoopback: false });
+      // A name that resolves to loopback: refused when the socket would dial it.
+      const named = await quietEndpoint(url.replace('127.0.0.1', 'receiver.test'));
+      const resolver = async () => [{ address: '127.0.0.1', family: 4 }];
+      await sendOnce(named.id, { policy: production, resolver });
+      let [delivery] = await deliveriesOf(pool, named.id);
+      assert.equal(delivery!.status, 'pending');
+      assert.match(delivery!.last_error!, /^blocked: receiver\.test resolves to 127\.0\.0\.1, which /);
+      // A literal private address: refused before any connection.
+      const literal = await quietEndpoint('http://10.1.2.3:9/hooks');
+      await sendOnce(literal.id, { policy: production });
+      assert.match((await deliveriesOf(pool, literal.id))[0]!.last_error!, /^blocked: address 10\.1\.2\.3 /);
+      assert.equal(r.received.length, 0);
+
+      // The operator allows its network: the same delivery goes through.
+      const allowed = webhookAddressPolicy({
+        allowedNetworks: testConfig({ WEBHOOK_ALLOWED_PRIVATE_NETWORKS: '10.0.0.0/8, 127.0.0.0/8' }).webhooks.allowedPrivateNetworks,
+        allowLoopback: false,
+      });
+      await pool.query(sql.unsafe`UPDATE webhook_deliveries SET next_attempt_at = now() WHERE endpoint_id = ${named.id}`);
+      await sendOnce(named.id, { policy: allowed, resolver });
+      [delivery] = await deliveriesOf(pool, named.id);
+      assert.equal(delivery!.status, 'succeeded');
+      assert.equal(r.received.length, 1);
+      // Development (`npm start`) allows loopback; the production policy does not.
+      assert.equal(webhookAddressPolicy({ allowedNetworks: [], allowLoopback: true }).problem('127.0.0.1'), null);
+      assert.notEqual(production.problem('::1'), null);
+      assert.equal(testConfig({ NODE_ENV: 'development' }).webhooks.allowLoopback, true);
+      assert.throws(() => testConfig({ WEBHOOK_ALLOWED_PRIVATE_NETWORKS: '10.0.0.0/33' }), /WEBHOOK_ALLOWED_PRIVATE_NETWORKS/);
+    });
+
+    it('does not follow a redirect: a 3xx is a failed attempt', async () => {
+      const { r, url } = await receiver();
+      r.answer = () => 302;
+      const endpoint = await quietEndpoint(url);
+      await sendOnce(endpoint.id, {});
+      const [delivery] = await deliveriesOf(pool, endpoint.id);
+      assert.deepEqual(
+        [delivery!.status, delivery!.last_response_status, delivery!.last_error],
+        ['pending', 302, 'HTTP 302: redirects are not followed'],
+      );
+    });
+
+    it('disables an endpoint with no successful attempt for 5 days, with the reason; a success clears failing_since', async () => {
+      const { r, url } = await receiver();
+      r.answer = () => 500;
+      const endpoint = await quietEndpoint(url);
+      // A second ahead: the delivery's next_attempt_at (PostgreSQL's now(), in microseconds) is due.
+      let clock = new Date(Date.now() + 1000);
+      const now = () => clock;
+      await sendOnce(endpoint.id, { now });
+      const health = () =>
+        pool.one(
+          sql.type(
+            z.object({
+              enabled: z.boolean(),
+              failing_since: z.string().nullable(),
+              disabled_reason: z.string().nullable(),
+              disabled_at: z.string().nullable(),
+            }),
+          )`SELECT enabled, failing_since, disabled_reason, disabled_at FROM webhook_endpoints WHERE id = ${endpoint.id}`,
+        );
+      const start = clock.toISOString();
+      assert.deepEqual(await health(), { enabled: true, failing_since: start, disabled_reason: null, disabled_at: null });
+      clock = new Date(clock.getTime() + 4 * 86_400_000);
+      await sendOnce(endpoint.id, { now });
+      assert.equal((await health()).enabled, true);
+      clock = new Date(clock.getTime() + 86_400_000);
+      const result = await sendOnce(endpoint.id, { now });
+      assert.equal(result.endpoint, 'disabled');
+      assert.deepEqual(await health(), {
+        enabled: false,
+        failing_since: start,
+        disabled_reason: `failing since ${start}: HTTP 500`,
+        disabled_at: clock.toISOString(),
+      });
+      // A disabled endpoint is not sent to.
+      const seen = r.received.length;
+      assert.equal((await sendOnce(endpoint.id, { now })).endpoint, 'disabled');
+      assert.equal(r.received.length, seen);
+
+      // Another endpoint: a failure starts failing_since, a success clears it.
+      const recovering = await quietEndpoint(url);
+      await sendOnce(recovering.id, {});
+      assert.notEqual(
+        await pool.oneFirst(sql.type(z.object({ f: z.string().nullable() }))`
+        SELECT failing_since AS f FROM webhook_endpoints WHERE id = ${recovering.id}`),
+        null,
+      );
+      r.answer = () => 200;
+      await sendOnce(recovering.id, {});
+      assert.equal(
+        await pool.oneFirst(
+          sql.type(z.object({ f: z.string().nullable() }))`SELECT failing_since AS f FROM webhook_endpoints WHERE id = ${recovering.id}`,
+        ),
+        null,
+      );
+    });
+  });
+
+  describe('over REST', () => {
+    let api: TestApi;
+    before(async () => {
+      api = await startTestApi({ pool, databaseUrl });
+    });
+    after(async () => api?.close());
+    const call = (path: string, method = 'GET', key = org.apiKey) =>
+      api.request(`/v3/rest/webhook-endpoints${path}`, { method, headers: { 'X-Service-Api-Key': key } });
+
+    it('lists deliveries newest first with their outcome, shows one with its attempts, redelivers it under the same id', async () => {
+      const { r, url } = await receiver();
+      const endpoint = await createTestEndpoint(pool, org.organizationId, { url });
+      r.secrets = [endpoint.secret];
+      r.answer = (_req, i) => (i === 0 ? 500 : 200);
+      await record(pool, signalCreated(org));
+      await record(pool, signalCreated(org));
+      assert.ok(await settled(endpoint.id, 2));
+      const [first, second] = await deliveriesOf(pool, endpoint.id);
+
+      const list = await call(`/${endpoint.id}/deliveries?limit=1`);
+      assert.equal(list.status, 200);
+      assert.deepEqual(Object.keys(list.body).sort(), ['deliveries', 'has_more', 'limit', 'page']);
+      assert.equal(list.body.has_more, true);
+      assert.equal(list.body.deliveries[0].id, second!.id);
+      const item = list.body.deliveries[0];
+      assert.deepEqual(
+        { ...item, lastAttemptAt: typeof item.lastAttemptAt, createdAt: typeof item.createdAt },
+        {
+          id: second!.id,
+          endpointId: endpoint.id,
+          eventType: 'signal.created',
+          status: 'succeeded',
+          attempts: 1,
+          lastResponseStatus: 200,
+          lastError: null,
+          lastAttemptAt: 'string',
+          nextAttemptAt: null,
+          createdAt: 'string',
+        },
+      );
+      const succeeded = await call(`/${endpoint.id}/deliveries?status=succeeded&limit=10`);
+      assert.equal(succeeded.body.deliveries.length, 2);
+      assert.equal((await call(`/${endpoint.id}/deliveries?status=failed`)).body.deliveries.length, 0);
+      assert.equal((await call(`/${endpoint.id}/deliveries?status=lost`)).status, 400);
+
+      const one = await call(`/${endpoint.id}/deliveries/${first!.id}`);
+      assert.equal(one.status, 200);
+      assert.equal(one.body.body, first!.body);
+      assert.deepEqual(
+        one.body.attemptLog.map((a: { responseStatus: number; error: string | null }) => [a.responseStatus, a.error]),
+        [
+          [500, 'HTTP 500'],
+          [200, null],
+        ],
+      );
+      assert.equal(one.body.attempts, 2);
+
+      const seen = r.received.length;
+      const again = await call(`/${endpoint.id}/deliveries/${first!.id}/redeliver`, 'POST');
+      assert.equal(again.status, 202);
+      assert.deepEqual([again.body.id, again.body.status], [first!.id, 'pending']);
+      assert.ok(await waitFor(async () => r.received.length > seen, 20_000));
+      assert.equal(r.received.at(-1)!.id, first!.id);
+      assert.equal(r.received.at(-1)!.body, first!.body);
+      assert.ok(await waitFor(async () => (await deliveriesOf(pool, endpoint.id)).every((d) => d.status === 'succeeded'), 20_000));
+    });
+
+    it('sends a webhook.test event to that endpoint only', async () => {
+      const { r, url } = await receiver();
+      const endpoint = await createTestEndpoint(pool, org.organizationId, { url });
+      const other = await createTestEndpoint(pool, org.organizationId, { url });
+      r.secrets = [endpoint.secret];
+      const res = await call(`/${endpoint.id}/test`, 'POST');
+      assert.equal(res.status, 202);
+      assert.deepEqual([res.body.eventType, res.body.status, res.body.attempts], ['webhook.test', 'pending', 0]);
+      assert.ok(await waitFor(async () => r.received.length === 1, 20_000));
+      assert.equal(r.received[0]!.id, res.body.id);
+      assert.deepEqual(r.received[0]!.verifiedWith, [0]);
+      const body = JSON.parse(r.received[0]!.body) as { type: string; timestamp: string; data: unknown };
+      assert.deepEqual(
+        { ...body, timestamp: typeof body.timestamp },
+        { type: 'webhook.test', timestamp: 'string', data: { endpointId: endpoint.id } },
+      );
+      assert.equal((await deliveriesOf(pool, other.id)).length, 0);
+    });
+
+    it("answers 404 for another organization's endpoint or an unknown delivery, 403 without webhooks:manage, 409 when disabled", async () => {
+      const { url } = await receiver();
+      const stranger = await createTestOrg(pool);
+      const theirs = await createTestEndpoint(pool, stranger.organizationId, { url });
+      for (const path of [`/${theirs.id}/deliveries`, `/${theirs.id}/test`, '/not-a-uuid/deliveries']) {
+        const res = await call(path, path.endsWith('test') ? 'POST' : 'GET');
+        assert.equal(res.status, 404, path);
+        assert.equal(res.body.errorCode, 'not_found');
+      }
+      const mine = await createTestEndpoint(pool, org.organizationId, { url, enabled: false });
+      assert.equal((await call(`/${mine.id}/deliveries/msg_nothing`)).status, 404);
+      assert.equal((await call(`/${mine.id}/deliveries/msg_nothing/redeliver`, 'POST')).body.errorCode, 'webhook_endpoint_disabled');
+      const disabled = await call(`/${mine.id}/test`, 'POST');
+      assert.deepEqual([disabled.status, disabled.body.errorCode], [409, 'webhook_endpoint_disabled']);
+      const reader = await createTestKey(pool, org.organizationId, ['signals:read']);
+      const forbidden = await call(`/${mine.id}/deliveries`, 'GET', reader.apiKey);
+      assert.deepEqual([forbidden.status, forbidden.body.errorCode], [403, 'insufficient_scope']);
+    });
+
+    it('intake webhook test, deliveries and redeliver do the same from the command line', async () => {
+      const { r, url } = await receiver();
+      const endpoint = await createTestEndpoint(pool, org.organizationId, { url });
+      const env = { DATABASE_URL: databaseUrl, DATA_DIR: '/nonexistent' };
+      const sent = await runIntake(env, 'webhook', 'test', '--endpoint', endpoint.id);
+      assert.equal(sent.code, 0, sent.stderr);
+      assert.equal(sent.json.eventType, 'webhook.test');
+      assert.ok(await waitFor(async () => r.received.length === 1, 20_000));
+      assert.ok(await settled(endpoint.id, 1));
+      const listed = await runIntake(env, 'webhook', 'deliveries', '--endpoint', endpoint.id);
+      assert.deepEqual(
+        listed.json.deliveries.map((d: { id: string; status: string }) => [d.id, d.status]),
+        [[sent.json.id, 'succeeded']],
+      );
+      const one = await runIntake(env, 'webhook', 'deliveries', '--endpoint', endpoint.id, '--delivery', sent.json.id);
+      assert.equal(one.json.attemptLog.length, 1);
+      const again = await runIntake(env, 'webhook', 'redeliver', '--endpoint', endpoint.id, '--delivery', sent.json.id);
+      assert.equal(again.json.status, 'pending');
+      assert.ok(await waitFor(async () => r.received.length === 2, 20_000));
+      assert.deepEqual(r.ids(), [sent.json.id, sent.json.id]);
+      const unknown = await runIntake(env, 'webhook', 'test', '--endpoint', randomUUID());
+      assert.equal(unknown.code, 1);
+      assert.match(unknown.stderr, /not found/);
+    });
+  });
+});
