@@ -183,7 +183,7 @@ export interface paths {
     /** List ingest credentials (never their secrets) */
     get: operations['listAgentCredentials'];
     put?: never;
-    /** Create an ingest secret (shown once) */
+    /** Create an ingest secret (shown once; a retry with its Idempotency-Key within 24 hours shows it again) */
     post: operations['createAgentCredential'];
     delete?: never;
     options?: never;
@@ -232,7 +232,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List agent sessions visible to the caller */
+    /**
+     * List agent sessions visible to the caller, newest first (or in change order: incremental sync)
+     * @description Two modes. **Offset paging** (default): `page` and `limit`, in the order the summary gives; `nextCursor` is null. **Incremental sync** (keyset): start with `updatedSince` (an instant; `1970-01-01T00:00:00Z` for everything), then send each response's `nextCursor` as `cursor` with the same filters. Rows come in the order of their latest change (an update moves a row to the end), `limit` per page; `has_more: false` means caught up: keep `nextCursor` and ask again later. A client that follows cursors sees every change at least once (the latest version of each row) and misses none; rows of transactions still open are served on a later call. Deleted rows are not reported. `cursor` or `updatedSince` with `page`, or together, is a 400 `validation_failed`; a cursor this list did not return is a 400 `invalid_cursor`. Guide: docs/guides/incremental-sync.md.
+     */
     get: operations['listAgentSessions'];
     put?: never;
     post?: never;
@@ -407,7 +410,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List recordings, newest recorded first */
+    /**
+     * List recordings, newest recorded first (or in change order: incremental sync)
+     * @description Two modes. **Offset paging** (default): `page` and `limit`, in the order the summary gives; `nextCursor` is null. **Incremental sync** (keyset): start with `updatedSince` (an instant; `1970-01-01T00:00:00Z` for everything), then send each response's `nextCursor` as `cursor` with the same filters. Rows come in the order of their latest change (an update moves a row to the end), `limit` per page; `has_more: false` means caught up: keep `nextCursor` and ask again later. A client that follows cursors sees every change at least once (the latest version of each row) and misses none; rows of transactions still open are served on a later call. Deleted rows are not reported. `cursor` or `updatedSince` with `page`, or together, is a 400 `validation_failed`; a cursor this list did not return is a 400 `invalid_cursor`. Guide: docs/guides/incremental-sync.md.
+     */
     get: operations['listRecordings'];
     put?: never;
     /** Create a recording with its metadata record, folders, participants and transcript (atomic) */
@@ -427,6 +433,23 @@ export interface paths {
     };
     /** Get a recording */
     get: operations['getRecording'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v3/rest/recordings/{recordingId}/meeting-join': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The recorder bot of a meeting recording: its state, since when, why it failed, and a retry while the recorder is failing */
+    get: operations['getMeetingJoin'];
     put?: never;
     post?: never;
     delete?: never;
@@ -511,7 +534,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Signals of the agent conversations visible to the caller, newest first */
+    /**
+     * Signals of the agent conversations visible to the caller, newest first (or in change order: incremental sync)
+     * @description Two modes. **Offset paging** (default): `page` and `limit`, in the order the summary gives; `nextCursor` is null. **Incremental sync** (keyset): start with `updatedSince` (an instant; `1970-01-01T00:00:00Z` for everything), then send each response's `nextCursor` as `cursor` with the same filters. Rows come in the order of their latest change (an update moves a row to the end), `limit` per page; `has_more: false` means caught up: keep `nextCursor` and ask again later. A client that follows cursors sees every change at least once (the latest version of each row) and misses none; rows of transactions still open are served on a later call. Deleted rows are not reported. `cursor` or `updatedSince` with `page`, or together, is a 400 `validation_failed`; a cursor this list did not return is a 400 `invalid_cursor`. Guide: docs/guides/incremental-sync.md.
+     */
     get: operations['listSignals'];
     put?: never;
     post?: never;
@@ -549,6 +575,128 @@ export interface paths {
     get: operations['getUser'];
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v3/rest/webhook-endpoints': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List webhook endpoints (never their secrets), oldest first */
+    get: operations['listWebhookEndpoints'];
+    put?: never;
+    /** Register a webhook endpoint; its signing secret is in this answer only */
+    post: operations['createWebhookEndpoint'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v3/rest/webhook-endpoints/{endpointId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Get a webhook endpoint */
+    get: operations['getWebhookEndpoint'];
+    put?: never;
+    post?: never;
+    /** Delete an endpoint with its deliveries; deleting it again is 404 */
+    delete: operations['deleteWebhookEndpoint'];
+    options?: never;
+    head?: never;
+    /** Change the URL, event types, description, or enable or disable the endpoint */
+    patch: operations['updateWebhookEndpoint'];
+    trace?: never;
+  };
+  '/v3/rest/webhook-endpoints/{endpointId}/deliveries': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List an endpoint's deliveries, newest first */
+    get: operations['listWebhookDeliveries'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v3/rest/webhook-endpoints/{endpointId}/deliveries/{deliveryId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Get a delivery with its body and every attempt */
+    get: operations['getWebhookDelivery'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v3/rest/webhook-endpoints/{endpointId}/deliveries/{deliveryId}/redeliver': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Send a delivery again now, with the same webhook-id and body */
+    post: operations['redeliverWebhookDelivery'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v3/rest/webhook-endpoints/{endpointId}/rotate-secret': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Replace the signing secret; the previous one keeps signing for 24 hours (a second rotation within them drops the older one) */
+    post: operations['rotateWebhookEndpointSecret'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v3/rest/webhook-endpoints/{endpointId}/test': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Send a webhook.test event to this endpoint only */
+    post: operations['sendWebhookTestEvent'];
     delete?: never;
     options?: never;
     head?: never;
@@ -889,6 +1037,50 @@ export interface components {
       sessionId: string;
     };
     /**
+     * @description A meeting recording's recorder bot: where it is, since when, why it failed, and a retry while the recorder is failing
+     * @example {
+     *       "botState": "in_call",
+     *       "botStateSince": "2026-03-02T09:20:00.000Z",
+     *       "createdAt": "2026-03-02T09:15:00.000Z",
+     *       "platform": "google_meet",
+     *       "reason": null,
+     *       "recordingId": "8d2f4b6a-1c3e-4a5b-9d7f-0e2c4a6b8d1f",
+     *       "retry": {
+     *         "attempt": 2,
+     *         "errorCode": "provider_unavailable",
+     *         "message": "The provider is unavailable or overloaded.",
+     *         "nextAttemptAt": "2026-03-02T09:20:10.000Z"
+     *       },
+     *       "updatedAt": "2026-03-02T09:20:00.000Z"
+     *     }
+     */
+    MeetingJoin: {
+      /**
+       * @description creating (the recorder is asked for a bot), joining, waiting_room (waiting to be admitted), in_call, recording; done (the meeting's media goes to the recording's asset) or failed (see reason)
+       * @enum {string}
+       */
+      botState: 'creating' | 'joining' | 'waiting_room' | 'in_call' | 'recording' | 'done' | 'failed';
+      /**
+       * Format: date-time
+       * @description When the bot entered botState
+       */
+      botStateSince: string;
+      /** Format: date-time */
+      createdAt: string;
+      /** @enum {string} */
+      platform: 'zoom' | 'google_meet' | 'microsoft_teams' | 'webex';
+      /** @description When failed: why (waiting_room_timeout, denied, meeting_not_found, max_duration, recorder_unreachable, cancelled, …); else null */
+      reason: string | null;
+      /** Format: uuid */
+      recordingId: string;
+      retry?: components['schemas']['RetryStatus'];
+      /**
+       * Format: date-time
+       * @description The last time the worker read or changed the bot
+       */
+      updatedAt: string;
+    };
+    /**
      * @description A typed metadata field of the recordings source
      * @example {
      *       "createdAt": "2026-03-02T09:15:00.000Z",
@@ -1052,6 +1244,7 @@ export interface components {
         /** @description A signed, expiring playback URL once the media is completed */
         url: string | null;
       };
+      assetRetry?: components['schemas']['RetryStatus'];
       /** Format: date-time */
       createdAt: string;
       folderIds: string[];
@@ -1159,6 +1352,28 @@ export interface components {
       source: string;
       /** Format: date-time */
       updated_at: string;
+    };
+    /**
+     * @description Present only while the work is being retried after a failure: the last failure, the attempt that failed and when the next starts. Absent once the work succeeds or fails for good (then the terminal errorCode tells why).
+     * @example {
+     *       "attempt": 3,
+     *       "errorCode": "asset_dns_failed",
+     *       "message": "The media URL's host name could not be resolved (DNS: ENOTFOUND).",
+     *       "nextAttemptAt": "2026-03-02T09:21:20.000Z"
+     *     }
+     */
+    RetryStatus: {
+      /** @description The attempt that failed (1 is the first try) */
+      attempt: number;
+      /** @description The last failure, from the same codes as a terminal errorCode: asset_unavailable, asset_dns_failed, asset_network_error, asset_empty, ffmpeg_unavailable, recorder_unavailable, provider_unreachable, provider_unavailable, invalid_response, processing_failed */
+      errorCode: string;
+      /** @description What the failure means, in words (never internal details) */
+      message: string;
+      /**
+       * Format: date-time
+       * @description When the next attempt starts (from the retry policy; approximate)
+       */
+      nextAttemptAt: string;
     };
     /**
      * @description An agent conversation session and the progress of its processing
@@ -1435,6 +1650,7 @@ export interface components {
       phase: 'waiting' | 'encoding' | 'finalizing' | 'ready' | 'failed' | 'cancelled';
       /** Format: uuid */
       recordingId: string;
+      retry?: components['schemas']['RetryStatus'];
       /** Format: uuid */
       uploadId: string;
     };
@@ -1496,6 +1712,89 @@ export interface components {
       status: 'active' | 'disabled';
       /** Format: uuid */
       userId: string;
+    };
+    /**
+     * @description A webhook endpoint of the organization: where its events are delivered (never its secret)
+     * @example {
+     *       "createdAt": "2026-03-02T09:15:00.000Z",
+     *       "description": "Sync to the CRM",
+     *       "disabledAt": null,
+     *       "disabledReason": null,
+     *       "enabled": true,
+     *       "eventTypes": [
+     *         "recording.transcript_completed",
+     *         "signal.created"
+     *       ],
+     *       "id": "6a8c0e2f-4b6d-4f8a-9c1e-3b5d7f9a1c3e",
+     *       "previousSecretExpiresAt": null,
+     *       "updatedAt": "2026-03-02T09:20:00.000Z",
+     *       "url": "https://hooks.example.com/intake"
+     *     }
+     */
+    WebhookEndpoint: {
+      /** Format: date-time */
+      createdAt: string;
+      description: string;
+      /** Format: date-time */
+      disabledAt: string | null;
+      /** @description Why the endpoint is disabled: by a user, or by Intake after 5 days of failed deliveries; `null` while enabled */
+      disabledReason: string | null;
+      enabled: boolean;
+      /** @description The event types delivered; `null`: every type, including types added later */
+      eventTypes: string[] | null;
+      /** Format: uuid */
+      id: string;
+      /**
+       * Format: date-time
+       * @description After a rotation: until when deliveries are also signed with the previous secret; `null` when none is valid
+       */
+      previousSecretExpiresAt: string | null;
+      /** Format: date-time */
+      updatedAt: string;
+      url: string;
+    };
+    /**
+     * @description A webhook endpoint with its signing secret: answered only when the endpoint is created and when its secret is rotated
+     * @example {
+     *       "createdAt": "2026-03-02T09:15:00.000Z",
+     *       "description": "Sync to the CRM",
+     *       "disabledAt": null,
+     *       "disabledReason": null,
+     *       "enabled": true,
+     *       "eventTypes": [
+     *         "recording.transcript_completed",
+     *         "signal.created"
+     *       ],
+     *       "id": "6a8c0e2f-4b6d-4f8a-9c1e-3b5d7f9a1c3e",
+     *       "previousSecretExpiresAt": null,
+     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+     *       "updatedAt": "2026-03-02T09:20:00.000Z",
+     *       "url": "https://hooks.example.com/intake"
+     *     }
+     */
+    WebhookEndpointWithSecret: {
+      /** Format: date-time */
+      createdAt: string;
+      description: string;
+      /** Format: date-time */
+      disabledAt: string | null;
+      /** @description Why the endpoint is disabled: by a user, or by Intake after 5 days of failed deliveries; `null` while enabled */
+      disabledReason: string | null;
+      enabled: boolean;
+      /** @description The event types delivered; `null`: every type, including types added later */
+      eventTypes: string[] | null;
+      /** Format: uuid */
+      id: string;
+      /**
+       * Format: date-time
+       * @description After a rotation: until when deliveries are also signed with the previous secret; `null` when none is valid
+       */
+      previousSecretExpiresAt: string | null;
+      /** @description The signing secret (`whsec_` + base64), shown this once: verify `webhook-signature` with it (Standard Webhooks) */
+      secret: string;
+      /** Format: date-time */
+      updatedAt: string;
+      url: string;
     };
   };
   responses: never;
@@ -2162,7 +2461,10 @@ export interface operations {
   createAgentApplication: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A unique key (such as a UUID v4) that makes a retry of this request safe: for 24 hours the same key with the same credential and request replays the first response (with `Idempotent-Replayed: true`) instead of acting again; with another request it is 422 `idempotency_key_reused`; while the first is still running, 409 `idempotency_key_in_progress`. 5xx responses are not stored. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -2195,6 +2497,8 @@ export interface operations {
       /** @description The application */
       201: {
         headers: {
+          /** @description `true` when this response is the stored response of an earlier request with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
           [name: string]: unknown;
         };
         content: {
@@ -2205,6 +2509,8 @@ export interface operations {
        * @description `validation_failed`: The request is invalid.
        *
        *     `malformed_json`: The request body is not valid JSON.
+       *
+       *     `idempotency_key_invalid`: The Idempotency-Key header must be 1 to 255 printable ASCII characters.
        */
       400: {
         headers: {
@@ -2213,7 +2519,7 @@ export interface operations {
         content: {
           'application/json': components['schemas']['Error'] & {
             /** @enum {unknown} */
-            errorCode?: 'validation_failed' | 'malformed_json';
+            errorCode?: 'validation_failed' | 'malformed_json' | 'idempotency_key_invalid';
           };
         };
       };
@@ -2249,7 +2555,11 @@ export interface operations {
           };
         };
       };
-      /** @description `agent_key_taken`: An application with this agentKey already exists in this organization. */
+      /**
+       * @description `idempotency_key_in_progress`: A request with this Idempotency-Key is still in progress; retry shortly.
+       *
+       *     `agent_key_taken`: An application with this agentKey already exists in this organization.
+       */
       409: {
         headers: {
           [name: string]: unknown;
@@ -2257,7 +2567,7 @@ export interface operations {
         content: {
           'application/json': components['schemas']['Error'] & {
             /** @enum {unknown} */
-            errorCode?: 'agent_key_taken';
+            errorCode?: 'idempotency_key_in_progress' | 'agent_key_taken';
           };
         };
       };
@@ -2282,6 +2592,18 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             /** @enum {unknown} */
             errorCode?: 'unsupported_media_type';
+          };
+        };
+      };
+      /** @description `idempotency_key_reused`: This Idempotency-Key was used with another request (method, path or body); use a new key for a new request. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'idempotency_key_reused';
           };
         };
       };
@@ -2701,7 +3023,10 @@ export interface operations {
   createAgentCredential: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A unique key (such as a UUID v4) that makes a retry of this request safe: for 24 hours the same key with the same credential and request replays the first response (with `Idempotent-Replayed: true`) instead of acting again; with another request it is 422 `idempotency_key_reused`; while the first is still running, 409 `idempotency_key_in_progress`. 5xx responses are not stored. */
+        'Idempotency-Key'?: string;
+      };
       path: {
         applicationId: string;
       };
@@ -2712,10 +3037,24 @@ export interface operations {
       /** @description The credential with its secret */
       201: {
         headers: {
+          /** @description `true` when this response is the stored response of an earlier request with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['NewCredential'];
+        };
+      };
+      /** @description `idempotency_key_invalid`: The Idempotency-Key header must be 1 to 255 printable ASCII characters. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'idempotency_key_invalid';
+          };
         };
       };
       /**
@@ -2759,6 +3098,30 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             /** @enum {unknown} */
             errorCode?: 'not_found';
+          };
+        };
+      };
+      /** @description `idempotency_key_in_progress`: A request with this Idempotency-Key is still in progress; retry shortly. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'idempotency_key_in_progress';
+          };
+        };
+      };
+      /** @description `idempotency_key_reused`: This Idempotency-Key was used with another request (method, path or body); use a new key for a new request. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'idempotency_key_reused';
           };
         };
       };
@@ -3150,9 +3513,11 @@ export interface operations {
     parameters: {
       query?: {
         applicationId?: string;
+        cursor?: string;
         limit?: number;
         page?: number;
         status?: 'open' | 'ended' | 'abandoned';
+        updatedSince?: string;
       };
       header?: never;
       path?: never;
@@ -3169,12 +3534,18 @@ export interface operations {
           'application/json': {
             has_more: boolean;
             limit: number;
+            /** @description Keyset mode: where the next request continues (always a string, also when caught up: keep it and ask again later). Offset mode: null */
+            nextCursor?: string | null;
             page: number;
             sessions: components['schemas']['Session'][];
           };
         };
       };
-      /** @description `validation_failed`: The request is invalid. */
+      /**
+       * @description `validation_failed`: The request is invalid.
+       *
+       *     `invalid_cursor`: The cursor is not one this list returned: send nextCursor unchanged, to the list that returned it.
+       */
       400: {
         headers: {
           [name: string]: unknown;
@@ -3182,7 +3553,7 @@ export interface operations {
         content: {
           'application/json': components['schemas']['Error'] & {
             /** @enum {unknown} */
-            errorCode?: 'validation_failed';
+            errorCode?: 'validation_failed' | 'invalid_cursor';
           };
         };
       };
@@ -3452,7 +3823,10 @@ export interface operations {
   createFeedbackSource: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A unique key (such as a UUID v4) that makes a retry of this request safe: for 24 hours the same key with the same credential and request replays the first response (with `Idempotent-Replayed: true`) instead of acting again; with another request it is 422 `idempotency_key_reused`; while the first is still running, 409 `idempotency_key_in_progress`. 5xx responses are not stored. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -3469,6 +3843,8 @@ export interface operations {
       /** @description The source */
       201: {
         headers: {
+          /** @description `true` when this response is the stored response of an earlier request with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
           /** @description Requests allowed a minute */
           'RateLimit-Limit'?: string;
           /** @description Requests left in the window */
@@ -3485,6 +3861,8 @@ export interface operations {
        * @description `validation_failed`: The request is invalid.
        *
        *     `malformed_json`: The request body is not valid JSON.
+       *
+       *     `idempotency_key_invalid`: The Idempotency-Key header must be 1 to 255 printable ASCII characters.
        */
       400: {
         headers: {
@@ -3493,7 +3871,7 @@ export interface operations {
         content: {
           'application/json': components['schemas']['Error'] & {
             /** @enum {unknown} */
-            errorCode?: 'validation_failed' | 'malformed_json';
+            errorCode?: 'validation_failed' | 'malformed_json' | 'idempotency_key_invalid';
           };
         };
       };
@@ -3529,6 +3907,18 @@ export interface operations {
           };
         };
       };
+      /** @description `idempotency_key_in_progress`: A request with this Idempotency-Key is still in progress; retry shortly. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'idempotency_key_in_progress';
+          };
+        };
+      };
       /** @description `payload_too_large`: The request body is too large. */
       413: {
         headers: {
@@ -3550,6 +3940,18 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             /** @enum {unknown} */
             errorCode?: 'unsupported_media_type';
+          };
+        };
+      };
+      /** @description `idempotency_key_reused`: This Idempotency-Key was used with another request (method, path or body); use a new key for a new request. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'idempotency_key_reused';
           };
         };
       };
@@ -4228,7 +4630,10 @@ export interface operations {
   createFolder: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A unique key (such as a UUID v4) that makes a retry of this request safe: for 24 hours the same key with the same credential and request replays the first response (with `Idempotent-Replayed: true`) instead of acting again; with another request it is 422 `idempotency_key_reused`; while the first is still running, 409 `idempotency_key_in_progress`. 5xx responses are not stored. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -4243,6 +4648,8 @@ export interface operations {
       /** @description The folder */
       201: {
         headers: {
+          /** @description `true` when this response is the stored response of an earlier request with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
           [name: string]: unknown;
         };
         content: {
@@ -4253,6 +4660,8 @@ export interface operations {
        * @description `validation_failed`: The request is invalid.
        *
        *     `malformed_json`: The request body is not valid JSON.
+       *
+       *     `idempotency_key_invalid`: The Idempotency-Key header must be 1 to 255 printable ASCII characters.
        */
       400: {
         headers: {
@@ -4261,7 +4670,7 @@ export interface operations {
         content: {
           'application/json': components['schemas']['Error'] & {
             /** @enum {unknown} */
-            errorCode?: 'validation_failed' | 'malformed_json';
+            errorCode?: 'validation_failed' | 'malformed_json' | 'idempotency_key_invalid';
           };
         };
       };
@@ -4297,6 +4706,18 @@ export interface operations {
           };
         };
       };
+      /** @description `idempotency_key_in_progress`: A request with this Idempotency-Key is still in progress; retry shortly. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'idempotency_key_in_progress';
+          };
+        };
+      };
       /** @description `payload_too_large`: The request body is too large. */
       413: {
         headers: {
@@ -4318,6 +4739,18 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             /** @enum {unknown} */
             errorCode?: 'unsupported_media_type';
+          };
+        };
+      };
+      /** @description `idempotency_key_reused`: This Idempotency-Key was used with another request (method, path or body); use a new key for a new request. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'idempotency_key_reused';
           };
         };
       };
@@ -4432,7 +4865,10 @@ export interface operations {
   createMetadataField: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description A unique key (such as a UUID v4) that makes a retry of this request safe: for 24 hours the same key with the same credential and request replays the first response (with `Idempotent-Replayed: true`) instead of acting again; with another request it is 422 `idempotency_key_reused`; while the first is still running, 409 `idempotency_key_in_progress`. 5xx responses are not stored. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -4449,6 +4885,8 @@ export interface operations {
       /** @description The field */
       201: {
         headers: {
+          /** @description `true` when this response is the stored response of an earlier request with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
           [name: string]: unknown;
         };
         content: {
@@ -4459,6 +4897,8 @@ export interface operations {
        * @description `validation_failed`: The request is invalid.
        *
        *     `malformed_json`: The request body is not valid JSON.
+       *
+       *     `idempotency_key_invalid`: The Idempotency-Key header must be 1 to 255 printable ASCII characters.
        */
       400: {
         headers: {
@@ -4467,7 +4907,7 @@ export interface operations {
         content: {
           'application/json': components['schemas']['Error'] & {
             /** @enum {unknown} */
-            errorCode?: 'validation_failed' | 'malformed_json';
+            errorCode?: 'validation_failed' | 'malformed_json' | 'idempotency_key_invalid';
           };
         };
       };
@@ -4503,7 +4943,11 @@ export interface operations {
           };
         };
       };
-      /** @description `metadata_field_exists`: A metadata field with this name already exists in the recordings source. */
+      /**
+       * @description `idempotency_key_in_progress`: A request with this Idempotency-Key is still in progress; retry shortly.
+       *
+       *     `metadata_field_exists`: A metadata field with this name already exists in the recordings source.
+       */
       409: {
         headers: {
           [name: string]: unknown;
@@ -4511,7 +4955,7 @@ export interface operations {
         content: {
           'application/json': components['schemas']['Error'] & {
             /** @enum {unknown} */
-            errorCode?: 'metadata_field_exists';
+            errorCode?: 'idempotency_key_in_progress' | 'metadata_field_exists';
           };
         };
       };
@@ -4536,6 +4980,18 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             /** @enum {unknown} */
             errorCode?: 'unsupported_media_type';
+          };
+        };
+      };
+      /** @description `idempotency_key_reused`: This Idempotency-Key was used with another request (method, path or body); use a new key for a new request. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'idempotency_key_reused';
           };
         };
       };
@@ -4904,12 +5360,14 @@ export interface operations {
   listRecordings: {
     parameters: {
       query?: {
+        cursor?: string;
         limit?: number;
         page?: number;
         recorded_at_gt?: string;
         recorded_at_gte?: string;
         recorded_at_lt?: string;
         recorded_at_lte?: string;
+        updatedSince?: string;
       };
       header?: never;
       path?: never;
@@ -4926,12 +5384,18 @@ export interface operations {
           'application/json': {
             has_more: boolean;
             limit: number;
+            /** @description Keyset mode: where the next request continues (always a string, also when caught up: keep it and ask again later). Offset mode: null */
+            nextCursor?: string | null;
             page: number;
             recordings: components['schemas']['RecordingListItem'][];
           };
         };
       };
-      /** @description `validation_failed`: The request is invalid. */
+      /**
+       * @description `validation_failed`: The request is invalid.
+       *
+       *     `invalid_cursor`: The cursor is not one this list returned: send nextCursor unchanged, to the list that returned it.
+       */
       400: {
         headers: {
           [name: string]: unknown;
@@ -4939,7 +5403,7 @@ export interface operations {
         content: {
           'application/json': components['schemas']['Error'] & {
             /** @enum {unknown} */
-            errorCode?: 'validation_failed';
+            errorCode?: 'validation_failed' | 'invalid_cursor';
           };
         };
       };
@@ -5240,6 +5704,88 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['Recording'];
+        };
+      };
+      /**
+       * @description `unauthenticated`: Authentication required.
+       *
+       *     `invalid_credentials`: The credential is not valid.
+       *
+       *     `token_expired`: The token has expired.
+       *
+       *     `credential_revoked`: The credential has been revoked.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'unauthenticated' | 'invalid_credentials' | 'token_expired' | 'credential_revoked';
+          };
+        };
+      };
+      /** @description `insufficient_scope`: The credential lacks the scope this operation needs. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'insufficient_scope';
+          };
+        };
+      };
+      /** @description `not_found`: Resource not found. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
+       *
+       *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'database_unavailable' | 'temporal_unavailable';
+          };
+        };
+      };
+    };
+  };
+  getMeetingJoin: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        recordingId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The meeting join (404 for a recording not made by a meeting join) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MeetingJoin'];
         };
       };
       /**
@@ -5920,11 +6466,13 @@ export interface operations {
     parameters: {
       query?: {
         applicationId?: string;
+        cursor?: string;
         limit?: number;
         page?: number;
         rating?: 'positive' | 'negative';
         sessionId?: string;
         source?: 'explicit_feedback' | 'qualitative_inference';
+        updatedSince?: string;
       };
       header?: never;
       path?: never;
@@ -5941,12 +6489,18 @@ export interface operations {
           'application/json': {
             has_more: boolean;
             limit: number;
+            /** @description Keyset mode: where the next request continues (always a string, also when caught up: keep it and ask again later). Offset mode: null */
+            nextCursor?: string | null;
             page: number;
             signals: components['schemas']['Signal'][];
           };
         };
       };
-      /** @description `validation_failed`: The request is invalid. */
+      /**
+       * @description `validation_failed`: The request is invalid.
+       *
+       *     `invalid_cursor`: The cursor is not one this list returned: send nextCursor unchanged, to the list that returned it.
+       */
       400: {
         headers: {
           [name: string]: unknown;
@@ -5954,7 +6508,7 @@ export interface operations {
         content: {
           'application/json': components['schemas']['Error'] & {
             /** @enum {unknown} */
-            errorCode?: 'validation_failed';
+            errorCode?: 'validation_failed' | 'invalid_cursor';
           };
         };
       };
@@ -6154,6 +6708,1146 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             /** @enum {unknown} */
             errorCode?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
+       *
+       *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'database_unavailable' | 'temporal_unavailable';
+          };
+        };
+      };
+    };
+  };
+  listWebhookEndpoints: {
+    parameters: {
+      query?: {
+        limit?: number;
+        page?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of endpoints */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            endpoints: components['schemas']['WebhookEndpoint'][];
+            has_more: boolean;
+            limit: number;
+            page: number;
+          };
+        };
+      };
+      /** @description `validation_failed`: The request is invalid. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'validation_failed';
+          };
+        };
+      };
+      /**
+       * @description `unauthenticated`: Authentication required.
+       *
+       *     `invalid_credentials`: The credential is not valid.
+       *
+       *     `token_expired`: The token has expired.
+       *
+       *     `credential_revoked`: The credential has been revoked.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'unauthenticated' | 'invalid_credentials' | 'token_expired' | 'credential_revoked';
+          };
+        };
+      };
+      /** @description `insufficient_scope`: The credential lacks the scope this operation needs. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'insufficient_scope';
+          };
+        };
+      };
+      /**
+       * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
+       *
+       *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'database_unavailable' | 'temporal_unavailable';
+          };
+        };
+      };
+    };
+  };
+  createWebhookEndpoint: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description A unique key (such as a UUID v4) that makes a retry of this request safe: for 24 hours the same key with the same credential and request replays the first response (with `Idempotent-Replayed: true`) instead of acting again; with another request it is 422 `idempotency_key_reused`; while the first is still running, 409 `idempotency_key_in_progress`. 5xx responses are not stored. */
+        'Idempotency-Key'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description A note for people (what receives these events) */
+          description?: string;
+          /** @description `false`: nothing is delivered to the endpoint until it is enabled again */
+          enabled?: boolean;
+          /** @description The event types delivered to the endpoint, each at most once; `null` (or omitted on create): every type, including types added later */
+          eventTypes?:
+            | (
+                | 'signal.created'
+                | 'agent_session.processed'
+                | 'agent_session.billing_blocked'
+                | 'agent_session.billing_resumed'
+                | 'recording.media_ready'
+                | 'recording.media_failed'
+                | 'recording.transcript_completed'
+                | 'meeting_join.ended'
+              )[]
+            | null;
+          /** @description Where deliveries are POSTed: an absolute `http` or `https` URL without whitespace, credentials (`user:password@`) or fragment (`#`); `https` only when Intake runs with `NODE_ENV=production` */
+          url: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The endpoint with its `whsec_` signing secret (shown this once; rotate it to get a new one) */
+      201: {
+        headers: {
+          /** @description `true` when this response is the stored response of an earlier request with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          /** @description The endpoint */
+          Location?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookEndpointWithSecret'];
+        };
+      };
+      /**
+       * @description `validation_failed`: The request is invalid.
+       *
+       *     `malformed_json`: The request body is not valid JSON.
+       *
+       *     `idempotency_key_invalid`: The Idempotency-Key header must be 1 to 255 printable ASCII characters.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'validation_failed' | 'malformed_json' | 'idempotency_key_invalid';
+          };
+        };
+      };
+      /**
+       * @description `unauthenticated`: Authentication required.
+       *
+       *     `invalid_credentials`: The credential is not valid.
+       *
+       *     `token_expired`: The token has expired.
+       *
+       *     `credential_revoked`: The credential has been revoked.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'unauthenticated' | 'invalid_credentials' | 'token_expired' | 'credential_revoked';
+          };
+        };
+      };
+      /** @description `insufficient_scope`: The credential lacks the scope this operation needs. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'insufficient_scope';
+          };
+        };
+      };
+      /**
+       * @description `idempotency_key_in_progress`: A request with this Idempotency-Key is still in progress; retry shortly.
+       *
+       *     `webhook_endpoint_limit_reached`: The organization has as many webhook endpoints as it may; delete one first.
+       */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'idempotency_key_in_progress' | 'webhook_endpoint_limit_reached';
+          };
+        };
+      };
+      /** @description `payload_too_large`: The request body is too large. */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'payload_too_large';
+          };
+        };
+      };
+      /** @description `unsupported_media_type`: Unsupported request encoding or content type. */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'unsupported_media_type';
+          };
+        };
+      };
+      /** @description `idempotency_key_reused`: This Idempotency-Key was used with another request (method, path or body); use a new key for a new request. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'idempotency_key_reused';
+          };
+        };
+      };
+      /**
+       * @description `server_busy`: The service is busy; retry later.
+       *
+       *     `database_unavailable`: The service is temporarily unavailable (database); retry later.
+       *
+       *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'server_busy' | 'database_unavailable' | 'temporal_unavailable';
+          };
+        };
+      };
+    };
+  };
+  getWebhookEndpoint: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        endpointId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The endpoint */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookEndpoint'];
+        };
+      };
+      /**
+       * @description `unauthenticated`: Authentication required.
+       *
+       *     `invalid_credentials`: The credential is not valid.
+       *
+       *     `token_expired`: The token has expired.
+       *
+       *     `credential_revoked`: The credential has been revoked.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'unauthenticated' | 'invalid_credentials' | 'token_expired' | 'credential_revoked';
+          };
+        };
+      };
+      /** @description `insufficient_scope`: The credential lacks the scope this operation needs. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'insufficient_scope';
+          };
+        };
+      };
+      /** @description `not_found`: Resource not found. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
+       *
+       *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'database_unavailable' | 'temporal_unavailable';
+          };
+        };
+      };
+    };
+  };
+  deleteWebhookEndpoint: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        endpointId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Deleted */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /**
+       * @description `unauthenticated`: Authentication required.
+       *
+       *     `invalid_credentials`: The credential is not valid.
+       *
+       *     `token_expired`: The token has expired.
+       *
+       *     `credential_revoked`: The credential has been revoked.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'unauthenticated' | 'invalid_credentials' | 'token_expired' | 'credential_revoked';
+          };
+        };
+      };
+      /** @description `insufficient_scope`: The credential lacks the scope this operation needs. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'insufficient_scope';
+          };
+        };
+      };
+      /** @description `not_found`: Resource not found. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
+       *
+       *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'database_unavailable' | 'temporal_unavailable';
+          };
+        };
+      };
+    };
+  };
+  updateWebhookEndpoint: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        endpointId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description A note for people (what receives these events) */
+          description?: string;
+          /** @description `true` enables a disabled endpoint (by its owner or by Intake after 5 days of failures) and clears `disabledReason`; `false` disables it */
+          enabled?: boolean;
+          /** @description The event types delivered to the endpoint, each at most once; `null` (or omitted on create): every type, including types added later */
+          eventTypes?:
+            | (
+                | 'signal.created'
+                | 'agent_session.processed'
+                | 'agent_session.billing_blocked'
+                | 'agent_session.billing_resumed'
+                | 'recording.media_ready'
+                | 'recording.media_failed'
+                | 'recording.transcript_completed'
+                | 'meeting_join.ended'
+              )[]
+            | null;
+          /** @description Where deliveries are POSTed: an absolute `http` or `https` URL without whitespace, credentials (`user:password@`) or fragment (`#`); `https` only when Intake runs with `NODE_ENV=production` */
+          url?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The endpoint */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookEndpoint'];
+        };
+      };
+      /**
+       * @description `validation_failed`: The request is invalid.
+       *
+       *     `malformed_json`: The request body is not valid JSON.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'validation_failed' | 'malformed_json';
+          };
+        };
+      };
+      /**
+       * @description `unauthenticated`: Authentication required.
+       *
+       *     `invalid_credentials`: The credential is not valid.
+       *
+       *     `token_expired`: The token has expired.
+       *
+       *     `credential_revoked`: The credential has been revoked.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'unauthenticated' | 'invalid_credentials' | 'token_expired' | 'credential_revoked';
+          };
+        };
+      };
+      /** @description `insufficient_scope`: The credential lacks the scope this operation needs. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'insufficient_scope';
+          };
+        };
+      };
+      /** @description `not_found`: Resource not found. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'not_found';
+          };
+        };
+      };
+      /** @description `payload_too_large`: The request body is too large. */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'payload_too_large';
+          };
+        };
+      };
+      /** @description `unsupported_media_type`: Unsupported request encoding or content type. */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'unsupported_media_type';
+          };
+        };
+      };
+      /**
+       * @description `server_busy`: The service is busy; retry later.
+       *
+       *     `database_unavailable`: The service is temporarily unavailable (database); retry later.
+       *
+       *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'server_busy' | 'database_unavailable' | 'temporal_unavailable';
+          };
+        };
+      };
+    };
+  };
+  listWebhookDeliveries: {
+    parameters: {
+      query?: {
+        limit?: number;
+        page?: number;
+        status?: 'pending' | 'succeeded' | 'failed';
+      };
+      header?: never;
+      path: {
+        endpointId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of deliveries */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            deliveries: {
+              attempts: number;
+              /** Format: date-time */
+              createdAt: string;
+              /** Format: uuid */
+              endpointId: string;
+              eventType: string;
+              id: string;
+              /** Format: date-time */
+              lastAttemptAt: string | null;
+              lastError: string | null;
+              lastResponseStatus: number | null;
+              /** Format: date-time */
+              nextAttemptAt: string | null;
+              /** @enum {string} */
+              status: 'pending' | 'succeeded' | 'failed';
+            }[];
+            has_more: boolean;
+            limit: number;
+            page: number;
+          };
+        };
+      };
+      /** @description `validation_failed`: The request is invalid. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'validation_failed';
+          };
+        };
+      };
+      /**
+       * @description `unauthenticated`: Authentication required.
+       *
+       *     `invalid_credentials`: The credential is not valid.
+       *
+       *     `token_expired`: The token has expired.
+       *
+       *     `credential_revoked`: The credential has been revoked.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'unauthenticated' | 'invalid_credentials' | 'token_expired' | 'credential_revoked';
+          };
+        };
+      };
+      /** @description `insufficient_scope`: The credential lacks the scope this operation needs. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'insufficient_scope';
+          };
+        };
+      };
+      /** @description `not_found`: Resource not found. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
+       *
+       *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'database_unavailable' | 'temporal_unavailable';
+          };
+        };
+      };
+    };
+  };
+  getWebhookDelivery: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        deliveryId: string;
+        endpointId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The delivery */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            attemptLog: {
+              /** Format: date-time */
+              attemptedAt: string;
+              durationMs: number;
+              error: string | null;
+              responseExcerpt: string | null;
+              responseStatus: number | null;
+            }[];
+            attempts: number;
+            body: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: uuid */
+            endpointId: string;
+            eventType: string;
+            id: string;
+            /** Format: date-time */
+            lastAttemptAt: string | null;
+            lastError: string | null;
+            lastResponseStatus: number | null;
+            /** Format: date-time */
+            nextAttemptAt: string | null;
+            /** @enum {string} */
+            status: 'pending' | 'succeeded' | 'failed';
+          };
+        };
+      };
+      /**
+       * @description `unauthenticated`: Authentication required.
+       *
+       *     `invalid_credentials`: The credential is not valid.
+       *
+       *     `token_expired`: The token has expired.
+       *
+       *     `credential_revoked`: The credential has been revoked.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'unauthenticated' | 'invalid_credentials' | 'token_expired' | 'credential_revoked';
+          };
+        };
+      };
+      /** @description `insufficient_scope`: The credential lacks the scope this operation needs. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'insufficient_scope';
+          };
+        };
+      };
+      /** @description `not_found`: Resource not found. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
+       *
+       *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'database_unavailable' | 'temporal_unavailable';
+          };
+        };
+      };
+    };
+  };
+  redeliverWebhookDelivery: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        deliveryId: string;
+        endpointId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The delivery, pending again */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            attempts: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: uuid */
+            endpointId: string;
+            eventType: string;
+            id: string;
+            /** Format: date-time */
+            lastAttemptAt: string | null;
+            lastError: string | null;
+            lastResponseStatus: number | null;
+            /** Format: date-time */
+            nextAttemptAt: string | null;
+            /** @enum {string} */
+            status: 'pending' | 'succeeded' | 'failed';
+          };
+        };
+      };
+      /**
+       * @description `unauthenticated`: Authentication required.
+       *
+       *     `invalid_credentials`: The credential is not valid.
+       *
+       *     `token_expired`: The token has expired.
+       *
+       *     `credential_revoked`: The credential has been revoked.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'unauthenticated' | 'invalid_credentials' | 'token_expired' | 'credential_revoked';
+          };
+        };
+      };
+      /** @description `insufficient_scope`: The credential lacks the scope this operation needs. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'insufficient_scope';
+          };
+        };
+      };
+      /** @description `not_found`: Resource not found. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'not_found';
+          };
+        };
+      };
+      /** @description `webhook_endpoint_disabled`: The webhook endpoint is disabled: enable it first. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'webhook_endpoint_disabled';
+          };
+        };
+      };
+      /**
+       * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
+       *
+       *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'database_unavailable' | 'temporal_unavailable';
+          };
+        };
+      };
+    };
+  };
+  rotateWebhookEndpointSecret: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description A unique key (such as a UUID v4) that makes a retry of this request safe: for 24 hours the same key with the same credential and request replays the first response (with `Idempotent-Replayed: true`) instead of acting again; with another request it is 422 `idempotency_key_reused`; while the first is still running, 409 `idempotency_key_in_progress`. 5xx responses are not stored. */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        endpointId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The endpoint with its new signing secret (shown this once) */
+      200: {
+        headers: {
+          /** @description `true` when this response is the stored response of an earlier request with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookEndpointWithSecret'];
+        };
+      };
+      /** @description `idempotency_key_invalid`: The Idempotency-Key header must be 1 to 255 printable ASCII characters. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'idempotency_key_invalid';
+          };
+        };
+      };
+      /**
+       * @description `unauthenticated`: Authentication required.
+       *
+       *     `invalid_credentials`: The credential is not valid.
+       *
+       *     `token_expired`: The token has expired.
+       *
+       *     `credential_revoked`: The credential has been revoked.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'unauthenticated' | 'invalid_credentials' | 'token_expired' | 'credential_revoked';
+          };
+        };
+      };
+      /** @description `insufficient_scope`: The credential lacks the scope this operation needs. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'insufficient_scope';
+          };
+        };
+      };
+      /** @description `not_found`: Resource not found. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'not_found';
+          };
+        };
+      };
+      /** @description `idempotency_key_in_progress`: A request with this Idempotency-Key is still in progress; retry shortly. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'idempotency_key_in_progress';
+          };
+        };
+      };
+      /** @description `idempotency_key_reused`: This Idempotency-Key was used with another request (method, path or body); use a new key for a new request. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'idempotency_key_reused';
+          };
+        };
+      };
+      /**
+       * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
+       *
+       *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'database_unavailable' | 'temporal_unavailable';
+          };
+        };
+      };
+    };
+  };
+  sendWebhookTestEvent: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        endpointId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The test delivery, pending */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            attempts: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: uuid */
+            endpointId: string;
+            eventType: string;
+            id: string;
+            /** Format: date-time */
+            lastAttemptAt: string | null;
+            lastError: string | null;
+            lastResponseStatus: number | null;
+            /** Format: date-time */
+            nextAttemptAt: string | null;
+            /** @enum {string} */
+            status: 'pending' | 'succeeded' | 'failed';
+          };
+        };
+      };
+      /**
+       * @description `unauthenticated`: Authentication required.
+       *
+       *     `invalid_credentials`: The credential is not valid.
+       *
+       *     `token_expired`: The token has expired.
+       *
+       *     `credential_revoked`: The credential has been revoked.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'unauthenticated' | 'invalid_credentials' | 'token_expired' | 'credential_revoked';
+          };
+        };
+      };
+      /** @description `insufficient_scope`: The credential lacks the scope this operation needs. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'insufficient_scope';
+          };
+        };
+      };
+      /** @description `not_found`: Resource not found. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'not_found';
+          };
+        };
+      };
+      /** @description `webhook_endpoint_disabled`: The webhook endpoint is disabled: enable it first. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'webhook_endpoint_disabled';
           };
         };
       };
