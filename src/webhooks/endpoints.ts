@@ -15,6 +15,7 @@ import {
 import { AppError, NotFoundError, ValidationError, type FieldError } from '../errors.js';
 import type { PayloadKey } from '../keys.js';
 import type { CreateWebhookEndpointBody, WebhookEndpointPatch } from '../contracts/webhook-endpoints.js';
+import { notifyEndpoint } from '../db/repositories/webhook-deliveries.js';
 import { sealSecret } from './secret-box.js';
 import { generateWebhookSecret } from './signing.js';
 
@@ -153,13 +154,16 @@ export async function changeEndpoint(
         : patch.enabled === false && current.enabled
           ? ({ to: 'disable', disabledReason: DISABLED_BY_USER } as const)
           : null;
-    return updateWebhookEndpoint(tx, current.id, {
+    const updated = await updateWebhookEndpoint(tx, current.id, {
       url: patch.url ?? current.url,
       description: patch.description ?? current.description,
       eventTypes: patch.eventTypes === undefined ? current.event_types : patch.eventTypes,
       transition,
       resetFailures: patch.url !== undefined && patch.url !== current.url,
     });
+    // Deliveries left pending while it was disabled go now, not at the next sweep.
+    if (transition?.to === 'enable') await notifyEndpoint(tx, current.id);
+    return updated;
   });
 }
 

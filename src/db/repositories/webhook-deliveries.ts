@@ -202,7 +202,7 @@ export async function findOrganizationEndpoint(
 }
 
 /** Wakes the endpoint's sender when the transaction commits (the workers' LISTEN, src/webhooks/waker.ts). */
-async function notifyEndpoint(tx: CommonQueryMethods, endpointId: string): Promise<void> {
+export async function notifyEndpoint(tx: CommonQueryMethods, endpointId: string): Promise<void> {
   await tx.query(sql.unsafe`SELECT pg_notify(${WEBHOOK_WAKE_CHANNEL}, ${endpointId})`);
 }
 
