@@ -1,11 +1,13 @@
-import type { ListItemRow, RecordingRow } from '../../src/db/repositories/recording-reads.js';
+import type { RecordingRow } from '../../src/db/repositories/recording-reads.js';
 import { FIELD_TYPES } from '../../src/domain/feedback-fields.js';
+import { recordingListItemSchema } from '../../src/contracts/recordings.js';
 import { presentRetry, retrySchema } from '../../src/contracts/retry.js';
 import { pageProperties } from '../paging.js';
 import { syncPageSchema, syncQueryProperties } from '../sync.js';
 import type { JsonSchema, Validated } from '../validation.js';
 
 export { createRecordingBody, type CreateRecordingBody } from '../../src/contracts/recordings.js';
+export { presentListItem, recordingListItemSchema, type RecordingListItem } from '../../src/contracts/recordings.js';
 
 const uuid = { type: 'string', format: 'uuid' } as const;
 const timestamp = { type: 'string', format: 'date-time' } as const;
@@ -149,62 +151,6 @@ export const listQuery = {
     recorded_at_lte: timestamp,
   },
 } as const satisfies JsonSchema;
-
-export const recordingListItemSchema = {
-  type: 'object',
-  additionalProperties: false,
-  description: 'A recording in a list, with the metadata records of every source',
-  required: ['id', 'display_name', 'source', 'recorded_at', 'created_at', 'updated_at', 'metadata'],
-  properties: {
-    id: uuid,
-    display_name: { type: 'string' },
-    source: { type: 'string', description: 'How the recording was made (api, ...)' },
-    recorded_at: timestamp,
-    created_at: timestamp,
-    updated_at: timestamp,
-    metadata: {
-      type: 'array',
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['source', 'record'],
-        properties: {
-          source: {
-            type: 'object',
-            additionalProperties: false,
-            required: ['type', 'external_entity_name'],
-            properties: { type: { type: 'string' }, external_entity_name: { type: 'string' } },
-          },
-          record: {
-            type: 'object',
-            additionalProperties: false,
-            required: ['external_id', 'fields'],
-            properties: {
-              external_id: { type: 'string' },
-              fields: {
-                type: 'array',
-                items: {
-                  type: 'object',
-                  additionalProperties: false,
-                  required: ['field_id', 'name', 'type', 'value'],
-                  properties: {
-                    field_id: uuid,
-                    name: { type: 'string' },
-                    type: fieldType,
-                    value: { description: 'A value of the field type' },
-                  },
-                },
-              },
-            },
-          },
-        },
-      },
-    },
-  },
-} as const satisfies JsonSchema;
-export type RecordingListItem = Validated<typeof recordingListItemSchema>;
-
-export const presentListItem = (r: ListItemRow): RecordingListItem => ({ ...r, metadata: r.metadata as RecordingListItem['metadata'] });
 
 export const listSchema = syncPageSchema('recordings', recordingListItemSchema);
 

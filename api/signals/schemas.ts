@@ -1,7 +1,9 @@
-import type { SignalRow } from '../../src/db/repositories/agent-signals.js';
+import { signalSchema } from '../../src/contracts/signals.js';
 import { pageProperties } from '../paging.js';
 import { syncPageSchema, syncQueryProperties } from '../sync.js';
 import type { JsonSchema, Validated } from '../validation.js';
+
+export { presentSignal, signalSchema, type Signal } from '../../src/contracts/signals.js';
 
 export const signalsQuery = {
   type: 'object',
@@ -17,58 +19,6 @@ export const signalsQuery = {
 } as const satisfies JsonSchema;
 
 const nullableString = { anyOf: [{ type: 'string' }, { type: 'null' }] } as const;
-
-export const signalSchema = {
-  type: 'object',
-  additionalProperties: false,
-  description:
-    'What a session workflow found in a conversation: explicit feedback, or an inferred sentiment, issue, request, praise or topic',
-  required: [
-    'id',
-    'sessionId',
-    'applicationId',
-    'eventExternalId',
-    'source',
-    'kind',
-    'rating',
-    'labels',
-    'comment',
-    'summary',
-    'producer',
-    'createdAt',
-  ],
-  properties: {
-    id: { type: 'string', format: 'uuid' },
-    sessionId: { type: 'string', format: 'uuid' },
-    applicationId: { type: 'string', format: 'uuid' },
-    eventExternalId: { type: 'string', description: 'The assistant response the signal is about (the rated one, for explicit feedback)' },
-    source: { type: 'string', enum: ['explicit_feedback', 'qualitative_inference'] },
-    kind: { type: ['string', 'null'], description: 'feedback (explicit), or sentiment, issue, request, praise, topic (inferred)' },
-    rating: { anyOf: [{ type: 'string', enum: ['positive', 'negative'] }, { type: 'null' }] },
-    labels: { type: 'array', items: { type: 'string' } },
-    comment: nullableString,
-    summary: nullableString,
-    producer: nullableString,
-    createdAt: { type: 'string', format: 'date-time' },
-  },
-} as const satisfies JsonSchema;
-
-export type Signal = Validated<typeof signalSchema>;
-
-export const presentSignal = (g: SignalRow): Signal => ({
-  id: g.id,
-  sessionId: g.session_id,
-  applicationId: g.application_id,
-  eventExternalId: g.event_external_id,
-  source: g.source,
-  kind: g.kind,
-  rating: g.rating,
-  labels: g.labels,
-  comment: g.comment,
-  summary: g.summary,
-  producer: g.producer,
-  createdAt: g.created_at,
-});
 
 export const signalsPage = syncPageSchema('signals', signalSchema);
 

@@ -1,9 +1,12 @@
 import type { FromSchema } from 'json-schema-to-ts';
+import type { ListItemRow } from '../db/repositories/recording-reads.js';
+import { FIELD_TYPES } from '../domain/feedback-fields.js';
 import type { JsonSchema } from './json-schema.js';
 
 const uuid = { type: 'string', format: 'uuid' } as const;
 const timestamp = { type: 'string', format: 'date-time' } as const;
 const int32 = { type: 'integer', minimum: 0, maximum: 2_147_483_647 } as const;
+const fieldType = { type: 'string', enum: [...FIELD_TYPES] } as const;
 const personName = { type: 'string', maxLength: 200 } as const;
 
 const person = {
@@ -83,3 +86,63 @@ export const createRecordingBody = {
 /** The create body as validated; services take it as it is. */
 export type CreateRecordingBody = FromSchema<typeof createRecordingBody>;
 export type PersonAssignment = FromSchema<typeof person>;
+
+/**
+ * A recording as the REST API lists it (`GET /v3/rest/recordings`) and as `recording.*` and
+ * `meeting_join.ended` webhooks carry it (`data.recording`): small, without the transcript.
+ */
+export const recordingListItemSchema = {
+  type: 'object',
+  additionalProperties: false,
+  description: 'A recording in a list, with the metadata records of every source',
+  required: ['id', 'display_name', 'source', 'recorded_at', 'created_at', 'updated_at', 'metadata'],
+  properties: {
+    id: uuid,
+    display_name: { type: 'string' },
+    source: { type: 'string', description: 'How the recording was made (api, ...)' },
+    recorded_at: timestamp,
+    created_at: timestamp,
+    updated_at: timestamp,
+    metadata: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['source', 'record'],
+        properties: {
+          source: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['type', 'external_entity_name'],
+            properties: { type: { type: 'string' }, external_entity_name: { type: 'string' } },
+          },
+          record: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['external_id', 'fields'],
+            properties: {
+              external_id: { type: 'string' },
+              fields: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  additionalProperties: false,
+                  required: ['field_id', 'name', 'type', 'value'],
+                  properties: {
+                    field_id: uuid,
+                    name: { type: 'string' },
+                    type: fieldType,
+                    value: { description: 'A value of the field type' },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+} as const satisfies JsonSchema;
+export type RecordingListItem = FromSchema<typeof recordingListItemSchema>;
+
+export const presentListItem = (r: ListItemRow): RecordingListItem => ({ ...r, metadata: r.metadata as RecordingListItem['metadata'] });

@@ -17,6 +17,7 @@ import {
 import { retryDelayAfter, shouldDisable, WEBHOOK_DISABLE_AFTER_MS, WEBHOOK_RETRY_DELAYS_MS } from '../domain/webhook-retry.js';
 import type { PayloadKey } from '../keys.js';
 import { checkedAgent, findCode, messageOf, type AddressPolicy, type Resolver } from '../media/safe-fetch.js';
+import { readResource } from './resources.js';
 import { openSecret } from './secret-box.js';
 import { signedHeaders } from './signing.js';
 import type { SendDueResult } from '../../workflows/webhook-endpoint/contract.js';
@@ -147,10 +148,14 @@ function networkError(error: unknown): string {
 /**
  * The body of an event's delivery: `{type, timestamp, data}`, `timestamp` when the event was
  * recorded, `data` its payload (the ids of what changed, and the event's facts: an errorCode, a
- * bot's terminal state).
+ * bot's terminal state) and the resource as the REST API shows it (see src/webhooks/resources.ts).
  */
-export function eventBody(event: { type: string; recorded_at: string; payload: Record<string, unknown> }): string {
-  return JSON.stringify({ type: event.type, timestamp: event.recorded_at, data: event.payload });
+export function eventBody(
+  event: { type: string; recorded_at: string; payload: Record<string, unknown> },
+  resource: { key: string; value: unknown } | null = null,
+): string {
+  const data = resource ? { ...event.payload, [resource.key]: resource.value } : event.payload;
+  return JSON.stringify({ type: event.type, timestamp: event.recorded_at, data });
 }
 
 /** The body of a `webhook.test` delivery. */
@@ -245,5 +250,7 @@ async function attempt(deps: SendDueDeps, endpoint: EndpointTarget, delivery: Du
 async function firstBody(pool: DatabasePool, delivery: DueDelivery): Promise<string | null> {
   if (delivery.event_id === null) return null;
   const event = await findSourceEvent(pool, delivery.event_id);
-  return event ? fixBody(pool, delivery.id, eventBody(event)) : null;
+  if (!event) return null;
+  const resource = await readResource(pool, event.organization_id, event.type, event.payload);
+  return fixBody(pool, delivery.id, eventBody(event, resource));
 }

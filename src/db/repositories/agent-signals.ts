@@ -1,5 +1,6 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
+import { isUuid } from '../uuid.js';
 import { visibleTo, type Reader } from './agent-conversations.js';
 import { changeColumns, changeConditions, changeOrder, changePage, type ChangePage, type ChangeWindow } from './sync-pages.js';
 
@@ -50,6 +51,15 @@ export async function listSignals(db: CommonQueryMethods, reader: Reader, f: Sig
     FROM agent_signals g JOIN agent_sessions s ON s.id = g.session_id
     WHERE ${signalFilters(reader, f)}
     ORDER BY g.created_at DESC, g.id LIMIT ${f.limit} OFFSET ${f.offset}`);
+}
+
+/** One signal as the list shows it to the reader (null when deleted or not visible): a webhook's `data.signal`. */
+export async function findSignal(db: CommonQueryMethods, reader: Reader, signalId: string): Promise<SignalRow | null> {
+  if (!isUuid(signalId)) return null;
+  return db.maybeOne(sql.type(signalRow)`
+    SELECT ${signalColumns}
+    FROM agent_signals g JOIN agent_sessions s ON s.id = g.session_id
+    WHERE g.id = ${signalId} AND ${signalFilters(reader, {})}`);
 }
 
 /** The signals changed after a position, oldest change first (incremental sync, migration 0026). */

@@ -112,6 +112,13 @@ export async function listRecordings(
     LIMIT ${filter.limit} OFFSET ${filter.offset}`);
 }
 
+/** One recording as the list shows it (null when deleted): a webhook's `data.recording`. */
+export async function findListItem(db: CommonQueryMethods, organizationId: string, id: string): Promise<ListItemRow | null> {
+  if (!isUuid(id)) return null;
+  return db.maybeOne(sql.type(listItemRow)`
+    SELECT ${listItemColumns} FROM recordings r WHERE r.id = ${id} AND r.organization_id = ${organizationId}`);
+}
+
 /** The recordings changed after a position, oldest change first (incremental sync, migration 0026). */
 export async function recordingChanges(
   db: CommonQueryMethods,

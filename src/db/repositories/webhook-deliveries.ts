@@ -63,12 +63,17 @@ export async function nextDueAt(db: CommonQueryMethods, endpointId: string): Pro
     SELECT min(next_attempt_at) AS at FROM webhook_deliveries WHERE endpoint_id = ${endpointId} AND status = 'pending'`);
 }
 
-const sourceEvent = z.object({ type: z.string(), payload: z.record(z.string(), z.unknown()), recorded_at: z.string() });
+const sourceEvent = z.object({
+  organization_id: z.string(),
+  type: z.string(),
+  payload: z.record(z.string(), z.unknown()),
+  recorded_at: z.string(),
+});
 export type SourceEvent = z.infer<typeof sourceEvent>;
 
 /** The domain event a delivery announces (null once purged: a delivery outlives it only by days). */
 export async function findSourceEvent(db: CommonQueryMethods, eventId: number): Promise<SourceEvent | null> {
-  return db.maybeOne(sql.type(sourceEvent)`SELECT type, payload, recorded_at FROM domain_events WHERE id = ${eventId}`);
+  return db.maybeOne(sql.type(sourceEvent)`SELECT organization_id, type, payload, recorded_at FROM domain_events WHERE id = ${eventId}`);
 }
 
 /** Fixes a delivery's body at its first attempt; a body fixed already wins (every attempt signs the same bytes). */
