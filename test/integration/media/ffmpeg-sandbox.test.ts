@@ -100,8 +100,15 @@ describe('FFmpeg has no secret of the worker and sees nothing but its own files 
         );
       // Read while it runs; a process caught in the middle of its exec shows an empty environment for a moment.
       const environOf = async (pid: number) => (await readFile(`/proc/${pid}/environ`, 'utf8').catch(() => '')).split('\0').filter(Boolean);
-      for (let tries = 0; tries < 40 && (await environOf(ffmpeg.pid)).length === 0; tries++) await sleep(25);
-      const environments = await Promise.all(processes.map(async (p) => ({ ...p, env: await environOf(p.pid) })));
+      // Kept from the read that saw it: a second read could again land in that moment (CI saw an empty one).
+      let ffmpegEnv: string[] = [];
+      for (let tries = 0; tries < 200 && ffmpegEnv.length === 0; tries++) {
+        ffmpegEnv = await environOf(ffmpeg.pid);
+        if (ffmpegEnv.length === 0) await sleep(25);
+      }
+      const environments = await Promise.all(
+        processes.map(async (p) => ({ ...p, env: p.pid === ffmpeg.pid ? ffmpegEnv : await environOf(p.pid) })),
+      );
       controller.abort();
       await assert.rejects(running, { name: 'AbortError' });
       for (const p of environments) assert.ok(!p.env.join('\n').includes(canary), `${p.comm} (${p.pid}) holds a secret of the worker`);
