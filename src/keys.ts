@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 
 // Keys from the configuration: a base module, because src/config.ts derives and parses them and
 // imports no feature folder (auth/ and temporal/ re-export these).
@@ -36,4 +36,44 @@ export function parsePayloadKeys(value: string): PayloadKey[] | string {
     keys.push({ id: match[1]!, key: new Uint8Array(key) });
   }
   return keys.length ? keys : 'at least one key';
+}
+
+/** What a sealed value is, for its AAD and its error messages (webhook secrets, stored idempotent responses). */
+export interface SealedKind {
+  /** Bound into the AAD with the key id, so a value sealed for one purpose does not open as another. */
+  aad: string;
+  /** How errors name the value, e.g. "webhook secret". */
+  noun: string;
+  /** What to do when the key that sealed it is no longer listed. */
+  unknownKeyHint: string;
+}
+
+const SEAL_IV_BYTES = 12;
+const SEAL_TAG_BYTES = 16;
+
+/**
+ * AES-256-GCM under the payload keys, for values Intake must read back: the first key seals, every
+ * listed key opens, so keys rotate as the payload codec's do. Sealed form:
+ * `v1.<key id>.<base64url of iv | ciphertext | tag>`.
+ */
+export function sealWithPayloadKeys(kind: SealedKind, keys: readonly PayloadKey[], plain: string): string {
+  const first = keys[0];
+  if (!first) throw new Error(`sealing a ${kind.noun} needs a payload key`);
+  const iv = randomBytes(SEAL_IV_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', first.key, iv).setAAD(Buffer.from(`${kind.aad}:${first.id}`));
+  const data = Buffer.concat([iv, cipher.update(plain, 'utf8'), cipher.final(), cipher.getAuthTag()]);
+  return `v1.${first.id}.${data.toString('base64url')}`;
+}
+
+export function openWithPayloadKeys(kind: SealedKind, keys: readonly PayloadKey[], sealed: string): string {
+  const match = /^v1\.([A-Za-z0-9._-]{1,64})\.([A-Za-z0-9_-]+)$/.exec(sealed);
+  if (!match) throw new Error(`not a sealed ${kind.noun}`);
+  const id = match[1]!;
+  const key = keys.find((k) => k.id === id);
+  if (!key) throw new Error(`${kind.noun} sealed with unknown key id "${id}": ${kind.unknownKeyHint}`);
+  const data = Buffer.from(match[2]!, 'base64url');
+  if (data.length < SEAL_IV_BYTES + SEAL_TAG_BYTES) throw new Error(`sealed ${kind.noun} is truncated`);
+  const decipher = createDecipheriv('aes-256-gcm', key.key, data.subarray(0, SEAL_IV_BYTES)).setAAD(Buffer.from(`${kind.aad}:${id}`));
+  decipher.setAuthTag(data.subarray(data.length - SEAL_TAG_BYTES));
+  return Buffer.concat([decipher.update(data.subarray(SEAL_IV_BYTES, data.length - SEAL_TAG_BYTES)), decipher.final()]).toString('utf8');
 }
