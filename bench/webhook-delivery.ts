@@ -41,6 +41,7 @@ import { assistantMessage, processingContext, sessionRequest, userMessage, type 
 import { stopTestStack } from '../harness/stack.js';
 import { killWorkerProcess, startWorkerProcess } from '../harness/worker.js';
 import { createTestEndpoint, TestReceiver } from '../harness/webhooks.js';
+import { CommitBounds } from './commit-bounds.js';
 import { percentile, untilQuiet } from './stats.js';
 
 const LOAD = {
@@ -76,47 +77,22 @@ const summary = (values: number[]) => {
 async function startVisibilityPoller(databaseUrl: string) {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
-  /** after: the start of the last poll that did not see it; by: the answer of the first poll that did. */
-  const seen = new Map<number, { after: number; by: number }>();
-  const holeSince = new Map<number, number>();
-  let low = 0;
-  let max = 0;
-  let previousStart = 0;
+  const bounds = new CommitBounds(HOLE_MS);
   let running = true;
   const loop = (async () => {
     while (running) {
       const start = Date.now();
-      const { rows } = await client.query<{ id: string }>('SELECT id FROM domain_events WHERE id > $1', [low]);
-      const end = Date.now();
-      for (const row of rows) {
-        const id = Number(row.id);
-        if (!seen.has(id)) seen.set(id, { after: previousStart, by: end });
-        max = Math.max(max, id);
-      }
-      previousStart = start;
-      for (;;) {
-        const next = low + 1;
-        if (seen.has(next)) {
-          low = next;
-          holeSince.delete(next);
-          continue;
-        }
-        if (next < max) {
-          const since = holeSince.get(next) ?? end;
-          holeSince.set(next, since);
-          if (end - since > HOLE_MS) {
-            low = next;
-            holeSince.delete(next);
-            continue;
-          }
-        }
-        break;
-      }
+      const { rows } = await client.query<{ id: string }>('SELECT id FROM domain_events WHERE id > $1', [bounds.low]);
+      bounds.poll(
+        start,
+        Date.now(),
+        rows.map((r) => Number(r.id)),
+      );
       await sleep(POLL_MS);
     }
   })();
   return {
-    seen,
+    seen: bounds.seen,
     async stop() {
       running = false;
       await loop;
