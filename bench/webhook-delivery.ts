@@ -22,7 +22,9 @@
  *      straight to the receiver by a plain loop in a process of its own with the sender's
  *      per-endpoint concurrency (8) (bench/webhook-raw-posts.ts).
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -40,12 +42,14 @@ import { PROJECT_ROOT } from '../src/paths.js';
 import { assistantMessage, processingContext, sessionRequest, userMessage, type TestAgentApp } from '../harness/agents.js';
 import { stopTestStack } from '../harness/stack.js';
 import { killWorkerProcess, startWorkerProcess } from '../harness/worker.js';
-import { createTestEndpoint, TestReceiver } from '../harness/webhooks.js';
+import { createTestEndpoint } from '../harness/webhooks.js';
+import { generateWebhookSecret } from '../src/webhooks/signing.js';
 import { CommitBounds } from './commit-bounds.js';
 import { percentile, untilQuiet } from './stats.js';
 
+/** The agent load's levels (requests/s), each with sessions and an endpoint of its own. */
+const LEVELS = (process.env.BENCH_RPS ?? '50,300').split(',').map(Number);
 const LOAD = {
-  requestsPerSecond: Number(process.env.BENCH_RPS ?? 300),
   seconds: Number(process.env.BENCH_SECONDS ?? 60),
   sessions: Number(process.env.BENCH_SESSIONS ?? 1000),
 };
@@ -63,6 +67,9 @@ const PRODUCTION_CADENCE = { AGENT_SESSION_IDLE_SECONDS: '3600', AGENT_WORKFLOW_
 const TEXT = 'The export to CSV drops the last column when the report has more than twenty columns. Can you add a fix? ';
 
 type Ctx = Awaited<ReturnType<typeof processingContext>>;
+
+/** Progress on stderr (stdout carries the result). */
+const progress = (message: string) => process.stderr.write(`[webhook-delivery] ${new Date().toISOString()} ${message}\n`);
 
 const summary = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -122,10 +129,10 @@ const eventsWithDeliveries = (ctx: Ctx, endpointId: string, afterId = 0) =>
     ORDER BY e.id`);
 
 /**
- * Every event's delivery succeeded and was answered by the receiver, and that held for `stableMs`.
+ * Every event's delivery succeeded (the receiver answered 2xx), and that held for `stableMs`.
  * Polled once a second with a count (the load's tail is still being measured meanwhile).
  */
-async function untilDelivered(ctx: Ctx, endpointId: string, receiver: TestReceiver, afterId: number, timeoutMs: number, stableMs = 2000) {
+async function untilDelivered(ctx: Ctx, endpointId: string, afterId: number, timeoutMs: number, stableMs = 2000) {
   const started = Date.now();
   let doneSince: number | null = null;
   while (Date.now() - started < timeoutMs) {
@@ -133,12 +140,7 @@ async function untilDelivered(ctx: Ctx, endpointId: string, receiver: TestReceiv
       SELECT count(*)::int AS n FROM domain_events e
       WHERE e.organization_id = ${ctx.org.organizationId} AND e.id > ${afterId} AND NOT EXISTS (
         SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.endpoint_id = ${endpointId} AND d.status = 'succeeded')`);
-    let done = pending === 0;
-    if (done) {
-      const answered = new Set(receiver.received.filter((r) => r.answeredAt !== null).map((r) => r.id));
-      done = (await eventsWithDeliveries(ctx, endpointId, afterId)).every((r) => r.delivery_id !== null && answered.has(r.delivery_id));
-    }
-    if (!done) doneSince = null;
+    if (pending > 0) doneSince = null;
     else {
       doneSince ??= Date.now();
       if (Date.now() - doneSince >= stableMs) return true;
@@ -148,26 +150,64 @@ async function untilDelivered(ctx: Ctx, endpointId: string, receiver: TestReceiv
   return false;
 }
 
+/** What the receiver process received (bench/webhook-receiver-process.ts). */
+interface Arrival {
+  id: string;
+  answeredAt: number | null;
+  verified: boolean;
+  body: string;
+}
+
+/** The receiver in a process of its own (bench/webhook-receiver-process.ts). */
+class RemoteReceiver {
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly url: string,
+    private readonly control: string,
+  ) {}
+
+  static async start(secret: string): Promise<RemoteReceiver> {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'bench', 'webhook-receiver-process.ts'), secret], {
+      cwd: PROJECT_ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
+    const { url, control } = JSON.parse(line) as { url: string; control: string };
+    return new RemoteReceiver(child, url, control);
+  }
+
+  async received(): Promise<Arrival[]> {
+    const res = await fetch(this.control);
+    return (await res.json()) as Arrival[];
+  }
+
+  async close(): Promise<void> {
+    if (this.child.exitCode !== null) return;
+    this.child.kill('SIGTERM');
+    await once(this.child, 'exit');
+  }
+}
+
 /** The first 2xx answer per webhook-id, and how many requests came per id. */
-function arrivals(receiver: TestReceiver) {
+function arrivals(received: readonly Arrival[]) {
   const first = new Map<string, number>();
   const count = new Map<string, number>();
   let unverified = 0;
-  for (const r of receiver.received) {
+  for (const r of received) {
     count.set(r.id, (count.get(r.id) ?? 0) + 1);
     if (r.answeredAt !== null && !first.has(r.id)) first.set(r.id, r.answeredAt);
-    if (r.verifiedWith.length === 0) unverified++;
+    if (!r.verified) unverified++;
   }
   return { first, count, unverified };
 }
 
-async function openSessions(ctx: Ctx, app: TestAgentApp) {
+async function openSessions(ctx: Ctx, app: TestAgentApp, level: number) {
   const send = async (s: number, round: number) => {
     const seq = round * 2 + 1;
     const res = await ctx.ingest(
       app,
       sessionRequest(app, [userMessage(seq, `${TEXT}${round}`), assistantMessage(seq + 1, `answer ${round}`)], {
-        externalSessionId: `webhooks-${s}`,
+        externalSessionId: `webhooks-${level}-${s}`,
       }),
     );
     if (res.status !== 202) throw new Error(`ingest ${res.status}`);
@@ -186,12 +226,12 @@ async function openSessions(ctx: Ctx, app: TestAgentApp) {
 }
 
 /** Open loop: requests start on a fixed schedule whatever the latency of earlier ones. */
-async function agentLoad(send: (s: number, round: number) => Promise<string>) {
-  const total = LOAD.requestsPerSecond * LOAD.seconds;
+async function agentLoad(send: (s: number, round: number) => Promise<string>, requestsPerSecond: number) {
+  const total = requestsPerSecond * LOAD.seconds;
   const started = performance.now();
   const inFlight: Promise<unknown>[] = [];
   for (let i = 0; i < total; i++) {
-    const due = started + (i * 1000) / LOAD.requestsPerSecond;
+    const due = started + (i * 1000) / requestsPerSecond;
     await sleep(Math.max(0, due - performance.now()));
     inFlight.push(send(i % LOAD.sessions, Math.floor(i / LOAD.sessions) + 1));
   }
@@ -214,14 +254,112 @@ async function rawPosts(url: string, secret: string, bodies: string[]) {
   return JSON.parse(stdout) as { seconds: number; failed: number };
 }
 
+/**
+ * One level of the agent load: sessions and an endpoint of its own (the earlier levels' endpoints
+ * disabled), the sessions opened, the load, then every delivery; the figures of (a).
+ */
+async function steadyLevel(ctx: Ctx, receiver: RemoteReceiver, secret: string, poller: Poller, requestsPerSecond: number) {
+  await ctx.pool.query(sql.unsafe`UPDATE webhook_endpoints SET enabled = false WHERE organization_id = ${ctx.org.organizationId}`);
+  const endpoint = await createTestEndpoint(ctx.pool, ctx.org.organizationId, { url: receiver.url, eventTypes: null, secret });
+  const afterId = await maxEventId(ctx);
+  const app = await ctx.newApp();
+  progress(`${requestsPerSecond} requests/s: opening ${LOAD.sessions} sessions`);
+  const openStarted = performance.now();
+  const send = await openSessions(ctx, app, requestsPerSecond);
+  const openSeconds = (performance.now() - openStarted) / 1000;
+  progress('sessions open; waiting for a quiet machine');
+  const quietSeconds = await untilQuiet();
+  const beforeLoad = await maxEventId(ctx);
+  progress(`load: ${requestsPerSecond} requests/s for ${LOAD.seconds} s`);
+  const loadStartedAt = Date.now();
+  const load = await agentLoad(send, requestsPerSecond);
+  const loadEndedAt = Date.now();
+  progress('load sent; waiting for every delivery');
+  const allDelivered = await untilDelivered(ctx, endpoint.id, afterId, 300_000);
+  progress(`deliveries ${allDelivered ? 'complete' : 'NOT complete after 300 s'}`);
+  const drainedAt = Date.now();
+  const rows = await eventsWithDeliveries(ctx, endpoint.id, afterId);
+  const { first, count, unverified } = arrivals(await receiver.received());
+  const deliveryIds = new Set(rows.flatMap((r) => (r.delivery_id ? [r.delivery_id] : [])));
+  // Ids the receiver got that no delivery of the organization has (earlier levels' are known).
+  const known = new Set(
+    await ctx.pool.anyFirst(sql.type(z.object({ id: z.string() }))`
+      SELECT id FROM webhook_deliveries WHERE organization_id = ${ctx.org.organizationId}`),
+  );
+  const exactness = {
+    events: rows.length,
+    withoutDelivery: rows.filter((r) => r.delivery_id === null).length,
+    missing: rows.filter((r) => r.delivery_id === null || !first.has(r.delivery_id)).length,
+    duplicates: [...count.entries()].filter(([id]) => deliveryIds.has(id)).reduce((sum, [, c]) => sum + c - 1, 0),
+    unknownIds: [...count.keys()].filter((id) => !known.has(id)).length,
+    unverifiedSignatures: unverified,
+    retriedDeliveries: rows.filter((r) => (r.attempts ?? 0) > 1).length,
+  };
+  const measured = rows.filter((r) => r.event_id > beforeLoad && r.delivery_id && first.has(r.delivery_id));
+  const latencies = measured.map((r) => {
+    const answeredAt = first.get(r.delivery_id!)!;
+    const visible = poller.seen.get(r.event_id);
+    const committedAfter = Math.max(r.recorded_ms, visible?.after ?? 0);
+    return {
+      recordedMs: r.recorded_ms,
+      upper: answeredAt - committedAfter,
+      fromRecordedAt: answeredAt - r.recorded_ms,
+      fromVisible: visible ? answeredAt - visible.by : null,
+      commitWindow: visible ? visible.by - committedAfter : null,
+      toFirstAttempt: r.first_attempt_ms === null ? null : r.first_attempt_ms - committedAfter,
+      attemptToAnswer: r.first_attempt_ms === null ? null : answeredAt - r.first_attempt_ms,
+    };
+  });
+  const nonNull = (xs: (number | null)[]) => xs.filter((x): x is number => x !== null);
+  const byTenSeconds: number[][] = [];
+  for (const l of latencies) (byTenSeconds[Math.max(0, Math.floor((l.recordedMs - loadStartedAt) / 10_000))] ??= []).push(l.upper);
+  const steadyFrom = loadStartedAt + WARMUP_SECONDS * 1000;
+  const window = (loadEndedAt - steadyFrom) / 1000;
+  const deliveredInWindow = [...first.entries()].filter(([id, at]) => deliveryIds.has(id) && at >= steadyFrom && at <= loadEndedAt).length;
+  const recordedInWindow = rows.filter((r) => r.recorded_ms >= steadyFrom && r.recorded_ms <= loadEndedAt).length;
+  const latencyMs = summary(latencies.map((l) => l.upper));
+  return {
+    sessions: LOAD.sessions,
+    sessionsOpenedPerSecond: Number((LOAD.sessions / openSeconds).toFixed(1)),
+    quietAfterOpeningSeconds: quietSeconds,
+    requestsPerSecond,
+    seconds: LOAD.seconds,
+    offeredRequestsPerSecond: Number((load.requests / load.sendSeconds).toFixed(1)),
+    steadyWindowSeconds: Number(window.toFixed(1)),
+    deliveriesPerSecond: Number((deliveredInWindow / window).toFixed(1)),
+    eventsRecordedPerSecond: Number((recordedInWindow / window).toFixed(1)),
+    drainAfterLoadSeconds: Number(((drainedAt - loadEndedAt) / 1000).toFixed(1)),
+    allDelivered,
+    measuredEvents: latencies.length,
+    commitToReceiver2xxMs: latencyMs,
+    commitToReceiver2xxP95MsBy10s: byTenSeconds.map((xs) => summary(xs)?.p95 ?? null),
+    goalP95Ms: GOAL_P95_MS,
+    goalMet: latencyMs !== null && latencyMs.p95 <= GOAL_P95_MS && exactness.missing === 0 && exactness.duplicates === 0,
+    fromVisibleMs: summary(nonNull(latencies.map((l) => l.fromVisible))),
+    fromRecordedAtMs: summary(latencies.map((l) => l.fromRecordedAt)),
+    commitWindowMs: summary(nonNull(latencies.map((l) => l.commitWindow))),
+    eventsNotSeenByPoller: latencies.filter((l) => l.fromVisible === null).length,
+    breakdownMs: {
+      commitToFirstAttempt: summary(nonNull(latencies.map((l) => l.toFirstAttempt))),
+      firstAttemptToReceiver2xx: summary(nonNull(latencies.map((l) => l.attemptToAnswer))),
+    },
+    exactness,
+    pollIntervalMs: POLL_MS,
+    commitTime:
+      'latencies run from the latest lower bound of the commit (recorded_at, the transaction start, or the start of the last 10 ms poll that did not see the event): an upper bound; fromVisibleMs from the first poll that saw it: a lower bound',
+  };
+}
+
+const maxEventId = (ctx: Ctx) =>
+  ctx.pool.oneFirst(sql.type(z.object({ id: z.number() }))`SELECT coalesce(max(id), 0)::float8 AS id FROM domain_events`);
+
+type Poller = Awaited<ReturnType<typeof startVisibilityPoller>>;
+
 export async function benchWebhookDelivery(): Promise<Record<string, unknown>> {
   Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('ERROR') });
   const ctx = await processingContext({ credits: 10_000_000, worker: false, env: PRODUCTION_CADENCE });
-  const receiver = new TestReceiver();
-  const url = await receiver.listen();
-  receiver.answer = () => 204;
-  const endpoint = await createTestEndpoint(ctx.pool, ctx.org.organizationId, { url, eventTypes: null });
-  receiver.secrets = [endpoint.secret];
+  const secret = generateWebhookSecret();
+  const receiver = await RemoteReceiver.start(secret);
   const poller = await startVisibilityPoller(ctx.databaseUrl);
   const worker = await startWorkerProcess({
     databaseUrl: ctx.databaseUrl,
@@ -230,86 +368,12 @@ export async function benchWebhookDelivery(): Promise<Record<string, unknown>> {
     webhookWaker: true,
   });
   try {
-    // (a) The sessions are open first (as in agent-processing), then the steady load.
-    const app = await ctx.newApp();
-    const openStarted = performance.now();
-    const send = await openSessions(ctx, app);
-    const openSeconds = (performance.now() - openStarted) / 1000;
-    const quietSeconds = await untilQuiet();
-    const beforeLoad = await ctx.pool.oneFirst(sql.type(z.object({ id: z.number() }))`
-      SELECT coalesce(max(id), 0)::float8 AS id FROM domain_events`);
-    const loadStartedAt = Date.now();
-    const load = await agentLoad(send);
-    const loadEndedAt = Date.now();
-    const allDelivered = await untilDelivered(ctx, endpoint.id, receiver, 0, 180_000);
-    const drainedAt = Date.now();
-
-    const rows = await eventsWithDeliveries(ctx, endpoint.id);
-    const { first, count, unverified } = arrivals(receiver);
-    const deliveryIds = new Set(rows.flatMap((r) => (r.delivery_id ? [r.delivery_id] : [])));
-    const exactness = {
-      events: rows.length,
-      withoutDelivery: rows.filter((r) => r.delivery_id === null).length,
-      missing: rows.filter((r) => r.delivery_id === null || !first.has(r.delivery_id)).length,
-      duplicates: [...count.entries()].filter(([id]) => deliveryIds.has(id)).reduce((sum, [, c]) => sum + c - 1, 0),
-      unknownIds: [...count.keys()].filter((id) => !deliveryIds.has(id)).length,
-      unverifiedSignatures: unverified,
-      retriedDeliveries: rows.filter((r) => (r.attempts ?? 0) > 1).length,
-    };
-    const measured = rows.filter((r) => r.event_id > beforeLoad && r.delivery_id && first.has(r.delivery_id));
-    const latencies = measured.map((r) => {
-      const answeredAt = first.get(r.delivery_id!)!;
-      const visible = poller.seen.get(r.event_id);
-      const committedAfter = Math.max(r.recorded_ms, visible?.after ?? 0);
-      return {
-        recordedMs: r.recorded_ms,
-        upper: answeredAt - committedAfter,
-        fromRecordedAt: answeredAt - r.recorded_ms,
-        fromVisible: visible ? answeredAt - visible.by : null,
-        commitWindow: visible ? visible.by - committedAfter : null,
-        toFirstAttempt: r.first_attempt_ms === null ? null : r.first_attempt_ms - committedAfter,
-        attemptToAnswer: r.first_attempt_ms === null ? null : answeredAt - r.first_attempt_ms,
-      };
-    });
-    const nonNull = (xs: (number | null)[]) => xs.filter((x): x is number => x !== null);
-    const byTenSeconds: number[][] = [];
-    for (const l of latencies) (byTenSeconds[Math.max(0, Math.floor((l.recordedMs - loadStartedAt) / 10_000))] ??= []).push(l.upper);
-    const steadyFrom = loadStartedAt + WARMUP_SECONDS * 1000;
-    const window = (loadEndedAt - steadyFrom) / 1000;
-    const deliveredInWindow = [...first.entries()].filter(
-      ([id, at]) => deliveryIds.has(id) && at >= steadyFrom && at <= loadEndedAt,
-    ).length;
-    const recordedInWindow = rows.filter((r) => r.recorded_ms >= steadyFrom && r.recorded_ms <= loadEndedAt).length;
-    const latencyMs = summary(latencies.map((l) => l.upper));
-    const steady = {
-      sessions: LOAD.sessions,
-      sessionsOpenedPerSecond: Number((LOAD.sessions / openSeconds).toFixed(1)),
-      quietAfterOpeningSeconds: quietSeconds,
-      requestsPerSecond: LOAD.requestsPerSecond,
-      seconds: LOAD.seconds,
-      offeredRequestsPerSecond: Number((load.requests / load.sendSeconds).toFixed(1)),
-      steadyWindowSeconds: Number(window.toFixed(1)),
-      deliveriesPerSecond: Number((deliveredInWindow / window).toFixed(1)),
-      eventsRecordedPerSecond: Number((recordedInWindow / window).toFixed(1)),
-      drainAfterLoadSeconds: Number(((drainedAt - loadEndedAt) / 1000).toFixed(1)),
-      allDelivered,
-      measuredEvents: latencies.length,
-      commitToReceiver2xxMs: latencyMs,
-      commitToReceiver2xxP95MsBy10s: byTenSeconds.map((xs) => summary(xs)?.p95 ?? null),
-      goalP95Ms: GOAL_P95_MS,
-      goalMet: latencyMs !== null && latencyMs.p95 <= GOAL_P95_MS && exactness.missing === 0 && exactness.duplicates === 0,
-      fromVisibleMs: summary(nonNull(latencies.map((l) => l.fromVisible))),
-      fromRecordedAtMs: summary(latencies.map((l) => l.fromRecordedAt)),
-      commitWindowMs: summary(nonNull(latencies.map((l) => l.commitWindow))),
-      eventsNotSeenByPoller: latencies.filter((l) => l.fromVisible === null).length,
-      breakdownMs: {
-        commitToFirstAttempt: summary(nonNull(latencies.map((l) => l.toFirstAttempt))),
-        firstAttemptToReceiver2xx: summary(nonNull(latencies.map((l) => l.attemptToAnswer))),
-      },
-      exactness,
-      pollIntervalMs: POLL_MS,
-      commitTime:
-        'latencies run from the latest lower bound of the commit (recorded_at, the transaction start, or the start of the last 10 ms poll that did not see the event): an upper bound; fromVisibleMs from the first poll that saw it: a lower bound',
+    // (a) Each level: the sessions are open first (as in agent-processing), then the steady load.
+    const steadyLoad = [];
+    for (const rps of LEVELS) steadyLoad.push(await steadyLevel(ctx, receiver, secret, poller, rps));
+    const endpoint = {
+      id: await ctx.pool.oneFirst(sql.type(z.object({ id: z.string() }))`
+      SELECT id FROM webhook_endpoints WHERE organization_id = ${ctx.org.organizationId} AND enabled`),
     };
 
     // (b) A backlog: copies of the load's events (real bodies), recorded in one transaction.
@@ -327,17 +391,18 @@ export async function benchWebhookDelivery(): Promise<Record<string, unknown>> {
         payload: t.payload,
       } as unknown as DomainEvent;
     });
-    const beforeBacklog = await ctx.pool.oneFirst(sql.type(z.object({ id: z.number() }))`
-      SELECT coalesce(max(id), 0)::float8 AS id FROM domain_events`);
+    const beforeBacklog = await maxEventId(ctx);
+    progress(`backlog: ${BACKLOG} events in one transaction`);
     await ctx.pool.transaction((tx) => recordEvents(tx, events));
     const committedAt = Date.now();
-    const backlogDelivered = await untilDelivered(ctx, endpoint.id, receiver, beforeBacklog, 180_000, 500);
+    const backlogDelivered = await untilDelivered(ctx, endpoint.id, beforeBacklog, 180_000, 500);
     const backlogRows = await eventsWithDeliveries(ctx, endpoint.id, beforeBacklog);
-    const after = arrivals(receiver);
+    const received = await receiver.received();
+    const after = arrivals(received);
     const backlogIds = new Set(backlogRows.flatMap((r) => (r.delivery_id ? [r.delivery_id] : [])));
     const answers = [...backlogIds].flatMap((id) => (after.first.has(id) ? [after.first.get(id)!] : [])).sort((a, b) => a - b);
     const sendingSeconds = (answers.at(-1)! - answers[0]!) / 1000;
-    const bodies = receiver.received.filter((r) => backlogIds.has(r.id)).map((r) => r.body);
+    const bodies = received.filter((r) => backlogIds.has(r.id)).map((r) => r.body);
     const backlog = {
       events: BACKLOG,
       allDelivered: backlogDelivered,
@@ -351,11 +416,12 @@ export async function benchWebhookDelivery(): Promise<Record<string, unknown>> {
     };
 
     // (c) The physical limit: the same bodies, signed, straight to the same receiver.
-    const raw = await rawPosts(url, endpoint.secret, bodies);
+    progress('raw signed POSTs');
+    const raw = await rawPosts(receiver.url, secret, bodies);
     const rawPerSecond = bodies.length / raw.seconds;
     return {
       name: 'webhook-delivery',
-      steadyLoad: steady,
+      steadyLoad,
       backlog,
       rawPosts: {
         posts: bodies.length,

@@ -18,7 +18,7 @@ import {
 import { retryDelayAfter, shouldDisable, WEBHOOK_DISABLE_AFTER_MS, WEBHOOK_RETRY_DELAYS_MS } from '../domain/webhook-retry.js';
 import type { PayloadKey } from '../keys.js';
 import { checkedAgent, findCode, messageOf, type AddressPolicy, type Resolver } from '../media/safe-fetch.js';
-import { readResource } from './resources.js';
+import { readResources } from './resources.js';
 import { openSecret } from './secret-box.js';
 import { signedHeaders } from './signing.js';
 import type { SendDueResult } from '../../workflows/webhook-endpoint/contract.js';
@@ -239,13 +239,19 @@ async function batchBodies(pool: DatabasePool, due: readonly DueDelivery[]): Pro
     pool,
     unfixed.map((d) => d.event_id!),
   );
-  const built: { id: string; body: string }[] = [];
-  await forEachLimited(unfixed, 8, async (d) => {
+  const found = unfixed.flatMap((d) => {
     const event = events.get(d.event_id!);
-    if (!event) return;
-    const resource = await readResource(pool, event.organization_id, event.type, event.payload);
-    built.push({ id: d.id, body: eventBody(event, resource) });
+    return event ? [{ id: d.id, event }] : [];
   });
+  const built: { id: string; body: string }[] = [];
+  for (const [organizationId, group] of Map.groupBy(found, (f) => f.event.organization_id)) {
+    const resources = await readResources(
+      pool,
+      organizationId,
+      group.map((f) => f.event),
+    );
+    group.forEach((f, i) => built.push({ id: f.id, body: eventBody(f.event, resources[i]) }));
+  }
   for (const [id, body] of await fixBodies(pool, built)) bodies.set(id, body);
   return bodies;
 }
