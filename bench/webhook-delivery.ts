@@ -1,10 +1,11 @@
 /**
  * Webhook delivery under the agent load (issue 31), end to end on the real stack (API in this
  * process, the worker in a process of its own with the webhook waker as src/main/worker.ts runs it,
- * the Temporal dev server, PostgreSQL with fsync on), to a receiver on 127.0.0.1 that verifies every
- * signature with the npm `standardwebhooks` package and answers 204 (harness/webhooks.ts):
- *  (a) steady load: an organization endpoint for every event type; BENCH_SESSIONS (1,000) sessions are
- *      opened, then the agent load of `npm run bench -- agent-processing` (open loop, BENCH_RPS
+ * the Temporal dev server, PostgreSQL with fsync on), to a receiver on 127.0.0.1, in a process of its
+ * own, that verifies every signature with the npm `standardwebhooks` package and answers 204
+ * (bench/webhook-receiver-process.ts):
+ *  (a) steady load, at each level of BENCH_RPS (50, 100, 300) with an organization endpoint for every
+ *      event type of its own: BENCH_SESSIONS (1,000) sessions are opened, then the agent load of `npm run bench -- agent-processing` (open loop, BENCH_RPS
  *      requests/s round-robin over the sessions, two events each, the production signal cadence) for
  *      BENCH_SECONDS (60). Reported: deliveries/s and events recorded/s after the first 10 s of load;
  *      for every event recorded from the start of the load, the time from its commit to the
@@ -48,7 +49,7 @@ import { CommitBounds } from './commit-bounds.js';
 import { percentile, untilQuiet } from './stats.js';
 
 /** The agent load's levels (requests/s), each with sessions and an endpoint of its own. */
-const LEVELS = (process.env.BENCH_RPS ?? '50,300').split(',').map(Number);
+const LEVELS = (process.env.BENCH_RPS ?? '50,100,300').split(',').map(Number);
 const LOAD = {
   seconds: Number(process.env.BENCH_SECONDS ?? 60),
   sessions: Number(process.env.BENCH_SESSIONS ?? 1000),

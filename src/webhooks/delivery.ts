@@ -184,11 +184,13 @@ export interface SendDueDeps {
 }
 
 /**
- * Sends the endpoint's deliveries due when the call starts (see SendDueResult), in batches of
- * `batchSize` while batches come full, within the time budget. A batch costs a fixed number of
- * statements: its due deliveries, their events and bodies (one resource read each, the first time),
- * then the attempts, recorded as they end in group commits (one transaction for whatever ended
- * meanwhile). A delivery that fails in this call is not retried by it, whatever its delay.
+ * Sends the endpoint's due deliveries (see SendDueResult) in batches of `batchSize`, as long as
+ * batches find some (what is committed meanwhile is taken by the same call: under a steady stream
+ * a call runs for its time budget instead of a workflow round trip per batch). A delivery that
+ * fails in this call is not retried by it, whatever its delay. A batch costs a fixed number of
+ * statements: its due deliveries, their events, their resources (one query per kind) and bodies the
+ * first time, then the attempts, recorded as they end in group commits (one transaction for
+ * whatever ended meanwhile).
  */
 export async function sendDue(deps: SendDueDeps, endpointId: string): Promise<SendDueResult> {
   const s = deps.sender.settings;
@@ -198,14 +200,15 @@ export async function sendDue(deps: SendDueDeps, endpointId: string): Promise<Se
   if (!endpoint.enabled) return { endpoint: 'disabled', attempted: 0, more: false, nextDueAt: null };
   const batchSize = s.batchSize ?? 200;
   const budgetMs = s.budgetMs ?? 60_000;
-  const dueAt = now();
+  const callStartedAt = now();
   const started = Date.now();
   const log = new AttemptLog(deps.pool, endpoint, s);
   const stopped = () => log.halted || deps.signal?.aborted === true || Date.now() - started > budgetMs;
   let attempted = 0;
   let more = false;
   for (;;) {
-    const due = await dueDeliveries(deps.pool, endpointId, dueAt, batchSize);
+    const due = await dueDeliveries(deps.pool, endpointId, { now: now(), limit: batchSize, notAttemptedSince: callStartedAt });
+    if (due.length === 0) break;
     const bodies = await batchBodies(deps.pool, due);
     const secrets = signingSecrets(endpoint, s.payloadKeys, now());
     let begun = 0;
@@ -221,7 +224,6 @@ export async function sendDue(deps: SendDueDeps, endpointId: string): Promise<Se
     );
     attempted += begun;
     await log.settled();
-    if (due.length < batchSize) break;
     if (begun < due.length || stopped()) {
       more = true;
       break;
