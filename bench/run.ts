@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- foundation|feedback-records|agent-ingest|agent-processing|recordings|mcp-upload|media|uploads|hostile-input|dashboard ...] [-- --skip-tests]`: runs the benchmarks (all by
+ * `npm run bench [-- foundation|feedback-records|agent-ingest|agent-processing|recordings|mcp-upload|media|uploads|hostile-input|dashboard|webhook-delivery ...] [-- --skip-tests]`: runs the benchmarks (all by
  * default) and writes each result to bench/results/<name>.json (bench/results-file.ts: with the commit
  * and the machine it ran on), then the summary table of docs/benchmarks.md (bench/summary.ts).
  */
@@ -14,6 +14,7 @@ import { benchMcpUpload } from './mcp-upload.js';
 import { benchMedia } from './media.js';
 import { benchRecordings } from './recordings.js';
 import { benchUploads } from './uploads.js';
+import { benchWebhookDelivery } from './webhook-delivery.js';
 import { currentCommit, currentMachine, resultRecord, RESULTS_DIR, writeResult } from './results-file.js';
 import { writeSummary } from './summary.js';
 import { useDurablePostgres } from '../harness/stack.js';
@@ -31,6 +32,7 @@ const all: Record<string, () => Promise<Record<string, unknown>>> = {
   uploads: () => benchUploads(),
   'hostile-input': () => benchHostileInput(),
   dashboard: () => benchDashboard(),
+  'webhook-delivery': () => benchWebhookDelivery(),
 };
 // Every benchmark measures with the durability `npm start` runs with: fsync on, on both sides.
 useDurablePostgres();

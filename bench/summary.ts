@@ -106,6 +106,18 @@ const HEADLINES: Record<string, (r: BenchResult) => Headline[]> = {
       figure: `mixed load: meeting join p50 ${ms(at(r, 'clientLatencyMs.meetingJoin.p50'))}, agent ingest p99 ${ms(at(r, 'clientLatencyMs.agentIngest.p99'))}`,
     },
   ],
+  'webhook-delivery': (r) => {
+    const levels = (r.steadyLoad as { requestsPerSecond: number }[]).map((_, i) => `steadyLoad.${i}`);
+    const level = (l: string) =>
+      `p95 ${ms(at(r, `${l}.commitToReceiver2xxMs.p95`))} at ${at(r, `${l}.requestsPerSecond`)} requests/s (offered ${n(at(r, `${l}.offeredRequestsPerSecond`))}; ${n(at(r, `${l}.deliveriesPerSecond`))} deliveries/s; ${at(r, `${l}.exactness.missing`)} missing, ${at(r, `${l}.exactness.duplicates`)} duplicates)`;
+    return [
+      {
+        figure: `commit to receiver 2xx ${levels.map(level).join('; ')}; backlog ${n(at(r, 'backlog.deliveriesPerSecond'))} deliveries/s`,
+        limit: `raw signed POSTs ${n(at(r, 'rawPosts.postsPerSecond'))}/s`,
+        ratio: at(r, 'ratio.backlogDeliveriesOverRawPosts'),
+      },
+    ];
+  },
 };
 
 export function readResults(dir = RESULTS_DIR): BenchResult[] {

@@ -12,6 +12,8 @@ import { createDatabasePool } from '../src/db/pool.js';
 import { loopbackMediaDeps, onTaskQueue, testActivityDeps } from './worker.js';
 import { testDataConverter } from './config.js';
 import { workflowSinks } from '../src/temporal/tracing.js';
+import { TemporalGateway } from '../src/temporal/gateway.js';
+import { startWebhookWaker } from '../src/webhooks/waker.js';
 
 Runtime.install({ logger: new DefaultLogger('ERROR') });
 const env = (name: string) => {
@@ -26,6 +28,7 @@ const taskQueue = env('TASK_QUEUE');
 // (`media.test` resolves to 127.0.0.1); production code has no such switch.
 // DRAINER_SETTINGS: the drainer's settings as the test's configuration has them (JSON).
 // WEBHOOK_RETRY_DELAYS_MS: a fast webhook retry schedule (JSON array of milliseconds).
+// WEBHOOK_WAKER=1: the webhook waker runs here, with its production settings, as in src/main/worker.ts.
 const base = testActivityDeps(pool);
 const deps = testActivityDeps(pool, {
   ...(process.env.MEDIA_DIR ? loopbackMediaDeps(process.env.MEDIA_DIR) : {}),
@@ -46,9 +49,14 @@ const worker = await Worker.create({
 });
 const mediaWorker = await Worker.create({ connection, taskQueue: `${taskQueue}-media`, activities, dataConverter });
 const running = Promise.all([worker.run(), mediaWorker.run()]);
-await ensureSessionDrainer(new Client({ connection, dataConverter }), taskQueue);
+const client = new Client({ connection, dataConverter });
+await ensureSessionDrainer(client, taskQueue);
+const waker = process.env.WEBHOOK_WAKER
+  ? await startWebhookWaker({ databaseUrl: env('DATABASE_URL'), pool, temporal: new TemporalGateway(client), taskQueue })
+  : undefined;
 process.stdout.write('ready\n');
 // SIGTERM (the Runtime's shutdown signal) drains the worker; then close what it used and exit.
 await running;
+await waker?.close();
 await connection.close();
 await pool.end();

@@ -113,6 +113,8 @@ export async function startWorkerProcess(o: {
   drainer?: DrainerSettings;
   /** A fast webhook retry schedule. */
   webhookRetryDelaysMs?: readonly number[];
+  /** Run the webhook waker in the worker process, as src/main/worker.ts does (benchmarks); tests run their own. */
+  webhookWaker?: boolean;
 }): Promise<ChildProcess> {
   const stack = await testStack();
   const bundlePath = path.join(stack.tmpDir, `bundle-${process.pid}.js`);
@@ -127,6 +129,7 @@ export async function startWorkerProcess(o: {
       ...(o.mediaDir ? { MEDIA_DIR: o.mediaDir } : {}),
       ...(o.drainer ? { DRAINER_SETTINGS: JSON.stringify(o.drainer) } : {}),
       ...(o.webhookRetryDelaysMs ? { WEBHOOK_RETRY_DELAYS_MS: JSON.stringify(o.webhookRetryDelaysMs) } : {}),
+      ...(o.webhookWaker ? { WEBHOOK_WAKER: '1' } : {}),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -7,17 +7,18 @@ import {
   disableEndpoint,
   dueDeliveries,
   findEndpointTarget,
-  findSourceEvent,
-  fixBody,
+  findSourceEvents,
+  fixBodies,
   nextDueAt,
-  recordAttempt,
+  recordAttempts,
+  type AttemptRecord,
   type DueDelivery,
   type EndpointTarget,
 } from '../db/repositories/webhook-deliveries.js';
 import { retryDelayAfter, shouldDisable, WEBHOOK_DISABLE_AFTER_MS, WEBHOOK_RETRY_DELAYS_MS } from '../domain/webhook-retry.js';
 import type { PayloadKey } from '../keys.js';
 import { checkedAgent, findCode, messageOf, type AddressPolicy, type Resolver } from '../media/safe-fetch.js';
-import { readResource } from './resources.js';
+import { readResources } from './resources.js';
 import { openSecret } from './secret-box.js';
 import { signedHeaders } from './signing.js';
 import type { SendDueResult } from '../../workflows/webhook-endpoint/contract.js';
@@ -182,75 +183,168 @@ export interface SendDueDeps {
   signal?: AbortSignal;
 }
 
-/** Sends the endpoint's due deliveries (a batch, within the time budget); see SendDueResult. */
+/**
+ * Sends the endpoint's due deliveries (see SendDueResult) in batches of `batchSize`, as long as
+ * batches find some (what is committed meanwhile is taken by the same call: under a steady stream
+ * a call runs for its time budget instead of a workflow round trip per batch). A delivery that
+ * fails in this call is not retried by it, whatever its delay. A batch costs a fixed number of
+ * statements: its due deliveries, their events, their resources (one query per kind) and bodies the
+ * first time, then the attempts, recorded as they end in group commits (one transaction for
+ * whatever ended meanwhile).
+ */
 export async function sendDue(deps: SendDueDeps, endpointId: string): Promise<SendDueResult> {
   const s = deps.sender.settings;
   const now = s.now ?? (() => new Date());
   const endpoint = await findEndpointTarget(deps.pool, endpointId);
   if (!endpoint) return { endpoint: 'gone', attempted: 0, more: false, nextDueAt: null };
   if (!endpoint.enabled) return { endpoint: 'disabled', attempted: 0, more: false, nextDueAt: null };
-  const batchSize = s.batchSize ?? 50;
-  const due = await dueDeliveries(deps.pool, endpointId, now(), batchSize);
-  const started = Date.now();
+  const batchSize = s.batchSize ?? 200;
   const budgetMs = s.budgetMs ?? 60_000;
+  const callStartedAt = now();
+  const started = Date.now();
+  const log = new AttemptLog(deps.pool, endpoint, s);
+  const stopped = () => log.halted || deps.signal?.aborted === true || Date.now() - started > budgetMs;
   let attempted = 0;
-  let disabled = false;
-  await forEachLimited(
-    due,
-    s.concurrency ?? 8,
-    async (delivery) => {
-      attempted++;
-      if (await attempt(deps, endpoint, delivery)) disabled = true;
-      deps.heartbeat?.();
-    },
-    () => disabled || deps.signal?.aborted === true || Date.now() - started > budgetMs,
-  );
-  if (disabled) return { endpoint: 'disabled', attempted, more: false, nextDueAt: null };
-  return {
-    endpoint: 'active',
-    attempted,
-    more: attempted < due.length || due.length === batchSize,
-    nextDueAt: await nextDueAt(deps.pool, endpointId),
-  };
+  let more = false;
+  for (;;) {
+    const due = await dueDeliveries(deps.pool, endpointId, { now: now(), limit: batchSize, notAttemptedSince: callStartedAt });
+    if (due.length === 0) break;
+    const bodies = await batchBodies(deps.pool, due);
+    const secrets = signingSecrets(endpoint, s.payloadKeys, now());
+    let begun = 0;
+    await forEachLimited(
+      due,
+      s.concurrency ?? 8,
+      async (delivery) => {
+        begun++;
+        log.add(await attempt(deps.sender, endpoint.url, secrets, delivery, bodies.get(delivery.id) ?? null));
+        deps.heartbeat?.();
+      },
+      stopped,
+    );
+    attempted += begun;
+    await log.settled();
+    if (begun < due.length || stopped()) {
+      more = true;
+      break;
+    }
+  }
+  if (log.disabled) return { endpoint: 'disabled', attempted, more: false, nextDueAt: null };
+  return { endpoint: 'active', attempted, more, nextDueAt: await nextDueAt(deps.pool, endpointId) };
 }
 
-/** One attempt of one delivery, recorded; true when it disabled the endpoint. */
-async function attempt(deps: SendDueDeps, endpoint: EndpointTarget, delivery: DueDelivery): Promise<boolean> {
-  const s = deps.sender.settings;
-  const now = s.now ?? (() => new Date());
-  const body = delivery.body ?? (await firstBody(deps.pool, delivery));
-  const attemptedAt = now();
+/** The bodies of a batch: fixed already, or built now from the event and the resource and fixed (null: the event was purged). */
+async function batchBodies(pool: DatabasePool, due: readonly DueDelivery[]): Promise<Map<string, string | null>> {
+  const bodies = new Map<string, string | null>(due.map((d) => [d.id, d.body]));
+  const unfixed = due.filter((d) => d.body === null && d.event_id !== null);
+  const events = await findSourceEvents(
+    pool,
+    unfixed.map((d) => d.event_id!),
+  );
+  const found = unfixed.flatMap((d) => {
+    const event = events.get(d.event_id!);
+    return event ? [{ id: d.id, event }] : [];
+  });
+  const built: { id: string; body: string }[] = [];
+  for (const [organizationId, group] of Map.groupBy(found, (f) => f.event.organization_id)) {
+    const resources = await readResources(
+      pool,
+      organizationId,
+      group.map((f) => f.event),
+    );
+    group.forEach((f, i) => built.push({ id: f.id, body: eventBody(f.event, resources[i]) }));
+  }
+  for (const [id, body] of await fixBodies(pool, built)) bodies.set(id, body);
+  return bodies;
+}
+
+/** One attempt of one delivery (not recorded yet). */
+async function attempt(
+  sender: WebhookSender,
+  url: string,
+  secrets: string[],
+  delivery: DueDelivery,
+  body: string | null,
+): Promise<{ delivery: DueDelivery; body: string | null; attemptedAt: Date; outcome: AttemptOutcome }> {
+  const attemptedAt = (sender.settings.now ?? (() => new Date()))();
   const outcome: AttemptOutcome =
     body === null
       ? { status: null, excerpt: null, error: 'the event was purged before its first attempt', durationMs: 0 }
-      : await deps.sender.post(
-          endpoint.url,
-          signedHeaders(signingSecrets(endpoint, s.payloadKeys, attemptedAt), delivery.id, Math.floor(attemptedAt.getTime() / 1000), body),
-          body,
-        );
-  const succeeded = outcome.error === null;
-  const attemptsMade = delivery.attempts + 1;
-  const delay = body === null ? null : retryDelayAfter(attemptsMade, s.retryDelaysMs ?? WEBHOOK_RETRY_DELAYS_MS);
-  const { failingSince } = await recordAttempt(deps.pool, {
-    deliveryId: delivery.id,
-    endpointId: endpoint.id,
-    attemptedAt,
-    durationMs: outcome.durationMs,
-    responseStatus: outcome.status,
-    responseExcerpt: outcome.excerpt,
-    error: outcome.error,
-    succeeded,
-    nextAttemptAt: succeeded || delay === null ? null : new Date(attemptedAt.getTime() + delay),
-  });
-  if (succeeded || failingSince === null) return false;
-  if (!shouldDisable(new Date(failingSince), attemptedAt, s.disableAfterMs ?? WEBHOOK_DISABLE_AFTER_MS)) return false;
-  return disableEndpoint(deps.pool, endpoint.id, `failing since ${failingSince}: ${outcome.error}`, attemptedAt);
+      : await sender.post(url, signedHeaders(secrets, delivery.id, Math.floor(attemptedAt.getTime() / 1000), body), body);
+  return { delivery, body, attemptedAt, outcome };
 }
 
-async function firstBody(pool: DatabasePool, delivery: DueDelivery): Promise<string | null> {
-  if (delivery.event_id === null) return null;
-  const event = await findSourceEvent(pool, delivery.event_id);
-  if (!event) return null;
-  const resource = await readResource(pool, event.organization_id, event.type, event.payload);
-  return fixBody(pool, delivery.id, eventBody(event, resource));
+/**
+ * The attempts of one call, recorded as they end: one transaction at a time for everything that
+ * ended meanwhile (a group commit), so that recording costs a few statements per batch, not per
+ * attempt. After a failure it disables an endpoint failing for too long (stopping the call).
+ */
+class AttemptLog {
+  /** The endpoint was disabled by this call. */
+  disabled = false;
+  private queue: AttemptRecord[] = [];
+  private flushing: Promise<void> | null = null;
+  private failure: Error | null = null;
+
+  constructor(
+    private readonly pool: DatabasePool,
+    private readonly endpoint: EndpointTarget,
+    private readonly s: WebhookDeliverySettings,
+  ) {}
+
+  add(a: Awaited<ReturnType<typeof attempt>>): void {
+    const succeeded = a.outcome.error === null;
+    const delay = a.body === null ? null : retryDelayAfter(a.delivery.attempts + 1, this.s.retryDelaysMs ?? WEBHOOK_RETRY_DELAYS_MS);
+    this.queue.push({
+      deliveryId: a.delivery.id,
+      attemptedAt: a.attemptedAt,
+      durationMs: a.outcome.durationMs,
+      responseStatus: a.outcome.status,
+      responseExcerpt: a.outcome.excerpt,
+      error: a.outcome.error,
+      succeeded,
+      nextAttemptAt: succeeded || delay === null ? null : new Date(a.attemptedAt.getTime() + delay),
+    });
+    this.kick();
+  }
+
+  /** Starts a drain unless one runs; a drain ending re-checks the queue (an attempt may have ended meanwhile). */
+  private kick(): void {
+    if (this.flushing || this.failure || this.queue.length === 0) return;
+    this.flushing = this.drain().finally(() => {
+      this.flushing = null;
+      this.kick();
+    });
+  }
+
+  /** Every attempt added so far is recorded (or the first recording error is thrown). */
+  async settled(): Promise<void> {
+    while (this.flushing) await this.flushing;
+    if (this.failure) throw this.failure;
+  }
+
+  /** Start no more attempts: the endpoint was disabled, or recording failed. */
+  get halted(): boolean {
+    return this.disabled || this.failure !== null;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0);
+        const { failingSince } = await recordAttempts(this.pool, this.endpoint.id, batch);
+        const last = batch.at(-1)!;
+        if (failingSince === null || this.disabled) continue;
+        if (!shouldDisable(new Date(failingSince), last.attemptedAt, this.s.disableAfterMs ?? WEBHOOK_DISABLE_AFTER_MS)) continue;
+        this.disabled = await disableEndpoint(
+          this.pool,
+          this.endpoint.id,
+          `failing since ${failingSince}: ${last.error}`,
+          last.attemptedAt,
+        );
+      }
+    } catch (e) {
+      this.failure ??= e instanceof Error ? e : new Error(String(e));
+    }
+  }
 }

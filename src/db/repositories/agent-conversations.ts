@@ -60,6 +60,15 @@ export async function findSession(db: CommonQueryMethods, reader: Reader, sessio
     WHERE s.id = ${sessionId} AND s.organization_id = ${reader.organizationId} AND ${visibleTo(reader)}`);
 }
 
+/** Several sessions by id, as findSession reads each (unknown, invalid or invisible ids are left out). */
+export async function findSessions(db: CommonQueryMethods, reader: Reader, sessionIds: readonly string[]): Promise<readonly SessionRow[]> {
+  const ids = sessionIds.filter(isUuid);
+  if (ids.length === 0) return [];
+  return db.any(sql.type(sessionRow)`
+    SELECT s.* FROM agent_sessions s
+    WHERE s.id = ANY(${sql.array(ids, 'uuid')}) AND s.organization_id = ${reader.organizationId} AND ${visibleTo(reader)}`);
+}
+
 export const participantRow = z.object({
   external_id: z.string().nullable(),
   display_name: z.string().nullable(),

@@ -62,6 +62,16 @@ export async function findSignal(db: CommonQueryMethods, reader: Reader, signalI
     WHERE g.id = ${signalId} AND ${signalFilters(reader, {})}`);
 }
 
+/** Several signals by id, as findSignal reads each (unknown, invalid or invisible ids are left out). */
+export async function findSignals(db: CommonQueryMethods, reader: Reader, signalIds: readonly string[]): Promise<readonly SignalRow[]> {
+  const ids = signalIds.filter(isUuid);
+  if (ids.length === 0) return [];
+  return db.any(sql.type(signalRow)`
+    SELECT ${signalColumns}
+    FROM agent_signals g JOIN agent_sessions s ON s.id = g.session_id
+    WHERE g.id = ANY(${sql.array(ids, 'uuid')}) AND ${signalFilters(reader, {})}`);
+}
+
 /** The signals changed after a position, oldest change first (incremental sync, migration 0026). */
 export async function signalChanges(
   db: CommonQueryMethods,

@@ -119,6 +119,18 @@ export async function findListItem(db: CommonQueryMethods, organizationId: strin
     SELECT ${listItemColumns} FROM recordings r WHERE r.id = ${id} AND r.organization_id = ${organizationId}`);
 }
 
+/** Several recordings' list items by id (unknown, invalid or other organizations' ids are left out). */
+export async function findListItems(
+  db: CommonQueryMethods,
+  organizationId: string,
+  ids: readonly string[],
+): Promise<readonly ListItemRow[]> {
+  const valid = ids.filter(isUuid);
+  if (valid.length === 0) return [];
+  return db.any(sql.type(listItemRow)`
+    SELECT ${listItemColumns} FROM recordings r WHERE r.id = ANY(${sql.array(valid, 'uuid')}) AND r.organization_id = ${organizationId}`);
+}
+
 /** The recordings changed after a position, oldest change first (incremental sync, migration 0026). */
 export async function recordingChanges(
   db: CommonQueryMethods,

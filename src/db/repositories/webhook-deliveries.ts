@@ -43,18 +43,31 @@ export type DueDelivery = z.infer<typeof dueDelivery>;
 
 /**
  * An endpoint's deliveries due at `now`, oldest event first, except those waiting for an earlier
- * pending delivery of the same subject (events of one resource are delivered in event order).
+ * pending delivery of the same subject (events of one resource are delivered in event order): of
+ * a subject's pending deliveries only the first may go. The first of each subject is found once
+ * (DISTINCT ON over the pending-subject index, hashed), not probed per delivery: a probe per row
+ * took seconds over a few thousand pending rows whenever the table's statistics were stale.
+ * `notAttemptedSince`: leaves out deliveries attempted since then (the sender's call does not retry
+ * what failed in it, whatever the retry delay).
  */
-export async function dueDeliveries(db: CommonQueryMethods, endpointId: string, now: Date, limit: number): Promise<readonly DueDelivery[]> {
+export async function dueDeliveries(
+  db: CommonQueryMethods,
+  endpointId: string,
+  o: { now: Date; limit: number; notAttemptedSince?: Date },
+): Promise<readonly DueDelivery[]> {
+  const fresh = o.notAttemptedSince
+    ? sql.fragment`AND (d.last_attempt_at IS NULL OR d.last_attempt_at < ${o.notAttemptedSince.toISOString()})`
+    : sql.fragment``;
   return db.any(sql.type(dueDelivery)`
     SELECT d.id, d.event_id, d.event_type, d.subject_id, d.body, d.attempts
     FROM webhook_deliveries d
-    WHERE d.endpoint_id = ${endpointId} AND d.status = 'pending' AND d.next_attempt_at <= ${now.toISOString()}
-      AND NOT (d.subject_id IS NOT NULL AND d.event_id IS NOT NULL AND EXISTS (
-        SELECT 1 FROM webhook_deliveries p
-        WHERE p.endpoint_id = d.endpoint_id AND p.status = 'pending' AND p.subject_id = d.subject_id AND p.event_id < d.event_id))
+    WHERE d.endpoint_id = ${endpointId} AND d.status = 'pending' AND d.next_attempt_at <= ${o.now.toISOString()} ${fresh}
+      AND (d.subject_id IS NULL OR d.event_id IS NULL OR d.id IN (
+        SELECT DISTINCT ON (h.subject_id) h.id FROM webhook_deliveries h
+        WHERE h.endpoint_id = ${endpointId} AND h.status = 'pending' AND h.subject_id IS NOT NULL AND h.event_id IS NOT NULL
+        ORDER BY h.subject_id, h.event_id))
     ORDER BY d.event_id NULLS FIRST, d.created_at
-    LIMIT ${limit}`);
+    LIMIT ${o.limit}`);
 }
 
 /** When the endpoint's next pending delivery is due (null: none pending). */
@@ -71,20 +84,30 @@ const sourceEvent = z.object({
 });
 export type SourceEvent = z.infer<typeof sourceEvent>;
 
-/** The domain event a delivery announces (null once purged: a delivery outlives it only by days). */
-export async function findSourceEvent(db: CommonQueryMethods, eventId: number): Promise<SourceEvent | null> {
-  return db.maybeOne(sql.type(sourceEvent)`SELECT organization_id, type, payload, recorded_at FROM domain_events WHERE id = ${eventId}`);
+/** The domain events a batch of deliveries announces, by id (one missing: purged; a delivery outlives its event only by days). */
+export async function findSourceEvents(db: CommonQueryMethods, eventIds: readonly number[]): Promise<Map<number, SourceEvent>> {
+  if (eventIds.length === 0) return new Map();
+  const rows = await db.any(sql.type(sourceEvent.extend({ id: z.number() }))`
+    SELECT id::float8 AS id, organization_id, type, payload, recorded_at FROM domain_events
+    WHERE id = ANY(${sql.array([...eventIds], 'int8')})`);
+  return new Map(rows.map(({ id, ...event }) => [id, event]));
 }
 
-/** Fixes a delivery's body at its first attempt; a body fixed already wins (every attempt signs the same bytes). */
-export async function fixBody(db: CommonQueryMethods, deliveryId: string, body: string): Promise<string> {
-  return db.oneFirst(sql.type(z.object({ body: z.string() }))`
-    UPDATE webhook_deliveries SET body = COALESCE(body, ${body}) WHERE id = ${deliveryId} RETURNING body`);
+/**
+ * Fixes deliveries' bodies at their first attempt, in one statement; a body fixed already wins
+ * (every attempt signs the same bytes). Returns each delivery's body as stored.
+ */
+export async function fixBodies(db: CommonQueryMethods, bodies: readonly { id: string; body: string }[]): Promise<Map<string, string>> {
+  if (bodies.length === 0) return new Map();
+  const rows = await db.any(sql.type(z.object({ id: z.string(), body: z.string() }))`
+    UPDATE webhook_deliveries d SET body = COALESCE(d.body, u.body)
+    FROM jsonb_to_recordset(${sql.jsonb(bodies.map((b) => ({ id: b.id, body: b.body })))}) AS u(id text, body text)
+    WHERE d.id = u.id RETURNING d.id, d.body`);
+  return new Map(rows.map((r) => [r.id, r.body]));
 }
 
 export interface AttemptRecord {
   deliveryId: string;
-  endpointId: string;
   attemptedAt: Date;
   durationMs: number;
   responseStatus: number | null;
@@ -96,32 +119,58 @@ export interface AttemptRecord {
 }
 
 /**
- * Records an attempt and its outcome on the delivery and on the endpoint's health, in one
- * transaction. Returns the endpoint's failing_since after a failure (null after a success).
+ * Records attempts of one endpoint's deliveries (in the order they ended) and their outcome on the
+ * deliveries and on the endpoint's health, in one transaction: three statements whatever their
+ * number. The endpoint's failing_since ends as one attempt at a time would leave it: cleared by a
+ * success, set by the first failure after it. Returns it (null: the last attempt succeeded).
  * A delivery no longer pending (redelivered meanwhile is still pending; deleted is gone) is left alone.
  */
-export async function recordAttempt(pool: DatabasePool, a: AttemptRecord): Promise<{ failingSince: string | null }> {
+export async function recordAttempts(
+  pool: DatabasePool,
+  endpointId: string,
+  attempts: readonly AttemptRecord[],
+): Promise<{ failingSince: string | null }> {
+  if (attempts.length === 0) return { failingSince: null };
+  const rows = attempts.map((a) => {
+    const status: DeliveryStatus = a.succeeded ? 'succeeded' : a.nextAttemptAt ? 'pending' : 'failed';
+    return {
+      delivery_id: a.deliveryId,
+      attempted_at: a.attemptedAt.toISOString(),
+      response_status: a.responseStatus,
+      response_excerpt: a.responseExcerpt,
+      error: a.error,
+      duration_ms: a.durationMs,
+      status,
+      next_attempt_at: status === 'pending' ? a.nextAttemptAt!.toISOString() : null,
+    };
+  });
+  let cleared = false;
+  let failingFrom: string | null = null;
+  for (const a of attempts) {
+    if (a.succeeded) {
+      cleared = true;
+      failingFrom = null;
+    } else failingFrom ??= a.attemptedAt.toISOString();
+  }
   return pool.transaction(async (tx) => {
+    const recordset = sql.fragment`jsonb_to_recordset(${sql.jsonb(rows)}) AS u(delivery_id text, attempted_at timestamptz,
+      response_status int, response_excerpt text, error text, duration_ms int, status text, next_attempt_at timestamptz)`;
     await tx.query(sql.unsafe`
       INSERT INTO webhook_delivery_attempts (delivery_id, attempted_at, response_status, response_excerpt, error, duration_ms)
-      SELECT ${a.deliveryId}, ${a.attemptedAt.toISOString()}, ${a.responseStatus}, ${a.responseExcerpt}, ${a.error}, ${a.durationMs}
-      WHERE EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = ${a.deliveryId})`);
-    const status: DeliveryStatus = a.succeeded ? 'succeeded' : a.nextAttemptAt ? 'pending' : 'failed';
+      SELECT u.delivery_id, u.attempted_at, u.response_status, u.response_excerpt, u.error, u.duration_ms FROM ${recordset}
+      WHERE EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = u.delivery_id)`);
     await tx.query(sql.unsafe`
-      UPDATE webhook_deliveries SET attempts = attempts + 1, status = ${status},
-        next_attempt_at = ${status === 'pending' ? a.nextAttemptAt!.toISOString() : null},
-        last_attempt_at = ${a.attemptedAt.toISOString()}, last_response_status = ${a.responseStatus}, last_error = ${a.error},
-        updated_at = now()
-      WHERE id = ${a.deliveryId} AND status = 'pending'`);
-    if (a.succeeded) {
-      await tx.query(
-        sql.unsafe`UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ${a.endpointId} AND failing_since IS NOT NULL`,
-      );
+      UPDATE webhook_deliveries d SET attempts = d.attempts + 1, status = u.status, next_attempt_at = u.next_attempt_at,
+        last_attempt_at = u.attempted_at, last_response_status = u.response_status, last_error = u.error, updated_at = now()
+      FROM ${recordset}
+      WHERE d.id = u.delivery_id AND d.status = 'pending'`);
+    if (failingFrom === null) {
+      await tx.query(sql.unsafe`UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ${endpointId} AND failing_since IS NOT NULL`);
       return { failingSince: null };
     }
     const failingSince = await tx.maybeOneFirst(sql.type(z.object({ failing_since: z.string().nullable() }))`
-      UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, ${a.attemptedAt.toISOString()})
-      WHERE id = ${a.endpointId} RETURNING failing_since`);
+      UPDATE webhook_endpoints SET failing_since = ${cleared ? sql.fragment`${failingFrom}::timestamptz` : sql.fragment`COALESCE(failing_since, ${failingFrom}::timestamptz)`}
+      WHERE id = ${endpointId} RETURNING failing_since`);
     return { failingSince: failingSince ?? null };
   });
 }

@@ -327,6 +327,94 @@ describe('webhook delivery', function () {
     });
   });
 
+  describe('batches and group commits', () => {
+    /** An endpoint of an organization of its own with `n` pending test deliveries inserted by hand (no workflow takes them). */
+    const endpointWith = async (url: string, n: number, subjects = 0) => {
+      const own = await createTestOrg(pool);
+      const endpoint = await createTestEndpoint(pool, own.organizationId, { url });
+      const subject = (i: number) => (subjects ? `00000000-0000-4000-8000-${String(i % subjects).padStart(12, '0')}` : null);
+      for (let i = 0; i < n; i++)
+        await pool.query(sql.unsafe`
+          INSERT INTO webhook_deliveries (id, endpoint_id, organization_id, event_id, event_type, subject_id, body, next_attempt_at)
+          VALUES (${`msg_batch${i}_${randomUUID().slice(0, 8)}`}, ${endpoint.id}, ${own.organizationId}, ${subjects ? i + 1 : null},
+            'webhook.test', ${subject(i)}, ${JSON.stringify({ type: 'webhook.test', n: i })}, now())`);
+      return endpoint;
+    };
+    const send = async (endpointId: string, settings: Partial<WebhookDeliverySettings>) => {
+      const sender = new WebhookSender({ payloadKeys: TEST_PAYLOAD_KEYS, policy: LOOPBACK_POLICY, retryDelaysMs: [0, 0, 0], ...settings });
+      try {
+        return await sendDue({ pool, sender }, endpointId);
+      } finally {
+        await sender.close();
+      }
+    };
+
+    it('one call sends batch after batch while they find deliveries; attempts recorded in group commits, one per delivery', async () => {
+      const { r, url } = await receiver();
+      const endpoint = await endpointWith(url, 23);
+      const result = await send(endpoint.id, { batchSize: 5, concurrency: 3 });
+      assert.deepEqual(result, { endpoint: 'active', attempted: 23, more: false, nextDueAt: null });
+      assert.equal(r.received.length, 23);
+      const rows = await deliveriesOf(pool, endpoint.id);
+      assert.deepEqual(new Set(rows.map((d) => `${d.status}/${d.attempts}`)), new Set(['succeeded/1']));
+      const attempts = await pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+        SELECT count(*)::int AS n FROM webhook_delivery_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+        WHERE d.endpoint_id = ${endpoint.id} AND a.response_status = 200`);
+      assert.equal(attempts, 23);
+    });
+
+    it('keeps the order per subject within one call: a subject’s next event goes only after the previous succeeded', async () => {
+      const { r, url } = await receiver();
+      // 12 deliveries of 3 subjects (event ids 1..12): each subject has 4, in event order. One batch, 6 in
+      // flight, slow answers: only the per-subject order keeps a subject's next from going out before the answer.
+      const endpoint = await endpointWith(url, 12, 3);
+      const early: number[] = [];
+      r.answer = async (x) => {
+        const n = (JSON.parse(x.body) as { n: number }).n;
+        const previous = r.received.find((y) => (JSON.parse(y.body) as { n: number }).n === n - 3);
+        if (n >= 3 && previous?.answeredAt == null) early.push(n);
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        return 200;
+      };
+      const result = await send(endpoint.id, { batchSize: 12, concurrency: 6 });
+      assert.equal(result.attempted, 12);
+      assert.deepEqual(early, []);
+      const order = r.received.map((x) => (JSON.parse(x.body) as { n: number }).n);
+      for (let subject = 0; subject < 3; subject++) {
+        const seen = order.filter((n) => n % 3 === subject);
+        assert.deepEqual(seen, [subject, subject + 3, subject + 6, subject + 9]);
+      }
+    });
+
+    it('a call does not retry what failed in it; failing_since ends as one attempt at a time would leave it', async () => {
+      const { r, url } = await receiver();
+      const endpoint = await endpointWith(url, 6);
+      const failingSince = () =>
+        pool.oneFirst(
+          sql.type(z.object({ f: z.string().nullable() }))`SELECT failing_since AS f FROM webhook_endpoints WHERE id = ${endpoint.id}`,
+        );
+      // One at a time: 200, 500, 200, 500, 500, 200 then (ended by a success) null.
+      const answers = [200, 500, 200, 500, 500, 200];
+      r.answer = (_x, i) => answers[i] ?? 200;
+      let result = await send(endpoint.id, { batchSize: 6, concurrency: 1 });
+      assert.equal(result.attempted, 6);
+      assert.equal(r.received.length, 6);
+      assert.equal(await failingSince(), null);
+      // The three that failed are due again (retry delay 0) but only the next call sends them: 500, 500, 500.
+      r.answer = () => 500;
+      const before = new Date();
+      result = await send(endpoint.id, { batchSize: 6, concurrency: 1 });
+      assert.equal(result.attempted, 3);
+      assert.equal(r.received.length, 9);
+      const since = await failingSince();
+      assert.ok(since !== null && Date.parse(since) >= before.getTime() - 1);
+      // A later run of failures keeps the first one's time.
+      result = await send(endpoint.id, { batchSize: 6, concurrency: 1 });
+      assert.equal(result.attempted, 3);
+      assert.equal(await failingSince(), since);
+    });
+  });
+
   describe('over REST', () => {
     let api: TestApi;
     before(async () => {
