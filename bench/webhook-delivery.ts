@@ -21,7 +21,7 @@
  *      events, so the bodies are real), the deliveries/s from the first to the last answer;
  *  (c) the physical limit, same run, same receiver: the same bodies, signed the same way, POSTed
  *      straight to the receiver by a plain loop in a process of its own with the sender's
- *      per-endpoint concurrency (32) (bench/webhook-raw-posts.ts).
+ *      per-endpoint concurrency (8) (bench/webhook-raw-posts.ts).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -45,7 +45,6 @@ import { stopTestStack } from '../harness/stack.js';
 import { killWorkerProcess, startWorkerProcess } from '../harness/worker.js';
 import { createTestEndpoint } from '../harness/webhooks.js';
 import { generateWebhookSecret } from '../src/webhooks/signing.js';
-import { WEBHOOK_IN_FLIGHT_PER_ENDPOINT } from '../src/webhooks/delivery.js';
 import { CommitBounds } from './commit-bounds.js';
 import { percentile, untilQuiet } from './stats.js';
 
@@ -59,7 +58,7 @@ const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 5000);
 /** The steady state: deliveries/s are counted after the load's first seconds. */
 const WARMUP_SECONDS = 10;
 /** The sender's deliveries in flight per endpoint (src/webhooks/delivery.ts default). */
-const CONCURRENCY = WEBHOOK_IN_FLIGHT_PER_ENDPOINT;
+const CONCURRENCY = 8;
 const POLL_MS = 10;
 /** A gap in the event ids (a rolled-back transaction) is given up after this long. */
 const HOLE_MS = 5_000;

@@ -33,11 +33,6 @@ import type { SendDueResult } from '../../workflows/webhook-endpoint/contract.js
 export const RESPONSE_EXCERPT_BYTES = 1024;
 export const ATTEMPT_TIMEOUT_MS = 15_000;
 export const USER_AGENT = 'Intake-Webhooks/1';
-/**
- * Deliveries in flight per endpoint: at a receiver's round trip of 100 ms, 32 carry 320 deliveries/s
- * (8 carried 80, fewer than one busy organization's events; decision 0187).
- */
-export const WEBHOOK_IN_FLIGHT_PER_ENDPOINT = 32;
 
 export interface WebhookDeliverySettings {
   /** Open the sealed secrets (TEMPORAL_PAYLOAD_KEYS, or derived from SIGNING_SECRET). */
@@ -50,7 +45,7 @@ export interface WebhookDeliverySettings {
   disableAfterMs?: number;
   /** The clock (tests inject one to reach the disabling threshold). */
   now?: () => Date;
-  /** Deliveries in flight per endpoint (default WEBHOOK_IN_FLIGHT_PER_ENDPOINT). */
+  /** Deliveries in flight per endpoint. */
   concurrency?: number;
   /** Deliveries per call. */
   batchSize?: number;
@@ -219,7 +214,7 @@ export async function sendDue(deps: SendDueDeps, endpointId: string): Promise<Se
     let begun = 0;
     await forEachLimited(
       due,
-      s.concurrency ?? WEBHOOK_IN_FLIGHT_PER_ENDPOINT,
+      s.concurrency ?? 8,
       async (delivery) => {
         begun++;
         log.add(await attempt(deps.sender, endpoint.url, secrets, delivery, bodies.get(delivery.id) ?? null));
