@@ -20,9 +20,8 @@ import { assistantMessage, feedbackEvent, processingContext, sessionRequest, use
 import { stopTestStack } from '../harness/stack.js';
 import { killWorkerProcess, startWorkerProcess } from '../harness/worker.js';
 import { percentile, untilQuiet } from './stats.js';
+import { openSessions, PRODUCTION_CADENCE, TEXT, turnSender, type Ctx } from './steady-sessions.js';
 
-/** The production defaults of what tests shorten: session workflows are told at most once a minute. */
-const PRODUCTION_CADENCE = { AGENT_SESSION_IDLE_SECONDS: '3600', AGENT_WORKFLOW_SIGNAL_SECONDS: '60' };
 /** The issue's goal by default: 300 requests/s for 5 minutes over 1,000 open sessions. */
 const STEADY = {
   sessions: Number(process.env.BENCH_SESSIONS ?? 1000),
@@ -32,21 +31,12 @@ const STEADY = {
 /** Offered loads, in ingest requests per second (two events each). */
 const LEVELS = (process.env.BENCH_RPS ?? '300').split(',').map(Number);
 const BACKLOG = { sessions: 100, turns: Number(process.env.BENCH_TURNS ?? 100) };
-const TEXT = 'The export to CSV drops the last column when the report has more than twenty columns. Can you add a fix? ';
-
-type Ctx = Awaited<ReturnType<typeof processingContext>>;
 
 const watermarks = (ctx: Ctx, ids: string[]) =>
   ctx.pool.any(sql.type(z.object({ id: z.string(), w: z.number().nullable() }))`
   SELECT id, processed_through_sequence AS w FROM agent_sessions WHERE id = ANY(${sql.array(ids, 'uuid')})`);
 
 /** Every session processed through its first turn, its analyses done and its workflow told. */
-const sessionsSettled = (ctx: Ctx, ids: string[]) =>
-  ctx.pool.oneFirst(sql.type(z.object({ ok: z.boolean() }))`
-  SELECT bool_and(s.processed_through_sequence = 2 AND s.workflow_signalled_at IS NOT NULL
-    AND NOT EXISTS (SELECT 1 FROM agent_analysis_jobs j WHERE j.session_id = s.id AND j.status = 'queued')) AS ok
-  FROM agent_sessions s WHERE s.id = ANY(${sql.array(ids, 'uuid')})`);
-
 async function steadyLag(ctx: Ctx, requestsPerSecond: number) {
   const app = await ctx.newApp();
   const pending = new Map<string, { sequence: number; at: number }[]>();
@@ -73,25 +63,9 @@ async function steadyLag(ctx: Ctx, requestsPerSecond: number) {
   })();
   // The sessions are open first (one turn each, processed, their workflows running), as in
   // production, where sessions last far longer than a benchmark: session starts are timed apart.
-  const send = async (s: number, round: number) => {
-    const seq = round * 2 + 1;
-    const res = await ctx.ingest(
-      app,
-      sessionRequest(app, [userMessage(seq, `${TEXT}${round}`), assistantMessage(seq + 1, `answer ${round}`)], {
-        externalSessionId: `steady-${requestsPerSecond}-${s}`,
-      }),
-    );
-    if (res.status !== 202) throw new Error(`ingest ${res.status}`);
-    return res.body as { sessionId: string };
-  };
+  const send = turnSender(ctx, app, `steady-${requestsPerSecond}`);
   const warmStart = performance.now();
-  const opened: string[] = [];
-  for (let s = 0; s < STEADY.sessions; s += 50) {
-    opened.push(
-      ...(await Promise.all(Array.from({ length: Math.min(50, STEADY.sessions - s) }, (_, k) => send(s + k, 0)))).map((b) => b.sessionId),
-    );
-  }
-  while (!(await sessionsSettled(ctx, opened))) await sleep(100);
+  await openSessions(ctx, send, STEADY.sessions);
   const openSeconds = (performance.now() - warmStart) / 1000;
   // The workflows' first runs (started by the drainer's signals) finish before the load starts.
   const settleSeconds = await untilQuiet();
@@ -110,7 +84,7 @@ async function steadyLag(ctx: Ctx, requestsPerSecond: number) {
       (async () => {
         const seq = round * 2 + 1;
         const t = performance.now();
-        const { sessionId } = await send(s, round);
+        const sessionId = await send(s, round);
         const done = performance.now();
         ingestMs.push(done - t);
         ids.add(sessionId);

@@ -40,13 +40,14 @@ import { recordEvents } from '../src/db/repositories/domain-events.js';
 import type { DomainEvent } from '../src/domain/events.js';
 import { sleep } from '../src/dev/net.js';
 import { PROJECT_ROOT } from '../src/paths.js';
-import { assistantMessage, processingContext, sessionRequest, userMessage, type TestAgentApp } from '../harness/agents.js';
+import { processingContext } from '../harness/agents.js';
 import { stopTestStack } from '../harness/stack.js';
 import { killWorkerProcess, startWorkerProcess } from '../harness/worker.js';
 import { createTestEndpoint } from '../harness/webhooks.js';
 import { generateWebhookSecret } from '../src/webhooks/signing.js';
 import { CommitBounds } from './commit-bounds.js';
 import { percentile, untilQuiet } from './stats.js';
+import { openSessions, PRODUCTION_CADENCE, turnSender, type Ctx, type TurnSender } from './steady-sessions.js';
 
 /** The agent load's levels (requests/s), each with sessions and an endpoint of its own. */
 const LEVELS = (process.env.BENCH_RPS ?? '50,100,300').split(',').map(Number);
@@ -63,11 +64,6 @@ const POLL_MS = 10;
 /** A gap in the event ids (a rolled-back transaction) is given up after this long. */
 const HOLE_MS = 5_000;
 const GOAL_P95_MS = 1_000;
-/** The production defaults of what tests shorten (as bench/agent-processing.ts). */
-const PRODUCTION_CADENCE = { AGENT_SESSION_IDLE_SECONDS: '3600', AGENT_WORKFLOW_SIGNAL_SECONDS: '60' };
-const TEXT = 'The export to CSV drops the last column when the report has more than twenty columns. Can you add a fix? ';
-
-type Ctx = Awaited<ReturnType<typeof processingContext>>;
 
 /** Progress on stderr (stdout carries the result). */
 const progress = (message: string) => process.stderr.write(`[webhook-delivery] ${new Date().toISOString()} ${message}\n`);
@@ -202,32 +198,8 @@ function arrivals(received: readonly Arrival[]) {
   return { first, count, unverified };
 }
 
-async function openSessions(ctx: Ctx, app: TestAgentApp, level: number) {
-  const send = async (s: number, round: number) => {
-    const seq = round * 2 + 1;
-    const res = await ctx.ingest(
-      app,
-      sessionRequest(app, [userMessage(seq, `${TEXT}${round}`), assistantMessage(seq + 1, `answer ${round}`)], {
-        externalSessionId: `webhooks-${level}-${s}`,
-      }),
-    );
-    if (res.status !== 202) throw new Error(`ingest ${res.status}`);
-    return (res.body as { sessionId: string }).sessionId;
-  };
-  const opened: string[] = [];
-  for (let s = 0; s < LOAD.sessions; s += 50)
-    opened.push(...(await Promise.all(Array.from({ length: Math.min(50, LOAD.sessions - s) }, (_, k) => send(s + k, 0)))));
-  const settled = () =>
-    ctx.pool.oneFirst(sql.type(z.object({ ok: z.boolean() }))`
-      SELECT bool_and(s.processed_through_sequence = 2 AND s.workflow_signalled_at IS NOT NULL
-        AND NOT EXISTS (SELECT 1 FROM agent_analysis_jobs j WHERE j.session_id = s.id AND j.status = 'queued')) AS ok
-      FROM agent_sessions s WHERE s.id = ANY(${sql.array(opened, 'uuid')})`);
-  while (!(await settled())) await sleep(100);
-  return send;
-}
-
 /** Open loop: requests start on a fixed schedule whatever the latency of earlier ones. */
-async function agentLoad(send: (s: number, round: number) => Promise<string>, requestsPerSecond: number) {
+async function agentLoad(send: TurnSender, requestsPerSecond: number) {
   const total = requestsPerSecond * LOAD.seconds;
   const started = performance.now();
   const inFlight: Promise<unknown>[] = [];
@@ -266,7 +238,8 @@ async function steadyLevel(ctx: Ctx, receiver: RemoteReceiver, secret: string, p
   const app = await ctx.newApp();
   progress(`${requestsPerSecond} requests/s: opening ${LOAD.sessions} sessions`);
   const openStarted = performance.now();
-  const send = await openSessions(ctx, app, requestsPerSecond);
+  const send = turnSender(ctx, app, `webhooks-${requestsPerSecond}`);
+  await openSessions(ctx, send, LOAD.sessions);
   const openSeconds = (performance.now() - openStarted) / 1000;
   progress('sessions open; waiting for a quiet machine');
   const quietSeconds = await untilQuiet();
