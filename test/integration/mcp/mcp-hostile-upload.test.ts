@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -30,11 +31,11 @@ describe('MCP upload-agent-session: a hostile file stalls nobody', function () {
   let api: TestApi;
   let threads: BodyChecker;
   let user: Awaited<ReturnType<typeof createSignInUser>>;
-  /** Set while the hostile upload runs: a /healthz request sent once its body is checked, when reading starts. */
-  let probe: Promise<void> | null = null;
+  /** Set while the hostile upload runs: a /healthz request sent when the thread starts reading it. */
+  let probe: Promise<number> | null = null;
   let armed = false;
-  /** What completed, in order. */
-  const order: string[] = [];
+  /** Hostile reads handed to the thread. */
+  let reads = 0;
   const clients: Client[] = [];
 
   async function connect(target: TestApi): Promise<Client> {
@@ -58,11 +59,14 @@ describe('MCP upload-agent-session: a hostile file stalls nobody', function () {
     const real = createBodyChecker({ threads: 1 })!;
     threads = {
       ...real,
-      // The body of the hostile upload is checked first; the session is read right after.
-      check: async (task) => {
-        const outcome = await real.check(task);
-        if (armed && task.text.length > 2 * MiB) probe = fetch(`${api.url}/healthz`).then((r) => void order.push(`healthz ${r.status}`));
-        return outcome;
+      // The session is read in the thread; /healthz is asked while that read is outstanding.
+      readSession: (task) => {
+        const reading = real.readSession(task);
+        if (armed && task.content.length > 2 * MiB) {
+          reads += 1;
+          probe = fetch(`${api.url}/healthz`).then((r) => r.status);
+        }
+        return reading;
       },
     };
     api = await startTestApi({ pool, bodyChecker: threads });
@@ -74,14 +78,21 @@ describe('MCP upload-agent-session: a hostile file stalls nobody', function () {
     await pool?.end();
   });
 
-  it('while a 2.5 MB file of unclosed <system-reminder> openings is read, /healthz answers first', async () => {
+  it('a 2.5 MB file of unclosed <system-reminder> openings is read in a thread while the event loop keeps answering', async () => {
     const client = await connect(api);
+    // The event loop's longest stall while the upload runs. Read on the event loop with the old
+    // regex, it stalled for about a minute; read in the thread, parsing the checked body natively
+    // and answering are all that is left on it (milliseconds). The bound is generous for a loaded
+    // 2-core machine, and far below what a read on the loop costs.
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
     armed = true;
-    const result = await upload(client, hostile).then((r) => (order.push('upload'), r));
+    const result = await upload(client, hostile);
     armed = false;
-    assert.ok(probe, 'the upload went through the body-checking thread');
-    await probe;
-    assert.deepEqual(order, ['healthz 200', 'upload']);
+    delay.disable();
+    assert.equal(reads, 1, 'the upload was read by the body-checking thread');
+    assert.equal(await probe, 200, '/healthz answered while the session was being read');
+    assert.ok(delay.max / 1e6 < 2_000, `the event loop stalled for ${Math.round(delay.max / 1e6)} ms`);
     assert.equal(result.isError, true);
     assert.match(text(result), /^No visible user or assistant messages found \(read as claude-code\)/);
   });
