@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 
 // Keys from the configuration: a base module, because src/config.ts derives and parses them and
 // imports no feature folder (auth/ and temporal/ re-export these).
@@ -48,6 +48,14 @@ export interface SealedKind {
   unknownKeyHint: string;
 }
 
+/** A payload key's KeyObject, made once per key (see EncryptionCodec: a raw key costs a KeyObject per call). */
+const keyObjects = new WeakMap<Uint8Array, KeyObject>();
+function keyObject(key: Uint8Array): KeyObject {
+  let made = keyObjects.get(key);
+  if (!made) keyObjects.set(key, (made = createSecretKey(key)));
+  return made;
+}
+
 const SEAL_IV_BYTES = 12;
 const SEAL_TAG_BYTES = 16;
 
@@ -60,7 +68,7 @@ export function sealWithPayloadKeys(kind: SealedKind, keys: readonly PayloadKey[
   const first = keys[0];
   if (!first) throw new Error(`sealing a ${kind.noun} needs a payload key`);
   const iv = randomBytes(SEAL_IV_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', first.key, iv).setAAD(Buffer.from(`${kind.aad}:${first.id}`));
+  const cipher = createCipheriv('aes-256-gcm', keyObject(first.key), iv).setAAD(Buffer.from(`${kind.aad}:${first.id}`));
   const data = Buffer.concat([iv, cipher.update(plain, 'utf8'), cipher.final(), cipher.getAuthTag()]);
   return `v1.${first.id}.${data.toString('base64url')}`;
 }
@@ -73,7 +81,9 @@ export function openWithPayloadKeys(kind: SealedKind, keys: readonly PayloadKey[
   if (!key) throw new Error(`${kind.noun} sealed with unknown key id "${id}": ${kind.unknownKeyHint}`);
   const data = Buffer.from(match[2]!, 'base64url');
   if (data.length < SEAL_IV_BYTES + SEAL_TAG_BYTES) throw new Error(`sealed ${kind.noun} is truncated`);
-  const decipher = createDecipheriv('aes-256-gcm', key.key, data.subarray(0, SEAL_IV_BYTES)).setAAD(Buffer.from(`${kind.aad}:${id}`));
+  const decipher = createDecipheriv('aes-256-gcm', keyObject(key.key), data.subarray(0, SEAL_IV_BYTES)).setAAD(
+    Buffer.from(`${kind.aad}:${id}`),
+  );
   decipher.setAuthTag(data.subarray(data.length - SEAL_TAG_BYTES));
   return Buffer.concat([decipher.update(data.subarray(SEAL_IV_BYTES, data.length - SEAL_TAG_BYTES)), decipher.final()]).toString('utf8');
 }

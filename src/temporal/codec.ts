@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import type { DataConverter, Payload, PayloadCodec } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { failureConverterModule } from '../paths.js';
@@ -23,16 +23,23 @@ const text = (s: string) => new TextEncoder().encode(s);
 const read = (b: Uint8Array | null | undefined) => (b ? new TextDecoder().decode(b) : undefined);
 
 export class EncryptionCodec implements PayloadCodec {
-  private readonly byId: Map<string, Uint8Array>;
+  /**
+   * The keys as KeyObjects, made once: handed a raw buffer, every createCipheriv makes one again
+   * (and Node's check that it is not one already throws and catches internally): about 30 µs a
+   * payload against 7 µs, measured on the worker's profile (decision 0188).
+   */
+  private readonly byId: Map<string, KeyObject>;
+  private readonly first: { id: string; key: KeyObject };
 
-  constructor(private readonly keys: PayloadKey[]) {
+  constructor(keys: PayloadKey[]) {
     if (!keys.length) throw new Error('EncryptionCodec needs at least one key');
     for (const k of keys) if (k.key.length !== 32) throw new Error(`payload key ${k.id} must be 32 bytes`);
-    this.byId = new Map(keys.map((k) => [k.id, k.key]));
+    this.byId = new Map(keys.map((k) => [k.id, createSecretKey(k.key)]));
+    this.first = { id: keys[0]!.id, key: this.byId.get(keys[0]!.id)! };
   }
 
   async encode(payloads: Payload[]): Promise<Payload[]> {
-    const { id, key } = this.keys[0]!;
+    const { id, key } = this.first;
     return payloads.map((payload) => {
       const iv = randomBytes(IV_BYTES);
       const cipher = createCipheriv('aes-256-gcm', key, iv);

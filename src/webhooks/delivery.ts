@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { DatabasePool } from 'slonik';
 import type { Agent } from 'undici';
@@ -20,7 +21,7 @@ import type { PayloadKey } from '../keys.js';
 import { checkedAgent, findCode, messageOf, type AddressPolicy, type Resolver } from '../media/safe-fetch.js';
 import { readResources } from './resources.js';
 import { openSecret } from './secret-box.js';
-import { signedHeaders } from './signing.js';
+import { signedHeaders, signingKey } from './signing.js';
 import type { SendDueResult } from '../../workflows/webhook-endpoint/contract.js';
 
 /**
@@ -210,7 +211,7 @@ export async function sendDue(deps: SendDueDeps, endpointId: string): Promise<Se
     const due = await dueDeliveries(deps.pool, endpointId, { now: now(), limit: batchSize, notAttemptedSince: callStartedAt });
     if (due.length === 0) break;
     const bodies = await batchBodies(deps.pool, due);
-    const secrets = signingSecrets(endpoint, s.payloadKeys, now());
+    const secrets = signingSecrets(endpoint, s.payloadKeys, now()).map(signingKey);
     let begun = 0;
     await forEachLimited(
       due,
@@ -262,7 +263,7 @@ async function batchBodies(pool: DatabasePool, due: readonly DueDelivery[]): Pro
 async function attempt(
   sender: WebhookSender,
   url: string,
-  secrets: string[],
+  secrets: KeyObject[],
   delivery: DueDelivery,
   body: string | null,
 ): Promise<{ delivery: DueDelivery; body: string | null; attemptedAt: Date; outcome: AttemptOutcome }> {

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 
 /**
  * Signing as the Standard Webhooks specification says (https://www.standardwebhooks.com/, the scheme
@@ -14,17 +14,27 @@ export function generateWebhookSecret(): string {
   return `${WEBHOOK_SECRET_PREFIX}${randomBytes(32).toString('base64')}`;
 }
 
-function keyOf(secret: string): Buffer {
+/**
+ * The HMAC key of a secret, as a KeyObject: a sender makes it once per batch, not per attempt
+ * (handed the raw bytes, every createHmac makes one: about 25 µs against 3 µs).
+ */
+export function signingKey(secret: string): KeyObject {
   if (!secret.startsWith(WEBHOOK_SECRET_PREFIX)) throw new Error('a webhook secret starts with whsec_');
-  return Buffer.from(secret.slice(WEBHOOK_SECRET_PREFIX.length), 'base64');
+  return createSecretKey(Buffer.from(secret.slice(WEBHOOK_SECRET_PREFIX.length), 'base64'));
 }
 
-export function signature(secret: string, id: string, timestampSeconds: number, body: string): string {
-  return `v1,${createHmac('sha256', keyOf(secret)).update(`${id}.${timestampSeconds}.${body}`).digest('base64')}`;
+export function signature(secret: string | KeyObject, id: string, timestampSeconds: number, body: string): string {
+  const key = typeof secret === 'string' ? signingKey(secret) : secret;
+  return `v1,${createHmac('sha256', key).update(`${id}.${timestampSeconds}.${body}`).digest('base64')}`;
 }
 
-/** The three headers of one attempt, signed with every secret given (current first). */
-export function signedHeaders(secrets: readonly string[], id: string, timestampSeconds: number, body: string): Record<string, string> {
+/** The three headers of one attempt, signed with every secret (or its signingKey) given, current first. */
+export function signedHeaders(
+  secrets: readonly (string | KeyObject)[],
+  id: string,
+  timestampSeconds: number,
+  body: string,
+): Record<string, string> {
   return {
     'webhook-id': id,
     'webhook-timestamp': String(timestampSeconds),
