@@ -44,7 +44,8 @@ export async function load(total: number, concurrency: number, task: (i: number)
 }
 
 /** Busy and total CPU ticks of the machine so far (Linux `/proc/stat`), or null elsewhere. */
-async function cpuTicks(): Promise<{ busy: number; total: number } | null> {
+/** The machine's CPU ticks since boot, busy and total (Linux /proc/stat; null elsewhere). */
+export async function cpuTicks(): Promise<{ busy: number; total: number } | null> {
   const { readFile } = await import('node:fs/promises');
   const line = (await readFile('/proc/stat', 'utf8').catch(() => '')).split('\n')[0] ?? '';
   const ticks = line
@@ -77,4 +78,10 @@ export async function untilQuiet(busyShare = 0.3, timeoutMs = 60_000): Promise<n
     before = now;
   }
   return Number(((performance.now() - started) / 1000).toFixed(1));
+}
+
+/** The machine's busy share (0-1) between two cpuTicks readings; null when either is missing. */
+export function busyShare(before: { busy: number; total: number } | null, after: { busy: number; total: number } | null): number | null {
+  if (!before || !after) return null;
+  return Number(((after.busy - before.busy) / Math.max(1, after.total - before.total)).toFixed(3));
 }

@@ -4,7 +4,7 @@
  * the Temporal dev server, PostgreSQL with fsync on), to a receiver on 127.0.0.1, in a process of its
  * own, that verifies every signature with the npm `standardwebhooks` package and answers 204
  * (bench/webhook-receiver-process.ts):
- *  (a) steady load, at each level of BENCH_RPS (50, 100, 300) with an organization endpoint for every
+ *  (a) steady load, at each level of BENCH_RPS (25, 50, 100, 300) with an organization endpoint for every
  *      event type of its own: BENCH_SESSIONS (1,000) sessions are opened, then the agent load of `npm run bench -- agent-processing` (open loop, BENCH_RPS
  *      requests/s round-robin over the sessions, two events each, the production signal cadence) for
  *      BENCH_SECONDS (60). Reported: deliveries/s and events recorded/s after the first 10 s of load;
@@ -46,11 +46,11 @@ import { killWorkerProcess, startWorkerProcess } from '../harness/worker.js';
 import { createTestEndpoint } from '../harness/webhooks.js';
 import { generateWebhookSecret } from '../src/webhooks/signing.js';
 import { CommitBounds } from './commit-bounds.js';
-import { percentile, untilQuiet } from './stats.js';
+import { busyShare, cpuTicks, percentile, untilQuiet } from './stats.js';
 import { openSessions, PRODUCTION_CADENCE, turnSender, type Ctx, type TurnSender } from './steady-sessions.js';
 
 /** The agent load's levels (requests/s), each with sessions and an endpoint of its own. */
-const LEVELS = (process.env.BENCH_RPS ?? '50,100,300').split(',').map(Number);
+const LEVELS = (process.env.BENCH_RPS ?? '25,50,100,300').split(',').map(Number);
 const LOAD = {
   seconds: Number(process.env.BENCH_SECONDS ?? 60),
   sessions: Number(process.env.BENCH_SESSIONS ?? 1000),
@@ -242,11 +242,17 @@ async function steadyLevel(ctx: Ctx, receiver: RemoteReceiver, secret: string, p
   await openSessions(ctx, send, LOAD.sessions);
   const openSeconds = (performance.now() - openStarted) / 1000;
   progress('sessions open; waiting for a quiet machine');
-  const quietSeconds = await untilQuiet();
+  // Up to 2 minutes: the 1,000 openings leave processing behind them, which the load must not start on.
+  const quietSeconds = await untilQuiet(0.3, 120_000);
   const beforeLoad = await maxEventId(ctx);
   progress(`load: ${requestsPerSecond} requests/s for ${LOAD.seconds} s`);
   const loadStartedAt = Date.now();
+  // The machine's CPU over the steady window (after the warm-up): is there any left for the sender?
+  let windowTicks: Awaited<ReturnType<typeof cpuTicks>> = null;
+  const warm = setTimeout(() => void cpuTicks().then((t) => (windowTicks = t)), WARMUP_SECONDS * 1000);
   const load = await agentLoad(send, requestsPerSecond);
+  clearTimeout(warm);
+  const machineBusy = busyShare(windowTicks, await cpuTicks());
   const loadEndedAt = Date.now();
   progress('load sent; waiting for every delivery');
   const allDelivered = await untilDelivered(ctx, endpoint.id, afterId, 300_000);
@@ -302,6 +308,7 @@ async function steadyLevel(ctx: Ctx, receiver: RemoteReceiver, secret: string, p
     steadyWindowSeconds: Number(window.toFixed(1)),
     deliveriesPerSecond: Number((deliveredInWindow / window).toFixed(1)),
     eventsRecordedPerSecond: Number((recordedInWindow / window).toFixed(1)),
+    machineBusyShareInWindow: machineBusy,
     drainAfterLoadSeconds: Number(((drainedAt - loadEndedAt) / 1000).toFixed(1)),
     allDelivered,
     measuredEvents: latencies.length,
