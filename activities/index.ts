@@ -23,6 +23,7 @@ import { describeMeetingProviders, type MeetingProvidersDescription } from '../s
 import { createWebhookActivities } from './webhooks.js';
 import type { WebhookDeliverySettings } from '../src/webhooks/delivery.js';
 import { webhookAddressPolicy } from '../src/webhooks/address-policy.js';
+import type { WebhookWakes } from '../src/webhooks/wakes.js';
 
 export interface ActivityDeps extends MediaActivityDeps {
   pool: DatabasePool;
@@ -45,6 +46,8 @@ export interface ActivityDeps extends MediaActivityDeps {
   eventRetentionDays?: number;
   /** The webhook sender's settings; without them the worker sends no webhooks (its activity fails). */
   webhooks?: WebhookDeliverySettings;
+  /** The process's sender-call wakes, shared with its webhook waker (decision 0188). */
+  webhookWakes?: WebhookWakes;
 }
 
 /** The production dependencies of the activities, from configuration. */

@@ -14,6 +14,7 @@ import { testDataConverter } from './config.js';
 import { workflowSinks } from '../src/temporal/tracing.js';
 import { TemporalGateway } from '../src/temporal/gateway.js';
 import { startWebhookWaker } from '../src/webhooks/waker.js';
+import { WebhookWakes } from '../src/webhooks/wakes.js';
 
 Runtime.install({ logger: new DefaultLogger('ERROR') });
 const env = (name: string) => {
@@ -37,7 +38,9 @@ const deps = testActivityDeps(pool, {
     ? { webhooks: { ...base.webhooks!, retryDelaysMs: JSON.parse(process.env.WEBHOOK_RETRY_DELAYS_MS) as number[] } }
     : {}),
 });
-const activities = createActivities(onTaskQueue(deps, taskQueue));
+// With the waker here, sender calls linger for its wakes, as in src/main/worker.ts.
+const webhookWakes = process.env.WEBHOOK_WAKER ? new WebhookWakes() : undefined;
+const activities = createActivities(onTaskQueue(webhookWakes ? { ...deps, webhookWakes } : deps, taskQueue));
 const dataConverter = testDataConverter();
 const worker = await Worker.create({
   connection,
@@ -52,7 +55,13 @@ const running = Promise.all([worker.run(), mediaWorker.run()]);
 const client = new Client({ connection, dataConverter });
 await ensureSessionDrainer(client, taskQueue);
 const waker = process.env.WEBHOOK_WAKER
-  ? await startWebhookWaker({ databaseUrl: env('DATABASE_URL'), pool, temporal: new TemporalGateway(client), taskQueue })
+  ? await startWebhookWaker({
+      databaseUrl: env('DATABASE_URL'),
+      pool,
+      temporal: new TemporalGateway(client),
+      taskQueue,
+      ...(webhookWakes ? { wakes: webhookWakes } : {}),
+    })
   : undefined;
 process.stdout.write('ready\n');
 // SIGTERM (the Runtime's shutdown signal) drains the worker; then close what it used and exit.

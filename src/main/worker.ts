@@ -23,6 +23,7 @@ import { Client } from '@temporalio/client';
 import { temporalDataConverter } from '../temporal/codec.js';
 import { TemporalGateway } from '../temporal/gateway.js';
 import { startWebhookWaker } from '../webhooks/waker.js';
+import { WebhookWakes } from '../webhooks/wakes.js';
 
 export interface RunningWorker {
   /** The main queue's worker (workflows and light activities). */
@@ -77,7 +78,9 @@ export async function startWorker(config: Config, logger: Logger, o: { metrics?:
     (b) => logger.info({ ffmpeg: b.ffmpeg, ffprobe: b.ffprobe, source: b.source, sandbox: b.sandbox.kind }, b.version),
     (error: unknown) => logger.warn({ err: error }, 'no FFmpeg: media encodes will be retried until one is installed'),
   );
-  const activities = { ...deps, workerStopping: stopping.signal, ...(o.metrics ? { metrics: o.metrics } : {}) };
+  // A sender call lingers for wakes from this process's waker instead of a workflow round trip (decision 0188).
+  const webhookWakes = new WebhookWakes();
+  const activities = { ...deps, workerStopping: stopping.signal, webhookWakes, ...(o.metrics ? { metrics: o.metrics } : {}) };
   const common = {
     connection,
     namespace: config.temporal.namespace,
@@ -102,6 +105,7 @@ export async function startWorker(config: Config, logger: Logger, o: { metrics?:
       new Client({ connection, namespace: config.temporal.namespace, dataConverter: temporalDataConverter(config.temporal.payloadKeys) }),
     ),
     taskQueue: taskQueues(config).main,
+    wakes: webhookWakes,
     log: logger,
   });
   // One stops, both stop (the Runtime's SIGTERM stops both at once).

@@ -22,6 +22,7 @@ import { checkedAgent, findCode, messageOf, type AddressPolicy, type Resolver } 
 import { readResources } from './resources.js';
 import { openSecret } from './secret-box.js';
 import { signedHeaders, signingKey } from './signing.js';
+import type { WebhookWakes } from './wakes.js';
 import type { SendDueResult } from '../../workflows/webhook-endpoint/contract.js';
 
 /**
@@ -34,6 +35,10 @@ import type { SendDueResult } from '../../workflows/webhook-endpoint/contract.js
 export const RESPONSE_EXCERPT_BYTES = 1024;
 export const ATTEMPT_TIMEOUT_MS = 15_000;
 export const USER_AGENT = 'Intake-Webhooks/1';
+/** A call's budget: under a steady stream it runs this long (the workflow's start-to-close timeout is above it). */
+export const CALL_BUDGET_MS = 10 * 60_000;
+/** How long a call that has sent waits for more before it returns to its workflow (decision 0188). */
+export const LINGER_MS = 2_000;
 
 export interface WebhookDeliverySettings {
   /** Open the sealed secrets (TEMPORAL_PAYLOAD_KEYS, or derived from SIGNING_SECRET). */
@@ -52,6 +57,8 @@ export interface WebhookDeliverySettings {
   batchSize?: number;
   /** A call starts no delivery after this long (the activity's start-to-close timeout bounds the rest). */
   budgetMs?: number;
+  /** A call that has sent and finds nothing due waits this long for a wake before it returns (0: it returns). */
+  lingerMs?: number;
   attemptTimeoutMs?: number;
 }
 
@@ -182,15 +189,20 @@ export interface SendDueDeps {
   sender: WebhookSender;
   heartbeat?: () => void;
   signal?: AbortSignal;
+  /** This process's wakes (its webhook waker offers them here): without them a call does not linger. */
+  wakes?: WebhookWakes;
 }
 
 /**
  * Sends the endpoint's due deliveries (see SendDueResult) in batches of `batchSize`, as long as
- * batches find some (what is committed meanwhile is taken by the same call: under a steady stream
- * a call runs for its time budget instead of a workflow round trip per batch). A delivery that
- * fails in this call is not retried by it, whatever its delay. A batch costs a fixed number of
- * statements: its due deliveries, their events, their resources (one query per kind) and bodies the
- * first time, then the attempts, recorded as they end in group commits (one transaction for
+ * batches find some (what is committed meanwhile is taken by the same call). When a batch finds
+ * none, a call that has sent lingers (`lingerMs`) for a wake from this process's waker before it
+ * returns: under a steady stream a call runs for its budget (10 minutes) instead of a workflow
+ * round trip whenever the queue is empty for a moment (decision 0188). A delivery attempted in
+ * this call is not taken again by it, and a batch with a failed attempt ends the call, so that
+ * retries keep their schedule (the next call takes them when due). A batch costs a fixed number
+ * of statements: its due deliveries, their events, their resources (one query per kind) and bodies
+ * the first time, then the attempts, recorded as they end in group commits (one transaction for
  * whatever ended meanwhile).
  */
 export async function sendDue(deps: SendDueDeps, endpointId: string): Promise<SendDueResult> {
@@ -200,35 +212,50 @@ export async function sendDue(deps: SendDueDeps, endpointId: string): Promise<Se
   if (!endpoint) return { endpoint: 'gone', attempted: 0, more: false, nextDueAt: null };
   if (!endpoint.enabled) return { endpoint: 'disabled', attempted: 0, more: false, nextDueAt: null };
   const batchSize = s.batchSize ?? 200;
-  const budgetMs = s.budgetMs ?? 60_000;
+  const budgetMs = s.budgetMs ?? CALL_BUDGET_MS;
+  const lingerMs = s.lingerMs ?? LINGER_MS;
   const callStartedAt = now();
   const started = Date.now();
   const log = new AttemptLog(deps.pool, endpoint, s);
   const stopped = () => log.halted || deps.signal?.aborted === true || Date.now() - started > budgetMs;
+  const here = deps.wakes?.enter(endpointId);
   let attempted = 0;
   let more = false;
-  for (;;) {
-    const due = await dueDeliveries(deps.pool, endpointId, { now: now(), limit: batchSize, notAttemptedSince: callStartedAt });
-    if (due.length === 0) break;
-    const bodies = await batchBodies(deps.pool, due);
-    const secrets = signingSecrets(endpoint, s.payloadKeys, now()).map(signingKey);
-    let begun = 0;
-    await forEachLimited(
-      due,
-      s.concurrency ?? 8,
-      async (delivery) => {
-        begun++;
-        log.add(await attempt(deps.sender, endpoint.url, secrets, delivery, bodies.get(delivery.id) ?? null));
-        deps.heartbeat?.();
-      },
-      stopped,
-    );
-    attempted += begun;
-    await log.settled();
-    if (begun < due.length || stopped()) {
-      more = true;
-      break;
+  try {
+    for (;;) {
+      here?.take();
+      const due = await dueDeliveries(deps.pool, endpointId, { now: now(), limit: batchSize, notAttemptedSince: callStartedAt });
+      if (due.length === 0) {
+        if (!here || attempted === 0 || lingerMs <= 0 || stopped()) break;
+        const left = budgetMs - (Date.now() - started);
+        if (await here.wait(Math.min(lingerMs, left), deps.signal)) continue;
+        break;
+      }
+      const bodies = await batchBodies(deps.pool, due);
+      const secrets = signingSecrets(endpoint, s.payloadKeys, now()).map(signingKey);
+      let begun = 0;
+      let failed = false;
+      await forEachLimited(
+        due,
+        s.concurrency ?? 8,
+        async (delivery) => {
+          begun++;
+          const done = await attempt(deps.sender, now, endpoint.url, secrets, delivery, bodies.get(delivery.id) ?? null);
+          if (done.outcome.error !== null) failed = true;
+          log.add(done);
+          deps.heartbeat?.();
+        },
+        stopped,
+      );
+      attempted += begun;
+      await log.settled();
+      if (begun < due.length || failed || stopped()) {
+        more = true;
+        break;
+      }
     }
+  } finally {
+    here?.leave();
   }
   if (log.disabled) return { endpoint: 'disabled', attempted, more: false, nextDueAt: null };
   return { endpoint: 'active', attempted, more, nextDueAt: await nextDueAt(deps.pool, endpointId) };
@@ -262,12 +289,13 @@ async function batchBodies(pool: DatabasePool, due: readonly DueDelivery[]): Pro
 /** One attempt of one delivery (not recorded yet). */
 async function attempt(
   sender: WebhookSender,
+  now: () => Date,
   url: string,
   secrets: KeyObject[],
   delivery: DueDelivery,
   body: string | null,
 ): Promise<{ delivery: DueDelivery; body: string | null; attemptedAt: Date; outcome: AttemptOutcome }> {
-  const attemptedAt = (sender.settings.now ?? (() => new Date()))();
+  const attemptedAt = now();
   const outcome: AttemptOutcome =
     body === null
       ? { status: null, excerpt: null, error: 'the event was purged before its first attempt', durationMs: 0 }

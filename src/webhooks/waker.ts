@@ -4,12 +4,15 @@ import { WEBHOOK_WAKE_CHANNEL } from '../db/repositories/domain-events.js';
 import { endpointsWithDueDeliveries } from '../db/repositories/webhook-deliveries.js';
 import type { TemporalGateway } from '../temporal/gateway.js';
 import { wakeWebhookEndpoint } from './endpoint-workflow.js';
+import type { WebhookWakes } from './wakes.js';
 
 export interface WebhookWakerOptions {
   databaseUrl: string;
   pool: DatabasePool;
   temporal: TemporalGateway;
   taskQueue: string;
+  /** This process's sender calls: a wake goes to a call running here instead of a signal (decision 0188). */
+  wakes?: WebhookWakes;
   /** Notifications are gathered this long, then each endpoint is woken once. */
   debounceMs?: number;
   /** The safety sweep's interval; it wakes endpoints with a delivery overdue by more than this. */
@@ -31,7 +34,8 @@ export interface WebhookWaker {
  * - a sweep every `sweepMs` wakes endpoints whose due delivery was not taken (a notification lost
  *   while this connection was down, a wake that failed, an endpoint enabled again): nothing waits
  *   longer than about two sweeps.
- * A wake is idempotent: several workers waking one endpoint only wake its one workflow.
+ * A wake is idempotent: several workers waking one endpoint only wake its one workflow. A wake of
+ * an endpoint whose sender call runs in this process goes to that call (`wakes`), not to Temporal.
  */
 export async function startWebhookWaker(o: WebhookWakerOptions): Promise<WebhookWaker> {
   const debounceMs = o.debounceMs ?? 50;
@@ -43,11 +47,13 @@ export async function startWebhookWaker(o: WebhookWakerOptions): Promise<Webhook
 
   const wakeAll = async (ids: Iterable<string>) => {
     await Promise.all(
-      [...ids].map((id) =>
-        wakeWebhookEndpoint(o.temporal, o.taskQueue, id).catch((err: unknown) =>
-          o.log?.warn({ err, endpointId: id }, 'webhook wake failed'),
+      [...ids]
+        .filter((id) => !o.wakes?.offer(id))
+        .map((id) =>
+          wakeWebhookEndpoint(o.temporal, o.taskQueue, id).catch((err: unknown) =>
+            o.log?.warn({ err, endpointId: id }, 'webhook wake failed'),
+          ),
         ),
-      ),
     );
   };
   const flushPending = async () => {

@@ -54,13 +54,10 @@ export async function sessionChanges(
 }
 
 export async function findSession(db: CommonQueryMethods, reader: Reader, sessionId: string): Promise<SessionRow | null> {
-  if (!isUuid(sessionId)) return null;
-  return db.maybeOne(sql.type(sessionRow)`
-    SELECT s.* FROM agent_sessions s
-    WHERE s.id = ${sessionId} AND s.organization_id = ${reader.organizationId} AND ${visibleTo(reader)}`);
+  return (await findSessions(db, reader, [sessionId]))[0] ?? null;
 }
 
-/** Several sessions by id, as findSession reads each (unknown, invalid or invisible ids are left out). */
+/** Several sessions by id (unknown, invalid or invisible ids are left out). */
 export async function findSessions(db: CommonQueryMethods, reader: Reader, sessionIds: readonly string[]): Promise<readonly SessionRow[]> {
   const ids = sessionIds.filter(isUuid);
   if (ids.length === 0) return [];

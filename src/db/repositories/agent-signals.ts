@@ -55,14 +55,10 @@ export async function listSignals(db: CommonQueryMethods, reader: Reader, f: Sig
 
 /** One signal as the list shows it to the reader (null when deleted or not visible): a webhook's `data.signal`. */
 export async function findSignal(db: CommonQueryMethods, reader: Reader, signalId: string): Promise<SignalRow | null> {
-  if (!isUuid(signalId)) return null;
-  return db.maybeOne(sql.type(signalRow)`
-    SELECT ${signalColumns}
-    FROM agent_signals g JOIN agent_sessions s ON s.id = g.session_id
-    WHERE g.id = ${signalId} AND ${signalFilters(reader, {})}`);
+  return (await findSignals(db, reader, [signalId]))[0] ?? null;
 }
 
-/** Several signals by id, as findSignal reads each (unknown, invalid or invisible ids are left out). */
+/** Several signals by id (unknown, invalid or invisible ids are left out). */
 export async function findSignals(db: CommonQueryMethods, reader: Reader, signalIds: readonly string[]): Promise<readonly SignalRow[]> {
   const ids = signalIds.filter(isUuid);
   if (ids.length === 0) return [];

@@ -114,9 +114,7 @@ export async function listRecordings(
 
 /** One recording as the list shows it (null when deleted): a webhook's `data.recording`. */
 export async function findListItem(db: CommonQueryMethods, organizationId: string, id: string): Promise<ListItemRow | null> {
-  if (!isUuid(id)) return null;
-  return db.maybeOne(sql.type(listItemRow)`
-    SELECT ${listItemColumns} FROM recordings r WHERE r.id = ${id} AND r.organization_id = ${organizationId}`);
+  return (await findListItems(db, organizationId, [id]))[0] ?? null;
 }
 
 /** Several recordings' list items by id (unknown, invalid or other organizations' ids are left out). */

@@ -9,6 +9,7 @@ import { webhookAddressPolicy } from '../../../src/webhooks/address-policy.js';
 import { sealSecret } from '../../../src/webhooks/secret-box.js';
 import { generateWebhookSecret } from '../../../src/webhooks/signing.js';
 import { startWebhookWaker, type WebhookWaker } from '../../../src/webhooks/waker.js';
+import { WebhookWakes } from '../../../src/webhooks/wakes.js';
 import { testConfig } from '../../../harness/config.js';
 import { createTestKey, createTestOrg, type TestOrg } from '../../../harness/fixtures.js';
 import { startTestApi, type TestApi } from '../../../harness/app.js';
@@ -340,14 +341,94 @@ describe('webhook delivery', function () {
             'webhook.test', ${subject(i)}, ${JSON.stringify({ type: 'webhook.test', n: i })}, now())`);
       return endpoint;
     };
-    const send = async (endpointId: string, settings: Partial<WebhookDeliverySettings>) => {
+    const send = async (endpointId: string, settings: Partial<WebhookDeliverySettings>, wakes?: WebhookWakes, signal?: AbortSignal) => {
       const sender = new WebhookSender({ payloadKeys: TEST_PAYLOAD_KEYS, policy: LOOPBACK_POLICY, retryDelaysMs: [0, 0, 0], ...settings });
       try {
-        return await sendDue({ pool, sender }, endpointId);
+        return await sendDue({ pool, sender, ...(wakes ? { wakes } : {}), ...(signal ? { signal } : {}) }, endpointId);
       } finally {
         await sender.close();
       }
     };
+    const addDelivery = (endpoint: { id: string }, organizationId: string, n: number) =>
+      pool.query(sql.unsafe`
+        INSERT INTO webhook_deliveries (id, endpoint_id, organization_id, event_type, body, next_attempt_at)
+        VALUES (${`msg_late${n}_${randomUUID().slice(0, 8)}`}, ${endpoint.id}, ${organizationId}, 'webhook.test',
+          ${JSON.stringify({ type: 'webhook.test', n })}, now())`);
+    const organizationOf = (endpointId: string) =>
+      pool.oneFirst(sql.type(z.object({ o: z.string() }))`SELECT organization_id AS o FROM webhook_endpoints WHERE id = ${endpointId}`);
+
+    it('a call that has sent lingers for a wake of its process: what is added meanwhile goes out in the same call', async () => {
+      const { r, url } = await receiver();
+      const endpoint = await endpointWith(url, 2);
+      const organizationId = await organizationOf(endpoint.id);
+      const wakes = new WebhookWakes();
+      assert.equal(wakes.offer(endpoint.id), false, 'no call of it runs here yet: the waker signals the workflow');
+      const stop = new AbortController();
+      const call = send(endpoint.id, { lingerMs: 30_000 }, wakes, stop.signal);
+      await waitFor(async () => r.received.length === 2, 10_000);
+      // Committed while the call lingers, then woken as the waker wakes (it offers the wake here first).
+      await addDelivery(endpoint, organizationId, 2);
+      assert.equal(wakes.offer(endpoint.id), true);
+      await waitFor(async () => r.received.length === 3, 10_000);
+      // Another, and its wake: whether it comes while the call waits or while it looks, none is lost.
+      await addDelivery(endpoint, organizationId, 3);
+      assert.equal(wakes.offer(endpoint.id), true);
+      await waitFor(async () => r.received.length === 4, 10_000);
+      // Still lingering (30 s): one call sent all four, with no workflow round trip between them.
+      const state = await Promise.race([
+        call.then(() => 'returned'),
+        new Promise((resolve) => setTimeout(() => resolve('lingering'), 300)),
+      ]);
+      assert.equal(state, 'lingering');
+      // A worker that stops ends the linger at once.
+      stop.abort();
+      assert.deepEqual(await call, { endpoint: 'active', attempted: 4, more: false, nextDueAt: null });
+      assert.deepEqual(
+        r.received.map((x) => (JSON.parse(x.body) as { n: number }).n),
+        [0, 1, 2, 3],
+      );
+      assert.equal(wakes.offer(endpoint.id), false, 'the call has left');
+    });
+
+    it('a call lingers no longer than its budget, and not at all without wakes or before it has sent', async () => {
+      const { r, url } = await receiver();
+      const endpoint = await endpointWith(url, 1);
+      const wakes = new WebhookWakes();
+      // Nothing sent yet and nothing due: it returns at once, lingering only after it has sent.
+      const empty = await endpointWith(url, 0);
+      assert.deepEqual(await send(empty.id, { lingerMs: 60_000 }, wakes), {
+        endpoint: 'active',
+        attempted: 0,
+        more: false,
+        nextDueAt: null,
+      });
+      // Sent one, then the budget (not the 60 s linger) ends the call.
+      assert.deepEqual(await send(endpoint.id, { lingerMs: 60_000, budgetMs: 500 }, wakes), {
+        endpoint: 'active',
+        attempted: 1,
+        more: false,
+        nextDueAt: null,
+      });
+      // Without this process's wakes (no waker here) it returns when nothing is due.
+      await addDelivery(endpoint, await organizationOf(endpoint.id), 1);
+      assert.deepEqual(await send(endpoint.id, { lingerMs: 60_000 }), { endpoint: 'active', attempted: 1, more: false, nextDueAt: null });
+      assert.equal(r.received.length, 2);
+      assert.equal(wakes.offer(endpoint.id), false, 'every call has left');
+    });
+
+    it('a batch with a failed attempt ends the call (more: true), so that the next call retries it on schedule', async () => {
+      const { r, url } = await receiver();
+      const endpoint = await endpointWith(url, 4);
+      r.answer = (_x, i) => (i === 1 ? 500 : 200);
+      const wakes = new WebhookWakes();
+      const result = await send(endpoint.id, { batchSize: 2, concurrency: 1, lingerMs: 60_000 }, wakes);
+      assert.deepEqual(result, { endpoint: 'active', attempted: 2, more: true, nextDueAt: result.nextDueAt });
+      assert.ok(result.nextDueAt !== null);
+      // The next call takes the retry (delay 0) and the rest.
+      const next = await send(endpoint.id, { batchSize: 2, concurrency: 1, lingerMs: 0 }, wakes);
+      assert.deepEqual(next, { endpoint: 'active', attempted: 3, more: false, nextDueAt: null });
+      assert.equal(r.received.length, 5);
+    });
 
     it('one call sends batch after batch while they find deliveries; attempts recorded in group commits, one per delivery', async () => {
       const { r, url } = await receiver();
