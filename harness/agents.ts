@@ -152,7 +152,7 @@ export async function processingContext(
   // Without an in-process worker the test brings its own (a killable process).
   const worker =
     options.worker === false
-      ? { taskQueue, stop: async () => undefined }
+      ? { taskQueue, webhookTaskQueue: `${taskQueue}-webhooks`, stop: async () => undefined }
       : await startTestWorker(base.pool, {
           taskQueue,
           deps: {

@@ -51,7 +51,15 @@ const worker = await Worker.create({
   sinks: workflowSinks(),
 });
 const mediaWorker = await Worker.create({ connection, taskQueue: `${taskQueue}-media`, activities, dataConverter });
-const running = Promise.all([worker.run(), mediaWorker.run()]);
+const webhookWorker = await Worker.create({
+  connection,
+  taskQueue: `${taskQueue}-webhooks`,
+  activities,
+  dataConverter,
+  workflowBundle: { codePath: env('BUNDLE_PATH') },
+  sinks: workflowSinks(),
+});
+const running = Promise.all([worker.run(), mediaWorker.run(), webhookWorker.run()]);
 const client = new Client({ connection, dataConverter });
 await ensureSessionDrainer(client, taskQueue);
 const waker = process.env.WEBHOOK_WAKER
@@ -59,7 +67,7 @@ const waker = process.env.WEBHOOK_WAKER
       databaseUrl: env('DATABASE_URL'),
       pool,
       temporal: new TemporalGateway(client),
-      taskQueue,
+      taskQueue: `${taskQueue}-webhooks`,
       ...(webhookWakes ? { wakes: webhookWakes } : {}),
     })
   : undefined;

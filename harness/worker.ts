@@ -22,6 +22,8 @@ import { workflowSinks } from '../src/temporal/tracing.js';
 
 export interface TestWorker {
   taskQueue: string;
+  /** The webhook senders' queue (`<taskQueue>-webhooks`, as testConfig has it): a test's waker wakes them there. */
+  webhookTaskQueue: string;
   stop(): Promise<void>;
 }
 
@@ -88,14 +90,27 @@ export async function startTestWorker(
     interceptors,
     shutdownGraceTime: '2s',
   });
-  const running = Promise.all([worker.run(), mediaWorker.run()]);
+  // The webhook queue's worker (workflows and activities), as the production worker runs it.
+  const webhookWorker = await Worker.create({
+    connection,
+    taskQueue: `${taskQueue}-webhooks`,
+    activities,
+    dataConverter,
+    interceptors,
+    workflowBundle: await workflowBundle(),
+    sinks: workflowSinks(),
+    shutdownGraceTime: '2s',
+  });
+  const running = Promise.all([worker.run(), mediaWorker.run(), webhookWorker.run()]);
   if (options.drainer !== false) await ensureSessionDrainer(new Client({ connection, dataConverter }), taskQueue);
   return {
     taskQueue,
+    webhookTaskQueue: `${taskQueue}-webhooks`,
     async stop() {
       stopping.abort();
       worker.shutdown();
       mediaWorker.shutdown();
+      webhookWorker.shutdown();
       await running;
       await connection.close();
     },

@@ -86,6 +86,11 @@ export const envSchema = z.object({
       'task queue of the heavy media activities (URL transfers, encodes, transcription); every worker polls it beside the main queue, with its own slots',
     shownDefault: '`<TEMPORAL_TASK_QUEUE>-media`',
   }),
+  TEMPORAL_WEBHOOK_TASK_QUEUE: z.string().min(1).optional().meta({
+    description:
+      "task queue of the webhook senders (their workflows and activities); every worker polls it beside the main queue, so that a sender's workflow tasks never wait behind the agent sessions' (decision 0188)",
+    shownDefault: '`<TEMPORAL_TASK_QUEUE>-webhooks`',
+  }),
   MEDIA_WORKER_ACTIVITY_SLOTS: positiveInt.max(64).default(2).meta({
     description:
       'media activities one worker runs at once (each encode is one FFmpeg process): URL transfers and encodes cannot take the slots agent processing needs',
@@ -96,7 +101,7 @@ export const envSchema = z.object({
     .default(9464)
     .meta({
       description:
-        "the operational endpoint of `start:api` and `start:worker`, apart from the API's port (keep it off the load balancer): `GET /metrics` (Prometheus), and on the worker `GET /healthz` (200 while both of its Temporal workers run, 503 with their states otherwise). `METRICS_PORT=off`: none. With `API_PROCESSES` > 1 the supervising process serves every API process's metrics, added up. `npm start` starts none",
+        "the operational endpoint of `start:api` and `start:worker`, apart from the API's port (keep it off the load balancer): `GET /metrics` (Prometheus), and on the worker `GET /healthz` (200 while its Temporal workers (main, media, webhooks) run, 503 with their states otherwise). `METRICS_PORT=off`: none. With `API_PROCESSES` > 1 the supervising process serves every API process's metrics, added up. `npm start` starts none",
     }),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional().meta({
     description:
@@ -496,6 +501,7 @@ export interface Config {
     taskQueue: string;
     /** Heavy media activities (default `<taskQueue>-media`). */
     mediaTaskQueue: string;
+    webhookTaskQueue: string;
     /** Media activities one worker runs at once. */
     mediaActivitySlots: number;
     /** Keys of the payload encryption (first encrypts); absent: payloads are not encrypted. */
@@ -670,6 +676,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       namespace: e.TEMPORAL_NAMESPACE,
       taskQueue: e.TEMPORAL_TASK_QUEUE,
       mediaTaskQueue: e.TEMPORAL_MEDIA_TASK_QUEUE ?? `${e.TEMPORAL_TASK_QUEUE}-media`,
+      webhookTaskQueue: e.TEMPORAL_WEBHOOK_TASK_QUEUE ?? `${e.TEMPORAL_TASK_QUEUE}-webhooks`,
       mediaActivitySlots: e.MEDIA_WORKER_ACTIVITY_SLOTS,
       payloadKeys: payloadKeys(e),
       apiKey: e.TEMPORAL_API_KEY,

@@ -21,8 +21,12 @@ export function startWorkerHttp(o: {
     logger: o.logger,
     routes: {
       '/healthz': async () => {
-        const workers = { main: o.running.worker.getState(), media: o.running.mediaWorker.getState() };
-        const ok = workers.main === 'RUNNING' && workers.media === 'RUNNING';
+        const workers = {
+          main: o.running.worker.getState(),
+          media: o.running.mediaWorker.getState(),
+          webhooks: o.running.webhookWorker.getState(),
+        };
+        const ok = Object.values(workers).every((state) => state === 'RUNNING');
         return {
           status: ok ? 200 : 503,
           contentType: 'application/json',

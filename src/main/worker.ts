@@ -30,6 +30,8 @@ export interface RunningWorker {
   worker: Worker;
   /** The media queue's worker (transfers, encodes, transcription). */
   mediaWorker: Worker;
+  /** The webhook queue's worker (the senders' workflows and activities). */
+  webhookWorker: Worker;
   /** The worker's PostgreSQL pool (the backlog gauges read it). */
   pool: DatabasePool;
   /** Resolves when the worker has drained and every connection is closed. */
@@ -96,6 +98,7 @@ export async function startWorker(config: Config, logger: Logger, o: { metrics?:
     taskQueue: taskQueues(config).media,
     activitiesOnly: { maxConcurrent: config.temporal.mediaActivitySlots },
   });
+  const webhookWorker = await createWorker({ ...common, activities: createActivities(activities), taskQueue: taskQueues(config).webhooks });
   abortWhenStopping(worker, stopping);
   // Wakes the webhook senders of endpoints with new deliveries (LISTEN), and sweeps for stranded ones.
   const webhookWaker = await startWebhookWaker({
@@ -104,15 +107,19 @@ export async function startWorker(config: Config, logger: Logger, o: { metrics?:
     temporal: new TemporalGateway(
       new Client({ connection, namespace: config.temporal.namespace, dataConverter: temporalDataConverter(config.temporal.payloadKeys) }),
     ),
-    taskQueue: taskQueues(config).main,
+    taskQueue: taskQueues(config).webhooks,
     wakes: webhookWakes,
     log: logger,
   });
-  // One stops, both stop (the Runtime's SIGTERM stops both at once).
+  // One stops, all stop (the Runtime's SIGTERM stops them at once).
   const stopBoth = () => {
-    for (const w of [worker, mediaWorker]) if (w.getState() === 'RUNNING') w.shutdown();
+    for (const w of [worker, mediaWorker, webhookWorker]) if (w.getState() === 'RUNNING') w.shutdown();
   };
-  const done = Promise.allSettled([worker.run().finally(stopBoth), mediaWorker.run().finally(stopBoth)]).then(async (results) => {
+  const done = Promise.allSettled([
+    worker.run().finally(stopBoth),
+    mediaWorker.run().finally(stopBoth),
+    webhookWorker.run().finally(stopBoth),
+  ]).then(async (results) => {
     await webhookWaker.close().catch((err: unknown) => logger.warn({ err }, 'closing the webhook waker failed'));
     await connection.close();
     await pool.end();
@@ -122,6 +129,7 @@ export async function startWorker(config: Config, logger: Logger, o: { metrics?:
   return {
     worker,
     mediaWorker,
+    webhookWorker,
     pool,
     done,
     async shutdown() {

@@ -38,7 +38,7 @@ describe('webhook delivery: a worker killed mid-delivery', function () {
     const taskQueue = `test-${randomUUID()}`;
     child = await startWorkerProcess({ databaseUrl, taskQueue, webhookRetryDelaysMs: [200, 200, 200] });
     temporal = await testGateway();
-    waker = await startWebhookWaker({ databaseUrl, pool, temporal: temporal.gateway, taskQueue, sweepMs: 2000 });
+    waker = await startWebhookWaker({ databaseUrl, pool, temporal: temporal.gateway, taskQueue: `${taskQueue}-webhooks`, sweepMs: 2000 });
     const endpoint = await createTestEndpoint(pool, org.organizationId, { url: await receiver.listen() });
     receiver.secrets = [endpoint.secret];
 

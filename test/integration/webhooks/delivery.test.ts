@@ -78,7 +78,7 @@ describe('webhook delivery', function () {
       },
     });
     temporal = await testGateway();
-    waker = await startWebhookWaker({ databaseUrl, pool, temporal: temporal.gateway, taskQueue: worker.taskQueue, sweepMs: 2000 });
+    waker = await startWebhookWaker({ databaseUrl, pool, temporal: temporal.gateway, taskQueue: worker.webhookTaskQueue, sweepMs: 2000 });
   });
   after(async () => {
     await waker?.close();

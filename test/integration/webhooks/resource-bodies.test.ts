@@ -85,7 +85,7 @@ describe('webhook bodies: the resource as the REST API shows it', function () {
       databaseUrl: ctx.databaseUrl,
       pool: ctx.pool,
       temporal: temporal.gateway,
-      taskQueue: ctx.taskQueue,
+      taskQueue: `${ctx.taskQueue}-webhooks`,
       sweepMs: 1000,
     });
     const settled = await waitFor(async () => {
