@@ -208,7 +208,7 @@ export interface SendDueDeps {
 export async function sendDue(deps: SendDueDeps, endpointId: string): Promise<SendDueResult> {
   const s = deps.sender.settings;
   const now = s.now ?? (() => new Date());
-  const endpoint = await findEndpointTarget(deps.pool, endpointId);
+  let endpoint = await findEndpointTarget(deps.pool, endpointId);
   if (!endpoint) return { endpoint: 'gone', attempted: 0, more: false, nextDueAt: null };
   if (!endpoint.enabled) return { endpoint: 'disabled', attempted: 0, more: false, nextDueAt: null };
   const batchSize = s.batchSize ?? 200;
@@ -224,6 +224,14 @@ export async function sendDue(deps: SendDueDeps, endpointId: string): Promise<Se
   try {
     for (;;) {
       here?.take();
+      // A call runs for minutes: every batch sees the endpoint as it is now (a new URL, a rotated
+      // secret, disabled or deleted meanwhile).
+      if (attempted > 0) {
+        const current = await findEndpointTarget(deps.pool, endpointId);
+        if (!current) return { endpoint: 'gone', attempted, more: false, nextDueAt: null };
+        if (!current.enabled) return { endpoint: 'disabled', attempted, more: false, nextDueAt: null };
+        endpoint = current;
+      }
       const due = await dueDeliveries(deps.pool, endpointId, { now: now(), limit: batchSize, notAttemptedSince: callStartedAt });
       if (due.length === 0) {
         if (!here || attempted === 0 || lingerMs <= 0 || stopped()) break;
@@ -232,7 +240,8 @@ export async function sendDue(deps: SendDueDeps, endpointId: string): Promise<Se
         break;
       }
       const bodies = await batchBodies(deps.pool, due);
-      const secrets = signingSecrets(endpoint, s.payloadKeys, now()).map(signingKey);
+      const target = endpoint;
+      const secrets = signingSecrets(target, s.payloadKeys, now()).map(signingKey);
       let begun = 0;
       let failed = false;
       await forEachLimited(
@@ -240,7 +249,7 @@ export async function sendDue(deps: SendDueDeps, endpointId: string): Promise<Se
         s.concurrency ?? 8,
         async (delivery) => {
           begun++;
-          const done = await attempt(deps.sender, now, endpoint.url, secrets, delivery, bodies.get(delivery.id) ?? null);
+          const done = await attempt(deps.sender, now, target.url, secrets, delivery, bodies.get(delivery.id) ?? null);
           if (done.outcome.error !== null) failed = true;
           log.add(done);
           deps.heartbeat?.();

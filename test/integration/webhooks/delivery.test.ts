@@ -390,6 +390,28 @@ describe('webhook delivery', function () {
       assert.equal(wakes.offer(endpoint.id), false, 'the call has left');
     });
 
+    it('a lingering call sees the endpoint as it is now: a new URL takes the next delivery, disabling ends the call', async () => {
+      const first = await receiver();
+      const second = await receiver();
+      const endpoint = await endpointWith(first.url, 1);
+      const organizationId = await organizationOf(endpoint.id);
+      const wakes = new WebhookWakes();
+      const call = send(endpoint.id, { lingerMs: 30_000 }, wakes);
+      second.r.secrets = [endpoint.secret];
+      await waitFor(async () => first.r.received.length === 1, 10_000);
+      await pool.query(sql.unsafe`UPDATE webhook_endpoints SET url = ${second.url} WHERE id = ${endpoint.id}`);
+      await addDelivery(endpoint, organizationId, 1);
+      wakes.offer(endpoint.id);
+      await waitFor(async () => second.r.received.length === 1, 10_000);
+      assert.equal(first.r.received.length, 1);
+      assert.deepEqual(second.r.received[0]!.verifiedWith, [0], 'signed with the endpoint’s secret');
+      await pool.query(sql.unsafe`UPDATE webhook_endpoints SET enabled = false WHERE id = ${endpoint.id}`);
+      await addDelivery(endpoint, organizationId, 2);
+      wakes.offer(endpoint.id);
+      assert.deepEqual(await call, { endpoint: 'disabled', attempted: 2, more: false, nextDueAt: null });
+      assert.equal(second.r.received.length, 1);
+    });
+
     it('a call lingers no longer than its budget, and not at all without wakes or before it has sent', async () => {
       const { r, url } = await receiver();
       const endpoint = await endpointWith(url, 1);
