@@ -71,36 +71,13 @@ export async function startTestWorker(
   // The payload codec of the test configuration, as the API's client has it.
   const dataConverter = testDataConverter();
   const interceptors = workerInterceptors(deps);
-  const worker = await Worker.create({
-    connection,
-    taskQueue,
-    activities,
-    dataConverter,
-    interceptors,
-    workflowBundle: await workflowBundle(),
-    sinks: workflowSinks(),
-    shutdownGraceTime: '2s',
-  });
-  // The media queue's worker, as the production worker runs it (testConfig: `<taskQueue>-media`).
-  const mediaWorker = await Worker.create({
-    connection,
-    taskQueue: `${taskQueue}-media`,
-    activities,
-    dataConverter,
-    interceptors,
-    shutdownGraceTime: '2s',
-  });
-  // The webhook queue's worker (workflows and activities), as the production worker runs it.
-  const webhookWorker = await Worker.create({
-    connection,
-    taskQueue: `${taskQueue}-webhooks`,
-    activities,
-    dataConverter,
-    interceptors,
-    workflowBundle: await workflowBundle(),
-    sinks: workflowSinks(),
-    shutdownGraceTime: '2s',
-  });
+  const common = { connection, activities, dataConverter, interceptors, shutdownGraceTime: '2s' };
+  const workflows = { workflowBundle: await workflowBundle(), sinks: workflowSinks() };
+  const worker = await Worker.create({ ...common, ...workflows, taskQueue });
+  // The media and webhook queues' workers, as the production worker runs them (testConfig:
+  // `<taskQueue>-media`, activities only; `<taskQueue>-webhooks`, the senders' workflows and activities).
+  const mediaWorker = await Worker.create({ ...common, taskQueue: `${taskQueue}-media` });
+  const webhookWorker = await Worker.create({ ...common, ...workflows, taskQueue: `${taskQueue}-webhooks` });
   const running = Promise.all([worker.run(), mediaWorker.run(), webhookWorker.run()]);
   if (options.drainer !== false) await ensureSessionDrainer(new Client({ connection, dataConverter }), taskQueue);
   return {

@@ -501,6 +501,7 @@ export interface Config {
     taskQueue: string;
     /** Heavy media activities (default `<taskQueue>-media`). */
     mediaTaskQueue: string;
+    /** The webhook senders' workflows and activities (default `<taskQueue>-webhooks`). */
     webhookTaskQueue: string;
     /** Media activities one worker runs at once. */
     mediaActivitySlots: number;
