@@ -43,7 +43,6 @@ export async function load(total: number, concurrency: number, task: (i: number)
   };
 }
 
-/** Busy and total CPU ticks of the machine so far (Linux `/proc/stat`), or null elsewhere. */
 /** The machine's CPU ticks since boot, busy and total (Linux /proc/stat; null elsewhere). */
 export async function cpuTicks(): Promise<{ busy: number; total: number } | null> {
   const { readFile } = await import('node:fs/promises');
@@ -60,11 +59,11 @@ export async function cpuTicks(): Promise<{ busy: number; total: number } | null
 }
 
 /**
- * Waits until the machine is quiet (under `busyShare` of its CPU for two seconds running) or
+ * Waits until the machine is quiet (under `quietShare` of its CPU for two seconds running) or
  * `timeoutMs` passed; returns the seconds waited. Work a phase set going (workflow runs after their
  * first signal) must not be billed to the next phase.
  */
-export async function untilQuiet(busyShare = 0.3, timeoutMs = 60_000): Promise<number> {
+export async function untilQuiet(quietShare = 0.3, timeoutMs = 60_000): Promise<number> {
   const started = performance.now();
   let calm = 0;
   let before = await cpuTicks();
@@ -73,8 +72,7 @@ export async function untilQuiet(busyShare = 0.3, timeoutMs = 60_000): Promise<n
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const now = await cpuTicks();
     if (!now) return 0;
-    const share = (now.busy - before.busy) / Math.max(1, now.total - before.total);
-    calm = share < busyShare ? calm + 1 : 0;
+    calm = busyShare(before, now)! < quietShare ? calm + 1 : 0;
     before = now;
   }
   return Number(((performance.now() - started) / 1000).toFixed(1));

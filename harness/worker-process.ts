@@ -42,23 +42,11 @@ const deps = testActivityDeps(pool, {
 const webhookWakes = process.env.WEBHOOK_WAKER ? new WebhookWakes() : undefined;
 const activities = createActivities(onTaskQueue(webhookWakes ? { ...deps, webhookWakes } : deps, taskQueue));
 const dataConverter = testDataConverter();
-const worker = await Worker.create({
-  connection,
-  taskQueue,
-  activities,
-  dataConverter,
-  workflowBundle: { codePath: env('BUNDLE_PATH') },
-  sinks: workflowSinks(),
-});
-const mediaWorker = await Worker.create({ connection, taskQueue: `${taskQueue}-media`, activities, dataConverter });
-const webhookWorker = await Worker.create({
-  connection,
-  taskQueue: `${taskQueue}-webhooks`,
-  activities,
-  dataConverter,
-  workflowBundle: { codePath: env('BUNDLE_PATH') },
-  sinks: workflowSinks(),
-});
+const common = { connection, activities, dataConverter };
+const workflows = { workflowBundle: { codePath: env('BUNDLE_PATH') }, sinks: workflowSinks() };
+const worker = await Worker.create({ ...common, ...workflows, taskQueue });
+const mediaWorker = await Worker.create({ ...common, taskQueue: `${taskQueue}-media` });
+const webhookWorker = await Worker.create({ ...common, ...workflows, taskQueue: `${taskQueue}-webhooks` });
 const running = Promise.all([worker.run(), mediaWorker.run(), webhookWorker.run()]);
 const client = new Client({ connection, dataConverter });
 await ensureSessionDrainer(client, taskQueue);

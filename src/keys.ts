@@ -50,7 +50,7 @@ export interface SealedKind {
 
 /** A payload key's KeyObject, made once per key (see EncryptionCodec: a raw key costs a KeyObject per call). */
 const keyObjects = new WeakMap<Uint8Array, KeyObject>();
-function keyObject(key: Uint8Array): KeyObject {
+export function keyObject(key: Uint8Array): KeyObject {
   let made = keyObjects.get(key);
   if (!made) keyObjects.set(key, (made = createSecretKey(key)));
   return made;

@@ -208,15 +208,12 @@ export interface SendDueDeps {
 export async function sendDue(deps: SendDueDeps, endpointId: string): Promise<SendDueResult> {
   const s = deps.sender.settings;
   const now = s.now ?? (() => new Date());
-  let endpoint = await findEndpointTarget(deps.pool, endpointId);
-  if (!endpoint) return { endpoint: 'gone', attempted: 0, more: false, nextDueAt: null };
-  if (!endpoint.enabled) return { endpoint: 'disabled', attempted: 0, more: false, nextDueAt: null };
   const batchSize = s.batchSize ?? 200;
   const budgetMs = s.budgetMs ?? CALL_BUDGET_MS;
   const lingerMs = s.lingerMs ?? LINGER_MS;
   const callStartedAt = now();
   const started = Date.now();
-  const log = new AttemptLog(deps.pool, endpoint, s);
+  const log = new AttemptLog(deps.pool, endpointId, s);
   const stopped = () => log.halted || deps.signal?.aborted === true || Date.now() - started > budgetMs;
   const here = deps.wakes?.enter(endpointId);
   let attempted = 0;
@@ -224,14 +221,11 @@ export async function sendDue(deps: SendDueDeps, endpointId: string): Promise<Se
   try {
     for (;;) {
       here?.take();
-      // A call runs for minutes: every batch sees the endpoint as it is now (a new URL, a rotated
+      // A call runs for minutes: every look sees the endpoint as it is now (a new URL, a rotated
       // secret, disabled or deleted meanwhile).
-      if (attempted > 0) {
-        const current = await findEndpointTarget(deps.pool, endpointId);
-        if (!current) return { endpoint: 'gone', attempted, more: false, nextDueAt: null };
-        if (!current.enabled) return { endpoint: 'disabled', attempted, more: false, nextDueAt: null };
-        endpoint = current;
-      }
+      const endpoint = await findEndpointTarget(deps.pool, endpointId);
+      if (!endpoint) return { endpoint: 'gone', attempted, more: false, nextDueAt: null };
+      if (!endpoint.enabled) return { endpoint: 'disabled', attempted, more: false, nextDueAt: null };
       const due = await dueDeliveries(deps.pool, endpointId, { now: now(), limit: batchSize, notAttemptedSince: callStartedAt });
       if (due.length === 0) {
         if (!here || attempted === 0 || lingerMs <= 0 || stopped()) break;
@@ -240,8 +234,7 @@ export async function sendDue(deps: SendDueDeps, endpointId: string): Promise<Se
         break;
       }
       const bodies = await batchBodies(deps.pool, due);
-      const target = endpoint;
-      const secrets = signingSecrets(target, s.payloadKeys, now()).map(signingKey);
+      const secrets = signingSecrets(endpoint, s.payloadKeys, now()).map(signingKey);
       let begun = 0;
       let failed = false;
       await forEachLimited(
@@ -249,7 +242,7 @@ export async function sendDue(deps: SendDueDeps, endpointId: string): Promise<Se
         s.concurrency ?? 8,
         async (delivery) => {
           begun++;
-          const done = await attempt(deps.sender, now, target.url, secrets, delivery, bodies.get(delivery.id) ?? null);
+          const done = await attempt(deps.sender, now, endpoint.url, secrets, delivery, bodies.get(delivery.id) ?? null);
           if (done.outcome.error !== null) failed = true;
           log.add(done);
           deps.heartbeat?.();
@@ -326,7 +319,7 @@ class AttemptLog {
 
   constructor(
     private readonly pool: DatabasePool,
-    private readonly endpoint: EndpointTarget,
+    private readonly endpointId: string,
     private readonly s: WebhookDeliverySettings,
   ) {}
 
@@ -370,16 +363,11 @@ class AttemptLog {
     try {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0);
-        const { failingSince } = await recordAttempts(this.pool, this.endpoint.id, batch);
+        const { failingSince } = await recordAttempts(this.pool, this.endpointId, batch);
         const last = batch.at(-1)!;
         if (failingSince === null || this.disabled) continue;
         if (!shouldDisable(new Date(failingSince), last.attemptedAt, this.s.disableAfterMs ?? WEBHOOK_DISABLE_AFTER_MS)) continue;
-        this.disabled = await disableEndpoint(
-          this.pool,
-          this.endpoint.id,
-          `failing since ${failingSince}: ${last.error}`,
-          last.attemptedAt,
-        );
+        this.disabled = await disableEndpoint(this.pool, this.endpointId, `failing since ${failingSince}: ${last.error}`, last.attemptedAt);
       }
     } catch (e) {
       this.failure ??= e instanceof Error ? e : new Error(String(e));
