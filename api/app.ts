@@ -15,6 +15,7 @@ import { meetingJoinRoutes } from './recordings/meeting-joins/router.js';
 import { signalRoutes } from './signals/router.js';
 import { uploadRoutes } from './recordings/uploads/router.js';
 import { webhookEndpointRoutes } from './webhook-endpoints/router.js';
+import { apiKeyRoutes } from './api-keys/router.js';
 import { tusEndpoint } from './recordings/uploads/tus.js';
 import { createUploadStore } from '../src/media/upload-store.js';
 import { errorHandler } from './middleware/errors.js';
@@ -39,6 +40,7 @@ export function buildApp(deps: AppDeps): Koa<AppState> {
   const registry = new RouteRegistry(deps);
   healthRoutes(deps, registry);
   managementRoutes(deps, registry);
+  apiKeyRoutes(deps, registry);
   operatorRoutes(deps, registry);
   feedbackRoutes(deps, registry);
   agentApplicationRoutes(deps, registry);

@@ -101,6 +101,11 @@ export const ERROR_CATALOGUE = {
     message: 'The credential lacks the scope this operation needs.',
     description: 'The credential lacks the scope the route (or MCP tool) needs; `requiredScope` names it.',
   },
+  scope_not_held: {
+    status: 403,
+    message: 'An API key may be given only scopes the credential that creates it holds.',
+    description: 'Creating an API key with a scope the caller does not hold; `missingScopes` names them.',
+  },
   playback_url_invalid: {
     status: 403,
     message: 'The playback URL is not valid.',

@@ -1,14 +1,14 @@
 import { loadConfig } from '../config.js';
 import { isDatabaseUnavailable } from '../dependency-errors.js';
 import { ValidationError } from '../errors.js';
-import { agentAppCreate, agentAppRevoke, agentAppSecret, agentAppUpdate } from './commands/agent-apps.js';
-import { apiKeyCreate, apiKeyRevoke, tokenIssue, tokenRevoke } from './commands/credentials.js';
+import { agentAppCreate, agentAppList, agentAppRevoke, agentAppSecret, agentAppShow, agentAppUpdate } from './commands/agent-apps.js';
+import { apiKeyCreate, apiKeyList, apiKeyRevoke, tokenIssue, tokenRevoke } from './commands/credentials.js';
 import { doctor } from './commands/doctor.js';
 import { grantList, grantRevoke } from './commands/grants.js';
 import { meetingProviders } from './commands/meetings.js';
 import { batchCreate, folderCreate, metadataFieldCreate } from './commands/recordings.js';
 import { retentionSweep } from './commands/retention.js';
-import { creditsAdd, orgCreate, orgUpdate, userCreate, userSetPassword } from './commands/tenancy.js';
+import { creditsAdd, orgCreate, orgList, orgShow, orgUpdate, userCreate, userList, userSetPassword, userShow } from './commands/tenancy.js';
 import { webhookCreate, webhookDelete, webhookList, webhookRotateSecret, webhookShow, webhookUpdate } from './commands/webhooks.js';
 
 import { webhookDeliveries, webhookRedeliver, webhookTest } from './commands/webhook-deliveries.js';
@@ -16,79 +16,117 @@ import { CliContext, CliError } from './context.js';
 
 type Command = (ctx: CliContext, argv: string[]) => Promise<object>;
 
+/** A command: what it runs, and its flags as `intake <command> --help` prints them (continuation lines indented). */
+interface CommandSpec {
+  run: Command;
+  usage: string;
+  /** What the usage alone does not say, printed after it. */
+  note?: string;
+}
+
+const PAGE = '[--page N] [--limit L]';
+
 /** `intake <group> <action> [--flags]`: a stable contract; one JSON object on stdout. */
-const COMMANDS: Record<string, Command> = {
-  'org create': orgCreate,
-  'org update': orgUpdate,
-  'user create': userCreate,
-  'user set-password': userSetPassword,
-  'api-key create': apiKeyCreate,
-  'api-key revoke': apiKeyRevoke,
-  'grant list': grantList,
-  'grant revoke': grantRevoke,
-  'token issue': tokenIssue,
-  'token revoke': tokenRevoke,
-  'credits add': creditsAdd,
-  'agent-app create': agentAppCreate,
-  'agent-app update': agentAppUpdate,
-  'agent-app secret': agentAppSecret,
-  'agent-app revoke': agentAppRevoke,
-  'webhook create': webhookCreate,
-  'webhook list': webhookList,
-  'webhook show': webhookShow,
-  'webhook update': webhookUpdate,
-  'webhook delete': webhookDelete,
-  'webhook rotate-secret': webhookRotateSecret,
-  'webhook deliveries': webhookDeliveries,
-  'webhook redeliver': webhookRedeliver,
-  'webhook test': webhookTest,
-  'retention sweep': retentionSweep,
-  'folder create': folderCreate,
-  'batch create': batchCreate,
-  'metadata-field create': metadataFieldCreate,
-  doctor: (ctx) => doctor(ctx),
-  'meeting-providers': async (ctx, argv) => meetingProviders(ctx, argv),
+const COMMANDS: Record<string, CommandSpec> = {
+  'org create': { run: orgCreate, usage: '--name N [--credits C] [--no-recording]' },
+  'org list': { run: orgList, usage: `${PAGE}`, note: 'every organization, oldest first' },
+  'org show': { run: orgShow, usage: '--org O', note: 'with what it holds, counted' },
+  'org update': { run: orgUpdate, usage: '--org O [--agent-chats on|off] [--recording on|off]' },
+  'user create': {
+    run: userCreate,
+    usage: '--org O --email E [--first-name F] [--last-name L] [--role member|admin] [--password-stdin]',
+  },
+  'user list': { run: userList, usage: `[--org O] [--email E] ${PAGE}`, note: '--email: any case, every organization' },
+  'user show': { run: userShow, usage: '--user U' },
+  'user set-password': { run: userSetPassword, usage: '(--user U | --org O --email E) --password-stdin' },
+  'api-key create': {
+    run: apiKeyCreate,
+    usage: '--org O [--scopes a,b] [--name N]',
+    note: 'default: every scope but admin and webhooks:manage',
+  },
+  'api-key list': { run: apiKeyList, usage: `--org O ${PAGE}`, note: 'revoked keys too; never the keys themselves' },
+  'api-key revoke': { run: apiKeyRevoke, usage: '--id K' },
+  'grant list': { run: grantList, usage: '--user U', note: 'the MCP clients the user approved' },
+  'grant revoke': { run: grantRevoke, usage: '--user U (--grant G | --all)' },
+  'token issue': { run: tokenIssue, usage: '--user U [--ttl-seconds S]' },
+  'token revoke': { run: tokenRevoke, usage: '--token T | --user U' },
+  'credits add': { run: creditsAdd, usage: '--org O --amount A [--reason R]' },
+  'agent-app create': { run: agentAppCreate, usage: '--org O --name N --agent-key K' },
+  'agent-app list': { run: agentAppList, usage: `--org O ${PAGE}` },
+  'agent-app show': { run: agentAppShow, usage: '--app A', note: 'with its ingest credentials, never their secrets' },
+  'agent-app update': {
+    run: agentAppUpdate,
+    usage:
+      '--app A [--name N] [--status active|disabled] [--content-capture on|off] [--redact-fields a,b]\n' +
+      '    [--redact-patterns p1,p2] [--retention-days D|none] [--environments a,b|any] [--access workspace|users:U1,U2]',
+  },
+  'agent-app secret': { run: agentAppSecret, usage: '--app A' },
+  'agent-app revoke': { run: agentAppRevoke, usage: '--credential C' },
+  'webhook create': {
+    run: webhookCreate,
+    usage: '--org O --url U [--event-types a,b|all] [--description D] [--enabled on|off]',
+    note: 'prints the secret, once',
+  },
+  'webhook list': { run: webhookList, usage: '--org O' },
+  'webhook show': { run: webhookShow, usage: '--org O --id E' },
+  'webhook update': { run: webhookUpdate, usage: '--org O --id E [--url U] [--event-types a,b|all] [--description D] [--enabled on|off]' },
+  'webhook delete': { run: webhookDelete, usage: '--org O --id E' },
+  'webhook rotate-secret': {
+    run: webhookRotateSecret,
+    usage: '--org O --id E',
+    note: 'prints the new secret; the previous one signs for 24 hours more',
+  },
+  'webhook deliveries': { run: webhookDeliveries, usage: '--endpoint E [--status pending|succeeded|failed] [--limit N] [--delivery D]' },
+  'webhook redeliver': { run: webhookRedeliver, usage: '--endpoint E --delivery D' },
+  'webhook test': { run: webhookTest, usage: '--endpoint E' },
+  'retention sweep': { run: retentionSweep, usage: '[--org O]' },
+  'folder create': { run: folderCreate, usage: '--org O --name N' },
+  'batch create': { run: batchCreate, usage: '--user U' },
+  'metadata-field create': { run: metadataFieldCreate, usage: '--org O --name N --type boolean|date|datetime|float|integer|json|string' },
+  'meeting-providers': { run: (ctx, argv) => meetingProviders(ctx, argv), usage: '[--config]' },
+  doctor: { run: (ctx) => doctor(ctx), usage: '' },
 };
 
-const USAGE = `usage: intake <command> [--flags]
-  org create --name N [--credits C] [--no-recording]
-  api-key create --org O [--scopes a,b] [--name N]   (default: every scope but admin and webhooks:manage)
-  api-key revoke --id K
-  user create --org O --email E [--first-name F] [--last-name L] [--role member|admin] [--password-stdin]
-  user set-password (--user U | --org O --email E) --password-stdin
-  grant list --user U                                 (the MCP clients the user approved)
-  grant revoke --user U (--grant G | --all)
-  token issue --user U [--ttl-seconds S]
-  token revoke --token T | --user U
-  credits add --org O --amount A [--reason R]
-  org update --org O [--agent-chats on|off] [--recording on|off]
-  agent-app create --org O --name N --agent-key K
-  agent-app update --app A [--name N] [--status active|disabled] [--content-capture on|off] [--redact-fields a,b]
-                   [--redact-patterns p1,p2] [--retention-days D|none] [--environments a,b|any] [--access workspace|users:U1,U2]
-  agent-app secret --app A
-  agent-app revoke --credential C
-  webhook create --org O --url U [--event-types a,b|all] [--description D] [--enabled on|off]   (prints the secret, once)
-  webhook list --org O
-  webhook show --org O --id E
-  webhook update --org O --id E [--url U] [--event-types a,b|all] [--description D] [--enabled on|off]
-  webhook delete --org O --id E
-  webhook rotate-secret --org O --id E             (prints the new secret; the previous one signs for 24 hours more)
-  webhook deliveries --endpoint E [--status pending|succeeded|failed] [--limit N] [--delivery D]
-  webhook redeliver --endpoint E --delivery D
-  webhook test --endpoint E
-  retention sweep [--org O]
-  folder create --org O --name N
-  batch create --user U
-  metadata-field create --org O --name N --type boolean|date|datetime|float|integer|json|string
-  meeting-providers [--config]
-  doctor`;
+function usageLine(name: string): string {
+  const { usage, note } = COMMANDS[name]!;
+  const line = `  ${name}${usage ? ` ${usage}` : ''}`;
+  return note ? `${line}${line.includes('\n') ? ' ' : ' '.repeat(Math.max(1, 56 - line.length))}(${note})` : line;
+}
 
-function resolve(argv: string[]): { command: Command; rest: string[] } {
+/** What `intake --help` prints. */
+export const USAGE = [
+  'usage: intake <command> [--flags]   (one JSON object on stdout; errors on stderr, exit 1, or 2 for usage)',
+  '       intake <command> --help',
+  ...Object.keys(COMMANDS).map(usageLine),
+  '',
+  "From a checkout: `npm run -s intake -- <command>` (-s keeps npm's own banner off stdout) or `npx intake <command>`.",
+].join('\n');
+
+const HELP = new Set(['--help', '-h', 'help']);
+
+/** Usage asked for: printed on stdout, exit 0 (`intake --help`, `intake help org list`, `intake org list --help`). */
+class HelpRequest {
+  constructor(readonly text: string) {}
+}
+
+function resolve(argv: string[]): { command: Command; rest: string[] } | HelpRequest {
+  if (argv.length && HELP.has(argv[0]!)) {
+    const topic = argv.slice(1).join(' ');
+    if (!topic) return new HelpRequest(USAGE);
+    if (COMMANDS[topic]) return new HelpRequest(`usage: intake ${usageLine(topic).trimStart()}`);
+    throw new CliError(`unknown command: ${topic}\n${USAGE}`, 2);
+  }
   const two = argv.slice(0, 2).join(' ');
-  if (COMMANDS[two]) return { command: COMMANDS[two], rest: argv.slice(2) };
-  const one = argv[0] ?? '';
-  if (COMMANDS[one]) return { command: COMMANDS[one], rest: argv.slice(1) };
-  throw new CliError(argv.length ? `unknown command: ${argv.join(' ')}\n${USAGE}` : USAGE, 2);
+  const name = COMMANDS[two] ? two : COMMANDS[argv[0] ?? ''] ? argv[0]! : undefined;
+  if (name === undefined) {
+    // `intake org`: the group's commands.
+    const group = Object.keys(COMMANDS).filter((c) => c.startsWith(`${argv[0]} `));
+    if (argv.length === 1 && group.length) throw new CliError(`intake ${argv[0]}: give an action\n${group.map(usageLine).join('\n')}`, 2);
+    throw new CliError(argv.length ? `unknown command: ${argv.join(' ')}\n${USAGE}` : USAGE, 2);
+  }
+  const rest = argv.slice(name.split(' ').length);
+  if (rest.some((a) => a === '--help' || a === '-h')) return new HelpRequest(`usage: intake ${usageLine(name).trimStart()}`);
+  return { command: COMMANDS[name]!.run, rest };
 }
 
 /** A validation error names each bad field, as the REST body would. */
@@ -101,7 +139,12 @@ function describe(error: unknown): string {
 export async function runCli(argv: string[], env: Record<string, string | undefined> = process.env): Promise<number> {
   let ctx: CliContext | undefined;
   try {
-    const { command, rest } = resolve(argv);
+    const resolved = resolve(argv);
+    if (resolved instanceof HelpRequest) {
+      process.stdout.write(`${resolved.text}\n`);
+      return 0;
+    }
+    const { command, rest } = resolved;
     ctx = new CliContext(loadConfig(env));
     const result = await command(ctx, rest);
     process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -84,6 +84,15 @@ describe('dev stack (npm start)', function () {
     const cli = path.join(PROJECT_ROOT, 'src', 'cli', 'main.ts');
     const exec = async (...args: string[]) =>
       JSON.parse((await run(TSX, [cli, ...args], { env: { PATH: process.env.PATH ?? '', ...env } })).stdout);
+    // The banner's hint, run as printed by a shell in the checkout: stdout is exactly one JSON object
+    // (what `| jq` needs; without npm's -s its own banner would come first).
+    const hint = /Create an organization: +(.+)$/m.exec(output)?.[1];
+    assert.ok(hint?.startsWith('npm run -s intake -- '), hint);
+    const hinted = await run('sh', ['-c', hint!], {
+      cwd: PROJECT_ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: env.HOME ?? os.homedir(), ...env },
+    });
+    assert.equal(JSON.parse(hinted.stdout).name, 'Acme');
     const org = await exec('org', 'create', '--name', 'Acme');
     const key = await exec('api-key', 'create', '--org', org.organizationId);
     env.TEST_API_KEY = key.apiKey;

@@ -262,6 +262,42 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v3/rest/api-keys': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List the API keys (revoked ones too, never the keys themselves), oldest first */
+    get: operations['listApiKeys'];
+    put?: never;
+    /** Create an API key; the key itself is in this answer only */
+    post: operations['createApiKey'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v3/rest/api-keys/{apiKeyId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Get an API key, with the last time it was used */
+    get: operations['getApiKey'];
+    put?: never;
+    post?: never;
+    /** Revoke an API key: it stops working at once and stays listed with `revokedAt`; revoking it again is 204 */
+    delete: operations['revokeApiKey'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v3/rest/feedback-sources': {
     parameters: {
       query?: never;
@@ -3641,6 +3677,486 @@ export interface operations {
             errorCode?: 'validation_failed';
           };
         };
+      };
+      /**
+       * @description `unauthenticated`: Authentication required.
+       *
+       *     `invalid_credentials`: The credential is not valid.
+       *
+       *     `token_expired`: The token has expired.
+       *
+       *     `credential_revoked`: The credential has been revoked.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'unauthenticated' | 'invalid_credentials' | 'token_expired' | 'credential_revoked';
+          };
+        };
+      };
+      /** @description `insufficient_scope`: The credential lacks the scope this operation needs. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'insufficient_scope';
+          };
+        };
+      };
+      /** @description `not_found`: Resource not found. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
+       *
+       *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'database_unavailable' | 'temporal_unavailable';
+          };
+        };
+      };
+    };
+  };
+  listApiKeys: {
+    parameters: {
+      query?: {
+        limit?: number;
+        page?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of keys */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            apiKeys: {
+              /** Format: uuid */
+              apiKeyId: string;
+              /** Format: date-time */
+              createdAt: string;
+              /** @description The first characters of the key, to recognise it */
+              displayPrefix: string;
+              /**
+               * Format: date-time
+               * @description The last request made with it, to the minute; null: never used
+               */
+              lastUsedAt: string | null;
+              name: string | null;
+              /** Format: uuid */
+              organizationId: string;
+              /**
+               * Format: date-time
+               * @description When it stopped working; null: it works
+               */
+              revokedAt: string | null;
+              scopes: string[];
+            }[];
+            has_more: boolean;
+            limit: number;
+            page: number;
+          };
+        };
+      };
+      /** @description `validation_failed`: The request is invalid. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'validation_failed';
+          };
+        };
+      };
+      /**
+       * @description `unauthenticated`: Authentication required.
+       *
+       *     `invalid_credentials`: The credential is not valid.
+       *
+       *     `token_expired`: The token has expired.
+       *
+       *     `credential_revoked`: The credential has been revoked.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'unauthenticated' | 'invalid_credentials' | 'token_expired' | 'credential_revoked';
+          };
+        };
+      };
+      /** @description `insufficient_scope`: The credential lacks the scope this operation needs. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'insufficient_scope';
+          };
+        };
+      };
+      /**
+       * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
+       *
+       *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'database_unavailable' | 'temporal_unavailable';
+          };
+        };
+      };
+    };
+  };
+  createApiKey: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description A unique key (such as a UUID v4) that makes a retry of this request safe: for 24 hours the same key with the same credential and request replays the first response (with `Idempotent-Replayed: true`) instead of acting again; with another request it is 422 `idempotency_key_reused`; while the first is still running, 409 `idempotency_key_in_progress`. 5xx responses are not stored. */
+        'Idempotency-Key'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description A note for people (what uses the key) */
+          name?: string;
+          /** @description What the key may do, each scope at most once, only scopes the caller holds. Omitted: every scope but `admin` and `webhooks:manage` (least privilege: ask for those by name) */
+          scopes?: (
+            | 'feedback:write'
+            | 'feedback:read'
+            | 'recordings:read'
+            | 'recordings:write'
+            | 'agents:read'
+            | 'signals:read'
+            | 'webhooks:manage'
+            | 'admin'
+          )[];
+        };
+      };
+    };
+    responses: {
+      /** @description The key with `apiKey` (shown this once: Intake keeps only its hash) */
+      201: {
+        headers: {
+          /** @description `true` when this response is the stored response of an earlier request with the same Idempotency-Key */
+          'Idempotent-Replayed'?: 'true';
+          /** @description The key */
+          Location?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description The key (`ik_…`), for the `X-Service-Api-Key` header */
+            apiKey: string;
+            /** Format: uuid */
+            apiKeyId: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description The first characters of the key, to recognise it */
+            displayPrefix: string;
+            /**
+             * Format: date-time
+             * @description The last request made with it, to the minute; null: never used
+             */
+            lastUsedAt: string | null;
+            name: string | null;
+            /** Format: uuid */
+            organizationId: string;
+            /**
+             * Format: date-time
+             * @description When it stopped working; null: it works
+             */
+            revokedAt: string | null;
+            scopes: string[];
+          };
+        };
+      };
+      /**
+       * @description `validation_failed`: The request is invalid.
+       *
+       *     `malformed_json`: The request body is not valid JSON.
+       *
+       *     `idempotency_key_invalid`: The Idempotency-Key header must be 1 to 255 printable ASCII characters.
+       */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'validation_failed' | 'malformed_json' | 'idempotency_key_invalid';
+          };
+        };
+      };
+      /**
+       * @description `unauthenticated`: Authentication required.
+       *
+       *     `invalid_credentials`: The credential is not valid.
+       *
+       *     `token_expired`: The token has expired.
+       *
+       *     `credential_revoked`: The credential has been revoked.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'unauthenticated' | 'invalid_credentials' | 'token_expired' | 'credential_revoked';
+          };
+        };
+      };
+      /**
+       * @description `insufficient_scope`: The credential lacks the scope this operation needs.
+       *
+       *     `scope_not_held`: An API key may be given only scopes the credential that creates it holds.
+       */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'insufficient_scope' | 'scope_not_held';
+          };
+        };
+      };
+      /** @description `idempotency_key_in_progress`: A request with this Idempotency-Key is still in progress; retry shortly. */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'idempotency_key_in_progress';
+          };
+        };
+      };
+      /** @description `payload_too_large`: The request body is too large. */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'payload_too_large';
+          };
+        };
+      };
+      /** @description `unsupported_media_type`: Unsupported request encoding or content type. */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'unsupported_media_type';
+          };
+        };
+      };
+      /** @description `idempotency_key_reused`: This Idempotency-Key was used with another request (method, path or body); use a new key for a new request. */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'idempotency_key_reused';
+          };
+        };
+      };
+      /**
+       * @description `server_busy`: The service is busy; retry later.
+       *
+       *     `database_unavailable`: The service is temporarily unavailable (database); retry later.
+       *
+       *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'server_busy' | 'database_unavailable' | 'temporal_unavailable';
+          };
+        };
+      };
+    };
+  };
+  getApiKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        apiKeyId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The key */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** Format: uuid */
+            apiKeyId: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description The first characters of the key, to recognise it */
+            displayPrefix: string;
+            /**
+             * Format: date-time
+             * @description The last request made with it, to the minute; null: never used
+             */
+            lastUsedAt: string | null;
+            name: string | null;
+            /** Format: uuid */
+            organizationId: string;
+            /**
+             * Format: date-time
+             * @description When it stopped working; null: it works
+             */
+            revokedAt: string | null;
+            scopes: string[];
+          };
+        };
+      };
+      /**
+       * @description `unauthenticated`: Authentication required.
+       *
+       *     `invalid_credentials`: The credential is not valid.
+       *
+       *     `token_expired`: The token has expired.
+       *
+       *     `credential_revoked`: The credential has been revoked.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'unauthenticated' | 'invalid_credentials' | 'token_expired' | 'credential_revoked';
+          };
+        };
+      };
+      /** @description `insufficient_scope`: The credential lacks the scope this operation needs. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'insufficient_scope';
+          };
+        };
+      };
+      /** @description `not_found`: Resource not found. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
+       *
+       *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'database_unavailable' | 'temporal_unavailable';
+          };
+        };
+      };
+    };
+  };
+  revokeApiKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        apiKeyId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Revoked */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
       };
       /**
        * @description `unauthenticated`: Authentication required.

@@ -4,11 +4,12 @@ import {
   createApplication,
   issueCredential,
   presentApplication,
+  presentCredential,
   type SettingsPatch,
 } from '../../agents/applications.js';
-import { findApplicationById, revokeCredential } from '../../db/repositories/agent-applications.js';
+import { findApplicationById, listApplications, listCredentials, revokeCredential } from '../../db/repositories/agent-applications.js';
 import { isUuid } from '../../db/uuid.js';
-import { flags, list, optStr, str, type Flags } from '../args.js';
+import { flags, list, optStr, page, pageWindow, paging, PAGING_FLAGS, str, type Flags } from '../args.js';
 import { CliError, type CliContext } from '../context.js';
 import { requireOrganization } from './tenancy.js';
 
@@ -121,4 +122,19 @@ export async function agentAppRevoke(ctx: CliContext, argv: string[]) {
   const row = await revokeCredential(await ctx.db(), str(f, 'credential'), { organizationId: null });
   if (!row) throw new CliError(`agent credential ${str(f, 'credential')} not found`);
   return { credentialId: row.id, revokedAt: row.revoked_at };
+}
+
+/** `agent-app list --org O [--page N] [--limit L]`: the organization's agent applications, oldest first. */
+export async function agentAppList(ctx: CliContext, argv: string[]) {
+  const f = flags(argv, { org: 'string', ...PAGING_FLAGS });
+  const org = await requireOrganization(ctx, str(f, 'org'));
+  const p = paging(f);
+  return page('applications', await listApplications(await ctx.db(), org.id, pageWindow(p)), p, presentApplication);
+}
+
+/** `agent-app show --app A`: the application with its settings and its ingest credentials (never their secrets). */
+export async function agentAppShow(ctx: CliContext, argv: string[]) {
+  const f = flags(argv, { app: 'string' });
+  const app = await requireApplication(ctx, str(f, 'app'));
+  return { ...presentApplication(app), credentials: (await listCredentials(await ctx.db(), app.id)).map(presentCredential) };
 }

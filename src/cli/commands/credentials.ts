@@ -1,11 +1,11 @@
 import { decodeJwt } from 'jose';
-import { createApiKey } from '../../auth/credentials.js';
+import { issueApiKey, organizationApiKeys } from '../../auth/api-keys.js';
 import { isScope, type Scope } from '../../auth/scopes.js';
 import { revokeApiKey } from '../../db/repositories/api-keys.js';
 import { endUserSessions, revokeUserGrants } from '../../db/repositories/oauth-models.js';
 import { revokeToken, revokeUserTokens } from '../../db/repositories/users.js';
 import { isUuid } from '../../db/uuid.js';
-import { flags, int, list, optStr, str } from '../args.js';
+import { flags, int, list, optStr, page, pageWindow, paging, PAGING_FLAGS, str } from '../args.js';
 import { CliError, type CliContext } from '../context.js';
 import { requireOrganization, requireUser } from './tenancy.js';
 
@@ -16,12 +16,16 @@ export async function apiKeyCreate(ctx: CliContext, argv: string[]) {
   const unknown = (scopes ?? []).filter((s) => !isScope(s));
   if (unknown.length) throw new CliError(`unknown scope(s): ${unknown.join(', ')}`, 2);
   if (scopes && scopes.length === 0) throw new CliError('--scopes must name at least one scope', 2);
-  const { row, apiKey } = await createApiKey(await ctx.db(), {
-    organizationId: org.id,
-    scopes: scopes as Scope[] | undefined,
-    name: optStr(f, 'name'),
-  });
-  return { apiKeyId: row.id, apiKey, scopes: row.scopes };
+  // An operator: any scopes; without --scopes, every data scope (never admin or webhooks:manage).
+  return issueApiKey(await ctx.db(), null, { organizationId: org.id, scopes: scopes as Scope[] | undefined, name: optStr(f, 'name') });
+}
+
+/** `api-key list --org O [--page N] [--limit L]`: the organization's keys, revoked ones too, oldest first (never the keys). */
+export async function apiKeyList(ctx: CliContext, argv: string[]) {
+  const f = flags(argv, { org: 'string', ...PAGING_FLAGS });
+  const org = await requireOrganization(ctx, str(f, 'org'));
+  const p = paging(f);
+  return page('apiKeys', await organizationApiKeys(await ctx.db(), org.id, pageWindow(p)), p, (k) => k);
 }
 
 export async function apiKeyRevoke(ctx: CliContext, argv: string[]) {

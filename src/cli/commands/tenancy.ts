@@ -1,10 +1,17 @@
 import { UniqueIntegrityConstraintViolationError } from 'slonik';
-import { createOrganization, findOrganization, updateOrganizationFlags } from '../../db/repositories/organizations.js';
-import { createUser, findUser, findUserByEmail } from '../../db/repositories/users.js';
+import {
+  createOrganization,
+  findOrganization,
+  listOrganizations,
+  organizationCounts,
+  updateOrganizationFlags,
+  type OrganizationRow,
+} from '../../db/repositories/organizations.js';
+import { createUser, findUser, findUserByEmail, listUsers, type UserRow } from '../../db/repositories/users.js';
 import { endUserSessions, revokeUserGrants } from '../../db/repositories/oauth-models.js';
 import { PasswordRejectedError, setPassword } from '../../auth/sign-in.js';
 import { readPasswordFromStdin } from '../password-input.js';
-import { flags, int, optStr, str } from '../args.js';
+import { flags, int, optStr, page, pageWindow, paging, PAGING_FLAGS, str } from '../args.js';
 import { CliError, type CliContext } from '../context.js';
 import { topUpCredits } from '../../agents/billing.js';
 
@@ -138,4 +145,68 @@ export async function orgUpdate(ctx: CliContext, argv: string[]) {
   const org = await updateOrganizationFlags(await ctx.db(), str(f, 'org'), { agentChatsEnabled, recordingAllowed });
   if (!org) throw new CliError(`organization ${str(f, 'org')} not found`);
   return { organizationId: org.id, name: org.name, agentChatsEnabled: org.agent_chats_enabled, recordingAllowed: org.recording_allowed };
+}
+
+/** An organization as the CLI shows it: what `GET /v3/rest/organization` shows, and its agent chats switch. */
+const presentOrg = (org: OrganizationRow) => ({
+  organizationId: org.id,
+  name: org.name,
+  recordingAllowed: org.recording_allowed,
+  agentChatsEnabled: org.agent_chats_enabled,
+  creditBalance: org.credit_balance,
+  createdAt: org.created_at,
+});
+
+/** A user as `GET /v3/rest/users/{id}` shows it, with the organization (the CLI sees every one). */
+const presentCliUser = (user: UserRow) => ({
+  userId: user.id,
+  organizationId: user.organization_id,
+  email: user.email,
+  firstName: user.first_name,
+  lastName: user.last_name,
+  role: user.role,
+  status: user.status,
+  createdAt: user.created_at,
+});
+
+/** `org list [--page N] [--limit L]`: every organization, oldest first. */
+export async function orgList(ctx: CliContext, argv: string[]) {
+  const p = paging(flags(argv, PAGING_FLAGS));
+  return page('organizations', await listOrganizations(await ctx.db(), pageWindow(p)), p, presentOrg);
+}
+
+/** `org show --org O`: the organization and what it holds, counted. */
+export async function orgShow(ctx: CliContext, argv: string[]) {
+  const f = flags(argv, { org: 'string' });
+  const org = await requireOrganization(ctx, str(f, 'org'));
+  const c = await organizationCounts(await ctx.db(), org.id);
+  return {
+    ...presentOrg(org),
+    counts: {
+      users: c.users,
+      activeApiKeys: c.active_api_keys,
+      agentApplications: c.agent_applications,
+      webhookEndpoints: c.webhook_endpoints,
+      feedbackSources: c.feedback_sources,
+      people: c.people,
+      recordings: c.recordings,
+      agentSessions: c.agent_sessions,
+    },
+  };
+}
+
+/** `user list [--org O] [--email E] [--page N] [--limit L]`: an organization's users, or who has an address (any case, every organization). */
+export async function userList(ctx: CliContext, argv: string[]) {
+  const f = flags(argv, { org: 'string', email: 'string', ...PAGING_FLAGS });
+  const p = paging(f);
+  const orgId = optStr(f, 'org');
+  const organizationId = orgId === undefined ? undefined : (await requireOrganization(ctx, orgId)).id;
+  const rows = await listUsers(await ctx.db(), { organizationId, email: optStr(f, 'email') }, pageWindow(p));
+  return page('users', rows, p, presentCliUser);
+}
+
+/** `user show --user U`. */
+export async function userShow(ctx: CliContext, argv: string[]) {
+  const f = flags(argv, { user: 'string' });
+  return presentCliUser(await requireUser(ctx, str(f, 'user')));
 }

@@ -44,3 +44,28 @@ export async function touchApiKey(db: CommonQueryMethods, id: string): Promise<v
     UPDATE api_keys SET last_used_at = now()
     WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`);
 }
+
+/** The organization's keys, revoked ones included, oldest first. */
+export async function listApiKeys(
+  db: CommonQueryMethods,
+  organizationId: string,
+  page: { offset: number; limit: number },
+): Promise<readonly ApiKeyRow[]> {
+  return db.any(sql.type(apiKeyRow)`
+    SELECT ${columns} FROM api_keys WHERE organization_id = ${organizationId}
+    ORDER BY created_at, id LIMIT ${page.limit} OFFSET ${page.offset}`);
+}
+
+/** A key of the organization, or null (unknown, or another organization's). */
+export async function findOrganizationApiKey(db: CommonQueryMethods, organizationId: string, id: string): Promise<ApiKeyRow | null> {
+  if (!isUuid(id)) return null;
+  return db.maybeOne(sql.type(apiKeyRow)`SELECT ${columns} FROM api_keys WHERE id = ${id} AND organization_id = ${organizationId}`);
+}
+
+/** As revokeApiKey, for a key of this organization only. */
+export async function revokeOrganizationApiKey(db: CommonQueryMethods, organizationId: string, id: string): Promise<ApiKeyRow | null> {
+  if (!isUuid(id)) return null;
+  return db.maybeOne(sql.type(apiKeyRow)`
+    UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id} AND organization_id = ${organizationId}
+    RETURNING ${columns}`);
+}

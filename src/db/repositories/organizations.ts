@@ -65,3 +65,38 @@ export async function updateOrganizationFlags(
     WHERE id = ${organizationId}
     RETURNING *`);
 }
+
+/** Every organization, oldest first (operators' `intake org list`). */
+export async function listOrganizations(
+  db: CommonQueryMethods,
+  page: { offset: number; limit: number },
+): Promise<readonly OrganizationRow[]> {
+  return db.any(sql.type(organizationRow)`
+    SELECT * FROM organizations ORDER BY created_at, id LIMIT ${page.limit} OFFSET ${page.offset}`);
+}
+
+export const organizationCountsRow = z.object({
+  users: z.number(),
+  active_api_keys: z.number(),
+  agent_applications: z.number(),
+  webhook_endpoints: z.number(),
+  feedback_sources: z.number(),
+  people: z.number(),
+  recordings: z.number(),
+  agent_sessions: z.number(),
+});
+export type OrganizationCounts = z.infer<typeof organizationCountsRow>;
+
+/** What the organization holds, counted (`intake org show`). */
+export async function organizationCounts(db: CommonQueryMethods, organizationId: string): Promise<OrganizationCounts> {
+  return db.one(sql.type(organizationCountsRow)`
+    SELECT
+      (SELECT count(*) FROM users WHERE organization_id = ${organizationId})::int AS users,
+      (SELECT count(*) FROM api_keys WHERE organization_id = ${organizationId} AND revoked_at IS NULL)::int AS active_api_keys,
+      (SELECT count(*) FROM agent_applications WHERE organization_id = ${organizationId} AND deleted_at IS NULL)::int AS agent_applications,
+      (SELECT count(*) FROM webhook_endpoints WHERE organization_id = ${organizationId})::int AS webhook_endpoints,
+      (SELECT count(*) FROM feedback_sources WHERE organization_id = ${organizationId})::int AS feedback_sources,
+      (SELECT count(*) FROM people WHERE organization_id = ${organizationId})::int AS people,
+      (SELECT count(*) FROM recordings WHERE organization_id = ${organizationId})::int AS recordings,
+      (SELECT count(*) FROM agent_sessions WHERE organization_id = ${organizationId})::int AS agent_sessions`);
+}

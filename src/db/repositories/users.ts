@@ -93,3 +93,18 @@ export async function findUserByEmail(db: CommonQueryMethods, organizationId: st
   return db.maybeOne(sql.type(userRow)`
     SELECT * FROM users WHERE organization_id = ${organizationId} AND lower(email) = lower(${email})`);
 }
+
+/** Users, oldest first: of one organization, with one e-mail address (any case, every organization), or both. */
+export async function listUsers(
+  db: CommonQueryMethods,
+  filter: { organizationId?: string; email?: string },
+  page: { offset: number; limit: number },
+): Promise<readonly UserRow[]> {
+  const conditions = [
+    ...(filter.organizationId !== undefined ? [sql.fragment`organization_id = ${filter.organizationId}`] : []),
+    ...(filter.email !== undefined ? [sql.fragment`lower(email) = lower(${filter.email})`] : []),
+  ];
+  const where = conditions.length ? sql.fragment`WHERE ${sql.join(conditions, sql.fragment` AND `)}` : sql.fragment``;
+  return db.any(sql.type(userRow)`
+    SELECT * FROM users ${where} ORDER BY created_at, id LIMIT ${page.limit} OFFSET ${page.offset}`);
+}

@@ -164,6 +164,118 @@ describe('intake admin CLI', function () {
     }
   });
 
+  it('finds what exists: org list|show, user list|show, api-key list, agent-app list|show, paged JSON', async () => {
+    const org = await intake('org', 'create', '--name', 'Findable Ltd', '--credits', '7');
+    const orgId = org.json.organizationId as string;
+    const user = await intake('user', 'create', '--org', orgId, '--email', 'Lost.Person@Example.com', '--role', 'admin');
+    const key = await intake('api-key', 'create', '--org', orgId, '--name', 'ci', '--scopes', 'feedback:read');
+    await intake('api-key', 'revoke', '--id', key.json.apiKeyId);
+    const app = await intake('agent-app', 'create', '--org', orgId, '--name', 'Support bot', '--agent-key', 'support');
+    const secret = await intake('agent-app', 'secret', '--app', app.json.applicationId);
+
+    // Every organization, paged: walk the pages until the new one shows up.
+    const seen: { organizationId: string; name: string; creditBalance: number }[] = [];
+    for (let page = 1; ; page++) {
+      const listed = await intake('org', 'list', '--limit', '1000', '--page', String(page));
+      assert.equal(listed.code, 0, listed.stderr);
+      assert.deepEqual(Object.keys(listed.json).sort(), ['has_more', 'limit', 'organizations', 'page']);
+      seen.push(...listed.json.organizations);
+      if (!listed.json.has_more) break;
+    }
+    const found = seen.find((o) => o.organizationId === orgId);
+    assert.deepEqual([found?.name, found?.creditBalance], ['Findable Ltd', 7]);
+    const small = await intake('org', 'list', '--limit', '1');
+    assert.deepEqual([small.json.organizations.length, small.json.has_more], [1, true]);
+
+    const shown = await intake('org', 'show', '--org', orgId);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.equal(shown.json.name, 'Findable Ltd');
+    assert.equal(shown.json.agentChatsEnabled, true);
+    assert.deepEqual(shown.json.counts, {
+      users: 1,
+      activeApiKeys: 0,
+      agentApplications: 1,
+      webhookEndpoints: 0,
+      feedbackSources: 0,
+      people: 0,
+      recordings: 0,
+      agentSessions: 0,
+    });
+
+    // A lost user id, found by address in any case, across organizations.
+    const byEmail = await intake('user', 'list', '--email', 'lost.person@example.COM');
+    assert.equal(byEmail.code, 0, byEmail.stderr);
+    assert.deepEqual(
+      byEmail.json.users.map((u: { userId: string; organizationId: string }) => [u.userId, u.organizationId]),
+      [[user.json.userId, orgId]],
+    );
+    const users = await intake('user', 'list', '--org', orgId);
+    assert.deepEqual(
+      users.json.users.map((u: { email: string; role: string }) => [u.email, u.role]),
+      [['Lost.Person@Example.com', 'admin']],
+    );
+    const one = await intake('user', 'show', '--user', user.json.userId);
+    assert.deepEqual(one.json, byEmail.json.users[0]);
+
+    const keys = await intake('api-key', 'list', '--org', orgId);
+    assert.equal(keys.code, 0, keys.stderr);
+    assert.equal(keys.json.apiKeys.length, 1);
+    const [listedKey] = keys.json.apiKeys;
+    assert.deepEqual([listedKey.apiKeyId, listedKey.name, listedKey.scopes], [key.json.apiKeyId, 'ci', ['feedback:read']]);
+    assert.ok(listedKey.revokedAt, 'revoked keys are listed with revokedAt');
+    assert.ok(!keys.stdout.includes(key.json.apiKey), 'never the key itself');
+
+    const apps = await intake('agent-app', 'list', '--org', orgId);
+    assert.deepEqual(
+      apps.json.applications.map((a: { applicationId: string; name: string }) => [a.applicationId, a.name]),
+      [[app.json.applicationId, 'Support bot']],
+    );
+    const appShown = await intake('agent-app', 'show', '--app', app.json.applicationId);
+    assert.equal(appShown.json.agentKey, 'support');
+    assert.deepEqual(
+      appShown.json.credentials.map((c: { credentialId: string; revokedAt: string | null }) => [c.credentialId, c.revokedAt]),
+      [[secret.json.credentialId, null]],
+    );
+    assert.ok(!appShown.stdout.includes(secret.json.secret), 'never the secret');
+
+    for (const [args, message] of [
+      [['org', 'show', '--org', '00000000-0000-4000-8000-000000000000'], /organization .* not found/],
+      [['user', 'show', '--user', 'nope'], /user nope not found/],
+      [['agent-app', 'show', '--app', 'nope'], /agent application nope not found/],
+      [['org', 'list', '--limit', '0'], /--limit must be an integer from 1 to 1000/],
+    ] as [string[], RegExp][]) {
+      const result = await intake(...args);
+      assert.notEqual(result.code, 0, args.join(' '));
+      assert.equal(result.stdout, '');
+      assert.match(result.stderr, message);
+    }
+  });
+
+  it('prints usage for --help (all commands, or one) on stdout with exit 0', async () => {
+    const help = async (...args: string[]) => {
+      const { stdout, stderr } = await run(TSX, [path.join(PROJECT_ROOT, 'src', 'cli', 'main.ts'), ...args], {
+        env: { PATH: process.env.PATH ?? '', ...env },
+      });
+      assert.equal(stderr, '');
+      return stdout;
+    };
+    const all = await help('--help');
+    assert.match(all, /^usage: intake <command>/);
+    for (const command of ['org list', 'user show', 'api-key list', 'agent-app show', 'webhook create', 'doctor']) {
+      assert.match(all, new RegExp(`^  ${command}\\b`, 'm'), command);
+    }
+    assert.equal(await help('help'), all);
+    assert.match(
+      await help('org', 'list', '--help'),
+      /^usage: intake org list \[--page N\] \[--limit L\] +\(every organization, oldest first\)\n$/,
+    );
+    assert.equal(await help('help', 'user', 'show'), 'usage: intake user show --user U\n');
+    // A group alone lists its actions (a usage error: exit 2, on stderr).
+    const group = await intake('agent-app');
+    assert.equal(group.code, 2);
+    assert.match(group.stderr, /intake agent-app: give an action\n {2}agent-app create/);
+  });
+
   it("batch create: an upload batch of a user, usable in that user's uploads", async () => {
     const org = await intake('org', 'create', '--name', 'Batches');
     const user = await intake('user', 'create', '--org', org.json.organizationId, '--email', 'batch@example.com');

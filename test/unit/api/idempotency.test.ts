@@ -66,6 +66,7 @@ describe('idempotency keys in the OpenAPI document', () => {
     ['/v3/rest/metadata-fields', 'post'],
     ['/v3/rest/webhook-endpoints', 'post'],
     ['/v3/rest/webhook-endpoints/{endpointId}/rotate-secret', 'post'],
+    ['/v3/rest/api-keys', 'post'],
   ] as const;
 
   it('documents the header, the replay header and the three errors on each opted-in operation, and on no other', async () => {
