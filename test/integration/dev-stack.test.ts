@@ -86,7 +86,7 @@ describe('dev stack (npm start)', function () {
       JSON.parse((await run(TSX, [cli, ...args], { env: { PATH: process.env.PATH ?? '', ...env } })).stdout);
     // The banner's hint, run as printed by a shell in the checkout: stdout is exactly one JSON object
     // (what `| jq` needs; without npm's -s its own banner would come first).
-    const hint = /Create an organization: +(.+)$/m.exec(output)?.[1];
+    const hint = /Create an organization: +(\S.*)$/m.exec(output)?.[1];
     assert.ok(hint?.startsWith('npm run -s intake -- '), hint);
     const hinted = await run('sh', ['-c', hint!], {
       cwd: PROJECT_ROOT,
