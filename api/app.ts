@@ -16,6 +16,7 @@ import { signalRoutes } from './signals/router.js';
 import { uploadRoutes } from './recordings/uploads/router.js';
 import { webhookEndpointRoutes } from './webhook-endpoints/router.js';
 import { apiKeyRoutes } from './api-keys/router.js';
+import { meRoutes } from './me/router.js';
 import { tusEndpoint } from './recordings/uploads/tus.js';
 import { createUploadStore } from '../src/media/upload-store.js';
 import { errorHandler } from './middleware/errors.js';
@@ -41,6 +42,7 @@ export function buildApp(deps: AppDeps): Koa<AppState> {
   healthRoutes(deps, registry);
   managementRoutes(deps, registry);
   apiKeyRoutes(deps, registry);
+  meRoutes(deps, registry);
   operatorRoutes(deps, registry);
   feedbackRoutes(deps, registry);
   agentApplicationRoutes(deps, registry);

@@ -173,7 +173,7 @@ export const TEST_PASSWORD = 'correct horse battery staple';
 /** A user who signs in with TEST_PASSWORD, in an organization of their own. */
 export async function createSignInUser(
   pool: DatabasePool,
-): Promise<{ userId: string; email: string; password: string; organizationId: string }> {
+): Promise<{ userId: string; email: string; password: string; organizationId: string; accessToken: string }> {
   const org = await createTestOrg(pool);
   const user = await createTestUser(pool, org.organizationId);
   await setPassword(pool, user.userId, TEST_PASSWORD);

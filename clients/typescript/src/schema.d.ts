@@ -386,6 +386,40 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v3/rest/me/grants': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The MCP clients the calling user approved, oldest first */
+    get: operations['listMyGrants'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v3/rest/me/grants/{grantId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /** Revoke a grant: the client’s access and refresh tokens stop working at once, and its next authorization asks again; revoking it again is 404 */
+    delete: operations['revokeMyGrant'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v3/rest/metadata-fields': {
     parameters: {
       query?: never;
@@ -5285,6 +5319,142 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             /** @enum {unknown} */
             errorCode?: 'server_busy' | 'database_unavailable' | 'temporal_unavailable';
+          };
+        };
+      };
+    };
+  };
+  listMyGrants: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The grants */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            grants: {
+              clientId: string;
+              /** @description The name the client registered with */
+              clientName: string | null;
+              /** Format: date-time */
+              expiresAt: string | null;
+              /** Format: date-time */
+              grantedAt: string;
+              grantId: string;
+              scopes: string[];
+            }[];
+          };
+        };
+      };
+      /**
+       * @description `unauthenticated`: Authentication required.
+       *
+       *     `invalid_credentials`: The credential is not valid.
+       *
+       *     `token_expired`: The token has expired.
+       *
+       *     `credential_revoked`: The credential has been revoked.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'unauthenticated' | 'invalid_credentials' | 'token_expired' | 'credential_revoked';
+          };
+        };
+      };
+      /**
+       * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
+       *
+       *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'database_unavailable' | 'temporal_unavailable';
+          };
+        };
+      };
+    };
+  };
+  revokeMyGrant: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        grantId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Revoked */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /**
+       * @description `unauthenticated`: Authentication required.
+       *
+       *     `invalid_credentials`: The credential is not valid.
+       *
+       *     `token_expired`: The token has expired.
+       *
+       *     `credential_revoked`: The credential has been revoked.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'unauthenticated' | 'invalid_credentials' | 'token_expired' | 'credential_revoked';
+          };
+        };
+      };
+      /** @description `not_found`: Resource not found. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
+       *
+       *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'database_unavailable' | 'temporal_unavailable';
           };
         };
       };

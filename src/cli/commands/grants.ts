@@ -1,4 +1,5 @@
 import { endUserSessions, listUserGrants, revokeUserGrants } from '../../db/repositories/oauth-models.js';
+import { presentGrant } from '../../contracts/grants.js';
 import { flags, optStr, str } from '../args.js';
 import { CliError, type CliContext } from '../context.js';
 import { requireUser } from './tenancy.js';
@@ -10,14 +11,7 @@ export async function grantList(ctx: CliContext, argv: string[]) {
   const grants = await listUserGrants(await ctx.db(), user.id);
   return {
     userId: user.id,
-    grants: grants.map((g) => ({
-      grantId: g.grant_id,
-      clientId: g.client_id,
-      clientName: g.client_name,
-      scopes: g.scopes,
-      grantedAt: g.granted_at,
-      expiresAt: g.expires_at,
-    })),
+    grants: grants.map(presentGrant),
   };
 }
 

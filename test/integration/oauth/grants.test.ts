@@ -16,6 +16,7 @@ import {
   TEST_PASSWORD,
 } from '../../../harness/oauth-browser.js';
 import { createTestDatabase } from '../../../harness/stack.js';
+import { createTestOrg } from '../../../harness/fixtures.js';
 
 const PASSWORD = TEST_PASSWORD;
 const REDIRECT = 'http://127.0.0.1:40112/callback';
@@ -195,5 +196,42 @@ describe('MCP authorization: grants revoked by the operator, expired tokens', fu
     assert.equal(refreshed.status, 200, await refreshed.clone().text());
     const next = (await refreshed.json()) as { access_token: string };
     assert.equal((await mcpCall(shortLived.url, next.access_token)).status, 200);
+  });
+
+  it('a signed-in user lists and revokes their own grants over REST (GET|DELETE /v3/rest/me/grants); nobody else can', async () => {
+    const me = await createSignInUser(pool);
+    const other = await createSignInUser(pool);
+    const viewer = await client('Viewer');
+    const tokens = await obtainTokens(api.url, { clientId: viewer, redirectUri: REDIRECT, scope: 'projects:read', user: me });
+    const othersTokens = await obtainTokens(api.url, { clientId: viewer, redirectUri: REDIRECT, scope: 'projects:read', user: other });
+    const as = (u: { accessToken: string }) => ({ Authorization: `Bearer ${u.accessToken}` });
+
+    const listed = await api.request('/v3/rest/me/grants', { headers: as(me) });
+    assert.equal(listed.status, 200, JSON.stringify(listed.body));
+    assert.equal(listed.body.grants.length, 1);
+    const [grant] = listed.body.grants as { grantId: string; clientId: string; clientName: string; scopes: string[] }[];
+    assert.deepEqual([grant!.clientId, grant!.clientName, grant!.scopes], [viewer, 'Viewer', ['projects:read']]);
+
+    // Another user's grant is not theirs to see or revoke.
+    const othersGrant = ((await api.request('/v3/rest/me/grants', { headers: as(other) })).body.grants as { grantId: string }[])[0]!;
+    assert.notEqual(othersGrant.grantId, grant!.grantId);
+    const foreign = await api.request(`/v3/rest/me/grants/${othersGrant.grantId}`, { method: 'DELETE', headers: as(me) });
+    assert.equal(foreign.status, 404);
+    assert.deepEqual(foreign.body, { message: 'Grant not found.', errorCode: 'not_found', resource: 'Grant' });
+    assert.equal((await mcpCall(api.url, othersTokens.access_token)).status, 200);
+
+    const revoked = await api.request(`/v3/rest/me/grants/${grant!.grantId}`, { method: 'DELETE', headers: as(me) });
+    assert.equal(revoked.status, 204);
+    assert.equal((await mcpCall(api.url, tokens.access_token)).status, 401, 'the access token stops at once');
+    const refresh = await tokenRequest(api.url, viewer, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token });
+    assert.equal(refresh.status, 400, 'and the refresh token');
+    assert.deepEqual((await api.request('/v3/rest/me/grants', { headers: as(me) })).body, { grants: [] });
+    const again = await api.request(`/v3/rest/me/grants/${grant!.grantId}`, { method: 'DELETE', headers: as(me) });
+    assert.equal(again.status, 404);
+
+    // Users only: an API key has no grants of its own.
+    const key = await api.request('/v3/rest/me/grants', { headers: { 'X-Service-Api-Key': (await createTestOrg(pool)).apiKey } });
+    assert.equal(key.status, 401);
+    assert.equal(key.body.errorCode, 'unauthenticated');
   });
 });
