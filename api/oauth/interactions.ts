@@ -9,6 +9,7 @@ import { approveGrant, attemptLogin, csrfToken, csrfValid, type LoginLimits } fr
 import type { Logger } from '../../src/logger.js';
 import { UPSTREAM_CALLBACK_PATH } from '../../src/oauth/server.js';
 import { UpstreamUnavailableError, type UpstreamSignIn, type UpstreamState } from '../../src/oauth/upstream.js';
+import { GRANTS_PAGE_PATH } from './grants-page.js';
 import { consentPage, errorPage, formTarget, loginPage, PAGE_HEADERS, pageHeaders } from './pages.js';
 
 export interface InteractionDeps {
@@ -152,6 +153,7 @@ export function oauthInteractionRoutes(deps: InteractionDeps): Middleware {
         scopes: [...new Set([...requested, ...missingScopes])],
         email: user?.email ?? '',
         approvedBefore: missingScopes.length === 0,
+        grantsUrl: GRANTS_PAGE_PATH,
       }),
       redirectTargetOf(d),
     );

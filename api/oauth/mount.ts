@@ -4,6 +4,7 @@ import type { OAuthServer, OAuthServers } from '../../src/oauth/server.js';
 import type { AppContext } from '../context.js';
 import { oauthEndpoints } from './endpoints.js';
 import { oauthInteractionRoutes } from './interactions.js';
+import { grantsPageRoutes } from './grants-page.js';
 
 /** Everything the authorization servers answer: their endpoints, metadata and pages. */
 const OAUTH_PATHS = /^\/(?:oauth\/|\.well-known\/(?:oauth-authorization-server|openid-configuration)(?:\/|$))/;
@@ -24,10 +25,13 @@ export function oauthRoutes(servers: OAuthServers, pool: DatabasePool, base: (ct
       signingSecret: servers.signingSecret,
       upstream: server.upstream,
     });
+    const grants = grantsPageRoutes({ pool, limits: servers.limits, signingSecret: servers.signingSecret });
     const endpoints = oauthEndpoints(server.provider, servers.endpointLimits);
     return async (ctx, next) => {
       await pages(ctx, async () => {
-        await endpoints(ctx, next);
+        await grants(ctx, async () => {
+          await endpoints(ctx, next);
+        });
       });
     };
   };

@@ -97,6 +97,8 @@ export function consentPage(o: {
   email: string;
   /** The user approved these scopes for this client before (native clients are asked each time). */
   approvedBefore?: boolean;
+  /** The page that lists and revokes what the user approved. */
+  grantsUrl: string;
 }): string {
   const items = o.scopes.map((s) => `<li>${escapeHtml(SCOPE_TEXT[s] ?? s)} <code>${escapeHtml(s)}</code></li>`).join('');
   return layout(
@@ -106,12 +108,59 @@ export function consentPage(o: {
 <p><strong>${escapeHtml(o.clientName)}</strong> (returning to <strong>${escapeHtml(o.redirectHost)}</strong>) asks to act as
 <strong>${escapeHtml(o.email)}</strong> on the Intake MCP server:</p>
 <ul>${items}</ul>
-${o.approvedBefore ? '<p>You approved this application before. Applications on your computer are asked to confirm each time.</p>\n' : ''}<p>You can revoke this access at any time.</p>
+${o.approvedBefore ? '<p>You approved this application before. Applications on your computer are asked to confirm each time.</p>\n' : ''}<p>You can revoke this access at any time on the <a href="${escapeHtml(o.grantsUrl)}">connected applications</a> page.</p>
 <form method="post" action="${escapeHtml(o.action)}">
   <input type="hidden" name="csrf" value="${escapeHtml(o.csrf)}">
   <button type="submit" name="decision" value="approve">Approve</button>
   <button type="submit" name="decision" value="deny">Deny</button>
 </form>`,
+  );
+}
+
+/** The connected-applications page before sign-in. */
+export function grantsSignInPage(o: { action: string; csrf: string; email?: string; error?: string }): string {
+  return layout(
+    'Connected applications',
+    `
+<h1>Connected applications</h1>
+<p>Sign in to see the applications you allowed to act on your Intake account, and revoke them.</p>
+${o.error ? `<p class="error" role="alert">${escapeHtml(o.error)}</p>` : ''}
+<form method="post" action="${escapeHtml(o.action)}">
+  <input type="hidden" name="csrf" value="${escapeHtml(o.csrf)}">
+  <label for="email">E-mail</label>
+  <input id="email" name="email" type="email" autocomplete="username" required value="${escapeHtml(o.email ?? '')}">
+  <label for="password">Password</label>
+  <input id="password" name="password" type="password" autocomplete="current-password" required>
+  <button type="submit">Sign in</button>
+</form>
+<p>Signed in with single sign-on only? Ask an admin (<code>intake grant revoke</code>), or call
+<code>DELETE /v3/rest/me/grants/{grantId}</code> with a user token.</p>`,
+  );
+}
+
+/** The MCP clients a signed-in user approved, each with a button that revokes it. */
+export function grantsPage(o: {
+  base: string;
+  csrf: string;
+  email: string;
+  grants: { grantId: string; clientName: string | null; clientId: string; scopes: string[]; grantedAt: string }[];
+}): string {
+  const csrf = `<input type="hidden" name="csrf" value="${escapeHtml(o.csrf)}">`;
+  const items = o.grants
+    .map(
+      (g) => `<li><strong>${escapeHtml(g.clientName ?? g.clientId)}</strong>, approved ${escapeHtml(g.grantedAt.slice(0, 10))}:
+  ${g.scopes.map((s) => `<code>${escapeHtml(s)}</code>`).join(' ')}
+  <form method="post" action="${escapeHtml(o.base)}/revoke">${csrf}<input type="hidden" name="grant" value="${escapeHtml(g.grantId)}">
+  <button type="submit">Revoke</button></form></li>`,
+    )
+    .join('\n');
+  return layout(
+    'Connected applications',
+    `
+<h1>Connected applications</h1>
+<p>Signed in as <strong>${escapeHtml(o.email)}</strong>.</p>
+${o.grants.length ? `<p>These applications may act as you on the Intake MCP server. Revoking one stops its access at once; it must ask you again.</p>\n<ul>${items}</ul>` : '<p>No application may act as you.</p>'}
+<form method="post" action="${escapeHtml(o.base)}/sign-out">${csrf}<button type="submit">Sign out</button></form>`,
   );
 }
 

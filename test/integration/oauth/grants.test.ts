@@ -234,4 +234,68 @@ describe('MCP authorization: grants revoked by the operator, expired tokens', fu
     assert.equal(key.status, 401);
     assert.equal(key.body.errorCode, 'unauthenticated');
   });
+
+  it('the consent page links to "connected applications", where the user signs in, sees and revokes what they approved', async () => {
+    const me = await createSignInUser(pool);
+    const notes = await client('Notes <b>app</b>');
+    const tokens = await obtainTokens(api.url, { clientId: notes, redirectUri: REDIRECT, scope: 'projects:read', user: me });
+    const browser = new Browser(api.url);
+
+    // The consent page names the page.
+    const { url } = authorizationRequest(api.url, { clientId: notes, redirectUri: REDIRECT, scope: 'projects:read' });
+    const login = await browser.follow(await browser.go(url.pathname + url.search));
+    const uid = new URL(login.url).pathname.split('/').pop()!;
+    const consent = await browser.follow(
+      await browser.post(`/oauth/interaction/${uid}/login`, { csrf: csrfOf(await login.text()), email: me.email, password: PASSWORD }),
+    );
+    assert.match(await consent.text(), /revoke this access at any time on the <a href="\/oauth\/grants">connected applications<\/a> page/);
+
+    // Its own sign-in; a wrong password is refused on the page.
+    const signIn = await browser.go('/oauth/grants');
+    assert.equal(signIn.status, 200);
+    assert.equal(signIn.headers.get('cache-control'), 'no-store');
+    assert.match(signIn.headers.get('content-security-policy') ?? '', /form-action 'self'; frame-ancestors 'none'/);
+    const signInHtml = await signIn.text();
+    assert.match(signInHtml, /Sign in to see the applications you allowed/);
+    const wrong = await browser.post('/oauth/grants/sign-in', { csrf: csrfOf(signInHtml), email: me.email, password: 'wrong password!' });
+    assert.equal(wrong.status, 401);
+    const wrongHtml = await wrong.text();
+    assert.match(wrongHtml, /The e-mail address or the password is wrong/);
+    // A form without the page's token is refused.
+    const forged = await browser.post('/oauth/grants/sign-in', { csrf: 'forged', email: me.email, password: PASSWORD });
+    assert.equal(forged.status, 403);
+
+    const again = await browser.go('/oauth/grants');
+    const signedIn = await browser.follow(
+      await browser.post('/oauth/grants/sign-in', { csrf: csrfOf(await again.text()), email: me.email, password: PASSWORD }),
+    );
+    assert.equal(signedIn.status, 200);
+    const listHtml = await signedIn.text();
+    assert.match(listHtml, new RegExp(`Signed in as <strong>${me.email.replace(/[.]/g, '\\.')}</strong>`));
+    assert.match(listHtml, /<strong>Notes &lt;b&gt;app&lt;\/b&gt;<\/strong>, approved \d{4}-\d{2}-\d{2}:/, 'names escaped');
+    const grantId = /name="grant" value="([^"]+)"/.exec(listHtml)?.[1];
+    assert.ok(grantId);
+
+    // Another user's grant cannot be revoked from this session: nothing happens to it.
+    const other = await createSignInUser(pool);
+    const othersTokens = await obtainTokens(api.url, { clientId: notes, redirectUri: REDIRECT, scope: 'projects:read', user: other });
+    const othersGrant = (
+      (await api.request('/v3/rest/me/grants', { headers: { Authorization: `Bearer ${other.accessToken}` } })).body.grants as {
+        grantId: string;
+      }[]
+    )[0]!.grantId;
+    await browser.follow(await browser.post('/oauth/grants/revoke', { csrf: csrfOf(listHtml), grant: othersGrant }));
+    assert.equal((await mcpCall(api.url, othersTokens.access_token)).status, 200);
+
+    // Revoke: the client's token stops at once, and the page says nothing is left.
+    assert.equal((await mcpCall(api.url, tokens.access_token)).status, 200);
+    const afterRevoke = await browser.follow(await browser.post('/oauth/grants/revoke', { csrf: csrfOf(listHtml), grant: grantId }));
+    assert.equal(afterRevoke.status, 200);
+    assert.match(await afterRevoke.text(), /No application may act as you/);
+    assert.equal((await mcpCall(api.url, tokens.access_token)).status, 401);
+
+    // Signing out ends the page's session.
+    await browser.follow(await browser.post('/oauth/grants/sign-out', { csrf: csrfOf(listHtml) }));
+    assert.match(await (await browser.go('/oauth/grants')).text(), /Sign in to see the applications/);
+  });
 });
