@@ -10,6 +10,7 @@ import {
   type Reader,
 } from '../../src/db/repositories/agent-conversations.js';
 import { NotFoundError, ValidationError } from '../../src/errors.js';
+import { deleteAgentSession } from '../../src/agents/session-deletion.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { principalOf } from '../middleware/auth.js';
 import { pageWindow } from '../paging.js';
@@ -107,6 +108,11 @@ export function agentConversationHandlers(deps: AppDeps, credentials: Credential
         nextAfterSequence: events.length > query.eventLimit ? (page.at(-1)?.sequence ?? null) : null,
       };
       ctx.body = detail;
+    },
+
+    deleteSession: async (ctx: AppContext, { params }: RouteInput<unknown, unknown>) => {
+      await deleteAgentSession(deps.pool, readerOf(ctx), params.sessionId ?? '');
+      ctx.status = 204;
     },
   };
 }

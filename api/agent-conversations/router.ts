@@ -94,4 +94,15 @@ export function agentConversationRoutes(deps: AppDeps, registry: RouteRegistry):
     responses: { 200: { description: 'The session', schema: sessionDetailSchema } },
     handler: h.getSession,
   });
+  registry.add({
+    method: 'delete',
+    path: '/v3/rest/agent-conversations/sessions/{sessionId}',
+    operationId: 'deleteAgentSession',
+    tags: ['agent-conversations'],
+    summary:
+      'Delete a session with its events, participants, signals and analyses (metered usage stays, without content); deleting it again is 404',
+    auth: { accept: ['apiKey', 'user'], scope: 'agents:write' },
+    responses: { 204: { description: 'Deleted' } },
+    handler: h.deleteSession,
+  });
 }

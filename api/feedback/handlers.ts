@@ -2,6 +2,8 @@ import { checkFieldValues } from '../../src/domain/feedback-fields.js';
 import { toUtcInstantOrNull } from '../../src/domain/time.js';
 import {
   createSource,
+  deleteRecord,
+  deleteSource,
   findRecord,
   findSource,
   insertRecord,
@@ -113,6 +115,21 @@ export function feedbackHandlers(deps: AppDeps) {
       const record = recordId === null ? null : await findRecord(deps.pool, source.organization_id, source.id, recordId);
       if (!record) throw new NotFoundError('Feedback record');
       ctx.body = presentRecord(record);
+    },
+
+    deleteRecord: async (ctx: AppContext, { params }: RouteInput<unknown, unknown>) => {
+      const source = await sourceOf(ctx, params.id);
+      const recordId = intId(params.recordId);
+      const deleted = recordId === null ? null : await deleteRecord(deps.pool, source.organization_id, source.id, recordId);
+      if (deleted === null) throw new NotFoundError('Feedback record');
+      ctx.status = 204;
+    },
+
+    deleteSource: async (ctx: AppContext, { params }: RouteInput<unknown, unknown>) => {
+      const sourceId = intId(params.id);
+      const deleted = sourceId === null ? null : await deleteSource(deps.pool, principalOf(ctx).organizationId, sourceId);
+      if (deleted === null) throw new NotFoundError('Feedback source');
+      ctx.status = 204;
     },
   };
 }

@@ -122,4 +122,24 @@ export function feedbackRoutes(deps: AppDeps, registry: RouteRegistry): void {
     responses: withLimits({ 200: { description: 'The record', schema: recordSchema } }),
     handler: h.getRecord,
   });
+  registry.add({
+    ...common,
+    method: 'delete',
+    path: '/v3/rest/feedback-sources/{id}/records/{recordId}',
+    operationId: 'deleteFeedbackRecord',
+    summary: 'Delete a feedback record; deleting it again is 404 (its external_id may then be used again)',
+    auth: write,
+    responses: withLimits({ 204: { description: 'Deleted' } }),
+    handler: h.deleteRecord,
+  });
+  registry.add({
+    ...common,
+    method: 'delete',
+    path: '/v3/rest/feedback-sources/{id}',
+    operationId: 'deleteFeedbackSource',
+    summary: 'Delete a feedback source with all its records; deleting it again is 404',
+    auth: write,
+    responses: withLimits({ 204: { description: 'Deleted' } }),
+    handler: h.deleteSource,
+  });
 }

@@ -5,6 +5,8 @@ export const SCOPES = [
   'recordings:read',
   'recordings:write',
   'agents:read',
+  // Deleting agent conversations (issue 32). Ingest needs no scope: it takes an application's ingest secret.
+  'agents:write',
   'signals:read',
   // Webhook endpoints send an organization's data to a URL of the holder's choosing: never a default.
   'webhooks:manage',

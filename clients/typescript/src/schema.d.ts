@@ -256,7 +256,8 @@ export interface paths {
     get: operations['getAgentSession'];
     put?: never;
     post?: never;
-    delete?: never;
+    /** Delete a session with its events, participants, signals and analyses (metered usage stays, without content); deleting it again is 404 */
+    delete: operations['deleteAgentSession'];
     options?: never;
     head?: never;
     patch?: never;
@@ -327,7 +328,8 @@ export interface paths {
     get: operations['getFeedbackSource'];
     put?: never;
     post?: never;
-    delete?: never;
+    /** Delete a feedback source with all its records; deleting it again is 404 */
+    delete: operations['deleteFeedbackSource'];
     options?: never;
     head?: never;
     patch?: never;
@@ -362,7 +364,8 @@ export interface paths {
     get: operations['getFeedbackRecord'];
     put?: never;
     post?: never;
-    delete?: never;
+    /** Delete a feedback record; deleting it again is 404 (its external_id may then be used again) */
+    delete: operations['deleteFeedbackRecord'];
     options?: never;
     head?: never;
     patch?: never;
@@ -3774,6 +3777,86 @@ export interface operations {
       };
     };
   };
+  deleteAgentSession: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        sessionId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Deleted */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /**
+       * @description `unauthenticated`: Authentication required.
+       *
+       *     `invalid_credentials`: The credential is not valid.
+       *
+       *     `token_expired`: The token has expired.
+       *
+       *     `credential_revoked`: The credential has been revoked.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'unauthenticated' | 'invalid_credentials' | 'token_expired' | 'credential_revoked';
+          };
+        };
+      };
+      /** @description `insufficient_scope`: The credential lacks the scope this operation needs. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'insufficient_scope';
+          };
+        };
+      };
+      /** @description `not_found`: Resource not found. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
+       *
+       *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'database_unavailable' | 'temporal_unavailable';
+          };
+        };
+      };
+    };
+  };
   listApiKeys: {
     parameters: {
       query?: {
@@ -3905,6 +3988,7 @@ export interface operations {
             | 'recordings:read'
             | 'recordings:write'
             | 'agents:read'
+            | 'agents:write'
             | 'signals:read'
             | 'webhooks:manage'
             | 'admin'
@@ -4657,6 +4741,114 @@ export interface operations {
       };
     };
   };
+  deleteFeedbackSource: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Deleted */
+      204: {
+        headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /**
+       * @description `unauthenticated`: Authentication required.
+       *
+       *     `invalid_credentials`: The credential is not valid.
+       *
+       *     `token_expired`: The token has expired.
+       *
+       *     `credential_revoked`: The credential has been revoked.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'unauthenticated' | 'invalid_credentials' | 'token_expired' | 'credential_revoked';
+          };
+        };
+      };
+      /** @description `insufficient_scope`: The credential lacks the scope this operation needs. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'insufficient_scope';
+          };
+        };
+      };
+      /** @description `not_found`: Resource not found. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Over FEEDBACK_RATE_LIMIT_PER_MINUTE (100) requests a minute for this key; see Retry-After
+       *
+       *     `rate_limited`: Rate limit exceeded; retry later.
+       */
+      429: {
+        headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'rate_limited';
+          };
+        };
+      };
+      /**
+       * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
+       *
+       *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'database_unavailable' | 'temporal_unavailable';
+          };
+        };
+      };
+    };
+  };
   listFeedbackRecords: {
     parameters: {
       query?: {
@@ -5004,6 +5196,115 @@ export interface operations {
         content: {
           'application/json': components['schemas']['FeedbackRecord'];
         };
+      };
+      /**
+       * @description `unauthenticated`: Authentication required.
+       *
+       *     `invalid_credentials`: The credential is not valid.
+       *
+       *     `token_expired`: The token has expired.
+       *
+       *     `credential_revoked`: The credential has been revoked.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'unauthenticated' | 'invalid_credentials' | 'token_expired' | 'credential_revoked';
+          };
+        };
+      };
+      /** @description `insufficient_scope`: The credential lacks the scope this operation needs. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'insufficient_scope';
+          };
+        };
+      };
+      /** @description `not_found`: Resource not found. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Over FEEDBACK_RATE_LIMIT_PER_MINUTE (100) requests a minute for this key; see Retry-After
+       *
+       *     `rate_limited`: Rate limit exceeded; retry later.
+       */
+      429: {
+        headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'rate_limited';
+          };
+        };
+      };
+      /**
+       * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
+       *
+       *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'database_unavailable' | 'temporal_unavailable';
+          };
+        };
+      };
+    };
+  };
+  deleteFeedbackRecord: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        recordId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Deleted */
+      204: {
+        headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
       };
       /**
        * @description `unauthenticated`: Authentication required.

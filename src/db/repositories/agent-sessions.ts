@@ -534,3 +534,14 @@ export async function deferWorkflowSignal(db: CommonQueryMethods, sessionId: str
     UPDATE agent_sessions SET workflow_signalled_at = NULL, hold_signalled_at = NULL, wake_requested_at = now() + ${retrySeconds} * interval '1 second'
     WHERE id = ${sessionId}`);
 }
+
+/**
+ * Deletes a conversation (issue 32): events, revisions, participants, analyses and signals go with
+ * it (their foreign keys cascade); metered usage stays, its session id cleared (billing history, as
+ * retention keeps it). True when there was one.
+ */
+export async function deleteSession(tx: Tx, organizationId: string, sessionId: string): Promise<boolean> {
+  const row = await tx.maybeOne(sql.type(z.object({ id: z.string() }))`
+    DELETE FROM agent_sessions WHERE id = ${sessionId} AND organization_id = ${organizationId} RETURNING id`);
+  return row !== null;
+}

@@ -102,3 +102,8 @@ export async function usageByDay(
       AND recorded_at >= ${q.from}::timestamptz AND recorded_at < ${q.to}::timestamptz ${app}
     GROUP BY 1 ORDER BY 1`);
 }
+
+/** The ids of a session's signals (what its deletion takes with it). */
+export async function sessionSignalIds(db: CommonQueryMethods, sessionId: string): Promise<readonly string[]> {
+  return db.anyFirst(sql.type(z.object({ id: z.string() }))`SELECT id FROM agent_signals WHERE session_id = ${sessionId}`);
+}

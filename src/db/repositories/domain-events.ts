@@ -86,3 +86,10 @@ export async function purgeEventsBefore(db: CommonQueryMethods, before: Date, li
       SELECT id FROM domain_events WHERE recorded_at < ${before.toISOString()} ORDER BY recorded_at LIMIT ${limit})`);
   return result.rowCount;
 }
+
+/** Deletes the events about these resources (their content goes with a deleted resource, issue 32). */
+export async function forgetEventSubjects(tx: CommonQueryMethods, organizationId: string, subjectIds: readonly string[]): Promise<void> {
+  if (!subjectIds.length) return;
+  await tx.query(sql.unsafe`
+    DELETE FROM domain_events WHERE organization_id = ${organizationId} AND subject_id = ANY(${sql.array([...subjectIds], 'uuid')})`);
+}

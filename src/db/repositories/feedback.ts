@@ -106,3 +106,16 @@ export async function listRecords(
     WHERE feedback_source_id = ${sourceId} AND organization_id = ${organizationId} ${byExternalId}
     ORDER BY id LIMIT ${filter.limit} OFFSET ${filter.offset}`);
 }
+
+/** Deletes a record of the source; null when there is none (unknown, another source's or organization's). */
+export async function deleteRecord(db: CommonQueryMethods, organizationId: string, sourceId: number, id: number): Promise<number | null> {
+  return db.maybeOneFirst(sql.type(z.object({ id: z.number() }))`
+    DELETE FROM feedback_records WHERE id = ${id} AND feedback_source_id = ${sourceId} AND organization_id = ${organizationId}
+    RETURNING id`);
+}
+
+/** Deletes a source with its records (the foreign key cascades); null when there is none. */
+export async function deleteSource(db: CommonQueryMethods, organizationId: string, id: number): Promise<number | null> {
+  return db.maybeOneFirst(sql.type(z.object({ id: z.number() }))`
+    DELETE FROM feedback_sources WHERE id = ${id} AND organization_id = ${organizationId} RETURNING id`);
+}

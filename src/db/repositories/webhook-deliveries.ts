@@ -288,3 +288,14 @@ export async function createTestDelivery(
     return row;
   });
 }
+
+/**
+ * Deletes the deliveries about these resources, sent or not (their bodies hold the resource as the
+ * REST API showed it): a deleted resource is not delivered afterwards, and its content does not stay
+ * in the delivery log (issue 32).
+ */
+export async function forgetDeliverySubjects(tx: CommonQueryMethods, organizationId: string, subjectIds: readonly string[]): Promise<void> {
+  if (!subjectIds.length) return;
+  await tx.query(sql.unsafe`
+    DELETE FROM webhook_deliveries WHERE organization_id = ${organizationId} AND subject_id = ANY(${sql.array([...subjectIds], 'uuid')})`);
+}

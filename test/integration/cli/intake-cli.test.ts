@@ -85,6 +85,7 @@ describe('intake admin CLI', function () {
       'recordings:read',
       'recordings:write',
       'agents:read',
+      'agents:write',
       'signals:read',
     ]);
     const notAdmin = await api.request(`/v3/rest/users/${user.json.userId}`, { headers: { 'X-Service-Api-Key': plain.json.apiKey } });
