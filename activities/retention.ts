@@ -1,6 +1,6 @@
 import type { DatabasePool } from 'slonik';
 import { DOMAIN_EVENT_RETENTION_DAYS_DEFAULT } from '../src/config.js';
-import { deleteExpiredSessions } from '../src/db/repositories/agent-sessions.js';
+import { sweepDoomedSessions } from '../src/agents/session-deletion.js';
 import { purgeEventsBefore } from '../src/db/repositories/domain-events.js';
 import { purgeExpiredKeys } from '../src/db/repositories/idempotency-keys.js';
 import { purgeExpiredModels } from '../src/db/repositories/oauth-models.js';
@@ -8,9 +8,9 @@ import { IDEMPOTENCY_RETENTION_SECONDS } from '../src/idempotency/service.js';
 
 export function createRetentionActivities(deps: { pool: DatabasePool; eventRetentionDays?: number | undefined }) {
   return {
-    /** One batch of the retention sweep; returns how many conversations it deleted. */
+    /** One batch of the retention sweep (past retention, or of an application deleted with them); returns how many conversations it deleted. */
     async deleteExpiredConversations(limit: number): Promise<number> {
-      return deleteExpiredSessions(deps.pool, limit);
+      return sweepDoomedSessions(deps.pool, limit);
     },
     /** One batch of the authorization server's expired rows (oauth_models); returns how many it deleted. */
     async purgeExpiredAuthorizations(limit: number): Promise<number> {

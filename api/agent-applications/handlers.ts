@@ -18,7 +18,7 @@ import type { AppContext, AppDeps } from '../context.js';
 import { principalOf } from '../middleware/auth.js';
 import { pageBody, pageWindow } from '../paging.js';
 import type { RouteInput } from '../routes.js';
-import type { CreateApplicationBody, NewCredential, PageQuery, UpdateApplicationBody } from './schemas.js';
+import type { CreateApplicationBody, DeleteApplicationQuery, NewCredential, PageQuery, UpdateApplicationBody } from './schemas.js';
 
 export function agentApplicationHandlers(deps: AppDeps) {
   const applicationOf = async (ctx: AppContext, id: string | undefined): Promise<ApplicationRow> => {
@@ -52,8 +52,10 @@ export function agentApplicationHandlers(deps: AppDeps) {
       ctx.body = presentApplication(await changeApplication(deps.pool, app.organization_id, app.id, patch));
     },
 
-    remove: async (ctx: AppContext, { params }: RouteInput<unknown, unknown>) => {
-      const app = params.applicationId ? await deleteApplication(deps.pool, principalOf(ctx).organizationId, params.applicationId) : null;
+    remove: async (ctx: AppContext, { params, query }: RouteInput<unknown, DeleteApplicationQuery>) => {
+      const app = params.applicationId
+        ? await deleteApplication(deps.pool, principalOf(ctx).organizationId, params.applicationId, query.sessions === 'delete')
+        : null;
       if (!app) throw new NotFoundError('Agent application');
       ctx.status = 204;
     },

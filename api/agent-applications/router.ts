@@ -8,6 +8,7 @@ import {
   createApplicationBody,
   credentialListSchema,
   credentialSchema,
+  deleteApplicationQuery,
   newCredentialSchema,
   pageQuery,
   updateApplicationBody,
@@ -77,7 +78,9 @@ export function agentApplicationRoutes(deps: AppDeps, registry: RouteRegistry): 
     method: 'delete',
     path: `${base}/{applicationId}`,
     operationId: 'deleteAgentApplication',
-    summary: 'Delete an application: its credentials then answer 404; stored conversations are kept',
+    summary:
+      'Delete an application: its credentials stop at once (404); its conversations are kept, or deleted with `sessions=delete`; deleting it again is 404',
+    query: deleteApplicationQuery,
     responses: { 204: { description: 'Deleted' } },
     handler: h.remove,
   });

@@ -15,7 +15,7 @@ export {
 } from '../../src/contracts/agent-applications.js';
 
 import { credentialSchema } from '../../src/contracts/agent-applications.js';
-import type { JsonSchema } from '../validation.js';
+import type { JsonSchema, Validated } from '../validation.js';
 
 export { pageQuery, type PageQuery } from '../paging.js';
 
@@ -25,3 +25,18 @@ export const credentialListSchema = {
   required: ['credentials'],
   properties: { credentials: { type: 'array', items: credentialSchema } },
 } as const satisfies JsonSchema;
+
+export const deleteApplicationQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    sessions: {
+      type: 'string',
+      enum: ['keep', 'delete'],
+      default: 'keep',
+      description:
+        '`keep` (default): the stored conversations stay readable. `delete`: they disappear from every read at once and are deleted with their events, signals and analyses by the retention sweep (metered usage stays)',
+    },
+  },
+} as const satisfies JsonSchema;
+export type DeleteApplicationQuery = Validated<typeof deleteApplicationQuery>;

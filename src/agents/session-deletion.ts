@@ -1,7 +1,8 @@
 import type { DatabasePool } from 'slonik';
+import type { Tx } from '../db/pool.js';
 import { findSession, type Reader } from '../db/repositories/agent-conversations.js';
 import { sessionSignalIds } from '../db/repositories/agent-signals.js';
-import { deleteSession } from '../db/repositories/agent-sessions.js';
+import { claimDoomedSessions, deleteSession, deleteSessions } from '../db/repositories/agent-sessions.js';
 import { forgetEventSubjects } from '../db/repositories/domain-events.js';
 import { forgetDeliverySubjects } from '../db/repositories/webhook-deliveries.js';
 import { NotFoundError } from '../errors.js';
@@ -17,9 +18,37 @@ export async function deleteAgentSession(pool: DatabasePool, reader: Reader, ses
   await pool.transaction(async (tx) => {
     const session = await findSession(tx, reader, sessionId);
     if (!session) throw new NotFoundError('Agent session');
-    const subjects = [session.id, ...(await sessionSignalIds(tx, session.id))];
-    await forgetDeliverySubjects(tx, session.organization_id, subjects);
-    await forgetEventSubjects(tx, session.organization_id, subjects);
+    await forgetTraces(tx, session.organization_id, [session.id]);
     await deleteSession(tx, session.organization_id, session.id);
+  });
+}
+
+/** The domain events and webhook deliveries about these sessions of one organization and their signals. */
+async function forgetTraces(tx: Tx, organizationId: string, sessionIds: readonly string[]): Promise<void> {
+  const subjects = [...sessionIds, ...(await sessionSignalIds(tx, sessionIds))];
+  await forgetDeliverySubjects(tx, organizationId, subjects);
+  await forgetEventSubjects(tx, organizationId, subjects);
+}
+
+/**
+ * One batch of the retention sweep, in one transaction: up to `limit` conversations past their
+ * application's retention or of an application deleted with its conversations, deleted as
+ * deleteAgentSession deletes one. Returns how many.
+ */
+export async function sweepDoomedSessions(pool: DatabasePool, limit: number, organizationId?: string): Promise<number> {
+  return pool.transaction(async (tx) => {
+    const doomed = await claimDoomedSessions(tx, limit, organizationId);
+    const byOrganization = Map.groupBy(doomed, (s) => s.organization_id);
+    for (const [org, sessions] of byOrganization)
+      await forgetTraces(
+        tx,
+        org,
+        sessions.map((s) => s.id),
+      );
+    await deleteSessions(
+      tx,
+      doomed.map((s) => s.id),
+    );
+    return doomed.length;
   });
 }

@@ -165,7 +165,7 @@ export interface paths {
     get: operations['getAgentApplication'];
     put?: never;
     post?: never;
-    /** Delete an application: its credentials then answer 404; stored conversations are kept */
+    /** Delete an application: its credentials stop at once (404); its conversations are kept, or deleted with `sessions=delete`; deleting it again is 404 */
     delete: operations['deleteAgentApplication'];
     options?: never;
     head?: never;
@@ -2784,7 +2784,9 @@ export interface operations {
   };
   deleteAgentApplication: {
     parameters: {
-      query?: never;
+      query?: {
+        sessions?: 'keep' | 'delete';
+      };
       header?: never;
       path: {
         applicationId: string;
@@ -2799,6 +2801,18 @@ export interface operations {
           [name: string]: unknown;
         };
         content?: never;
+      };
+      /** @description `validation_failed`: The request is invalid. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'validation_failed';
+          };
+        };
       };
       /**
        * @description `unauthenticated`: Authentication required.

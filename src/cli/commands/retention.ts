@@ -1,4 +1,4 @@
-import { deleteExpiredSessions } from '../../db/repositories/agent-sessions.js';
+import { sweepDoomedSessions } from '../../agents/session-deletion.js';
 import { purgeExpiredModels } from '../../db/repositories/oauth-models.js';
 import { isUuid } from '../../db/uuid.js';
 import { AUTHORIZATION_PURGE_BATCH, EVENT_PURGE_BATCH, IDEMPOTENCY_KEY_PURGE_BATCH } from '../../../workflows/retention-sweep/contract.js';
@@ -24,7 +24,7 @@ export async function retentionSweep(ctx: CliContext, argv: string[]) {
   const db = await ctx.db();
   let deleted = 0;
   for (;;) {
-    const n = await deleteExpiredSessions(db, BATCH, org);
+    const n = await sweepDoomedSessions(db, BATCH, org);
     deleted += n;
     if (n < BATCH) break;
   }

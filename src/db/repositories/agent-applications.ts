@@ -18,6 +18,7 @@ export const applicationRow = z.object({
   created_at: z.string(),
   updated_at: z.string(),
   deleted_at: z.string().nullable(),
+  sessions_deleted_at: z.string().nullable(),
 });
 export type ApplicationRow = z.infer<typeof applicationRow>;
 
@@ -103,10 +104,16 @@ export async function updateApplication(db: CommonQueryMethods, id: string, s: A
     RETURNING *`);
 }
 
-export async function deleteApplication(db: CommonQueryMethods, organizationId: string, id: string): Promise<ApplicationRow | null> {
+/** Deletes the application (its credentials stop at once); `withSessions`: its conversations too (the retention sweep deletes them). */
+export async function deleteApplication(
+  db: CommonQueryMethods,
+  organizationId: string,
+  id: string,
+  withSessions = false,
+): Promise<ApplicationRow | null> {
   if (!isUuid(id)) return null;
   return db.maybeOne(sql.type(applicationRow)`
-    UPDATE agent_applications SET deleted_at = now(), updated_at = now()
+    UPDATE agent_applications SET deleted_at = now(), updated_at = now(), sessions_deleted_at = ${withSessions ? sql.fragment`now()` : null}
     WHERE id = ${id} AND organization_id = ${organizationId} AND deleted_at IS NULL
     RETURNING *`);
 }

@@ -15,9 +15,11 @@ export interface Reader {
  * users and to a participant's ownerUserId; organization keys see workspace conversations.
  */
 export function visibleTo(reader: Reader) {
-  if (reader.userId === null) return sql.fragment`s.restricted_to IS NULL`;
-  return sql.fragment`(s.restricted_to IS NULL OR ${reader.userId}::uuid = ANY(s.restricted_to)
-    OR EXISTS (SELECT 1 FROM agent_participants p WHERE p.session_id = s.id AND p.owner_user_id = ${reader.userId}::uuid))`;
+  // The conversations of an application deleted with them are gone at once (the sweep deletes their rows).
+  const kept = sql.fragment`NOT EXISTS (SELECT 1 FROM agent_applications da WHERE da.id = s.application_id AND da.sessions_deleted_at IS NOT NULL)`;
+  if (reader.userId === null) return sql.fragment`(s.restricted_to IS NULL AND ${kept})`;
+  return sql.fragment`((s.restricted_to IS NULL OR ${reader.userId}::uuid = ANY(s.restricted_to)
+    OR EXISTS (SELECT 1 FROM agent_participants p WHERE p.session_id = s.id AND p.owner_user_id = ${reader.userId}::uuid)) AND ${kept})`;
 }
 
 export async function listSessions(

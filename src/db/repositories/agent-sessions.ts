@@ -421,21 +421,29 @@ export async function restrictSessionsToUsers(tx: Tx, applicationId: string, use
 }
 
 /**
- * Deletes up to `limit` conversations whose last activity is older than their application's
- * retention (spec: reducing retention can permanently delete older conversations). Events,
- * participants, revisions, analyses and signals go with them; metered usage stays (billing history).
- * SKIP LOCKED: a session being ingested right now is left for the next sweep.
+ * Up to `limit` conversations the retention sweep deletes, locked: those whose last activity is
+ * older than their application's retention (spec: reducing retention can permanently delete older
+ * conversations), and those of an application deleted with its conversations (issue 32). SKIP
+ * LOCKED: a session being ingested right now is left for the next batch.
  */
-export async function deleteExpiredSessions(db: CommonQueryMethods, limit: number, organizationId?: string): Promise<number> {
+export async function claimDoomedSessions(
+  tx: Tx,
+  limit: number,
+  organizationId?: string,
+): Promise<readonly { id: string; organization_id: string }[]> {
   const org = organizationId ? sql.fragment`AND s.organization_id = ${organizationId}` : sql.fragment``;
-  const deleted = await db.anyFirst(sql.type(z.object({ id: z.string() }))`
-    WITH doomed AS (
-      SELECT s.id FROM agent_sessions s JOIN agent_applications a ON a.id = s.application_id
-      WHERE a.retention_days IS NOT NULL AND s.last_ingest_at < now() - make_interval(days => a.retention_days) ${org}
-      ORDER BY s.last_ingest_at LIMIT ${limit}
-      FOR UPDATE OF s SKIP LOCKED)
-    DELETE FROM agent_sessions WHERE id IN (SELECT id FROM doomed) RETURNING id`);
-  return deleted.length;
+  return tx.any(sql.type(z.object({ id: z.string(), organization_id: z.string() }))`
+    SELECT s.id, s.organization_id FROM agent_sessions s JOIN agent_applications a ON a.id = s.application_id
+    WHERE ((a.retention_days IS NOT NULL AND s.last_ingest_at < now() - make_interval(days => a.retention_days))
+      OR a.sessions_deleted_at IS NOT NULL) ${org}
+    ORDER BY s.last_ingest_at LIMIT ${limit}
+    FOR UPDATE OF s SKIP LOCKED`);
+}
+
+/** Deletes these conversations (as deleteSession does one). */
+export async function deleteSessions(tx: Tx, sessionIds: readonly string[]): Promise<void> {
+  if (!sessionIds.length) return;
+  await tx.query(sql.unsafe`DELETE FROM agent_sessions WHERE id = ANY(${sql.array([...sessionIds], 'uuid')})`);
 }
 
 /**

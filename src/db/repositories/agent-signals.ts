@@ -103,7 +103,9 @@ export async function usageByDay(
     GROUP BY 1 ORDER BY 1`);
 }
 
-/** The ids of a session's signals (what its deletion takes with it). */
-export async function sessionSignalIds(db: CommonQueryMethods, sessionId: string): Promise<readonly string[]> {
-  return db.anyFirst(sql.type(z.object({ id: z.string() }))`SELECT id FROM agent_signals WHERE session_id = ${sessionId}`);
+/** The ids of these sessions' signals (what their deletion takes with it). */
+export async function sessionSignalIds(db: CommonQueryMethods, sessionIds: readonly string[]): Promise<readonly string[]> {
+  if (!sessionIds.length) return [];
+  return db.anyFirst(sql.type(z.object({ id: z.string() }))`
+    SELECT id FROM agent_signals WHERE session_id = ANY(${sql.array([...sessionIds], 'uuid')})`);
 }

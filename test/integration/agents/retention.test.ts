@@ -197,4 +197,45 @@ describe('agent conversation retention', function () {
     assert.equal(cli.json.purgedIdempotencyKeys, 1);
     assert.deepEqual(await left(), []);
   });
+
+  it('an application deleted with sessions=delete: its conversations vanish from reads at once and the sweep deletes them', async () => {
+    const doomedApp = await ctx.newApp();
+    const keptApp = await ctx.newApp();
+    const doomed = [];
+    for (const name of ['d-1', 'd-2', 'd-3']) doomed.push(await conversation(doomedApp, name, 0));
+    const kept = await conversation(keptApp, 'k-1', 0);
+    const headers = { 'X-Service-Api-Key': ctx.org.apiKey };
+    const del = (id: string, query = '') => ctx.api.request(`/v3/rest/agent-applications/${id}${query}`, { method: 'DELETE', headers });
+    const bad = await del(doomedApp.app.id, '?sessions=all');
+    assert.deepEqual([bad.status, bad.body.errorCode], [400, 'validation_failed']);
+
+    assert.equal((await del(doomedApp.app.id, '?sessions=delete')).status, 204);
+    assert.equal((await del(keptApp.app.id)).status, 204, 'keep by default');
+    assert.equal((await del(doomedApp.app.id, '?sessions=delete')).status, 404, 'again: 404');
+    // Gone from every read at once; the kept application's conversation stays readable.
+    for (const id of doomed) {
+      const res = await ctx.api.request(`/v3/rest/agent-conversations/sessions/${id}`, { headers });
+      assert.equal(res.status, 404);
+    }
+    const listed = await ctx.api.request(`/v3/rest/agent-conversations/sessions?applicationId=${doomedApp.app.id}`, { headers });
+    assert.deepEqual(listed.body.sessions, []);
+    assert.equal((await ctx.api.request(`/v3/rest/agent-conversations/sessions/${kept}`, { headers })).status, 200);
+    // The ingest secret stops at once.
+    const refused = await ctx.ingest(doomedApp, sessionRequest(doomedApp, [userMessage(1, 'q')], { externalSessionId: 'after' }));
+    assert.ok(refused.status === 401 || refused.status === 404, String(refused.status));
+
+    // The sweep (a Temporal workflow, batches of 2 here) deletes their rows.
+    const handle = await ctx.api.temporal.client.workflow.start(RETENTION_SWEEP_WORKFLOW, {
+      taskQueue: ctx.worker.taskQueue,
+      workflowId: `retention-app-delete-${randomUUID()}`,
+      args: [{ batchSize: 2 }],
+    });
+    const result = (await handle.result()) as { deletedSessions: number };
+    assert.ok(result.deletedSessions >= 3, JSON.stringify(result));
+    for (const id of doomed) assert.equal(await exists(id), false);
+    assert.equal(await exists(kept), true);
+    const events = await ctx.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+      SELECT count(*)::int AS n FROM agent_events WHERE session_id = ANY(${sql.array(doomed, 'uuid')})`);
+    assert.equal(events, 0);
+  });
 });
