@@ -131,4 +131,31 @@ describe('guides: the first steps run as written', function () {
     assert.ok(typeof rotated.secret === 'string' && rotated.secret !== created.secret && rotated.previousSecretExpiresAt, stdout);
     assert.ok(stdout.trimEnd().endsWith('204'), stdout);
   });
+
+  it('data lifecycle: API keys over REST, deletes', async () => {
+    const host = new URL(api.url).host;
+    const script = [guideBlock('first-requests.md', 'first requests'), guideBlock('data-lifecycle.md', 'api keys and deletes')]
+      .join('\n')
+      .replaceAll('localhost:8080', host);
+    const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], {
+      cwd: PROJECT_ROOT,
+      timeout: 150_000,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? os.tmpdir(),
+        DATA_DIR: dataDir,
+        DATABASE_URL: databaseUrl,
+        SIGNING_SECRET: TEST_SIGNING_SECRET,
+        LOG_LEVEL: 'silent',
+      },
+    });
+    const lines = jsonValues(stdout);
+    const listed = lines.find((l) => Array.isArray(l.apiKeys)) as
+      | { apiKeys: { name: string | null; lastUsedAt: string | null }[] }
+      | undefined;
+    const crm = listed?.apiKeys.find((k) => k.name === 'CRM sync');
+    assert.ok(crm?.lastUsedAt, stdout);
+    // The three deletes' statuses (the list's body ends without a newline, so the first follows it).
+    assert.match(stdout, /204\n204\n204\n$/);
+  });
 });
