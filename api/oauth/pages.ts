@@ -54,6 +54,18 @@ function layout(title: string, body: string): string {
 <body><main>${body}</main></body></html>`;
 }
 
+/** The e-mail and password form of both sign-in pages. */
+function passwordForm(o: { action: string; csrf: string; email?: string }): string {
+  return `<form method="post" action="${escapeHtml(o.action)}">
+  <input type="hidden" name="csrf" value="${escapeHtml(o.csrf)}">
+  <label for="email">E-mail</label>
+  <input id="email" name="email" type="email" autocomplete="username" required value="${escapeHtml(o.email ?? '')}">
+  <label for="password">Password</label>
+  <input id="password" name="password" type="password" autocomplete="current-password" required>
+  <button type="submit">Sign in</button>
+</form>`;
+}
+
 export function loginPage(o: {
   action: string;
   csrf: string;
@@ -77,14 +89,7 @@ export function loginPage(o: {
 <h1>Sign in to Intake</h1>
 <p><strong>${escapeHtml(o.clientName)}</strong> asks to connect to your Intake account.</p>
 ${o.error ? `<p class="error" role="alert">${escapeHtml(o.error)}</p>` : ''}${upstream}
-<form method="post" action="${escapeHtml(o.action)}">
-  <input type="hidden" name="csrf" value="${escapeHtml(o.csrf)}">
-  <label for="email">E-mail</label>
-  <input id="email" name="email" type="email" autocomplete="username" required value="${escapeHtml(o.email ?? '')}">
-  <label for="password">Password</label>
-  <input id="password" name="password" type="password" autocomplete="current-password" required>
-  <button type="submit">Sign in</button>
-</form>`,
+${passwordForm(o)}`,
   );
 }
 
@@ -125,14 +130,7 @@ export function grantsSignInPage(o: { action: string; csrf: string; email?: stri
 <h1>Connected applications</h1>
 <p>Sign in to see the applications you allowed to act on your Intake account, and revoke them.</p>
 ${o.error ? `<p class="error" role="alert">${escapeHtml(o.error)}</p>` : ''}
-<form method="post" action="${escapeHtml(o.action)}">
-  <input type="hidden" name="csrf" value="${escapeHtml(o.csrf)}">
-  <label for="email">E-mail</label>
-  <input id="email" name="email" type="email" autocomplete="username" required value="${escapeHtml(o.email ?? '')}">
-  <label for="password">Password</label>
-  <input id="password" name="password" type="password" autocomplete="current-password" required>
-  <button type="submit">Sign in</button>
-</form>
+${passwordForm(o)}
 <p>Signed in with single sign-on only? Ask an admin (<code>intake grant revoke</code>), or call
 <code>DELETE /v3/rest/me/grants/{grantId}</code> with a user token.</p>`,
   );

@@ -68,16 +68,9 @@ describe('guides: the first steps run as written', function () {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('first requests, feedback and agent conversations', async () => {
-    const host = new URL(api.url).host;
-    const script = [
-      guideBlock('first-requests.md', 'first requests'),
-      guideBlock('first-requests.md', 'feedback'),
-      guideBlock('agent-conversations.md', 'agent conversations'),
-    ]
-      .join('\n')
-      .replaceAll('localhost:8080', host);
-    const { temporal } = await testStack();
+  /** The guides' blocks run in one bash as a newcomer runs them, against this stack; answers stdout. */
+  const runBlocks = async (blocks: string[], env: Record<string, string> = {}) => {
+    const script = blocks.join('\n').replaceAll('localhost:8080', new URL(api.url).host);
     const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], {
       cwd: PROJECT_ROOT,
       timeout: 150_000,
@@ -87,10 +80,23 @@ describe('guides: the first steps run as written', function () {
         DATA_DIR: dataDir,
         DATABASE_URL: databaseUrl,
         SIGNING_SECRET: TEST_SIGNING_SECRET,
-        TEMPORAL_ADDRESS: temporal.address,
         LOG_LEVEL: 'silent',
+        ...env,
       },
     });
+    return stdout;
+  };
+
+  it('first requests, feedback and agent conversations', async () => {
+    const { temporal } = await testStack();
+    const stdout = await runBlocks(
+      [
+        guideBlock('first-requests.md', 'first requests'),
+        guideBlock('first-requests.md', 'feedback'),
+        guideBlock('agent-conversations.md', 'agent conversations'),
+      ],
+      { TEMPORAL_ADDRESS: temporal.address },
+    );
     const lines = jsonValues(stdout);
     const records = lines.filter((l) => l.external_id === 'ticket-4711');
     assert.ok(records.length >= 1, `no feedback record in:\n${stdout}`);
@@ -101,22 +107,7 @@ describe('guides: the first steps run as written', function () {
   });
 
   it('webhook endpoints: create, list, read, update, rotate, delete', async () => {
-    const host = new URL(api.url).host;
-    const script = [guideBlock('first-requests.md', 'first requests'), guideBlock('webhooks.md', 'webhook endpoints')]
-      .join('\n')
-      .replaceAll('localhost:8080', host);
-    const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], {
-      cwd: PROJECT_ROOT,
-      timeout: 150_000,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? os.tmpdir(),
-        DATA_DIR: dataDir,
-        DATABASE_URL: databaseUrl,
-        SIGNING_SECRET: TEST_SIGNING_SECRET,
-        LOG_LEVEL: 'silent',
-      },
-    });
+    const stdout = await runBlocks([guideBlock('first-requests.md', 'first requests'), guideBlock('webhooks.md', 'webhook endpoints')]);
     const lines = jsonValues(stdout);
     const created = lines.find((l) => typeof l.secret === 'string' && l.description === 'CRM sync')!;
     assert.match(created.secret as string, /^whsec_/, stdout);
@@ -133,22 +124,10 @@ describe('guides: the first steps run as written', function () {
   });
 
   it('data lifecycle: API keys over REST, deletes', async () => {
-    const host = new URL(api.url).host;
-    const script = [guideBlock('first-requests.md', 'first requests'), guideBlock('data-lifecycle.md', 'api keys and deletes')]
-      .join('\n')
-      .replaceAll('localhost:8080', host);
-    const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], {
-      cwd: PROJECT_ROOT,
-      timeout: 150_000,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? os.tmpdir(),
-        DATA_DIR: dataDir,
-        DATABASE_URL: databaseUrl,
-        SIGNING_SECRET: TEST_SIGNING_SECRET,
-        LOG_LEVEL: 'silent',
-      },
-    });
+    const stdout = await runBlocks([
+      guideBlock('first-requests.md', 'first requests'),
+      guideBlock('data-lifecycle.md', 'api keys and deletes'),
+    ]);
     const lines = jsonValues(stdout);
     const listed = lines.find((l) => Array.isArray(l.apiKeys)) as
       | { apiKeys: { name: string | null; lastUsedAt: string | null }[] }

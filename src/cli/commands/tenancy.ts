@@ -14,6 +14,7 @@ import { readPasswordFromStdin } from '../password-input.js';
 import { flags, int, optStr, page, pageWindow, paging, PAGING_FLAGS, str } from '../args.js';
 import { CliError, type CliContext } from '../context.js';
 import { topUpCredits } from '../../agents/billing.js';
+import { presentUser } from '../../../api/management/schemas.js';
 
 // The same addresses as `x@y.z` with y and z any non-empty text, written so that no two quantifiers
 // can take the same characters (linear time).
@@ -158,16 +159,7 @@ const presentOrg = (org: OrganizationRow) => ({
 });
 
 /** A user as `GET /v3/rest/users/{id}` shows it, with the organization (the CLI sees every one). */
-const presentCliUser = (user: UserRow) => ({
-  userId: user.id,
-  organizationId: user.organization_id,
-  email: user.email,
-  firstName: user.first_name,
-  lastName: user.last_name,
-  role: user.role,
-  status: user.status,
-  createdAt: user.created_at,
-});
+const presentCliUser = (user: UserRow) => ({ ...presentUser(user), organizationId: user.organization_id });
 
 /** `org list [--page N] [--limit L]`: every organization, oldest first. */
 export async function orgList(ctx: CliContext, argv: string[]) {
