@@ -84,28 +84,33 @@ describe('FFmpeg has no secret of the worker and sees nothing but its own files 
         signal: controller.signal,
       });
       running.catch(() => undefined);
+      // Read while it runs; a process caught in the middle of its exec shows an empty environment for a moment.
+      const environOf = async (pid: number) => (await readFile(`/proc/${pid}/environ`, 'utf8').catch(() => '')).split('\0').filter(Boolean);
       let processes: { pid: number; comm: string }[] = [];
       // Until the whole chain is seen: a snapshot taken between bubblewrap's forks can miss one.
       const seen = () => processes.some((p) => p.comm === 'ffmpeg') && (sandbox !== 'bwrap' || processes.some((p) => p.comm === 'bwrap'));
-      for (let tries = 0; tries < 400 && !seen(); tries++) {
-        await sleep(25);
+      // The ffmpeg whose environment could be read, kept from that read: a second read could land in the
+      // exec moment again (CI saw an empty one), and a process seen in one snapshot may be gone (CI saw
+      // an environment that stayed empty for 5 s): every snapshot is looked at afresh.
+      let ffmpeg: { pid: number; comm: string } | undefined;
+      let ffmpegEnv: string[] = [];
+      for (let tries = 0; tries < 400 && !ffmpeg; tries++) {
         processes = await descendants(process.pid);
+        if (seen()) {
+          for (const p of processes.filter((q) => q.comm === 'ffmpeg')) {
+            const env = await environOf(p.pid);
+            if (env.length) [ffmpeg, ffmpegEnv] = [p, env];
+            if (ffmpeg) break;
+          }
+        }
+        if (!ffmpeg) await sleep(25);
       }
-      const ffmpeg = processes.find((p) => p.comm === 'ffmpeg');
-      assert.ok(ffmpeg, `ffmpeg runs below the worker: ${JSON.stringify(processes)}`);
+      assert.ok(ffmpeg, `ffmpeg runs below the worker with an environment: ${JSON.stringify(processes)}`);
       if (sandbox === 'bwrap')
         assert.ok(
           processes.some((p) => p.comm === 'bwrap'),
           'under bubblewrap',
         );
-      // Read while it runs; a process caught in the middle of its exec shows an empty environment for a moment.
-      const environOf = async (pid: number) => (await readFile(`/proc/${pid}/environ`, 'utf8').catch(() => '')).split('\0').filter(Boolean);
-      // Kept from the read that saw it: a second read could again land in that moment (CI saw an empty one).
-      let ffmpegEnv: string[] = [];
-      for (let tries = 0; tries < 200 && ffmpegEnv.length === 0; tries++) {
-        ffmpegEnv = await environOf(ffmpeg.pid);
-        if (ffmpegEnv.length === 0) await sleep(25);
-      }
       const environments = await Promise.all(
         processes.map(async (p) => ({ ...p, env: p.pid === ffmpeg.pid ? ffmpegEnv : await environOf(p.pid) })),
       );
