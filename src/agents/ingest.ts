@@ -13,7 +13,7 @@ import {
   type ParticipantRecord,
 } from '../db/repositories/agent-participants.js';
 import {
-  deleteCreatedSessions,
+  deleteSessions,
   loadEventStates,
   lockSessions,
   participantExternalIds,
@@ -312,7 +312,7 @@ async function applyIngests(tx: Tx, items: readonly Prepared[], analysisCreditCo
       }),
     ),
   );
-  await deleteCreatedSessions(
+  await deleteSessions(
     tx,
     sessions.filter((s, i) => s.created && planned[i] instanceof Error).map((s) => s.id),
   );

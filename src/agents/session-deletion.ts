@@ -2,7 +2,7 @@ import type { DatabasePool } from 'slonik';
 import type { Tx } from '../db/pool.js';
 import { findSession, type Reader } from '../db/repositories/agent-conversations.js';
 import { sessionSignalIds } from '../db/repositories/agent-signals.js';
-import { claimDoomedSessions, deleteSession, deleteSessions } from '../db/repositories/agent-sessions.js';
+import { claimDoomedSessions, deleteSessions } from '../db/repositories/agent-sessions.js';
 import { forgetEventSubjects } from '../db/repositories/domain-events.js';
 import { forgetDeliverySubjects } from '../db/repositories/webhook-deliveries.js';
 import { NotFoundError } from '../errors.js';
@@ -19,7 +19,7 @@ export async function deleteAgentSession(pool: DatabasePool, reader: Reader, ses
     const session = await findSession(tx, reader, sessionId);
     if (!session) throw new NotFoundError('Agent session');
     await forgetTraces(tx, session.organization_id, [session.id]);
-    await deleteSession(tx, session.organization_id, session.id);
+    await deleteSessions(tx, [session.id]);
   });
 }
 

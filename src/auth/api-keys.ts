@@ -1,6 +1,6 @@
 import type { CommonQueryMethods } from 'slonik';
 import { presentApiKey, type ApiKey, type ApiKeyWithSecret } from '../contracts/api-keys.js';
-import { findOrganizationApiKey, listApiKeys, revokeOrganizationApiKey } from '../db/repositories/api-keys.js';
+import { findOrganizationApiKey, listApiKeys, revokeApiKey } from '../db/repositories/api-keys.js';
 import { AppError, NotFoundError } from '../errors.js';
 import { createApiKey } from './credentials.js';
 import type { Principal } from './principal.js';
@@ -53,7 +53,7 @@ export async function organizationApiKey(db: CommonQueryMethods, organizationId:
 
 /** Stops the key at once; revoking a revoked key keeps its first `revokedAt` (idempotent). */
 export async function revokeOrganizationKey(db: CommonQueryMethods, organizationId: string, id: string): Promise<ApiKey> {
-  const row = await revokeOrganizationApiKey(db, organizationId, id);
+  const row = await revokeApiKey(db, id, organizationId);
   if (!row) throw new NotFoundError('API key');
   return presentApiKey(row);
 }

@@ -47,22 +47,13 @@ export function list(f: Flags, name: string): string[] | undefined {
         .filter(Boolean);
 }
 
-/** `--page N` (from 1) and `--limit L` (1 to 1,000, default 100): the REST lists' paging, for `… list` commands. */
-export function paging(f: Flags): { page: number; limit: number; offset: number } {
-  const page = int(f, 'page', { min: 1, max: 1_000_000, fallback: 1 });
-  const limit = int(f, 'limit', { min: 1, max: 1000, fallback: 100 });
-  return { page, limit, offset: (page - 1) * limit };
+/**
+ * `--page N` (from 1) and `--limit L` (1 to 1,000, default 100): the REST lists' paging, for `… list`
+ * commands, which fetch with api/paging's `pageWindow` and answer its `pageBody`.
+ */
+export function paging(f: Flags): { page: number; limit: number } {
+  return { page: int(f, 'page', { min: 1, max: 1_000_000, fallback: 1 }), limit: int(f, 'limit', { min: 1, max: 1000, fallback: 100 }) };
 }
 
 /** The flags `paging` reads. */
 export const PAGING_FLAGS = { page: 'string', limit: 'string' } as const;
-
-/** Fetch one row more than the page: its presence is `has_more` (as the REST lists answer). */
-export function pageWindow(p: { offset: number; limit: number }) {
-  return { offset: p.offset, limit: p.limit + 1 };
-}
-
-/** `{<key>: [...], page, limit, has_more}` from the rows `pageWindow` fetched. */
-export function page<T, U>(key: string, rows: readonly T[], p: { page: number; limit: number }, present: (row: T) => U) {
-  return { [key]: rows.slice(0, p.limit).map(present), page: p.page, limit: p.limit, has_more: rows.length > p.limit };
-}

@@ -9,7 +9,8 @@ import {
 } from '../../agents/applications.js';
 import { findApplicationById, listApplications, listCredentials, revokeCredential } from '../../db/repositories/agent-applications.js';
 import { isUuid } from '../../db/uuid.js';
-import { flags, list, optStr, page, pageWindow, paging, PAGING_FLAGS, str, type Flags } from '../args.js';
+import { flags, list, optStr, paging, PAGING_FLAGS, str, type Flags } from '../args.js';
+import { pageBody, pageWindow } from '../../../api/paging.js';
 import { CliError, type CliContext } from '../context.js';
 import { requireOrganization } from './tenancy.js';
 
@@ -129,7 +130,7 @@ export async function agentAppList(ctx: CliContext, argv: string[]) {
   const f = flags(argv, { org: 'string', ...PAGING_FLAGS });
   const org = await requireOrganization(ctx, str(f, 'org'));
   const p = paging(f);
-  return page('applications', await listApplications(await ctx.db(), org.id, pageWindow(p)), p, presentApplication);
+  return pageBody('applications', await listApplications(await ctx.db(), org.id, pageWindow(p)), p, presentApplication);
 }
 
 /** `agent-app show --app A`: the application with its settings and its ingest credentials (never their secrets). */

@@ -5,7 +5,8 @@ import { revokeApiKey } from '../../db/repositories/api-keys.js';
 import { endUserSessions, revokeUserGrants } from '../../db/repositories/oauth-models.js';
 import { revokeToken, revokeUserTokens } from '../../db/repositories/users.js';
 import { isUuid } from '../../db/uuid.js';
-import { flags, int, list, optStr, page, pageWindow, paging, PAGING_FLAGS, str } from '../args.js';
+import { flags, int, list, optStr, paging, PAGING_FLAGS, str } from '../args.js';
+import { pageBody, pageWindow } from '../../../api/paging.js';
 import { CliError, type CliContext } from '../context.js';
 import { requireOrganization, requireUser } from './tenancy.js';
 
@@ -25,7 +26,7 @@ export async function apiKeyList(ctx: CliContext, argv: string[]) {
   const f = flags(argv, { org: 'string', ...PAGING_FLAGS });
   const org = await requireOrganization(ctx, str(f, 'org'));
   const p = paging(f);
-  return page('apiKeys', await organizationApiKeys(await ctx.db(), org.id, pageWindow(p)), p, (k) => k);
+  return pageBody('apiKeys', await organizationApiKeys(await ctx.db(), org.id, pageWindow(p)), p, (k) => k);
 }
 
 export async function apiKeyRevoke(ctx: CliContext, argv: string[]) {

@@ -11,7 +11,8 @@ import { createUser, findUser, findUserByEmail, listUsers, type UserRow } from '
 import { endUserSessions, revokeUserGrants } from '../../db/repositories/oauth-models.js';
 import { PasswordRejectedError, setPassword } from '../../auth/sign-in.js';
 import { readPasswordFromStdin } from '../password-input.js';
-import { flags, int, optStr, page, pageWindow, paging, PAGING_FLAGS, str } from '../args.js';
+import { flags, int, optStr, paging, PAGING_FLAGS, str } from '../args.js';
+import { pageBody, pageWindow } from '../../../api/paging.js';
 import { CliError, type CliContext } from '../context.js';
 import { topUpCredits } from '../../agents/billing.js';
 import { presentUser } from '../../../api/management/schemas.js';
@@ -164,7 +165,7 @@ const presentCliUser = (user: UserRow) => ({ ...presentUser(user), organizationI
 /** `org list [--page N] [--limit L]`: every organization, oldest first. */
 export async function orgList(ctx: CliContext, argv: string[]) {
   const p = paging(flags(argv, PAGING_FLAGS));
-  return page('organizations', await listOrganizations(await ctx.db(), pageWindow(p)), p, presentOrg);
+  return pageBody('organizations', await listOrganizations(await ctx.db(), pageWindow(p)), p, presentOrg);
 }
 
 /** `org show --org O`: the organization and what it holds, counted. */
@@ -194,7 +195,7 @@ export async function userList(ctx: CliContext, argv: string[]) {
   const orgId = optStr(f, 'org');
   const organizationId = orgId === undefined ? undefined : (await requireOrganization(ctx, orgId)).id;
   const rows = await listUsers(await ctx.db(), { organizationId, email: optStr(f, 'email') }, pageWindow(p));
-  return page('users', rows, p, presentCliUser);
+  return pageBody('users', rows, p, presentCliUser);
 }
 
 /** `user show --user U`. */

@@ -84,8 +84,13 @@ export async function lockSessions(tx: CommonQueryMethods, keys: readonly Sessio
     ) AS stamp, (SELECT credit_balance FROM organizations o WHERE o.id = s.organization_id) AS credit_balance`);
 }
 
-/** Sessions an ingest created and then refused: removed in the same transaction, so nothing is stored. */
-export async function deleteCreatedSessions(tx: CommonQueryMethods, sessionIds: readonly string[]): Promise<void> {
+/**
+ * Deletes these conversations: events, revisions, participants, analyses and signals go with them
+ * (their foreign keys cascade); metered usage stays, its session id cleared. For sessions an ingest
+ * created and then refused (in the same transaction, so nothing is stored), a delete (issue 32) and
+ * the retention sweep.
+ */
+export async function deleteSessions(tx: CommonQueryMethods, sessionIds: readonly string[]): Promise<void> {
   if (!sessionIds.length) return;
   await tx.query(sql.unsafe`DELETE FROM agent_sessions WHERE id = ANY(${sql.array([...sessionIds], 'uuid')})`);
 }
@@ -440,12 +445,6 @@ export async function claimDoomedSessions(
     FOR UPDATE OF s SKIP LOCKED`);
 }
 
-/** Deletes these conversations (as deleteSession does one). */
-export async function deleteSessions(tx: Tx, sessionIds: readonly string[]): Promise<void> {
-  if (!sessionIds.length) return;
-  await tx.query(sql.unsafe`DELETE FROM agent_sessions WHERE id = ANY(${sql.array([...sessionIds], 'uuid')})`);
-}
-
 /**
  * The rows of these sessions that match `where`, locked in the order every multi-session lock
  * uses (see lockSessionRows), so that an update of several sessions never deadlocks with an
@@ -541,15 +540,4 @@ export async function deferWorkflowSignal(db: CommonQueryMethods, sessionId: str
   await db.query(sql.unsafe`
     UPDATE agent_sessions SET workflow_signalled_at = NULL, hold_signalled_at = NULL, wake_requested_at = now() + ${retrySeconds} * interval '1 second'
     WHERE id = ${sessionId}`);
-}
-
-/**
- * Deletes a conversation (issue 32): events, revisions, participants, analyses and signals go with
- * it (their foreign keys cascade); metered usage stays, its session id cleared (billing history, as
- * retention keeps it). True when there was one.
- */
-export async function deleteSession(tx: Tx, organizationId: string, sessionId: string): Promise<boolean> {
-  const row = await tx.maybeOne(sql.type(z.object({ id: z.string() }))`
-    DELETE FROM agent_sessions WHERE id = ${sessionId} AND organization_id = ${organizationId} RETURNING id`);
-  return row !== null;
 }

@@ -30,11 +30,15 @@ export async function findApiKeyByHash(db: CommonQueryMethods, keyHash: Buffer):
   return db.maybeOne(sql.type(apiKeyRow)`SELECT ${columns} FROM api_keys WHERE key_hash = ${sql.binary(keyHash)}`);
 }
 
-/** Revokes once: a repeated revoke keeps the first `revoked_at`. Null when the key is unknown. */
-export async function revokeApiKey(db: CommonQueryMethods, id: string): Promise<ApiKeyRow | null> {
+/**
+ * Revokes once: a repeated revoke keeps the first `revoked_at`. Null when the key is unknown, or
+ * not the organization's when `organizationId` is given (the REST route; the operator's CLI gives none).
+ */
+export async function revokeApiKey(db: CommonQueryMethods, id: string, organizationId?: string): Promise<ApiKeyRow | null> {
   if (!isUuid(id)) return null;
+  const org = organizationId === undefined ? sql.fragment`` : sql.fragment`AND organization_id = ${organizationId}`;
   return db.maybeOne(sql.type(apiKeyRow)`
-    UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id}
+    UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id} ${org}
     RETURNING ${columns}`);
 }
 
@@ -60,12 +64,4 @@ export async function listApiKeys(
 export async function findOrganizationApiKey(db: CommonQueryMethods, organizationId: string, id: string): Promise<ApiKeyRow | null> {
   if (!isUuid(id)) return null;
   return db.maybeOne(sql.type(apiKeyRow)`SELECT ${columns} FROM api_keys WHERE id = ${id} AND organization_id = ${organizationId}`);
-}
-
-/** As revokeApiKey, for a key of this organization only. */
-export async function revokeOrganizationApiKey(db: CommonQueryMethods, organizationId: string, id: string): Promise<ApiKeyRow | null> {
-  if (!isUuid(id)) return null;
-  return db.maybeOne(sql.type(apiKeyRow)`
-    UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id} AND organization_id = ${organizationId}
-    RETURNING ${columns}`);
 }
