@@ -21,6 +21,7 @@ import { createSessionDrainerActivities } from './session-drainer.js';
 import { drainerSettings, type DrainerSettings } from '../src/agents/drainer.js';
 import { describeMeetingProviders, type MeetingProvidersDescription } from '../src/providers/describe.js';
 import { createWebhookActivities } from './webhooks.js';
+import { createRecordingDeletionActivities } from './recording-deletion.js';
 import type { WebhookDeliverySettings } from '../src/webhooks/delivery.js';
 import { webhookAddressPolicy } from '../src/webhooks/address-policy.js';
 import type { WebhookWakes } from '../src/webhooks/wakes.js';
@@ -101,5 +102,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createMediaActivities({ ...deps, uploadStore }),
     ...createMeetingActivities({ pool: deps.pool, recorder: deps.recorder, uploadStore }),
     ...createWebhookActivities(deps),
+    ...createRecordingDeletionActivities({ ...deps, uploadStore }),
   };
 }

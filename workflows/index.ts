@@ -8,3 +8,4 @@ export { sessionWakesWorkflow } from './session-wakes/workflow.js';
 export { mediaReconcilerWorkflow } from './media-reconciler/workflow.js';
 export { sessionDrainerWorkflow } from './session-drainer/workflow.js';
 export { webhookEndpointWorkflow } from './webhook-endpoint/workflow.js';
+export { recordingDeletionWorkflow } from './recording-deletion/workflow.js';

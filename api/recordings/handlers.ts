@@ -3,6 +3,7 @@ import { toMonologues } from '../../src/domain/transcript.js';
 import { findRecording, listRecordings, recordingChanges } from '../../src/db/repositories/recording-reads.js';
 import { recordingExists, utterancesOf } from '../../src/db/repositories/recordings.js';
 import { createRecording, validateRecordingBody, type CreateRecordingBody } from '../../src/recordings/create.js';
+import { deleteRecording } from '../../src/recordings/deletion.js';
 import { startMediaIngestion } from '../../src/recordings/media.js';
 import { toUtcInstantOrNull } from '../../src/domain/time.js';
 import { required } from '../../src/config.js';
@@ -60,6 +61,11 @@ export function recordingHandlers(deps: AppDeps) {
       const recording = params.recordingId ? await findRecording(deps.pool, principalOf(ctx).organizationId, params.recordingId) : null;
       if (!recording) throw new NotFoundError('Recording');
       ctx.body = presentRecording(recording, playback(ctx));
+    },
+
+    remove: async (ctx: AppContext, { params }: RouteInput<unknown, unknown>) => {
+      await deleteRecording(deps, principalOf(ctx).organizationId, params.recordingId ?? '');
+      ctx.status = 204;
     },
 
     list: async (ctx: AppContext, { query }: RouteInput<unknown, ListQuery>) => {

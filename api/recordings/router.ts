@@ -74,6 +74,18 @@ export function recordingRoutes(deps: AppDeps, registry: RouteRegistry): void {
     handler: h.get,
   });
   registry.add({
+    method: 'delete',
+    path: '/v3/rest/recordings/{recordingId}',
+    operationId: 'deleteRecording',
+    tags,
+    auth: write,
+    summary: 'Delete a recording with its transcript, participants, metadata values, media and running work; deleting it again is 404',
+    description:
+      'The recording is gone from every read when the answer comes. Its media in the store, its running media ingestion or meeting join and its recorder bot are dealt with by the workflow `recording-deletion/{recordingId}` within minutes (see docs/guides/data-lifecycle.md).',
+    responses: { 204: { description: 'Deleted' } },
+    handler: h.remove,
+  });
+  registry.add({
     method: 'get',
     path: '/v3/rest/recordings/{recordingId}/transcript',
     operationId: 'getTranscript',

@@ -1,8 +1,15 @@
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -26,6 +33,8 @@ export interface MediaStore {
   exists(key: string): Promise<boolean>;
   /** Deletes the object; nothing to delete is fine. */
   delete(key: string): Promise<void>;
+  /** Deletes every object under the folder `prefix` (`renditions/<recordingId>`): how many there were. */
+  deleteFolder(prefix: string): Promise<number>;
   /** For playback. A directory: the object's absolute path (served with byte ranges). A bucket: a presigned GET URL for `seconds`. */
   playback(key: string, seconds: number): Promise<{ file: string } | { url: string }>;
 }
@@ -65,6 +74,16 @@ export class DirectoryMediaStore implements MediaStore {
 
   async delete(key: string): Promise<void> {
     await rm(this.pathOf(key), { force: true });
+  }
+
+  async deleteFolder(prefix: string): Promise<number> {
+    const dir = this.pathOf(prefix);
+    const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return [];
+      throw error;
+    });
+    await rm(dir, { recursive: true, force: true });
+    return entries.filter((entry) => entry.isFile()).length;
   }
 
   async playback(key: string): Promise<{ file: string }> {
@@ -129,6 +148,22 @@ export class BucketMediaStore implements MediaStore {
 
   async delete(key: string): Promise<void> {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.settings.bucket, Key: this.objectKey(key) }));
+  }
+
+  async deleteFolder(prefix: string): Promise<number> {
+    let deleted = 0;
+    // A page of at most 1,000 keys, deleted in one call, until none is left.
+    for (;;) {
+      const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.settings.bucket, Prefix: `${this.objectKey(prefix)}/` }));
+      const keys = (page.Contents ?? []).flatMap((object) => (object.Key ? [{ Key: object.Key }] : []));
+      if (!keys.length) return deleted;
+      const answer = await this.client.send(
+        new DeleteObjectsCommand({ Bucket: this.settings.bucket, Delete: { Objects: keys, Quiet: true } }),
+      );
+      const failed = answer.Errors?.[0];
+      if (failed) throw new Error(`deleting ${failed.Key ?? 'an object'} failed: ${failed.Code ?? 'unknown'}`);
+      deleted += keys.length;
+    }
   }
 
   async playback(key: string, seconds: number): Promise<{ url: string }> {

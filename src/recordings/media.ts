@@ -6,6 +6,7 @@ import type { TemporalGateway } from '../temporal/gateway.js';
 import { taskQueues } from '../temporal/task-queues.js';
 import type { MediaWorkflowSettingsInput } from '../../workflows/media-reconciler/contract.js';
 import { mediaIngestionRunning, startMediaIngestionWorkflow } from './media-workflow.js';
+import { resumeRecordingDeletions } from './deletion.js';
 
 /** An active ingestion unchanged this long without a running workflow is stranded (the workflow waits ~63 s for its row). */
 export const MEDIA_STRANDED_AFTER_SECONDS = 300;
@@ -36,14 +37,16 @@ export async function startMediaIngestion(
  * No active ingestion is left without its workflow (a create that committed after the workflow
  * gave up waiting for it, a run an operator terminated): one that has not begun (`waiting`) is
  * started again; one that stopped mid-way is failed with `processing_interrupted`, so the recording
- * is terminal and takes a new upload.
+ * is terminal and takes a new upload. The first batch of a round also starts the workflow of
+ * recording deletions left without one (`deletionsStarted`).
  */
 export async function reconcileMediaIngestions(
   pool: DatabasePool,
   temporal: TemporalGateway,
   settings: MediaWorkflowSettingsInput,
   o: { olderThanSeconds: number; limit: number; after: string | null },
-): Promise<{ checked: number; restarted: number; failed: number; last: string | null }> {
+): Promise<{ checked: number; restarted: number; failed: number; last: string | null; deletionsStarted: number }> {
+  const deletionsStarted = o.after === null ? await resumeRecordingDeletions(pool, temporal, settings, o.limit) : 0;
   const rows = await unfinishedIngestions(pool, o);
   let restarted = 0;
   let failed = 0;
@@ -58,5 +61,5 @@ export async function reconcileMediaIngestions(
       failed += 1;
     }
   }
-  return { checked: rows.length, restarted, failed, last: rows.at(-1)?.id ?? null };
+  return { checked: rows.length, restarted, failed, last: rows.at(-1)?.id ?? null, deletionsStarted };
 }

@@ -30,3 +30,23 @@ export async function requestMeetingBot(
   );
   return outcome.ok ? outcome.value : { recorderFailed: outcome.refusal.message };
 }
+
+/**
+ * Terminates the meeting's open run if it makes this recording (a meeting's workflow id is used
+ * again by its next join: a later run is left alone); false: no such run was open.
+ */
+export async function terminateMeetingJoinOf(
+  temporal: TemporalGateway,
+  workflowId: string,
+  recordingId: string,
+  reason: string,
+): Promise<boolean> {
+  const described = await temporal.call('request', (client) => client.workflow.getHandle(workflowId).describe(), ['not_found']);
+  if (!described.ok) return false;
+  const run = described.value;
+  if (run.status.name !== 'RUNNING' || run.typedSearchAttributes.get(RECORDING_ID) !== recordingId) return false;
+  const outcome = await temporal.call('request', (client) => client.workflow.getHandle(workflowId, run.runId).terminate(reason), [
+    'not_found',
+  ]);
+  return outcome.ok;
+}

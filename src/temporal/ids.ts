@@ -4,3 +4,4 @@ export { diagnosticsWorkflowId } from '../../workflows/diagnostics/contract.js';
 export { agentSessionWorkflowId } from '../../workflows/agent-session/contract.js';
 export { retentionSweepWorkflowId, RETENTION_SCHEDULE_ID } from '../../workflows/retention-sweep/contract.js';
 export { mediaIngestionWorkflowId } from '../../workflows/media-ingestion/contract.js';
+export { recordingDeletionWorkflowId } from '../../workflows/recording-deletion/contract.js';

@@ -508,7 +508,11 @@ export interface paths {
     get: operations['getRecording'];
     put?: never;
     post?: never;
-    delete?: never;
+    /**
+     * Delete a recording with its transcript, participants, metadata values, media and running work; deleting it again is 404
+     * @description The recording is gone from every read when the answer comes. Its media in the store, its running media ingestion or meeting join and its recorder bot are dealt with by the workflow `recording-deletion/{recordingId}` within minutes (see docs/guides/data-lifecycle.md).
+     */
+    delete: operations['deleteRecording'];
     options?: never;
     head?: never;
     patch?: never;
@@ -6706,6 +6710,86 @@ export interface operations {
         content: {
           'application/json': components['schemas']['Recording'];
         };
+      };
+      /**
+       * @description `unauthenticated`: Authentication required.
+       *
+       *     `invalid_credentials`: The credential is not valid.
+       *
+       *     `token_expired`: The token has expired.
+       *
+       *     `credential_revoked`: The credential has been revoked.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'unauthenticated' | 'invalid_credentials' | 'token_expired' | 'credential_revoked';
+          };
+        };
+      };
+      /** @description `insufficient_scope`: The credential lacks the scope this operation needs. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'insufficient_scope';
+          };
+        };
+      };
+      /** @description `not_found`: Resource not found. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
+       *
+       *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'database_unavailable' | 'temporal_unavailable';
+          };
+        };
+      };
+    };
+  };
+  deleteRecording: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        recordingId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Deleted */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
       };
       /**
        * @description `unauthenticated`: Authentication required.

@@ -269,3 +269,13 @@ export async function failRecorderMedia(tx: DatabaseTransactionConnection, recor
     });
   }
 }
+
+/**
+ * Deletes a recording's rows: its transcript, participants, folders, metadata record and values,
+ * media ingestions and meeting join go with it (foreign keys). What is outside PostgreSQL is the
+ * recording deletion's job (recording-deletions.ts).
+ */
+export async function deleteRecordingRow(tx: DatabaseTransactionConnection, organizationId: string, recordingId: string): Promise<boolean> {
+  const result = await tx.query(sql.unsafe`DELETE FROM recordings WHERE id = ${recordingId} AND organization_id = ${organizationId}`);
+  return result.rowCount > 0;
+}

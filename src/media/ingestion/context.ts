@@ -1,4 +1,5 @@
 import type { FailureType } from '../../domain/failure-types.js';
+import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { DatabasePool } from 'slonik';
 import type { IngestionRow } from '../../db/repositories/media-ingestions.js';
@@ -68,6 +69,8 @@ export interface MediaPipeline {
   withSource<T>(ingestion: IngestionRow, use: (file: string | null) => Promise<T>): Promise<T>;
   /** Deletes an ended ingestion's source bytes. */
   release(ingestionId: string): Promise<void>;
+  /** Deletes the ingestion's scratch files (a download, a partial rendition) a killed step left: how many. */
+  dropScratch(ingestionId: string): Promise<number>;
 }
 
 export function mediaPipeline(deps: MediaPipelineDeps): MediaPipeline {
@@ -88,6 +91,12 @@ export function mediaPipeline(deps: MediaPipelineDeps): MediaPipeline {
     release: async (ingestionId) => {
       await store.delete(incoming(ingestionId));
       await uploads.remove(ingestionId);
+    },
+    dropScratch: async (ingestionId) => {
+      const names = await readdir(scratch).catch(() => [] as string[]);
+      const left = names.filter((name) => name.startsWith(`${ingestionId}.`));
+      for (const name of left) await rm(path.join(scratch, name), { force: true });
+      return left.length;
     },
   };
 }

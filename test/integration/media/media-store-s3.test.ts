@@ -11,8 +11,8 @@ import { z } from 'zod';
 import { loadConfig } from '../../../src/config.js';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { createMediaStore } from '../../../src/media/media-store.js';
+import { mediaIngestionWorkflowId, recordingDeletionWorkflowId } from '../../../src/temporal/ids.js';
 import { createUploadStore } from '../../../src/media/upload-store.js';
-import { mediaIngestionWorkflowId } from '../../../src/temporal/ids.js';
 import type { MediaIngestionResult } from '../../../workflows/media-ingestion/contract.js';
 import { startTestApi, type TestApi } from '../../../harness/app.js';
 import { testConfig } from '../../../harness/config.js';
@@ -65,7 +65,10 @@ describe('media store in an S3-compatible bucket (MEDIA_STORE=s3)', function () 
         uploadStore: createUploadStore(media),
       },
     });
-    api = await startTestApi({ pool, config: testConfig({ ...env, TEMPORAL_TASK_QUEUE: worker.taskQueue }) });
+    api = await startTestApi({
+      pool,
+      config: testConfig({ ...env, TEMPORAL_TASK_QUEUE: worker.taskQueue, MEDIA_HEARTBEAT_TIMEOUT_SECONDS: '3' }),
+    });
     org = await createTestOrg(pool);
   });
   after(async () => {
@@ -115,5 +118,41 @@ describe('media store in an S3-compatible bucket (MEDIA_STORE=s3)', function () 
     // A tampered signature is still ours to refuse.
     const bad = await fetch((asset.url as string).replace(/signature=[^&]+/, 'signature=x'), { redirect: 'manual' });
     assert.equal(bad.status, 403);
+  });
+
+  it('a deleted recording: its rendition and its direct upload leave the bucket', async () => {
+    const headers = { 'X-Service-Api-Key': org.apiKey };
+    const created = await api.request('/v3/rest/recordings', {
+      method: 'POST',
+      headers,
+      json: { record: { externalId: randomUUID() }, assetUrl: `http://media.test:${port}/tone.wav` },
+    });
+    const recordingId = created.body.id as string;
+    await api.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).result();
+    // A second recording with a direct upload half done: its tus object and record are in the bucket too.
+    const other = await api.request('/v3/rest/recordings', { method: 'POST', headers, json: { record: { externalId: randomUUID() } } });
+    const otherId = other.body.id as string;
+    const upload = await api.request(`/v3/rest/recordings/${otherId}/uploads`, {
+      method: 'POST',
+      headers,
+      json: { fileName: 'tone.wav', fileSize: tone.length },
+    });
+    assert.equal(upload.status, 201, JSON.stringify(upload.body));
+    const patched = await fetch(upload.body.uploadUrl as string, {
+      method: 'PATCH',
+      body: tone.subarray(0, 1000),
+      headers: { 'Tus-Resumable': '1.0.0', 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream' },
+    });
+    assert.equal(patched.status, 204);
+    const mine = async (id: string) => (await keys()).filter((k) => k?.includes(id));
+    assert.equal((await mine(recordingId)).length, 1, 'the rendition');
+    assert.ok((await mine(upload.body.uploadId as string)).length >= 1, 'the upload');
+
+    for (const id of [recordingId, otherId]) {
+      assert.equal((await api.request(`/v3/rest/recordings/${id}`, { method: 'DELETE', headers })).status, 204);
+      await api.temporal.client.workflow.getHandle(recordingDeletionWorkflowId(id)).result();
+    }
+    assert.deepEqual(await mine(recordingId), []);
+    assert.deepEqual(await mine(upload.body.uploadId as string), []);
   });
 });
