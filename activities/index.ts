@@ -22,6 +22,7 @@ import { drainerSettings, type DrainerSettings } from '../src/agents/drainer.js'
 import { describeMeetingProviders, type MeetingProvidersDescription } from '../src/providers/describe.js';
 import { createWebhookActivities } from './webhooks.js';
 import { createRecordingDeletionActivities } from './recording-deletion.js';
+import { createPersonErasureActivities } from './person-erasure.js';
 import type { WebhookDeliverySettings } from '../src/webhooks/delivery.js';
 import { webhookAddressPolicy } from '../src/webhooks/address-policy.js';
 import type { WebhookWakes } from '../src/webhooks/wakes.js';
@@ -103,5 +104,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createMeetingActivities({ pool: deps.pool, recorder: deps.recorder, uploadStore }),
     ...createWebhookActivities(deps),
     ...createRecordingDeletionActivities({ ...deps, uploadStore }),
+    ...createPersonErasureActivities(deps),
   };
 }

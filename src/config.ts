@@ -348,7 +348,7 @@ export const envSchema = z.object({
   }),
   MEDIA_HEARTBEAT_TIMEOUT_SECONDS: positiveInt.min(2).max(3600).default(120).meta({
     description:
-      'a media transfer or encode that stops heartbeating (its worker died) is started again after this long; the encode rewrites the same rendition',
+      "a media transfer or encode that stops heartbeating (its worker died) is started again after this long; the encode rewrites the same rendition. Also how long a recording deletion waits before it searches the store again (plus 5 s), and after how long a person erasure's search on a dead worker goes on elsewhere",
   }),
   UPLOAD_TIMEOUT_SECONDS: positiveInt
     .max(7 * 24 * 3600)

@@ -9,3 +9,4 @@ export { mediaReconcilerWorkflow } from './media-reconciler/workflow.js';
 export { sessionDrainerWorkflow } from './session-drainer/workflow.js';
 export { webhookEndpointWorkflow } from './webhook-endpoint/workflow.js';
 export { recordingDeletionWorkflow } from './recording-deletion/workflow.js';
+export { personErasureWorkflow } from './person-erasure/workflow.js';

@@ -12,6 +12,9 @@ import {
   type SourceRow,
 } from '../../src/db/repositories/feedback.js';
 import { listPeople, upsertPerson } from '../../src/db/repositories/people.js';
+import { credentialOf } from '../../src/auth/principal.js';
+import { presentPersonErasure } from '../../src/contracts/person-erasures.js';
+import { erasePerson, findErasure } from '../../src/people/erasure.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../src/errors.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { principalOf } from '../middleware/auth.js';
@@ -123,6 +126,18 @@ export function feedbackHandlers(deps: AppDeps) {
       const deleted = recordId === null ? null : await deleteRecord(deps.pool, source.organization_id, source.id, recordId);
       if (deleted === null) throw new NotFoundError('Feedback record');
       ctx.status = 204;
+    },
+
+    erasePerson: async (ctx: AppContext, { params }: RouteInput<unknown, unknown>) => {
+      const principal = principalOf(ctx);
+      const erasure = await erasePerson(deps, principal.organizationId, params.personId ?? '', credentialOf(principal));
+      ctx.status = 202;
+      ctx.set('Location', `/v3/rest/people/erasures/${erasure.id}`);
+      ctx.body = presentPersonErasure(erasure);
+    },
+
+    getErasure: async (ctx: AppContext, { params }: RouteInput<unknown, unknown>) => {
+      ctx.body = presentPersonErasure(await findErasure(deps.pool, principalOf(ctx).organizationId, params.erasureId ?? ''));
     },
 
     deleteSource: async (ctx: AppContext, { params }: RouteInput<unknown, unknown>) => {

@@ -1,3 +1,4 @@
+import { personErasureSchema } from '../../src/contracts/person-erasures.js';
 import type { AppDeps } from '../context.js';
 import type { AuthRequirement } from '../middleware/auth.js';
 import { rateLimit, withRateLimit } from '../middleware/rate-limit.js';
@@ -85,6 +86,29 @@ export function feedbackRoutes(deps: AppDeps, registry: RouteRegistry): void {
     query: peopleQuery,
     responses: withLimits({ 200: { description: 'A page of people', schema: pageSchema('people', personSchema) } }),
     handler: h.listPeople,
+  });
+  const admin: AuthRequirement = { accept: ['apiKey', 'user'], scope: 'admin' };
+  registry.add({
+    ...common,
+    method: 'post',
+    path: '/v3/rest/people/{personId}/erase',
+    operationId: 'erasePerson',
+    summary: 'Erase a person (by id or uuid): the person becomes a tombstone at once; their data everywhere is erased by a workflow',
+    description:
+      'The person keeps their row with no identity (recordings and sessions keep their participant counts). Their feedback records are deleted, and their e-mail is erased from participants, events, signals, transcripts, metadata values, coding sessions, domain events and webhook deliveries by `person-erasure/{erasureId}`. The answer is the erasure: its audit record (who, when, counts), never the erased data. An erased or unknown person is 404.',
+    auth: admin,
+    responses: withLimits({ 202: { description: 'The erasure, running', schema: personErasureSchema } }),
+    handler: h.erasePerson,
+  });
+  registry.add({
+    ...common,
+    method: 'get',
+    path: '/v3/rest/people/erasures/{erasureId}',
+    operationId: 'getPersonErasure',
+    summary: 'An erasure: whether it finished, and what it changed',
+    auth: admin,
+    responses: withLimits({ 200: { description: 'The erasure', schema: personErasureSchema } }),
+    handler: h.getErasure,
   });
   registry.add({
     ...common,

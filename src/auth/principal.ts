@@ -6,3 +6,8 @@ export type Principal =
   | { kind: 'user'; organizationId: string; userId: string; role: 'member' | 'admin'; scopes: Scope[] };
 
 export type PrincipalKind = Principal['kind'];
+
+/** The credential as records name it (an upload's creator, an idempotency key's owner, an erasure's requester): `apiKey:<id>` or `user:<id>`. */
+export function credentialOf(principal: Principal): string {
+  return principal.kind === 'apiKey' ? `apiKey:${principal.apiKeyId}` : `user:${principal.userId}`;
+}

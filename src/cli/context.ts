@@ -50,24 +50,43 @@ export class CliContext {
   }
 
   /**
+   * Runs `use` with a Temporal gateway (TEMPORAL_ADDRESS, or the dev stack's); `fallback` when
+   * Temporal is unreachable (why) or not configured (null): the CLI's Temporal calls are best
+   * effort, with a reconciler behind each.
+   */
+  async withTemporal<T>(use: (temporal: TemporalGateway) => Promise<T>, fallback: (why: string | null) => T | Promise<T>): Promise<T> {
+    const address = this.config.temporal.address ?? (await readStackInfo(this.config.dataDir))?.temporalAddress;
+    if (!address) return fallback(null);
+    let temporal: TemporalClient;
+    try {
+      temporal = await connectTemporalClient({ temporal: { ...this.config.temporal, address, payloadKeys: await this.payloadKeys() } });
+    } catch (error) {
+      return fallback((error as Error).message);
+    }
+    try {
+      return await use(TemporalGateway.of(temporal));
+    } finally {
+      await temporal.connection.close();
+    }
+  }
+
+  /**
    * After a top-up: wakes the organization's billing-blocked session workflows through Temporal
    * (TEMPORAL_ADDRESS, or the dev stack's). Best effort: unreachable, they re-check by themselves.
    */
   async resumeBlockedSessions(organizationId: string): Promise<number> {
-    const address = this.config.temporal.address ?? (await readStackInfo(this.config.dataDir))?.temporalAddress;
-    if (!address) return 0;
-    let temporal: TemporalClient | undefined;
-    try {
-      temporal = await connectTemporalClient({ temporal: { ...this.config.temporal, address, payloadKeys: await this.payloadKeys() } });
-      return await resumeBlockedSessions(this.pool!, TemporalGateway.of(temporal), this.config, organizationId);
-    } catch (error) {
-      process.stderr.write(
-        `note: billing-blocked sessions were not woken now (${(error as Error).message}); they resume within AGENT_BILLING_RECHECK_SECONDS\n`,
-      );
+    const unwoken = (why: string | null) => {
+      if (why !== null)
+        process.stderr.write(
+          `note: billing-blocked sessions were not woken now (${why}); they resume within AGENT_BILLING_RECHECK_SECONDS\n`,
+        );
       return 0;
-    } finally {
-      await temporal?.connection.close();
-    }
+    };
+    return this.withTemporal(
+      (temporal) =>
+        resumeBlockedSessions(this.pool!, temporal, this.config, organizationId).catch((error: Error) => unwoken(error.message)),
+      unwoken,
+    );
   }
 
   async close(): Promise<void> {

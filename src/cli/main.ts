@@ -13,6 +13,7 @@ import { webhookCreate, webhookDelete, webhookList, webhookRotateSecret, webhook
 
 import { webhookDeliveries, webhookRedeliver, webhookTest } from './commands/webhook-deliveries.js';
 import { CliContext, CliError } from './context.js';
+import { personErase, personErasure } from './commands/people.js';
 
 type Command = (ctx: CliContext, argv: string[]) => Promise<object>;
 
@@ -38,6 +39,12 @@ const COMMANDS: Record<string, CommandSpec> = {
   },
   'user list': { run: userList, usage: `[--org O] [--email E] ${PAGE}`, note: '--email: any case, every organization' },
   'user show': { run: userShow, usage: '--user U' },
+  'person erase': {
+    run: personErase,
+    usage: '--org O --person P',
+    note: 'P: the person id or uuid; the person becomes a tombstone at once, a workflow erases their e-mail everywhere',
+  },
+  'person erasure': { run: personErasure, usage: '--org O --erasure E', note: 'whether an erasure finished, and what it changed' },
   'user set-password': { run: userSetPassword, usage: '(--user U | --org O --email E) --password-stdin' },
   'api-key create': {
     run: apiKeyCreate,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { stringify } from 'safe-stable-stringify';
-import type { Principal } from '../auth/principal.js';
+import { credentialOf } from '../auth/principal.js';
 import { AppError } from '../errors.js';
 
 /** Stripe's limit: a client's UUID v4 fits many times over. */
@@ -32,6 +32,4 @@ export function requestHash(method: string, path: string, body: unknown): Buffer
 }
 
 /** The credential a key belongs to, within its organization. */
-export function credentialOf(principal: Principal): string {
-  return principal.kind === 'apiKey' ? `apiKey:${principal.apiKeyId}` : `user:${principal.userId}`;
-}
+export { credentialOf };

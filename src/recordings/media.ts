@@ -7,6 +7,7 @@ import { taskQueues } from '../temporal/task-queues.js';
 import type { MediaWorkflowSettingsInput } from '../../workflows/media-reconciler/contract.js';
 import { mediaIngestionRunning, startMediaIngestionWorkflow } from './media-workflow.js';
 import { resumeRecordingDeletions } from './deletion.js';
+import { resumePersonErasures } from '../people/erasure.js';
 
 /** An active ingestion unchanged this long without a running workflow is stranded (the workflow waits ~63 s for its row). */
 export const MEDIA_STRANDED_AFTER_SECONDS = 300;
@@ -38,15 +39,16 @@ export async function startMediaIngestion(
  * gave up waiting for it, a run an operator terminated): one that has not begun (`waiting`) is
  * started again; one that stopped mid-way is failed with `processing_interrupted`, so the recording
  * is terminal and takes a new upload. The first batch of a round also starts the workflow of
- * recording deletions left without one (`deletionsStarted`).
+ * recording deletions and person erasures left without one (`deletionsStarted`, `erasuresStarted`).
  */
 export async function reconcileMediaIngestions(
   pool: DatabasePool,
   temporal: TemporalGateway,
   settings: MediaWorkflowSettingsInput,
   o: { olderThanSeconds: number; limit: number; after: string | null },
-): Promise<{ checked: number; restarted: number; failed: number; last: string | null; deletionsStarted: number }> {
+): Promise<{ checked: number; restarted: number; failed: number; last: string | null; deletionsStarted: number; erasuresStarted: number }> {
   const deletionsStarted = o.after === null ? await resumeRecordingDeletions(pool, temporal, settings, o.limit) : 0;
+  const erasuresStarted = o.after === null ? await resumePersonErasures(pool, temporal, settings, o.limit) : 0;
   const rows = await unfinishedIngestions(pool, o);
   let restarted = 0;
   let failed = 0;
@@ -61,5 +63,5 @@ export async function reconcileMediaIngestions(
       failed += 1;
     }
   }
-  return { checked: rows.length, restarted, failed, last: rows.at(-1)?.id ?? null, deletionsStarted };
+  return { checked: rows.length, restarted, failed, last: rows.at(-1)?.id ?? null, deletionsStarted, erasuresStarted };
 }

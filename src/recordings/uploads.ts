@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { DatabasePool } from 'slonik';
-import type { Principal } from '../auth/principal.js';
+import { credentialOf, type Principal } from '../auth/principal.js';
 import type { Config } from '../config.js';
 import { folderIdsIn } from '../db/repositories/metadata.js';
 import {
@@ -54,10 +54,6 @@ export function uploadStatus(row: IngestionRow): UploadStatus {
   };
 }
 
-function creatorOf(principal: Principal): string {
-  return principal.kind === 'apiKey' ? `apiKey:${principal.apiKeyId}` : `user:${principal.userId}`;
-}
-
 /**
  * Spec: an identical retry names the same recording, `fileName`, `fileSize`, source, `folderId` and
  * `batchId`, and nothing else: another credential of the organization, or another browser Origin,
@@ -102,7 +98,7 @@ export async function createUpload(
     folderId: body.folderId?.toLowerCase() ?? null,
     batchId: body.batchId?.toLowerCase() ?? null,
     inMobileApp: body.inMobileApp ?? false,
-    createdBy: creatorOf(principal),
+    createdBy: credentialOf(principal),
     origin,
   };
   if (request.fileSize > deps.config.media.uploadMaxBytes) {

@@ -5,3 +5,4 @@ export { agentSessionWorkflowId } from '../../workflows/agent-session/contract.j
 export { retentionSweepWorkflowId, RETENTION_SCHEDULE_ID } from '../../workflows/retention-sweep/contract.js';
 export { mediaIngestionWorkflowId } from '../../workflows/media-ingestion/contract.js';
 export { recordingDeletionWorkflowId } from '../../workflows/recording-deletion/contract.js';
+export { personErasureWorkflowId } from '../../workflows/person-erasure/contract.js';

@@ -11,6 +11,7 @@ import {
 } from '../../domain/agent-session-state.js';
 import type { Tx } from '../pool.js';
 import { authorityStamp } from './agent-applications.js';
+import { contains, scrubbedJson, type Needle, type ScrubTarget } from './text-scrub.js';
 
 /**
  * The only writer of `agent_sessions` (issue 30, point 5): its rows, the processing status and
@@ -540,4 +541,16 @@ export async function deferWorkflowSignal(db: CommonQueryMethods, sessionId: str
   await db.query(sql.unsafe`
     UPDATE agent_sessions SET workflow_signalled_at = NULL, hold_signalled_at = NULL, wake_requested_at = now() + ${retrySeconds} * interval '1 second'
     WHERE id = ${sessionId}`);
+}
+
+/** The scrub of an erased person's e-mail in sessions' source and context (person-erasures.ts runs it). */
+export function sessionScrubTarget(organizationId: string, needle: Needle): ScrubTarget {
+  return {
+    table: 'agent_sessions',
+    key: 'id',
+    keyType: 'uuid',
+    scope: sql.fragment`t.organization_id = ${organizationId}`,
+    match: sql.fragment`(${contains(sql.fragment`c.source`, needle)} OR ${contains(sql.fragment`c.context`, needle)})`,
+    set: sql.fragment`source = ${scrubbedJson(sql.fragment`c.source`, needle)}, context = ${scrubbedJson(sql.fragment`c.context`, needle)}`,
+  };
 }

@@ -63,3 +63,27 @@ export async function listPeople(
     SELECT * FROM people WHERE organization_id = ${organizationId} ${byEmail}
     ORDER BY id LIMIT ${filter.limit} OFFSET ${filter.offset}`);
 }
+
+/** The person of the organization by id or uuid, not erased, under a lock; null: none. */
+export async function lockPersonForErasure(
+  tx: Tx,
+  organizationId: string,
+  ref: { id: number } | { uuid: string },
+): Promise<PersonRow | null> {
+  const which = 'id' in ref ? sql.fragment`id = ${ref.id}` : sql.fragment`uuid = ${ref.uuid}`;
+  return tx.maybeOne(sql.type(personRow)`
+    SELECT id, uuid, organization_id, email, first_name, last_name, boundary, company_id, created_at, updated_at
+    FROM people WHERE organization_id = ${organizationId} AND ${which} AND erased_at IS NULL FOR UPDATE`);
+}
+
+/**
+ * The person becomes a tombstone: the same row (recordings' and sessions' participants keep
+ * pointing to it), its e-mail replaced by `erased+<uuid>@erased.invalid` (a reserved domain:
+ * nothing is ever sent there), names and company cleared.
+ */
+export async function tombstonePerson(tx: Tx, personId: number): Promise<void> {
+  await tx.query(sql.unsafe`
+    UPDATE people SET email = 'erased+' || uuid || '@erased.invalid', first_name = NULL, last_name = NULL, company_id = NULL,
+      erased_at = now(), updated_at = now()
+    WHERE id = ${personId}`);
+}

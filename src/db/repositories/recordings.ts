@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Utterance } from '../../domain/transcript.js';
 import { isUuid } from '../uuid.js';
 import { recordEvent } from './domain-events.js';
+import { contains, scrubbedText, type Needle, type ScrubTarget } from './text-scrub.js';
 
 /*
  * This module owns the writes to `recordings` and its transcript (`transcript_utterances`,
@@ -278,4 +279,31 @@ export async function failRecorderMedia(tx: DatabaseTransactionConnection, recor
 export async function deleteRecordingRow(tx: DatabaseTransactionConnection, organizationId: string, recordingId: string): Promise<boolean> {
   const result = await tx.query(sql.unsafe`DELETE FROM recordings WHERE id = ${recordingId} AND organization_id = ${organizationId}`);
   return result.rowCount > 0;
+}
+
+/** The scrubs of an erased person's e-mail in recordings' names and transcripts (person-erasures.ts runs them). */
+export function recordingScrubTargets(
+  organizationId: string,
+  needle: Needle,
+): { recordings: ScrubTarget; transcript_utterances: ScrubTarget } {
+  const scope = sql.fragment`t.organization_id = ${organizationId}`;
+  return {
+    recordings: {
+      table: 'recordings',
+      key: 'id',
+      keyType: 'uuid',
+      scope,
+      match: contains(sql.fragment`c.name`, needle),
+      set: sql.fragment`name = ${scrubbedText(sql.fragment`c.name`, needle)}, updated_at = now()`,
+    },
+    transcript_utterances: {
+      table: 'transcript_utterances',
+      key: 'id',
+      keyType: 'uuid',
+      parent: { table: 'recordings', fk: 'recording_id' },
+      scope,
+      match: contains(sql.fragment`c.text`, needle),
+      set: sql.fragment`text = ${scrubbedText(sql.fragment`c.text`, needle)}`,
+    },
+  };
 }

@@ -11,7 +11,10 @@ import { PROJECT_ROOT } from '../../../src/paths.js';
 import { startTestApi, testTokens, type TestApi } from '../../../harness/app.js';
 import { runIntake } from '../../helpers/cli.js';
 import { TEST_SIGNING_SECRET } from '../../../harness/config.js';
-import { createEmptyDatabase, createTestDatabase } from '../../../harness/stack.js';
+import { createEmptyDatabase, createTestDatabase, testStack } from '../../../harness/stack.js';
+import { startTestWorker } from '../../../harness/worker.js';
+import { upsertPerson } from '../../../src/db/repositories/people.js';
+import { personErasureWorkflowId } from '../../../src/temporal/ids.js';
 
 const run = promisify(execFile);
 const TSX = path.join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx');
@@ -287,6 +290,33 @@ describe('intake admin CLI', function () {
     const missing = await intake('batch', 'create', '--user', '00000000-0000-4000-8000-000000000000');
     assert.deepEqual([missing.code, missing.stdout], [1, '']);
     assert.match(missing.stderr, /user .* not found/);
+  });
+
+  it('person erase: the person becomes a tombstone and the erasure runs through Temporal (or the reconciler, without it)', async () => {
+    const org = await intake('org', 'create', '--name', 'Erasures');
+    const organizationId = org.json.organizationId as string;
+    const person = await pool.transaction((tx) => upsertPerson(tx, { organizationId, email: 'cli.erase@example.com', firstName: 'Cleo' }));
+    const worker = await startTestWorker(pool, { drainer: false });
+    try {
+      const temporalEnv = { ...env, TEMPORAL_ADDRESS: (await testStack()).temporal.address, TEMPORAL_TASK_QUEUE: worker.taskQueue };
+      const erased = await runIntake(temporalEnv, 'person', 'erase', '--org', organizationId, '--person', String(person.person.id));
+      assert.equal(erased.code, 0, erased.stderr);
+      assert.deepEqual([erased.json.personUuid, erased.json.status, erased.json.requestedBy], [person.person.uuid, 'running', 'cli']);
+      await api.temporal.client.workflow.getHandle(personErasureWorkflowId(erased.json.erasureId as string)).result();
+      const shown = await intake('person', 'erasure', '--org', organizationId, '--erasure', erased.json.erasureId as string);
+      assert.equal(shown.json.status, 'finished');
+      const again = await runIntake(temporalEnv, 'person', 'erase', '--org', organizationId, '--person', person.person.uuid);
+      assert.deepEqual([again.code, again.stdout], [1, '']);
+      assert.match(again.stderr, /Person not found/);
+    } finally {
+      await worker.stop();
+    }
+    // No Temporal here: the person is erased at once, the workflow is left to the media reconciler.
+    const other = await pool.transaction((tx) => upsertPerson(tx, { organizationId, email: 'cli.erase2@example.com' }));
+    const offline = await intake('person', 'erase', '--org', organizationId, '--person', other.person.uuid);
+    assert.equal(offline.code, 0, offline.stderr);
+    assert.equal(offline.json.status, 'running');
+    assert.match(offline.stderr, /not started .* the media reconciler starts it/);
   });
 
   it('meeting-providers --config: the recorder and transcriber this configuration builds, never their keys', async () => {

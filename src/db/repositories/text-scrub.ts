@@ -1,0 +1,73 @@
+import { sql, type CommonQueryMethods, type FragmentSqlToken } from 'slonik';
+import { z } from 'zod';
+
+/**
+ * One batch of a scrub: rows of one organization whose text holds a string (an erased person's
+ * e-mail) get it replaced, or are deleted. Batches follow the key (`after`: the last key of the
+ * previous batch), so that a scrub of millions of rows goes in short transactions and resumes where
+ * it stopped. The modules that own a table describe its scrub; this runs it.
+ */
+export interface ScrubTarget {
+  /** The table changed. */
+  table: string;
+  /** The batches' key: a column of `table`, or of `parent` when the rows hang off a parent (a recording's utterances). */
+  key: string;
+  keyType: 'int8' | 'uuid' | 'text';
+  /** Keys come from this table (alias `t`), and `table.<fk>` refers to them. */
+  parent?: { table: string; fk: string };
+  /** The organization's rows (alias `t`: `table`, or `parent`). */
+  scope: FragmentSqlToken;
+  /** The rows to change (alias `c`: `table`). */
+  match: FragmentSqlToken;
+  /** The SET list (alias `c`); absent: matching rows are deleted. */
+  set?: FragmentSqlToken;
+}
+
+export interface ScrubBatch {
+  /** The batch's last key; null: the scrub went through every row. */
+  last: string | null;
+  changed: number;
+}
+
+export async function scrubBatch(db: CommonQueryMethods, target: ScrubTarget, after: string | null, limit: number): Promise<ScrubBatch> {
+  const keyTable = sql.identifier([target.parent?.table ?? target.table]);
+  const key = sql.identifier(['t', target.key]);
+  const from = after === null ? sql.fragment`` : sql.fragment`AND ${key} > ${after}::${sql.identifier([target.keyType])}`;
+  const keys = await db.anyFirst(sql.type(z.object({ k: z.string() }))`
+    SELECT ${key}::text AS k FROM ${keyTable} t WHERE ${target.scope} ${from} ORDER BY ${key} LIMIT ${limit}`);
+  if (!keys.length) return { last: null, changed: 0 };
+  const column = sql.identifier(['c', target.parent?.fk ?? target.key]);
+  const table = sql.identifier([target.table]);
+  const inBatch = sql.fragment`${column} = ANY(${sql.array([...keys], target.keyType)})`;
+  const result = target.set
+    ? await db.query(sql.unsafe`UPDATE ${table} c SET ${target.set} WHERE ${inBatch} AND ${target.match}`)
+    : await db.query(sql.unsafe`DELETE FROM ${table} c WHERE ${inBatch} AND ${target.match}`);
+  return { last: keys.length < limit ? null : (keys.at(-1) ?? null), changed: result.rowCount };
+}
+
+/** A needle for `contains`: the string as PostgreSQL's lower() has it. */
+export interface Needle {
+  /** lower(needle) */
+  lower: string;
+  /** A case-insensitive regular expression matching the string literally. */
+  pattern: string;
+}
+
+export function needleOf(text: string): Needle {
+  return { lower: text.toLowerCase(), pattern: text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') };
+}
+
+/** Whether the text (any expression; jsonb is read as its text) holds the needle, in any case. */
+export function contains(expression: FragmentSqlToken, needle: Needle): FragmentSqlToken {
+  return sql.fragment`position(${needle.lower} in lower((${expression})::text)) > 0`;
+}
+
+/** The text with every occurrence of the needle, in any case, replaced by `[erased]`. */
+export function scrubbedText(expression: FragmentSqlToken, needle: Needle): FragmentSqlToken {
+  return sql.fragment`regexp_replace(${expression}, ${needle.pattern}, '[erased]', 'gi')`;
+}
+
+/** The JSON document with every occurrence of the needle replaced (an e-mail holds nothing JSON escapes). */
+export function scrubbedJson(expression: FragmentSqlToken, needle: Needle): FragmentSqlToken {
+  return sql.fragment`regexp_replace((${expression})::text, ${needle.pattern}, '[erased]', 'gi')::jsonb`;
+}

@@ -1,0 +1,290 @@
+import { strict as assert } from 'node:assert';
+import type { ChildProcess } from 'node:child_process';
+import { createHash, randomUUID } from 'node:crypto';
+import { Client } from '@temporalio/client';
+import type { Payload } from '@temporalio/common';
+import { sql, type DatabasePool } from 'slonik';
+import { z } from 'zod';
+import { createDatabasePool } from '../../../src/db/pool.js';
+import { upsertCodingSession } from '../../../src/db/repositories/projects.js';
+import { createField } from '../../../src/recordings/catalog.js';
+import { EncryptionCodec } from '../../../src/temporal/codec.js';
+import { personErasureWorkflowId } from '../../../src/temporal/ids.js';
+import { sendDue, WebhookSender } from '../../../src/webhooks/delivery.js';
+import type { PersonErasureResult } from '../../../workflows/person-erasure/contract.js';
+import { assistantMessage, createTestAgentApp, feedbackEvent, userMessage } from '../../../harness/agents.js';
+import { startTestApi, type TestApi } from '../../../harness/app.js';
+import { testConfig } from '../../../harness/config.js';
+import { createTestKey, createTestOrg, createTestUser, type TestOrg } from '../../../harness/fixtures.js';
+import { createTestDatabase } from '../../../harness/stack.js';
+import { waitFor } from '../../../harness/wait.js';
+import { killWorkerProcess, LOOPBACK_POLICY, startTestWorker, startWorkerProcess, type TestWorker } from '../../../harness/worker.js';
+import { createTestEndpoint, TEST_PAYLOAD_KEYS, TestReceiver } from '../../helpers/webhooks.js';
+
+const count = z.object({ n: z.number() });
+
+/**
+ * POST /v3/rest/people/{id}/erase (issue 32, point 2): the e-mail, planted in every place Intake
+ * keeps one, is found nowhere afterwards (every table of the database, every workflow history
+ * decoded with the payload codec), also with the worker killed (SIGKILL) in the middle of a search.
+ */
+describe('person erasure', function () {
+  this.timeout(240_000);
+  let pool: DatabasePool;
+  let databaseUrl: string;
+  let api: TestApi;
+  let org: TestOrg;
+  let admin: string;
+  let child: ChildProcess | undefined;
+  let worker: TestWorker | undefined;
+  const receiver = new TestReceiver();
+  const taskQueue = `person-erasure-${randomUUID()}`;
+  const startedAt = new Date();
+  const email = `Ana.Erase+${randomUUID().slice(0, 8)}@Example.com`;
+  const needle = email.toLowerCase();
+
+  before(async () => {
+    databaseUrl = await createTestDatabase();
+    pool = await createDatabasePool(databaseUrl);
+    api = await startTestApi({ pool, config: testConfig({ TEMPORAL_TASK_QUEUE: taskQueue, MEDIA_HEARTBEAT_TIMEOUT_SECONDS: '2' }) });
+    org = await createTestOrg(pool, { credits: 1000 });
+    admin = (await createTestKey(pool, org.organizationId, ['admin', 'feedback:read'])).apiKey;
+  });
+  after(async () => {
+    if (child) await killWorkerProcess(child);
+    await worker?.stop();
+    await api?.close();
+    await pool?.end();
+    await receiver.close();
+  });
+
+  const call = (method: string, path: string, json?: unknown, key = org.apiKey) =>
+    api.request(path, { method, headers: { 'X-Service-Api-Key': key }, json });
+
+  /** Every table of the database, and how many of its rows hold the e-mail (in any case, in any column). */
+  async function tablesHolding(): Promise<Record<string, number>> {
+    const tables = await pool.anyFirst(sql.type(z.object({ table_name: z.string() }))`
+      SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name`);
+    const found: Record<string, number> = {};
+    for (const table of tables) {
+      const n = await pool.oneFirst(sql.type(count)`
+        SELECT count(*)::int AS n FROM ${sql.identifier([table])} t WHERE position(${needle} in lower(t::text)) > 0`);
+      if (n > 0) found[table] = n;
+    }
+    return found;
+  }
+
+  /** Every workflow started since the test began whose history, decoded, holds the e-mail. */
+  async function historiesHolding(): Promise<{ scanned: string[]; holding: string[] }> {
+    const codec = new EncryptionCodec(TEST_PAYLOAD_KEYS);
+    const raw = new Client({ connection: api.temporal.connection });
+    const holding: string[] = [];
+    const scanned: string[] = [];
+    for await (const run of raw.workflow.list({ query: `StartTime > "${startedAt.toISOString()}"` })) {
+      scanned.push(run.workflowId);
+      const history = await raw.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+      const payloads: Payload[] = [];
+      const texts: string[] = [];
+      const walk = (value: unknown): void => {
+        if (value instanceof Uint8Array) return void texts.push(Buffer.from(value).toString('utf8'));
+        if (typeof value === 'string') return void texts.push(value);
+        if (Array.isArray(value)) return value.forEach(walk);
+        if (value && typeof value === 'object') {
+          if ('data' in value && 'metadata' in value) payloads.push(value as Payload);
+          Object.values(value).forEach(walk);
+        }
+      };
+      walk(history);
+      for (const decoded of await codec.decode(payloads)) texts.push(Buffer.from(decoded.data ?? []).toString('utf8'));
+      if (texts.some((t) => t.toLowerCase().includes(needle))) holding.push(run.workflowId);
+    }
+    return { scanned, holding };
+  }
+
+  it('plants the e-mail everywhere, erases it, and finds it nowhere; a worker killed mid-search changes nothing', async () => {
+    // People and feedback: the person, a record of theirs, a record naming them, and a record of someone else.
+    const person = await call('PUT', '/v3/rest/people', { email, first_name: 'Ana', last_name: 'Erase' });
+    assert.equal(person.status, 201, JSON.stringify(person.body));
+    const source = (await call('POST', '/v3/rest/feedback-sources', { name: 'Desk', type: 'api' })).body.id as number;
+    const record = (externalId: string, text: string, personId?: number) =>
+      call('POST', `/v3/rest/feedback-sources/${source}/records`, {
+        external_id: externalId,
+        display_ts: '2026-11-26T10:00:00Z',
+        ...(personId ? { person_id: personId } : {}),
+        fields: [{ category: 'content', type: 'string', name: 'text', value: text }],
+      });
+    assert.equal((await record('theirs', 'Slow exports', person.body.id as number)).status, 201);
+    assert.equal((await record('naming', `Forwarded by ${email.toUpperCase()}`)).status, 201);
+    assert.equal((await record('other', 'Someone else entirely')).status, 201);
+
+    // A recording: a participant by e-mail (the same person), its name, its transcript and a metadata value.
+    const field = (await createField(pool, org.organizationId, { name: 'contact', type: 'string' })).id;
+    const recording = await call('POST', '/v3/rest/recordings', {
+      record: { externalId: randomUUID(), values: [{ fieldId: field, value: email }] },
+      name: `Call with ${email}`,
+      participants: [{ speaker: 0, person: { type: 'upsert', email } }],
+      transcript: { utterances: [{ startSec: 0, endSec: 2, speaker: 0, text: `Write to me at ${email}.` }] },
+    });
+    assert.equal(recording.status, 201, JSON.stringify(recording.body));
+
+    worker = await startTestWorker(pool, { taskQueue });
+    // An agent conversation: a participant, its events (one revised), its context, a feedback comment and its signal.
+    const endpoint = await createTestEndpoint(pool, org.organizationId, { url: await receiver.listen(), eventTypes: null });
+    const app = await createTestAgentApp(pool, org, 'support-bot');
+    const ingest = (events: ReturnType<typeof userMessage>[]) =>
+      api.request('/v3/rest/agent-conversations/ingest', {
+        method: 'POST',
+        headers: { 'X-Service-Agent-Key': app.secret },
+        json: {
+          agentKey: app.agentKey,
+          externalSessionId: 'chat-1',
+          status: 'open',
+          context: { properties: { contact: email } },
+          participants: [{ externalId: 'cust-1', email, displayName: 'Ana Erase' }],
+          events,
+        },
+      });
+    const first = await ingest([
+      userMessage(1, `My export is broken, reach me at ${email}`, { participantExternalId: 'cust-1' }),
+      assistantMessage(2, 'Sorry about that'),
+      feedbackEvent(3, 'e2', 'negative', { feedback: { targetEventExternalId: 'e2', rating: 'negative', comment: `Call ${email}` } }),
+    ]);
+    assert.equal(first.status, 202, JSON.stringify(first.body));
+    const revised = await ingest([
+      userMessage(1, 'My export is broken (address removed)', { revision: 2, participantExternalId: 'cust-1' }),
+    ]);
+    assert.equal(revised.status, 202, JSON.stringify(revised.body));
+    const sessionId = first.body.sessionId as string;
+    // The session's workflow processes it (its history is searched too), then the worker stops.
+    const signals = () => pool.oneFirst(sql.type(count)`SELECT count(*)::int AS n FROM agent_signals WHERE session_id = ${sessionId}`);
+    assert.ok(await waitFor(async () => (await signals()) >= 2, 60_000), 'the session was processed into signals');
+    await worker?.stop();
+    worker = undefined;
+    // The webhook sender fixes the bodies (the signal's comment holds the e-mail); the receiver echoes them.
+    receiver.answer = () => 200;
+    const sender = new WebhookSender({ payloadKeys: TEST_PAYLOAD_KEYS, policy: LOOPBACK_POLICY });
+    await sendDue({ pool, sender }, endpoint.id);
+    await sender.close();
+
+    // A coding-agent session uploaded over MCP.
+    const user = await createTestUser(pool, org.organizationId);
+    await upsertCodingSession(pool, {
+      organizationId: org.organizationId,
+      userId: user.userId,
+      title: `Pairing with ${email}`,
+      format: 'normalized',
+      contentHash: createHash('sha256').update(randomUUID()).digest(),
+      events: [{ role: 'user', text: `ping ${email}` }],
+    });
+    // Many other records, so that the feedback search takes several batches: the worker dies in the middle of one.
+    await pool.query(sql.unsafe`
+      INSERT INTO feedback_records (organization_id, feedback_source_id, external_id, display_ts, fields)
+      SELECT ${org.organizationId}, ${source}, 'bulk-' || i, now(), '[]'::jsonb FROM generate_series(1, 12000) AS i`);
+
+    const planted = await tablesHolding();
+    for (const table of [
+      'people',
+      'feedback_records',
+      'agent_participants',
+      'agent_sessions',
+      'agent_events',
+      'agent_event_revisions',
+      'agent_signals',
+      'recordings',
+      'transcript_utterances',
+      'metadata_values',
+      'coding_sessions',
+      'webhook_deliveries',
+    ])
+      assert.ok(planted[table], `planted in ${table}: ${JSON.stringify(planted)}`);
+    const personUuid = person.body.uuid as string;
+
+    // Refusals change nothing.
+    const member = await call(
+      'POST',
+      `/v3/rest/people/${personUuid}/erase`,
+      undefined,
+      (await createTestKey(pool, org.organizationId, ['feedback:read', 'feedback:write'])).apiKey,
+    );
+    assert.deepEqual([member.status, member.body.errorCode], [403, 'insufficient_scope']);
+    const other = await createTestOrg(pool);
+    const foreign = await call(
+      'POST',
+      `/v3/rest/people/${personUuid}/erase`,
+      undefined,
+      (await createTestKey(pool, other.organizationId, ['admin'])).apiKey,
+    );
+    assert.equal(foreign.status, 404);
+    assert.deepEqual(foreign.body, { message: 'Person not found.', errorCode: 'not_found', resource: 'Person' });
+    assert.equal((await call('POST', '/v3/rest/people/not-a-person/erase', undefined, admin)).status, 404);
+    assert.deepEqual(await tablesHolding(), planted);
+
+    // The erasure, with a worker that is killed while it searches the feedback records.
+    child = await startWorkerProcess({ databaseUrl, taskQueue });
+    const erased = await call('POST', `/v3/rest/people/${personUuid}/erase`, undefined, admin);
+    assert.equal(erased.status, 202, JSON.stringify(erased.body));
+    assert.equal(erased.body.status, 'running');
+    assert.equal(erased.body.personUuid, personUuid);
+    assert.ok(String(erased.body.requestedBy).startsWith('apiKey:'));
+    assert.ok(!JSON.stringify(erased.body).toLowerCase().includes(needle), 'the answer holds no erased data');
+    const erasureId = erased.body.erasureId as string;
+    const people = await call('GET', `/v3/rest/people?email=${encodeURIComponent(email)}`, undefined, admin);
+    assert.deepEqual(people.body.people, [], 'the person is gone from reads at the answer');
+
+    const handle = api.temporal.client.workflow.getHandle(personErasureWorkflowId(erasureId));
+    const midSearch = await waitFor(
+      async () => ((await handle.describe()).raw.pendingActivities ?? []).some((a) => a.heartbeatDetails?.payloads?.length),
+      60_000,
+      20,
+    );
+    assert.ok(midSearch, 'a search reported its progress');
+    await killWorkerProcess(child);
+    child = undefined;
+    assert.equal((await call('GET', `/v3/rest/people/erasures/${erasureId}`, undefined, admin)).body.status, 'running', 'killed mid-way');
+
+    worker = await startTestWorker(pool, { taskQueue });
+    const result = (await handle.result()) as PersonErasureResult;
+    const audit = await call('GET', `/v3/rest/people/erasures/${erasureId}`, undefined, admin);
+    assert.equal(audit.status, 200);
+    assert.equal(audit.body.status, 'finished');
+    const counts = audit.body.counts as Record<string, number>;
+    assert.equal(
+      counts.feedback_records,
+      2,
+      `their record and the record naming them, once each across the kill: ${JSON.stringify(counts)}`,
+    );
+    assert.equal(counts.people, 1);
+    for (const place of [
+      'agent_participants',
+      'agent_events',
+      'agent_event_revisions',
+      'agent_signals',
+      'transcript_utterances',
+      'coding_sessions',
+    ])
+      assert.ok((counts[place] ?? 0) >= 1, `${place}: ${JSON.stringify(counts)}`);
+    assert.ok(Object.keys(result.counts).length >= 1, JSON.stringify(result));
+
+    assert.deepEqual(await tablesHolding(), {}, 'no table holds the e-mail');
+    const histories = await historiesHolding();
+    assert.ok(
+      histories.scanned.includes(`agent-session/${sessionId}`) && histories.scanned.includes(personErasureWorkflowId(erasureId)),
+      JSON.stringify(histories.scanned),
+    );
+    assert.deepEqual(histories.holding, [], 'no workflow history holds it, decoded');
+    const left = await pool.one(sql.type(z.object({ records: z.number(), participants: z.number(), utterances: z.number() }))`
+      SELECT (SELECT count(*)::int FROM feedback_records WHERE feedback_source_id = ${source}) AS records,
+        (SELECT count(*)::int FROM recording_participants WHERE recording_id = ${recording.body.id as string}) AS participants,
+        (SELECT count(*)::int FROM agent_participants WHERE session_id = ${sessionId}) AS utterances`);
+    assert.deepEqual(left, { records: 12001, participants: 1, utterances: 1 }, 'other records stay; participants stay as tombstones');
+    const tombstone = await pool.one(sql.type(z.object({ email: z.string(), first_name: z.string().nullable(), erased: z.boolean() }))`
+      SELECT email, first_name, erased_at IS NOT NULL AS erased FROM people WHERE uuid = ${personUuid}`);
+    assert.deepEqual(tombstone, { email: `erased+${personUuid}@erased.invalid`, first_name: null, erased: true });
+    const again = await call('POST', `/v3/rest/people/${personUuid}/erase`, undefined, admin);
+    assert.deepEqual([again.status, again.body.errorCode], [404, 'not_found']);
+    // The address may come back: a new person, not the tombstone.
+    const back = await call('PUT', '/v3/rest/people', { email });
+    assert.equal(back.status, 201);
+    assert.notEqual(back.body.uuid, personUuid);
+  });
+});
