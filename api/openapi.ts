@@ -120,7 +120,7 @@ function operation(spec: AnyRouteSpec): Record<string, unknown> {
       ...(errors
         ? { content: errors.content }
         : r.schema
-          ? { content: { 'application/json': { schema: withRefs(r.schema, false) } } }
+          ? { content: { [r.mediaType ?? 'application/json']: { schema: withRefs(r.schema, false) } } }
           : {}),
       ...(r.headers
         ? { headers: Object.fromEntries(Object.entries(r.headers).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }])) }

@@ -48,7 +48,8 @@ export interface RouteSpec<BS = undefined, QS = undefined> {
   /** Run after the body is parsed, before it is validated (a credential bound to a body field). */
   afterBody?: Middleware<AppContext['state']>[];
   query?: QS;
-  responses: Record<number, { description: string; schema?: JsonSchema; headers?: Record<string, string> }>;
+  /** `mediaType`: a body that is not JSON (an NDJSON stream), documented with `schema` under that media type. */
+  responses: Record<number, { description: string; schema?: JsonSchema; headers?: Record<string, string>; mediaType?: string }>;
   /**
    * The errors the route answers with besides the standard ones (openapi.ts adds those from `auth`,
    * `body`, `query` and path parameters): catalogue keys, grouped by status into the OpenAPI error

@@ -18,6 +18,24 @@ export function managementRoutes(deps: AppDeps, registry: RouteRegistry): void {
   });
   registry.add({
     method: 'get',
+    path: '/v3/rest/organization/export',
+    operationId: 'exportOrganization',
+    tags: ['management'],
+    summary: "Export the organization's data as NDJSON, streamed (admin)",
+    description:
+      'One JSON object per line: `export` (version, organization, time), then `feedback_source`, `person`, `feedback_record`, `recording` (with participants, transcript, folders and metadata), `agent_session` (with participants), `agent_event` and `agent_signal` lines, then `end` with the count of each type. One consistent snapshot. A response without its `end` line was cut short. Line schemas: docs/guides/data-lifecycle.md; `intake org import` loads a file into an empty organization.',
+    auth: { accept: ['apiKey', 'user'], scope: 'admin' },
+    responses: {
+      200: {
+        description: 'The export, one JSON object per line',
+        mediaType: 'application/x-ndjson',
+        schema: { type: 'string', description: 'NDJSON: one JSON object per line' },
+      },
+    },
+    handler: h.exportOrganization,
+  });
+  registry.add({
+    method: 'get',
     path: '/v3/rest/users/{userId}',
     operationId: 'getUser',
     tags: ['management'],

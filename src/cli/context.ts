@@ -93,3 +93,6 @@ export class CliContext {
     await this.pool?.end();
   }
 }
+
+/** What a command returns when it wrote its own output on stdout (a stream, such as an export), instead of one JSON object. */
+export class OutputWritten {}

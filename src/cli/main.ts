@@ -12,8 +12,9 @@ import { creditsAdd, orgCreate, orgList, orgShow, orgUpdate, userCreate, userLis
 import { webhookCreate, webhookDelete, webhookList, webhookRotateSecret, webhookShow, webhookUpdate } from './commands/webhooks.js';
 
 import { webhookDeliveries, webhookRedeliver, webhookTest } from './commands/webhook-deliveries.js';
-import { CliContext, CliError } from './context.js';
+import { CliContext, CliError, OutputWritten } from './context.js';
 import { personErase, personErasure } from './commands/people.js';
+import { orgExport } from './commands/exports.js';
 
 type Command = (ctx: CliContext, argv: string[]) => Promise<object>;
 
@@ -32,6 +33,7 @@ const COMMANDS: Record<string, CommandSpec> = {
   'org create': { run: orgCreate, usage: '--name N [--credits C] [--no-recording]' },
   'org list': { run: orgList, usage: `${PAGE}`, note: 'every organization, oldest first' },
   'org show': { run: orgShow, usage: '--org O', note: 'with what it holds, counted' },
+  'org export': { run: orgExport, usage: '--org O > file.ndjson', note: "the organization's data as NDJSON on stdout (counts on stderr)" },
   'org update': { run: orgUpdate, usage: '--org O [--agent-chats on|off] [--recording on|off]' },
   'user create': {
     run: userCreate,
@@ -154,7 +156,7 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
     const { command, rest } = resolved;
     ctx = new CliContext(loadConfig(env));
     const result = await command(ctx, rest);
-    process.stdout.write(`${JSON.stringify(result)}\n`);
+    if (!(result instanceof OutputWritten)) process.stdout.write(`${JSON.stringify(result)}\n`);
     return 0;
   } catch (error) {
     const code = error instanceof CliError ? error.exitCode : 1;

@@ -458,6 +458,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v3/rest/organization/export': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Export the organization's data as NDJSON, streamed (admin)
+     * @description One JSON object per line: `export` (version, organization, time), then `feedback_source`, `person`, `feedback_record`, `recording` (with participants, transcript, folders and metadata), `agent_session` (with participants), `agent_event` and `agent_signal` lines, then `end` with the count of each type. One consistent snapshot. A response without its `end` line was cut short. Line schemas: docs/guides/data-lifecycle.md; `intake org import` loads a file into an empty organization.
+     */
+    get: operations['exportOrganization'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v3/rest/people': {
     parameters: {
       query?: never;
@@ -6092,6 +6112,74 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             /** @enum {unknown} */
             errorCode?: 'unauthenticated' | 'invalid_credentials' | 'token_expired' | 'credential_revoked';
+          };
+        };
+      };
+      /**
+       * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
+       *
+       *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'database_unavailable' | 'temporal_unavailable';
+          };
+        };
+      };
+    };
+  };
+  exportOrganization: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The export, one JSON object per line */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/x-ndjson': string;
+        };
+      };
+      /**
+       * @description `unauthenticated`: Authentication required.
+       *
+       *     `invalid_credentials`: The credential is not valid.
+       *
+       *     `token_expired`: The token has expired.
+       *
+       *     `credential_revoked`: The credential has been revoked.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'unauthenticated' | 'invalid_credentials' | 'token_expired' | 'credential_revoked';
+          };
+        };
+      };
+      /** @description `insufficient_scope`: The credential lacks the scope this operation needs. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'insufficient_scope';
           };
         };
       };

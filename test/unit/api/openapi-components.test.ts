@@ -83,7 +83,7 @@ describe('OpenAPI components', () => {
     for (const [path, operations] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(operations)) {
         for (const [status, response] of Object.entries(op.responses)) {
-          if (status.startsWith('2')) check(response.content?.['application/json'].schema, `${method} ${path} ${status}`);
+          if (status.startsWith('2')) check(response.content?.['application/json']?.schema, `${method} ${path} ${status}`);
         }
       }
     }

@@ -1,0 +1,173 @@
+import type { JsonSchema } from './json-schema.js';
+
+/*
+ * The lines of an organization export (GET /v3/rest/organization/export, `intake org export`), one
+ * JSON object per line, by `type`. Ids are the organization's own (an import gives new ones and
+ * keeps the references between lines). Instants are ISO 8601 UTC.
+ */
+
+const instant = { type: 'string', format: 'date-time' } as const;
+const nullableInstant = { type: ['string', 'null'], format: 'date-time' } as const;
+const uuid = { type: 'string', format: 'uuid' } as const;
+const nullableText = { type: ['string', 'null'] } as const;
+const line = <T extends string, P extends Record<string, unknown>>(type: T, properties: P, description: string) =>
+  ({
+    type: 'object',
+    additionalProperties: false,
+    description,
+    required: ['type', ...Object.keys(properties)],
+    properties: { type: { const: type }, ...properties },
+  }) as const;
+const KINDS = ['feedback_source', 'person', 'feedback_record', 'recording', 'agent_session', 'agent_event', 'agent_signal'] as const;
+
+export const EXPORT_LINE_SCHEMAS = {
+  export: line(
+    'export',
+    { version: { const: 1 }, organizationId: uuid, exportedAt: instant },
+    'The first line: the format version, the organization exported and when (a snapshot of that moment).',
+  ),
+  feedback_source: line(
+    'feedback_source',
+    { id: { type: 'integer' }, name: { type: 'string' }, sourceType: { type: 'string' }, createdAt: instant },
+    'A feedback source.',
+  ),
+  person: line(
+    'person',
+    {
+      id: uuid,
+      email: { type: 'string' },
+      firstName: nullableText,
+      lastName: nullableText,
+      boundary: { enum: ['external', 'internal'] },
+      company: {
+        type: ['object', 'null'],
+        additionalProperties: false,
+        required: ['name', 'domain'],
+        properties: { name: { type: 'string' }, domain: { type: 'string' } },
+      },
+      erased: { type: 'boolean' },
+      createdAt: instant,
+    },
+    'A person (an erased one is its tombstone).',
+  ),
+  feedback_record: line(
+    'feedback_record',
+    {
+      sourceId: { type: 'integer' },
+      externalId: { type: 'string' },
+      displayTs: instant,
+      personId: { type: ['string', 'null'], format: 'uuid' },
+      fields: { type: 'array' },
+      createdAt: instant,
+    },
+    'A feedback record of a source (`sourceId`), of a person (`personId`) or of nobody.',
+  ),
+  recording: line(
+    'recording',
+    {
+      id: uuid,
+      name: { type: 'string' },
+      source: { type: 'string' },
+      recordedAt: instant,
+      assetStatus: { type: 'string' },
+      transcriptStatus: { type: 'string' },
+      transcriptSource: nullableText,
+      folders: { type: 'array', items: { type: 'string' } },
+      metadata: {
+        type: ['object', 'null'],
+        additionalProperties: false,
+        required: ['externalId', 'values'],
+        properties: {
+          externalId: { type: 'string' },
+          values: {
+            type: 'array',
+            items: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['field', 'fieldType', 'value'],
+              properties: { field: { type: 'string' }, fieldType: { type: 'string' }, value: {} },
+            },
+          },
+        },
+      },
+      participants: {
+        type: 'array',
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['speaker', 'personId'],
+          properties: { speaker: { type: 'integer' }, personId: uuid },
+        },
+      },
+      utterances: {
+        type: 'array',
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['startSec', 'endSec', 'speaker', 'text'],
+          properties: { startSec: { type: 'number' }, endSec: { type: 'number' }, speaker: { type: 'integer' }, text: { type: 'string' } },
+        },
+      },
+      createdAt: instant,
+    },
+    'A recording with its participants, transcript, folders (by name) and metadata record; its media is not exported.',
+  ),
+  agent_session: line(
+    'agent_session',
+    {
+      id: uuid,
+      agentKey: { type: 'string' },
+      externalSessionId: { type: 'string' },
+      status: { type: 'string' },
+      agentVersion: nullableText,
+      source: {},
+      context: {},
+      createdAt: instant,
+      endedAt: nullableInstant,
+      participants: { type: 'array', items: { type: 'object' } },
+    },
+    'An agent session of an application (by its `agentKey`), with its participants.',
+  ),
+  agent_event: line(
+    'agent_event',
+    {
+      sessionId: uuid,
+      externalEventId: { type: 'string' },
+      sequence: { type: 'integer' },
+      revision: { type: 'integer' },
+      eventType: { enum: ['user_message', 'assistant_message', 'feedback'] },
+      occurredAt: instant,
+      final: { type: ['boolean', 'null'] },
+      payload: { type: ['object', 'null'] },
+    },
+    'A stored (sanitized) event of a session, its latest revision; `payload` is null when content capture was off.',
+  ),
+  agent_signal: line(
+    'agent_signal',
+    {
+      id: uuid,
+      sessionId: uuid,
+      eventExternalId: { type: 'string' },
+      source: { enum: ['explicit_feedback', 'qualitative_inference'] },
+      kind: nullableText,
+      rating: { type: ['string', 'null'] },
+      labels: { type: 'array', items: { type: 'string' } },
+      comment: nullableText,
+      summary: nullableText,
+      createdAt: instant,
+    },
+    'A signal of a session.',
+  ),
+  end: line(
+    'end',
+    {
+      counts: {
+        type: 'object',
+        additionalProperties: false,
+        required: [...KINDS],
+        properties: Object.fromEntries(KINDS.map((k) => [k, { type: 'integer', minimum: 0 }])),
+      },
+    },
+    'The last line: how many lines of each type came before it. An export without it was cut short.',
+  ),
+} as const satisfies Record<string, JsonSchema>;
