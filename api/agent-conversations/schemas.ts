@@ -3,6 +3,7 @@ import { agentContextSchema, sessionSchema } from '../../src/contracts/agent-ses
 import { pageProperties } from '../paging.js';
 import { syncPageSchema, syncQueryProperties } from '../sync.js';
 import type { JsonSchema, Validated } from '../validation.js';
+import { timestamp } from '../../src/contracts/json-schema.js';
 
 export { INGEST_LIMITS, ingestBody } from '../../src/contracts/agent-ingest.js';
 export { agentContextSchema, presentSession, sessionSchema, type Session } from '../../src/contracts/agent-sessions.js';
@@ -48,7 +49,6 @@ export const sessionQuery = {
   },
 } as const satisfies JsonSchema;
 
-const timestamp = { type: 'string', format: 'date-time' } as const;
 const nullableString = { type: ['string', 'null'] } as const;
 
 export const sessionsPageSchema = syncPageSchema('sessions', sessionSchema);

@@ -3,8 +3,8 @@ import type { RecordRow, SourceRow } from '../../src/db/repositories/feedback.js
 import type { PersonRow } from '../../src/db/repositories/people.js';
 import { pageProperties } from '../paging.js';
 import type { JsonSchema, Validated } from '../validation.js';
+import { timestamp } from '../../src/contracts/json-schema.js';
 
-const timestamp = { type: 'string', format: 'date-time' } as const;
 const nameString = { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' } as const;
 
 export const createSourceBody = {

@@ -5,12 +5,11 @@ import { presentRetry, retrySchema } from '../../src/contracts/retry.js';
 import { pageProperties } from '../paging.js';
 import { syncPageSchema, syncQueryProperties } from '../sync.js';
 import type { JsonSchema, Validated } from '../validation.js';
+import { uuid, timestamp } from '../../src/contracts/json-schema.js';
 
 export { createRecordingBody, type CreateRecordingBody } from '../../src/contracts/recordings.js';
 export { presentListItem, recordingListItemSchema, type RecordingListItem } from '../../src/contracts/recordings.js';
 
-const uuid = { type: 'string', format: 'uuid' } as const;
-const timestamp = { type: 'string', format: 'date-time' } as const;
 const nullableString = { type: ['string', 'null'] } as const;
 const fieldType = { type: 'string', enum: [...FIELD_TYPES] } as const;
 

@@ -1,6 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import type { ApplicationRow, CredentialRow } from '../db/repositories/agent-applications.js';
-import type { JsonSchema } from './json-schema.js';
+import { uuid, timestamp, nullableTimestamp, type JsonSchema } from './json-schema.js';
 
 const nameString = { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' } as const;
 export const AGENT_KEY_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$';
@@ -51,10 +51,6 @@ export type ConversationAccess = FromSchema<typeof access>;
 /** A change of settings, as the REST body and the CLI flags express it; absent fields keep their value. */
 export type SettingsPatch = FromSchema<typeof updateApplicationBody>;
 export type CreateApplicationBody = FromSchema<typeof createApplicationBody>;
-
-const uuid = { type: 'string', format: 'uuid' } as const;
-const timestamp = { type: 'string', format: 'date-time' } as const;
-const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;
 
 export const applicationSchema = {
   type: 'object',

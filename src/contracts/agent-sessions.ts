@@ -1,6 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import type { SessionRow } from '../db/repositories/agent-sessions.js';
-import type { JsonSchema } from './json-schema.js';
+import { uuid, timestamp, nullableTimestamp, type JsonSchema } from './json-schema.js';
 
 /**
  * An agent session as the REST API lists it (`GET /v3/rest/agent-conversations/sessions`) and as
@@ -8,9 +8,6 @@ import type { JsonSchema } from './json-schema.js';
  * because src/ never imports api/.
  */
 
-const uuid = { type: 'string', format: 'uuid' } as const;
-const timestamp = { type: 'string', format: 'date-time' } as const;
-const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;
 const nullableString = { type: ['string', 'null'] } as const;
 
 /** A context as stored: the request's context, sanitized (configured field names may remove any key). */

@@ -1,13 +1,10 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import type { ApiKeyRow } from '../db/repositories/api-keys.js';
 import { SCOPES } from '../auth/scopes.js';
-import type { JsonSchema } from './json-schema.js';
+import { uuid, timestamp, nullableTimestamp, type JsonSchema } from './json-schema.js';
 
 /** Organization API keys managed over REST (`/v3/rest/api-keys`, admin) and by `intake api-key …`. */
 
-const uuid = { type: 'string', format: 'uuid' } as const;
-const timestamp = { type: 'string', format: 'date-time' } as const;
-const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;
 const scopes = {
   type: 'array',
   minItems: 1,

@@ -1,4 +1,4 @@
-import type { JsonSchema } from './json-schema.js';
+import { nullableTimestamp as nullableInstant, timestamp as instant, uuid, type JsonSchema } from './json-schema.js';
 
 /*
  * The lines of an organization export (GET /v3/rest/organization/export, `intake org export`), one
@@ -6,9 +6,6 @@ import type { JsonSchema } from './json-schema.js';
  * keeps the references between lines). Instants are ISO 8601 UTC.
  */
 
-const instant = { type: 'string', format: 'date-time' } as const;
-const nullableInstant = { type: ['string', 'null'], format: 'date-time' } as const;
-const uuid = { type: 'string', format: 'uuid' } as const;
 const nullableText = { type: ['string', 'null'] } as const;
 const line = <T extends string, P extends Record<string, unknown>>(type: T, properties: P, description: string) =>
   ({

@@ -4,3 +4,8 @@
  * literal, so its TypeScript type is derived from it (`FromSchema`) instead of being written twice.
  */
 export type JsonSchema = Record<string, unknown>;
+
+/** The scalars every contract uses (schemas are `as const` literals: shared, they keep their literal types). */
+export const uuid = { type: 'string', format: 'uuid' } as const;
+export const timestamp = { type: 'string', format: 'date-time' } as const;
+export const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;

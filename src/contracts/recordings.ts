@@ -1,10 +1,8 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import type { ListItemRow } from '../db/repositories/recording-reads.js';
 import { FIELD_TYPES } from '../domain/feedback-fields.js';
-import type { JsonSchema } from './json-schema.js';
+import { uuid, timestamp, type JsonSchema } from './json-schema.js';
 
-const uuid = { type: 'string', format: 'uuid' } as const;
-const timestamp = { type: 'string', format: 'date-time' } as const;
 const int32 = { type: 'integer', minimum: 0, maximum: 2_147_483_647 } as const;
 const fieldType = { type: 'string', enum: [...FIELD_TYPES] } as const;
 const personName = { type: 'string', maxLength: 200 } as const;

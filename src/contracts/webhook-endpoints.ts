@@ -1,7 +1,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import type { WebhookEndpointRow } from '../db/repositories/webhook-endpoints.js';
 import { DOMAIN_EVENT_TYPES } from '../domain/events.js';
-import type { JsonSchema } from './json-schema.js';
+import { timestamp, nullableTimestamp, type JsonSchema } from './json-schema.js';
 
 /** The longest endpoint URL accepted (the common browser and proxy limit). */
 export const WEBHOOK_URL_MAX_LENGTH = 2048;
@@ -52,9 +52,6 @@ export const updateWebhookEndpointBody = {
 export type CreateWebhookEndpointBody = FromSchema<typeof createWebhookEndpointBody>;
 /** A change of an endpoint, as the REST body and the CLI flags express it; absent fields keep their value. */
 export type WebhookEndpointPatch = FromSchema<typeof updateWebhookEndpointBody>;
-
-const timestamp = { type: 'string', format: 'date-time' } as const;
-const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;
 
 export const webhookEndpointSchema = {
   type: 'object',
