@@ -6,7 +6,8 @@ import type { DatabasePool } from 'slonik';
 import { ownGrants, revokeOwnGrant } from '../../src/auth/user-grants.js';
 import { findUser } from '../../src/db/repositories/users.js';
 import { NotFoundError } from '../../src/errors.js';
-import { attemptLogin, csrfToken, csrfValid, type LoginLimits } from '../../src/oauth/interactions.js';
+import { csrfToken, csrfValid, type LoginLimits } from '../../src/oauth/interactions.js';
+import { signInWithPasswordForm } from './password-form.js';
 import { errorPage, grantsPage, grantsSignInPage, PAGE_HEADERS } from './pages.js';
 
 /** Where the consent page sends a user who wants to see or revoke what they approved. */
@@ -103,21 +104,10 @@ export function grantsPageRoutes(deps: { pool: DatabasePool; limits: LoginLimits
 
   router.post(`${GRANTS_PAGE_PATH}/sign-in`, form, async (ctx) => {
     if (!checked(ctx, false)) return;
-    const body = ctx.request.body as Record<string, unknown>;
-    const email = typeof body.email === 'string' ? body.email : '';
-    const password = typeof body.password === 'string' ? body.password : '';
-    // PostgreSQL cannot hold U+0000, and no address is longer than 320 characters.
-    if (email.includes('\u0000') || password.includes('\u0000') || email.length > 320) {
-      return signIn(ctx, 400, { error: 'That e-mail address or password cannot be right.' });
-    }
-    const outcome = await attemptLogin(deps.pool, deps.limits, { email, password, address: ctx.ip });
-    if (outcome.kind === 'limited') {
-      ctx.set('Retry-After', String(outcome.retryAfterSeconds));
-      return signIn(ctx, 429, { email, error: `Too many sign-in attempts. Try again in ${outcome.retryAfterSeconds} seconds.` });
-    }
-    if (outcome.kind === 'refused') return signIn(ctx, 401, { email, error: 'The e-mail address or the password is wrong.' });
+    const userId = await signInWithPasswordForm(ctx, deps, signIn);
+    if (userId === null) return;
     // A new nonce on sign-in: a form token seen before it is worth nothing after.
-    write(ctx, fresh(outcome.userId));
+    write(ctx, fresh(userId));
     back(ctx);
   });
 

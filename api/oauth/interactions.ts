@@ -5,11 +5,12 @@ import type Provider from 'oidc-provider';
 import type { DatabasePool } from 'slonik';
 import { findUser } from '../../src/db/repositories/users.js';
 import { MCP_SCOPES } from '../../src/oauth/provider.js';
-import { approveGrant, attemptLogin, csrfToken, csrfValid, type LoginLimits } from '../../src/oauth/interactions.js';
+import { approveGrant, csrfToken, csrfValid, type LoginLimits } from '../../src/oauth/interactions.js';
 import type { Logger } from '../../src/logger.js';
 import { UPSTREAM_CALLBACK_PATH } from '../../src/oauth/server.js';
 import { UpstreamUnavailableError, type UpstreamSignIn, type UpstreamState } from '../../src/oauth/upstream.js';
 import { GRANTS_PAGE_PATH } from './grants-page.js';
+import { signInWithPasswordForm } from './password-form.js';
 import { consentPage, errorPage, formTarget, loginPage, PAGE_HEADERS, pageHeaders } from './pages.js';
 
 export interface InteractionDeps {
@@ -162,20 +163,9 @@ export function oauthInteractionRoutes(deps: InteractionDeps): Middleware {
   router.post('/oauth/interaction/:uid/login', form, async (ctx) => {
     const d = await details(ctx);
     if (!d || !checked(ctx, d)) return;
-    const body = ctx.request.body as Record<string, unknown>;
-    const email = typeof body.email === 'string' ? body.email : '';
-    const password = typeof body.password === 'string' ? body.password : '';
-    // PostgreSQL cannot hold U+0000 (a 500 otherwise), and no address is longer than 320 characters.
-    if (email.includes('\u0000') || password.includes('\u0000') || email.length > 320) {
-      return showLogin(ctx, d, 400, { error: 'That e-mail address or password cannot be right (invalid_request).' });
-    }
-    const outcome = await attemptLogin(deps.pool, deps.limits, { email, password, address: ctx.ip });
-    if (outcome.kind === 'limited') {
-      ctx.set('Retry-After', String(outcome.retryAfterSeconds));
-      return showLogin(ctx, d, 429, { email, error: `Too many sign-in attempts. Try again in ${outcome.retryAfterSeconds} seconds.` });
-    }
-    if (outcome.kind === 'refused') return showLogin(ctx, d, 401, { email, error: 'The e-mail address or the password is wrong.' });
-    await deps.provider.interactionFinished(ctx.req, ctx.res, { login: { accountId: outcome.userId } }, { mergeWithLastSubmission: false });
+    const userId = await signInWithPasswordForm(ctx, deps, (c, status, extra) => showLogin(c, d, status, extra));
+    if (userId === null) return;
+    await deps.provider.interactionFinished(ctx.req, ctx.res, { login: { accountId: userId } }, { mergeWithLastSubmission: false });
     ctx.respond = false;
   });
 
