@@ -3,8 +3,7 @@ import type { Tx } from '../db/pool.js';
 import { findSession, type Reader } from '../db/repositories/agent-conversations.js';
 import { sessionSignalIds } from '../db/repositories/agent-signals.js';
 import { claimDoomedSessions, deleteSessions } from '../db/repositories/agent-sessions.js';
-import { forgetEventSubjects } from '../db/repositories/domain-events.js';
-import { forgetDeliverySubjects } from '../db/repositories/webhook-deliveries.js';
+import { forgetSubjectTraces } from '../db/repositories/webhook-deliveries.js';
 import { NotFoundError } from '../errors.js';
 
 /**
@@ -25,9 +24,7 @@ export async function deleteAgentSession(pool: DatabasePool, reader: Reader, ses
 
 /** The domain events and webhook deliveries about these sessions of one organization and their signals. */
 async function forgetTraces(tx: Tx, organizationId: string, sessionIds: readonly string[]): Promise<void> {
-  const subjects = [...sessionIds, ...(await sessionSignalIds(tx, sessionIds))];
-  await forgetDeliverySubjects(tx, organizationId, subjects);
-  await forgetEventSubjects(tx, organizationId, subjects);
+  await forgetSubjectTraces(tx, organizationId, [...sessionIds, ...(await sessionSignalIds(tx, sessionIds))]);
 }
 
 /**

@@ -1,6 +1,5 @@
 import type { DatabasePool } from 'slonik';
 import { required, type Config } from '../config.js';
-import { forgetEventSubjects } from '../db/repositories/domain-events.js';
 import {
   finishRecordingDeletion as finishJob,
   findRecordingDeletion,
@@ -9,7 +8,7 @@ import {
   unfinishedRecordingDeletions,
 } from '../db/repositories/recording-deletions.js';
 import { deleteRecordingRow } from '../db/repositories/recordings.js';
-import { forgetDeliverySubjects } from '../db/repositories/webhook-deliveries.js';
+import { forgetSubjectTraces } from '../db/repositories/webhook-deliveries.js';
 import { isUuid } from '../db/uuid.js';
 import { NotFoundError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -64,8 +63,7 @@ export async function deleteRecording(
       meetingWorkflowId,
       botId: held.botId,
     });
-    await forgetDeliverySubjects(tx, organizationId, [recordingId]);
-    await forgetEventSubjects(tx, organizationId, [recordingId]);
+    await forgetSubjectTraces(tx, organizationId, [recordingId]);
     await deleteRecordingRow(tx, organizationId, recordingId);
   });
   const settings = recordingDeletionSettings({
@@ -115,10 +113,7 @@ export async function purgeRecording(deps: { pool: DatabasePool; media: MediaPip
     // A killed worker's download or partial rendition (scratch is this worker's, or STORAGE_DIR's shared with the others).
     found += await deps.media.dropScratch(id);
   }
-  await deps.pool.transaction(async (tx) => {
-    await forgetDeliverySubjects(tx, job.organization_id, [recordingId]);
-    await forgetEventSubjects(tx, job.organization_id, [recordingId]);
-  });
+  await deps.pool.transaction((tx) => forgetSubjectTraces(tx, job.organization_id, [recordingId]));
   return found;
 }
 
@@ -134,12 +129,10 @@ export async function resumeRecordingDeletions(
   limit: number,
 ): Promise<number> {
   let started = 0;
-  for (const recordingId of await unfinishedRecordingDeletions(pool, RECORDING_DELETION_STRANDED_AFTER_SECONDS, limit)) {
-    const job = await findRecordingDeletion(pool, recordingId);
-    if (!job) continue;
+  for (const job of await unfinishedRecordingDeletions(pool, RECORDING_DELETION_STRANDED_AFTER_SECONDS, limit)) {
     const outcome = await startRecordingDeletionWorkflow(temporal, recordingDeletionSettings(media), {
       organizationId: job.organization_id,
-      recordingId,
+      recordingId: job.recording_id,
     });
     if (outcome === 'started') started += 1;
   }

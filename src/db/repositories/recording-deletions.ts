@@ -63,10 +63,15 @@ export async function finishRecordingDeletion(db: CommonQueryMethods, recordingI
 }
 
 /** Open jobs requested before `olderThanSeconds` ago, oldest first: the reconciler makes sure each has its workflow. */
-export async function unfinishedRecordingDeletions(db: CommonQueryMethods, olderThanSeconds: number, limit: number): Promise<string[]> {
-  const rows = await db.anyFirst(sql.type(z.object({ recording_id: z.string() }))`
-    SELECT recording_id FROM recording_deletions
-    WHERE finished_at IS NULL AND requested_at < now() - make_interval(secs => ${olderThanSeconds})
-    ORDER BY requested_at LIMIT ${limit}`);
-  return [...rows];
+export async function unfinishedRecordingDeletions(
+  db: CommonQueryMethods,
+  olderThanSeconds: number,
+  limit: number,
+): Promise<{ recording_id: string; organization_id: string }[]> {
+  return [
+    ...(await db.any(sql.type(z.object({ recording_id: z.string(), organization_id: z.string() }))`
+      SELECT recording_id, organization_id FROM recording_deletions
+      WHERE finished_at IS NULL AND requested_at < now() - make_interval(secs => ${olderThanSeconds})
+      ORDER BY requested_at LIMIT ${limit}`)),
+  ];
 }

@@ -1,7 +1,7 @@
 import { sql, type CommonQueryMethods, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { isUuid } from '../uuid.js';
-import { WEBHOOK_WAKE_CHANNEL } from './domain-events.js';
+import { forgetEventSubjects, WEBHOOK_WAKE_CHANNEL } from './domain-events.js';
 
 /**
  * The webhook delivery engine's SQL (issue 31): deliveries and their attempts, and the engine's
@@ -298,4 +298,10 @@ export async function forgetDeliverySubjects(tx: CommonQueryMethods, organizatio
   if (!subjectIds.length) return;
   await tx.query(sql.unsafe`
     DELETE FROM webhook_deliveries WHERE organization_id = ${organizationId} AND subject_id = ANY(${sql.array([...subjectIds], 'uuid')})`);
+}
+
+/** The domain events and webhook deliveries about these deleted resources of one organization (both hold their content). */
+export async function forgetSubjectTraces(tx: CommonQueryMethods, organizationId: string, subjectIds: readonly string[]): Promise<void> {
+  await forgetDeliverySubjects(tx, organizationId, subjectIds);
+  await forgetEventSubjects(tx, organizationId, subjectIds);
 }
