@@ -14,7 +14,7 @@ import { webhookCreate, webhookDelete, webhookList, webhookRotateSecret, webhook
 import { webhookDeliveries, webhookRedeliver, webhookTest } from './commands/webhook-deliveries.js';
 import { CliContext, CliError, OutputWritten } from './context.js';
 import { personErase, personErasure } from './commands/people.js';
-import { orgExport } from './commands/exports.js';
+import { orgExport, orgImport } from './commands/exports.js';
 
 type Command = (ctx: CliContext, argv: string[]) => Promise<object>;
 
@@ -34,6 +34,11 @@ const COMMANDS: Record<string, CommandSpec> = {
   'org list': { run: orgList, usage: `${PAGE}`, note: 'every organization, oldest first' },
   'org show': { run: orgShow, usage: '--org O', note: 'with what it holds, counted' },
   'org export': { run: orgExport, usage: '--org O > file.ndjson', note: "the organization's data as NDJSON on stdout (counts on stderr)" },
+  'org import': {
+    run: orgImport,
+    usage: '--org O [--file F]',
+    note: 'an export (F, or stdin) into an organization without data; all or nothing, with new ids',
+  },
   'org update': { run: orgUpdate, usage: '--org O [--agent-chats on|off] [--recording on|off]' },
   'user create': {
     run: userCreate,

@@ -22,7 +22,7 @@ const access = {
 } as const satisfies JsonSchema;
 
 /** Every setting of the spec's table; absent properties keep their value. */
-const settingsProperties = {
+export const settingsProperties = {
   name: nameString,
   status: { type: 'string', enum: ['active', 'disabled'] },
   contentCapture: { type: 'boolean' },

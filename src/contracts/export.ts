@@ -1,3 +1,4 @@
+import { AGENT_KEY_PATTERN, settingsProperties } from './agent-applications.js';
 import { nullableTimestamp as nullableInstant, timestamp as instant, uuid, type JsonSchema } from './json-schema.js';
 
 /*
@@ -7,15 +8,27 @@ import { nullableTimestamp as nullableInstant, timestamp as instant, uuid, type 
  */
 
 const nullableText = { type: ['string', 'null'] } as const;
-const line = <T extends string, P extends Record<string, unknown>>(type: T, properties: P, description: string) =>
+const line = <const T extends string, const P extends Record<string, unknown>>(type: T, properties: P, description: string) =>
   ({
     type: 'object',
     additionalProperties: false,
     description,
-    required: ['type', ...Object.keys(properties)],
+    required: ['type', ...Object.keys(properties)] as ['type', ...(keyof P & string)[]],
     properties: { type: { const: type }, ...properties },
   }) as const;
-const KINDS = ['feedback_source', 'person', 'feedback_record', 'recording', 'agent_session', 'agent_event', 'agent_signal'] as const;
+const nullableString = { type: ['string', 'null'] } as const;
+const count = { type: 'integer', minimum: 0 } as const;
+const emails = { type: 'array', items: { type: 'string' } } as const;
+const KINDS = [
+  'feedback_source',
+  'person',
+  'feedback_record',
+  'recording',
+  'agent_application',
+  'agent_session',
+  'agent_event',
+  'agent_signal',
+] as const;
 
 export const EXPORT_LINE_SCHEMAS = {
   export: line(
@@ -25,7 +38,7 @@ export const EXPORT_LINE_SCHEMAS = {
   ),
   feedback_source: line(
     'feedback_source',
-    { id: { type: 'integer' }, name: { type: 'string' }, sourceType: { type: 'string' }, createdAt: instant },
+    { id: { type: 'integer' }, name: { type: 'string' }, sourceType: { enum: ['api'] }, createdAt: instant },
     'A feedback source.',
   ),
   person: line(
@@ -66,9 +79,9 @@ export const EXPORT_LINE_SCHEMAS = {
       name: { type: 'string' },
       source: { type: 'string' },
       recordedAt: instant,
-      assetStatus: { type: 'string' },
-      transcriptStatus: { type: 'string' },
-      transcriptSource: nullableText,
+      assetStatus: { enum: ['waiting', 'queued', 'uploading', 'processing', 'completed', 'failed', 'cancelled'] },
+      transcriptStatus: { enum: ['waiting', 'processing', 'completed', 'failed', 'unavailable'] },
+      transcriptSource: { enum: ['api', 'automatic', null] },
       folders: { type: 'array', items: { type: 'string' } },
       metadata: {
         type: ['object', 'null'],
@@ -82,7 +95,11 @@ export const EXPORT_LINE_SCHEMAS = {
               type: 'object',
               additionalProperties: false,
               required: ['field', 'fieldType', 'value'],
-              properties: { field: { type: 'string' }, fieldType: { type: 'string' }, value: {} },
+              properties: {
+                field: { type: 'string' },
+                fieldType: { enum: ['boolean', 'date', 'datetime', 'float', 'integer', 'json', 'string'] },
+                value: {},
+              },
             },
           },
         },
@@ -109,21 +126,72 @@ export const EXPORT_LINE_SCHEMAS = {
     },
     'A recording with its participants, transcript, folders (by name) and metadata record; its media is not exported.',
   ),
+  agent_application: line(
+    'agent_application',
+    {
+      id: uuid,
+      name: settingsProperties.name,
+      agentKey: { type: 'string', pattern: AGENT_KEY_PATTERN },
+      status: settingsProperties.status,
+      contentCapture: settingsProperties.contentCapture,
+      redactedFieldNames: settingsProperties.redactedFieldNames,
+      redactedTextPatterns: settingsProperties.redactedTextPatterns,
+      retentionDays: settingsProperties.retentionDays,
+      allowedEnvironments: settingsProperties.allowedEnvironments,
+      access: { enum: ['workspace', 'users'] },
+      accessUserEmails: emails,
+      deleted: { type: 'boolean' },
+      createdAt: instant,
+    },
+    'An agent application: its settings, never its ingest secrets. `accessUserEmails`: the users of `access: users`, by e-mail. `deleted`: deleted with its conversations kept.',
+  ),
   agent_session: line(
     'agent_session',
     {
       id: uuid,
+      applicationId: uuid,
       agentKey: { type: 'string' },
       externalSessionId: { type: 'string' },
-      status: { type: 'string' },
+      status: { enum: ['open', 'ended', 'abandoned'] },
       agentVersion: nullableText,
       source: {},
       context: {},
+      restrictedToUserEmails: { type: ['array', 'null'], items: { type: 'string' } },
       createdAt: instant,
       endedAt: nullableInstant,
-      participants: { type: 'array', items: { type: 'object' } },
+      participants: {
+        type: 'array',
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          required: [
+            'participantKey',
+            'externalId',
+            'displayName',
+            'username',
+            'email',
+            'personId',
+            'companyExternalId',
+            'boundary',
+            'ownerUserEmail',
+            'properties',
+          ],
+          properties: {
+            participantKey: { type: 'string' },
+            externalId: nullableString,
+            displayName: nullableString,
+            username: nullableString,
+            email: nullableString,
+            personId: { type: ['string', 'null'], format: 'uuid' },
+            companyExternalId: nullableString,
+            boundary: { enum: ['external', 'internal', null] },
+            ownerUserEmail: nullableString,
+            properties: { type: ['object', 'null'] },
+          },
+        },
+      },
     },
-    'An agent session of an application (by its `agentKey`), with its participants.',
+    'An agent session of an application (`applicationId`, and its `agentKey`), with its participants. `restrictedToUserEmails`: null, or the users who may read it.',
   ),
   agent_event: line(
     'agent_event',
@@ -135,6 +203,7 @@ export const EXPORT_LINE_SCHEMAS = {
       eventType: { enum: ['user_message', 'assistant_message', 'feedback'] },
       occurredAt: instant,
       final: { type: ['boolean', 'null'] },
+      contentHash: { type: 'string', pattern: '^[0-9a-f]{64}$' },
       payload: { type: ['object', 'null'] },
     },
     'A stored (sanitized) event of a session, its latest revision; `payload` is null when content capture was off.',
@@ -145,9 +214,11 @@ export const EXPORT_LINE_SCHEMAS = {
       id: uuid,
       sessionId: uuid,
       eventExternalId: { type: 'string' },
+      eventRevision: { type: ['integer', 'null'] },
+      producer: nullableText,
       source: { enum: ['explicit_feedback', 'qualitative_inference'] },
       kind: nullableText,
-      rating: { type: ['string', 'null'] },
+      rating: { enum: ['positive', 'negative', null] },
       labels: { type: 'array', items: { type: 'string' } },
       comment: nullableText,
       summary: nullableText,
@@ -162,7 +233,16 @@ export const EXPORT_LINE_SCHEMAS = {
         type: 'object',
         additionalProperties: false,
         required: [...KINDS],
-        properties: Object.fromEntries(KINDS.map((k) => [k, { type: 'integer', minimum: 0 }])),
+        properties: {
+          feedback_source: count,
+          person: count,
+          feedback_record: count,
+          recording: count,
+          agent_application: count,
+          agent_session: count,
+          agent_event: count,
+          agent_signal: count,
+        },
       },
     },
     'The last line: how many lines of each type came before it. An export without it was cut short.',

@@ -554,3 +554,66 @@ export function sessionScrubTarget(organizationId: string, needle: Needle): Scru
     set: sql.fragment`source = ${scrubbedJson(sql.fragment`c.source`, needle)}, context = ${scrubbedJson(sql.fragment`c.context`, needle)}`,
   };
 }
+
+export interface ImportedSession {
+  id: string;
+  application_id: string;
+  external_session_id: string;
+  status: string;
+  processing_status: 'pending' | 'capture_disabled';
+  agent_version: string | null;
+  source: unknown;
+  context: unknown;
+  restricted_to: string[] | null;
+  created_at: string;
+  ended_at: string | null;
+}
+
+/** `intake org import`: sessions as an export lists them; counts and the watermark come with their events (settleImportedSessions). */
+export async function importSessions(tx: Tx, organizationId: string, sessions: readonly ImportedSession[]): Promise<void> {
+  await tx.query(sql.unsafe`
+    INSERT INTO agent_sessions (id, organization_id, application_id, external_session_id, status, processing_status, agent_version,
+      source, context, restricted_to, created_at, updated_at, ended_at, last_ingest_at)
+    SELECT x.id, ${organizationId}, x.application_id, x.external_session_id, x.status, x.processing_status, x.agent_version, x.source,
+      x.context, x.restricted_to, x.created_at, x.created_at, x.ended_at, x.created_at
+    FROM jsonb_to_recordset(${sql.jsonb(sessions as never)}) AS x(id uuid, application_id uuid, external_session_id text, status text,
+      processing_status text, agent_version text, source jsonb, context jsonb, restricted_to uuid[], created_at timestamptz,
+      ended_at timestamptz)`);
+}
+
+export interface ImportedEvent {
+  session_id: string;
+  external_event_id: string;
+  sequence: number;
+  revision: number;
+  type: string;
+  occurred_at: string;
+  final: boolean | null;
+  content_hash: string;
+  payload: unknown;
+}
+
+/**
+ * `intake org import`: events as processed (their signals come with the export, and nothing is
+ * metered or analysed again), each keeping the hash retries are compared by.
+ */
+export async function importEvents(tx: Tx, events: readonly ImportedEvent[]): Promise<void> {
+  await tx.query(sql.unsafe`
+    INSERT INTO agent_events (session_id, external_event_id, sequence, revision, type, occurred_at, final, content_hash, payload,
+      processed_revision)
+    SELECT x.session_id, x.external_event_id, x.sequence, x.revision, x.type, x.occurred_at, x.final, decode(x.content_hash, 'hex'),
+      x.payload, x.revision
+    FROM jsonb_to_recordset(${sql.jsonb(events as never)}) AS x(session_id uuid, external_event_id text, sequence bigint,
+      revision integer, type text, occurred_at timestamptz, final boolean, content_hash text, payload jsonb)`);
+}
+
+/** `intake org import`, once every event is in: each imported session's counts, and its watermark at its last event. */
+export async function settleImportedSessions(tx: Tx, organizationId: string): Promise<void> {
+  await tx.query(sql.unsafe`
+    UPDATE agent_sessions s SET event_count = c.n, highest_sequence = c.top, processed_through_sequence = c.top
+    FROM (
+      SELECT e.session_id, count(*) AS n, max(e.sequence) AS top FROM agent_events e
+      WHERE e.session_id IN (SELECT id FROM agent_sessions WHERE organization_id = ${organizationId}) GROUP BY e.session_id
+    ) c
+    WHERE s.id = c.session_id`);
+}

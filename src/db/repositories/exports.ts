@@ -11,7 +11,15 @@ import { z } from 'zod';
 /** An instant as the API shows it: ISO 8601 UTC with milliseconds. */
 const at = (column: FragmentSqlToken) => sql.fragment`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
-export type ExportKind = 'feedback_source' | 'person' | 'feedback_record' | 'recording' | 'agent_session' | 'agent_event' | 'agent_signal';
+export type ExportKind =
+  | 'feedback_source'
+  | 'person'
+  | 'feedback_record'
+  | 'recording'
+  | 'agent_application'
+  | 'agent_session'
+  | 'agent_event'
+  | 'agent_signal';
 
 /** The kinds in the order an import needs them (what a line refers to comes before it). */
 export const EXPORT_KINDS: readonly ExportKind[] = [
@@ -19,10 +27,15 @@ export const EXPORT_KINDS: readonly ExportKind[] = [
   'person',
   'feedback_record',
   'recording',
+  'agent_application',
   'agent_session',
   'agent_event',
   'agent_signal',
 ];
+
+/** The e-mails of these users (sorted): users are not exported, and an import finds them by e-mail. */
+const userEmails = (ids: FragmentSqlToken) =>
+  sql.fragment`ARRAY(SELECT lower(u.email) FROM users u WHERE u.id = ANY(${ids}) ORDER BY lower(u.email))`;
 
 const batchRow = z.object({ k: z.string(), line: z.string() });
 
@@ -68,27 +81,41 @@ function query(kind: ExportKind, organizationId: string, after: string | null, l
           'createdAt', ${at(sql.fragment`r.created_at`)})::text AS line
         FROM recordings r WHERE r.organization_id = ${organizationId}
           AND r.id > ${after ?? '00000000-0000-0000-0000-000000000000'}::uuid ORDER BY r.id LIMIT ${limit}`;
+    case 'agent_application':
+      // Users are not exported (accounts, not data): who may read a conversation goes by e-mail.
+      return sql.fragment`
+        SELECT a.id::text AS k, json_build_object('type', 'agent_application', 'id', a.id, 'name', a.name, 'agentKey', a.agent_key,
+          'status', a.status, 'contentCapture', a.content_capture, 'redactedFieldNames', a.redacted_field_names,
+          'redactedTextPatterns', a.redacted_text_patterns, 'retentionDays', a.retention_days,
+          'allowedEnvironments', a.allowed_environments, 'access', a.access, 'accessUserEmails', ${userEmails(sql.fragment`a.access_user_ids`)},
+          'deleted', a.deleted_at IS NOT NULL, 'createdAt', ${at(sql.fragment`a.created_at`)})::text AS line
+        FROM agent_applications a WHERE a.organization_id = ${organizationId} AND a.sessions_deleted_at IS NULL
+          AND a.id > ${after ?? '00000000-0000-0000-0000-000000000000'}::uuid ORDER BY a.id LIMIT ${limit}`;
     case 'agent_session':
       return sql.fragment`
-        SELECT s.id::text AS k, json_build_object('type', 'agent_session', 'id', s.id, 'agentKey', a.agent_key,
-          'externalSessionId', s.external_session_id, 'status', s.status, 'agentVersion', s.agent_version, 'source', s.source,
-          'context', s.context, 'createdAt', ${at(sql.fragment`s.created_at`)}, 'endedAt', ${at(sql.fragment`s.ended_at`)},
-          'participants', coalesce((SELECT json_agg(json_build_object('externalId', p.external_id, 'displayName', p.display_name,
-              'username', p.username, 'email', p.email, 'personId', pe.uuid, 'companyExternalId', p.company_external_id,
-              'boundary', p.boundary, 'properties', p.properties) ORDER BY p.id)
-            FROM agent_participants p LEFT JOIN people pe ON pe.id = p.person_id WHERE p.session_id = s.id), '[]'))::text AS line
+        SELECT s.id::text AS k, json_build_object('type', 'agent_session', 'id', s.id, 'applicationId', s.application_id,
+          'agentKey', a.agent_key, 'externalSessionId', s.external_session_id, 'status', s.status, 'agentVersion', s.agent_version,
+          'source', s.source, 'context', s.context,
+          'restrictedToUserEmails', CASE WHEN s.restricted_to IS NULL THEN NULL ELSE ${userEmails(sql.fragment`s.restricted_to`)} END,
+          'createdAt', ${at(sql.fragment`s.created_at`)}, 'endedAt', ${at(sql.fragment`s.ended_at`)},
+          'participants', coalesce((SELECT json_agg(json_build_object('participantKey', p.participant_key, 'externalId', p.external_id,
+              'displayName', p.display_name, 'username', p.username, 'email', p.email, 'personId', pe.uuid,
+              'companyExternalId', p.company_external_id, 'boundary', p.boundary, 'ownerUserEmail', u.email,
+              'properties', p.properties) ORDER BY p.id)
+            FROM agent_participants p LEFT JOIN people pe ON pe.id = p.person_id LEFT JOIN users u ON u.id = p.owner_user_id
+            WHERE p.session_id = s.id), '[]'))::text AS line
         FROM agent_sessions s JOIN agent_applications a ON a.id = s.application_id
         WHERE s.id IN (${sessionsOfOrg}) AND s.id > ${after ?? '00000000-0000-0000-0000-000000000000'}::uuid ORDER BY s.id LIMIT ${limit}`;
     case 'agent_event':
       return sql.fragment`
         SELECT e.id::text AS k, json_build_object('type', 'agent_event', 'sessionId', e.session_id, 'externalEventId', e.external_event_id,
           'sequence', e.sequence, 'revision', e.revision, 'eventType', e.type, 'occurredAt', ${at(sql.fragment`e.occurred_at`)},
-          'final', e.final, 'payload', e.payload)::text AS line
+          'final', e.final, 'contentHash', encode(e.content_hash, 'hex'), 'payload', e.payload)::text AS line
         FROM agent_events e WHERE e.session_id IN (${sessionsOfOrg}) AND e.id > ${after ?? '0'}::bigint ORDER BY e.id LIMIT ${limit}`;
     case 'agent_signal':
       return sql.fragment`
         SELECT g.id::text AS k, json_build_object('type', 'agent_signal', 'id', g.id, 'sessionId', g.session_id,
-          'eventExternalId', g.event_external_id, 'source', g.source, 'kind', g.kind, 'rating', g.rating, 'labels', g.labels,
+          'eventExternalId', g.event_external_id, 'eventRevision', g.event_revision, 'producer', g.producer, 'source', g.source, 'kind', g.kind, 'rating', g.rating, 'labels', g.labels,
           'comment', g.comment, 'summary', g.summary, 'createdAt', ${at(sql.fragment`g.created_at`)})::text AS line
         FROM agent_signals g WHERE g.session_id IN (${sessionsOfOrg})
           AND g.id > ${after ?? '00000000-0000-0000-0000-000000000000'}::uuid ORDER BY g.id LIMIT ${limit}`;

@@ -307,3 +307,73 @@ export function recordingScrubTargets(
     },
   };
 }
+
+export interface ImportedRecording {
+  id: string;
+  name: string;
+  source: string;
+  recorded_at: string;
+  transcript_status: string;
+  transcript_source: string | null;
+  created_at: string;
+  folder_ids: string[];
+  participants: { speaker: number; person_id: number }[];
+  utterances: Utterance[];
+  /** The canonical record (in `sourceId`, the organization's recordings source) with its values. */
+  record: { id: string; external_id: string; values: { field_id: string; value: unknown }[] } | null;
+}
+
+/**
+ * `intake org import`: recordings without their media (`waiting`, as if created without a URL),
+ * with transcript, participants, folder links and canonical record; a statement per table for
+ * the whole batch. Nothing is announced: an import is not a change of the organization's data.
+ */
+export async function importRecordings(
+  tx: DatabaseTransactionConnection,
+  organizationId: string,
+  sourceId: string,
+  recordings: readonly ImportedRecording[],
+): Promise<void> {
+  const rows = (pick: (r: ImportedRecording) => Record<string, unknown>[]) => sql.jsonb(recordings.flatMap(pick));
+  await tx.query(sql.unsafe`
+    INSERT INTO recordings (id, organization_id, name, source, recorded_at, asset_status, transcript_status, transcript_source,
+      created_at, updated_at)
+    SELECT x.id, ${organizationId}, x.name, x.source, x.recorded_at, 'waiting', x.transcript_status, x.transcript_source, x.created_at,
+      x.created_at
+    FROM jsonb_to_recordset(${rows((r) => [r as never])}) AS x(id uuid, name text, source text, recorded_at timestamptz,
+      transcript_status text, transcript_source text, created_at timestamptz)`);
+  await tx.query(sql.unsafe`
+    INSERT INTO transcript_utterances (recording_id, position, start_sec, end_sec, speaker, text)
+    SELECT x.recording_id, x.position, x.start_sec, x.end_sec, x.speaker, x.text
+    FROM jsonb_to_recordset(${rows((r) =>
+      r.utterances.map((u, position) => ({
+        recording_id: r.id,
+        position,
+        start_sec: u.startSec,
+        end_sec: u.endSec,
+        speaker: u.speaker,
+        text: u.text,
+      })),
+    )}) AS x(recording_id uuid, position integer, start_sec double precision, end_sec double precision, speaker integer, text text)`);
+  await tx.query(sql.unsafe`
+    INSERT INTO recording_participants (recording_id, speaker, person_id)
+    SELECT x.recording_id, x.speaker, x.person_id
+    FROM jsonb_to_recordset(${rows((r) => r.participants.map((p) => ({ recording_id: r.id, ...p })))})
+      AS x(recording_id uuid, speaker integer, person_id bigint)`);
+  await tx.query(sql.unsafe`
+    INSERT INTO recording_folders (recording_id, folder_id)
+    SELECT x.recording_id, x.folder_id
+    FROM jsonb_to_recordset(${rows((r) => r.folder_ids.map((folder_id) => ({ recording_id: r.id, folder_id })))})
+      AS x(recording_id uuid, folder_id uuid)`);
+  await tx.query(sql.unsafe`
+    INSERT INTO metadata_records (id, organization_id, source_id, external_id, recording_id)
+    SELECT x.id, ${organizationId}, ${sourceId}, x.external_id, x.recording_id
+    FROM jsonb_to_recordset(${rows((r) => (r.record ? [{ id: r.record.id, external_id: r.record.external_id, recording_id: r.id }] : []))})
+      AS x(id uuid, external_id text, recording_id uuid)`);
+  await tx.query(sql.unsafe`
+    INSERT INTO metadata_values (record_id, field_id, position, value)
+    SELECT x.record_id, x.field_id, x.position, x.value
+    FROM jsonb_to_recordset(${rows((r) =>
+      (r.record?.values ?? []).map((v, position) => ({ record_id: r.record!.id, field_id: v.field_id, position, value: v.value })),
+    )}) AS x(record_id uuid, field_id uuid, position integer, value jsonb)`);
+}
