@@ -1,4 +1,5 @@
 import { AGENT_KEY_PATTERN, settingsProperties } from './agent-applications.js';
+import { EXPORT_KINDS, type ExportKind } from '../db/repositories/exports.js';
 import { nullableTimestamp as nullableInstant, timestamp as instant, uuid, type JsonSchema } from './json-schema.js';
 
 /*
@@ -19,16 +20,6 @@ const line = <const T extends string, const P extends Record<string, unknown>>(t
 const nullableString = { type: ['string', 'null'] } as const;
 const count = { type: 'integer', minimum: 0 } as const;
 const emails = { type: 'array', items: { type: 'string' } } as const;
-const KINDS = [
-  'feedback_source',
-  'person',
-  'feedback_record',
-  'recording',
-  'agent_application',
-  'agent_session',
-  'agent_event',
-  'agent_signal',
-] as const;
 
 export const EXPORT_LINE_SCHEMAS = {
   export: line(
@@ -232,17 +223,8 @@ export const EXPORT_LINE_SCHEMAS = {
       counts: {
         type: 'object',
         additionalProperties: false,
-        required: [...KINDS],
-        properties: {
-          feedback_source: count,
-          person: count,
-          feedback_record: count,
-          recording: count,
-          agent_application: count,
-          agent_session: count,
-          agent_event: count,
-          agent_signal: count,
-        },
+        required: [...EXPORT_KINDS],
+        properties: Object.fromEntries(EXPORT_KINDS.map((k) => [k, count])) as { [K in ExportKind]: typeof count },
       },
     },
     'The last line: how many lines of each type came before it. An export without it was cut short.',

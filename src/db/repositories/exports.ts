@@ -11,18 +11,8 @@ import { z } from 'zod';
 /** An instant as the API shows it: ISO 8601 UTC with milliseconds. */
 const at = (column: FragmentSqlToken) => sql.fragment`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
-export type ExportKind =
-  | 'feedback_source'
-  | 'person'
-  | 'feedback_record'
-  | 'recording'
-  | 'agent_application'
-  | 'agent_session'
-  | 'agent_event'
-  | 'agent_signal';
-
 /** The kinds in the order an import needs them (what a line refers to comes before it). */
-export const EXPORT_KINDS: readonly ExportKind[] = [
+export const EXPORT_KINDS = [
   'feedback_source',
   'person',
   'feedback_record',
@@ -31,7 +21,9 @@ export const EXPORT_KINDS: readonly ExportKind[] = [
   'agent_session',
   'agent_event',
   'agent_signal',
-];
+] as const;
+
+export type ExportKind = (typeof EXPORT_KINDS)[number];
 
 /** The e-mails of these users (sorted): users are not exported, and an import finds them by e-mail. */
 const userEmails = (ids: FragmentSqlToken) =>
