@@ -1,3 +1,4 @@
+import { packageVersion } from '../src/paths.js';
 import { ERROR_CATALOGUE, errorCodeOf, type ErrorKey } from '../src/errors.js';
 import { NAMED_SCHEMAS, type NamedSchema } from './components.js';
 import type { AnyRouteSpec } from './routes.js';
@@ -153,7 +154,7 @@ export function buildOpenApi(specs: readonly AnyRouteSpec[], serverUrl: string |
   for (const spec of specs) (paths[spec.path] ??= {})[spec.method] = operation(spec);
   return {
     openapi: '3.1.0',
-    info: { title: 'Intake API', version: '3.0.0', description: 'Ingestion of feedback, agent conversations and recordings.' },
+    info: { title: 'Intake API', version: packageVersion(), description: 'Ingestion of feedback, agent conversations and recordings.' },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     servers: serverUrl ? [{ url: serverUrl }] : [],
     paths,

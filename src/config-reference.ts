@@ -61,6 +61,29 @@ export function configReference(): string {
   return ['| variable | default | accepts | meaning |', '|---|---|---|---|', ...rows].join('\n');
 }
 
+/**
+ * `.env.example`: every variable commented out at its default, with what it means and accepts, for
+ * an env file of compose or an orchestrator (Intake itself reads only its environment).
+ */
+export function envExample(): string {
+  const blocks = Object.entries(envSchema.shape).map(([name, field]) => {
+    const meta = z.globalRegistry.get(field) as VariableMeta;
+    const schema = z.toJSONSchema(field, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
+    const def = (field as unknown as { def: { type: string; defaultValue?: unknown } }).def;
+    const value = def.type === 'default' && !meta.shownDefault ? String(def.defaultValue) : '';
+    const plain = (text: string) => text.replaceAll('`', '');
+    const shown = meta.shownDefault ? `; default: ${plain(meta.shownDefault)}` : '';
+    return `# ${plain(meta.description)} (${plain(accepts(schema))}${shown})\n# ${name}=${value}`;
+  });
+  return [
+    '# Intake\'s environment variables, generated from src/config.ts by `npm run docs:config` (a test keeps it current).',
+    '# Each is commented out at its default; docs/configuration.md explains them, and which production requires.',
+    '',
+    blocks.join('\n\n'),
+    '',
+  ].join('\n');
+}
+
 export const BEGIN = '<!-- generated from src/config.ts by `npm run docs:config`: edit the schema, not this table -->';
 export const END = '<!-- end of the generated table -->';
 
@@ -75,4 +98,5 @@ export function withReference(doc: string): string {
 if (import.meta.url === `file://${process.argv[1]}`) {
   const file = resolveFromRoot('docs/configuration.md');
   await writeFile(file, withReference(await readFile(file, 'utf8')));
+  await writeFile(resolveFromRoot('.env.example'), envExample());
 }

@@ -1,5 +1,6 @@
 import { checkDatabase, checkTemporal } from '../../src/health.js';
 import { ERROR_CATALOGUE, type ErrorKey } from '../../src/errors.js';
+import { packageVersion } from '../../src/paths.js';
 import type { AppDeps } from '../context.js';
 import { buildOpenApi } from '../openapi.js';
 import type { RouteRegistry } from '../routes.js';
@@ -7,8 +8,8 @@ import type { RouteRegistry } from '../routes.js';
 const healthSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['status'],
-  properties: { status: { type: 'string', enum: ['ok'] } },
+  required: ['status', 'version'],
+  properties: { status: { type: 'string', enum: ['ok'] }, version: { type: 'string', description: 'The running release (package.json)' } },
 };
 const readySchema = {
   type: 'object',
@@ -37,11 +38,11 @@ export function healthRoutes(deps: AppDeps, registry: RouteRegistry): void {
     method: 'get',
     path: '/healthz',
     operationId: 'health',
-    summary: 'Liveness: 200 while the process runs',
+    summary: 'Liveness: 200 while the process runs, with the running version',
     tags: ['operations'],
     responses: { 200: { description: 'Alive', schema: healthSchema } },
     handler: async (ctx) => {
-      ctx.body = { status: 'ok' };
+      ctx.body = { status: 'ok', version: packageVersion() };
     },
   });
   registry.add({

@@ -1,6 +1,7 @@
 import { loadConfig } from '../config.js';
 import { isDatabaseUnavailable } from '../dependency-errors.js';
 import { ValidationError } from '../errors.js';
+import { packageVersion } from '../paths.js';
 import { agentAppCreate, agentAppList, agentAppRevoke, agentAppSecret, agentAppShow, agentAppUpdate } from './commands/agent-apps.js';
 import { apiKeyCreate, apiKeyList, apiKeyRevoke, tokenIssue, tokenRevoke } from './commands/credentials.js';
 import { doctor } from './commands/doctor.js';
@@ -111,19 +112,23 @@ function usageLine(name: string): string {
 export const USAGE = [
   'usage: intake <command> [--flags]   (one JSON object on stdout; errors on stderr, exit 1, or 2 for usage)',
   '       intake <command> --help',
+  '       intake --version',
   ...Object.keys(COMMANDS).map(usageLine),
   '',
   "From a checkout: `npm run -s intake -- <command>` (-s keeps npm's own banner off stdout) or `npx intake <command>`.",
 ].join('\n');
 
 const HELP = new Set(['--help', '-h', 'help']);
+const VERSION = new Set(['--version', '-V', 'version']);
 
 /** Usage asked for: printed on stdout, exit 0 (`intake --help`, `intake help org list`, `intake org list --help`). */
+/** Usage or the version asked for: printed as it is. */
 class HelpRequest {
   constructor(readonly text: string) {}
 }
 
 function resolve(argv: string[]): { command: Command; rest: string[] } | HelpRequest {
+  if (argv.length === 1 && VERSION.has(argv[0]!)) return new HelpRequest(packageVersion());
   if (argv.length && HELP.has(argv[0]!)) {
     const topic = argv.slice(1).join(' ');
     if (!topic) return new HelpRequest(USAGE);

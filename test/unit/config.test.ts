@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { readFile } from 'node:fs/promises';
 import { ConfigError, ENV_VARIABLES, loadConfig, required } from '../../src/config.js';
-import { configReference, withReference } from '../../src/config-reference.js';
+import { configReference, envExample, withReference } from '../../src/config-reference.js';
 import { resolveFromRoot } from '../../src/paths.js';
 
 describe('config', () => {
@@ -129,5 +129,12 @@ describe('the configuration reference (docs/configuration.md)', () => {
     assert.match(table, /^\| `PORT` \| `8080` \| integer 0–65535 \|/m);
     assert.match(table, /^\| `API_PROCESSES` \| `1` \| integer 1–64 \|/m);
     assert.match(table, /^\| `METRICS_PORT` \| `9464` \| `off` or integer 0–65535 \|/m);
+  });
+
+  it('is .env.example too, every variable commented out at its default', async () => {
+    const example = await readFile(resolveFromRoot('.env.example'), 'utf8');
+    assert.equal(example, envExample());
+    for (const name of ENV_VARIABLES) assert.match(example, new RegExp(`^# ${name}=`, 'm'));
+    assert.match(example, /^# API port \(integer 0–65535\)\n# PORT=8080$/m);
   });
 });

@@ -41,7 +41,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Liveness: 200 while the process runs */
+    /** Liveness: 200 while the process runs, with the running version */
     get: operations['health'];
     put?: never;
     post?: never;
@@ -2029,6 +2029,8 @@ export interface operations {
           'application/json': {
             /** @enum {string} */
             status: 'ok';
+            /** @description The running release (package.json) */
+            version: string;
           };
         };
       };

@@ -3,6 +3,7 @@ import type { DatabasePool } from 'slonik';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { isDatabaseUnavailable, isTemporalUnavailable } from '../../../src/dependency-errors.js';
 import { connectTemporalClient, type TemporalClient } from '../../../src/temporal/connection.js';
+import { packageVersion } from '../../../src/paths.js';
 import { startTestApi, type TestApi } from '../../../harness/app.js';
 import { testConfig } from '../../../harness/config.js';
 import { createTestOrg, type TestOrg } from '../../../harness/fixtures.js';
@@ -40,7 +41,7 @@ describe('readiness and dependency outages', function () {
   });
 
   it('answers /healthz and /readyz with 200 while both are up', async () => {
-    assert.deepEqual((await api.request('/healthz')).body, { status: 'ok' });
+    assert.deepEqual((await api.request('/healthz')).body, { status: 'ok', version: packageVersion() });
     const ready = await api.request('/readyz');
     assert.equal(ready.status, 200);
     assert.deepEqual(ready.body, { status: 'ready', checks: { database: 'ok', temporal: 'ok' } });

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import type { DatabasePool } from 'slonik';
 import { createDatabasePool } from '../../../src/db/pool.js';
 import { writeStackInfo } from '../../../src/dev/stack-file.js';
-import { PROJECT_ROOT } from '../../../src/paths.js';
+import { packageVersion, PROJECT_ROOT } from '../../../src/paths.js';
 import { startTestApi, testTokens, type TestApi } from '../../../harness/app.js';
 import { runIntake } from '../../helpers/cli.js';
 import { TEST_SIGNING_SECRET } from '../../../harness/config.js';
@@ -255,7 +255,7 @@ describe('intake admin CLI', function () {
     }
   });
 
-  it('prints usage for --help (all commands, or one) on stdout with exit 0', async () => {
+  it('prints usage for --help (all commands, or one) and the release for --version on stdout with exit 0', async () => {
     const help = async (...args: string[]) => {
       const { stdout, stderr } = await run(TSX, [path.join(PROJECT_ROOT, 'src', 'cli', 'main.ts'), ...args], {
         env: { PATH: process.env.PATH ?? '', ...env },
@@ -274,6 +274,8 @@ describe('intake admin CLI', function () {
       /^usage: intake org list \[--page N\] \[--limit L\] +\(every organization, oldest first\)\n$/,
     );
     assert.equal(await help('help', 'user', 'show'), 'usage: intake user show --user U\n');
+    // The release, as package.json (and /healthz, OpenAPI, the image's labels) says it.
+    assert.equal(await help('--version'), `${packageVersion()}\n`);
     // A group alone lists its actions (a usage error: exit 2, on stderr).
     const group = await intake('agent-app');
     assert.equal(group.code, 2);
