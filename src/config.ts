@@ -377,7 +377,7 @@ export const envSchema = z.object({
   }),
   UPLOAD_STORE: z.enum(['file', 's3']).default('file').meta({
     description:
-      "where direct uploads' bytes go: `file` (under `STORAGE_DIR/uploads`; API and worker share the directory) or `s3` (an S3-compatible bucket: AWS S3, MinIO, R2, …)",
+      "where direct uploads' bytes go: `file` (under `STORAGE_DIR/uploads`; API and worker share the directory) or `s3` (an S3-compatible bucket: AWS S3, R2, SeaweedFS, …)",
   }),
   MEDIA_STORE: z.enum(['file', 's3']).default('file').meta({
     description:
@@ -385,7 +385,7 @@ export const envSchema = z.object({
   }),
   MEDIA_FETCH_ALLOWED_HOSTS: z.string().optional().meta({
     description:
-      "worker and API: comma-separated host names whose `assetUrl`s may resolve to private or loopback addresses (an operator's own media hosts, e.g. an internal MinIO). Exact names only: literal IP addresses, other names and redirects elsewhere are still checked. Unset, media is fetched from public addresses only",
+      "worker and API: comma-separated host names whose `assetUrl`s may resolve to private or loopback addresses (an operator's own media hosts, e.g. an internal SeaweedFS). Exact names only: literal IP addresses, other names and redirects elsewhere are still checked. Unset, media is fetched from public addresses only",
   }),
   FFMPEG_PATH: z.string().min(1).optional().meta({
     description:
@@ -415,10 +415,10 @@ export const envSchema = z.object({
     .string()
     .url()
     .optional()
-    .meta({ description: 'the endpoint of another S3-compatible service, e.g. `http://minio:9000`', shownDefault: 'unset (AWS)' }),
+    .meta({ description: 'the endpoint of another S3-compatible service, e.g. `http://seaweedfs:8333`', shownDefault: 'unset (AWS)' }),
   S3_FORCE_PATH_STYLE: bool
     .default(false)
-    .meta({ description: '`true` for services that need path-style URLs (MinIO, most self-hosted ones)' }),
+    .meta({ description: '`true` for services that need path-style URLs (SeaweedFS, most self-hosted ones)' }),
   S3_ACCESS_KEY_ID: z
     .string()
     .min(1)
@@ -854,7 +854,7 @@ function s3Settings(e: Parsed, store: 'UPLOAD_STORE' | 'MEDIA_STORE'): S3Setting
   };
 }
 
-/** An S3-compatible bucket (AWS, MinIO, R2, …); without keys, the AWS SDK's default credential chain. */
+/** An S3-compatible bucket (AWS, R2, SeaweedFS, …); without keys, the AWS SDK's default credential chain. */
 export interface S3Settings {
   bucket: string;
   region: string;

@@ -20,7 +20,7 @@ import { s3ClientConfig } from './s3-client.js';
 /**
  * Every byte of media Intake keeps between activities and for playback (URL downloads under
  * `incoming/`, renditions under `renditions/`), by key. Two implementations: a directory (the
- * embedded default, STORAGE_DIR) and an S3-compatible bucket (MEDIA_STORE=s3: AWS, MinIO, Ceph),
+ * embedded default, STORAGE_DIR) and an S3-compatible bucket (MEDIA_STORE=s3: AWS, R2, SeaweedFS, Ceph),
  * which every API replica and worker share. Workers keep only scratch files an activity creates and
  * deletes (`withLocalCopy`, a file to `put`).
  */

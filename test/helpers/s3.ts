@@ -22,7 +22,7 @@ export interface TestS3 {
 /**
  * A local S3-compatible server (moto) on a free port, with one bucket: the upload store's S3
  * adapter is tested against a real HTTP S3 API (multipart uploads included), as production runs
- * it against AWS S3, MinIO or R2.
+ * it against AWS S3, SeaweedFS or R2.
  */
 export async function startTestS3(bucket = 'intake-uploads'): Promise<TestS3> {
   const motoDir = await ensurePipTool('moto', MOTO_VERSION, path.join('moto', 'server.py'), `moto[server]==${MOTO_VERSION}`);

@@ -36,7 +36,7 @@ export async function composeEnvironments<S extends string>(
 }
 
 /**
- * `env` with the compose network's service addresses (`postgres:5432`, `http://minio:9000`, …)
+ * `env` with the compose network's service addresses (`postgres:5432`, `http://seaweedfs:8333`, …)
  * replaced by where those services run here. An address left unmapped is an error: a new service
  * in the file needs its place in the test.
  */

@@ -179,7 +179,7 @@ describe('fleet topology: two API replicas and two workers on the production Tem
       ...onThisMachine(compose.api, {
         'postgres:5432': new URL(postgres.url('intake')).host,
         'temporal:7233': cluster.address,
-        'minio:9000': new URL(s3.endpoint).host,
+        'seaweedfs:8333': new URL(s3.endpoint).host,
       }),
       // Test-only, on top of the file's: shorter waits, and the test's media server on this machine
       // (its name may resolve to loopback). Each process's STORAGE_DIR and ports are its own.
