@@ -76,7 +76,7 @@ export function envExample(): string {
     return `# ${plain(meta.description)} (${plain(accepts(schema))}${shown})\n# ${name}=${value}`;
   });
   return [
-    '# Intake\'s environment variables, generated from src/config.ts by `npm run docs:config` (a test keeps it current).',
+    "# Intake's environment variables, generated from src/config.ts by `npm run docs:config` (a test keeps it current).",
     '# Each is commented out at its default; docs/configuration.md explains them, and which production requires.',
     '',
     blocks.join('\n\n'),
