@@ -67,7 +67,7 @@ export const envSchema = z.object({
   }),
   TOOLS_DIR: z.string().min(1).default('.tools').meta({
     description:
-      'where `npm start`, the worker and the tests look for and install the Temporal CLI and FFmpeg (relative to the repository)',
+      'where `npm start`, the worker and the tests look for and install the Temporal CLI, FFmpeg and PocketSphinx (relative to the repository). With `NODE_ENV=production` they are looked for only, never installed',
   }),
 
   TEMPORAL_ADDRESS: z
@@ -294,7 +294,7 @@ export const envSchema = z.object({
 
   TRANSCRIBER: z.enum(['none', 'openai', 'pocketsphinx']).default('none').meta({
     description:
-      "automatic transcription of recordings without a supplied transcript: `none` (their transcript status is `unavailable`), `openai` (any OpenAI-compatible `POST /audio/transcriptions`: OpenAI, faster-whisper-server, LocalAI, vLLM) or `pocketsphinx` (built in, offline: PyPI's `pocketsphinx` 5.1.1 with its US English model, installed into `.tools/` on first use; modest accuracy, one speaker)",
+      "automatic transcription of recordings without a supplied transcript: `none` (their transcript status is `unavailable`), `openai` (any OpenAI-compatible `POST /audio/transcriptions`: OpenAI, faster-whisper-server, LocalAI, vLLM) or `pocketsphinx` (built in, offline: PyPI's `pocketsphinx` 5.1.1 with its US English model, installed into `TOOLS_DIR` on first use; modest accuracy, one speaker). With `NODE_ENV=production` nothing is installed at run time: the worker refuses to start unless it is already installed there (the image does not include it)",
   }),
   TRANSCRIBER_BASE_URL: z
     .string()
@@ -598,7 +598,13 @@ export type ExtractorConfig =
 
 export type TranscriberConfig =
   | { kind: 'none' }
-  | { kind: 'pocketsphinx' }
+  | {
+      kind: 'pocketsphinx';
+      /** Where the engine is looked for (and, outside production, installed): `<TOOLS_DIR>/pocketsphinx-<version>`. */
+      toolsDir: string;
+      /** Never in production: the engine must be in the image or on the host before the worker starts. */
+      installAtRuntime: boolean;
+    }
   | { kind: 'openai'; baseUrl: string; apiKey?: string | undefined; model: string; timeoutMs: number };
 
 export type RecorderConfig =
@@ -617,6 +623,8 @@ export interface FfmpegSettings {
   timeLimitSeconds: number;
   /** bubblewrap required, none, or used when it works here (see `src/media/ffmpeg-sandbox.ts`). */
   sandbox: 'bwrap' | 'none' | 'auto';
+  /** Whether a missing build may be installed (pip) at run time: never in production. */
+  installAtRuntime: boolean;
 }
 
 export interface OidcSignInConfig {
@@ -753,7 +761,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
             timeoutMs: e.TRANSCRIBER_TIMEOUT_MS,
           }
         : e.TRANSCRIBER === 'pocketsphinx'
-          ? { kind: 'pocketsphinx' }
+          ? { kind: 'pocketsphinx', toolsDir: e.TOOLS_DIR, installAtRuntime: e.NODE_ENV !== 'production' }
           : { kind: 'none' },
     meetings: {
       recorder:
@@ -792,6 +800,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         memoryLimitMb: e.FFMPEG_MEMORY_LIMIT_MB,
         timeLimitSeconds: e.FFMPEG_TIME_LIMIT_SECONDS,
         sandbox: e.FFMPEG_SANDBOX ?? (e.NODE_ENV === 'production' ? 'bwrap' : 'auto'),
+        installAtRuntime: e.NODE_ENV !== 'production',
       },
     },
     mcp: {

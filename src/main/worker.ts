@@ -1,6 +1,7 @@
 import { Runtime, type Worker } from '@temporalio/worker';
 import type { DatabasePool } from 'slonik';
-import { loadConfig, required, type Config } from '../config.js';
+import { ConfigError, loadConfig, required, type Config } from '../config.js';
+import { transcriberUnusable } from '../providers/transcriber/index.js';
 import { createDatabasePool } from '../db/pool.js';
 import { createLogger, type Logger } from '../logger.js';
 import { ensureSearchAttributes } from '../temporal/search-attributes.js';
@@ -40,6 +41,9 @@ export interface RunningWorker {
 }
 
 export async function startWorker(config: Config, logger: Logger, o: { metrics?: ActivityMetrics } = {}): Promise<RunningWorker> {
+  // Production installs nothing at run time: an engine that would need it is refused before anything starts.
+  const unusable = await transcriberUnusable(config.transcriber);
+  if (unusable) throw new ConfigError(unusable);
   const pool = await createDatabasePool(required(config.database.url, 'DATABASE_URL'), config.database);
   const admin = await retryStartup('Temporal', logger, () => connectTemporalClient(config));
   try {

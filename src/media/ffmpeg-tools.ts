@@ -35,6 +35,7 @@ export const DEFAULT_FFMPEG_SETTINGS: FfmpegSettings = {
   memoryLimitMb: 4096,
   timeLimitSeconds: 6 * 3600,
   sandbox: 'auto',
+  installAtRuntime: true,
 };
 
 export interface FfmpegBinaries {
@@ -162,11 +163,12 @@ export class FfmpegTools {
     const linuxX64 = process.platform === 'linux' && process.arch === 'x64';
     if (linuxX64 && (await isExecutable(pinned.ffmpeg)) && (await isExecutable(pinned.ffprobe)))
       return checked(pinned.ffmpeg, pinned.ffprobe, 'tools');
-    if (linuxX64 && (await this.pipInstall(dir))) return checked(pinned.ffmpeg, pinned.ffprobe, 'pip');
+    if (linuxX64 && this.settings.installAtRuntime && (await this.pipInstall(dir))) return checked(pinned.ffmpeg, pinned.ffprobe, 'pip');
     const [ffmpeg, ffprobe] = [await findOnPath('ffmpeg'), await findOnPath('ffprobe')];
     if (ffmpeg && ffprobe) return checked(ffmpeg, ffprobe, 'path');
     throw new FfmpegUnavailableError(
-      `FFmpeg is not installed: set FFMPEG_PATH and FFPROBE_PATH, install ffmpeg (>= ${MINIMUM_MAJOR}) on PATH, or on Linux x86-64 ` +
+      `FFmpeg is not installed${this.settings.installAtRuntime ? '' : ' (with NODE_ENV=production nothing is installed at run time)'}: ` +
+        `set FFMPEG_PATH and FFPROBE_PATH, install ffmpeg (>= ${MINIMUM_MAJOR}) on PATH, or on Linux x86-64 ` +
         `run \`python3 -m pip install --target ${dir} ${PYPI_PACKAGES.join(' ')}\``,
     );
   }

@@ -1,4 +1,5 @@
 import type { Config } from '../config.js';
+import { pocketSphinxDir } from './transcriber/pocketsphinx.js';
 
 /** What a worker's meeting recorder and transcriber are (no secrets: keys are reported as set or not). */
 export interface MeetingProvidersDescription {
@@ -20,6 +21,8 @@ export function describeMeetingProviders(config: Pick<Config, 'meetings' | 'tran
     transcriber:
       transcriber.kind === 'openai'
         ? { kind: 'openai', baseUrl: transcriber.baseUrl, model: transcriber.model, apiKey: transcriber.apiKey ? 'set' : 'not set' }
-        : { kind: transcriber.kind },
+        : transcriber.kind === 'pocketsphinx'
+          ? { kind: 'pocketsphinx', dir: pocketSphinxDir(transcriber.toolsDir), installsAtRuntime: transcriber.installAtRuntime }
+          : { kind: transcriber.kind },
   };
 }

@@ -115,6 +115,15 @@ export class TemporalGateway {
     return outcome.value;
   }
 
+  /**
+   * The cluster as `intake doctor` shows it: the server's version and its history shard count,
+   * fixed when the cluster's database was created (docs/operations.md, Temporal's shard count).
+   */
+  async clusterInfo(): Promise<{ serverVersion: string; historyShardCount: number; clusterName: string }> {
+    const info = await this.run('probe', (client) => client.connection.workflowService.getClusterInfo({}));
+    return { serverVersion: info.serverVersion ?? '', historyShardCount: info.historyShardCount ?? 0, clusterName: info.clusterName ?? '' };
+  }
+
   /** Whether the frontend answers (the readiness probe). */
   async reachable(): Promise<boolean> {
     return this.call('probe', (client) => client.connection.workflowService.getSystemInfo({})).then(

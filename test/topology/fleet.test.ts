@@ -55,6 +55,7 @@ describe('fleet topology: two API replicas and two workers on the production Tem
   let postgres: LocalPostgres;
   let cluster: TemporalCluster;
   let temporal: Client;
+  let historyShards: number;
   let s3: TestS3;
   let pool: DatabasePool;
   const procs: Proc[] = [];
@@ -148,9 +149,6 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     await run('npm', ['run', 'build'], { cwd: PROJECT_ROOT, maxBuffer: 1 << 26 });
     postgres = await startLocalPostgres({ dataDir: path.join(dir, 'pg'), port: await freePort(), persistent: false, fast: false });
     await postgres.createDatabase('intake');
-    cluster = await startTemporalCluster({ postgresUrl: postgres.url('postgres'), dir: path.join(dir, 'temporal') });
-    // The test's own client of the cluster: results, and which worker runs an activity.
-    temporal = new Client({ connection: await Connection.connect({ address: cluster.address }), dataConverter: testDataConverter() });
     // The bucket docker-compose.yml creates.
     s3 = await startTestS3('intake');
     // The compose file's database role: the superuser `intake` with its default password.
@@ -163,7 +161,7 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     // set here), with the compose network's addresses replaced by this machine's.
     const ports = [await freePort(), await freePort()];
     const payloadKey = testConfig().temporal.payloadKeys![0]!;
-    const compose = await composeEnvironments(['api', 'worker'], {
+    const compose = await composeEnvironments(['api', 'worker', 'temporal'], {
       SIGNING_SECRET: TEST_SIGNING_SECRET,
       OPERATOR_TOKEN: TEST_OPERATOR_TOKEN,
       S3_SECRET_ACCESS_KEY: TEST_S3_CREDENTIALS.secretAccessKey,
@@ -175,6 +173,11 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     });
     assert.deepEqual(compose.worker, compose.api, 'the API and the worker share one environment');
     assert.equal(compose.api.NODE_ENV, 'production');
+    // The Temporal server with the file's history shard count (fixed when its database is created).
+    historyShards = Number(compose.temporal.NUM_HISTORY_SHARDS);
+    cluster = await startTemporalCluster({ postgresUrl: postgres.url('postgres'), dir: path.join(dir, 'temporal'), historyShards });
+    // The test's own client of the cluster: results, and which worker runs an activity.
+    temporal = new Client({ connection: await Connection.connect({ address: cluster.address }), dataConverter: testDataConverter() });
     env = {
       ...onThisMachine(compose.api, {
         'postgres:5432': new URL(postgres.url('intake')).host,
@@ -210,6 +213,15 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     await s3?.stop();
     await postgres?.stop();
     if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("intake doctor (the compiled CLI) reaches a worker through the cluster, which has docker-compose.yml's history shard count", async () => {
+    assert.ok(historyShards >= 512, `NUM_HISTORY_SHARDS ${historyShards}`);
+    const { stdout } = await promisify(execFile)(process.execPath, [path.join(PROJECT_ROOT, 'dist', 'src', 'cli', 'main.js'), 'doctor'], {
+      env: { ...process.env, ...env, LOG_LEVEL: 'silent' },
+    });
+    const doctor = JSON.parse(stdout) as { ok: boolean; temporal: { historyShardCount: number; serverVersion: string } };
+    assert.deepEqual([doctor.ok, doctor.temporal.historyShardCount, doctor.temporal.serverVersion], [true, historyShards, '1.32.2']);
   });
 
   it('feedback: a source, people and records written through one replica are read through the other', async () => {

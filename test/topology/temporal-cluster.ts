@@ -19,6 +19,8 @@ const run = promisify(execFile);
 export interface TemporalCluster {
   address: string;
   namespace: string;
+  /** The server process (its CPU and memory are measured by measure-history-shards.ts). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -54,7 +56,13 @@ async function setUpSchemas(build: string, postgresUrl: string): Promise<{ host:
  * Starts the cluster on the PostgreSQL server of `postgresUrl` (its databases `temporal` and
  * `temporal_visibility` are created), registers `namespace`, and resolves once it serves.
  */
-export async function startTemporalCluster(o: { postgresUrl: string; dir: string; namespace?: string }): Promise<TemporalCluster> {
+export async function startTemporalCluster(o: {
+  postgresUrl: string;
+  dir: string;
+  namespace?: string;
+  /** `numHistoryShards`: docker-compose.yml's NUM_HISTORY_SHARDS in the fleet test. */
+  historyShards?: number;
+}): Promise<TemporalCluster> {
   const build = await temporalServerBuild();
   await mkdir(o.dir, { recursive: true });
   const db = await setUpSchemas(build, o.postgresUrl);
@@ -85,7 +93,7 @@ export async function startTemporalCluster(o: { postgresUrl: string; dir: string
     persistence: {
       defaultStore: 'pg-default',
       visibilityStore: 'pg-visibility',
-      numHistoryShards: 4,
+      numHistoryShards: o.historyShards ?? 4,
       datastores: { 'pg-default': store('temporal', 20), 'pg-visibility': store('temporal_visibility', 10) },
     },
     global: { membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' } },
@@ -146,6 +154,7 @@ export async function startTemporalCluster(o: { postgresUrl: string; dir: string
   return {
     address: frontend,
     namespace,
+    pid: child.pid!,
     async stop() {
       await stopChild(child);
       log.end();

@@ -9,19 +9,27 @@ import { CliError, type CliContext } from '../context.js';
 
 /** Runs the diagnostics workflow end to end: Temporal reachable, a worker polling, PostgreSQL reachable from it. */
 export async function doctor(ctx: CliContext) {
-  const { address, result } = await diagnostics(ctx, 'intake doctor');
-  return { ok: true, temporalAddress: address, ...result };
+  const { address, cluster, result } = await diagnostics(ctx, 'intake doctor');
+  return { ok: true, temporalAddress: address, temporal: cluster, ...result };
 }
 
 /** The diagnostics workflow run once: the Temporal address, and what a running worker of this deployment reports. */
-export async function diagnostics(ctx: CliContext, requestedBy: string): Promise<{ address: string; result: DiagnosticsResult }> {
+export async function diagnostics(
+  ctx: CliContext,
+  requestedBy: string,
+): Promise<{ address: string; cluster: Awaited<ReturnType<TemporalGateway['clusterInfo']>>; result: DiagnosticsResult }> {
   const address = ctx.config.temporal.address ?? (await readStackInfo(ctx.config.dataDir))?.temporalAddress;
   if (!address) throw new CliError('TEMPORAL_ADDRESS is not set and no dev stack is running here.');
   const temporal = await connectTemporalClient({
     temporal: { ...ctx.config.temporal, address, payloadKeys: await ctx.payloadKeys() },
   });
   try {
-    return { address, result: await runDiagnostics(TemporalGateway.of(temporal), taskQueues(ctx.config).main, requestedBy) };
+    const gateway = TemporalGateway.of(temporal);
+    return {
+      address,
+      cluster: await gateway.clusterInfo(),
+      result: await runDiagnostics(gateway, taskQueues(ctx.config).main, requestedBy),
+    };
   } catch (error) {
     // A diagnosis names the cause (no worker polling, a failed check), not only `temporal_unavailable`.
     const cause = error instanceof DependencyUnavailableError ? error.cause : error;

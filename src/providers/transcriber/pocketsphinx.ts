@@ -13,8 +13,11 @@ import { extractSpeech, TranscriberError, type Transcriber } from './types.js';
 
 const exec = promisify(execFile);
 export const POCKETSPHINX_VERSION = '5.1.1';
-/** Where the PyPI wheel (engine and its US English model, 38 MB) is installed, like the Temporal CLI. */
-export const POCKETSPHINX_DIR = path.join(PROJECT_ROOT, '.tools', `pocketsphinx-${POCKETSPHINX_VERSION}`);
+/** Where the PyPI wheel (engine and its US English model, 38 MB) is installed under a tools directory (TOOLS_DIR). */
+export function pocketSphinxDir(toolsDir = '.tools'): string {
+  return path.join(path.isAbsolute(toolsDir) ? toolsDir : path.join(PROJECT_ROOT, toolsDir), `pocketsphinx-${POCKETSPHINX_VERSION}`);
+}
+export const POCKETSPHINX_DIR = pocketSphinxDir();
 const SCRIPT = fileURLToPath(new URL('./sphinx_transcribe.py', import.meta.url));
 
 const Output = z.array(z.object({ startSec: z.number(), endSec: z.number(), text: z.string() }));
@@ -49,6 +52,22 @@ export function ensurePocketSphinx(dir = POCKETSPHINX_DIR): Promise<void> {
 }
 
 /**
+ * What keeps PocketSphinx from running here without installing anything (production), or null:
+ * Python 3, the engine under `dir`, and the script beside this module (`npm run build` copies it).
+ */
+export async function pocketSphinxMissing(dir: string): Promise<string | null> {
+  if (!existsSync(SCRIPT)) return `its script ${SCRIPT} is missing (the build copies it: \`npm run build\`)`;
+  if (!existsSync(path.join(dir, 'pocketsphinx', '__init__.py')))
+    return `it is not installed in ${dir} (\`python3 -m pip install --no-deps --target ${dir} pocketsphinx==${POCKETSPHINX_VERSION}\`)`;
+  try {
+    await exec('python3', ['-c', 'import pocketsphinx'], { env: { ...process.env, PYTHONPATH: dir }, timeout: 30_000 });
+  } catch (error) {
+    return `python3 cannot load it: ${(error as Error).message.split('\n')[0] ?? ''}`;
+  }
+  return null;
+}
+
+/**
  * A built-in offline engine: PocketSphinx with its bundled US English model, run by Python on the
  * worker. Utterances are the stretches of speech its voice activity detector finds, speaker 0 (it
  * does not tell speakers apart). Accuracy is modest (about 30% word errors on clean read speech),
@@ -58,12 +77,15 @@ export function ensurePocketSphinx(dir = POCKETSPHINX_DIR): Promise<void> {
 export class PocketSphinxTranscriber implements Transcriber {
   readonly name = 'pocketsphinx';
 
-  constructor(private readonly options: { dir?: string; ffmpeg?: FfmpegTools } = {}) {}
+  constructor(private readonly options: { dir?: string; ffmpeg?: FfmpegTools; installAtRuntime?: boolean } = {}) {}
 
   async transcribe(mediaFile: string, options: { signal?: AbortSignal } = {}): Promise<Utterance[]> {
     const dir = this.options.dir ?? POCKETSPHINX_DIR;
     try {
-      await ensurePocketSphinx(dir);
+      if (this.options.installAtRuntime === false) {
+        const missing = await pocketSphinxMissing(dir);
+        if (missing) throw new Error(missing);
+      } else await ensurePocketSphinx(dir);
     } catch (error) {
       throw new TranscriberError(
         `PocketSphinx could not be installed: ${(error as Error).message.split('\n')[0] ?? ''}`,

@@ -1,10 +1,11 @@
 import { strict as assert } from 'node:assert';
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { encodeRendition, MediaProcessingError, probeMedia } from '../../../src/media/ffmpeg.js';
 import { DEFAULT_FFMPEG_SETTINGS, FfmpegTools, FfmpegUnavailableError } from '../../../src/media/ffmpeg-tools.js';
+import { testConfig } from '../../../harness/config.js';
 import { CPU_BOUND_ENCODE, runFfmpeg, runFfprobe, testFfmpeg, writeTone } from '../../../harness/media.js';
 
 /** ffmpeg and ffprobe of one build on real files (generated here with ffmpeg's own test sources). */
@@ -315,6 +316,29 @@ describe('media probing and encoding (the pinned FFmpeg 8 build)', function () {
       assert.match(binaries.version, /^ffmpeg version n8\./);
       const build = (line: string) => line.split(' ')[2];
       assert.equal(build((await runFfprobe(['-version'])).stdout), build(binaries.version));
+    });
+
+    it('with NODE_ENV=production nothing is installed at run time: no FFmpeg found is an error that says so', async () => {
+      const tools = path.join(dir, 'no-tools');
+      await mkdir(tools);
+      const path0 = process.env.PATH;
+      process.env.PATH = tools;
+      try {
+        await assert.rejects(
+          new FfmpegTools({ ...DEFAULT_FFMPEG_SETTINGS, toolsDir: tools, installAtRuntime: false, sandbox: 'none' }).binaries(),
+          (e: unknown) =>
+            e instanceof FfmpegUnavailableError &&
+            /^FFmpeg is not installed \(with NODE_ENV=production nothing is installed at run time\)/.test(e.message),
+        );
+      } finally {
+        process.env.PATH = path0;
+      }
+      assert.deepEqual(await readdir(tools), [], 'no pip install');
+      assert.equal(
+        testConfig({ NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://intake.example.com' }).media.ffmpeg.installAtRuntime,
+        false,
+      );
+      assert.equal(testConfig().media.ffmpeg.installAtRuntime, true);
     });
 
     it('a configured prober of another build than the encoder is refused, and so is FFmpeg older than 6', async () => {

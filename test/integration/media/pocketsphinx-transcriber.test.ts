@@ -1,9 +1,20 @@
 import { strict as assert } from 'node:assert';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../../src/paths.js';
-import { ensurePocketSphinx, PocketSphinxTranscriber, TranscriberError } from '../../../src/providers/transcriber/index.js';
+import { ConfigError } from '../../../src/config.js';
+import { createLogger } from '../../../src/logger.js';
+import { startWorker } from '../../../src/main/worker.js';
+import { FfmpegTools } from '../../../src/media/ffmpeg-tools.js';
+import {
+  createTranscriber,
+  ensurePocketSphinx,
+  PocketSphinxTranscriber,
+  TranscriberError,
+  transcriberUnusable,
+} from '../../../src/providers/transcriber/index.js';
+import { testConfig } from '../../../harness/config.js';
 
 const SPEECH = path.join(PROJECT_ROOT, 'samples', 'librivox-sense-and-sensibility-0870.flac');
 const REFERENCE = 'and mister john dashwood had then leisure to consider how much there might be prudently in his power to do for them';
@@ -46,5 +57,35 @@ describe('offline transcriber (PocketSphinx)', function () {
     );
     assert.ok(error instanceof TranscriberError);
     assert.deepEqual([error.code, error.retryable], ['transcription_failed', false]);
+  });
+
+  it('production installs nothing: an engine missing from TOOLS_DIR is refused at the worker’s start and fails without an install', async () => {
+    const empty = path.join(dir, 'tools');
+    await mkdir(empty);
+    const production = { kind: 'pocketsphinx', toolsDir: empty, installAtRuntime: false } as const;
+    const refusal = await transcriberUnusable(production);
+    assert.match(
+      refusal ?? '',
+      /^TRANSCRIBER=pocketsphinx cannot run: it is not installed in .*pocketsphinx-5\.1\.1 .*With NODE_ENV=production nothing is installed at run time/,
+    );
+    // The worker refuses to start with it, before it connects to anything.
+    const config = { ...testConfig({ DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' }), transcriber: production };
+    await assert.rejects(
+      startWorker(config, createLogger('silent', 'test')),
+      (e: Error) => e instanceof ConfigError && e.message === refusal,
+    );
+    // A transcriber built that way fails as unavailable (retried) and leaves the directory empty.
+    const error = await createTranscriber(production, new FfmpegTools())!
+      .transcribe(SPEECH)
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
+    assert.ok(error instanceof TranscriberError);
+    assert.deepEqual([error.code, error.retryable], ['engine_unavailable', true]);
+    assert.deepEqual(await readdir(empty), []);
+    // Installed (in the image, or here by the test's before), it is accepted; outside production nothing is checked.
+    assert.equal(await transcriberUnusable({ ...production, toolsDir: '.tools' }), null);
+    assert.equal(await transcriberUnusable({ ...production, installAtRuntime: true }), null);
   });
 });
