@@ -113,7 +113,12 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.js'],
+    files: ['**/*.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
+  },
+  {
+    // Scripts the image build runs with Node alone (no TypeScript in that stage).
+    files: ['deploy/image/*.mjs'],
+    languageOptions: { globals: { console: 'readonly' } },
   },
 );
