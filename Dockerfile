@@ -41,8 +41,18 @@ LABEL org.opencontainers.image.title="Intake" \
   org.opencontainers.image.description="The ingestion service of a customer-insight platform: feedback, agent conversations, recordings" \
   org.opencontainers.image.version="${VERSION}" \
   org.opencontainers.image.revision="${REVISION}"
-RUN apt-get update \
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+# The GL stack's compiler and drivers (LLVM, Mesa's gallium, Z3: about 190 MB) come with FFmpeg's
+# packages, but FFmpeg never loads them headless (GL is dispatched at run time): dpkg leaves their
+# files out, and the build fails if FFmpeg then misses a library. Documentation, translations and
+# the downloaded packages are left out too.
+RUN printf '%s\n' 'path-exclude=/usr/lib/*/libLLVM*' 'path-exclude=/usr/lib/*/libgallium*' 'path-exclude=/usr/lib/*/libz3.so*' \
+    'path-exclude=/usr/share/doc/*' 'path-exclude=/usr/share/man/*' 'path-exclude=/usr/share/locale/*' \
+    > /etc/dpkg/dpkg.cfg.d/intake-headless \
+  && apt-get update \
   && apt-get install -y --no-install-recommends ffmpeg bubblewrap \
+  && if ldd /usr/bin/ffmpeg /usr/bin/ffprobe | grep 'not found'; then exit 1; fi \
+  && apt-get clean \
   && rm -rf /var/lib/apt/lists/* \
   && mkdir -p /var/lib/intake \
   && chown node:node /var/lib/intake

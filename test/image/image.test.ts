@@ -14,7 +14,6 @@ import { startLocalPostgres, type LocalPostgres } from '../../src/dev/postgres.j
 import { packageVersion, PROJECT_ROOT } from '../../src/paths.js';
 import { assistantMessage, feedbackEvent, userMessage } from '../../harness/agents.js';
 import { TEST_OPERATOR_TOKEN, TEST_SIGNING_SECRET, testConfig } from '../../harness/config.js';
-import { writeTone } from '../../harness/media.js';
 import { httpStatus, waitFor } from '../../harness/wait.js';
 import { startTestS3, TEST_S3_CREDENTIALS, type TestS3 } from '../helpers/s3.js';
 import { composeEnvironments, onThisMachine } from '../topology/compose-env.js';
@@ -217,19 +216,22 @@ describe('the image', function () {
     const org = (await cli('org', 'create', '--name', 'Image media')).organizationId as string;
     const key = (await cli('api-key', 'create', '--org', org)).apiKey as string;
     const as = { 'X-Service-Api-Key': key, 'content-type': 'application/json' };
-    const wav = path.join(dir, 'speech.wav');
-    await writeTone(wav, { seconds: 20, outputArgs: ['-ar', '16000', '-ac', '1'] });
-    const data = await readFile(wav);
-    const recording = (await (await fetch(`${api}/v3/rest/recordings`, { method: 'POST', headers: as, body: '{}' })).json()) as {
-      id: string;
-    };
+    // Real speech: a LibriVox recording (FLAC), encoded to the AAC rendition by the container's FFmpeg.
+    const data = await readFile(path.join(PROJECT_ROOT, 'samples', 'librivox-sense-and-sensibility-0870.flac'));
+    const made = await fetch(`${api}/v3/rest/recordings`, {
+      method: 'POST',
+      headers: as,
+      body: JSON.stringify({ record: { externalId: 'image-upload' } }),
+    });
+    const recording = (await made.json()) as { id: string };
+    assert.equal(made.status, 201, JSON.stringify(recording));
     const created = await fetch(`${api}/v3/rest/recordings/${recording.id}/uploads`, {
       method: 'POST',
       headers: as,
-      body: JSON.stringify({ fileName: 'speech.wav', fileSize: data.length }),
+      body: JSON.stringify({ fileName: 'speech.flac', fileSize: data.length }),
     });
-    const { uploadUrl } = (await created.json()) as { uploadUrl: string };
-    assert.equal(created.status, 201);
+    const { uploadUrl, ...rest } = (await created.json()) as { uploadUrl: string };
+    assert.equal(created.status, 201, JSON.stringify(rest));
     const patched = await fetch(uploadUrl, {
       method: 'PATCH',
       body: data,
