@@ -8,14 +8,14 @@ import { promisify } from 'node:util';
 import { z } from 'zod';
 import type { Utterance } from '../../domain/transcript.js';
 import { FfmpegTools } from '../../media/ffmpeg-tools.js';
-import { PROJECT_ROOT } from '../../paths.js';
+import { resolveFromRoot } from '../../paths.js';
 import { extractSpeech, TranscriberError, type Transcriber } from './types.js';
 
 const exec = promisify(execFile);
 export const POCKETSPHINX_VERSION = '5.1.1';
 /** Where the PyPI wheel (engine and its US English model, 38 MB) is installed under a tools directory (TOOLS_DIR). */
 export function pocketSphinxDir(toolsDir = '.tools'): string {
-  return path.join(path.isAbsolute(toolsDir) ? toolsDir : path.join(PROJECT_ROOT, toolsDir), `pocketsphinx-${POCKETSPHINX_VERSION}`);
+  return path.join(resolveFromRoot(toolsDir), `pocketsphinx-${POCKETSPHINX_VERSION}`);
 }
 export const POCKETSPHINX_DIR = pocketSphinxDir();
 const SCRIPT = fileURLToPath(new URL('./sphinx_transcribe.py', import.meta.url));
