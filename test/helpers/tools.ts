@@ -11,10 +11,16 @@ const exec = promisify(execFile);
  * installed with pip into `.tools/<name>-<version>` on first use, as `.ci/run` installs it.
  * `probe`: a file inside the target that shows it is installed. Returns the target directory.
  */
-export async function ensurePipTool(name: string, version: string, probe: string, requirement = `${name}==${version}`): Promise<string> {
+export async function ensurePipTool(
+  name: string,
+  version: string,
+  probe: string,
+  requirement = `${name}==${version}`,
+  pipArgs: readonly string[] = [],
+): Promise<string> {
   const dir = path.join(PROJECT_ROOT, '.tools', `${name}-${version}`);
   if (!existsSync(path.join(dir, probe))) {
-    await exec('python3', ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--target', dir, requirement], {
+    await exec('python3', ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', ...pipArgs, '--target', dir, requirement], {
       timeout: 600_000,
     });
   }
