@@ -60,10 +60,11 @@ export function onTaskQueue(deps: ActivityDeps, taskQueue: string): ActivityDeps
 export async function startTestWorker(
   pool: DatabasePool,
   /** drainer false: the task queue's session drainer is not started (a test runs its own). */
-  options: { taskQueue?: string; deps?: Partial<ActivityDeps>; drainer?: boolean } = {},
+  /** temporalAddress: another Temporal server than the test stack's (a restored, empty stack). */
+  options: { taskQueue?: string; deps?: Partial<ActivityDeps>; drainer?: boolean; temporalAddress?: string } = {},
 ): Promise<TestWorker> {
-  const { temporal } = await testStack();
-  const connection = await NativeConnection.connect({ address: temporal.address });
+  const address = options.temporalAddress ?? (await testStack()).temporal.address;
+  const connection = await NativeConnection.connect({ address });
   const taskQueue = options.taskQueue ?? `test-${randomUUID()}`;
   const deps = testActivityDeps(pool, options.deps);
   const stopping = new AbortController();
