@@ -1,8 +1,6 @@
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsPlugin from 'ajv-formats';
-import { fullFormats } from 'ajv-formats/dist/formats.js';
+import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { ValidationError, type FieldError } from '../src/errors.js';
-import { isUuid } from '../src/db/uuid.js';
+import { createAjv, errorMessage, errorPath } from '../src/contracts/ajv.js';
 
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 
@@ -22,57 +20,17 @@ export type Validated<S> = [S] extends [undefined] ? unknown : S extends JSONSch
  * schemas' `additionalProperties: false`) and one for query strings, where every value arrives as
  * a string: it coerces types and fills defaults. Schemas are compiled once, when a route is defined.
  */
-const bodyAjv = new Ajv2020({ strict: true, allErrors: true, useDefaults: true });
+const bodyAjv = createAjv({ allErrors: true, useDefaults: true });
 /** The same rules, stopping at the first error: for bodies too large to list every error of. */
-const firstErrorBodyAjv = new Ajv2020({ strict: true, allErrors: false, useDefaults: true });
-const queryAjv = new Ajv2020({ strict: true, allErrors: true, useDefaults: true, coerceTypes: 'array' });
-addFormatsPlugin.default(bodyAjv);
-addFormatsPlugin.default(firstErrorBodyAjv);
-addFormatsPlugin.default(queryAjv);
-
-/**
- * RFC 3339 date-times that can also be stored: JavaScript must read them (a leap second `:60` cannot
- * be) and PostgreSQL must hold them (no year 0000). Timestamps reach the database as UTC instants.
- */
-const rfc3339 = fullFormats['date-time'] as { validate: (s: string) => boolean };
-/** The instant's UTC year, which is what is stored: `9999-12-31T23:59:59-23:59` is in year 10000. */
-function storableDateTime(s: string): boolean {
-  if (!rfc3339.validate(s)) return false;
-  const ms = Date.parse(s);
-  if (!Number.isFinite(ms)) return false;
-  const year = new Date(ms).getUTCFullYear();
-  return year >= 1 && year <= 9999;
-}
-/**
- * ajv-formats' `uuid` also takes `urn:uuid:<uuid>`, which PostgreSQL's uuid type refuses (a 500):
- * ids are the bare 36-character form only, as `isUuid` checks path parameters.
- */
-for (const ajv of [bodyAjv, firstErrorBodyAjv, queryAjv]) {
-  ajv.addFormat('date-time', { type: 'string', validate: storableDateTime });
-  ajv.addFormat('uuid', { type: 'string', validate: isUuid });
-}
+const firstErrorBodyAjv = createAjv({ allErrors: false, useDefaults: true });
+const queryAjv = createAjv({ allErrors: true, useDefaults: true, coerceTypes: 'array' });
 
 export type Validator<T> = (value: unknown) => T;
 
-function toPath(error: ErrorObject): string {
-  const base = error.instancePath.replace(/^\//, '').replace(/\//g, '.');
-  const params = error.params as { missingProperty?: string; additionalProperty?: string };
-  const extra = params.missingProperty ?? params.additionalProperty;
-  if (extra !== undefined) return base ? `${base}.${extra}` : extra;
-  return base;
-}
-
-function toMessage(error: ErrorObject): string {
-  const params = error.params as { additionalProperty?: string; allowedValues?: unknown[] };
-  if (error.keyword === 'additionalProperties') return `unknown property '${params.additionalProperty}'`;
-  if (error.keyword === 'enum') return `must be one of: ${(params.allowedValues ?? []).join(', ')}`;
-  return error.message ?? 'is invalid';
-}
-
 export function toFieldErrors(errors: ErrorObject[] | null | undefined, root: string): FieldError[] {
   return (errors ?? []).map((e) => {
-    const path = toPath(e);
-    return { path: path ? `${root}.${path}` : root, message: toMessage(e) };
+    const path = errorPath(e);
+    return { path: path ? `${root}.${path}` : root, message: errorMessage(e) };
   });
 }
 

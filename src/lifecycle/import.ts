@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
-import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
-import addFormatsPlugin from 'ajv-formats';
+import type { ErrorObject } from 'ajv/dist/2020.js';
+import { createAjv, errorMessage, errorPath } from '../contracts/ajv.js';
 import type { FromSchema } from 'json-schema-to-ts';
 import { IntegrityConstraintViolationError, type DatabasePool } from 'slonik';
 import { EXPORT_LINE_SCHEMAS } from '../contracts/export.js';
@@ -20,7 +20,6 @@ import {
 import { insertField, insertFolder, recordingsSourceId } from '../db/repositories/metadata.js';
 import { importRecordings, type ImportedRecording } from '../db/repositories/recordings.js';
 import type { Tx } from '../db/pool.js';
-import { isUuid } from '../db/uuid.js';
 import type { ExportCounts } from './export.js';
 
 /** Lines written per statement. */
@@ -49,16 +48,13 @@ type Schemas = typeof EXPORT_LINE_SCHEMAS;
 type LineOf<K extends keyof Schemas> = FromSchema<Schemas[K]>;
 type AnyLine = { [K in keyof Schemas]: LineOf<K> }[keyof Schemas];
 
-const ajv = new Ajv2020({ strict: true, allErrors: false });
-addFormatsPlugin.default(ajv);
-ajv.addFormat('uuid', { type: 'string', validate: isUuid });
+const ajv = createAjv({ allErrors: false });
 const validators = new Map(Object.entries(EXPORT_LINE_SCHEMAS).map(([type, schema]) => [type, ajv.compile(schema)]));
 
 function describe(error: ErrorObject | undefined): string {
   if (!error) return 'is not valid';
-  const at = error.instancePath ? `${error.instancePath.slice(1).replace(/\//g, '.')} ` : '';
-  const extra = (error.params as { additionalProperty?: string }).additionalProperty;
-  return `${at}${error.message ?? 'is not valid'}${extra ? ` (${extra})` : ''}`;
+  const at = errorPath(error);
+  return `${at ? `${at}: ` : ''}${errorMessage(error)}`;
 }
 
 /**
