@@ -19,6 +19,7 @@ import { TEST_OPERATOR_TOKEN, TEST_SIGNING_SECRET, testConfig, testDataConverter
 import { createTestOrg } from '../../harness/fixtures.js';
 import { httpStatus, waitFor } from '../../harness/wait.js';
 import { sessionDrainerWorkflowId } from '../../workflows/session-drainer/contract.js';
+import { productionBuild } from './production-build.js';
 import { startTemporalCluster, type TemporalCluster } from './temporal-cluster.js';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { readFile } from 'node:fs/promises';
@@ -34,8 +35,6 @@ import { meetingJoinIdFor } from '../../src/recordings/meeting-joins.js';
 import { createTestUser } from '../../harness/fixtures.js';
 import { createSignInUser, mcpAccessToken } from '../../harness/oauth-browser.js';
 import { writeTone } from '../../harness/media.js';
-
-const run = promisify(execFile);
 
 /** A production process (`node dist/...`), its output kept in a log file of the run. */
 interface Proc {
@@ -146,7 +145,7 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     dir = await mkdtemp(path.join(os.tmpdir(), 'intake-fleet-'));
     await chmod(dir, 0o755);
     // The production build: compiled JavaScript and the prebuilt workflow bundle.
-    await run('npm', ['run', 'build'], { cwd: PROJECT_ROOT, maxBuffer: 1 << 26 });
+    await productionBuild();
     postgres = await startLocalPostgres({ dataDir: path.join(dir, 'pg'), port: await freePort(), persistent: false, fast: false });
     await postgres.createDatabase('intake');
     // The bucket docker-compose.yml creates.

@@ -1,6 +1,6 @@
 /**
- * Makes the upgrade test's fixture of one release: the release's own API and worker (a git
- * worktree of its commit, its own `npm ci`) run against a fresh PostgreSQL and Temporal dev server,
+ * Makes the upgrade test's fixture of one release: the release's own API and worker (its commit's
+ * files, with its own `npm ci`, cached in ~/.cache/intake/releases) run against a fresh PostgreSQL and Temporal dev server,
  * the release's own CLI creates an organization, its key, credits, an agent application, a metadata
  * field and a folder; then every area is written through the release's HTTP API (feedback, people,
  * recordings with metadata, participants and a transcript, a direct tus upload encoded by its
@@ -14,7 +14,7 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createWriteStream, existsSync } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -30,6 +30,7 @@ import { PROJECT_ROOT } from '../../src/paths.js';
 import { httpStatus, waitFor } from '../../harness/wait.js';
 import { TEST_OPERATOR_TOKEN, TEST_SIGNING_SECRET } from '../../harness/config.js';
 import { postgresClientTools } from '../helpers/postgres-tools.js';
+import { releaseTree } from '../helpers/release-tree.js';
 import { RELEASE_READS, type ReleaseFixture } from './release-fixture.js';
 
 const exec = promisify(execFile);
@@ -39,21 +40,14 @@ if (!commit || !version) throw new Error('usage: make-release-fixture.ts <commit
 const out = path.join(PROJECT_ROOT, 'test', 'fixtures', 'releases', version);
 const tmp = await mkdtemp(path.join(os.tmpdir(), `intake-release-${version}-`));
 await chmod(tmp, 0o755);
-const tree = path.join(tmp, 'release');
 const children: ChildProcess[] = [];
 const log = (m: string) => process.stderr.write(`${m}\n`);
 
-log(`worktree of ${commit} in ${tree}`);
-await exec('git', ['-C', PROJECT_ROOT, 'worktree', 'add', '--detach', tree, commit]);
-const fullCommit = (await exec('git', ['-C', tree, 'rev-parse', 'HEAD'])).stdout.trim();
+log(`the release's code at ${commit}, with its own npm ci`);
+const release = await releaseTree(commit);
+const tree = release.dir;
+const node = release.node;
 try {
-  log('npm ci in the release');
-  await exec('npm', ['ci', '--no-audit', '--no-fund'], { cwd: tree, maxBuffer: 64 * 1024 * 1024 });
-  // The release's scripts run on the Node its own dependencies install.
-  const node = existsSync(path.join(tree, 'node_modules', 'node', 'bin', 'node'))
-    ? path.join(tree, 'node_modules', 'node', 'bin', 'node')
-    : process.execPath;
-
   const config = loadConfig();
   const [postgres, temporal] = await Promise.all([
     startLocalPostgres({ dataDir: path.join(tmp, 'pg'), port: await freePort(), persistent: false, fast: true }),
@@ -301,7 +295,7 @@ try {
     await pipeline(dump.stdout, createGzip({ level: 9 }), createWriteStream(path.join(out, 'database.sql.gz')));
     if ((await dumped)[0] !== 0) throw new Error('pg_dump failed');
     await exec('tar', ['-czf', path.join(out, 'media.tar.gz'), '-C', storageDir, '.']);
-    const fixture: ReleaseFixture = { version, commit: fullCommit, apiKey, ids, reads };
+    const fixture: ReleaseFixture = { version, commit: release.commit, apiKey, ids, reads };
     await writeFile(path.join(out, 'release.json'), `${JSON.stringify(fixture, null, 2)}\n`);
     log(`wrote ${out}`);
   } finally {
@@ -309,6 +303,5 @@ try {
     await Promise.allSettled([temporal.stop(), postgres.stop()]);
   }
 } finally {
-  await exec('git', ['-C', PROJECT_ROOT, 'worktree', 'remove', '--force', tree]).catch(() => undefined);
   await rm(tmp, { recursive: true, force: true });
 }

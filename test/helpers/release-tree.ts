@@ -1,0 +1,37 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { PROJECT_ROOT } from '../../src/paths.js';
+
+const exec = promisify(execFile);
+
+export interface ReleaseTree {
+  /** The release's full commit. */
+  commit: string;
+  /** Its files (`git archive`) with its own `npm ci`. */
+  dir: string;
+  /** The Node its dependencies install (`node_modules/node`), else this process's. */
+  node: string;
+}
+
+/**
+ * An earlier release's code, ready to run: `git archive` of `ref` with `npm ci` from its own lockfile,
+ * kept in `~/.cache/intake/releases/<commit>` (outside the clone, built once; about a minute).
+ */
+export async function releaseTree(ref: string): Promise<ReleaseTree> {
+  const commit = (await exec('git', ['-C', PROJECT_ROOT, 'rev-parse', '--verify', `${ref}^{commit}`])).stdout.trim();
+  const dir = path.join(os.homedir(), '.cache', 'intake', 'releases', commit);
+  const marker = path.join(dir, '.installed');
+  if (!existsSync(marker) || (await readFile(marker, 'utf8')) !== commit) {
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir, { recursive: true });
+    await exec('sh', ['-c', 'git -C "$1" archive "$2" | tar -x -C "$3"', 'sh', PROJECT_ROOT, commit, dir]);
+    await exec('npm', ['ci', '--no-audit', '--no-fund'], { cwd: dir, maxBuffer: 64 * 1024 * 1024, timeout: 900_000 });
+    await writeFile(marker, commit);
+  }
+  const own = path.join(dir, 'node_modules', 'node', 'bin', 'node');
+  return { commit, dir, node: existsSync(own) ? own : process.execPath };
+}
