@@ -23,6 +23,14 @@ import { startTemporalCluster, type TemporalCluster } from './temporal-cluster.j
 
 const run = promisify(execFile);
 
+interface Signal {
+  sessionId: string;
+  eventExternalId: string;
+  source: string;
+  kind: string;
+  rating: string | null;
+}
+
 /**
  * docs/operations.md, Upgrades, done on the production Temporal server: the previous release's API
  * and worker (its own code and dependencies) hold work in flight; the new API starts beside them and
@@ -130,7 +138,12 @@ describe('a rolling upgrade from the previous release, with work in flight', fun
     await polling(oldWorker);
     const cli = async (...args: string[]) => {
       const { stdout } = await run(release.node, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: release.dir, env });
-      return JSON.parse(stdout) as Record<string, string> & { organizationId: string; apiKey: string; applicationId: string; secret: string };
+      return JSON.parse(stdout) as Record<string, string> & {
+        organizationId: string;
+        apiKey: string;
+        applicationId: string;
+        secret: string;
+      };
     };
     const { organizationId } = await cli('org', 'create', '--name', 'Rolling');
     const { apiKey } = await cli('api-key', 'create', '--org', organizationId);
@@ -199,11 +212,12 @@ describe('a rolling upgrade from the previous release, with work in flight', fun
     const chat2 = await ingest(oldUrl, 'chat-2', [...exchange(1, 2), ...exchange(4, 4)]);
     const upload1 = await newUpload(oldUrl);
     await send(oldUrl, upload1.path, 0, half);
-    await eventually(
+    const inFlight = await eventually(
       () => call(oldUrl, 'GET', `/v3/rest/agent-conversations/sessions/${chat1}`),
       (r) => r.body?.processedThroughSequence === 4,
       60_000,
     );
+    assert.equal(inFlight.body.processedThroughSequence, 4, 'the release processes its work');
 
     // The new version's API starts beside it and migrates the schema under the running release.
     const newPort = await freePort();
@@ -243,27 +257,57 @@ describe('a rolling upgrade from the previous release, with work in flight', fun
     assert.equal(await stop(oldWorker), 0, 'the old worker drained and exited 0');
     assert.equal(await stop(oldApi), 0, 'the old API drained and exited 0');
 
-    // Everything finishes on the new version.
+    // Everything finishes on the new version (`eventually` answers its last probe when time runs out:
+    // the assertions after it decide).
     const sessions = { [chat1]: 10, [chat2]: 6, [chat3]: 3 };
     for (const [id, last] of Object.entries(sessions)) {
       const s = await eventually(
         () => call(newUrl, 'GET', `/v3/rest/agent-conversations/sessions/${id}`),
-        (r) => r.body?.processedThroughSequence === last && r.body?.processingStatus === 'completed',
+        (r) => r.body?.processedThroughSequence === last,
         120_000,
       );
+      assert.equal(s.body.processedThroughSequence, last, `session ${id} processed to its end`);
       assert.equal(s.body.eventCount, last);
+      assert.equal(s.body.status, 'ended');
     }
     // Metered once: one unit per final assistant answer (chat-1: 2, 4, 6, 8, 10; chat-2: 2, 4, 6; chat-3: 2).
-    const usage = await call(newUrl, 'GET', '/v3/rest/usage?from=2026-01-01T00:00:00Z&to=2100-01-01T00:00:00Z');
+    const usage = await eventually(
+      () => call(newUrl, 'GET', '/v3/rest/usage?from=2026-01-01T00:00:00Z&to=2100-01-01T00:00:00Z'),
+      (r) => r.body?.quantity >= 9,
+      60_000,
+    );
     assert.equal(usage.body.quantity, 9, JSON.stringify(usage.body));
-    const ratings = await call(newUrl, 'GET', '/v3/rest/signals?source=explicit_feedback&limit=100');
-    assert.deepEqual(ratings.body.signals.map((s: { rating: string }) => s.rating).sort(), ['negative', 'positive'], 'each rating once');
+    // Each rating once, and every answer analysed (its qualitative signals) once.
+    const signals = await eventually(
+      () => call(newUrl, 'GET', '/v3/rest/signals?limit=100'),
+      (r) =>
+        new Set(
+          (r.body?.signals ?? [])
+            .filter((x: Signal) => x.source === 'qualitative_inference')
+            .map((x: Signal) => `${x.sessionId}/${x.eventExternalId}`),
+        ).size >= 9,
+      60_000,
+    );
+    const all = signals.body.signals as Signal[];
+    assert.deepEqual(
+      all
+        .filter((x) => x.source === 'explicit_feedback')
+        .map((x) => x.rating)
+        .sort(),
+      ['negative', 'positive'],
+      'each rating once',
+    );
+    const analysed = all.filter((x) => x.source === 'qualitative_inference');
+    assert.equal(new Set(analysed.map((x) => `${x.sessionId}/${x.eventExternalId}`)).size, 9, 'every answer analysed');
+    const kinds = analysed.map((x) => `${x.sessionId}/${x.eventExternalId}/${x.kind}`);
+    assert.equal(new Set(kinds).size, kinds.length, 'no answer analysed twice');
     for (const u of [upload1, upload2, upload3]) {
       const recording = await eventually(
         () => call(newUrl, 'GET', `/v3/rest/recordings/${u.recordingId}`),
         (r) => r.body?.asset?.status === 'completed',
         120_000,
       );
+      assert.equal(recording.body.asset.status, 'completed', JSON.stringify(recording.body.asset));
       // The link names PUBLIC_BASE_URL (the old API's address here): the new one answers it.
       const link = new URL(recording.body.asset.url as string);
       const media = await fetch(`${newUrl}${link.pathname}${link.search}`, { headers: { Range: 'bytes=0-15' } });
