@@ -121,6 +121,7 @@ describe('backup under load, restored into an empty stack', function () {
       (r) => r.body.asset?.status === 'completed',
       60_000,
     );
+    assert.equal(recording.body.asset?.status, 'completed', `recording ${recordingId}: ${JSON.stringify(recording.body.asset)}`);
     const media = await fetch(recording.body.asset.url as string, { headers: { Range: 'bytes=0-15' } });
     assert.equal(media.status, 206);
     assert.equal(
@@ -277,6 +278,7 @@ describe('backup under load, restored into an empty stack', function () {
         (r) => r.status === 200 && r.body.processedThroughSequence === r.body.highestSequence,
         60_000,
       );
+      assert.equal(read.body.processedThroughSequence, read.body.highestSequence, `session ${s.id} processed to its last sequence`);
       assert.equal(read.body.eventCount, s.events);
       assert.ok(s.events >= 2);
     }
