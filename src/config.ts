@@ -143,11 +143,10 @@ export const envSchema = z.object({
   TEMPORAL_CLI_PATH: z.string().min(1).optional().meta({ description: 'the `temporal` binary for the dev server and tests' }),
   TEMPORAL_PORT: port.default(7233).meta({ description: 'dev server gRPC port (`npm start` only)' }),
   TEMPORAL_UI_PORT: port.default(8233).meta({ description: 'dev server Web UI port (`npm start` only)' }),
-  WORKFLOW_BUNDLE_PATH: z
-    .string()
-    .min(1)
-    .optional()
-    .meta({ description: 'prebuilt workflow bundle (`npm run build` writes `dist/workflow-bundle.js`); unset: bundle at worker start' }),
+  WORKFLOW_BUNDLE_PATH: z.string().min(1).optional().meta({
+    description:
+      'prebuilt workflow bundle (`npm run build` writes `dist/workflow-bundle.js`); required with `NODE_ENV=production`; unset otherwise: bundle at worker start',
+  }),
   WORKER_SHUTDOWN_GRACE_SECONDS: positiveInt.default(30).meta({ description: 'time in-flight activities get on SIGTERM' }),
 
   SIGNING_SECRET: z.string().min(32, 'must be at least 32 characters').optional().meta({

@@ -44,6 +44,11 @@ export async function startWorker(config: Config, logger: Logger, o: { metrics?:
   // Production installs nothing at run time: an engine that would need it is refused before anything starts.
   const unusable = await transcriberUnusable(config.transcriber);
   if (unusable) throw new ConfigError(unusable);
+  // Production runs the bundle the build made: the image leaves out the bundler's compiler (@swc/core).
+  if (config.env === 'production' && !config.temporal.workflowBundlePath)
+    throw new ConfigError(
+      'WORKFLOW_BUNDLE_PATH is required with NODE_ENV=production: production workers run the prebuilt workflow bundle (`npm run build` writes dist/workflow-bundle.js; the image and `npm run start:prod:worker` set it)',
+    );
   const pool = await createDatabasePool(required(config.database.url, 'DATABASE_URL'), config.database);
   const admin = await retryStartup('Temporal', logger, () => connectTemporalClient(config));
   try {

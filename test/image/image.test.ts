@@ -15,6 +15,8 @@ import { packageVersion, PROJECT_ROOT } from '../../src/paths.js';
 import { assistantMessage, feedbackEvent, userMessage } from '../../harness/agents.js';
 import { TEST_OPERATOR_TOKEN, TEST_SIGNING_SECRET, testConfig } from '../../harness/config.js';
 import { httpStatus, waitFor } from '../../harness/wait.js';
+import { runFfmpeg } from '../../harness/media.js';
+import { ACCEPTED_DECODERS, ACCEPTED_FORMATS } from '../../src/media/ffmpeg.js';
 import { startTestS3, TEST_S3_CREDENTIALS, type TestS3 } from '../helpers/s3.js';
 import { composeEnvironments, onThisMachine } from '../topology/compose-env.js';
 import { startTemporalCluster, type TemporalCluster } from '../topology/temporal-cluster.js';
@@ -177,8 +179,9 @@ describe('the image', function () {
     assert.ok(migrations >= 31, `${migrations} migrations`);
     const doctor = await cli('doctor');
     const ffmpeg = (doctor.worker as { ffmpeg: { version: string; ffmpeg: string; sandbox?: string } }).ffmpeg;
-    assert.deepEqual([doctor.ok, ffmpeg.ffmpeg], [true, '/usr/bin/ffmpeg']);
-    assert.match(ffmpeg.version, /^ffmpeg version 7\.1/);
+    assert.deepEqual([doctor.ok, ffmpeg.ffmpeg], [true, '/usr/local/bin/ffmpeg']);
+    // Built from Debian 13's source package of FFmpeg 7.1 (the Dockerfile's ffmpeg stage).
+    assert.match(ffmpeg.version, /^ffmpeg version 7\.1\.\d+-intake/);
     assert.equal((doctor.temporal as { historyShardCount: number }).historyShardCount, 512);
   });
 
@@ -212,23 +215,22 @@ describe('the image', function () {
     );
   });
 
-  it('a tus upload of real media is encoded by the container’s FFmpeg into the bucket and plays', async () => {
-    const org = (await cli('org', 'create', '--name', 'Image media')).organizationId as string;
+  /** A tus upload of `data` through the API container, encoded by the worker container into the bucket; the rendition's first bytes. */
+  const uploadAndPlay = async (name: string, data: Buffer) => {
+    const org = (await cli('org', 'create', '--name', `Image media ${name}`)).organizationId as string;
     const key = (await cli('api-key', 'create', '--org', org)).apiKey as string;
     const as = { 'X-Service-Api-Key': key, 'content-type': 'application/json' };
-    // Real speech: a LibriVox recording (FLAC), encoded to the AAC rendition by the container's FFmpeg.
-    const data = await readFile(path.join(PROJECT_ROOT, 'samples', 'librivox-sense-and-sensibility-0870.flac'));
     const made = await fetch(`${api}/v3/rest/recordings`, {
       method: 'POST',
       headers: as,
-      body: JSON.stringify({ record: { externalId: 'image-upload' } }),
+      body: JSON.stringify({ record: { externalId: `image-upload-${name}` } }),
     });
     const recording = (await made.json()) as { id: string };
     assert.equal(made.status, 201, JSON.stringify(recording));
     const created = await fetch(`${api}/v3/rest/recordings/${recording.id}/uploads`, {
       method: 'POST',
       headers: as,
-      body: JSON.stringify({ fileName: 'speech.flac', fileSize: data.length }),
+      body: JSON.stringify({ fileName: name, fileSize: data.length }),
     });
     const { uploadUrl, ...rest } = (await created.json()) as { uploadUrl: string };
     assert.equal(created.status, 201, JSON.stringify(rest));
@@ -245,15 +247,81 @@ describe('the image', function () {
         }
       ).asset;
     assert.ok(await waitFor(async () => (await asset()).status === 'completed', 180_000), `the asset: ${JSON.stringify(await asset())}`);
-    const objects = (
-      (await s3.client.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: `media/renditions/${recording.id}/` }))).Contents ?? []
-    ).length;
-    assert.equal(objects, 1, 'one rendition in the bucket');
+    const objects =
+      (await s3.client.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: `media/renditions/${recording.id}/` }))).Contents ?? [];
+    assert.equal(objects.length, 1, 'one rendition in the bucket');
     const redirect = await fetch((await asset()).url!, { redirect: 'manual' });
     assert.equal(redirect.status, 302);
     const part = await fetch(redirect.headers.get('location')!, { headers: { range: 'bytes=0-99' } });
     assert.equal(part.status, 206);
-    assert.equal((await part.arrayBuffer()).byteLength, 100);
+    const head = Buffer.from(await part.arrayBuffer());
+    assert.equal(head.byteLength, 100);
+    return { key: objects[0]!.Key!, head };
+  };
+
+  it('a tus upload of real speech (FLAC) is encoded by the container’s FFmpeg to AAC into the bucket and plays', async () => {
+    // A LibriVox recording, encoded to the AAC rendition (M4A).
+    const { key, head } = await uploadAndPlay(
+      'speech.flac',
+      await readFile(path.join(PROJECT_ROOT, 'samples', 'librivox-sense-and-sensibility-0870.flac')),
+    );
+    assert.match(key, /\.m4a$/);
+    assert.equal(head.subarray(4, 8).toString('latin1'), 'ftyp');
+  });
+
+  it('a video upload (VP9 and Opus in WebM) is encoded by the container’s FFmpeg to H.264 and AAC (MP4) and plays', async () => {
+    const file = path.join(dir, 'clip.webm');
+    await runFfmpeg([
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc=duration=2:size=320x240:rate=15',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=duration=2',
+      '-c:v',
+      'libvpx-vp9',
+      '-b:v',
+      '200k',
+      '-c:a',
+      'libopus',
+      '-shortest',
+      '-y',
+      file,
+    ]);
+    const { key, head } = await uploadAndPlay('clip.webm', await readFile(file));
+    assert.match(key, /\.mp4$/);
+    assert.equal(head.subarray(4, 8).toString('latin1'), 'ftyp');
+  });
+
+  it("the container's FFmpeg has every component Intake's media code names, and nothing links outside the image", async () => {
+    const list = async (what: string) =>
+      podman(['run', '--rm', '--entrypoint', '/usr/local/bin/ffmpeg', image, '-hide_banner', `-${what}`]);
+    /** The component names of an `ffmpeg -decoders`-style listing (after its legend, the second column; demuxers' comma-joined aliases split). */
+    const names = (text: string) =>
+      new Set(
+        text
+          .split('\n')
+          .slice(text.split('\n').findIndex((l) => /^\s*-+\s*$/.test(l)) + 1)
+          .flatMap((l) => (l.trim().split(/\s+/)[1] ?? '').split(',')),
+      );
+    const missing = (have: Set<string>, want: readonly string[]) => want.filter((n) => !have.has(n));
+    assert.deepEqual(missing(names(await list('demuxers')), ACCEPTED_FORMATS), [], 'demuxers');
+    assert.deepEqual(missing(names(await list('decoders')), ACCEPTED_DECODERS), [], 'decoders');
+    assert.deepEqual(missing(names(await list('encoders')), ['aac', 'libx264', 'libmp3lame', 'pcm_s16le']), [], 'encoders');
+    assert.deepEqual(missing(names(await list('muxers')), ['mp4', 'mp3', 'wav', 's16le']), [], 'muxers');
+    assert.deepEqual(
+      missing(names(await list('filters')), ['scale', 'aresample', 'aformat', 'format', 'sine', 'transpose']),
+      [],
+      'filters',
+    );
+    assert.deepEqual(missing(names(await list('devices')), ['lavfi']), [], 'input devices');
+    const ldd = await podman(['run', '--rm', '--entrypoint', 'ldd', image, '/usr/local/bin/ffmpeg', '/usr/local/bin/ffprobe']);
+    assert.doesNotMatch(ldd, /not found/);
   });
 
   it('SIGTERM stops the API and the worker containers with exit code 0', async () => {

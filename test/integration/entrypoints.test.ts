@@ -246,6 +246,15 @@ describe('API and worker entrypoints', function () {
     assert.match(api.output(), /PUBLIC_BASE_URL \(with NODE_ENV=production\) is required/);
   });
 
+  it('worker: refuses to start in production without the prebuilt workflow bundle, naming WORKFLOW_BUNDLE_PATH', async () => {
+    const { WORKFLOW_BUNDLE_PATH: _omitted, ...rest } = env;
+    const worker = launch('worker.ts', { ...rest, NODE_ENV: 'production', PUBLIC_BASE_URL: 'http://127.0.0.1:1', METRICS_PORT: 'off' });
+    running.push(worker.child);
+    const code = await new Promise<number | null>((resolve) => worker.child.once('exit', resolve));
+    assert.notEqual(code, 0);
+    assert.match(worker.output(), /WORKFLOW_BUNDLE_PATH is required with NODE_ENV=production/);
+  });
+
   it('worker: runs workflows on its task queue and drains on SIGTERM', async () => {
     const taskQueue = `entry-${randomUUID()}`;
     const metricsPort = await freePort();
