@@ -47,3 +47,37 @@ export async function writeTone(
   const tone = `sine=frequency=${o.frequency ?? 440}:duration=${o.seconds}${o.sampleRate ? `:sample_rate=${o.sampleRate}` : ''}`;
   await runFfmpeg(['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', tone, ...(o.outputArgs ?? []), '-y', file]);
 }
+
+/**
+ * Writes `seconds` of a test pattern with a tone to `file` with the project's FFmpeg: `size` (`WxH`)
+ * at `rate` frames a second, in the codecs `codecArgs` name (the container follows the extension).
+ */
+export async function writeClip(
+  file: string,
+  o: { seconds: number; size: string; rate: number; codecArgs: readonly string[] },
+): Promise<void> {
+  const pattern = `testsrc=duration=${o.seconds}:size=${o.size}:rate=${o.rate}`;
+  const tone = `sine=duration=${o.seconds}`;
+  await runFfmpeg([
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    pattern,
+    '-f',
+    'lavfi',
+    '-i',
+    tone,
+    '-shortest',
+    ...o.codecArgs,
+    '-y',
+    file,
+  ]);
+}
+
+/** Whether `bytes` begin an ISO base media file (MP4, M4A): its first box is `ftyp`. */
+export function isMp4(bytes: Uint8Array): boolean {
+  return Buffer.from(bytes).subarray(4, 8).toString('latin1') === 'ftyp';
+}

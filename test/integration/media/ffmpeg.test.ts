@@ -6,7 +6,7 @@ import path from 'node:path';
 import { encodeRendition, MediaProcessingError, probeMedia } from '../../../src/media/ffmpeg.js';
 import { DEFAULT_FFMPEG_SETTINGS, FfmpegTools, FfmpegUnavailableError } from '../../../src/media/ffmpeg-tools.js';
 import { testConfig } from '../../../harness/config.js';
-import { CPU_BOUND_ENCODE, runFfmpeg, runFfprobe, testFfmpeg, writeTone } from '../../../harness/media.js';
+import { CPU_BOUND_ENCODE, runFfmpeg, runFfprobe, testFfmpeg, writeClip, writeTone } from '../../../harness/media.js';
 
 /** ffmpeg and ffprobe of one build on real files (generated here with ffmpeg's own test sources). */
 describe('media probing and encoding (the pinned FFmpeg 8 build)', function () {
@@ -20,27 +20,7 @@ describe('media probing and encoding (the pinned FFmpeg 8 build)', function () {
     tone = path.join(dir, 'tone.wav');
     clip = path.join(dir, 'clip.mkv');
     await writeTone(tone, { seconds: 20 });
-    await runFfmpeg([
-      '-hide_banner',
-      '-loglevel',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      'testsrc=duration=3:size=640x360:rate=25',
-      '-f',
-      'lavfi',
-      '-i',
-      'sine=duration=3',
-      '-shortest',
-      '-c:v',
-      'libx264',
-      '-preset',
-      'ultrafast',
-      '-c:a',
-      'aac',
-      clip,
-    ]);
+    await writeClip(clip, { seconds: 3, size: '640x360', rate: 25, codecArgs: ['-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac'] });
   });
   after(async () => rm(dir, { recursive: true, force: true }));
 
