@@ -22,7 +22,7 @@ export interface ReleaseTree {
  * kept in `~/.cache/intake/releases/<commit>` (outside the clone, built once; about a minute).
  */
 export async function releaseTree(ref: string): Promise<ReleaseTree> {
-  const commit = (await exec('git', ['-C', PROJECT_ROOT, 'rev-parse', '--verify', `${ref}^{commit}`])).stdout.trim();
+  const commit = await resolveCommit(ref);
   const dir = path.join(os.homedir(), '.cache', 'intake', 'releases', commit);
   const marker = path.join(dir, '.installed');
   if (!existsSync(marker) || (await readFile(marker, 'utf8')) !== commit) {
@@ -34,4 +34,18 @@ export async function releaseTree(ref: string): Promise<ReleaseTree> {
   }
   const own = path.join(dir, 'node_modules', 'node', 'bin', 'node');
   return { commit, dir, node: existsSync(own) ? own : process.execPath };
+}
+
+/** `ref`'s full commit; a shallow clone (a CI's may be one) first fetches the history it lacks. */
+async function resolveCommit(ref: string): Promise<string> {
+  const revParse = async () =>
+    (await exec('git', ['-C', PROJECT_ROOT, 'rev-parse', '--verify', '--quiet', `${ref}^{commit}`])).stdout.trim();
+  try {
+    return await revParse();
+  } catch (error) {
+    const shallow = (await exec('git', ['-C', PROJECT_ROOT, 'rev-parse', '--is-shallow-repository'])).stdout.trim() === 'true';
+    if (!shallow) throw error;
+    await exec('git', ['-C', PROJECT_ROOT, 'fetch', '--quiet', '--unshallow'], { timeout: 600_000 });
+    return revParse();
+  }
 }
