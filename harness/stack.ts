@@ -1,5 +1,6 @@
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import pg from 'pg';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../src/config.js';
@@ -41,21 +42,39 @@ async function start(): Promise<TestStack> {
   const tmpDir = await mkdtemp(path.join(os.tmpdir(), 'intake-test-'));
   // PostgreSQL runs as the `postgres` user when we are root: it must be able to reach its data dir.
   await chmod(tmpDir, 0o755);
-  const config = loadConfig();
   const [postgres, temporal] = await Promise.all([
     startLocalPostgres({ dataDir: path.join(tmpDir, 'pg'), port: await freePort(), persistent: false, fast: !shared.durable }),
-    (async () =>
-      startLocalTemporal({
-        cliPath: await findTemporalCli(config.temporal.cliPath, (m) => process.stderr.write(`${m}\n`), config.toolsDir),
-        port: await freePort(),
-        uiPort: null,
-        namespace: 'default',
-        logFile: path.join(tmpDir, 'temporal.log'),
-      }))(),
+    startTestTemporal(path.join(tmpDir, 'temporal.log')),
   ]);
   await postgres.createDatabase(TEMPLATE);
   await migrate(postgres.url(TEMPLATE));
   return { postgres, temporal, tmpDir };
+}
+
+/**
+ * A Temporal dev server of its own (headless, namespace `default`, a free port, its log in `logFile`):
+ * the test stack's, or a second, empty one (a restore test, a release's fixture).
+ */
+export async function startTestTemporal(logFile: string): Promise<LocalTemporal> {
+  const config = loadConfig();
+  return startLocalTemporal({
+    cliPath: await findTemporalCli(config.temporal.cliPath, (m) => process.stderr.write(`${m}\n`), config.toolsDir),
+    port: await freePort(),
+    uiPort: null,
+    namespace: 'default',
+    logFile,
+  });
+}
+
+/** The names of the migrations applied to `url`'s database, in order (`schema_migrations`). */
+export async function appliedMigrations(url: string): Promise<string[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY version')).rows.map((r) => r.name);
+  } finally {
+    await client.end();
+  }
 }
 
 /**

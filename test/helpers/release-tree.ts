@@ -36,6 +36,12 @@ export async function releaseTree(ref: string): Promise<ReleaseTree> {
   return { commit, dir, node: existsSync(own) ? own : process.execPath };
 }
 
+/** The release's CLI (`src/cli/main.ts` on its own Node) with `env`: `args`' JSON answer. */
+export async function releaseCli(release: ReleaseTree, env: Record<string, string>, ...args: string[]): Promise<Record<string, any>> {
+  const { stdout } = await exec(release.node, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: release.dir, env });
+  return JSON.parse(stdout) as Record<string, any>;
+}
+
 /** `ref`'s full commit; a shallow clone (a CI's may be one) first fetches the history it lacks. */
 async function resolveCommit(ref: string): Promise<string> {
   const revParse = async () =>

@@ -1,12 +1,11 @@
 import { Client, Connection } from '@temporalio/client';
 import { strict as assert } from 'node:assert';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort } from '../../src/dev/net.js';
 import { startLocalPostgres, type LocalPostgres } from '../../src/dev/postgres.js';
@@ -15,13 +14,12 @@ import { PROJECT_ROOT } from '../../src/paths.js';
 import { assistantMessage, feedbackEvent, userMessage } from '../../harness/agents.js';
 import { TEST_OPERATOR_TOKEN, TEST_SIGNING_SECRET, testConfig, testDataConverter } from '../../harness/config.js';
 import { isMp4, writeTone } from '../../harness/media.js';
+import { appliedMigrations } from '../../harness/stack.js';
 import { eventually, httpStatus, waitFor } from '../../harness/wait.js';
-import { releaseTree, type ReleaseTree } from '../helpers/release-tree.js';
+import { releaseCli, releaseTree, type ReleaseTree } from '../helpers/release-tree.js';
 import type { ReleaseFixture } from '../upgrade/release-fixture.js';
 import { productionBuild } from './production-build.js';
 import { startTemporalCluster, type TemporalCluster } from './temporal-cluster.js';
-
-const run = promisify(execFile);
 
 interface Signal {
   sessionId: string;
@@ -136,15 +134,7 @@ describe('a rolling upgrade from the previous release, with work in flight', fun
     await ready('api-old', oldUrl);
     const oldWorker = launch('worker-old', release.dir, release.node, ['--import', 'tsx', 'src/main/worker.ts']);
     await polling(oldWorker);
-    const cli = async (...args: string[]) => {
-      const { stdout } = await run(release.node, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: release.dir, env });
-      return JSON.parse(stdout) as Record<string, string> & {
-        organizationId: string;
-        apiKey: string;
-        applicationId: string;
-        secret: string;
-      };
-    };
+    const cli = (...args: string[]) => releaseCli(release, env, ...args);
     const { organizationId } = await cli('org', 'create', '--name', 'Rolling');
     const { apiKey } = await cli('api-key', 'create', '--org', organizationId);
     await cli('credits', 'add', '--org', organizationId, '--amount', '1000');
@@ -228,9 +218,8 @@ describe('a rolling upgrade from the previous release, with work in flight', fun
     await ready('api-new', newUrl);
     const db = new pg.Client({ connectionString: postgres.url('intake') });
     await db.connect();
-    const applied = (await db.query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY version')).rows.map((r) => r.name);
     assert.deepEqual(
-      applied,
+      await appliedMigrations(postgres.url('intake')),
       (await readMigrations()).map((m) => m.name),
       'the new API applied every migration',
     );

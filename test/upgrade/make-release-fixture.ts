@@ -21,17 +21,15 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { createGzip } from 'node:zlib';
-import { loadConfig } from '../../src/config.js';
 import { freePort } from '../../src/dev/net.js';
 import { startLocalPostgres } from '../../src/dev/postgres.js';
-import { findTemporalCli } from '../../src/dev/temporal-cli.js';
-import { startLocalTemporal } from '../../src/dev/temporal-server.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
 import { httpStatus, waitFor } from '../../harness/wait.js';
 import { TEST_OPERATOR_TOKEN, TEST_SIGNING_SECRET } from '../../harness/config.js';
+import { startTestTemporal } from '../../harness/stack.js';
 import { postgresClientTools } from '../helpers/postgres-tools.js';
-import { releaseTree } from '../helpers/release-tree.js';
-import { RELEASE_READS, type ReleaseFixture } from './release-fixture.js';
+import { releaseCli, releaseTree } from '../helpers/release-tree.js';
+import { releaseReads, type ReleaseFixture } from './release-fixture.js';
 
 const exec = promisify(execFile);
 const [commit, version] = process.argv.slice(2);
@@ -48,17 +46,9 @@ const release = await releaseTree(commit);
 const tree = release.dir;
 const node = release.node;
 try {
-  const config = loadConfig();
   const [postgres, temporal] = await Promise.all([
     startLocalPostgres({ dataDir: path.join(tmp, 'pg'), port: await freePort(), persistent: false, fast: true }),
-    (async () =>
-      startLocalTemporal({
-        cliPath: await findTemporalCli(config.temporal.cliPath, log, config.toolsDir),
-        port: await freePort(),
-        uiPort: null,
-        namespace: 'default',
-        logFile: path.join(tmp, 'temporal.log'),
-      }))(),
+    startTestTemporal(path.join(tmp, 'temporal.log')),
   ]);
   try {
     await postgres.createDatabase('intake');
@@ -89,10 +79,7 @@ try {
       children.push(child);
       return child;
     };
-    const cli = async (...args: string[]) => {
-      const { stdout } = await exec(node, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: tree, env });
-      return JSON.parse(stdout) as Record<string, any>;
-    };
+    const cli = (...args: string[]) => releaseCli(release, env, ...args);
 
     log('the release API (it applies its migrations) and worker');
     run('src/main/api.ts');
@@ -279,7 +266,7 @@ try {
       folderId,
     };
     const reads: Record<string, unknown> = {};
-    for (const p of RELEASE_READS(ids)) reads[p] = await call('GET', p);
+    for (const p of releaseReads(ids)) reads[p] = await call('GET', p);
 
     log('stopping the release and dumping its database');
     for (const child of children.splice(0)) {

@@ -6,7 +6,7 @@ export interface ReleaseFixture {
   /** The organization's API key, as the release's CLI printed it. */
   apiKey: string;
   ids: ReleaseIds;
-  /** The release's answer to each of `RELEASE_READS`, by path. */
+  /** The release's answer to each of `releaseReads`, by path. */
   reads: Record<string, unknown>;
 }
 
@@ -25,7 +25,7 @@ export interface ReleaseIds {
 }
 
 /** Every read the upgrade test repeats on the migrated database (API key reads of each area). */
-export function RELEASE_READS(ids: ReleaseIds): string[] {
+export function releaseReads(ids: ReleaseIds): string[] {
   return [
     '/v3/rest/organization',
     '/v3/rest/feedback-sources',

@@ -5,17 +5,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { migrate, readMigrations } from '../../../src/db/migrate.js';
 import { MIGRATIONS_DIR } from '../../../src/paths.js';
-import { createEmptyDatabase } from '../../../harness/stack.js';
-
-async function appliedRows(url: string) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<{ version: number; name: string }>('SELECT version, name FROM schema_migrations ORDER BY version')).rows;
-  } finally {
-    await client.end();
-  }
-}
+import { appliedMigrations, createEmptyDatabase } from '../../../harness/stack.js';
 
 describe('migration runner', () => {
   it('applies every file once; a second run is a no-op', async () => {
@@ -26,7 +16,7 @@ describe('migration runner', () => {
     const second = await migrate(url);
     assert.deepEqual(second, { applied: [], alreadyApplied: files.length });
     assert.deepEqual(
-      (await appliedRows(url)).map((r) => r.name),
+      await appliedMigrations(url),
       files.map((f) => f.name),
     );
   });
@@ -38,7 +28,7 @@ describe('migration runner', () => {
     const appliedBy = results.flatMap((r) => r.applied);
     assert.deepEqual(appliedBy.sort(), files.map((f) => f.name).sort());
     assert.equal(results.filter((r) => r.applied.length > 0).length, 1);
-    assert.equal((await appliedRows(url)).length, files.length);
+    assert.equal((await appliedMigrations(url)).length, files.length);
   });
 
   it('rolls a failing file back completely and refuses an edited, already applied file', async () => {

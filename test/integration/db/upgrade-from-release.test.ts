@@ -8,7 +8,6 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { createGunzip } from 'node:zlib';
-import pg from 'pg';
 import type { DatabasePool } from 'slonik';
 import { migrate, readMigrations } from '../../../src/db/migrate.js';
 import { createDatabasePool } from '../../../src/db/pool.js';
@@ -16,7 +15,7 @@ import { PROJECT_ROOT } from '../../../src/paths.js';
 import { startTestApi, type TestApi } from '../../../harness/app.js';
 import { testConfig } from '../../../harness/config.js';
 import { isMp4 } from '../../../harness/media.js';
-import { createEmptyDatabase } from '../../../harness/stack.js';
+import { appliedMigrations, createEmptyDatabase } from '../../../harness/stack.js';
 import { postgresClientTools } from '../../helpers/postgres-tools.js';
 import type { ReleaseFixture } from '../../upgrade/release-fixture.js';
 
@@ -33,16 +32,6 @@ async function restore(dumpFile: string, url: string): Promise<void> {
   await pipeline(createReadStream(dumpFile), createGunzip(), child.stdin);
   const [code] = (await closed) as [number];
   assert.equal(code, 0, `psql restored the dump: ${stderr}`);
-}
-
-async function appliedMigrations(url: string): Promise<string[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY version')).rows.map((r) => r.name);
-  } finally {
-    await client.end();
-  }
 }
 
 /**

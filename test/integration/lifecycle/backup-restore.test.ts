@@ -9,10 +9,7 @@ import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { migrate } from '../../../src/db/migrate.js';
 import { createDatabasePool } from '../../../src/db/pool.js';
-import { loadConfig } from '../../../src/config.js';
-import { freePort } from '../../../src/dev/net.js';
-import { findTemporalCli } from '../../../src/dev/temporal-cli.js';
-import { startLocalTemporal, type LocalTemporal } from '../../../src/dev/temporal-server.js';
+import type { LocalTemporal } from '../../../src/dev/temporal-server.js';
 import { mediaWorkflowSettings } from '../../../src/recordings/media.js';
 import { connectTemporalClient } from '../../../src/temporal/connection.js';
 import { MEDIA_RECONCILER_WORKFLOW, type MediaReconcilerInput } from '../../../workflows/media-reconciler/contract.js';
@@ -21,7 +18,7 @@ import { startTestApi, type TestApi } from '../../../harness/app.js';
 import { testConfig } from '../../../harness/config.js';
 import { createTestOrg, type TestOrg } from '../../../harness/fixtures.js';
 import { isMp4, writeTone } from '../../../harness/media.js';
-import { createEmptyDatabase, createTestDatabase, testStack } from '../../../harness/stack.js';
+import { createEmptyDatabase, createTestDatabase, startTestTemporal, testStack } from '../../../harness/stack.js';
 import { eventually } from '../../../harness/wait.js';
 import { loopbackMediaDeps, startTestWorker, type TestWorker } from '../../../harness/worker.js';
 import { postgresClientTools } from '../../helpers/postgres-tools.js';
@@ -206,14 +203,7 @@ describe('backup under load, restored into an empty stack', function () {
     const recordingsAfter = await countRecordings();
 
     // The empty stack: a new Temporal server, an empty database, the copied media.
-    const config = loadConfig();
-    temporalB = await startLocalTemporal({
-      cliPath: await findTemporalCli(config.temporal.cliPath, () => undefined, config.toolsDir),
-      port: await freePort(),
-      uiPort: null,
-      namespace: 'default',
-      logFile: path.join(work, 'temporal-b.log'),
-    });
+    temporalB = await startTestTemporal(path.join(work, 'temporal-b.log'));
     const urlB = await createEmptyDatabase();
     await exec(pgRestore, ['--no-owner', '--exit-on-error', '--dbname', urlB, dump]);
     assert.deepEqual((await migrate(urlB)).applied, [], 'the backup holds every migration');
