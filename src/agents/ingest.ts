@@ -81,7 +81,7 @@ async function prepare(authority: CredentialLookup, raw: AgentIngestRequest): Pr
   // Checked on the request as sent: a redacted field name may remove the environment before storage.
   const envErrors = environmentErrors(raw, app.allowed_environments);
   if (envErrors.length) throw new ValidationError(envErrors, 'The environment is missing or not allowed for this application.');
-  const request = await sanitizeIngestRequest(raw, {
+  const request = sanitizeIngestRequest(raw, {
     redactedFieldNames: app.redacted_field_names,
     redactedTextPatterns: app.redacted_text_patterns,
   });

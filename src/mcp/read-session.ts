@@ -39,13 +39,11 @@ const NO_REDACTIONS = { redactedFieldNames: [], redactedTextPatterns: [] };
 export async function readSession(task: SessionTask): Promise<SessionOutcome> {
   try {
     const parsed = parseSession(task.content, task.format);
-    // One message at a time: all of them at once (Promise.all) held a secretlint run per message in
-    // memory together, and 8 MB of short messages (180,000) ran the process out of heap.
     const events: SessionEvent[] = [];
     for (const [i, m] of parsed.messages.entries()) {
-      events.push({ sequence: i + 1, type: m.type, content: await sanitizeText(m.content, NO_REDACTIONS), occurredAt: m.occurredAt });
+      events.push({ sequence: i + 1, type: m.type, content: sanitizeText(m.content, NO_REDACTIONS), occurredAt: m.occurredAt });
     }
-    const title = parsed.title === null ? null : await sanitizeText(parsed.title, NO_REDACTIONS);
+    const title = parsed.title === null ? null : sanitizeText(parsed.title, NO_REDACTIONS);
     return { kind: 'read', session: { format: parsed.format, title, events } };
   } catch (error) {
     if (error instanceof SessionParseError) return { kind: 'malformed', message: error.message, lines: error.lines };

@@ -5,12 +5,11 @@ import type { SecretPattern } from './secret-patterns.js';
  * provider's standard length: a token a few characters longer was not matched at all (`{36}` then a
  * boundary) or only up to a cap, which left its tail in the text, and a shorter one was not matched.
  * Here, as in gitleaks' rule sets, a format is its prefix and the whole run of its alphabet once the
- * run reaches a minimum, and the whole match is masked. secretlint still runs beside this table;
- * overlapping ranges are merged into one mask.
+ * run reaches a minimum, and the whole match is masked. (secretlint ran beside this table until
+ * issue 34; its segmented Slack formats, which it took at any length, are ported in secret-patterns.ts.)
  *
  * The minimum is two-thirds of the standard body, or the shortest body that a rule (this table's or
- * secretlint's) already accepted, when that is shorter. Where secretlint takes any length (Slack,
- * SendGrid), its rule still masks the short ones and the two-thirds minimum is this table's.
+ * secretlint's) already accepted, when that is shorter.
  *
  * Cost: each body is one character class taken greedily, so a match is one pass over the run. Where
  * a word boundary follows the run (`\b`), a failed boundary gives the run back once, from a prefix

@@ -44,9 +44,20 @@ export function normalizeFieldName(name: string): string {
   return name.toLowerCase().replace(/[\s_-]+/g, '');
 }
 
+/**
+ * Keys repeat across the events of a request and across requests (`provider`, `inputTokens`): their
+ * verdicts are kept, up to a bound, so that a flood of distinct keys cannot grow it.
+ */
+const SECRET_NAME_VERDICTS = new Map<string, boolean>();
+const MAX_KEPT_VERDICTS = 10_000;
+
 export function isSecretFieldName(name: string): boolean {
+  const kept = SECRET_NAME_VERDICTS.get(name);
+  if (kept !== undefined) return kept;
   const normalized = normalizeFieldName(name);
-  return SECRET_FIELD_SUFFIXES.some((suffix) => normalized.endsWith(suffix));
+  const verdict = SECRET_FIELD_SUFFIXES.some((suffix) => normalized.endsWith(suffix));
+  if (SECRET_NAME_VERDICTS.size < MAX_KEPT_VERDICTS) SECRET_NAME_VERDICTS.set(name, verdict);
+  return verdict;
 }
 
 function escapeRegExp(text: string): string {
@@ -68,21 +79,21 @@ function compile(settings: SanitizeSettings): Rules {
  * replacing configured texts first could hide a secret from its detector (a configured
  * `password` would turn `password=hunter22` into `[REDACTED]=hunter22`).
  */
-async function maskText(text: string, rules: Rules): Promise<string> {
+function maskText(text: string, rules: Rules): string {
   const configured: Redaction[] = [];
   for (const match of rules.textPattern ? text.matchAll(rules.textPattern) : []) {
     configured.push({ start: match.index, end: match.index + match[0].length, replacement: REDACTED_TEXT, priority: -1 });
   }
-  const secrets = await findSecrets(text);
+  const secrets = findSecrets(text);
   return configured.length + secrets.length === 0 ? text : redact(text, [...configured, ...secrets]);
 }
 
 /** Input is Ajv-validated JSON; `unknown` because the request walk below shares this code. */
-async function maskJson(value: unknown, rules: Rules): Promise<unknown> {
+function maskJson(value: unknown, rules: Rules): unknown {
   if (typeof value === 'string') return maskText(value, rules);
   if (Array.isArray(value)) {
     const items: unknown[] = [];
-    for (const item of value) items.push(await maskJson(item, rules));
+    for (const item of value) items.push(maskJson(item, rules));
     return items;
   }
   if (value !== null && typeof value === 'object') return maskObject(value, undefined, rules);
@@ -94,21 +105,21 @@ async function maskJson(value: unknown, rules: Rules): Promise<unknown> {
 interface FieldSpec {
   /** Whether a configured field name removes it; structural fields are never removed. */
   readonly removable: boolean;
-  readonly apply: (value: unknown, rules: Rules) => Promise<unknown>;
+  readonly apply: (value: unknown, rules: Rules) => unknown;
 }
 type Shape = ReadonlyMap<string, FieldSpec>;
 
-const keep: FieldSpec = { removable: false, apply: async (value) => value };
-const keepUnlessRemoved: FieldSpec = { removable: true, apply: async (value) => value };
+const keep: FieldSpec = { removable: false, apply: (value) => value };
+const keepUnlessRemoved: FieldSpec = { removable: true, apply: (value) => value };
 const fixedJson: FieldSpec = { removable: false, apply: maskJson };
 /** A container that holds structural fields: kept, its own keys sanitized by `shape`. */
 const nested = (shape: Shape): FieldSpec => ({ removable: false, apply: (value, rules) => maskShaped(value, shape, rules) });
 const listOf = (shape: Shape): FieldSpec => ({
   removable: false,
-  apply: async (value, rules) => {
+  apply: (value, rules) => {
     if (!Array.isArray(value)) return maskJson(value, rules);
     const items: unknown[] = [];
-    for (const item of value) items.push(await maskShaped(item, shape, rules));
+    for (const item of value) items.push(maskShaped(item, shape, rules));
     return items;
   },
 });
@@ -161,7 +172,7 @@ export const INGEST_SHAPES: Readonly<Record<'request' | 'source' | 'context' | '
   feedback: FEEDBACK,
 };
 
-async function maskShaped(value: unknown, shape: Shape, rules: Rules): Promise<unknown> {
+function maskShaped(value: unknown, shape: Shape, rules: Rules): unknown {
   const isObject = value !== null && typeof value === 'object' && !Array.isArray(value);
   return isObject ? maskObject(value, shape, rules) : maskJson(value, rules);
 }
@@ -171,28 +182,28 @@ async function maskShaped(value: unknown, shape: Shape, rules: Rules): Promise<u
  * secret-named, else sanitized recursively. Key order is kept; `Object.fromEntries` also keeps a
  * `__proto__` key a plain key.
  */
-async function maskObject(value: object, shape: Shape | undefined, rules: Rules): Promise<Record<string, unknown>> {
+function maskObject(value: object, shape: Shape | undefined, rules: Rules): Record<string, unknown> {
   const entries: [string, unknown][] = [];
   for (const [key, member] of Object.entries(value as Record<string, unknown>)) {
     const spec = shape?.get(key);
     if (member === undefined) continue;
-    if ((spec?.removable ?? true) && rules.removedFields.has(normalizeFieldName(key))) continue;
-    if (spec) entries.push([key, await spec.apply(member, rules)]);
-    else entries.push([key, isSecretFieldName(key) ? SECRET_FIELD_MASK : await maskJson(member, rules)]);
+    if ((spec?.removable ?? true) && rules.removedFields.size > 0 && rules.removedFields.has(normalizeFieldName(key))) continue;
+    if (spec) entries.push([key, spec.apply(member, rules)]);
+    else entries.push([key, isSecretFieldName(key) ? SECRET_FIELD_MASK : maskJson(member, rules)]);
   }
   return Object.fromEntries(entries);
 }
 
 /** Configured exact texts become `[REDACTED]` (longest first, literally) and secrets `[REDACTED:<kind>]`. */
-export async function sanitizeText(text: string, settings: SanitizeSettings): Promise<string> {
+export function sanitizeText(text: string, settings: SanitizeSettings): string {
   return maskText(text, compile(settings));
 }
 
-export async function sanitizeValue(value: JsonValue, settings: SanitizeSettings): Promise<JsonValue> {
-  return (await maskJson(value, compile(settings))) as JsonValue;
+export function sanitizeValue(value: JsonValue, settings: SanitizeSettings): JsonValue {
+  return maskJson(value, compile(settings)) as JsonValue;
 }
 
 /** A new request of the same shape; the input is not modified. */
-export async function sanitizeIngestRequest(request: AgentIngestRequest, settings: SanitizeSettings): Promise<AgentIngestRequest> {
-  return (await maskObject(request, REQUEST, compile(settings))) as unknown as AgentIngestRequest;
+export function sanitizeIngestRequest(request: AgentIngestRequest, settings: SanitizeSettings): AgentIngestRequest {
+  return maskObject(request, REQUEST, compile(settings)) as unknown as AgentIngestRequest;
 }

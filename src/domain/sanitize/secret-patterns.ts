@@ -1,7 +1,9 @@
 /**
- * Hand-written secret formats: what secretlint's recommended preset does not catch in free chat
- * text (see mask-secrets.ts for the preset), and, in prefixed-tokens.ts, every token format known by
- * its prefix, at any length from a minimum on. Each entry says why it is here.
+ * Intake's secret formats, as data: every token format known by its prefix (prefixed-tokens.ts, at
+ * any length from a minimum on), the context-dependent formats below, and the formats that
+ * secretlint's recommended preset caught and the rest did not (ported from it in issue 34; a
+ * differential test holds this table to the preset, kept as a dev dependency). Each entry says why
+ * it is here, and names the keywords one of which every match contains (gitleaks' prefilter).
  *
  * Conventions: every regex is global; when only part of a match is secret it is the named group
  * `secret` (with the `d` flag for its indices); `accept` drops placeholders and code references.
@@ -47,6 +49,14 @@ export function unquote(candidate: string): string {
 function isPlaceholder(value: string): boolean {
   return PLACEHOLDER.test(value) || CODE_REFERENCE.test(value);
 }
+
+/**
+ * A URL's password is a placeholder when it is a template or one of the words documentation uses
+ * for one; short real words are not (`https://user:pass@host` is masked, as secretlint's basic-auth
+ * rule masks it).
+ */
+const URL_PASSWORD_PLACEHOLDER =
+  /^(?:<.*>|\$.*|%.*%|\{.*\}|\*+|x+|\.+|(?:my|your[_-]?)?password|changeme|redacted|\[REDACTED.*|replace[_-]with[_-]password)$/i;
 
 /**
  * Assigned values: quoted ones and env-style `KEY=value` are values; other unquoted ones (after
@@ -142,10 +152,38 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   },
   {
     kind: 'url_credentials',
-    regex: /\b[a-z][a-z0-9+.-]{1,20}:\/\/[^\s:/@?#]{0,100}:(?<secret>[^\s:/@?#]{1,200})@/dgi,
-    why: "secretlint's basic-auth rule wants [-\\w] passwords on http/ftp; its database rule only knows three schemes.",
-    accept: (candidate) => !isPlaceholder(candidate),
+    regex: /\b[a-z][a-z0-9+.-]{1,20}:\/\/[^\s:/@?#]{0,100}:(?<secret>[^\s:/?#]{1,200})@/dgi,
+    why: "Any scheme's `user:password@` (secretlint's basic-auth rule wanted [-\\w] passwords on http/ftp; its database rule knew three schemes). The password runs to the last `@` before the host: an `@` in it is not the end.",
+    accept: (candidate) => !URL_PASSWORD_PLACEHOLDER.test(candidate),
     keywords: ['://'],
+  },
+  // ---- Ported from secretlint's recommended preset (13.0.7), which ran beside this table until issue 34:
+  // what its rules caught that the entries above miss. ----
+  {
+    kind: 'aws_secret_access_key',
+    regex:
+      /["']?(?:AWS|aws|Aws)?_?(?:SECRET|secret|Secret)_?(?:ACCESS|access|Access)_?(?:KEY|key|Key)["']?\s*(?::|=>|=)\s*["']?(?<secret>[A-Za-z0-9/+=]{40})["']?\b/dg,
+    why: "secretlint's AWS rule: the 40 characters after an `aws_secret_access_key` name, named for what they are (the generic assignment below would say `secret_assignment`).",
+    accept: (candidate) => candidate !== 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', // AWS's documentation example
+    keywords: ['secret'],
+  },
+  {
+    kind: 'slack_token',
+    regex: /\b(?:xoxb|xoxp|xapp|xoxa|xoxo|xoxr)-(?:\d-)?(?:[a-zA-Z0-9]{1,40}-)+[a-zA-Z0-9]{1,40}\b/g,
+    why: "secretlint's Slack rule takes segmented tokens of any length; the prefixed entry's minimum is for unsegmented runs.",
+    keywords: ['xoxb-', 'xoxp-', 'xapp-', 'xoxa-', 'xoxo-', 'xoxr-'],
+  },
+  {
+    kind: 'slack_webhook',
+    regex: /https:\/\/hooks\.slack\.com\/services\/T[a-zA-Z0-9]{1,40}\/B[a-zA-Z0-9]{1,40}\/[a-zA-Z0-9]{1,40}/gi,
+    why: "secretlint's Slack rule takes incoming-webhook URLs with a secret part of any length.",
+    keywords: ['hooks.slack.com/services/'],
+  },
+  {
+    kind: 'github_token',
+    regex: /(?<!\p{L})ghs_[0-9]{1,20}_[A-Za-z0-9_-]{1,1000}\.[A-Za-z0-9_-]{1,10000}\.[A-Za-z0-9_-]{1,1000}(?![A-Za-z0-9_-])/gu,
+    why: "secretlint's GitHub rule: app installation tokens (`ghs_<id>_` and a JWT), whose dots end the prefixed entry's run.",
+    keywords: ['ghs_'],
   },
   {
     kind: 'secret_assignment',

@@ -81,19 +81,19 @@ describe('sanitizer', () => {
 
   it('replaces configured exact texts literally, longest first, before masking secrets', async () => {
     const settings: SanitizeSettings = { redactedFieldNames: [], redactedTextPatterns: ['ACME', 'ACME-SECRET-42', 'a.c', ''] };
-    assert.equal(await sanitizeText('ACME-SECRET-42 and ACME, abc but a.c', settings), '[REDACTED] and [REDACTED], abc but [REDACTED]');
+    assert.equal(sanitizeText('ACME-SECRET-42 and ACME, abc but a.c', settings), '[REDACTED] and [REDACTED], abc but [REDACTED]');
     // A short pattern inside `[REDACTED]` is not replaced again.
     assert.equal(
-      await sanitizeText('RED and ACT', { redactedFieldNames: [], redactedTextPatterns: ['RED', 'ACT'] }),
+      sanitizeText('RED and ACT', { redactedFieldNames: [], redactedTextPatterns: ['RED', 'ACT'] }),
       '[REDACTED] and [REDACTED]',
     );
-    assert.equal(await sanitizeText(`key ${GITHUB_TOKEN}`, settings), 'key [REDACTED:github_token]');
+    assert.equal(sanitizeText(`key ${GITHUB_TOKEN}`, settings), 'key [REDACTED:github_token]');
   });
 
   it('does not let a configured text hide a secret from detection', async () => {
     const settings: SanitizeSettings = { redactedFieldNames: [], redactedTextPatterns: ['password', GITHUB_TOKEN.slice(0, 10)] };
-    assert.equal(await sanitizeText('password=hunter22x', settings), '[REDACTED]=[REDACTED:secret_assignment]');
-    const masked = await sanitizeText(`use ${GITHUB_TOKEN} now`, settings);
+    assert.equal(sanitizeText('password=hunter22x', settings), '[REDACTED]=[REDACTED:secret_assignment]');
+    const masked = sanitizeText(`use ${GITHUB_TOKEN} now`, settings);
     assert.ok(!masked.includes(GITHUB_TOKEN.slice(10)), masked);
     assert.equal(masked, 'use [REDACTED:github_token] now');
   });
@@ -106,7 +106,7 @@ describe('sanitizer', () => {
       'refresh-token': true,
       inputTokens: 10,
     };
-    const result = await sanitizeValue(value, { redactedFieldNames: ['keep'], redactedTextPatterns: [] });
+    const result = sanitizeValue(value, { redactedFieldNames: ['keep'], redactedTextPatterns: [] });
     assert.deepEqual(result, {
       API_KEY: '[REDACTED:secret_field]',
       nested: [
@@ -120,14 +120,14 @@ describe('sanitizer', () => {
       'refresh-token': '[REDACTED:secret_field]',
       inputTokens: 10,
     });
-    const removed = await sanitizeValue(value, { redactedFieldNames: ['apiKey'], redactedTextPatterns: [] });
+    const removed = sanitizeValue(value, { redactedFieldNames: ['apiKey'], redactedTextPatterns: [] });
     assert.deepEqual(Object.keys(removed as object), ['keep', 'nested', 'refresh-token', 'inputTokens']);
     assert.deepEqual(Object.keys((removed as { nested: object[] }).nested[0]!), ['password', 'client_secret', 'note']);
   });
 
   it('keeps key order and a __proto__ key as a plain key', async () => {
     const value = JSON.parse('{"z": 1, "a": "b", "__proto__": {"m": 2}}') as Record<string, number>;
-    const result = await sanitizeValue(value, NONE);
+    const result = sanitizeValue(value, NONE);
     assert.deepEqual(Object.keys(result as object), ['z', 'a', '__proto__']);
     assert.equal(Object.getPrototypeOf(result), Object.prototype);
   });
@@ -147,7 +147,7 @@ describe('sanitizer', () => {
       'email',
       'companyExternalId',
     ];
-    const out = await sanitizeIngestRequest(request(), { redactedFieldNames: names, redactedTextPatterns: [] });
+    const out = sanitizeIngestRequest(request(), { redactedFieldNames: names, redactedTextPatterns: [] });
     const [e1, e2, e3] = out.events;
     assert.deepEqual(out.context, {
       pathname: '/invoices/42',
@@ -171,7 +171,7 @@ describe('sanitizer', () => {
   });
 
   it('removes keys of model, usage, trace and properties one by one', async () => {
-    const out = await sanitizeIngestRequest(request(), {
+    const out = sanitizeIngestRequest(request(), {
       redactedFieldNames: ['provider', 'latency_ms', 'span-id', 'properties'],
       redactedTextPatterns: [],
     });
@@ -204,7 +204,7 @@ describe('sanitizer', () => {
       'version',
     ];
     const input = request();
-    const out = await sanitizeIngestRequest(input, {
+    const out = sanitizeIngestRequest(input, {
       redactedFieldNames: structural,
       redactedTextPatterns: ['production', 'u-1', 'e-2', 'open'],
     });
@@ -238,7 +238,7 @@ describe('sanitizer', () => {
       'boundary',
       'companyExternalId',
     ];
-    const out = await sanitizeIngestRequest(request(), { redactedFieldNames: names, redactedTextPatterns: [] });
+    const out = sanitizeIngestRequest(request(), { redactedFieldNames: names, redactedTextPatterns: [] });
     assert.equal(out.context && 'environment' in out.context, false);
     assert.equal(out.events[0]?.context && 'environment' in out.events[0].context, false);
     assert.deepEqual(out.events[2]?.feedback, { labels: ['wrong', 'ACME-SECRET-42'], comment: 'bad' });
@@ -250,12 +250,12 @@ describe('sanitizer', () => {
   });
 
   it("replaces configured texts in a participant's companyExternalId", async () => {
-    const out = await sanitizeIngestRequest(request(), { redactedFieldNames: [], redactedTextPatterns: ['acme'] });
+    const out = sanitizeIngestRequest(request(), { redactedFieldNames: [], redactedTextPatterns: ['acme'] });
     assert.equal(out.participants?.[0]?.companyExternalId, '[REDACTED]');
   });
 
   it('replaces configured texts and masks secrets in every free-text field', async () => {
-    const out = await sanitizeIngestRequest(request(), {
+    const out = sanitizeIngestRequest(request(), {
       redactedFieldNames: [],
       redactedTextPatterns: ['ACME-SECRET-42', 'London', 'Lovelace', 'billing'],
     });
@@ -271,7 +271,7 @@ describe('sanitizer', () => {
   it('masks secret-named keys inside properties', async () => {
     const input = request();
     input.participants![0]!.properties = { apiToken: 'abc', nested: { Password: 42, ok: 'fine' } };
-    const out = await sanitizeIngestRequest(input, NONE);
+    const out = sanitizeIngestRequest(input, NONE);
     assert.deepEqual(out.participants?.[0]?.properties, {
       apiToken: '[REDACTED:secret_field]',
       nested: { Password: '[REDACTED:secret_field]', ok: 'fine' },
@@ -282,8 +282,8 @@ describe('sanitizer', () => {
     const settings: SanitizeSettings = { redactedFieldNames: ['ssn', 'usage'], redactedTextPatterns: ['ACME-SECRET-42'] };
     const input = request();
     const snapshot = structuredClone(input);
-    const first = await sanitizeIngestRequest(input, settings);
-    const second = await sanitizeIngestRequest(input, settings);
+    const first = sanitizeIngestRequest(input, settings);
+    const second = sanitizeIngestRequest(input, settings);
     assert.equal(JSON.stringify(first), JSON.stringify(second));
     assert.deepEqual(input, snapshot);
     assert.notEqual(first, input);
