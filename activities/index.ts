@@ -19,6 +19,7 @@ import { createSessionWakeActivities } from './session-wakes.js';
 import { createMediaReconcilerActivities } from './media-reconciler.js';
 import { createSessionDrainerActivities } from './session-drainer.js';
 import { drainerSettings, type DrainerSettings } from '../src/agents/drainer.js';
+import type { DrainerShardHost } from '../src/agents/drainer-shards.js';
 import { describeMeetingProviders, type MeetingProvidersDescription } from '../src/providers/describe.js';
 import { createWebhookActivities } from './webhooks.js';
 import { createRecordingDeletionActivities } from './recording-deletion.js';
@@ -35,6 +36,8 @@ export interface ActivityDeps extends MediaActivityDeps {
   analysisCreditCost: number;
   /** The session drainer's settings (its task queue is the worker's). */
   drainer: DrainerSettings;
+  /** This process's side of the drainer shards (its share, its lanes); without it a run drains its shard until it ends. */
+  drainerShards?: DrainerShardHost;
   /**
    * Aborted when the worker starts to shut down: the drainer's long-running call returns at once
    * (the SDK would cancel it only after the shutdown grace time).

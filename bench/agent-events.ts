@@ -31,4 +31,6 @@ export interface IngestLoad {
   kind: 'single' | 'batch';
   sessions: number;
   events: number;
+  /** Open loop: requests are sent at this rate (per second), `concurrency` the most in flight. */
+  rate?: number;
 }

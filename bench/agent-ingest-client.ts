@@ -1,11 +1,12 @@
 /**
  * The agent-ingest benchmark's HTTP client, in a process of its own (as an integrator's client
  * is): the API's event loop is not shared with the load generator. Usage: node --import tsx
- * bench/agent-ingest-client.ts '<IngestLoad JSON>'; prints the phase's Summary as JSON.
+ * bench/agent-ingest-client.ts '<IngestLoad JSON>'; prints the phase's Summary as JSON. With `rate`,
+ * the requests are sent open loop at that rate (bench/stats.ts, loadAtRate).
  */
 import { Agent, request } from 'undici';
 import { event, type IngestLoad } from './agent-events.js';
-import { load } from './stats.js';
+import { load, loadAtRate } from './stats.js';
 
 const o = JSON.parse(process.argv[2] ?? '{}') as IngestLoad;
 const dispatcher = new Agent({ connections: o.concurrency, keepAliveTimeout: 30_000 });
@@ -24,7 +25,7 @@ function body(i: number): string {
   );
 }
 
-const summary = await load(o.requests, o.concurrency, async (i) => {
+const send = async (i: number) => {
   const res = await request(`${o.url}/v3/rest/agent-conversations/ingest`, {
     method: 'POST',
     dispatcher,
@@ -33,6 +34,9 @@ const summary = await load(o.requests, o.concurrency, async (i) => {
   });
   const text = await res.body.text();
   if (res.statusCode !== 202) throw new Error(`unexpected ${res.statusCode}: ${text}`);
-});
+};
+const summary = o.rate
+  ? await loadAtRate(o.requests, o.rate, send, { maxInFlight: o.concurrency })
+  : await load(o.requests, o.concurrency, send);
 process.stdout.write(`${JSON.stringify(summary)}\n`);
 await dispatcher.close();

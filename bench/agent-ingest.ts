@@ -7,7 +7,7 @@
  * inserted straight through `pg` (one multi-row statement per 500-event batch, one insert per
  * single event, the best writer count), and the HTTP floor (the same client and bodies against a
  * bare node:http server that only reads the body and answers 202). The API path also sanitizes
- * every string (secretlint + patterns), takes the session locks, checks the revision rules and
+ * every string (Intake's pattern table), takes the session locks, checks the revision rules and
  * requests the sessions' wakes, in transactions shared by the requests that arrive together.
  */
 import { execFile, spawn } from 'node:child_process';
@@ -32,6 +32,10 @@ const run = promisify(execFile);
 const CONCURRENCY = 32;
 const BATCH = { requests: 40, concurrency: 4, events: 500 };
 const SINGLE = { requests: 3000, sessions: 300 };
+/** The open-loop phase: single events offered at this share of raw pg's single-row rate (the goal's ratio), for this long. */
+const OPEN_LOOP_SHARE = 0.5;
+const OPEN_LOOP_SECONDS = 20;
+const OPEN_LOOP_MAX_IN_FLIGHT = 512;
 /** API processes measured (API_PROCESSES). */
 const PROCESSES = (process.env.BENCH_API_PROCESSES ?? '1,2').split(',').map(Number);
 
@@ -59,7 +63,10 @@ export async function benchAgentIngest(): Promise<Record<string, unknown>> {
     const app = await createApplication(pool, { organizationId: org.organizationId, name: 'bench', agentKey: 'bench' });
     const { secret } = await issueCredential(pool, app);
     // The HTTP client runs in a process of its own, as an integrator's does.
-    const client = async (url: string, phase: Pick<IngestLoad, 'prefix' | 'requests' | 'concurrency' | 'kind'>): Promise<Summary> => {
+    const client = async (
+      url: string,
+      phase: Pick<IngestLoad, 'prefix' | 'requests' | 'concurrency' | 'kind' | 'rate'>,
+    ): Promise<Summary> => {
       const spec: IngestLoad = { url, secret, sessions: SINGLE.sessions, events: BATCH.events, ...phase };
       const { stdout } = await run(
         process.execPath,
@@ -94,9 +101,27 @@ export async function benchAgentIngest(): Promise<Record<string, unknown>> {
     const batchSessions = await Promise.all(Array.from({ length: BATCH.requests + 4 }, session));
     const singleSessions = await Promise.all(Array.from({ length: SINGLE.sessions }, session));
 
+    // The limits first: the same rows straight through pg (the open-loop phase is offered a share of it).
+    await load(4, BATCH.concurrency, (i) => insertBatch(batchSessions[BATCH.requests + i]!, batchEvents));
+    const pgBatch = await load(BATCH.requests, BATCH.concurrency, (i) => insertBatch(batchSessions[i]!, batchEvents));
+    // The physical limit of single-row commits on this disk is reached at a few writers and falls
+    // with more (each commit waits for its fsync): the baseline is the best writer count.
+    const pgSingleByWriters: Record<string, Summary> = {};
+    for (const writers of [1, 2, 4, 8, 16, 32]) {
+      pgSingleByWriters[writers] = await load(SINGLE.requests, writers, (i) =>
+        insertBatch(singleSessions[i % SINGLE.sessions]!, [event(10_000 * writers + Math.floor(i / SINGLE.sessions))]),
+      );
+    }
+    const pgSingle = Object.values(pgSingleByWriters).reduce((best, s) => (s.throughputPerSecond > best.throughputPerSecond ? s : best));
     // The API: the production entrypoint with one, then two processes; each its own sessions.
-    const api: Record<string, { batchOf500: Summary & { eventsPerSecond: number }; singleEvent: Summary & { eventsPerSecond: number } }> =
-      {};
+    const api: Record<
+      string,
+      {
+        batchOf500: Summary & { eventsPerSecond: number };
+        singleEvent: Summary & { eventsPerSecond: number };
+        singleEventOpenLoop: Summary;
+      }
+    > = {};
     for (const processes of PROCESSES) {
       // BENCH_PROFILE_DIR: each API process writes a V8 CPU profile there when it stops.
       const profileDir = process.env.BENCH_PROFILE_DIR;
@@ -117,7 +142,16 @@ export async function benchAgentIngest(): Promise<Record<string, unknown>> {
         const batch = await client(url, { prefix: `${p}-batch`, requests: BATCH.requests, concurrency: BATCH.concurrency, kind: 'batch' });
         await client(url, { prefix: `${p}-warm-single`, requests: 300, concurrency: CONCURRENCY, kind: 'single' });
         const single = await client(url, { prefix: `${p}-single`, requests: SINGLE.requests, concurrency: CONCURRENCY, kind: 'single' });
-        api[processes] = { batchOf500: perEvent(batch, BATCH.events), singleEvent: perEvent(single, 1) };
+        // Honest tails: single events offered open loop at the goal's rate (half of raw pg's), for 20 s.
+        const rate = Math.round(OPEN_LOOP_SHARE * pgSingle.throughputPerSecond);
+        const openLoop = await client(url, {
+          prefix: `${p}-open`,
+          requests: rate * OPEN_LOOP_SECONDS,
+          concurrency: OPEN_LOOP_MAX_IN_FLIGHT,
+          kind: 'single',
+          rate,
+        });
+        api[processes] = { batchOf500: perEvent(batch, BATCH.events), singleEvent: perEvent(single, 1), singleEventOpenLoop: openLoop };
       } finally {
         await apiProcess.stop();
       }
@@ -139,17 +173,6 @@ export async function benchAgentIngest(): Promise<Record<string, unknown>> {
       kind: 'single',
     });
 
-    await load(4, BATCH.concurrency, (i) => insertBatch(batchSessions[BATCH.requests + i]!, batchEvents));
-    const pgBatch = await load(BATCH.requests, BATCH.concurrency, (i) => insertBatch(batchSessions[i]!, batchEvents));
-    // The physical limit of single-row commits on this disk is reached at a few writers and falls
-    // with more (each commit waits for its fsync): the baseline is the best writer count.
-    const pgSingleByWriters: Record<string, Summary> = {};
-    for (const writers of [1, 2, 4, 8, 16, 32]) {
-      pgSingleByWriters[writers] = await load(SINGLE.requests, writers, (i) =>
-        insertBatch(singleSessions[i % SINGLE.sessions]!, [event(10_000 * writers + Math.floor(i / SINGLE.sessions))]),
-      );
-    }
-    const pgSingle = Object.values(pgSingleByWriters).reduce((best, s) => (s.throughputPerSecond > best.throughputPerSecond ? s : best));
     const best = (kind: 'batchOf500' | 'singleEvent') =>
       Object.values(api).reduce((a, b) => (b[kind].throughputPerSecond > a[kind].throughputPerSecond ? b : a))[kind];
     const byProcesses = (kind: 'batchOf500' | 'singleEvent', base: Summary, http: Summary) =>
@@ -187,6 +210,10 @@ export async function benchAgentIngest(): Promise<Record<string, unknown>> {
         httpFloor: perEvent(floorSingle, 1),
         ratio: ratio(best('singleEvent'), pgSingle),
         apiByProcesses: byProcesses('singleEvent', pgSingle, floorSingle),
+        openLoop: {
+          offeredShareOfPg: OPEN_LOOP_SHARE,
+          byProcesses: Object.fromEntries(Object.entries(api).map(([n, r]) => [n, r.singleEventOpenLoop])),
+        },
         baselinePgByWriters: Object.fromEntries(
           Object.entries(pgSingleByWriters).map(([w, s]) => [w, { throughputPerSecond: s.throughputPerSecond, p99: s.latencyMs.p99 }]),
         ),

@@ -43,6 +43,72 @@ export async function load(total: number, concurrency: number, task: (i: number)
   };
 }
 
+/** An open-loop phase: the offered and achieved rates beside the latency summary. */
+export interface OpenLoopSummary extends Summary {
+  mode: 'open-loop';
+  offeredPerSecond: number;
+  /** Requests that could not be sent when due because `maxInFlight` were outstanding. */
+  sentLate: number;
+}
+
+/**
+ * Open loop (fixed arrival rate): request i is due at start + i / ratePerSecond and is sent then,
+ * whatever is still in flight (up to `maxInFlight`; beyond it the generator waits and counts the
+ * request as sent late). Each latency runs from when the request was due, not from when it was sent,
+ * so a slow response is also charged to the requests it held back: the correction for coordinated
+ * omission that wrk2 and HdrHistogram's recordValueWithExpectedInterval make. Closed-loop lanes
+ * (`load`) wait for each response before the next request and under-report tails at saturation.
+ */
+export async function loadAtRate(
+  total: number,
+  ratePerSecond: number,
+  task: (i: number) => Promise<void>,
+  o: { maxInFlight?: number } = {},
+): Promise<OpenLoopSummary> {
+  const maxInFlight = o.maxInFlight ?? 1024;
+  const latencies: number[] = [];
+  const inFlight = new Set<Promise<void>>();
+  let sentLate = 0;
+  let failure: unknown;
+  const started = performance.now();
+  for (let i = 0; i < total && failure === undefined; i++) {
+    const due = started + (i * 1000) / ratePerSecond;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    if (inFlight.size >= maxInFlight) {
+      sentLate++;
+      while (inFlight.size >= maxInFlight) await Promise.race(inFlight);
+    }
+    const p: Promise<void> = task(i)
+      .then(
+        () => void latencies.push(performance.now() - due),
+        (error: unknown) => void (failure ??= error),
+      )
+      .finally(() => inFlight.delete(p));
+    inFlight.add(p);
+  }
+  await Promise.all(inFlight);
+  if (failure !== undefined) throw failure;
+  const seconds = (performance.now() - started) / 1000;
+  const sorted = [...latencies].sort((a, b) => a - b);
+  return {
+    mode: 'open-loop',
+    requests: total,
+    concurrency: maxInFlight,
+    offeredPerSecond: ratePerSecond,
+    sentLate,
+    seconds: Number(seconds.toFixed(3)),
+    throughputPerSecond: Number((total / seconds).toFixed(1)),
+    latencyMs: {
+      p50: percentile(sorted, 50),
+      p90: percentile(sorted, 90),
+      p99: percentile(sorted, 99),
+      max: percentile(sorted, 100),
+      mean: Number((latencies.reduce((a, b) => a + b, 0) / latencies.length).toFixed(2)),
+    },
+  };
+}
+
 /** The machine's CPU ticks since boot, busy and total (Linux /proc/stat; null elsewhere). */
 export async function cpuTicks(): Promise<{ busy: number; total: number } | null> {
   const { readFile } = await import('node:fs/promises');

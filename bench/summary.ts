@@ -35,6 +35,16 @@ function at(result: BenchResult, key: string): number {
   return value;
 }
 
+/** Whether the result has a number at `key`. */
+function has(result: BenchResult, key: string): boolean {
+  try {
+    at(result, key);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const n = (value: number, digits = 0, minimum = 0) =>
   value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: minimum });
 const ms = (value: number) => (value >= 1000 ? `${n(value / 1000, 1)} s` : `${n(value, value < 10 ? 1 : 0)} ms`);
@@ -69,6 +79,14 @@ const HEADLINES: Record<string, (r: BenchResult) => Headline[]> = {
       limit: `raw \`pg\` ${n(at(r, 'batchOf500.baselinePg.eventsPerSecond'))} events/s`,
       ratio: at(r, 'batchOf500.ratio.throughputApiOverPg'),
     },
+    // Recorded from issue 34 on: the tail when single events arrive at a fixed rate (open loop).
+    ...(has(r, 'singleEvent.openLoop.byProcesses.1.latencyMs.p99')
+      ? [
+          {
+            figure: `single events offered open loop at ${n(at(r, 'singleEvent.openLoop.byProcesses.1.offeredPerSecond'))}/s (${at(r, 'singleEvent.openLoop.offeredShareOfPg')} x raw \`pg\`): p99 ${ms(at(r, 'singleEvent.openLoop.byProcesses.1.latencyMs.p99'))}, served ${n(at(r, 'singleEvent.openLoop.byProcesses.1.throughputPerSecond'))}/s`,
+          },
+        ]
+      : []),
   ],
   'agent-processing': (r) => [
     {

@@ -5,7 +5,7 @@
  */
 import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { ensureSessionDrainer } from '../src/agents/drainer-workflow.js';
+import { ensureSessionDrainers } from '../src/agents/drainer-workflow.js';
 import type { DrainerSettings } from '../src/agents/drainer.js';
 import { createActivities } from '../activities/index.js';
 import { createDatabasePool } from '../src/db/pool.js';
@@ -49,7 +49,8 @@ const mediaWorker = await Worker.create({ ...common, taskQueue: `${taskQueue}-me
 const webhookWorker = await Worker.create({ ...common, ...workflows, taskQueue: `${taskQueue}-webhooks` });
 const running = Promise.all([worker.run(), mediaWorker.run(), webhookWorker.run()]);
 const client = new Client({ connection, dataConverter });
-await ensureSessionDrainer(client, taskQueue);
+// DRAINER_SHARDS: the task queue's drainer shards (1 by default: one drainer of every session).
+await ensureSessionDrainers(client, taskQueue, Number(process.env.DRAINER_SHARDS ?? '1'));
 const waker = process.env.WEBHOOK_WAKER
   ? await startWebhookWaker({
       databaseUrl: env('DATABASE_URL'),

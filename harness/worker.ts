@@ -16,7 +16,7 @@ import { TEST_MEDIA_DIR, testConfig, testDataConverter } from './config.js';
 import { LocalRecorder } from '../src/providers/recorder/local.js';
 import { testStack, workflowBundle } from './stack.js';
 import { drainerSettings, type DrainerSettings } from '../src/agents/drainer.js';
-import { ensureSessionDrainer } from '../src/agents/drainer-workflow.js';
+import { ensureSessionDrainers } from '../src/agents/drainer-workflow.js';
 import { workerInterceptors } from '../src/temporal/worker.js';
 import { workflowSinks } from '../src/temporal/tracing.js';
 
@@ -60,8 +60,9 @@ export function onTaskQueue(deps: ActivityDeps, taskQueue: string): ActivityDeps
 export async function startTestWorker(
   pool: DatabasePool,
   /** drainer false: the task queue's session drainer is not started (a test runs its own). */
+  /** drainerShards: the task queue's drainer shards (1 by default: one drainer of every session). */
   /** temporalAddress: another Temporal server than the test stack's (a restored, empty stack). */
-  options: { taskQueue?: string; deps?: Partial<ActivityDeps>; drainer?: boolean; temporalAddress?: string } = {},
+  options: { taskQueue?: string; deps?: Partial<ActivityDeps>; drainer?: boolean; drainerShards?: number; temporalAddress?: string } = {},
 ): Promise<TestWorker> {
   const address = options.temporalAddress ?? (await testStack()).temporal.address;
   const connection = await NativeConnection.connect({ address });
@@ -80,7 +81,8 @@ export async function startTestWorker(
   const mediaWorker = await Worker.create({ ...common, taskQueue: `${taskQueue}-media` });
   const webhookWorker = await Worker.create({ ...common, ...workflows, taskQueue: `${taskQueue}-webhooks` });
   const running = Promise.all([worker.run(), mediaWorker.run(), webhookWorker.run()]);
-  if (options.drainer !== false) await ensureSessionDrainer(new Client({ connection, dataConverter }), taskQueue);
+  if (options.drainer !== false)
+    await ensureSessionDrainers(new Client({ connection, dataConverter }), taskQueue, options.drainerShards ?? 1);
   return {
     taskQueue,
     webhookTaskQueue: `${taskQueue}-webhooks`,

@@ -253,7 +253,11 @@ export const envSchema = z.object({
   }),
   AGENT_DRAIN_CONCURRENCY: positiveInt.max(64).default(4).meta({
     description:
-      "worker: batches of sessions the session drainer works on at once (each holds one of the worker's `DATABASE_POOL_SIZE` connections while a transaction runs: keep the pool larger)",
+      "worker: batches of sessions the session drainer works on at once, over all the shards the worker holds (each holds one of the worker's `DATABASE_POOL_SIZE` connections while a transaction runs: keep the pool larger)",
+  }),
+  AGENT_DRAIN_SHARDS: positiveInt.max(256).default(4).meta({
+    description:
+      'worker: session drainer shards per task queue (workflows `agent-session-drainer/<queue>/<i>-of-<n>`, each draining the sessions of its bucket); a worker holds at most its share of them (shards over live workers, rounded up), so that every worker drains. Set it to at least the number of workers, the same on every worker',
   }),
   AGENT_DRAIN_BATCH_SESSIONS: positiveInt.max(1000).default(50).meta({
     description:
@@ -541,6 +545,8 @@ export interface Config {
     credentialCacheSeconds: number;
     /** The session drainer: batches in flight at once, sessions per batch, and how often it looks for due wakes while idle. */
     drainConcurrency: number;
+    /** Session drainer shards per task queue (AGENT_DRAIN_SHARDS). */
+    drainShards: number;
     drainBatchSessions: number;
     drainPollMs: number;
     /** The drainer tells a session's workflow at most this often while nothing needs it (0: every pass). */
@@ -736,6 +742,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       wakeReconcileSeconds: e.AGENT_WAKE_RECONCILE_SECONDS,
       credentialCacheSeconds: e.AGENT_CREDENTIAL_CACHE_SECONDS,
       drainConcurrency: e.AGENT_DRAIN_CONCURRENCY,
+      drainShards: e.AGENT_DRAIN_SHARDS,
       drainBatchSessions: e.AGENT_DRAIN_BATCH_SESSIONS,
       drainPollMs: e.AGENT_DRAIN_POLL_MS,
       workflowSignalSeconds: e.AGENT_WORKFLOW_SIGNAL_SECONDS,

@@ -3,18 +3,24 @@ import { TemporalGateway } from '../temporal/gateway.js';
 import { SESSION_DRAINER_WORKFLOW, sessionDrainerWorkflowId, type SessionDrainerInput } from '../../workflows/session-drainer/contract.js';
 
 /**
- * The gateway of `agent-session-drainer/<taskQueue>`. Starts the task queue's session drainer, or
- * leaves the running one alone (every worker calls this at start, with its admin client; the
- * drainer's settings are read from the worker that runs each activity call).
+ * The gateway of the session drainers, `agent-session-drainer/<taskQueue>/<i>-of-<shards>`. Starts the
+ * task queue's drainer shards, or leaves the running ones alone (every worker calls this at start,
+ * with its admin client; the drainers' settings are read from the worker that runs each activity
+ * call). The drainer of before issue 34 (`agent-session-drainer/<taskQueue>`) ends itself.
  */
-export async function ensureSessionDrainer(client: Client, taskQueue: string): Promise<void> {
-  const input: SessionDrainerInput = {};
-  await TemporalGateway.of(client).run('startup', (c) =>
-    c.workflow.start(SESSION_DRAINER_WORKFLOW, {
-      workflowId: sessionDrainerWorkflowId(taskQueue),
-      taskQueue,
-      args: [input],
-      workflowIdConflictPolicy: 'USE_EXISTING',
+export async function ensureSessionDrainers(client: Client, taskQueue: string, shards: number): Promise<void> {
+  const gateway = TemporalGateway.of(client);
+  await Promise.all(
+    Array.from({ length: shards }, (_, shard) => {
+      const input: SessionDrainerInput = { shard, shards };
+      return gateway.run('startup', (c) =>
+        c.workflow.start(SESSION_DRAINER_WORKFLOW, {
+          workflowId: sessionDrainerWorkflowId(taskQueue, shard, shards),
+          taskQueue,
+          args: [input],
+          workflowIdConflictPolicy: 'USE_EXISTING',
+        }),
+      );
     }),
   );
 }

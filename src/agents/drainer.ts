@@ -8,6 +8,7 @@ import {
   takeWorkflowSignalTurns,
   type SignalTarget,
 } from '../db/repositories/agent-sessions.js';
+import type { DrainShard } from '../db/repositories/agent-sessions.js';
 import type { SignalExtractor } from '../providers/signal-extractor/types.js';
 import {
   ANALYSIS_BATCH,
@@ -62,6 +63,14 @@ export interface DrainOptions extends Omit<DrainerSettings, 'sessions'> {
   logger?: { warn(meta: Record<string, unknown>, message: string): void };
   /** Told each analysis round's results (the worker's metrics). */
   observeAnalyses?: AnalysisOptions['observe'];
+  /** Told the events each batch processed (the worker's metrics). */
+  observeDrained?: (events: number) => void;
+  /** The sessions this run drains: its shard of the task queue's (all of them: `{ index: 0, count: 1 }`). */
+  shard: DrainShard;
+  /** Whether the run may go on: false once it is beyond its worker's share of the shards (it ends, `yielded`). */
+  keep?: () => boolean;
+  /** The process's lanes, shared by the shard runs it holds: every batch takes one. */
+  lanes?: <T>(work: () => Promise<T>) => Promise<T>;
 }
 
 /** What one drain call did (the activity's result in the drainer's history). */
@@ -113,41 +122,61 @@ export async function drainSessionWakes(o: DrainOptions): Promise<DrainResult> {
   const totals: DrainResult = { sessions: 0, events: 0, analyses: 0, signals: 0 };
   const run: Run = { o, totals, tells: new Bounded(TELLS_IN_FLIGHT) };
   const deadline = Date.now() + o.runSeconds * 1000;
-  const done = () => o.signal.aborted || Date.now() >= deadline;
+  const keep = o.keep ?? (() => true);
+  let yielded = false;
+  const done = () => {
+    if (!yielded && !keep()) yielded = true;
+    return yielded || o.signal.aborted || Date.now() >= deadline;
+  };
   // Sessions a lane works on between its transactions; claims are one at a time, so that a claim
   // never misses a session another lane took in a claim that has just committed.
   const busy = new Set<string>();
   let claiming = Promise.resolve<unknown>(undefined);
   const claim = () => {
     const next = claiming.then(async () => {
-      const batch = await processDueSessions(o.pool, [...busy], o.batchSessions, PAGE);
+      const batch = await processDueSessions(o.pool, o.shard, [...busy], o.batchSessions, PAGE);
       for (const s of batch) busy.add(s.sessionId);
       return batch;
     });
     claiming = next.catch(() => undefined);
     return next;
   };
-  const lane = async () => {
+  // While nothing is due, the first lane alone looks every pollMs; the others wait until a lane
+  // claims a full batch (more may be due at once), so that an idle shard costs one look per pollMs.
+  let fullBatch = Promise.withResolvers<void>();
+  const wakeLanes = () => {
+    fullBatch.resolve();
+    fullBatch = Promise.withResolvers<void>();
+  };
+  const lane = async (n: number) => {
     while (!done()) {
       let batch: DrainedSession[] = [];
-      try {
-        batch = await claim();
-        o.heartbeat();
-        if (batch.length) await follow(run, batch);
-      } catch (error) {
-        const ids = batch.map((s) => s.sessionId);
-        o.logger?.warn({ err: error, sessions: ids.length }, 'session drain failed; the wakes stay requested, looked at again shortly');
-        await deferWakes(o.pool, ids, SIGNAL_RETRY_SECONDS).catch(() => undefined);
-      } finally {
-        for (const s of batch) busy.delete(s.sessionId);
+      const work = async () => {
+        try {
+          batch = await claim();
+          o.heartbeat();
+          if (batch.length) await follow(run, batch);
+        } catch (error) {
+          const ids = batch.map((s) => s.sessionId);
+          o.logger?.warn({ err: error, sessions: ids.length }, 'session drain failed; the wakes stay requested, looked at again shortly');
+          await deferWakes(o.pool, ids, SIGNAL_RETRY_SECONDS).catch(() => undefined);
+        } finally {
+          for (const s of batch) busy.delete(s.sessionId);
+        }
+      };
+      await (o.lanes ? o.lanes(work) : work());
+      if (batch.length >= o.batchSessions) {
+        wakeLanes();
+        continue;
       }
-      // A full batch: more may be due at once. Else nothing more is due now: look again after pollMs.
-      if (batch.length < o.batchSessions) await sleep(o.pollMs, undefined, { signal: o.signal }).catch(() => undefined);
+      const idle = Math.max(0, Math.min(n === 0 ? o.pollMs : o.pollMs * 20, deadline - Date.now()));
+      const pause = sleep(idle, undefined, { signal: o.signal }).catch(() => undefined);
+      await (n === 0 ? pause : Promise.race([pause, fullBatch.promise]));
     }
   };
-  await Promise.all(Array.from({ length: o.concurrency }, lane));
+  await Promise.all(Array.from({ length: o.concurrency }, (_, n) => lane(n)));
   await run.tells.settled();
-  return totals;
+  return yielded ? { ...totals, yielded } : totals;
 }
 
 /**
@@ -159,7 +188,7 @@ export async function drainSessionWakes(o: DrainOptions): Promise<DrainResult> {
 async function follow(run: Run, batch: readonly DrainedSession[]): Promise<void> {
   const { o, totals } = run;
   const live = batch.filter((s) => !s.deleted);
-  for (const s of live) totals.events += s.processed;
+  counted(run, live);
   const settled = live.filter((s) => s.settled).map((s) => s.sessionId);
   totals.sessions += settled.length;
   const toAnalyse = live.filter((s) => !s.settled && !s.more && s.queued > 0).map((s) => s.sessionId);
@@ -180,7 +209,7 @@ async function follow(run: Run, batch: readonly DrainedSession[]): Promise<void>
     const known = await tellHeld(run, held);
     if (known.length) {
       const released = await processSessions(o.pool, known, PAGE, {});
-      for (const s of released) totals.events += s.processed;
+      counted(run, released);
       totals.sessions += released.filter((s) => s.settled).length;
     }
   }
@@ -217,6 +246,13 @@ async function tellRoutine(run: Run, sessionIds: readonly string[]): Promise<voi
   const turns = await takeWorkflowSignalTurns(run.o.pool, sessionIds, run.o.signalEverySeconds);
   await Promise.all(turns.filter((t) => t.status !== 'open').map((turn) => send(run, turn)));
   for (const turn of turns.filter((t) => t.status === 'open')) await run.tells.add(async () => void (await send(run, turn)));
+}
+
+/** Adds the sessions' processed events to the run's totals and the worker's metrics. */
+function counted(run: Run, sessions: readonly DrainedSession[]): void {
+  const events = sessions.reduce((sum, s) => sum + s.processed, 0);
+  run.totals.events += events;
+  run.o.observeDrained?.(events);
 }
 
 /** One signal-with-start; a failed one has the session looked at again shortly (deferWorkflowSignal). */

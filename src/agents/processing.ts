@@ -25,6 +25,7 @@ import {
 import {
   advanceSessions,
   claimDueSessions,
+  type DrainShard,
   endHolds,
   lockSessionRows,
   setBillingStates,
@@ -100,12 +101,13 @@ export interface DrainedSession extends ProcessResult {
  */
 export async function processDueSessions(
   pool: DatabasePool,
+  shard: DrainShard,
   busy: readonly string[],
   limit: number,
   pageSize: number,
 ): Promise<DrainedSession[]> {
   return pool.transaction(async (tx) => {
-    const sessions = await claimDueSessions(tx, busy, limit);
+    const sessions = await claimDueSessions(tx, shard, busy, limit);
     return drained(await processPages(tx, sessions, STORED_ONLY, pageSize, { holdWakeWhileQueued: true }));
   });
 }

@@ -9,7 +9,9 @@ import { connectTemporalClient, connectTemporalWorker } from '../temporal/connec
 import { ensureMediaReconcilerSchedule, ensureRetentionSchedule, ensureSessionWakesSchedule } from '../temporal/schedules.js';
 import { MEDIA_STRANDED_AFTER_SECONDS, mediaWorkflowSettings } from '../recordings/media.js';
 import { sessionWorkflowSettings } from '../agents/session-workflow.js';
-import { ensureSessionDrainer } from '../agents/drainer-workflow.js';
+import { ensureSessionDrainers } from '../agents/drainer-workflow.js';
+import { DrainerShardHost } from '../agents/drainer-shards.js';
+import os from 'node:os';
 import { sdkLogger, sdkLogging } from '../temporal/sdk-logger.js';
 import { taskQueues } from '../temporal/task-queues.js';
 import { createWorker } from '../temporal/worker.js';
@@ -77,7 +79,7 @@ export async function startWorker(config: Config, logger: Logger, o: { metrics?:
       },
       logger,
     );
-    await ensureSessionDrainer(admin.client, taskQueues(config).main);
+    await ensureSessionDrainers(admin.client, taskQueues(config).main, config.agents.drainShards);
   } finally {
     await admin.connection.close();
   }
@@ -91,7 +93,23 @@ export async function startWorker(config: Config, logger: Logger, o: { metrics?:
   );
   // A sender call lingers for wakes from this process's waker instead of a workflow round trip (decision 0188).
   const webhookWakes = new WebhookWakes();
-  const activities = { ...deps, workerStopping: stopping.signal, webhookWakes, ...(o.metrics ? { metrics: o.metrics } : {}) };
+  // This worker's side of the session drainer shards: it says it is alive, and holds its share (decision 0199).
+  const drainerShards = new DrainerShardHost({
+    pool,
+    taskQueue: taskQueues(config).main,
+    worker: `${process.pid}@${os.hostname()}`,
+    shards: config.agents.drainShards,
+    lanes: config.agents.drainConcurrency,
+    logger,
+  });
+  await drainerShards.start();
+  const activities = {
+    ...deps,
+    workerStopping: stopping.signal,
+    webhookWakes,
+    drainerShards,
+    ...(o.metrics ? { metrics: o.metrics } : {}),
+  };
   const common = {
     connection,
     namespace: config.temporal.namespace,
@@ -130,6 +148,7 @@ export async function startWorker(config: Config, logger: Logger, o: { metrics?:
     webhookWorker.run().finally(stopBoth),
   ]).then(async (results) => {
     await webhookWaker.close().catch((err: unknown) => logger.warn({ err }, 'closing the webhook waker failed'));
+    await drainerShards.stop();
     await connection.close();
     await pool.end();
     const failed = results.find((r) => r.status === 'rejected');

@@ -9,6 +9,8 @@ import type { AnalysisResult } from '../../workflows/agent-session/contract.js';
 export interface ActivityMetrics {
   /** One round of queued analyses over some sessions. */
   analysisRound(results: Iterable<AnalysisResult>): void;
+  /** Events the session drainer processed in this process (a share of the shards' work). */
+  eventsDrained(events: number): void;
   /** One run of a media phase's activity (retries are runs too). */
   mediaPhase(phase: MediaPhase, seconds: number, outcome: 'completed' | 'failed'): void;
   /** An ingestion that ended: published, or failed with its errorCode. */
@@ -55,6 +57,11 @@ export function createActivityMetrics(registry: Registry): ActivityMetrics {
     labelNames: ['result', 'error_code'],
     registers,
   });
+  const drained = new Counter({
+    name: 'intake_agent_events_drained_total',
+    help: "Agent events processed by this worker's session drainer runs (each worker's share of the task queue's shards).",
+    registers,
+  });
   for (const outcome of ['analysed', 'failed']) analyses.inc({ outcome }, 0);
   for (const reason of ['billing_blocked', 'provider_unavailable']) held.inc({ reason }, 0);
   return {
@@ -66,6 +73,9 @@ export function createActivityMetrics(registry: Registry): ActivityMetrics {
         if (r.billingBlocked) held.inc({ reason: 'billing_blocked' });
         if (r.providerUnavailable) held.inc({ reason: 'provider_unavailable' });
       }
+    },
+    eventsDrained(events) {
+      if (events > 0) drained.inc(events);
     },
     mediaPhase(phase, seconds, outcome) {
       phases.observe({ phase, outcome }, seconds);

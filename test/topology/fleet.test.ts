@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { temporal as proto } from '@temporalio/proto';
 import { strict as assert } from 'node:assert';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -17,7 +18,7 @@ import { PROJECT_ROOT } from '../../src/paths.js';
 import { assistantMessage, feedbackEvent, userMessage } from '../../harness/agents.js';
 import { TEST_OPERATOR_TOKEN, TEST_SIGNING_SECRET, testConfig, testDataConverter } from '../../harness/config.js';
 import { createTestOrg } from '../../harness/fixtures.js';
-import { httpStatus, waitFor } from '../../harness/wait.js';
+import { eventually, httpStatus, waitFor } from '../../harness/wait.js';
 import { sessionDrainerWorkflowId } from '../../workflows/session-drainer/contract.js';
 import { productionBuild } from './production-build.js';
 import { startTemporalCluster, type TemporalCluster } from './temporal-cluster.js';
@@ -40,6 +41,8 @@ import { writeTone } from '../../harness/media.js';
 interface Proc {
   name: string;
   child: ChildProcess;
+  /** A worker's metrics and health port. */
+  metricsPort?: number;
 }
 
 /**
@@ -102,6 +105,7 @@ describe('fleet topology: two API replicas and two workers on the production Tem
       await waitFor(async () => (await httpStatus(`http://127.0.0.1:${port}/healthz`)) === 200, 60_000),
       `${name} is not healthy (see ${dir}/${name}.log)`,
     );
+    proc.metricsPort = port;
     return proc;
   };
   /** The pid of the worker running `workflowId`'s pending activity (of `activityType`, if given); worker identities are `pid@host`. */
@@ -114,7 +118,28 @@ describe('fleet topology: two API replicas and two workers on the production Tem
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   };
-  const drainingWorkerPid = () => activityWorkerPid(sessionDrainerWorkflowId('intake'));
+  /** The task queue's session drainer shards (docker-compose.yml's AGENT_DRAIN_SHARDS). */
+  const shards = () => Number(env.AGENT_DRAIN_SHARDS);
+  const drainingWorkerPid = () => activityWorkerPid(sessionDrainerWorkflowId('intake', 0, shards()));
+  /** How many drainer shards each worker runs now, by pid (a shard between two calls is not counted). */
+  const shardHolders = async () => {
+    const holders = new Map<number, number>();
+    for (let shard = 0; shard < shards(); shard++) {
+      const pending = (await temporal.workflow.getHandle(sessionDrainerWorkflowId('intake', shard, shards())).describe()).raw
+        .pendingActivities?.[0];
+      const pid =
+        pending?.state === proto.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED
+          ? Number((pending.lastWorkerIdentity ?? '').split('@')[0])
+          : null;
+      if (pid !== null) holders.set(pid, (holders.get(pid) ?? 0) + 1);
+    }
+    return holders;
+  };
+  /** The events a worker's drainer runs processed (its intake_agent_events_drained_total). */
+  const drainedBy = async (proc: Proc) => {
+    const text = await (await fetch(`http://127.0.0.1:${proc.metricsPort}/metrics`)).text();
+    return Number(/^intake_agent_events_drained_total (\d+)/m.exec(text)?.[1] ?? 0);
+  };
   /** Waits for a workflow's result through the cluster. */
   const resultOf = (workflowId: string): Promise<unknown> => temporal.workflow.getHandle(workflowId).result();
   let workers = 2;
@@ -246,6 +271,55 @@ describe('fleet topology: two API replicas and two workers on the production Tem
       const read = await request(`${replica()}/v3/rest/feedback-sources/${source.body.id}/records/${record.id}`, { headers: as });
       assert.deepEqual(read.body, record);
     }
+  });
+
+  it("the session drainer's shards are spread over both workers, and both drain a backlog (issue 34)", async () => {
+    assert.equal(shards(), 4, "docker-compose.yml's AGENT_DRAIN_SHARDS");
+    const workerProcs = procs.filter((p) => p.metricsPort !== undefined && p.child.exitCode === null);
+    const pids = workerProcs.map((p) => p.child.pid!);
+    const spread = await eventually(shardHolders, (h) => pids.every((pid) => h.get(pid) === shards() / 2), 60_000);
+    assert.deepEqual(
+      pids.map((pid) => spread.get(pid)),
+      [shards() / 2, shards() / 2],
+      `each worker holds its share of the shards: ${JSON.stringify([...spread])}`,
+    );
+    const org = await createTestOrg(pool, { credits: 1_000_000 });
+    const app = await createApplication(pool, { organizationId: org.organizationId, name: 'Backlog', agentKey: 'backlog' });
+    const { secret } = await issueCredential(pool, app);
+    const SESSIONS = 100;
+    const EVENTS = 300;
+    const before = await Promise.all(workerProcs.map(drainedBy));
+    const started = performance.now();
+    const answers = await Promise.all(
+      Array.from({ length: SESSIONS }, (_, s) =>
+        request(`${replica()}/v3/rest/agent-conversations/ingest`, {
+          method: 'POST',
+          headers: { 'X-Service-Agent-Key': secret },
+          json: {
+            agentKey: 'backlog',
+            externalSessionId: `backlog-${s}`,
+            events: Array.from({ length: EVENTS }, (_, i) =>
+              i % 2 ? assistantMessage(i + 1, `an answer (${i})`) : userMessage(i + 1, `a question (${i})`),
+            ),
+          },
+        }),
+      ),
+    );
+    assert.deepEqual([...new Set(answers.map((a) => a.status))], [202]);
+    const processed = () =>
+      pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+        SELECT count(*)::int AS n FROM agent_events e JOIN agent_sessions s ON s.id = e.session_id
+        WHERE s.application_id = ${app.id} AND e.processed_revision IS NOT NULL`);
+    const total = SESSIONS * EVENTS;
+    assert.equal(await eventually(processed, (n) => n === total, 5 * 60_000), total, 'the backlog is processed');
+    const seconds = (performance.now() - started) / 1000;
+    const after = await Promise.all(workerProcs.map(drainedBy));
+    const shares = after.map((n, i) => (n - before[i]!) / total);
+    for (const [i, share] of shares.entries())
+      assert.ok(share >= 0.3, `${workerProcs[i]!.name} drained ${(100 * share).toFixed(1)}% of the events`);
+    process.stdout.write(
+      `      drain: ${total} events in ${seconds.toFixed(1)} s (${Math.round(total / seconds)} events/s, ingest included); shares ${shares.map((s) => `${(100 * s).toFixed(1)}%`).join(' and ')}\n`,
+    );
   });
 
   it('agent sessions: ingests through both replicas are processed, metered and analysed once each, with a worker killed by SIGKILL mid-work', async () => {

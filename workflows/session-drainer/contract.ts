@@ -1,11 +1,17 @@
 /**
- * The session drainer: one long-lived workflow per task queue whose activity consumes the requested
- * session wakes from PostgreSQL (see src/agents/drainer.ts). Started, or found running, by every
- * worker at start.
+ * The session drainer: long-lived workflows, `shards` per task queue, whose activity consumes the
+ * requested session wakes of its shard from PostgreSQL (see src/agents/drainer.ts and
+ * drainer-shards.ts). Started, or found running, by every worker at start.
  */
 export const SESSION_DRAINER_WORKFLOW = 'sessionDrainerWorkflow';
 
-export function sessionDrainerWorkflowId(taskQueue: string): string {
+/** Shard `shard` (from 0) of `shards`: `agent-session-drainer/<taskQueue>/<shard + 1>-of-<shards>`. */
+export function sessionDrainerWorkflowId(taskQueue: string, shard: number, shards: number): string {
+  return `agent-session-drainer/${taskQueue}/${shard + 1}-of-${shards}`;
+}
+
+/** Before issue 34: the task queue's one drainer, which drained every session (it ends itself now). */
+export function legacySessionDrainerWorkflowId(taskQueue: string): string {
   return `agent-session-drainer/${taskQueue}`;
 }
 
@@ -13,6 +19,9 @@ export function sessionDrainerWorkflowId(taskQueue: string): string {
 export interface SessionDrainerInput {
   /** Never read (see MediaIngestionInput.version); new starts leave it out. */
   version?: 1;
+  /** The shard (from 0) this drainer drains, of `shards`; both absent: the legacy drainer of every session. */
+  shard?: number;
+  shards?: number;
 }
 
 export interface SessionDrainerActivityResult {
@@ -20,4 +29,6 @@ export interface SessionDrainerActivityResult {
   events: number;
   analyses: number;
   signals: number;
+  /** The call ended early: its worker holds more than its share of the shards (the workflow calls again). */
+  yielded?: boolean;
 }

@@ -318,16 +318,39 @@ export async function lockSessionRows(tx: CommonQueryMethods, sessionIds: readon
     WHERE id = ANY(${sql.array([...sessionIds], 'uuid')}) ORDER BY application_id, external_session_id COLLATE "C" FOR UPDATE`);
 }
 
+/** One of a task queue's session drainer shards: it drains the sessions of bucket `index` of `count`. */
+export interface DrainShard {
+  index: number;
+  count: number;
+}
+
+/** A session's bucket of `count`: its id's last two bytes (ids are random), modulo the count. */
+const shardOf = (count: number) => sql.fragment`mod(get_byte(uuid_send(id), 14) * 256 + get_byte(uuid_send(id), 15), ${count})`;
+
 /**
- * The drainer's claim: up to `limit` sessions whose wake is due, oldest request first, locked for
- * the transaction. Rows another transaction holds (an ingest, another drainer lane or replica) are
- * skipped, never waited for; `busy` are those this drainer is still working on between transactions.
+ * The drainer's claim: up to `limit` sessions of the shard whose wake is due, oldest request first,
+ * locked for the transaction. Rows another transaction holds (an ingest, another drainer lane or
+ * replica) are skipped, never waited for; `busy` are those this drainer is still working on between
+ * transactions.
  */
-export async function claimDueSessions(tx: CommonQueryMethods, busy: readonly string[], limit: number): Promise<readonly LockedSession[]> {
+export async function claimDueSessions(
+  tx: CommonQueryMethods,
+  shard: DrainShard,
+  busy: readonly string[],
+  limit: number,
+): Promise<readonly LockedSession[]> {
+  const inShard = shard.count === 1 ? sql.fragment`TRUE` : sql.fragment`${shardOf(shard.count)} = ${shard.index}`;
   return tx.any(sql.type(lockedSession)`
     SELECT id, organization_id, application_id, status, processed_through_sequence, highest_sequence, ${HOLD_TOLD} FROM agent_sessions
-    WHERE wake_requested_at <= now() AND NOT (id = ANY(${sql.array([...busy], 'uuid')}))
+    WHERE wake_requested_at <= now() AND ${inShard} AND NOT (id = ANY(${sql.array([...busy], 'uuid')}))
     ORDER BY wake_requested_at LIMIT ${limit} FOR UPDATE SKIP LOCKED`);
+}
+
+/** The shard of each session (tests and operators: which drainer takes a session). */
+export async function sessionShards(db: CommonQueryMethods, sessionIds: readonly string[], count: number): Promise<Map<string, number>> {
+  const rows = await db.any(sql.type(z.object({ id: z.string(), shard: z.number() }))`
+    SELECT id, ${shardOf(count)}::int AS shard FROM agent_sessions WHERE id = ANY(${sql.array([...sessionIds], 'uuid')})`);
+  return new Map(rows.map((r) => [r.id, r.shard]));
 }
 
 /** What a pass leaves in one session: its new watermark, and whether its wake request is taken. */

@@ -104,7 +104,7 @@ describe('session processing activities: batches of sessions', function () {
       await released;
     });
     await isLocked;
-    const batch = await processDueSessions(t.pool, [], 50, 500);
+    const batch = await processDueSessions(t.pool, { index: 0, count: 1 }, [], 50, 500);
     const mine = new Map(batch.map((r) => [r.sessionId, r]));
     assert.ok(!mine.has(held), 'the held session is skipped');
     for (const id of turns) {
@@ -125,7 +125,7 @@ describe('session processing activities: batches of sessions', function () {
     release();
     await holder;
     // The ten sessions are busy in this drainer (their analyses next): the next claim takes only the released one.
-    const next = await processDueSessions(t.pool, turns, 50, 500);
+    const next = await processDueSessions(t.pool, { index: 0, count: 1 }, turns, 50, 500);
     assert.deepEqual(
       next.filter((r) => r.sessionId === held || turns.includes(r.sessionId)).map((r) => [r.sessionId, r.processed, r.settled]),
       [[held, 1, true]],

@@ -78,6 +78,7 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
     const warnings: string[] = [];
     const rounds = { held: 0 };
     const run = drainSessionWakes({
+      shard: { index: 0, count: 1 },
       pool,
       extractor: new LocalSignalExtractor(),
       analysisCreditCost: 1,

@@ -1,0 +1,28 @@
+import { sql, type CommonQueryMethods } from 'slonik';
+import { z } from 'zod';
+
+/**
+ * The workers of a task queue that say they are alive (session_drainer_workers): the session
+ * drainer's shares are counted from them (src/agents/drainer-shards.ts).
+ */
+
+/** Says `worker` is alive now; rows not refreshed for an hour (workers gone) are removed on the way. */
+export async function announceDrainerWorker(db: CommonQueryMethods, taskQueue: string, worker: string): Promise<void> {
+  await db.query(sql.unsafe`
+    WITH gone AS (DELETE FROM session_drainer_workers WHERE seen_at < now() - interval '1 hour')
+    INSERT INTO session_drainer_workers (task_queue, worker) VALUES (${taskQueue}, ${worker})
+    ON CONFLICT (task_queue, worker) DO UPDATE SET seen_at = now()`);
+}
+
+/** The workers seen within `withinSeconds` (at least 1: the caller is one). */
+export async function liveDrainerWorkers(db: CommonQueryMethods, taskQueue: string, withinSeconds: number): Promise<number> {
+  const count = await db.oneFirst(sql.type(z.object({ count: z.number() }))`
+    SELECT count(*)::int AS count FROM session_drainer_workers
+    WHERE task_queue = ${taskQueue} AND seen_at > now() - ${withinSeconds} * interval '1 second'`);
+  return Math.max(1, count);
+}
+
+/** A worker that stops says so: the others count without it at once. */
+export async function withdrawDrainerWorker(db: CommonQueryMethods, taskQueue: string, worker: string): Promise<void> {
+  await db.query(sql.unsafe`DELETE FROM session_drainer_workers WHERE task_queue = ${taskQueue} AND worker = ${worker}`);
+}

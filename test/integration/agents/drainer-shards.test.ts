@@ -1,0 +1,118 @@
+import { strict as assert } from 'node:assert';
+import { randomUUID } from 'node:crypto';
+import { processDueSessions } from '../../../src/agents/processing.js';
+import { DrainerShardHost, shardShare } from '../../../src/agents/drainer-shards.js';
+import { sessionShards } from '../../../src/db/repositories/agent-sessions.js';
+import {
+  agentContext,
+  assistantMessage,
+  sessionRequest,
+  userMessage,
+  type AgentContext,
+  type TestAgentApp,
+} from '../../../harness/agents.js';
+import { startTestWorker } from '../../../harness/worker.js';
+import { eventually } from '../../../harness/wait.js';
+import { legacySessionDrainerWorkflowId, SESSION_DRAINER_WORKFLOW } from '../../../workflows/session-drainer/contract.js';
+
+/** Issue 34: the session drainer in shards, each worker holding its share (decision 0199). */
+describe('session drainer shards', function () {
+  this.timeout(120_000);
+  let t: AgentContext;
+  let app: TestAgentApp;
+  before(async () => {
+    t = await agentContext({ credits: 1000 });
+    app = await t.newApp();
+  });
+  after(async () => t?.close());
+
+  it("a worker's share is the shards over the live workers, rounded up", () => {
+    assert.deepEqual(
+      [shardShare(4, 1), shardShare(4, 2), shardShare(4, 3), shardShare(5, 2), shardShare(4, 8), shardShare(1, 0)],
+      [4, 2, 2, 3, 1, 1],
+    );
+  });
+
+  it("each shard claims only its bucket's sessions, and the shards together claim every one", async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 24; i++) {
+      const res = await t.ingest(
+        app,
+        sessionRequest(app, [userMessage(1, `q${i}`), assistantMessage(2, `a${i}`)], { externalSessionId: `shard-${i}` }),
+      );
+      assert.equal(res.status, 202);
+      ids.push(res.body.sessionId as string);
+    }
+    const buckets = await sessionShards(t.pool, ids, 3);
+    assert.equal(new Set(buckets.values()).size, 3, 'the 24 sessions fall in all three buckets');
+    const claimed = new Map<string, number>();
+    for (const index of [0, 1, 2]) {
+      const batch = await processDueSessions(t.pool, { index, count: 3 }, [], 100, 500);
+      for (const s of batch.filter((s) => ids.includes(s.sessionId))) {
+        assert.equal(buckets.get(s.sessionId), index, `shard ${index} claimed a session of bucket ${buckets.get(s.sessionId)}`);
+        assert.ok(!claimed.has(s.sessionId), 'no session claimed by two shards');
+        claimed.set(s.sessionId, index);
+        assert.equal(s.processedThroughSequence, 2);
+      }
+    }
+    assert.deepEqual([...claimed.keys()].sort(), [...ids].sort(), 'every session was claimed by its shard');
+  });
+
+  it('a worker holds its share of the runs: the latest beyond it yield once another worker says it is alive, and take them back when it leaves', async () => {
+    const taskQueue = `shards-${randomUUID()}`;
+    const host = (worker: string) =>
+      new DrainerShardHost({ pool: t.pool, taskQueue, worker, shards: 4, lanes: 2, announceEveryMs: 100, liveWithinSeconds: 2 });
+    const a = host('a');
+    await a.start();
+    const runs = [a.enter(), a.enter(), a.enter(), a.enter()];
+    assert.deepEqual(
+      runs.map((r) => r.keep()),
+      [true, true, true, true],
+      'alone, a worker holds every shard',
+    );
+    const b = host('b');
+    await b.start();
+    const shared = await eventually(
+      async () => runs.map((r) => r.keep()),
+      (keeps) => keeps.filter(Boolean).length === 2,
+      5000,
+    );
+    assert.deepEqual(shared, [true, true, false, false], 'with two workers, the two runs that came last yield');
+    runs[3]!.leave();
+    runs[2]!.leave();
+    const late = a.enter();
+    assert.equal(late.keep(), false, 'a run beyond the share yields at once');
+    late.leave();
+    await b.stop();
+    const back = await eventually(
+      async () => a.share(),
+      (share) => share === 4,
+      5000,
+    );
+    assert.equal(back, 4, 'once the other worker withdrew, one worker holds every shard again');
+    for (const r of runs) r.leave();
+    await a.stop();
+  });
+
+  it("the drainer of before the shards (no shard in its input) ends itself; the shards' drainers run", async () => {
+    const worker = await startTestWorker(t.pool, { drainerShards: 2 });
+    try {
+      const legacy = await t.api.temporal.client.workflow.start(SESSION_DRAINER_WORKFLOW, {
+        workflowId: legacySessionDrainerWorkflowId(worker.taskQueue),
+        taskQueue: worker.taskQueue,
+        args: [{}],
+      });
+      assert.equal(await legacy.result(), undefined);
+      const shards = await Promise.all(
+        [0, 1].map(
+          async (shard) =>
+            (await t.api.temporal.client.workflow.getHandle(`agent-session-drainer/${worker.taskQueue}/${shard + 1}-of-2`).describe())
+              .status.name,
+        ),
+      );
+      assert.deepEqual(shards, ['RUNNING', 'RUNNING']);
+    } finally {
+      await worker.stop();
+    }
+  });
+});
