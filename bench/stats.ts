@@ -69,7 +69,7 @@ export async function loadAtRate(
   const latencies: number[] = [];
   const inFlight = new Set<Promise<void>>();
   let sentLate = 0;
-  let failure: unknown;
+  let failure: Error | undefined;
   const started = performance.now();
   for (let i = 0; i < total && failure === undefined; i++) {
     const due = started + (i * 1000) / ratePerSecond;
@@ -82,7 +82,7 @@ export async function loadAtRate(
     const p: Promise<void> = task(i)
       .then(
         () => void latencies.push(performance.now() - due),
-        (error: unknown) => void (failure ??= error),
+        (error: unknown) => void (failure ??= error instanceof Error ? error : new Error(String(error))),
       )
       .finally(() => inFlight.delete(p));
     inFlight.add(p);

@@ -118,6 +118,15 @@ const HEADLINES: Record<string, (r: BenchResult) => Headline[]> = {
       limit: `raw disk write ${n(at(r, 'throughput1GiB.rawDiskMiBps'))} MiB/s`,
       ratio: at(r, 'throughput1GiB.ratio'),
     },
+    ...(has(r, 'throughput1GiBUnderWorkerBacklog.ratio')
+      ? [
+          {
+            figure: `the same under a worker's encode backlog ${n(at(r, 'throughput1GiBUnderWorkerBacklog.tusMiBps'))} MiB/s`,
+            limit: `raw disk write, same backlog ${n(at(r, 'throughput1GiBUnderWorkerBacklog.rawDiskMiBps'))} MiB/s`,
+            ratio: at(r, 'throughput1GiBUnderWorkerBacklog.ratio'),
+          },
+        ]
+      : []),
   ],
   dashboard: (r) => [
     {

@@ -8,9 +8,10 @@ import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/wo
 import { ensureSessionDrainers } from '../src/agents/drainer-workflow.js';
 import type { DrainerSettings } from '../src/agents/drainer.js';
 import { createActivities } from '../activities/index.js';
+import { DEFAULT_FFMPEG_SETTINGS, FfmpegTools } from '../src/media/ffmpeg-tools.js';
 import { createDatabasePool } from '../src/db/pool.js';
 import { loopbackMediaDeps, onTaskQueue, testActivityDeps } from './worker.js';
-import { testDataConverter } from './config.js';
+import { testConfig, testDataConverter } from './config.js';
 import { workflowSinks } from '../src/temporal/tracing.js';
 import { TemporalGateway } from '../src/temporal/gateway.js';
 import { startWebhookWaker } from '../src/webhooks/waker.js';
@@ -34,6 +35,10 @@ const base = testActivityDeps(pool);
 const deps = testActivityDeps(pool, {
   ...(process.env.MEDIA_DIR ? loopbackMediaDeps(process.env.MEDIA_DIR) : {}),
   ...(process.env.DRAINER_SETTINGS ? { drainer: JSON.parse(process.env.DRAINER_SETTINGS) as DrainerSettings } : {}),
+  // FFMPEG_NICENESS: FFmpeg's niceness as the variable sets it in production (benchmarks compare 0 and the default).
+  ...(process.env.FFMPEG_NICENESS
+    ? { ffmpeg: new FfmpegTools({ ...DEFAULT_FFMPEG_SETTINGS, niceness: Number(process.env.FFMPEG_NICENESS) }) }
+    : {}),
   ...(process.env.WEBHOOK_RETRY_DELAYS_MS
     ? { webhooks: { ...base.webhooks!, retryDelaysMs: JSON.parse(process.env.WEBHOOK_RETRY_DELAYS_MS) as number[] } }
     : {}),
@@ -45,7 +50,12 @@ const dataConverter = testDataConverter();
 const common = { connection, activities, dataConverter };
 const workflows = { workflowBundle: { codePath: env('BUNDLE_PATH') }, sinks: workflowSinks() };
 const worker = await Worker.create({ ...common, ...workflows, taskQueue });
-const mediaWorker = await Worker.create({ ...common, taskQueue: `${taskQueue}-media` });
+// The media queue's activity slots as production has them (MEDIA_WORKER_ACTIVITY_SLOTS): encodes wait their turn.
+const mediaWorker = await Worker.create({
+  ...common,
+  taskQueue: `${taskQueue}-media`,
+  maxConcurrentActivityTaskExecutions: testConfig().temporal.mediaActivitySlots,
+});
 const webhookWorker = await Worker.create({ ...common, ...workflows, taskQueue: `${taskQueue}-webhooks` });
 const running = Promise.all([worker.run(), mediaWorker.run(), webhookWorker.run()]);
 const client = new Client({ connection, dataConverter });

@@ -399,6 +399,10 @@ export const envSchema = z.object({
     description:
       'worker: the address space of every FFmpeg process (`ulimit -v`, with `MALLOC_ARENA_MAX=2`); a file that needs more fails with `processing_failed`',
   }),
+  FFMPEG_NICENESS: z.coerce.number().int().min(0).max(19).default(10).meta({
+    description:
+      "worker: the CPU priority of FFmpeg processes below the worker's and the API's own (`nice`, 0 to 19; 0: the same): on a host they share, encodes take the idle CPU and leave uploads and ingests their share",
+  }),
   FFMPEG_SANDBOX: z.enum(['bwrap', 'none']).optional().meta({
     description:
       "worker: `bwrap` runs every FFmpeg process under bubblewrap (Debian's `bubblewrap`: no network, no other process, no capabilities, a read-only view of the FFmpeg build and the system libraries and the one file it writes; media work stops with a message where it cannot run, e.g. user namespaces turned off); `none` runs FFmpeg without a sandbox. Either way FFmpeg gets an environment of its own, none of the worker's variables",
@@ -626,6 +630,8 @@ export interface FfmpegSettings {
   memoryLimitMb: number;
   /** The longest one encode may run, whatever the media's duration. */
   timeLimitSeconds: number;
+  /** FFmpeg's CPU priority below the services' own (`nice`, 0 to 19; 0: the same). */
+  niceness?: number;
   /** bubblewrap required, none, or used when it works here (see `src/media/ffmpeg-sandbox.ts`). */
   sandbox: 'bwrap' | 'none' | 'auto';
   /** Whether a missing build may be installed (pip) at run time: never in production. */
@@ -805,6 +811,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         toolsDir: e.TOOLS_DIR,
         memoryLimitMb: e.FFMPEG_MEMORY_LIMIT_MB,
         timeLimitSeconds: e.FFMPEG_TIME_LIMIT_SECONDS,
+        niceness: e.FFMPEG_NICENESS,
         sandbox: e.FFMPEG_SANDBOX ?? (e.NODE_ENV === 'production' ? 'bwrap' : 'auto'),
         installAtRuntime: e.NODE_ENV !== 'production',
       },

@@ -34,6 +34,7 @@ export const DEFAULT_FFMPEG_SETTINGS: FfmpegSettings = {
   toolsDir: '.tools',
   memoryLimitMb: 4096,
   timeLimitSeconds: 6 * 3600,
+  niceness: 10,
   sandbox: 'auto',
   installAtRuntime: true,
 };
@@ -79,8 +80,11 @@ export interface RunResult {
   limit: 'time' | 'cpu' | 'memory' | null;
 }
 
-/** Sets the limits in a shell, then becomes the tool (`exec`): the limits are the tool's own. */
-const LIMITED = 'ulimit -v "$1" && ulimit -t "$2" && shift 2 && exec "$@"';
+/**
+ * Sets the limits in a shell, then becomes the tool (`exec`): the limits are the tool's own, and so
+ * is its lower CPU priority (`nice`, when the niceness is above 0), which every thread it starts inherits.
+ */
+const LIMITED = 'ulimit -v "$1" && ulimit -t "$2" && n="$3" && shift 3 && if [ "$n" -gt 0 ]; then exec nice -n "$n" "$@"; fi && exec "$@"';
 
 async function versionOf(binary: string): Promise<string> {
   const { stdout } = await exec(binary, ['-hide_banner', '-version'], { timeout: 30_000, env: FFMPEG_ENV });
@@ -204,7 +208,8 @@ export class FfmpegTools {
   /**
    * Runs ffmpeg or ffprobe in its sandbox, with its own environment, under the limits: address
    * space (`ulimit -v`), CPU time (`ulimit -t`, killed when spent) and wall-clock time (killed by
-   * us). Aborting the signal kills it too.
+   * us), at the settings' niceness (the API and the worker's own work come first on a shared host).
+   * Aborting the signal kills it too.
    */
   async run(tool: 'ffmpeg' | 'ffprobe', args: readonly string[], o: RunOptions): Promise<RunResult> {
     const binaries = await this.binaries();
@@ -221,7 +226,8 @@ export class FfmpegTools {
       result = await new Promise<RunResult>((resolve, reject) => {
         const memoryKb = String(this.settings.memoryLimitMb * 1024);
         const cpu = String(Math.max(1, Math.ceil(o.limits.cpuSeconds)));
-        const child = spawn('/bin/sh', ['-c', LIMITED, `${tool}-limited`, memoryKb, cpu, ...command], {
+        const niceness = String(this.settings.niceness ?? 0);
+        const child = spawn('/bin/sh', ['-c', LIMITED, `${tool}-limited`, memoryKb, cpu, niceness, ...command], {
           stdio: [input ? input.fd : 'ignore', 'pipe', 'pipe'],
           env: FFMPEG_ENV,
           ...(o.signal ? { signal: o.signal } : {}),

@@ -1,5 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { randomBytes } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -319,6 +321,35 @@ describe('media probing and encoding (the pinned FFmpeg 8 build)', function () {
         false,
       );
       assert.equal(testConfig().media.ffmpeg.installAtRuntime, true);
+    });
+
+    it('runs FFmpeg at the configured niceness, below the services (FFMPEG_NICENESS, 10 by default)', async () => {
+      // A stand-in build that answers -version as FFmpeg 7 and otherwise prints the niceness it runs at.
+      const tool = async (name: string) => {
+        const file = path.join(dir, name);
+        await writeFile(
+          file,
+          `#!/bin/sh\nif [ "$1" = "-hide_banner" ]; then echo '${name} version 7.1.5 Copyright (c) the FFmpeg developers'; else nice; fi\n`,
+          {
+            mode: 0o755,
+          },
+        );
+        return file;
+      };
+      const settings = {
+        ...DEFAULT_FFMPEG_SETTINGS,
+        ffmpegPath: await tool('ffmpeg'),
+        ffprobePath: await tool('ffprobe'),
+        sandbox: 'none' as const,
+      };
+      const limits = { cpuSeconds: 10, wallSeconds: 10 };
+      const niceness = async (o: typeof settings & { niceness?: number }) =>
+        (await new FfmpegTools(o).run('ffmpeg', ['-i', 'x'], { limits })).stdout.trim();
+      const own = (await promisify(execFile)('nice')).stdout.trim();
+      assert.equal(testConfig().media.ffmpeg.niceness, 10);
+      assert.equal(await niceness(settings), String(Math.min(19, Number(own) + 10)));
+      assert.equal(await niceness({ ...settings, niceness: 0 }), own);
+      assert.equal(await niceness({ ...settings, niceness: 19 }), '19');
     });
 
     it('a configured prober of another build than the encoder is refused, and so is FFmpeg older than 6', async () => {
