@@ -26,7 +26,11 @@ export async function load(total: number, concurrency: number, task: (i: number)
       }
     }),
   );
-  const seconds = (performance.now() - started) / 1000;
+  return summarize(total, concurrency, (performance.now() - started) / 1000, latencies);
+}
+
+/** A phase's summary from its duration and its requests' latencies. */
+function summarize(total: number, concurrency: number, seconds: number, latencies: readonly number[]): Summary {
   const sorted = [...latencies].sort((a, b) => a - b);
   return {
     requests: total,
@@ -89,23 +93,11 @@ export async function loadAtRate(
   }
   await Promise.all(inFlight);
   if (failure !== undefined) throw failure;
-  const seconds = (performance.now() - started) / 1000;
-  const sorted = [...latencies].sort((a, b) => a - b);
   return {
+    ...summarize(total, maxInFlight, (performance.now() - started) / 1000, latencies),
     mode: 'open-loop',
-    requests: total,
-    concurrency: maxInFlight,
     offeredPerSecond: ratePerSecond,
     sentLate,
-    seconds: Number(seconds.toFixed(3)),
-    throughputPerSecond: Number((total / seconds).toFixed(1)),
-    latencyMs: {
-      p50: percentile(sorted, 50),
-      p90: percentile(sorted, 90),
-      p99: percentile(sorted, 99),
-      max: percentile(sorted, 100),
-      mean: Number((latencies.reduce((a, b) => a + b, 0) / latencies.length).toFixed(2)),
-    },
   };
 }
 

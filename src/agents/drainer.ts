@@ -142,16 +142,16 @@ export async function drainSessionWakes(o: DrainOptions): Promise<DrainResult> {
     return next;
   };
   // While nothing is due, the first lane alone looks every pollMs; the others wait until a lane
-  // claims a full batch (more may be due at once), so that an idle shard costs one look per pollMs.
-  let fullBatch = Promise.withResolvers<void>();
+  // claims work (more may be due), so that an idle shard costs one look per pollMs.
+  let work = Promise.withResolvers<void>();
   const wakeLanes = () => {
-    fullBatch.resolve();
-    fullBatch = Promise.withResolvers<void>();
+    work.resolve();
+    work = Promise.withResolvers<void>();
   };
   const lane = async (n: number) => {
     while (!done()) {
       let batch: DrainedSession[] = [];
-      const work = async () => {
+      const pass = async () => {
         try {
           batch = await claim();
           o.heartbeat();
@@ -164,14 +164,14 @@ export async function drainSessionWakes(o: DrainOptions): Promise<DrainResult> {
           for (const s of batch) busy.delete(s.sessionId);
         }
       };
-      await (o.lanes ? o.lanes(work) : work());
-      if (batch.length >= o.batchSessions) {
-        wakeLanes();
-        continue;
-      }
+      await (o.lanes ? o.lanes(pass) : pass());
+      if (batch.length > 0) wakeLanes();
+      // A full batch: more may be due at once. Else look again after pollMs (the first lane), or
+      // when another lane finds work (the others, at the latest after 20 pollMs).
+      if (batch.length >= o.batchSessions) continue;
       const idle = Math.max(0, Math.min(n === 0 ? o.pollMs : o.pollMs * 20, deadline - Date.now()));
       const pause = sleep(idle, undefined, { signal: o.signal }).catch(() => undefined);
-      await (n === 0 ? pause : Promise.race([pause, fullBatch.promise]));
+      await (n === 0 ? pause : Promise.race([pause, work.promise]));
     }
   };
   await Promise.all(Array.from({ length: o.concurrency }, (_, n) => lane(n)));
