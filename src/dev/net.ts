@@ -1,7 +1,24 @@
 import net from 'node:net';
 
-/** A port the OS says is free right now (tests and the harness run on free ports). */
+/**
+ * Ports this process handed out. The OS may give a just-closed port to the next bind, so two
+ * servers asked for concurrently (the test stack's PostgreSQL and Temporal) could get the same
+ * one: a port is handed out once per process (the set is forgotten past 10,000 ports).
+ */
+const handedOut = new Set<number>();
+
+/** A port the OS says is free right now, not handed out before by this process (tests and the harness run on free ports). */
 export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await portTheOsGives();
+    if (handedOut.has(port)) continue;
+    if (handedOut.size >= 10_000) handedOut.clear();
+    handedOut.add(port);
+    return port;
+  }
+}
+
+function portTheOsGives(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.unref();
