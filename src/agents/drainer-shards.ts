@@ -52,10 +52,6 @@ export class DrainerShardHost {
     this.lanes = pLimit(o.lanes);
   }
 
-  get shards(): number {
-    return this.o.shards;
-  }
-
   /** Announces this worker now and every few seconds, and counts the live ones. */
   async start(): Promise<void> {
     await this.announce();

@@ -14,12 +14,11 @@ export async function announceDrainerWorker(db: CommonQueryMethods, taskQueue: s
     ON CONFLICT (task_queue, worker) DO UPDATE SET seen_at = now()`);
 }
 
-/** The workers seen within `withinSeconds` (at least 1: the caller is one). */
+/** The workers seen within `withinSeconds` (shardShare counts the caller when none is). */
 export async function liveDrainerWorkers(db: CommonQueryMethods, taskQueue: string, withinSeconds: number): Promise<number> {
-  const count = await db.oneFirst(sql.type(z.object({ count: z.number() }))`
+  return db.oneFirst(sql.type(z.object({ count: z.number() }))`
     SELECT count(*)::int AS count FROM session_drainer_workers
     WHERE task_queue = ${taskQueue} AND seen_at > now() - ${withinSeconds} * interval '1 second'`);
-  return Math.max(1, count);
 }
 
 /** A worker that stops says so: the others count without it at once. */
