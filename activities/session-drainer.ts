@@ -24,7 +24,7 @@ export function createSessionDrainerActivities(
         return await drainSessionWakes({
           shard: sharded ? { index: input.shard!, count: input.shards! } : { index: 0, count: 1 },
           ...(held ? { keep: held.keep } : {}),
-          ...(deps.drainerShards ? { lanes: deps.drainerShards.lanes } : {}),
+          ...(deps.drainerShards ? { lanes: deps.drainerShards.lanes, pacer: deps.drainerShards.pacer } : {}),
           pool: deps.pool,
           extractor: deps.extractor,
           analysisCreditCost: deps.analysisCreditCost,

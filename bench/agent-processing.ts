@@ -7,7 +7,9 @@
  *      finalized assistant response) for BENCH_SECONDS; for every ingest, the time from its 202
  *      response until the session's processedThroughSequence reaches its last event, p50/p95 (DB
  *      polled every 20 ms);
- *  (b) sustained throughput: a backlog ingested while no worker runs, then the time a worker takes
+ *  (b) the burst: the same number of new sessions opened in about 4 s with the load right behind
+ *      them (BURST), lag p95 by minute, the first included;
+ *  (c) sustained throughput: a backlog ingested while no worker runs, then the time a worker takes
  *      to process all of it (watermarks, metering, explicit signals, and every analysis paid for).
  */
 import { drainerSettings } from '../src/agents/drainer.js';
@@ -22,7 +24,7 @@ import { killWorkerProcess, startWorkerProcess } from '../harness/worker.js';
 import { percentile, untilQuiet } from './stats.js';
 import { openSessions, PRODUCTION_CADENCE, TEXT, turnSender, type Ctx } from './steady-sessions.js';
 
-/** The issue's goal by default: 300 requests/s for 5 minutes over 1,000 open sessions. */
+/** The issue's goal by default: 300 requests/s for 5 minutes over 1,000 open sessions (0 seconds: no steady phase). */
 const STEADY = {
   sessions: Number(process.env.BENCH_SESSIONS ?? 1000),
   seconds: Number(process.env.BENCH_SECONDS ?? 300),
@@ -30,71 +32,96 @@ const STEADY = {
 };
 /** Offered loads, in ingest requests per second (two events each). */
 const LEVELS = (process.env.BENCH_RPS ?? '300').split(',').map(Number);
+/**
+ * The burst: BENCH_SESSIONS new sessions opened at BENCH_BURST_OPEN_RATE per second (1,000 in
+ * 4 s), with the steady load (the first of BENCH_RPS) starting right behind them, for
+ * BENCH_BURST_SECONDS; its lag is counted by the minute from the first session's open, the
+ * opening turns included (0 seconds: no burst phase).
+ */
+const BURST = {
+  openPerSecond: Number(process.env.BENCH_BURST_OPEN_RATE ?? 250),
+  seconds: Number(process.env.BENCH_BURST_SECONDS ?? 120),
+};
 const BACKLOG = { sessions: 100, turns: Number(process.env.BENCH_TURNS ?? 100) };
 
 const watermarks = (ctx: Ctx, ids: string[]) =>
   ctx.pool.any(sql.type(z.object({ id: z.string(), w: z.number().nullable() }))`
   SELECT id, processed_through_sequence AS w FROM agent_sessions WHERE id = ANY(${sql.array(ids, 'uuid')})`);
 
-/** Every session processed through its first turn, its analyses done and its workflow told. */
-async function steadyLag(ctx: Ctx, requestsPerSecond: number) {
+/**
+ * The lag of a load of turns: every ingest's time from its 202 until its session's watermark
+ * reaches its last event. `steady`: the sessions are opened first (one turn each, processed, their
+ * workflows running, the machine quiet), as in production, where sessions last far longer than a
+ * benchmark, and session starts are timed apart. `burst`: the sessions are opened at
+ * BURST.openPerSecond with the load right behind them, and the opening turns count.
+ */
+async function turnLag(ctx: Ctx, requestsPerSecond: number, mode: 'steady' | 'burst') {
   const app = await ctx.newApp();
   const pending = new Map<string, { sequence: number; at: number }[]>();
   const lags: number[] = [];
-  /** Lags by the minute of the load they were answered in: flat, or growing. */
+  /** Lags by the minute they were answered in (from the load's start, or the burst's): flat, or growing. */
   const byMinute: number[][] = [];
   const ingestMs: number[] = [];
-  const ids = new Set<string>();
   let polling = true;
-  let loadStarted = Infinity;
+  let clockStarted = Infinity;
   const poller = (async () => {
     while (polling || [...pending.values()].some((p) => p.length)) {
       const now = performance.now();
-      for (const row of await watermarks(ctx, [...ids])) {
+      // Only the sessions with an ingest waiting: the poller shares the API's process and core.
+      const waiting = [...pending].filter(([, list]) => list.length).map(([id]) => id);
+      for (const row of waiting.length ? await watermarks(ctx, waiting) : []) {
         const list = pending.get(row.id) ?? [];
         while (list.length && row.w !== null && row.w >= list[0]!.sequence) {
           const { at } = list.shift()!;
           lags.push(now - at);
-          (byMinute[Math.floor(Math.max(0, at - loadStarted) / 60_000)] ??= []).push(now - at);
+          (byMinute[Math.floor(Math.max(0, at - clockStarted) / 60_000)] ??= []).push(now - at);
         }
       }
       await sleep(20);
     }
   })();
-  // The sessions are open first (one turn each, processed, their workflows running), as in
-  // production, where sessions last far longer than a benchmark: session starts are timed apart.
-  const send = turnSender(ctx, app, `steady-${requestsPerSecond}`);
-  const warmStart = performance.now();
-  await openSessions(ctx, send, STEADY.sessions);
-  const openSeconds = (performance.now() - warmStart) / 1000;
-  // The workflows' first runs (started by the drainer's signals) finish before the load starts.
-  const settleSeconds = await untilQuiet();
-  // Open loop: requests start on a fixed schedule (round-robin over the sessions), whatever the
-  // latency of earlier ones, so that the load stays steady instead of slowing down with the system.
-  const total = requestsPerSecond * STEADY.seconds;
-  const started = performance.now();
-  loadStarted = started;
+  const send = turnSender(ctx, app, `${mode}-${requestsPerSecond}`);
+  /** Sends turn `round` of session `s` (events 2·round+1 and +2), its lag then awaited by the poller. */
+  const tracked = async (s: number, round: number) => {
+    const t = performance.now();
+    const sessionId = await send(s, round);
+    const done = performance.now();
+    ingestMs.push(done - t);
+    const list = pending.get(sessionId) ?? [];
+    list.push({ sequence: round * 2 + 2, at: done });
+    list.sort((x, y) => x.sequence - y.sequence);
+    pending.set(sessionId, list);
+  };
+  /** Sends `count` requests on a fixed schedule (open loop), whatever the latency of earlier ones. */
+  const openLoop = async (count: number, perSecond: number, request: (i: number) => Promise<void>) => {
+    const started = performance.now();
+    const inFlight: Promise<void>[] = [];
+    for (let i = 0; i < count; i++) {
+      await sleep(Math.max(0, started + (i * 1000) / perSecond - performance.now()));
+      inFlight.push(request(i));
+    }
+    return inFlight;
+  };
+  let openSeconds: number;
+  let settleSeconds = 0;
   const inFlight: Promise<void>[] = [];
-  for (let i = 0; i < total; i++) {
-    const s = i % STEADY.sessions;
-    const round = Math.floor(i / STEADY.sessions) + 1;
-    const due = started + (i * 1000) / requestsPerSecond;
-    await sleep(Math.max(0, due - performance.now()));
-    inFlight.push(
-      (async () => {
-        const seq = round * 2 + 1;
-        const t = performance.now();
-        const sessionId = await send(s, round);
-        const done = performance.now();
-        ingestMs.push(done - t);
-        ids.add(sessionId);
-        const list = pending.get(sessionId) ?? [];
-        list.push({ sequence: seq + 1, at: done });
-        list.sort((x, y) => x.sequence - y.sequence);
-        pending.set(sessionId, list);
-      })(),
-    );
+  const warmStart = performance.now();
+  if (mode === 'steady') {
+    await openSessions(ctx, send, STEADY.sessions);
+    openSeconds = (performance.now() - warmStart) / 1000;
+    // The workflows' first runs (started by the drainer's signals) finish before the load starts.
+    settleSeconds = await untilQuiet();
+  } else {
+    clockStarted = warmStart;
+    inFlight.push(...(await openLoop(STEADY.sessions, BURST.openPerSecond, (s) => tracked(s, 0))));
+    openSeconds = (performance.now() - warmStart) / 1000;
   }
+  const seconds = mode === 'steady' ? STEADY.seconds : BURST.seconds;
+  const total = requestsPerSecond * seconds;
+  const started = performance.now();
+  if (mode === 'steady') clockStarted = started;
+  // Round-robin over the sessions: request i is turn floor(i / sessions) + 1 of session i mod sessions.
+  inFlight.push(...(await openLoop(total, requestsPerSecond, (i) => tracked(i % STEADY.sessions, Math.floor(i / STEADY.sessions) + 1))));
   await Promise.all(inFlight);
   const sendSeconds = (performance.now() - started) / 1000;
   polling = false;
@@ -103,11 +130,12 @@ async function steadyLag(ctx: Ctx, requestsPerSecond: number) {
   const ingestSorted = ingestMs.sort((a, b) => a - b);
   const events = total * STEADY.eventsPerRequest;
   return {
+    mode,
     sessions: STEADY.sessions,
     sessionsOpenedPerSecond: Number((STEADY.sessions / openSeconds).toFixed(1)),
-    quietAfterOpeningSeconds: settleSeconds,
+    ...(mode === 'steady' ? { quietAfterOpeningSeconds: settleSeconds } : { openingTurnsCounted: true }),
     requestsPerSecond,
-    seconds: STEADY.seconds,
+    seconds,
     offeredEventsPerSecond: Number((events / sendSeconds).toFixed(1)),
     ingests: lags.length,
     lagMs: { p50: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99), max: percentile(sorted, 100) },
@@ -173,8 +201,11 @@ export async function benchAgentProcessing(): Promise<Record<string, unknown>> {
     drainer: drainerSettings(steadyCtx.api.deps.config),
   });
   const steady = [];
+  let burst;
   try {
-    for (const rps of LEVELS) steady.push(await steadyLag(steadyCtx, rps));
+    // The burst first: its sessions are new to a quiet stack, as after a deploy or a customer's launch.
+    if (BURST.seconds > 0) burst = await turnLag(steadyCtx, LEVELS[0]!, 'burst');
+    if (STEADY.seconds > 0) for (const rps of LEVELS) steady.push(await turnLag(steadyCtx, rps, 'steady'));
   } finally {
     if (process.env.BENCH_PROFILE) {
       worker.kill('SIGTERM');
@@ -191,5 +222,5 @@ export async function benchAgentProcessing(): Promise<Record<string, unknown>> {
     await backlogCtx.close();
     await stopTestStack();
   }
-  return { name: 'agent-processing', steadyLoad: steady, backlog };
+  return { name: 'agent-processing', ...(burst ? { burst } : {}), steadyLoad: steady, backlog };
 }

@@ -45,6 +45,13 @@ function has(result: BenchResult, key: string): boolean {
   }
 }
 
+/** The numbers of a list in a result (`<key>.0`, `<key>.1`, …), as milliseconds or seconds, comma-separated. */
+function byMinute(result: BenchResult, key: string): string {
+  const values: string[] = [];
+  for (let i = 0; has(result, `${key}.${i}`); i++) values.push(ms(at(result, `${key}.${i}`)));
+  return values.join(', ');
+}
+
 const n = (value: number, digits = 0, minimum = 0) =>
   value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: minimum });
 const ms = (value: number) => (value >= 1000 ? `${n(value / 1000, 1)} s` : `${n(value, value < 10 ? 1 : 0)} ms`);
@@ -90,8 +97,18 @@ const HEADLINES: Record<string, (r: BenchResult) => Headline[]> = {
   ],
   'agent-processing': (r) => [
     {
-      figure: `processing lag p95 ${ms(at(r, 'steadyLoad.-1.lagMs.p95'))} at ${at(r, 'steadyLoad.-1.requestsPerSecond')} requests/s; backlog ${n(at(r, 'backlog.eventsPerSecond'))} events/s`,
+      figure: has(r, 'steadyLoad.-1.lagMs.p95')
+        ? `processing lag p95 ${ms(at(r, 'steadyLoad.-1.lagMs.p95'))} at ${at(r, 'steadyLoad.-1.requestsPerSecond')} requests/s; backlog ${n(at(r, 'backlog.eventsPerSecond'))} events/s`
+        : `backlog ${n(at(r, 'backlog.eventsPerSecond'))} events/s (no steady phase: BENCH_SECONDS=0)`,
     },
+    // Recorded from issue 34 on: new sessions in a burst, the load right behind them.
+    ...(has(r, 'burst.lagP95MsByMinute.0')
+      ? [
+          {
+            figure: `burst of ${n(at(r, 'burst.sessions'))} new sessions at ${n(at(r, 'burst.sessionsOpenedPerSecond'))}/s, then ${at(r, 'burst.requestsPerSecond')} requests/s: lag p95 by minute ${byMinute(r, 'burst.lagP95MsByMinute')}`,
+          },
+        ]
+      : []),
   ],
   media: (r) => [
     {

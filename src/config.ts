@@ -277,6 +277,10 @@ export const envSchema = z.object({
       description:
         "worker: the drainer tells a session's workflow at most this often while nothing needs it (0: after every pass); it tells it at once when the session ends or its analyses start to wait for credits or the provider (and, while they wait, again at most this often). Must be less than `AGENT_SESSION_IDLE_SECONDS`",
     }),
+  AGENT_WORKFLOW_SIGNALS_PER_SECOND: z.coerce.number().int().min(0).max(10_000).default(20).meta({
+    description:
+      "worker: routine signals to session workflows (those of `AGENT_WORKFLOW_SIGNAL_SECONDS`) the worker sends a second at most, over all its drainer shards (0: no limit). A signal starts the session's workflow when it is not running, which costs far more than processing a turn: beyond the pace, signals are deferred (processing is not), so that a burst of new sessions does not hold up the processing of the others; their workflows start over the next seconds. Signals of ended sessions and of analyses that must wait are never deferred",
+  }),
 
   SIGNAL_EXTRACTOR: z
     .enum(['local', 'openai'])
@@ -555,6 +559,7 @@ export interface Config {
     drainPollMs: number;
     /** The drainer tells a session's workflow at most this often while nothing needs it (0: every pass). */
     workflowSignalSeconds: number;
+    workflowSignalsPerSecond: number;
   };
   /** The process's operational endpoint: /metrics, and /healthz on the worker (`port` null: none). */
   metrics: { host: string; port: number | null };
@@ -752,6 +757,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       drainBatchSessions: e.AGENT_DRAIN_BATCH_SESSIONS,
       drainPollMs: e.AGENT_DRAIN_POLL_MS,
       workflowSignalSeconds: e.AGENT_WORKFLOW_SIGNAL_SECONDS,
+      workflowSignalsPerSecond: e.AGENT_WORKFLOW_SIGNALS_PER_SECOND,
     },
     signalExtractor:
       e.SIGNAL_EXTRACTOR === 'openai'

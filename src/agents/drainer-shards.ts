@@ -1,5 +1,6 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { DatabasePool } from 'slonik';
+import { TellPacer } from './tell-pacer.js';
 import { announceDrainerWorker, liveDrainerWorkers, withdrawDrainerWorker } from '../db/repositories/session-drainer-workers.js';
 
 /**
@@ -26,6 +27,8 @@ export interface DrainerShardHostOptions {
   shards: number;
   /** Batches this process works on at once, over all the shards it holds (AGENT_DRAIN_CONCURRENCY). */
   lanes: number;
+  /** Routine workflow signals this process sends a second, over all the shards it holds (AGENT_WORKFLOW_SIGNALS_PER_SECOND; 0 or unset: no limit). */
+  routineSignalsPerSecond?: number;
   announceEveryMs?: number;
   liveWithinSeconds?: number;
   logger?: { warn(meta: Record<string, unknown>, message: string): void };
@@ -39,7 +42,7 @@ export interface ShardRun {
 
 /**
  * This process's side of the shards: the runs it holds, in the order they came (the latest beyond
- * the share yield), the live worker count, and the lanes all of its runs share.
+ * the share yield), the live worker count, and the lanes and the signal pace all of its runs share.
  */
 export class DrainerShardHost {
   private readonly runs: object[] = [];
@@ -47,9 +50,12 @@ export class DrainerShardHost {
   private timer: NodeJS.Timeout | undefined;
   /** Every batch of every shard run here takes one: the process's database connections stay bounded. */
   readonly lanes: LimitFunction;
+  /** Every routine signal of every shard run here takes a slot: the worker's pace, whatever shards it holds. */
+  readonly pacer: TellPacer;
 
   constructor(private readonly o: DrainerShardHostOptions) {
     this.lanes = pLimit(o.lanes);
+    this.pacer = new TellPacer(o.routineSignalsPerSecond ?? 0);
   }
 
   /** Announces this worker now and every few seconds, and counts the live ones. */

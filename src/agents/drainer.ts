@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { DatabasePool } from 'slonik';
 import {
   confirmHoldSignals,
+  deferRoutineSignals,
   deferWakes,
   deferWorkflowSignal,
   takeHoldSignalTurns,
@@ -19,6 +20,7 @@ import {
   type DrainedSession,
 } from './processing.js';
 import type { Config } from '../config.js';
+import { TellPacer } from './tell-pacer.js';
 import type { SessionDrainerActivityResult } from '../../workflows/session-drainer/contract.js';
 import { sessionWorkflowSettings, wakeTargetOf, type SessionWorkflowSettings, type WakeTarget } from './session-workflow.js';
 
@@ -32,6 +34,8 @@ export interface DrainerSettings {
   pollMs: number;
   /** A session's workflow is told at most this often while nothing needs it (0: after every pass). */
   signalEverySeconds: number;
+  /** Routine signals this worker sends a second at most (0: no limit); the others are deferred (TellPacer). */
+  routineSignalsPerSecond: number;
   /** How long one activity call runs before it returns (the workflow calls again), so that its history stays small. */
   runSeconds: number;
   /** How the session workflows it tells are started. */
@@ -44,6 +48,7 @@ export function drainerSettings(config: Pick<Config, 'agents' | 'temporal'>): Dr
     batchSessions: config.agents.drainBatchSessions,
     pollMs: config.agents.drainPollMs,
     signalEverySeconds: config.agents.workflowSignalSeconds,
+    routineSignalsPerSecond: config.agents.workflowSignalsPerSecond,
     runSeconds: 60,
     sessions: sessionWorkflowSettings(config),
   };
@@ -71,6 +76,8 @@ export interface DrainOptions extends Omit<DrainerSettings, 'sessions'> {
   keep?: () => boolean;
   /** The process's lanes, shared by the shard runs it holds: every batch takes one. */
   lanes?: <T>(work: () => Promise<T>) => Promise<T>;
+  /** The process's pace of routine signals, shared by the shard runs it holds (else one of the run's own). */
+  pacer?: TellPacer;
 }
 
 /** What one drain call did (the activity's result in the drainer's history). */
@@ -102,6 +109,7 @@ interface Run {
   o: DrainOptions;
   totals: DrainResult;
   tells: Bounded;
+  pacer: TellPacer;
 }
 
 /**
@@ -120,7 +128,7 @@ interface Run {
  */
 export async function drainSessionWakes(o: DrainOptions): Promise<DrainResult> {
   const totals: DrainResult = { sessions: 0, events: 0, analyses: 0, signals: 0 };
-  const run: Run = { o, totals, tells: new Bounded(TELLS_IN_FLIGHT) };
+  const run: Run = { o, totals, tells: new Bounded(TELLS_IN_FLIGHT), pacer: o.pacer ?? new TellPacer(o.routineSignalsPerSecond) };
   const deadline = Date.now() + o.runSeconds * 1000;
   const keep = o.keep ?? (() => true);
   let yielded = false;
@@ -239,13 +247,20 @@ async function tellHeld(run: Run, sessionIds: readonly string[]): Promise<string
 
 /**
  * Tells settled sessions' workflows whose turn has come (a session that ended always has it):
- * ended sessions at once, open ones in the background, the lane moving on. A process that dies
- * before sending a routine signal leaves it to the session's next turn.
+ * ended sessions at once; open ones in the background, the lane moving on, at the worker's pace:
+ * those beyond it are deferred to their slot (their turn due again, their wake set for then). A
+ * process that dies before sending a routine signal leaves it to the session's next turn.
  */
 async function tellRoutine(run: Run, sessionIds: readonly string[]): Promise<void> {
   const turns = await takeWorkflowSignalTurns(run.o.pool, sessionIds, run.o.signalEverySeconds);
   await Promise.all(turns.filter((t) => t.status !== 'open').map((turn) => send(run, turn)));
-  for (const turn of turns.filter((t) => t.status === 'open')) await run.tells.add(async () => void (await send(run, turn)));
+  const deferred: { sessionId: string; seconds: number }[] = [];
+  for (const turn of turns.filter((t) => t.status === 'open')) {
+    const wait = run.pacer.slot(turn.id);
+    if (wait > 0) deferred.push({ sessionId: turn.id, seconds: wait / 1000 });
+    else await run.tells.add(async () => void (await send(run, turn)));
+  }
+  await deferRoutineSignals(run.o.pool, deferred);
 }
 
 /** Adds the sessions' processed events to the run's totals and the worker's metrics. */

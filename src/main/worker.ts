@@ -100,6 +100,7 @@ export async function startWorker(config: Config, logger: Logger, o: { metrics?:
     worker: `${process.pid}@${os.hostname()}`,
     shards: config.agents.drainShards,
     lanes: config.agents.drainConcurrency,
+    routineSignalsPerSecond: config.agents.workflowSignalsPerSecond,
     logger,
   });
   await drainerShards.start();

@@ -253,7 +253,7 @@ export async function updateSessionsAfterIngest(tx: CommonQueryMethods, updates:
       context = coalesce(u.context, s.context),
       event_count = s.event_count + coalesce((SELECT n FROM counts c WHERE c.session_id = s.id), 0),
       highest_sequence = greatest(s.highest_sequence, u.highest_sequence),
-      wake_requested_at = CASE WHEN u.wake THEN coalesce(s.wake_requested_at, now()) ELSE s.wake_requested_at END,
+      wake_requested_at = CASE WHEN u.wake THEN least(coalesce(s.wake_requested_at, now()), now()) ELSE s.wake_requested_at END,
       wake_trace_parent = CASE WHEN u.wake AND s.wake_requested_at IS NULL THEN u.trace_parent ELSE s.wake_trace_parent END,
       last_ingest_at = now(), updated_at = now()
     FROM jsonb_to_recordset(${sql.jsonb(sessions as never)})
@@ -564,6 +564,29 @@ export async function deferWorkflowSignal(db: CommonQueryMethods, sessionId: str
   await db.query(sql.unsafe`
     UPDATE agent_sessions SET workflow_signalled_at = NULL, hold_signalled_at = NULL, wake_requested_at = now() + ${retrySeconds} * interval '1 second'
     WHERE id = ${sessionId}`);
+}
+
+/**
+ * Routine signals the worker's pace defers (TellPacer): each session's turn is due again and its
+ * wake set for its slot (an earlier wake stands, and an ingest brings it forward: processing never
+ * waits for a signal's slot). A hold's state is left as it is.
+ */
+export async function deferRoutineSignals(
+  db: CommonQueryMethods,
+  deferrals: readonly { sessionId: string; seconds: number }[],
+): Promise<void> {
+  if (!deferrals.length) return;
+  await db.query(sql.unsafe`
+    UPDATE agent_sessions s SET workflow_signalled_at = NULL,
+      wake_requested_at = least(coalesce(s.wake_requested_at, 'infinity'), now() + d.seconds * interval '1 second')
+    FROM unnest(${sql.array(
+      deferrals.map((d) => d.sessionId),
+      'uuid',
+    )}, ${sql.array(
+      deferrals.map((d) => d.seconds),
+      'float8',
+    )}) AS d(id, seconds)
+    WHERE s.id = d.id`);
 }
 
 /** The scrub of an erased person's e-mail in sessions' source and context (person-erasures.ts runs it). */

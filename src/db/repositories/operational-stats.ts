@@ -23,7 +23,7 @@ const counts = z.object({ key: z.string(), n: z.number() });
 export async function operationalStats(db: CommonQueryMethods): Promise<OperationalStats> {
   const wakes = await db.one(sql.type(z.object({ n: z.number(), age: z.number() }))`
     SELECT count(*)::int AS n, coalesce(extract(epoch FROM now() - min(wake_requested_at)), 0)::float8 AS age
-    FROM agent_sessions WHERE wake_requested_at IS NOT NULL`);
+    FROM agent_sessions WHERE wake_requested_at <= now()`);
   const analysesQueued = await db.oneFirst(sql.type(z.object({ n: z.number() }))`
     SELECT count(*)::int AS n FROM agent_analysis_jobs WHERE status = 'queued'`);
   const blocked = await db.oneFirst(sql.type(z.object({ n: z.number() }))`

@@ -73,10 +73,13 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
     FROM agent_sessions WHERE id = ${sessionId}`);
 
   /** Runs the drainer until the returned stop() (which resolves with what it did and the warnings it logged). */
-  function drainer(signalEverySeconds = 0) {
+  function drainer(signalEverySeconds = 0, routineSignalsPerSecond = 0) {
     const abort = new AbortController();
     const warnings: string[] = [];
     const rounds = { held: 0 };
+    /** When each session's workflow was told (ms since the drainer started). */
+    const told = new Map<string, number[]>();
+    const started = Date.now();
     const run = drainSessionWakes({
       shard: { index: 0, count: 1 },
       pool,
@@ -86,7 +89,11 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
       batchSessions: 10,
       pollMs: 50,
       signalEverySeconds,
-      tell: (target) => wakeSession(TemporalGateway.of(temporal), settings, target),
+      routineSignalsPerSecond,
+      tell: (target) => {
+        told.set(target.sessionId, [...(told.get(target.sessionId) ?? []), Date.now() - started]);
+        return wakeSession(TemporalGateway.of(temporal), settings, target);
+      },
       heartbeat: () => undefined,
       signal: abort.signal,
       runSeconds: 110,
@@ -95,7 +102,7 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
         for (const r of results) if (r.billingBlocked) rounds.held++;
       },
     });
-    return { warnings, rounds, stop: async () => (abort.abort(), { ...(await run), warnings }) };
+    return { warnings, rounds, told, stop: async () => (abort.abort(), { ...(await run), warnings }) };
   }
 
   it('processes a session and starts its one workflow with search attributes; the run finishes once the session ended', async () => {
@@ -141,6 +148,58 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
     } finally {
       const done = await d.stop();
       assert.equal(done.sessions >= 1 && done.events === 2, true, JSON.stringify(done));
+    }
+  });
+
+  it("a burst of new sessions: processed at once, their workflows told at the worker's pace (the rest deferred, not lost); an ingest to a deferred session is processed at once", async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const res = await ingest(
+        sessionRequest(app, [userMessage(1, 'q'), assistantMessage(2, 'a')], { externalSessionId: `wf-burst-${i}` }),
+      );
+      ids.push(res.body.sessionId as string);
+    }
+    // Two routine signals a second: three go at once (a second's depth), the other five one slot apart.
+    const d = drainer(0, 2);
+    try {
+      const all = await eventually(
+        () => Promise.all(ids.map(stored)),
+        (rows) => rows.every((r) => r.w === 2),
+      );
+      assert.ok(
+        all.every((r) => r.w === 2),
+        'every session processed',
+      );
+      const deferred = ids.filter((id) => !d.told.has(id));
+      assert.ok(deferred.length >= 3, `signals deferred while every session was processed (told: ${d.told.size})`);
+      // A deferred session's turn is due again and its wake set for its slot; a new turn is processed at once all the same.
+      const late = deferred.at(-1)!;
+      assert.deepEqual(await stored(late), { w: 2, wake: true, told: false });
+      const external = `wf-burst-${ids.indexOf(late)}`;
+      await ingest(sessionRequest(app, [userMessage(3, 'q2'), assistantMessage(4, 'a2')], { externalSessionId: external }));
+      await eventually(
+        () => stored(late),
+        (r) => r.w === 4,
+      );
+      assert.equal((await stored(late)).w, 4);
+      assert.ok(!d.told.has(late) || d.told.get(late)![0]! >= 1500, 'its signal still waited for its slot');
+      // Every workflow is told in the end, each once (its slot kept, not taken again), at most two a second after the first three.
+      const times = await eventually(
+        async () => ids.map((id) => d.told.get(id)?.[0]),
+        (t) => t.every((x) => x !== undefined),
+        30_000,
+      );
+      const sorted = (times as number[]).sort((a, b) => a - b);
+      assert.ok(sorted.at(-1)! - sorted[0]! >= 2000, `eight signals spread over at least 2 s: ${sorted.join(', ')}`);
+      for (const id of ids) {
+        const view = await eventually(
+          () => temporal.client.workflow.getHandle(agentSessionWorkflowId(id)).query(sessionQuery),
+          (v) => v.processedThroughSequence !== null,
+        );
+        assert.equal(view.processedThroughSequence, id === late ? 4 : 2);
+      }
+    } finally {
+      await d.stop();
     }
   });
 
