@@ -559,6 +559,7 @@ export interface Config {
     drainPollMs: number;
     /** The drainer tells a session's workflow at most this often while nothing needs it (0: every pass). */
     workflowSignalSeconds: number;
+    /** Routine workflow signals a worker sends a second at most (0: no limit); beyond it they are deferred. */
     workflowSignalsPerSecond: number;
   };
   /** The process's operational endpoint: /metrics, and /healthz on the worker (`port` null: none). */

@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+import { TS_NODE } from '../helpers/cli.js';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, readFile } from 'node:fs/promises';
@@ -10,7 +11,6 @@ import { PROJECT_ROOT } from '../../src/paths.js';
 import { deadline, httpStatus, waitFor } from '../../harness/wait.js';
 
 const run = promisify(execFile);
-const TSX = path.join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx');
 
 /**
  * `npm start` as a user runs it (src/main/dev.ts on free ports, data in a fresh DATA_DIR): embedded
@@ -83,7 +83,7 @@ describe('dev stack (npm start)', function () {
   it('lets the CLI find its database and the API accept the key it creates', async () => {
     const cli = path.join(PROJECT_ROOT, 'src', 'cli', 'main.ts');
     const exec = async (...args: string[]) =>
-      JSON.parse((await run(TSX, [cli, ...args], { env: { PATH: process.env.PATH ?? '', ...env } })).stdout);
+      JSON.parse((await run(process.execPath, [...TS_NODE, cli, ...args], { env: { PATH: process.env.PATH ?? '', ...env } })).stdout);
     // The banner's hint, run as printed by a shell in the checkout: stdout is exactly one JSON object
     // (what `| jq` needs; without npm's -s its own banner would come first).
     const hint = /Create an organization: +(\S.*)$/m.exec(output)?.[1];
@@ -101,14 +101,14 @@ describe('dev stack (npm start)', function () {
     assert.equal(((await res.json()) as { name: string }).name, 'Acme');
     // `npm run -s temporal -- …`: the Temporal CLI aimed at this stack (not whatever listens on 7233).
     const temporalCli = path.join(PROJECT_ROOT, 'src', 'cli', 'temporal.ts');
-    const described = await run(TSX, [temporalCli, 'operator', 'namespace', 'describe', '--output', 'json'], {
+    const described = await run(process.execPath, [...TS_NODE, temporalCli, 'operator', 'namespace', 'describe', '--output', 'json'], {
       env: { PATH: process.env.PATH ?? '', ...env },
     });
     assert.equal(JSON.parse(described.stdout).namespaceInfo.name, 'default');
     // The running stack's recorder, as its worker reports it, whatever this shell's environment says.
     const providers = JSON.parse(
       (
-        await run(TSX, [cli, 'meeting-providers'], {
+        await run(process.execPath, [...TS_NODE, cli, 'meeting-providers'], {
           env: { PATH: process.env.PATH ?? '', ...env, RECORDER: 'recall', RECALL_BASE_URL: 'https://recall.example', RECALL_API_KEY: 'k' },
         })
       ).stdout,

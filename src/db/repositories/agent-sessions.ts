@@ -212,9 +212,12 @@ export interface SessionUpdate {
   /** The accepted new events, inserted by the same statement. */
   newEvents: readonly IncomingEvent[];
   highestSequence: number | null;
-  /** The ingest gave the workflow work (new or revised events, a status change): request a wake. */
+  /**
+   * The ingest gave the workflow work (new or revised events, a status change): request a wake, due
+   * now (one deferred to later, a routine signal's slot or a failed drain's retry, is brought forward).
+   */
   wake: boolean;
-  /** The ingest's W3C traceparent (tracing on): kept with the wake it requests (the first ingest's, while one is pending). */
+  /** The ingest's W3C traceparent (tracing on): kept with the wake it requests (the first ingest's, while one is due). */
   traceParent: string | null;
 }
 
@@ -254,7 +257,7 @@ export async function updateSessionsAfterIngest(tx: CommonQueryMethods, updates:
       event_count = s.event_count + coalesce((SELECT n FROM counts c WHERE c.session_id = s.id), 0),
       highest_sequence = greatest(s.highest_sequence, u.highest_sequence),
       wake_requested_at = CASE WHEN u.wake THEN least(coalesce(s.wake_requested_at, now()), now()) ELSE s.wake_requested_at END,
-      wake_trace_parent = CASE WHEN u.wake AND s.wake_requested_at IS NULL THEN u.trace_parent ELSE s.wake_trace_parent END,
+      wake_trace_parent = CASE WHEN u.wake AND (s.wake_requested_at IS NULL OR s.wake_requested_at > now()) THEN u.trace_parent ELSE s.wake_trace_parent END,
       last_ingest_at = now(), updated_at = now()
     FROM jsonb_to_recordset(${sql.jsonb(sessions as never)})
       AS u(id uuid, status text, processing_status text, agent_version text, source jsonb, context jsonb, highest_sequence bigint, wake boolean, trace_parent text)

@@ -9,7 +9,7 @@ import { createDatabasePool } from '../../../src/db/pool.js';
 import { writeStackInfo } from '../../../src/dev/stack-file.js';
 import { packageVersion, PROJECT_ROOT } from '../../../src/paths.js';
 import { startTestApi, testTokens, type TestApi } from '../../../harness/app.js';
-import { runIntake } from '../../helpers/cli.js';
+import { runIntake, TS_NODE } from '../../helpers/cli.js';
 import { TEST_SIGNING_SECRET } from '../../../harness/config.js';
 import { createEmptyDatabase, createTestDatabase, testStack } from '../../../harness/stack.js';
 import { startTestWorker } from '../../../harness/worker.js';
@@ -17,7 +17,6 @@ import { upsertPerson } from '../../../src/db/repositories/people.js';
 import { personErasureWorkflowId } from '../../../src/temporal/ids.js';
 
 const run = promisify(execFile);
-const TSX = path.join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx');
 
 /** The admin CLI as operators run it: a separate process, JSON on stdout, errors on stderr. */
 describe('intake admin CLI', function () {
@@ -257,7 +256,7 @@ describe('intake admin CLI', function () {
 
   it('prints usage for --help (all commands, or one) and the release for --version on stdout with exit 0', async () => {
     const help = async (...args: string[]) => {
-      const { stdout, stderr } = await run(TSX, [path.join(PROJECT_ROOT, 'src', 'cli', 'main.ts'), ...args], {
+      const { stdout, stderr } = await run(process.execPath, [...TS_NODE, path.join(PROJECT_ROOT, 'src', 'cli', 'main.ts'), ...args], {
         env: { PATH: process.env.PATH ?? '', ...env },
       });
       assert.equal(stderr, '');
@@ -376,9 +375,13 @@ describe('intake admin CLI', function () {
   it('applies migrations with `npm run migrate` (src/cli/migrate.ts), then finds nothing to do', async () => {
     const empty = await createEmptyDatabase();
     const migrateCli = path.join(PROJECT_ROOT, 'src', 'cli', 'migrate.ts');
-    const first = JSON.parse((await run(TSX, [migrateCli], { env: { PATH: process.env.PATH ?? '', DATABASE_URL: empty } })).stdout);
+    const first = JSON.parse(
+      (await run(process.execPath, [...TS_NODE, migrateCli], { env: { PATH: process.env.PATH ?? '', DATABASE_URL: empty } })).stdout,
+    );
     assert.ok(first.applied.length >= 1);
-    const second = JSON.parse((await run(TSX, [migrateCli], { env: { PATH: process.env.PATH ?? '', DATABASE_URL: empty } })).stdout);
+    const second = JSON.parse(
+      (await run(process.execPath, [...TS_NODE, migrateCli], { env: { PATH: process.env.PATH ?? '', DATABASE_URL: empty } })).stdout,
+    );
     assert.deepEqual(second, { applied: [], alreadyApplied: first.applied.length });
   });
 
