@@ -4,9 +4,10 @@
  * response whose body does not match the schema it declares. Installs schemathesis into .tools/ on
  * first use (PyPI). FUZZ_MAX_EXAMPLES (default 20 per operation) and FUZZ_MAX_SECONDS (default 120
  * for the organization API key's run, a quarter of it for each narrower credential) bound it. One
- * worker: with two threads, hypothesis' lambda descriptions (ast parsing in threads) now and then fail inside CPython with "AST constructor recursion depth
- * mismatch" (cpython gh-106905), a schemathesis runtime error that says nothing of the API. The
- * coverage phase is left out: in schemathesis 4.32.5 it stopped with that same error.
+ * worker: with two threads, hypothesis' lambda descriptions (ast parsing in threads) now and then
+ * fail inside CPython with "AST constructor recursion depth mismatch" (cpython gh-106905), a
+ * schemathesis runtime error that says nothing of the API. The coverage phase is left out: in
+ * schemathesis 4.32.5 it stopped with that same error.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';

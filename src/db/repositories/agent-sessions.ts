@@ -256,7 +256,7 @@ export async function updateSessionsAfterIngest(tx: CommonQueryMethods, updates:
       context = coalesce(u.context, s.context),
       event_count = s.event_count + coalesce((SELECT n FROM counts c WHERE c.session_id = s.id), 0),
       highest_sequence = greatest(s.highest_sequence, u.highest_sequence),
-      wake_requested_at = CASE WHEN u.wake THEN least(coalesce(s.wake_requested_at, now()), now()) ELSE s.wake_requested_at END,
+      wake_requested_at = CASE WHEN u.wake THEN least(s.wake_requested_at, now()) ELSE s.wake_requested_at END,
       wake_trace_parent = CASE WHEN u.wake AND (s.wake_requested_at IS NULL OR s.wake_requested_at > now()) THEN u.trace_parent ELSE s.wake_trace_parent END,
       last_ingest_at = now(), updated_at = now()
     FROM jsonb_to_recordset(${sql.jsonb(sessions as never)})
@@ -581,7 +581,7 @@ export async function deferRoutineSignals(
   if (!deferrals.length) return;
   await db.query(sql.unsafe`
     UPDATE agent_sessions s SET workflow_signalled_at = NULL,
-      wake_requested_at = least(coalesce(s.wake_requested_at, 'infinity'), now() + d.seconds * interval '1 second')
+      wake_requested_at = least(s.wake_requested_at, now() + d.seconds * interval '1 second')
     FROM unnest(${sql.array(
       deferrals.map((d) => d.sessionId),
       'uuid',
