@@ -10,7 +10,9 @@
  *  (b) the burst: the same number of new sessions opened in about 4 s with the load right behind
  *      them (BURST), lag p95 by minute, the first included;
  *  (c) sustained throughput: a backlog ingested while no worker runs, then the time a worker takes
- *      to process all of it (watermarks, metering, explicit signals, and every analysis paid for).
+ *      to process all of it (watermarks, metering, explicit signals, and every analysis paid for);
+ *      then the same with two worker processes sharing the drainer shards (issue 34: the total
+ *      must be at least one worker's rate).
  */
 import { drainerSettings } from '../src/agents/drainer.js';
 import { once } from 'node:events';
@@ -42,7 +44,12 @@ const BURST = {
   openPerSecond: Number(process.env.BENCH_BURST_OPEN_RATE ?? 250),
   seconds: Number(process.env.BENCH_BURST_SECONDS ?? 120),
 };
-const BACKLOG = { sessions: 100, turns: Number(process.env.BENCH_TURNS ?? 100) };
+/**
+ * The backlog: BENCH_BACKLOG_SESSIONS sessions of BENCH_TURNS turns (3 events each). 300 x 100 makes
+ * a drain of about 25 s, long enough that the shards' hand-over between two starting workers (they
+ * count each other every 5 s) is not most of it.
+ */
+const BACKLOG = { sessions: Number(process.env.BENCH_BACKLOG_SESSIONS ?? 300), turns: Number(process.env.BENCH_TURNS ?? 100) };
 
 const watermarks = (ctx: Ctx, ids: string[]) =>
   ctx.pool.any(sql.type(z.object({ id: z.string(), w: z.number().nullable() }))`
@@ -150,7 +157,12 @@ async function turnLag(ctx: Ctx, requestsPerSecond: number, mode: 'steady' | 'bu
   };
 }
 
-async function backlogThroughput(ctx: Ctx) {
+/**
+ * The time `workers` worker processes take to process a backlog ingested while none ran. Each holds
+ * its share of the task queue's drainer shards (AGENT_DRAIN_SHARDS, production's default), as
+ * src/main/worker.ts does; the workers start together, and the rate is counted from when all are ready.
+ */
+async function backlogThroughput(ctx: Ctx, workers: number) {
   const app = await ctx.newApp();
   const events = Array.from({ length: BACKLOG.turns }, (_, t) => [
     userMessage(3 * t + 1, `${TEXT}${t}`),
@@ -164,11 +176,20 @@ async function backlogThroughput(ctx: Ctx) {
     ids.push((res.body as { sessionId: string }).sessionId);
   }
   const started = performance.now();
-  const worker = await startWorkerProcess({
-    databaseUrl: ctx.databaseUrl,
-    taskQueue: ctx.taskQueue,
-    drainer: drainerSettings(ctx.api.deps.config),
-  });
+  const procs = await Promise.all(
+    Array.from({ length: workers }, () =>
+      startWorkerProcess({
+        databaseUrl: ctx.databaseUrl,
+        taskQueue: ctx.taskQueue,
+        drainer: drainerSettings(ctx.api.deps.config),
+        drainShards: ctx.api.deps.config.agents.drainShards,
+      }),
+    ),
+  );
+  // The rate is counted from when every worker is ready (processes starting together on 2 cores
+  // take longer than one); what was processed by then is left out of it.
+  const ready = performance.now();
+  const processedAtReady = (await watermarks(ctx, ids)).reduce((sum, r) => sum + (r.w ?? 0), 0);
   for (;;) {
     const rows = await watermarks(ctx, ids);
     const queued = await ctx.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
@@ -176,19 +197,38 @@ async function backlogThroughput(ctx: Ctx) {
     if (rows.every((r) => r.w === last) && queued === 0) break;
     await sleep(100);
   }
-  const seconds = (performance.now() - started) / 1000;
-  await killWorkerProcess(worker);
+  const done = performance.now();
+  await Promise.all(procs.map(killWorkerProcess));
   const total = BACKLOG.sessions * events.length;
   const analyses = BACKLOG.sessions * BACKLOG.turns;
+  const seconds = (done - ready) / 1000;
   return {
+    workers,
+    shards: ctx.api.deps.config.agents.drainShards,
     sessions: BACKLOG.sessions,
     events: total,
     analysedResponses: analyses,
+    workerStartSeconds: Number(((ready - started) / 1000).toFixed(2)),
+    processedBeforeAllReady: processedAtReady,
     seconds: Number(seconds.toFixed(2)),
-    eventsPerSecond: Number((total / seconds).toFixed(1)),
-    analysesPerSecond: Number((analyses / seconds).toFixed(1)),
-    includesWorkerProcessStartSeconds: true,
+    eventsPerSecond: Number(((total - processedAtReady) / seconds).toFixed(1)),
+    analysesPerSecond: Number(((analyses * (total - processedAtReady)) / total / seconds).toFixed(1)),
   };
+}
+
+/** One worker, then two, each on a backlog of its own in a fresh database and task queue, in the same run. */
+async function backlogByWorkers() {
+  const byWorkers = [];
+  for (const workers of [1, 2]) {
+    const ctx = await processingContext({ credits: 10_000_000, worker: false, env: PRODUCTION_CADENCE });
+    try {
+      byWorkers.push(await backlogThroughput(ctx, workers));
+    } finally {
+      await ctx.close();
+    }
+  }
+  const [one, two] = byWorkers;
+  return { ...one!, twoWorkers: two!, twoOverOne: Number((two!.eventsPerSecond / one!.eventsPerSecond).toFixed(2)) };
 }
 
 export async function benchAgentProcessing(): Promise<Record<string, unknown>> {
@@ -214,12 +254,10 @@ export async function benchAgentProcessing(): Promise<Record<string, unknown>> {
     await killWorkerProcess(worker);
     await steadyCtx.close();
   }
-  const backlogCtx = await processingContext({ credits: 10_000_000, worker: false, env: PRODUCTION_CADENCE });
   let backlog;
   try {
-    backlog = await backlogThroughput(backlogCtx);
+    backlog = await backlogByWorkers();
   } finally {
-    await backlogCtx.close();
     await stopTestStack();
   }
   return { name: 'agent-processing', ...(burst ? { burst } : {}), steadyLoad: steady, backlog };

@@ -109,6 +109,16 @@ const HEADLINES: Record<string, (r: BenchResult) => Headline[]> = {
           },
         ]
       : []),
+    // Recorded from issue 34 on: the same backlog with two workers sharing the drainer shards.
+    ...(has(r, 'backlog.twoWorkers.eventsPerSecond')
+      ? [
+          {
+            figure: `backlog with 2 workers ${n(at(r, 'backlog.twoWorkers.eventsPerSecond'))} events/s`,
+            limit: `1 worker, same run ${n(at(r, 'backlog.eventsPerSecond'))} events/s`,
+            ratio: at(r, 'backlog.twoOverOne'),
+          },
+        ]
+      : []),
   ],
   media: (r) => [
     {

@@ -5,7 +5,9 @@
  */
 import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import os from 'node:os';
 import { ensureSessionDrainers } from '../src/agents/drainer-workflow.js';
+import { DrainerShardHost } from '../src/agents/drainer-shards.js';
 import type { DrainerSettings } from '../src/agents/drainer.js';
 import { createActivities } from '../activities/index.js';
 import { DEFAULT_FFMPEG_SETTINGS, FfmpegTools } from '../src/media/ffmpeg-tools.js';
@@ -45,7 +47,24 @@ const deps = testActivityDeps(pool, {
 });
 // With the waker here, sender calls linger for its wakes, as in src/main/worker.ts.
 const webhookWakes = process.env.WEBHOOK_WAKER ? new WebhookWakes() : undefined;
-const activities = createActivities(onTaskQueue(webhookWakes ? { ...deps, webhookWakes } : deps, taskQueue));
+// DRAINER_SHARDS: the task queue's drainer shards (1 by default: one drainer of every session).
+const shards = Number(process.env.DRAINER_SHARDS ?? '1');
+// DRAINER_SHARD_HOST=1: this worker holds its share of the shards beside other workers, as
+// src/main/worker.ts does (announced in PostgreSQL, one set of lanes and one signal pace).
+const drainerShards = process.env.DRAINER_SHARD_HOST
+  ? new DrainerShardHost({
+      pool,
+      taskQueue,
+      worker: `${process.pid}@${os.hostname()}`,
+      shards,
+      lanes: deps.drainer.concurrency,
+      routineSignalsPerSecond: deps.drainer.routineSignalsPerSecond,
+    })
+  : undefined;
+await drainerShards?.start();
+const activities = createActivities(
+  onTaskQueue({ ...deps, ...(webhookWakes ? { webhookWakes } : {}), ...(drainerShards ? { drainerShards } : {}) }, taskQueue),
+);
 const dataConverter = testDataConverter();
 const common = { connection, activities, dataConverter };
 const workflows = { workflowBundle: { codePath: env('BUNDLE_PATH') }, sinks: workflowSinks() };
@@ -59,8 +78,7 @@ const mediaWorker = await Worker.create({
 const webhookWorker = await Worker.create({ ...common, ...workflows, taskQueue: `${taskQueue}-webhooks` });
 const running = Promise.all([worker.run(), mediaWorker.run(), webhookWorker.run()]);
 const client = new Client({ connection, dataConverter });
-// DRAINER_SHARDS: the task queue's drainer shards (1 by default: one drainer of every session).
-await ensureSessionDrainers(client, taskQueue, Number(process.env.DRAINER_SHARDS ?? '1'));
+await ensureSessionDrainers(client, taskQueue, shards);
 const waker = process.env.WEBHOOK_WAKER
   ? await startWebhookWaker({
       databaseUrl: env('DATABASE_URL'),
@@ -73,6 +91,7 @@ const waker = process.env.WEBHOOK_WAKER
 process.stdout.write('ready\n');
 // SIGTERM (the Runtime's shutdown signal) drains the worker; then close what it used and exit.
 await running;
+await drainerShards?.stop();
 await waker?.close();
 await connection.close();
 await pool.end();

@@ -110,6 +110,8 @@ export async function startWorkerProcess(o: {
   webhookRetryDelaysMs?: readonly number[];
   /** Run the webhook waker in the worker process, as src/main/worker.ts does (benchmarks); tests run their own. */
   webhookWaker?: boolean;
+  /** The task queue's drainer shards, this worker holding its share beside the others as src/main/worker.ts does. */
+  drainShards?: number;
 }): Promise<ChildProcess> {
   const stack = await testStack();
   const bundlePath = path.join(stack.tmpDir, `bundle-${process.pid}.js`);
@@ -125,6 +127,7 @@ export async function startWorkerProcess(o: {
       ...(o.drainer ? { DRAINER_SETTINGS: JSON.stringify(o.drainer) } : {}),
       ...(o.webhookRetryDelaysMs ? { WEBHOOK_RETRY_DELAYS_MS: JSON.stringify(o.webhookRetryDelaysMs) } : {}),
       ...(o.webhookWaker ? { WEBHOOK_WAKER: '1' } : {}),
+      ...(o.drainShards ? { DRAINER_SHARDS: String(o.drainShards), DRAINER_SHARD_HOST: '1' } : {}),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
