@@ -20,7 +20,8 @@ const run = promisify(execFile);
 
 /** The admin CLI as operators run it: a separate process, JSON on stdout, errors on stderr. */
 describe('intake admin CLI', function () {
-  this.timeout(60_000);
+  // A test runs up to 16 CLI processes of about 2 s each (tsx's start); on 2 busy cores that doubles.
+  this.timeout(120_000);
   let databaseUrl: string;
   let pool: DatabasePool;
   let api: TestApi;
