@@ -3,6 +3,7 @@ import { AppError } from '../src/errors.js';
 import type { AppContext, AppDeps, AppState } from './context.js';
 import { agentApplicationRoutes } from './agent-applications/router.js';
 import { agentConversationRoutes } from './agent-conversations/router.js';
+import { otlpRoutes } from './otel/router.js';
 import { feedbackRoutes } from './feedback/router.js';
 import { recordingCatalogRoutes } from './recordings/catalog/router.js';
 import { recordingRoutes } from './recordings/router.js';
@@ -47,6 +48,7 @@ export function buildApp(deps: AppDeps): Koa<AppState> {
   feedbackRoutes(deps, registry);
   agentApplicationRoutes(deps, registry);
   agentConversationRoutes(deps, registry);
+  otlpRoutes(deps, registry);
   webhookEndpointRoutes(deps, registry);
   signalRoutes(deps, registry);
   meetingJoinRoutes(deps, registry);

@@ -41,6 +41,8 @@ export interface AppState {
   agent?: CredentialLookup;
   /** The hash of that request's ingest secret (agent ingest only). */
   agentSecretHash?: Buffer;
+  /** OTLP routes: the request's encoding, which their answers use too. */
+  otlpEncoding?: 'protobuf' | 'json';
   /** The body was parsed and validated by a body-checking thread. */
   bodyChecked?: boolean;
   /** /mcp with an OAuth access token: what its user approved for the client. */

@@ -247,6 +247,13 @@ export const envSchema = z.object({
     description:
       'interval of the `agent-session-wakes` Temporal Schedule (set when a worker starts), which wakes the workflows of sessions whose wake is older than this and was never taken (a safety net: the drainer takes wakes within milliseconds)',
   }),
+  OTLP_BODY_LIMIT_BYTES: positiveInt
+    .max(64 * 1024 * 1024)
+    .default(8 * 1024 * 1024)
+    .meta({
+      description:
+        'api: the largest OTLP export request `/otel/v1/traces` and `/otel/v1/logs` take, counted after gzip is undone (413 past it; an exporter batches 512 spans by default)',
+    }),
   AGENT_CREDENTIAL_CACHE_SECONDS: z.coerce.number().int().min(0).max(60).default(2).meta({
     description:
       "how long an API process reuses an ingest secret's lookup (0 to 60; 0: every request). It saves a statement only: every ingest's transaction checks the lookup again, so a revocation or an application change applies to the next ingest on every replica",
@@ -540,6 +547,8 @@ export interface Config {
   domainEvents: { retentionDays: number };
   /** Webhook delivery (issue 31): the private networks receivers may be on, and loopback in development. */
   webhooks: { allowedPrivateNetworks: string[]; allowLoopback: boolean };
+  /** OTLP ingest (issue 35). */
+  otlp: { bodyLimitBytes: number };
   agents: {
     sessionIdleSeconds: number;
     activityTimeoutSeconds: number;
@@ -737,6 +746,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       oauthAuthorizationsPerMinute: e.OAUTH_AUTHORIZATION_RATE_LIMIT_PER_MINUTE,
     },
     domainEvents: { retentionDays: e.DOMAIN_EVENT_RETENTION_DAYS },
+    otlp: { bodyLimitBytes: e.OTLP_BODY_LIMIT_BYTES },
     webhooks: {
       allowedPrivateNetworks: (e.WEBHOOK_ALLOWED_PRIVATE_NETWORKS ?? '')
         .split(',')

@@ -26,6 +26,11 @@ export const ERROR_CATALOGUE = {
     message: 'The request is invalid.',
     description: 'The body, query or path breaks the schema or a rule; `errors: [{path, message}]` lists each problem.',
   },
+  otlp_invalid_payload: {
+    status: 400,
+    message: 'The body is not an OTLP export request.',
+    description: 'OTLP ingest: the body does not decode as the protobuf or JSON export request its Content-Type names (or as gzip).',
+  },
   malformed_json: { status: 400, message: 'The request body is not valid JSON.', description: 'The body does not parse as JSON.' },
   request_aborted: {
     status: 400,

@@ -111,6 +111,16 @@ export const agentEventSchema = {
       properties: { inputTokens: { type: 'integer' }, outputTokens: { type: 'integer' }, latencyMs: { type: 'integer' } },
     },
     trace: { type: 'object', additionalProperties: false, properties: { traceId: { type: 'string' }, spanId: { type: 'string' } } },
+    toolCalls: {
+      type: 'array',
+      description: 'Assistant messages: the tools the model called, by name and call id (never their arguments or results)',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name'],
+        properties: { id: { type: 'string' }, name: { type: 'string' } },
+      },
+    },
     feedback: {
       type: 'object',
       additionalProperties: false,

@@ -61,6 +61,22 @@ const feedback = {
   },
 } as const satisfies JsonSchema;
 
+/**
+ * Assistant messages: the tools the model called in this message, by name (and the call's id), never
+ * their arguments or results (the spec's rule 8: no tool inputs or outputs). OTLP ingest fills it
+ * from GenAI spans; REST callers may send it too.
+ */
+const toolCalls = {
+  type: 'array',
+  maxItems: 64,
+  items: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['name'],
+    properties: { id: id(), name: { type: 'string', minLength: 1, maxLength: 200 } },
+  },
+} as const satisfies JsonSchema;
+
 const event = {
   type: 'object',
   additionalProperties: false,
@@ -85,6 +101,7 @@ const event = {
       },
     },
     trace: { type: 'object', additionalProperties: false, properties: { traceId: text(200), spanId: text(200) } },
+    toolCalls,
     feedback,
     context,
   },

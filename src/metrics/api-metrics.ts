@@ -18,6 +18,8 @@ export interface ApiMetrics {
   rateLimitRejections: Counter<'limit'>;
   /** Bytes of direct uploads received by this process's tus endpoint. */
   uploadBytes: Counter;
+  /** OTLP spans received, by what became of them: stored (their messages), rejected, ignored (no GenAI messages). */
+  otlpSpans: Counter<'outcome'>;
 }
 
 export function createApiMetrics(o: { pool?: DatabasePool; processMetrics?: boolean } = {}): ApiMetrics {
@@ -68,5 +70,11 @@ export function createApiMetrics(o: { pool?: DatabasePool; processMetrics?: bool
       registers,
     }),
     uploadBytes: new Counter({ name: 'intake_upload_bytes_total', help: 'Bytes of direct (tus) uploads received.', registers }),
+    otlpSpans: new Counter({
+      name: 'intake_otlp_spans_total',
+      help: 'OTLP spans received, by outcome: stored (their GenAI messages), rejected (counted in partialSuccess), ignored (no GenAI messages).',
+      labelNames: ['outcome'],
+      registers,
+    }),
   };
 }

@@ -96,12 +96,15 @@ try {
         '-H',
         `X-Operator-Token: ${TEST_OPERATOR_TOKEN}`,
         '--exclude-path-regex',
-        '^/(mcp|v3/rest/agent-conversations/ingest|v3/rest/recordings/meeting-joins)',
+        '^/(mcp|v3/rest/agent-conversations/ingest|otel/|v3/rest/recordings/meeting-joins)',
         '--max-time',
         String(maxSeconds),
       ],
     ],
-    ['agent ingest secret', ['-H', `X-Service-Agent-Key: ${secret}`, '--include-path', '/v3/rest/agent-conversations/ingest', ...narrow]],
+    [
+      'agent ingest secret',
+      ['-H', `X-Service-Agent-Key: ${secret}`, '--include-path-regex', '^/(v3/rest/agent-conversations/ingest|otel/v1/traces)$', ...narrow],
+    ],
     [
       'user access token',
       [

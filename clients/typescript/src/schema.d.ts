@@ -85,6 +85,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/otel/v1/traces': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * OTLP/HTTP trace export (X-Service-Agent-Key): GenAI spans become agent sessions
+     * @description An OpenTelemetry exporter with `OTEL_EXPORTER_OTLP_ENDPOINT=<base URL>/otel` and `OTEL_EXPORTER_OTLP_HEADERS=X-Service-Agent-Key=<ingest secret>` sends here, as `application/x-protobuf` or `application/json`, gzip or not. The body is an `ExportTraceServiceRequest`; the answer an `ExportTraceServiceResponse` in the same encoding, whose `partialSuccess` counts the spans rejected and says why. Spans without GenAI messages are accepted and not stored. Errors are a `google.rpc.Status` (in JSON with `errorCode`). The mapping: docs/guides/opentelemetry.md.
+     */
+    post: operations['exportOtlpTraces'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/readyz': {
     parameters: {
       query?: never;
@@ -1076,6 +1096,11 @@ export interface components {
       previousRevisionCount: number;
       revision: number;
       sequence: number;
+      /** @description Assistant messages: the tools the model called, by name and call id (never their arguments or results) */
+      toolCalls?: {
+        id?: string;
+        name: string;
+      }[];
       trace?: {
         spanId?: string;
         traceId?: string;
@@ -2211,6 +2236,153 @@ export interface operations {
           [name: string]: unknown;
         };
         content?: never;
+      };
+      /**
+       * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
+       *
+       *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'database_unavailable' | 'temporal_unavailable';
+          };
+        };
+      };
+    };
+  };
+  exportOtlpTraces: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Accepted: ExportTraceServiceResponse (partialSuccess when spans were rejected) */
+      200: {
+        headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not an OTLP export request (google.rpc.Status) */
+      400: {
+        headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /**
+       * @description `unauthenticated`: Authentication required.
+       *
+       *     `invalid_credentials`: The credential is not valid.
+       *
+       *     `credential_revoked`: The credential has been revoked.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'unauthenticated' | 'invalid_credentials' | 'credential_revoked';
+          };
+        };
+      };
+      /** @description `application_disabled`: The application is disabled; it accepts no uploads until it is enabled again. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'application_disabled';
+          };
+        };
+      };
+      /**
+       * @description `not_found`: Resource not found.
+       *
+       *     `agent_chats_not_enabled`: Agent chats are not enabled for this workspace.
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'not_found' | 'agent_chats_not_enabled';
+          };
+        };
+      };
+      /** @description Over OTLP_BODY_LIMIT_BYTES once decompressed */
+      413: {
+        headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Neither application/x-protobuf nor application/json, or an encoding other than gzip */
+      415: {
+        headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /**
+       * @description Over AGENT_INGEST_RATE_LIMIT_PER_MINUTE requests a minute for this organization (REST and OTLP ingest together); see Retry-After
+       *
+       *     `rate_limited`: Rate limit exceeded; retry later.
+       */
+      429: {
+        headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'rate_limited';
+          };
+        };
       };
       /**
        * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
@@ -3442,6 +3614,10 @@ export interface operations {
             participantExternalId?: string;
             revision: number;
             sequence: number;
+            toolCalls?: {
+              id?: string;
+              name: string;
+            }[];
             trace?: {
               spanId?: string;
               traceId?: string;

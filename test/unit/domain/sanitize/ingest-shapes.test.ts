@@ -19,7 +19,7 @@ const PLACES = {
     generic: ['productArea', 'surface', 'routeTemplate', 'pathname', 'entryPoint', 'entityType', 'entityId', 'release', 'properties'],
   },
   participant: { at: [request.properties!.participants!.items!], generic: ['displayName', 'username', 'email', 'properties'] },
-  event: { at: [event], generic: ['content', 'model', 'usage', 'trace'] },
+  event: { at: [event], generic: ['content', 'model', 'usage', 'trace', 'toolCalls'] },
   feedback: { at: [event.properties!.feedback!], generic: ['labels', 'comment'] },
 } satisfies Record<keyof typeof INGEST_SHAPES, { at: Schema[]; generic: string[] }>;
 
