@@ -11,6 +11,9 @@ import protobuf from 'protobufjs';
 import { OTLP_DESCRIPTOR } from '../../../src/otel/otlp-descriptor.generated.js';
 import { processingContext, type ProcessingContext, type TestAgentApp } from '../../../harness/agents.js';
 import { eventually } from '../../../harness/wait.js';
+import { AgentIngestWriter, INGEST_BATCHING } from '../../../src/agents/ingest.js';
+import type { AgentIngestRequest } from '../../../src/domain/agent-ingest.js';
+import { OtlpIngest } from '../../../src/otel/ingest.js';
 
 const GITHUB_TOKEN = `ghp_${'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8'}`;
 const root = protobuf.Root.fromJSON(OTLP_DESCRIPTOR);
@@ -84,7 +87,7 @@ describe('OTLP trace ingest: an unmodified exporter sends GenAI spans, which bec
     const list = await t.api.request(`/v3/rest/agent-conversations/sessions?applicationId=${app.app.id}`, {
       headers: { 'X-Service-Api-Key': t.org.apiKey },
     });
-    const found = (list.body.sessions as { id: string; externalSessionId: string }[]).find(
+    const found = (list.body.sessions as { sessionId: string; externalSessionId: string }[]).find(
       (s) => s.externalSessionId === externalSessionId,
     );
     if (!found) return null;
@@ -173,6 +176,74 @@ describe('OTLP trace ingest: an unmodified exporter sends GenAI spans, which bec
     const again = await sessionOf(conversation);
     assert.equal(again?.events.length, 4);
     assert.equal((await t.outcome(session.sessionId)).units, 2);
+  });
+
+  it('exports of one conversation sent at once get distinct, gapless sequences, each message once', async () => {
+    const conversation = `conv-${randomBytes(4).toString('hex')}`;
+    const exports = Array.from({ length: 6 }, (_, i) => {
+      const r = recorder();
+      r.chat(conversation, [text('user', `question ${i}`)], [{ ...text('assistant', `answer ${i}`), finish_reason: 'stop' }]);
+      return r.take();
+    });
+    const exporter = new JsonExporter({ url: endpoint(), headers: { 'X-Service-Agent-Key': app.secret } });
+    await Promise.all([...exports, ...exports.slice(0, 3)].map((spans) => exportWith(exporter, spans)));
+    const session = await sessionOf(conversation);
+    assert.deepEqual(
+      session?.events.map((e) => e.sequence),
+      Array.from({ length: 12 }, (_, i) => i + 1),
+    );
+    assert.deepEqual(
+      new Set(session?.events.map((e) => e.content)),
+      new Set(Array.from({ length: 6 }, (_, i) => [`question ${i}`, `answer ${i}`]).flat()),
+    );
+  });
+
+  it('another process that took the sequences between the read and the write: the session is read and placed again', async () => {
+    const conversation = `conv-${randomBytes(4).toString('hex')}`;
+    const writer = new AgentIngestWriter(t.pool, { analysisCreditCost: 1, ...INGEST_BATCHING });
+    let raced = 0;
+    const write = async (request: AgentIngestRequest) => {
+      if (raced++ === 0) {
+        // Another API process stores a message at sequence 1 after this one read the session as empty.
+        const other = { externalEventId: 'from-another-process', sequence: 1, revision: 1, occurredAt: new Date().toISOString() };
+        await writer.ingest(app.authority, { ...request, events: [{ ...other, type: 'user_message', content: 'elsewhere' }] });
+      }
+      return writer.ingest(app.authority, request);
+    };
+    const start = BigInt(Date.now()) * 1_000_000n;
+    const span = {
+      traceId: randomBytes(16).toString('hex'),
+      spanId: randomBytes(8).toString('hex'),
+      parentSpanId: null,
+      name: 'chat',
+      startTimeUnixNano: start,
+      endTimeUnixNano: start + 1_000_000n,
+      attributes: {
+        'gen_ai.conversation.id': conversation,
+        'gen_ai.input.messages': JSON.stringify([text('user', 'mine')]),
+        'gen_ai.output.messages': JSON.stringify([text('assistant', 'yours')]),
+      },
+      events: [],
+      resource: {},
+      scope: { name: '', version: '' },
+    };
+    const outcome = await new OtlpIngest(t.pool).spans(
+      { id: app.app.id, agentKey: app.agentKey },
+      [span],
+      { count: 0, reasons: [] },
+      write,
+    );
+    assert.equal(outcome.rejected, 0, outcome.reasons.join('; '));
+    assert.equal(raced, 2, 'the first write was refused (sequence_occupied) and the session placed again');
+    const session = await sessionOf(conversation);
+    assert.deepEqual(
+      session?.events.map((e) => [e.sequence, e.content]),
+      [
+        [1, 'elsewhere'],
+        [2, 'mine'],
+        [3, 'yours'],
+      ],
+    );
   });
 
   it('answers in OTLP shapes: partialSuccess counts the spans it could not use and says why; JSON and protobuf alike', async () => {
@@ -293,7 +364,7 @@ describe('OTLP trace ingest: an unmodified exporter sends GenAI spans, which bec
     const sessions = await t.api.request(`/v3/rest/agent-conversations/sessions?applicationId=${app.app.id}`, {
       headers: { 'X-Service-Api-Key': t.org.apiKey },
     });
-    assert.equal(sessions.body.sessions.length, 2, 'only the two earlier tests stored sessions');
+    assert.equal(sessions.body.sessions.length, 4, 'only the four earlier tests stored sessions');
   });
 
   it('an empty export is answered with an empty ExportTraceServiceResponse (protobuf)', async () => {
