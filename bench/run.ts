@@ -1,10 +1,11 @@
 /**
- * `npm run bench [-- foundation|feedback-records|agent-ingest|agent-processing|recordings|mcp-upload|media|uploads|hostile-input|dashboard|webhook-delivery ...] [-- --skip-tests]`: runs the benchmarks (all by
+ * `npm run bench [-- foundation|feedback-records|agent-ingest|agent-processing|otlp-ingest|recordings|mcp-upload|media|uploads|hostile-input|dashboard|webhook-delivery ...] [-- --skip-tests]`: runs the benchmarks (all by
  * default) and writes each result to bench/results/<name>.json (bench/results-file.ts: with the commit
  * and the machine it ran on), then the summary table of docs/benchmarks.md (bench/summary.ts).
  */
 import { mkdir } from 'node:fs/promises';
 import { benchAgentIngest } from './agent-ingest.js';
+import { benchOtlpIngest } from './otlp-ingest.js';
 import { benchAgentProcessing } from './agent-processing.js';
 import { benchDashboard } from './dashboard.js';
 import { benchFeedback } from './feedback.js';
@@ -26,6 +27,7 @@ const all: Record<string, () => Promise<Record<string, unknown>>> = {
   'feedback-records': () => benchFeedback(),
   'agent-ingest': () => benchAgentIngest(),
   'agent-processing': () => benchAgentProcessing(),
+  'otlp-ingest': () => benchOtlpIngest(),
   recordings: () => benchRecordings(),
   'mcp-upload': () => benchMcpUpload(),
   media: () => benchMedia(),

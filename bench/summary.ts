@@ -120,6 +120,13 @@ const HEADLINES: Record<string, (r: BenchResult) => Headline[]> = {
         ]
       : []),
   ],
+  'otlp-ingest': (r) => [
+    {
+      figure: `OTLP ingest, 20 messages a request: protobuf ${n(at(r, 'messagesPerSecond.protobuf'))} messages/s, JSON ${n(at(r, 'messagesPerSecond.json'))}/s`,
+      limit: `REST ingest of the same messages ${n(at(r, 'messagesPerSecond.rest'))}/s`,
+      ratio: at(r, 'ratio.protobufOverRest'),
+    },
+  ],
   media: (r) => [
     {
       figure: `last byte to ready, 10 min of audio: WAV p50 ${ms(at(r, 'lastByteToReadyMs.wav.p50'))}, MP3 p50 ${ms(at(r, 'lastByteToReadyMs.mp3.p50'))}`,

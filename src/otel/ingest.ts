@@ -39,7 +39,6 @@ const validate = createAjv().compile(ingestBody);
 export class OtlpIngest {
   /** The session writes in progress in this process, by application and session. */
   private readonly sessions = new Map<string, Promise<unknown>>();
-  private readonly sessionsAtOnce = pLimit(4);
 
   constructor(private readonly db: CommonQueryMethods) {}
 
@@ -56,9 +55,11 @@ export class OtlpIngest {
       ignored: mapping.ignored,
       sessions: [],
     };
+    // A request's sessions, four at a time (the writer batches them with other requests').
+    const sessionsAtOnce = pLimit(4);
     const written = await Promise.all(
       mapping.sessions.map((session) =>
-        this.sessionsAtOnce(() => this.oneAtATime(`${app.id}\u0000${session.externalSessionId}`, () => this.session(app, session, write))),
+        sessionsAtOnce(() => this.oneAtATime(`${app.id}\u0000${session.externalSessionId}`, () => this.session(app, session, write))),
       ),
     );
     for (const [i, result] of written.entries()) {
