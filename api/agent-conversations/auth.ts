@@ -2,10 +2,21 @@ import type { Next } from 'koa';
 import { hashSecret } from '../../src/auth/secrets.js';
 import { touchCredential, type CredentialLookup } from '../../src/db/repositories/agent-applications.js';
 import { ingestRefusal, type CredentialCache } from '../../src/agents/credential-cache.js';
-import { AppError, ForbiddenError, NotFoundError, UnauthenticatedError } from '../../src/errors.js';
+import { AppError, ForbiddenError, NotFoundError, UnauthenticatedError, type ErrorKey } from '../../src/errors.js';
+import { StaleAuthorityError } from '../../src/agents/ingest.js';
 import type { AppContext, AppDeps } from '../context.js';
 
 const HEADER = 'x-service-agent-key';
+
+/** What agentSecret and agentApplication answer with: every route they guard lists these. */
+export const AGENT_SECRET_ERRORS = [
+  'unauthenticated',
+  'invalid_credentials',
+  'credential_revoked',
+  'application_disabled',
+  'not_found',
+  'agent_chats_not_enabled',
+] as const satisfies readonly ErrorKey[];
 
 /**
  * Spec: the agent ingest secret travels in X-Service-Agent-Key. Missing, unknown or revoked is
@@ -85,4 +96,27 @@ export async function refreshAgent(
 export function agentOf(ctx: AppContext): CredentialLookup {
   if (!ctx.state.agent) throw new Error('route used agentOf without agentSecret');
   return ctx.state.agent;
+}
+
+/**
+ * Runs a write prepared from the request's (cached) lookup; one that a change made out of date is run
+ * again with a fresh lookup, its checks again too (revoked 401, disabled 403). Two changes within one
+ * request are rare; a third stale lookup in a row is answered 503, with nothing stored.
+ */
+export async function withCurrentAuthority<T>(
+  deps: AppDeps,
+  credentials: CredentialCache,
+  ctx: AppContext,
+  agentKey: string,
+  write: (authority: CredentialLookup) => Promise<T>,
+): Promise<T> {
+  let authority = agentOf(ctx);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await write(authority);
+    } catch (error) {
+      if (!(error instanceof StaleAuthorityError) || attempt === 2) throw error;
+      authority = await refreshAgent(deps, credentials, ctx, agentKey);
+    }
+  }
 }

@@ -1,4 +1,4 @@
-import { AgentIngestWriter, INGEST_BATCHING, StaleAuthorityError } from '../../src/agents/ingest.js';
+import { AgentIngestWriter, INGEST_BATCHING } from '../../src/agents/ingest.js';
 import type { CredentialCache } from '../../src/agents/credential-cache.js';
 import type { AgentIngestRequest } from '../../src/domain/agent-ingest.js';
 import {
@@ -16,7 +16,7 @@ import { principalOf } from '../middleware/auth.js';
 import { pageWindow } from '../paging.js';
 import { changeBody, changeWindow, offsetBody, syncRequest } from '../sync.js';
 import type { RouteInput } from '../routes.js';
-import { agentOf, refreshAgent } from './auth.js';
+import { withCurrentAuthority } from './auth.js';
 import {
   INGEST_LIMITS,
   presentEvent,
@@ -46,22 +46,8 @@ export function agentConversationHandlers(deps: AppDeps, credentials: Credential
 
   const writer = new AgentIngestWriter(deps.pool, { analysisCreditCost: deps.config.agents.analysisCreditCost, ...INGEST_BATCHING });
 
-  /**
-   * An ingest prepared from a cached lookup that a change made out of date is prepared again from a
-   * fresh one (its checks again too: revoked 401, disabled 403). Two changes within one request are
-   * rare; a third stale lookup in a row is answered 503, with nothing stored.
-   */
-  const ingestWithCurrentAuthority = async (ctx: AppContext, body: AgentIngestRequest) => {
-    let authority = agentOf(ctx);
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await writer.ingest(authority, body);
-      } catch (error) {
-        if (!(error instanceof StaleAuthorityError) || attempt === 2) throw error;
-        authority = await refreshAgent(deps, credentials, ctx, body.agentKey);
-      }
-    }
-  };
+  const ingestWithCurrentAuthority = (ctx: AppContext, body: AgentIngestRequest) =>
+    withCurrentAuthority(deps, credentials, ctx, body.agentKey, (authority) => writer.ingest(authority, body));
 
   return {
     ingest: async (ctx: AppContext, { body }: RouteInput<AgentIngestRequest, unknown>) => {

@@ -2,7 +2,7 @@ import type { AppDeps } from '../context.js';
 import { ERROR_REF } from '../openapi.js';
 import type { RouteRegistry } from '../routes.js';
 import { rateLimit, withRateLimit } from '../middleware/rate-limit.js';
-import { agentApplication, agentOf, agentSecret } from './auth.js';
+import { AGENT_SECRET_ERRORS, agentApplication, agentOf, agentSecret } from './auth.js';
 import { CredentialCache } from '../../src/agents/credential-cache.js';
 import { countRejectedEvents } from './metrics.js';
 import { agentConversationHandlers } from './handlers.js';
@@ -50,12 +50,7 @@ export function agentConversationRoutes(deps: AppDeps, registry: RouteRegistry):
       'Over AGENT_INGEST_RATE_LIMIT_PER_MINUTE requests a minute for this organization',
     ),
     errors: [
-      'unauthenticated',
-      'invalid_credentials',
-      'credential_revoked',
-      'application_disabled',
-      'not_found',
-      'agent_chats_not_enabled',
+      ...AGENT_SECRET_ERRORS,
       'event_sequence_changed',
       'event_type_changed',
       'final_event_reverted',

@@ -2,7 +2,7 @@ import type { Next } from 'koa';
 import getRawBody from 'raw-body';
 import { createGunzip } from 'node:zlib';
 import type { Readable } from 'node:stream';
-import { AgentIngestWriter, INGEST_BATCHING, StaleAuthorityError } from '../../src/agents/ingest.js';
+import { AgentIngestWriter, INGEST_BATCHING } from '../../src/agents/ingest.js';
 import { CredentialCache } from '../../src/agents/credential-cache.js';
 import type { AgentIngestRequest } from '../../src/domain/agent-ingest.js';
 import { OtlpShapeError } from '../../src/domain/otel/model.js';
@@ -13,19 +13,10 @@ import type { AppContext, AppDeps } from '../context.js';
 import { classify, errorBody } from '../middleware/errors.js';
 import { rateLimit, withRateLimit } from '../middleware/rate-limit.js';
 import type { RouteRegistry } from '../routes.js';
-import { agentApplication, agentOf, agentSecret, refreshAgent } from '../agent-conversations/auth.js';
+import { AGENT_SECRET_ERRORS, agentApplication, agentOf, agentSecret, withCurrentAuthority } from '../agent-conversations/auth.js';
 
 /** Where OTLP exporters send: `OTEL_EXPORTER_OTLP_ENDPOINT=<base URL>/otel` appends `/v1/traces`. */
 export const OTLP_BASE = '/otel';
-
-const OTLP_ERRORS = [
-  'unauthenticated',
-  'invalid_credentials',
-  'credential_revoked',
-  'application_disabled',
-  'not_found',
-  'agent_chats_not_enabled',
-] as const;
 
 /** The request's encoding, known before anything else so that every answer, errors included, is in it. */
 function encodingFor(ctx: AppContext): OtlpEncoding {
@@ -103,18 +94,9 @@ export function otlpRoutes(deps: AppDeps, registry: RouteRegistry): void {
   const limits = limiter ? [rateLimit(limiter, (ctx) => `org:${agentOf(ctx).application.organization_id}`)] : [];
   const limit = deps.config.otlp.bodyLimitBytes;
 
-  /** One REST-shaped request with the request's credential; an out-of-date cached lookup is refreshed (as REST ingest does). */
-  const writeWith = (ctx: AppContext) => async (request: AgentIngestRequest) => {
-    let authority = agentOf(ctx);
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await writer.ingest(authority, request);
-      } catch (error) {
-        if (!(error instanceof StaleAuthorityError) || attempt === 2) throw error;
-        authority = await refreshAgent(deps, credentials, ctx, request.agentKey);
-      }
-    }
-  };
+  /** One REST-shaped request with the request's credential (a stale cached lookup refreshed, as REST ingest does). */
+  const writeWith = (ctx: AppContext) => (request: AgentIngestRequest) =>
+    withCurrentAuthority(deps, credentials, ctx, request.agentKey, (authority) => writer.ingest(authority, request));
 
   registry.add({
     method: 'post',
@@ -135,7 +117,7 @@ export function otlpRoutes(deps: AppDeps, registry: RouteRegistry): void {
       },
       'Over AGENT_INGEST_RATE_LIMIT_PER_MINUTE requests a minute for this organization (REST and OTLP ingest together)',
     ),
-    errors: [...OTLP_ERRORS],
+    errors: [...AGENT_SECRET_ERRORS],
     handler: async (ctx: AppContext) => {
       const encoding = encodingFor(ctx);
       const { spans, unusable } = decodeTraces(await readBody(ctx, limit), encoding);
