@@ -1,6 +1,7 @@
 import { AgentIngestWriter, INGEST_BATCHING } from '../../src/agents/ingest.js';
 import type { CredentialCache } from '../../src/agents/credential-cache.js';
 import type { AgentIngestRequest } from '../../src/domain/agent-ingest.js';
+import { oversizedEvents } from '../../src/contracts/agent-ingest.js';
 import {
   findSession,
   listSessions,
@@ -18,7 +19,6 @@ import { changeBody, changeWindow, offsetBody, syncRequest } from '../sync.js';
 import type { RouteInput } from '../routes.js';
 import { withCurrentAuthority } from './auth.js';
 import {
-  INGEST_LIMITS,
   presentEvent,
   presentParticipant,
   presentSession,
@@ -27,16 +27,6 @@ import {
   type SessionQuery,
   type SessionsQuery,
 } from './schemas.js';
-
-/** Spec limit: 256 KiB per event, measured as the event's JSON. Too large is a 400. */
-function eventSizeErrors(body: AgentIngestRequest) {
-  return body.events.flatMap((event, i) => {
-    const bytes = Buffer.byteLength(JSON.stringify(event));
-    return bytes > INGEST_LIMITS.eventBytes
-      ? [{ path: `body.events.${i}`, message: `is ${bytes} bytes; an event may have at most ${INGEST_LIMITS.eventBytes}` }]
-      : [];
-  });
-}
 
 export function agentConversationHandlers(deps: AppDeps, credentials: CredentialCache) {
   const readerOf = (ctx: AppContext): Reader => {
@@ -51,7 +41,7 @@ export function agentConversationHandlers(deps: AppDeps, credentials: Credential
 
   return {
     ingest: async (ctx: AppContext, { body }: RouteInput<AgentIngestRequest, unknown>) => {
-      const tooLarge = eventSizeErrors(body);
+      const tooLarge = oversizedEvents(body);
       if (tooLarge.length) throw new ValidationError(tooLarge, 'An event exceeds 256 KiB.');
       const result = await ingestWithCurrentAuthority(ctx, body);
       deps.metrics.agentEvents.inc({ outcome: 'accepted' }, result.acceptedEventCount);

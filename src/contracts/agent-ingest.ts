@@ -137,3 +137,16 @@ export const ingestBody = {
  * not expressed in the type (FromSchema's defaults): `feedback` is optional on every event here.
  */
 export type AgentIngestRequestSchema = FromSchema<typeof ingestBody>;
+
+/**
+ * Spec limit: 256 KiB per event, measured as the event's JSON (a 400 for REST ingest; OTLP ingest
+ * rejects the session's spans with the reason). The events over it, with their path and size.
+ */
+export function oversizedEvents(body: { events: readonly unknown[] }): { path: string; message: string }[] {
+  return body.events.flatMap((event, i) => {
+    const bytes = Buffer.byteLength(JSON.stringify(event));
+    return bytes > INGEST_LIMITS.eventBytes
+      ? [{ path: `body.events.${i}`, message: `is ${bytes} bytes; an event may have at most ${INGEST_LIMITS.eventBytes}` }]
+      : [];
+  });
+}

@@ -2,11 +2,11 @@ import pLimit from 'p-limit';
 import type { CommonQueryMethods } from 'slonik';
 import type { IngestResult } from '../agents/ingest.js';
 import { createAjv, errorMessage, errorPath } from '../contracts/ajv.js';
-import { ingestBody } from '../contracts/agent-ingest.js';
+import { ingestBody, oversizedEvents } from '../contracts/agent-ingest.js';
 import { eventPlacements } from '../db/repositories/agent-conversations.js';
 import type { AgentIngestRequest } from '../domain/agent-ingest.js';
 import { mapGenAiSpans, type GenAiSession } from '../domain/otel/genai.js';
-import { EVENT_BYTES, ingestRequests } from '../domain/otel/ingest-request.js';
+import { ingestRequests } from '../domain/otel/ingest-request.js';
 import type { OtelSpan, Unusable } from '../domain/otel/model.js';
 import { AppError } from '../errors.js';
 
@@ -89,8 +89,6 @@ export class OtlpIngest {
     session: GenAiSession,
     write: SessionWrite,
   ): Promise<OtlpIngestOutcome['sessions'][number] | { reason: string }> {
-    const tooLarge = session.messages.find((m) => Buffer.byteLength(m.content) > EVENT_BYTES);
-    if (tooLarge) return { reason: `message ${tooLarge.externalEventId} exceeds 256 KiB` };
     for (let attempt = 1; ; attempt++) {
       const placed = await eventPlacements(
         this.db,
@@ -102,13 +100,12 @@ export class OtlpIngest {
         highestSequence: placed.highest_sequence,
         stored: new Map(placed.stored.map((s) => [s.id, s])),
       });
+      // Every request is checked before the first is written: a session refused stores nothing.
+      const refused = requests.map(refusal).find((r) => r !== null);
+      if (refused) return { reason: refused };
       const total = { externalSessionId: session.externalSessionId, sessionId: '', accepted: 0, deduplicated: 0, revised: 0 };
       try {
         for (const request of requests) {
-          if (!validate(request)) {
-            const error = validate.errors?.[0];
-            return { reason: error ? `${errorPath(error)} ${errorMessage(error)}` : 'not a valid session' };
-          }
           const result = await write(request);
           total.sessionId = result.sessionId;
           total.accepted += result.acceptedEventCount;
@@ -123,6 +120,16 @@ export class OtlpIngest {
       }
     }
   }
+}
+
+/** Why REST ingest would refuse the request before storing anything (its schema, then the spec's event size); null: it would not. */
+function refusal(request: AgentIngestRequest): string | null {
+  if (!validate(request)) {
+    const error = validate.errors?.[0];
+    return error ? `${errorPath(error)} ${errorMessage(error)}` : 'not a valid session';
+  }
+  const [tooLarge] = oversizedEvents(request);
+  return tooLarge ? `${tooLarge.path} ${tooLarge.message}` : null;
 }
 
 /** Reasons, the same ones counted once: at most MAX_REASONS lines. */

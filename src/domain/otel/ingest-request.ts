@@ -1,3 +1,4 @@
+import { INGEST_LIMITS } from '../../contracts/agent-ingest.js';
 import type { AgentIngestRequest } from '../agent-ingest.js';
 import { occurredAt, type GenAiMessage, type GenAiSession } from './genai.js';
 
@@ -7,17 +8,12 @@ export interface Placements {
   stored: ReadonlyMap<string, { sequence: number; revision: number }>;
 }
 
-/** The spec's limit on one event, measured as its JSON. */
-export const EVENT_BYTES = 256 * 1024;
-/** The spec's limit on events per request: a session's messages are written in requests of this many. */
-export const EVENTS_PER_REQUEST = 500;
-
 /**
  * A session's messages as REST ingest requests (the same path, its checks and its answers). Spec rule 7:
  * a sequence is assigned when an event is first stored and never changes: a message stored before keeps
  * its sequence and revision (a re-sent span deduplicates); new ones follow the session's highest
  * sequence in time order, so a message that arrives after a later one was stored is appended, not
- * inserted. Sessions start at 1.
+ * inserted. Sessions start at 1; a session's messages go in requests of the spec's 500 events at most.
  */
 export function ingestRequests(agentKey: string, session: GenAiSession, placements: Placements): AgentIngestRequest[] {
   let next = (placements.highestSequence ?? 0) + 1;
@@ -28,8 +24,8 @@ export function ingestRequests(agentKey: string, session: GenAiSession, placemen
   });
   const users = [...new Set(session.messages.flatMap((m) => (m.userId ? [m.userId] : [])))];
   const requests: AgentIngestRequest[] = [];
-  for (let i = 0; i < events.length; i += EVENTS_PER_REQUEST) {
-    const chunk = events.slice(i, i + EVENTS_PER_REQUEST);
+  for (let i = 0; i < events.length; i += INGEST_LIMITS.events) {
+    const chunk = events.slice(i, i + INGEST_LIMITS.events);
     const named = new Set(chunk.flatMap((e) => (e.participantExternalId ? [e.participantExternalId] : [])));
     requests.push({
       agentKey,

@@ -263,15 +263,25 @@ describe('OTLP trace ingest: an unmodified exporter sends GenAI spans, which bec
     ]);
     const broken = span(randomBytes(8).toString('hex'), [{ key: 'gen_ai.input.messages', value: { stringValue: '[{"role": "user", ' } }]);
     const noIds = { ...span('', []), traceId: 'xyz' };
+    // Over the spec's 256 KiB an event, in a session of its own: that session is rejected whole.
+    const huge = span(randomBytes(8).toString('hex'), [
+      { key: 'gen_ai.conversation.id', value: { stringValue: `huge-${traceId}` } },
+      { key: 'gen_ai.input.messages', value: { stringValue: JSON.stringify([text('user', 'x'.repeat(300 * 1024))]) } },
+    ]);
     const body = {
-      resourceSpans: [{ resource: { attributes: [] }, scopeSpans: [{ scope: { name: 's' }, spans: [good, broken, noIds] }] }],
+      resourceSpans: [{ resource: { attributes: [] }, scopeSpans: [{ scope: { name: 's' }, spans: [good, broken, noIds, huge] }] }],
     };
     const res = await post(JSON.stringify(body), { 'Content-Type': 'application/json' });
     assert.equal(res.status, 200);
     const answer = (await res.json()) as { partialSuccess: { rejectedSpans: string; errorMessage: string } };
-    assert.equal(answer.partialSuccess.rejectedSpans, '2');
+    assert.equal(answer.partialSuccess.rejectedSpans, '3');
     assert.match(answer.partialSuccess.errorMessage, /gen_ai\.input\.messages is not valid JSON/);
     assert.match(answer.partialSuccess.errorMessage, /without a valid traceId and spanId/);
+    assert.match(
+      answer.partialSuccess.errorMessage,
+      /session "huge-[0-9a-f]+": body\.events\.0 is \d+ bytes; an event may have at most 262144/,
+    );
+    assert.equal(await sessionOf(`huge-${traceId}`), null, 'the rejected session stored nothing');
     const session = await sessionOf(traceId);
     assert.deepEqual(
       session?.events.map((e) => [e.type, e.content]),
@@ -284,7 +294,7 @@ describe('OTLP trace ingest: an unmodified exporter sends GenAI spans, which bec
     // The same request gzipped is the same request: deduplicated.
     const exact = await post(gzipSync(JSON.stringify(body)), { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' });
     assert.equal(exact.status, 200);
-    assert.equal(((await exact.json()) as { partialSuccess: { rejectedSpans: string } }).partialSuccess.rejectedSpans, '2');
+    assert.equal(((await exact.json()) as { partialSuccess: { rejectedSpans: string } }).partialSuccess.rejectedSpans, '3');
     assert.equal((await sessionOf(traceId))?.events.length, 2);
 
     // The same spans in protobuf (ids as bytes): the same answer, in protobuf.
@@ -294,7 +304,7 @@ describe('OTLP trace ingest: an unmodified exporter sends GenAI spans, which bec
       spanId: Buffer.from(x.spanId, 'hex'),
     });
     const protoBody = TRACES_REQUEST.encode(
-      TRACES_REQUEST.fromObject({ resourceSpans: [{ scopeSpans: [{ spans: [good, broken, noIds].map(asBytes) }] }] }),
+      TRACES_REQUEST.fromObject({ resourceSpans: [{ scopeSpans: [{ spans: [good, broken, noIds, huge].map(asBytes) }] }] }),
     ).finish();
     const proto = await post(Buffer.from(protoBody), { 'Content-Type': 'application/x-protobuf' });
     assert.equal(proto.status, 200);
@@ -302,7 +312,7 @@ describe('OTLP trace ingest: an unmodified exporter sends GenAI spans, which bec
     const decoded = TRACES_RESPONSE.toObject(TRACES_RESPONSE.decode(Buffer.from(await proto.arrayBuffer())), { longs: Number }) as {
       partialSuccess: { rejectedSpans: number; errorMessage: string };
     };
-    assert.equal(decoded.partialSuccess.rejectedSpans, 2);
+    assert.equal(decoded.partialSuccess.rejectedSpans, 3);
     assert.match(decoded.partialSuccess.errorMessage, /gen_ai\.input\.messages is not valid JSON/);
     assert.equal((await sessionOf(traceId))?.events.length, 2);
   });
