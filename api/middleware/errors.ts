@@ -37,27 +37,42 @@ export function errorBody(error: AppError): Record<string, unknown> {
   return { message: error.message, errorCode: error.errorCode, ...error.details };
 }
 
+/**
+ * What an exception answers with: a catalogue error's status, headers and `{message, errorCode, ...}`,
+ * or a 500 `internal_error` that shows no internals. Logs it as the answer needs (a dependency's
+ * outage as a warning, anything unknown as an error).
+ */
+export function errorResponse(
+  ctx: AppContext,
+  error: unknown,
+): { status: number; headers: Record<string, string>; body: { message: string; errorCode: string } & Record<string, unknown> } {
+  const known = classify(error);
+  if (known) {
+    if (known.status >= 500) ctx.state.log.warn({ err: error }, `dependency unavailable: ${known.errorCode}`);
+    return { status: known.status, headers: known.headers, body: errorBody(known) as { message: string; errorCode: string } };
+  }
+  ctx.state.log.error({ err: error }, 'unhandled error');
+  return {
+    status: 500,
+    headers: {},
+    body: {
+      message: ERROR_CATALOGUE.internal_error.message,
+      errorCode: 'internal_error' satisfies ErrorKey,
+      requestId: ctx.state.requestId,
+    },
+  };
+}
+
 /** The one error middleware, registered first: every error leaves as `{message, errorCode, ...}`. */
 export function errorHandler() {
   return async (ctx: AppContext, next: Next) => {
     try {
       await next();
     } catch (error) {
-      const known = classify(error);
-      if (known) {
-        if (known.status >= 500) ctx.state.log.warn({ err: error }, `dependency unavailable: ${known.errorCode}`);
-        ctx.status = known.status;
-        ctx.set(known.headers);
-        ctx.body = errorBody(known);
-        return;
-      }
-      ctx.state.log.error({ err: error }, 'unhandled error');
-      ctx.status = 500;
-      ctx.body = {
-        message: ERROR_CATALOGUE.internal_error.message,
-        errorCode: 'internal_error' satisfies ErrorKey,
-        requestId: ctx.state.requestId,
-      };
+      const answer = errorResponse(ctx, error);
+      ctx.status = answer.status;
+      ctx.set(answer.headers);
+      ctx.body = answer.body;
     }
   };
 }

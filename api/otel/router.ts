@@ -10,7 +10,7 @@ import { AppError } from '../../src/errors.js';
 import { decodeTraces, encodeError, encodeExportResponse, encodingOf, type OtlpEncoding } from '../../src/otel/otlp-codec.js';
 import { OtlpIngest } from '../../src/otel/ingest.js';
 import type { AppContext, AppDeps } from '../context.js';
-import { classify, errorBody } from '../middleware/errors.js';
+import { errorResponse } from '../middleware/errors.js';
 import { rateLimit, withRateLimit } from '../middleware/rate-limit.js';
 import type { RouteRegistry } from '../routes.js';
 import { AGENT_SECRET_ERRORS, agentApplication, agentOf, agentSecret, withCurrentAuthority } from '../agent-conversations/auth.js';
@@ -25,10 +25,8 @@ function encodingFor(ctx: AppContext): OtlpEncoding {
 
 function send(ctx: AppContext, status: number, body: Buffer | Record<string, unknown>): void {
   ctx.status = status;
-  if (Buffer.isBuffer(body)) {
-    ctx.type = 'application/x-protobuf';
-    ctx.body = body;
-  } else ctx.body = body;
+  if (Buffer.isBuffer(body)) ctx.type = 'application/x-protobuf';
+  ctx.body = body;
 }
 
 /**
@@ -41,22 +39,14 @@ function otlpErrors() {
     try {
       await next();
     } catch (error) {
-      const known =
+      const answer = errorResponse(
+        ctx,
         error instanceof OtlpShapeError
           ? new AppError('otlp_invalid_payload', { message: `Not an OTLP export request: ${error.message}.` })
-          : classify(error);
-      if (!known) {
-        ctx.state.log.error({ err: error }, 'unhandled error');
-        send(
-          ctx,
-          500,
-          encodeError(500, { message: 'Internal error.', errorCode: 'internal_error', requestId: ctx.state.requestId }, encodingFor(ctx)),
-        );
-        return;
-      }
-      if (known.status >= 500) ctx.state.log.warn({ err: error }, `dependency unavailable: ${known.errorCode}`);
-      ctx.set(known.headers);
-      send(ctx, known.status, encodeError(known.status, errorBody(known) as { message: string; errorCode: string }, encodingFor(ctx)));
+          : error,
+      );
+      ctx.set(answer.headers);
+      send(ctx, answer.status, encodeError(answer.status, answer.body, encodingFor(ctx)));
     }
   };
 }
