@@ -1,7 +1,7 @@
 import type { Next } from 'koa';
 import getRawBody from 'raw-body';
 import { createGunzip } from 'node:zlib';
-import type { Readable } from 'node:stream';
+import { pipeline, type Readable } from 'node:stream';
 import { AgentIngestWriter, INGEST_BATCHING } from '../../src/agents/ingest.js';
 import { CredentialCache } from '../../src/agents/credential-cache.js';
 import type { AgentIngestRequest } from '../../src/domain/agent-ingest.js';
@@ -59,8 +59,12 @@ async function readBody(ctx: AppContext, limit: number): Promise<Buffer> {
     });
   const contentEncoding = (ctx.get('content-encoding') || 'identity').trim().toLowerCase();
   let stream: Readable = ctx.req;
-  if (contentEncoding === 'gzip') stream = ctx.req.pipe(createGunzip());
-  else if (contentEncoding !== 'identity')
+  if (contentEncoding === 'gzip') {
+    // pipeline, not pipe: a client that goes away mid-body ends the gunzip too (raw-body would wait on it).
+    const gunzip = createGunzip();
+    pipeline(ctx.req, gunzip, () => undefined);
+    stream = gunzip;
+  } else if (contentEncoding !== 'identity')
     throw new AppError('unsupported_media_type', { message: `Content-Encoding ${contentEncoding} is not supported: send gzip or none.` });
   try {
     return await getRawBody(stream, { limit });
@@ -68,6 +72,7 @@ async function readBody(ctx: AppContext, limit: number): Promise<Buffer> {
     const e = error as { type?: string; code?: string };
     if (e.type === 'entity.too.large')
       throw new AppError('payload_too_large', { message: `The request body exceeds ${limit} bytes (decompressed).` });
+    if (e.code === 'ECONNRESET' || e.code === 'ERR_STREAM_PREMATURE_CLOSE') throw new AppError('request_aborted');
     if (e.code === 'Z_DATA_ERROR' || e.code === 'Z_BUF_ERROR')
       throw new AppError('otlp_invalid_payload', { message: 'The body is not valid gzip.' });
     throw error;

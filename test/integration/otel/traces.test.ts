@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { gzipSync } from 'node:zlib';
+import { request as httpRequest } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { SpanKind, type Attributes } from '@opentelemetry/api';
 import { ExportResultCode } from '@opentelemetry/core';
@@ -375,6 +376,36 @@ describe('OTLP trace ingest: an unmodified exporter sends GenAI spans, which bec
       headers: { 'X-Service-Api-Key': t.org.apiKey },
     });
     assert.equal(sessions.body.sessions.length, 4, 'only the four earlier tests stored sessions');
+  });
+
+  it('a client that goes away in the middle of a gzipped body: the request ends (400 request_aborted in the log), nothing waits on it', async () => {
+    const requestId = `abort-${randomBytes(4).toString('hex')}`;
+    const { port } = new URL(t.api.url);
+    const body = gzipSync(JSON.stringify({ resourceSpans: [] }).padEnd(100_000, ' '));
+    const req = httpRequest({
+      port: Number(port),
+      host: '127.0.0.1',
+      method: 'POST',
+      path: '/otel/v1/traces',
+      headers: {
+        'Content-Type': 'application/json',
+        'Content-Encoding': 'gzip',
+        'Content-Length': String(body.length),
+        'X-Service-Agent-Key': app.secret,
+        'X-Request-Id': requestId,
+      },
+    });
+    req.on('error', () => undefined);
+    req.write(body.subarray(0, 20));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    req.destroy();
+    const line = await eventually(
+      async () => t.api.logs.find((l) => l.includes(requestId) && l.includes('"msg":"request"')),
+      (l) => l !== undefined,
+      10_000,
+    );
+    assert.ok(line, 'the request was logged as ended');
+    assert.equal((JSON.parse(line) as { status: number }).status, 400);
   });
 
   it('an empty export is answered with an empty ExportTraceServiceResponse (protobuf)', async () => {
