@@ -18,7 +18,7 @@ import { TEST_SIGNING_SECRET } from '../harness/config.js';
 import { createTestOrg } from '../harness/fixtures.js';
 import { createTestDatabase, stopTestStack, testStack } from '../harness/stack.js';
 import type { OtlpLoad } from './otlp-ingest-client.js';
-import type { Summary } from './stats.js';
+import { median, type Summary } from './stats.js';
 
 const run = promisify(execFile);
 const TURNS = 10;
@@ -26,8 +26,6 @@ const REQUESTS = Number(process.env.BENCH_OTLP_REQUESTS ?? 300);
 const CONCURRENCY = 8;
 const ROUNDS = 3;
 const FORMATS = ['rest', 'protobuf', 'json'] as const;
-
-const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 export async function benchOtlpIngest(): Promise<Record<string, unknown>> {
   Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('ERROR') });

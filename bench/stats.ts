@@ -12,6 +12,9 @@ export function percentile(sorted: number[], p: number): number {
   return Number(sorted[i]!.toFixed(2));
 }
 
+/** The middle value (the upper one of an even count): the benchmarks that alternate rounds compare these. */
+export const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
 /** Runs `task(i)` `total` times with `concurrency` in flight; times each call. */
 export async function load(total: number, concurrency: number, task: (i: number) => Promise<void>): Promise<Summary> {
   const latencies: number[] = [];

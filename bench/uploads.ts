@@ -33,6 +33,7 @@ import { createTestDatabase, stopTestStack, testStack } from '../harness/stack.j
 import { killWorkerProcess, startWorkerProcess } from '../harness/worker.js';
 import { writeClip } from '../harness/media.js';
 import { listenLocal } from '../harness/http.js';
+import { median } from './stats.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ChildProcess } from 'node:child_process';
@@ -46,8 +47,6 @@ const BACKLOG_RECORDINGS = 24;
 const BACKLOG_CLIP = { seconds: 60, size: '1280x720', rate: 30, codecArgs: ['-c:v', 'mpeg4', '-q:v', '4', '-c:a', 'aac'] };
 
 const run = promisify(execFile);
-
-const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /** A file of `bytes` incompressible bytes (a random MiB repeated). */
 async function makeFile(file: string, bytes: number): Promise<void> {
