@@ -7,7 +7,7 @@ import { CredentialCache } from '../../src/agents/credential-cache.js';
 import type { AgentIngestRequest } from '../../src/domain/agent-ingest.js';
 import { OtlpShapeError } from '../../src/domain/otel/model.js';
 import { AppError } from '../../src/errors.js';
-import { decodeTraces, encodeError, encodeExportResponse, encodingOf, type OtlpEncoding } from '../../src/otel/otlp-codec.js';
+import { decodeTraces, encodeError, encodeTracesResponse, encodingOf, type OtlpEncoding } from '../../src/otel/otlp-codec.js';
 import { OtlpIngest } from '../../src/otel/ingest.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { errorResponse } from '../middleware/errors.js';
@@ -128,7 +128,7 @@ export function otlpRoutes(deps: AppDeps, registry: RouteRegistry): void {
       deps.metrics.otlpSpans.inc({ outcome: 'stored' }, Math.max(0, spans.length + unusable.count - outcome.rejected - outcome.ignored));
       const notes = [...outcome.reasons];
       if (outcome.ignored) notes.push(`${outcome.ignored} span(s) without GenAI messages accepted and not stored`);
-      send(ctx, 200, encodeExportResponse('traces', { rejected: outcome.rejected, message: notes.join('; ') }, encoding));
+      send(ctx, 200, encodeTracesResponse({ rejected: outcome.rejected, message: notes.join('; ') }, encoding));
     },
   });
 }

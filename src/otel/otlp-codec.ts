@@ -1,12 +1,12 @@
 import Bourne from '@hapi/bourne';
 import protobuf from 'protobufjs';
-import { logRecordsOf, OtlpShapeError, spansOf, type OtelLogRecord, type OtelSpan, type Unusable } from '../domain/otel/model.js';
+import { OtlpShapeError, spansOf, type OtelSpan, type Unusable } from '../domain/otel/model.js';
 import { OTLP_DESCRIPTOR } from './otlp-descriptor.generated.js';
 
 /**
  * OTLP/HTTP's two encodings (https://opentelemetry.io/docs/specs/otlp/#otlphttp): binary protobuf
  * (`application/x-protobuf`) and protobuf's JSON mapping (`application/json`, trace and span ids in
- * hex). Requests are decoded to Intake's span and log record model (src/domain/otel/model.ts);
+ * hex). Requests are decoded to Intake's span model (src/domain/otel/model.ts);
  * responses and errors are encoded in the request's own encoding.
  */
 export type OtlpEncoding = 'protobuf' | 'json';
@@ -15,8 +15,6 @@ const root = protobuf.Root.fromJSON(OTLP_DESCRIPTOR);
 const type = (name: string) => root.lookupType(name);
 const TRACES_REQUEST = type('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest');
 const TRACES_RESPONSE = type('opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse');
-const LOGS_REQUEST = type('opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest');
-const LOGS_RESPONSE = type('opentelemetry.proto.collector.logs.v1.ExportLogsServiceResponse');
 const STATUS = type('google.rpc.Status');
 
 /** The encoding a Content-Type names (parameters such as charset ignored); null: not OTLP's. */
@@ -47,22 +45,16 @@ export function decodeTraces(body: Buffer, encoding: OtlpEncoding): { spans: Ote
   return spansOf(decode(TRACES_REQUEST, body, encoding), encoding === 'json' ? 'hex' : 'base64');
 }
 
-export function decodeLogs(body: Buffer, encoding: OtlpEncoding): { records: OtelLogRecord[]; unusable: Unusable } {
-  return logRecordsOf(decode(LOGS_REQUEST, body, encoding), encoding === 'json' ? 'hex' : 'base64');
-}
-
 /** OTLP's success body: `partialSuccess` when something was rejected or there is something to say. */
-export function encodeExportResponse(
-  signal: 'traces' | 'logs',
+export function encodeTracesResponse(
   outcome: { rejected: number; message: string },
   encoding: OtlpEncoding,
 ): Buffer | Record<string, unknown> {
-  const counted = signal === 'traces' ? 'rejectedSpans' : 'rejectedLogRecords';
-  const partial = outcome.rejected > 0 || outcome.message ? { [counted]: outcome.rejected, errorMessage: outcome.message } : undefined;
-  const body = partial ? { partialSuccess: partial } : {};
-  if (encoding === 'json') return partial ? { partialSuccess: { ...partial, [counted]: String(outcome.rejected) } } : {};
-  const message = signal === 'traces' ? TRACES_RESPONSE : LOGS_RESPONSE;
-  return Buffer.from(message.encode(message.fromObject(body)).finish());
+  if (outcome.rejected === 0 && !outcome.message) return encoding === 'json' ? {} : Buffer.alloc(0);
+  const partialSuccess = { rejectedSpans: outcome.rejected, errorMessage: outcome.message };
+  // Protobuf's JSON mapping writes 64-bit integers as strings.
+  if (encoding === 'json') return { partialSuccess: { ...partialSuccess, rejectedSpans: String(outcome.rejected) } };
+  return Buffer.from(TRACES_RESPONSE.encode(TRACES_RESPONSE.fromObject({ partialSuccess })).finish());
 }
 
 /** gRPC status codes an HTTP status maps to (google.rpc.Code). */

@@ -293,9 +293,6 @@ function sessionIdOf(span: OtelSpan): { id: string; source: string } {
   return { id: span.traceId, source: 'trace' };
 }
 
-const isoOf = (ns: bigint) => new Date(Number(ns / 1_000_000n)).toISOString();
-export const occurredAt = isoOf;
-
 function modelOf(span: OtelSpan): GenAiMessage['model'] {
   const a = span.attributes;
   const provider = first(

@@ -1,6 +1,6 @@
 import { INGEST_LIMITS } from '../../contracts/agent-ingest.js';
 import type { AgentIngestRequest } from '../agent-ingest.js';
-import { occurredAt, type GenAiMessage, type GenAiSession } from './genai.js';
+import type { GenAiMessage, GenAiSession } from './genai.js';
 
 /** Where the session's events already are (src/db/repositories/agent-conversations.ts, eventPlacements). */
 export interface Placements {
@@ -52,7 +52,7 @@ function eventOf(m: GenAiMessage, sequence: number, revision: number): AgentInge
     externalEventId: m.externalEventId,
     sequence,
     revision,
-    occurredAt: occurredAt(m.timeUnixNano),
+    occurredAt: new Date(Number(m.timeUnixNano / 1_000_000n)).toISOString(),
     type: m.type,
     content: m.content,
     ...(m.type === 'assistant_message' ? { final: m.final === true } : {}),

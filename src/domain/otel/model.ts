@@ -1,6 +1,5 @@
 /**
- * OTLP requests as Intake reads them (issue 35): spans and log records with their attributes as
- * plain values, whatever the wire format. `protobuf` objects come from protobufjs's `toObject`
+ * OTLP requests as Intake reads them (issue 35): spans with their attributes as plain values, whatever the wire format. `protobuf` objects come from protobufjs's `toObject`
  * (camelCase names, 64-bit integers as strings, bytes as base64); `json` objects are OTLP/JSON as
  * parsed (camelCase, or the proto's snake_case names, which protobuf's JSON mapping also accepts;
  * trace and span ids in hex, as OTLP/JSON requires). Pure: no I/O.
@@ -35,20 +34,6 @@ export interface OtelSpan {
   scope: OtelScope;
 }
 
-export interface OtelLogRecord {
-  timeUnixNano: bigint;
-  observedTimeUnixNano: bigint;
-  severityText: string;
-  /** The event's name (`event_name`, or the `event.name` attribute of older SDKs); '' when neither. */
-  eventName: string;
-  body: AttrValue;
-  attributes: Attributes;
-  traceId: string | null;
-  spanId: string | null;
-  resource: Attributes;
-  scope: OtelScope;
-}
-
 /** Where the ids come from: hex strings (OTLP/JSON) or base64 (protobuf bytes through toObject). */
 export type IdEncoding = 'hex' | 'base64';
 
@@ -56,7 +41,7 @@ export type IdEncoding = 'hex' | 'base64';
 export class OtlpShapeError extends Error {}
 
 export interface Unusable {
-  /** Items (spans or log records) left out, each for `reason`. */
+  /** Spans left out, each for a reason. */
   count: number;
   reasons: string[];
 }
@@ -187,35 +172,4 @@ export function spansOf(request: unknown, ids: IdEncoding): { spans: OtelSpan[];
     }
   }
   return { spans, unusable };
-}
-
-/** The log records of an ExportLogsServiceRequest. */
-export function logRecordsOf(request: unknown, ids: IdEncoding): { records: OtelLogRecord[]; unusable: Unusable } {
-  const records: OtelLogRecord[] = [];
-  for (const rl of list(requestObject(request), 'resourceLogs', 'request')) {
-    if (!isObj(rl)) throw new OtlpShapeError('resourceLogs items must be objects');
-    const resource = resourceOf(rl);
-    for (const sl of list(rl, 'scopeLogs', 'resourceLogs')) {
-      if (!isObj(sl)) throw new OtlpShapeError('scopeLogs items must be objects');
-      const scope = scopeOf(sl);
-      for (const r of list(sl, 'logRecords', 'scopeLogs')) {
-        if (!isObj(r)) throw new OtlpShapeError('logRecords items must be objects');
-        const attrs = attributes(r.attributes);
-        const named = str(field(r, 'eventName'));
-        records.push({
-          timeUnixNano: nanos(field(r, 'timeUnixNano')),
-          observedTimeUnixNano: nanos(field(r, 'observedTimeUnixNano')),
-          severityText: str(field(r, 'severityText')),
-          eventName: named || (typeof attrs['event.name'] === 'string' ? attrs['event.name'] : ''),
-          body: anyValue(r.body),
-          attributes: attrs,
-          traceId: id(field(r, 'traceId'), 16, ids),
-          spanId: id(field(r, 'spanId'), 8, ids),
-          resource,
-          scope,
-        });
-      }
-    }
-  }
-  return { records, unusable: { count: 0, reasons: [] } };
 }
