@@ -1,4 +1,4 @@
-import type { AttrValue, Attributes, OtelSpan, OtelSpanEvent } from './model.js';
+import { isObj, type AttrValue, type Attributes, type Obj, type OtelSpan, type OtelSpanEvent } from './model.js';
 
 /**
  * GenAI spans as agent session messages (issue 35; docs/guides/opentelemetry.md has the table).
@@ -71,8 +71,6 @@ const asString = (v: AttrValue | undefined): string | undefined => (typeof v ===
 const asInt = (v: AttrValue | undefined): number | undefined =>
   typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : typeof v === 'string' && /^\d{1,15}$/.test(v) ? Number(v) : undefined;
 const first = <T>(...values: (T | undefined)[]): T | undefined => values.find((v) => v !== undefined);
-type Obj = { [key: string]: unknown };
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A JSON attribute: a string to parse, or a value already structured (an array or kvlist). */
 function json(v: AttrValue | undefined, name: string): unknown {
@@ -110,22 +108,25 @@ function toolCallOf(v: unknown): ToolCall | null {
   return id ? { id, name } : { name };
 }
 
+/** The tool calls among `items` (those of part type `type`, when given). */
+function toolCallsIn(items: unknown, type?: string): ToolCall[] {
+  if (!Array.isArray(items)) return [];
+  return items
+    .filter((p) => type === undefined || (isObj(p) && p.type === type))
+    .map(toolCallOf)
+    .filter((t): t is ToolCall => t !== null);
+}
+
 /** A chat message object of any of the JSON shapes (parts, OpenAI's, the AI SDK's). */
 function messageOf(v: unknown, defaultRole = 'user'): Message | null {
   if (!isObj(v)) return null;
   const role = typeof v.role === 'string' ? v.role : defaultRole;
-  const toolCalls: ToolCall[] = [];
-  let text: string;
-  if (Array.isArray(v.parts)) {
-    text = textOf(v.parts.filter((p) => isObj(p) && p.type === 'text'));
-    for (const p of v.parts) if (isObj(p) && p.type === 'tool_call') toolCalls.push(...[toolCallOf(p)].filter((t) => t !== null));
-  } else {
-    text = textOf(v.content);
-    if (Array.isArray(v.content))
-      for (const p of v.content) if (isObj(p) && p.type === 'tool-call') toolCalls.push(...[toolCallOf(p)].filter((t) => t !== null));
-  }
-  const calls = v.tool_calls ?? v.toolCalls;
-  if (Array.isArray(calls)) for (const c of calls) toolCalls.push(...[toolCallOf(c)].filter((t) => t !== null));
+  // Parts (GenAI 1.37+) or content (OpenAI's, the AI SDK's), then OpenAI's tool_calls beside them.
+  const text = Array.isArray(v.parts) ? textOf(v.parts.filter((p) => isObj(p) && p.type === 'text')) : textOf(v.content);
+  const toolCalls = [
+    ...(Array.isArray(v.parts) ? toolCallsIn(v.parts, 'tool_call') : toolCallsIn(v.content, 'tool-call')),
+    ...toolCallsIn(v.tool_calls ?? v.toolCalls),
+  ];
   const finish = first(asString(v.finish_reason as AttrValue), asString(v.finishReason as AttrValue));
   return { role, text, toolCalls, ...(finish ? { finishReason: finish } : {}) };
 }
@@ -248,7 +249,7 @@ function vercel(span: OtelSpan): { input: Message[]; output: Message[] } | null 
   const input = messages(json(span.attributes['ai.prompt.messages'], 'ai.prompt.messages'), 'ai.prompt.messages');
   const text = asString(span.attributes['ai.response.text']) ?? '';
   const calls = json(span.attributes['ai.response.toolCalls'], 'ai.response.toolCalls');
-  const toolCalls = Array.isArray(calls) ? calls.map(toolCallOf).filter((t): t is ToolCall => t !== null) : [];
+  const toolCalls = toolCallsIn(calls);
   const finish = asString(span.attributes['ai.response.finishReason']);
   const output = text || toolCalls.length ? [{ role: 'assistant', text, toolCalls, ...(finish ? { finishReason: finish } : {}) }] : [];
   return { input, output };

@@ -48,8 +48,9 @@ export interface Unusable {
 
 const MAX_DEPTH = 16;
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+export type Obj = Record<string, unknown>;
+/** A JSON object (not an array, not null). */
+export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A field by its camelCase name or its proto (snake_case) name. */
 function field(o: Obj, camel: string): unknown {
