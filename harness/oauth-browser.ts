@@ -170,11 +170,13 @@ export function mcpCall(base: string, token: string, body: unknown = { jsonrpc: 
 /** The password the sign-in tests' users have. */
 export const TEST_PASSWORD = 'correct horse battery staple';
 
-/** A user who signs in with TEST_PASSWORD, in an organization of their own. */
+/** A user who signs in with TEST_PASSWORD, in the given organization or one of their own. */
 export async function createSignInUser(
   pool: DatabasePool,
+  /** The user's organization; a new one when not given. */
+  organizationId?: string,
 ): Promise<{ userId: string; email: string; password: string; organizationId: string; accessToken: string }> {
-  const org = await createTestOrg(pool);
+  const org = organizationId ? { organizationId } : await createTestOrg(pool);
   const user = await createTestUser(pool, org.organizationId);
   await setPassword(pool, user.userId, TEST_PASSWORD);
   return { ...user, password: TEST_PASSWORD, organizationId: org.organizationId };

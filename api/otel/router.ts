@@ -5,10 +5,13 @@ import { pipeline, type Readable } from 'node:stream';
 import { AgentIngestWriter, INGEST_BATCHING } from '../../src/agents/ingest.js';
 import { CredentialCache } from '../../src/agents/credential-cache.js';
 import type { AgentIngestRequest } from '../../src/domain/agent-ingest.js';
-import { OtlpShapeError } from '../../src/domain/otel/model.js';
+import { claudeCodeEvent } from '../../src/domain/otel/claude-code.js';
+import { genAiLogSpans, isGenAiRecord } from '../../src/domain/otel/genai-logs.js';
+import { OtlpShapeError, type OtelLogRecord } from '../../src/domain/otel/model.js';
 import { AppError } from '../../src/errors.js';
-import { decodeTraces, encodeError, encodeTracesResponse, encodingOf, type OtlpEncoding } from '../../src/otel/otlp-codec.js';
-import { OtlpIngest } from '../../src/otel/ingest.js';
+import { CodingTelemetry } from '../../src/otel/coding-telemetry.js';
+import { decodeLogs, decodeTraces, encodeError, encodeExportResponse, encodingOf, type OtlpEncoding } from '../../src/otel/otlp-codec.js';
+import { OtlpIngest, summarize, type OtlpIngestOutcome } from '../../src/otel/ingest.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { errorResponse } from '../middleware/errors.js';
 import { rateLimit, withRateLimit } from '../middleware/rate-limit.js';
@@ -79,11 +82,34 @@ async function readBody(ctx: AppContext, limit: number): Promise<Buffer> {
   }
 }
 
-/** OTLP/HTTP receivers (issue 35): GenAI traces become agent sessions, through the REST ingest's path. */
+/** The agent events an OTLP export stored, counted as REST ingest's are. */
+function countEvents(deps: AppDeps, outcome: OtlpIngestOutcome): void {
+  for (const s of outcome.sessions) {
+    deps.metrics.agentEvents.inc({ outcome: 'accepted' }, s.accepted);
+    deps.metrics.agentEvents.inc({ outcome: 'deduplicated' }, s.deduplicated);
+    deps.metrics.agentEvents.inc({ outcome: 'revised' }, s.revised);
+  }
+}
+
+/** The records of a logs export by what reads them. */
+function classify(records: readonly OtelLogRecord[]) {
+  const claudeCode: OtelLogRecord[] = [];
+  const genAi: OtelLogRecord[] = [];
+  let other = 0;
+  for (const r of records) {
+    if (claudeCodeEvent(r) !== null) claudeCode.push(r);
+    else if (isGenAiRecord(r)) genAi.push(r);
+    else other += 1;
+  }
+  return { claudeCode, genAi, other };
+}
+
+/** OTLP/HTTP receivers (issue 35): GenAI traces and events become agent sessions, through the REST ingest's path; Claude Code's events coding-agent sessions. */
 export function otlpRoutes(deps: AppDeps, registry: RouteRegistry): void {
   const credentials = new CredentialCache(deps.config.agents.credentialCacheSeconds);
   const writer = new AgentIngestWriter(deps.pool, { analysisCreditCost: deps.config.agents.analysisCreditCost, ...INGEST_BATCHING });
   const otlp = new OtlpIngest(deps.pool);
+  const coding = new CodingTelemetry(deps.pool);
   // The same budget as REST ingest, per organization: the two share the limiter's rows.
   const limiter = deps.rateLimits.limiter('agent-ingest', deps.config.rateLimits.agentIngestPerMinute, { lease: 50 });
   const limits = limiter ? [rateLimit(limiter, (ctx) => `org:${agentOf(ctx).application.organization_id}`)] : [];
@@ -93,6 +119,18 @@ export function otlpRoutes(deps: AppDeps, registry: RouteRegistry): void {
   const writeWith = (ctx: AppContext) => (request: AgentIngestRequest) =>
     withCurrentAuthority(deps, credentials, ctx, request.agentKey, (authority) => writer.ingest(authority, request));
 
+  const middleware = [otlpErrors(), agentSecret(deps, credentials), agentApplication(), ...limits];
+  const responses = (what: string) =>
+    withRateLimit(
+      {
+        200: { description: `Accepted: Export${what}ServiceResponse (partialSuccess when some were rejected)` },
+        400: { description: 'Not an OTLP export request (google.rpc.Status)' },
+        413: { description: 'Over OTLP_BODY_LIMIT_BYTES once decompressed' },
+        415: { description: 'Neither application/x-protobuf nor application/json, or an encoding other than gzip' },
+      },
+      'Over AGENT_INGEST_RATE_LIMIT_PER_MINUTE requests a minute for this organization (REST and OTLP ingest together)',
+    );
+
   registry.add({
     method: 'post',
     path: `${OTLP_BASE}/v1/traces`,
@@ -101,34 +139,72 @@ export function otlpRoutes(deps: AppDeps, registry: RouteRegistry): void {
     summary: 'OTLP/HTTP trace export (X-Service-Agent-Key): GenAI spans become agent sessions',
     description:
       'An OpenTelemetry exporter with `OTEL_EXPORTER_OTLP_ENDPOINT=<base URL>/otel` and `OTEL_EXPORTER_OTLP_HEADERS=X-Service-Agent-Key=<ingest secret>` sends here, as `application/x-protobuf` or `application/json`, gzip or not. The body is an `ExportTraceServiceRequest`; the answer an `ExportTraceServiceResponse` in the same encoding, whose `partialSuccess` counts the spans rejected and says why. Spans without GenAI messages are accepted and not stored. Errors are a `google.rpc.Status` (in JSON with `errorCode`). The mapping: docs/guides/opentelemetry.md.',
-    middleware: [otlpErrors(), agentSecret(deps, credentials), agentApplication(), ...limits],
+    middleware,
     security: [{ agentKey: [] }],
-    responses: withRateLimit(
-      {
-        200: { description: 'Accepted: ExportTraceServiceResponse (partialSuccess when spans were rejected)' },
-        400: { description: 'Not an OTLP export request (google.rpc.Status)' },
-        413: { description: 'Over OTLP_BODY_LIMIT_BYTES once decompressed' },
-        415: { description: 'Neither application/x-protobuf nor application/json, or an encoding other than gzip' },
-      },
-      'Over AGENT_INGEST_RATE_LIMIT_PER_MINUTE requests a minute for this organization (REST and OTLP ingest together)',
-    ),
+    responses: responses('Trace'),
     errors: [...AGENT_SECRET_ERRORS],
     handler: async (ctx: AppContext) => {
       const encoding = encodingFor(ctx);
       const { spans, unusable } = decodeTraces(await readBody(ctx, limit), encoding);
       const app = agentOf(ctx).application;
       const outcome = await otlp.spans({ id: app.id, agentKey: app.agent_key }, spans, unusable, writeWith(ctx));
-      for (const s of outcome.sessions) {
-        deps.metrics.agentEvents.inc({ outcome: 'accepted' }, s.accepted);
-        deps.metrics.agentEvents.inc({ outcome: 'deduplicated' }, s.deduplicated);
-        deps.metrics.agentEvents.inc({ outcome: 'revised' }, s.revised);
-      }
+      countEvents(deps, outcome);
       deps.metrics.otlpSpans.inc({ outcome: 'rejected' }, outcome.rejected);
       deps.metrics.otlpSpans.inc({ outcome: 'ignored' }, outcome.ignored);
       deps.metrics.otlpSpans.inc({ outcome: 'stored' }, Math.max(0, spans.length + unusable.count - outcome.rejected - outcome.ignored));
       const notes = [...outcome.reasons];
       if (outcome.ignored) notes.push(`${outcome.ignored} span(s) without GenAI messages accepted and not stored`);
-      send(ctx, 200, encodeTracesResponse({ rejected: outcome.rejected, message: notes.join('; ') }, encoding));
+      send(ctx, 200, encodeExportResponse('traces', { rejected: outcome.rejected, message: notes.join('; ') }, encoding));
+    },
+  });
+
+  registry.add({
+    method: 'post',
+    path: `${OTLP_BASE}/v1/logs`,
+    operationId: 'exportOtlpLogs',
+    tags: ['opentelemetry'],
+    summary: 'OTLP/HTTP log export (X-Service-Agent-Key): GenAI events become agent sessions, Claude Code events coding-agent sessions',
+    description:
+      "The same exporter settings as for traces (`OTEL_EXPORTER_OTLP_ENDPOINT=<base URL>/otel`, or `OTEL_EXPORTER_OTLP_LOGS_ENDPOINT=<base URL>/otel/v1/logs`). The body is an `ExportLogsServiceRequest`; the answer an `ExportLogsServiceResponse` in the same encoding, whose `partialSuccess` counts the log records rejected and says why. GenAI events sent as log records (`gen_ai.user.message`, `gen_ai.choice`, `gen_ai.client.inference.operation.details`...) are read as the model call their trace and span ids name, into agent sessions; Claude Code's events (`claude_code.user_prompt`, `api_request`, `api_error`, `tool_result`, `tool_decision`) into the coding-agent session its `session.id` names, which the MCP tools list (`list-agent-sessions`) and associate with projects. Other records are accepted and not stored. The mapping: docs/guides/opentelemetry.md.",
+    middleware,
+    security: [{ agentKey: [] }],
+    responses: responses('Logs'),
+    errors: [...AGENT_SECRET_ERRORS],
+    handler: async (ctx: AppContext) => {
+      const encoding = encodingFor(ctx);
+      const { claudeCode, genAi, other } = classify(decodeLogs(await readBody(ctx, limit), encoding));
+      const app = agentOf(ctx).application;
+      const notes: string[] = [];
+      let rejected = 0;
+      let ignored = other;
+      if (genAi.length) {
+        const { spans, unusable } = genAiLogSpans(genAi);
+        const perSpan = new Map<string, number>();
+        for (const r of genAi) if (r.spanId) perSpan.set(r.spanId, (perSpan.get(r.spanId) ?? 0) + 1);
+        const outcome = await otlp.spans(
+          { id: app.id, agentKey: app.agent_key },
+          spans,
+          unusable,
+          writeWith(ctx),
+          (id) => perSpan.get(id) ?? 1,
+        );
+        countEvents(deps, outcome);
+        rejected += outcome.rejected;
+        notes.push(...outcome.reasons);
+        // A span without messages stands for its records, all of them accepted and not stored.
+        ignored += outcome.ignored;
+      }
+      if (claudeCode.length) {
+        const outcome = await coding.records(app.id, claudeCode);
+        rejected += outcome.rejected;
+        ignored += outcome.ignored;
+        notes.push(...outcome.reasons);
+      }
+      deps.metrics.otlpLogRecords.inc({ outcome: 'rejected' }, rejected);
+      deps.metrics.otlpLogRecords.inc({ outcome: 'ignored' }, ignored);
+      deps.metrics.otlpLogRecords.inc({ outcome: 'stored' }, Math.max(0, claudeCode.length + genAi.length + other - rejected - ignored));
+      if (ignored) notes.push(`${ignored} record(s) neither GenAI messages nor Claude Code events Intake keeps: accepted and not stored`);
+      send(ctx, 200, encodeExportResponse('logs', { rejected, message: summarize(notes).join('; ') }, encoding));
     },
   });
 }

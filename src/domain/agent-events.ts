@@ -69,6 +69,11 @@ export function toIncoming(event: AgentEvent, index: number): IncomingEvent {
  * Spec "Allowed environments": with a list configured, every event must resolve (its own context
  * over the session context) to an allowed `context.environment`.
  */
+/** Whether an application that accepts `allowed` environments (none: any) accepts `environment`. */
+export function environmentAllowed(environment: string | undefined, allowed: readonly string[]): boolean {
+  return allowed.length === 0 || (environment !== undefined && allowed.includes(environment));
+}
+
 export function environmentErrors(request: AgentIngestRequest, allowed: readonly string[]): FieldError[] {
   if (allowed.length === 0) return [];
   const errors: FieldError[] = [];

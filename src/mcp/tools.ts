@@ -16,6 +16,7 @@ import {
   upsertCodingSession,
   type ProjectRow,
 } from '../db/repositories/projects.js';
+import { listCodingSessions } from '../db/repositories/coding-sessions.js';
 
 export interface McpUser {
   organizationId: string;
@@ -248,6 +249,64 @@ export function createMcpServer(pool: DatabasePool, user: McpUser, request: McpR
           associatedAt: r.associated_at,
         })),
         nextCursor: rows.length > limit && last ? encodeCursor({ at: last.associated_at, id: last.session_id }) : null,
+      });
+    }),
+  );
+
+  server.registerTool(
+    'list-agent-sessions',
+    {
+      title: 'List agent sessions',
+      description:
+        "The organization's coding-agent sessions, newest first: those uploaded (`source: upload`) and those Claude Code sent as OpenTelemetry events (`source: telemetry`, `externalId` its session.id), up to `limit` (default 50) per call; pass `nextCursor` back as `cursor` for more. Their sessionId is what associate-agent-session takes.",
+      inputSchema: {
+        source: z.enum(['upload', 'telemetry']).optional(),
+        externalId: z.string().min(1).max(512).optional(),
+        limit: z.number().int().min(1).max(500).optional(),
+        cursor: z.string().max(200).optional(),
+      },
+      outputSchema: {
+        sessions: z.array(
+          z.object({
+            sessionId: z.string(),
+            source: z.enum(['upload', 'telemetry']),
+            externalId: z.string().nullable(),
+            title: z.string().nullable(),
+            format: z.string(),
+            eventCount: z.number().int(),
+            agentVersion: z.string().nullable(),
+            createdAt: z.string(),
+            updatedAt: z.string(),
+          }),
+        ),
+        nextCursor: z.string().nullable(),
+      },
+      annotations: reading,
+    },
+    guard(async ({ source, externalId, limit = 50, cursor }) => {
+      const after = cursor === undefined ? null : decodeCursor(cursor);
+      if (after === undefined) return failure('Invalid cursor: pass the nextCursor of a previous call unchanged.');
+      const rows = await listCodingSessions(pool, user.organizationId, {
+        ...(source ? { source } : {}),
+        ...(externalId !== undefined ? { externalId } : {}),
+        after,
+        limit: limit + 1,
+      });
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      return ok({
+        sessions: page.map((r) => ({
+          sessionId: r.id,
+          source: r.source,
+          externalId: r.external_id,
+          title: r.title,
+          format: r.format,
+          eventCount: r.event_count,
+          agentVersion: r.agent_version,
+          createdAt: r.created_at,
+          updatedAt: r.updated_at,
+        })),
+        nextCursor: rows.length > limit && last ? encodeCursor({ at: last.position, id: last.id }) : null,
       });
     }),
   );

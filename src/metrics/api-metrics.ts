@@ -20,6 +20,7 @@ export interface ApiMetrics {
   uploadBytes: Counter;
   /** OTLP spans received, by what became of them: stored (their messages), rejected, ignored (no GenAI messages). */
   otlpSpans: Counter<'outcome'>;
+  otlpLogRecords: Counter<'outcome'>;
 }
 
 export function createApiMetrics(o: { pool?: DatabasePool; processMetrics?: boolean } = {}): ApiMetrics {
@@ -73,6 +74,12 @@ export function createApiMetrics(o: { pool?: DatabasePool; processMetrics?: bool
     otlpSpans: new Counter({
       name: 'intake_otlp_spans_total',
       help: 'OTLP spans received, by outcome: stored (their GenAI messages), rejected (counted in partialSuccess), ignored (no GenAI messages).',
+      labelNames: ['outcome'],
+      registers,
+    }),
+    otlpLogRecords: new Counter({
+      name: 'intake_otlp_log_records_total',
+      help: 'OTLP log records received, by outcome: stored (GenAI messages, Claude Code events), rejected (counted in partialSuccess), ignored (neither).',
       labelNames: ['outcome'],
       registers,
     }),

@@ -160,4 +160,5 @@ export const TOOL_SCOPES: Record<string, McpScope> = {
   'associate-agent-session': 'sessions:associate',
   'get-project': 'projects:read',
   'list-associated-agent-sessions': 'projects:read',
+  'list-agent-sessions': 'projects:read',
 };

@@ -47,10 +47,13 @@ export class OtlpIngest {
     spans: readonly OtelSpan[],
     unusable: Unusable,
     write: SessionWrite,
+    /** What a span counts for in `rejected`: 1, or the log records it was read from. */
+    weight: (spanId: string) => number = () => 1,
   ): Promise<OtlpIngestOutcome> {
     const mapping = mapGenAiSpans(spans);
+    const weigh = (spanIds: Iterable<string>) => [...spanIds].reduce((n, id) => n + weight(id), 0);
     const outcome: OtlpIngestOutcome = {
-      rejected: unusable.count + mapping.rejected.count,
+      rejected: unusable.count + weigh(mapping.rejected.spanIds),
       reasons: [...unusable.reasons, ...mapping.rejected.reasons],
       ignored: mapping.ignored,
       sessions: [],
@@ -65,7 +68,7 @@ export class OtlpIngest {
     for (const [i, result] of written.entries()) {
       const session = mapping.sessions[i]!;
       if ('reason' in result) {
-        outcome.rejected += new Set(session.messages.map((m) => m.trace.spanId)).size;
+        outcome.rejected += weigh(new Set(session.messages.map((m) => m.trace.spanId)));
         outcome.reasons.push(`session ${JSON.stringify(session.externalSessionId)}: ${result.reason}`);
       } else outcome.sessions.push(result);
     }
@@ -133,7 +136,7 @@ function refusal(request: AgentIngestRequest): string | null {
 }
 
 /** Reasons, the same ones counted once: at most MAX_REASONS lines. */
-function summarize(reasons: readonly string[]): string[] {
+export function summarize(reasons: readonly string[]): string[] {
   const counts = new Map<string, number>();
   for (const r of reasons) counts.set(r, (counts.get(r) ?? 0) + 1);
   const lines = [...counts].map(([r, n]) => (n > 1 ? `${r} (${n} times)` : r));

@@ -1,12 +1,12 @@
 import Bourne from '@hapi/bourne';
 import protobuf from 'protobufjs';
-import { OtlpShapeError, spansOf, type OtelSpan, type Unusable } from '../domain/otel/model.js';
+import { logRecordsOf, OtlpShapeError, spansOf, type OtelLogRecord, type OtelSpan, type Unusable } from '../domain/otel/model.js';
 import { OTLP_DESCRIPTOR } from './otlp-descriptor.generated.js';
 
 /**
  * OTLP/HTTP's two encodings (https://opentelemetry.io/docs/specs/otlp/#otlphttp): binary protobuf
  * (`application/x-protobuf`) and protobuf's JSON mapping (`application/json`, trace and span ids in
- * hex). Requests are decoded to Intake's span model (src/domain/otel/model.ts);
+ * hex). Requests are decoded to Intake's span and log record model (src/domain/otel/model.ts);
  * responses and errors are encoded in the request's own encoding.
  */
 export type OtlpEncoding = 'protobuf' | 'json';
@@ -15,6 +15,8 @@ const root = protobuf.Root.fromJSON(OTLP_DESCRIPTOR);
 const type = (name: string) => root.lookupType(name);
 const TRACES_REQUEST = type('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest');
 const TRACES_RESPONSE = type('opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse');
+const LOGS_REQUEST = type('opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest');
+const LOGS_RESPONSE = type('opentelemetry.proto.collector.logs.v1.ExportLogsServiceResponse');
 const STATUS = type('google.rpc.Status');
 
 /** The encoding a Content-Type names (parameters such as charset ignored); null: not OTLP's. */
@@ -45,16 +47,23 @@ export function decodeTraces(body: Buffer, encoding: OtlpEncoding): { spans: Ote
   return spansOf(decode(TRACES_REQUEST, body, encoding), encoding === 'json' ? 'hex' : 'base64');
 }
 
+export function decodeLogs(body: Buffer, encoding: OtlpEncoding): OtelLogRecord[] {
+  return logRecordsOf(decode(LOGS_REQUEST, body, encoding), encoding === 'json' ? 'hex' : 'base64');
+}
+
 /** OTLP's success body: `partialSuccess` when something was rejected or there is something to say. */
-export function encodeTracesResponse(
+export function encodeExportResponse(
+  signal: 'traces' | 'logs',
   outcome: { rejected: number; message: string },
   encoding: OtlpEncoding,
 ): Buffer | Record<string, unknown> {
   if (outcome.rejected === 0 && !outcome.message) return encoding === 'json' ? {} : Buffer.alloc(0);
-  const partialSuccess = { rejectedSpans: outcome.rejected, errorMessage: outcome.message };
+  const counted = signal === 'traces' ? 'rejectedSpans' : 'rejectedLogRecords';
   // Protobuf's JSON mapping writes 64-bit integers as strings.
-  if (encoding === 'json') return { partialSuccess: { ...partialSuccess, rejectedSpans: String(outcome.rejected) } };
-  return Buffer.from(TRACES_RESPONSE.encode(TRACES_RESPONSE.fromObject({ partialSuccess })).finish());
+  if (encoding === 'json') return { partialSuccess: { [counted]: String(outcome.rejected), errorMessage: outcome.message } };
+  const message = signal === 'traces' ? TRACES_RESPONSE : LOGS_RESPONSE;
+  const partialSuccess = { [counted]: outcome.rejected, errorMessage: outcome.message };
+  return Buffer.from(message.encode(message.fromObject({ partialSuccess })).finish());
 }
 
 /** gRPC status codes an HTTP status maps to (google.rpc.Code). */

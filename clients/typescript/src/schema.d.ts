@@ -85,6 +85,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/otel/v1/logs': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * OTLP/HTTP log export (X-Service-Agent-Key): GenAI events become agent sessions, Claude Code events coding-agent sessions
+     * @description The same exporter settings as for traces (`OTEL_EXPORTER_OTLP_ENDPOINT=<base URL>/otel`, or `OTEL_EXPORTER_OTLP_LOGS_ENDPOINT=<base URL>/otel/v1/logs`). The body is an `ExportLogsServiceRequest`; the answer an `ExportLogsServiceResponse` in the same encoding, whose `partialSuccess` counts the log records rejected and says why. GenAI events sent as log records (`gen_ai.user.message`, `gen_ai.choice`, `gen_ai.client.inference.operation.details`...) are read as the model call their trace and span ids name, into agent sessions; Claude Code's events (`claude_code.user_prompt`, `api_request`, `api_error`, `tool_result`, `tool_decision`) into the coding-agent session its `session.id` names, which the MCP tools list (`list-agent-sessions`) and associate with projects. Other records are accepted and not stored. The mapping: docs/guides/opentelemetry.md.
+     */
+    post: operations['exportOtlpLogs'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/otel/v1/traces': {
     parameters: {
       query?: never;
@@ -2255,6 +2275,153 @@ export interface operations {
       };
     };
   };
+  exportOtlpLogs: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Accepted: ExportLogsServiceResponse (partialSuccess when some were rejected) */
+      200: {
+        headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not an OTLP export request (google.rpc.Status) */
+      400: {
+        headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /**
+       * @description `unauthenticated`: Authentication required.
+       *
+       *     `invalid_credentials`: The credential is not valid.
+       *
+       *     `credential_revoked`: The credential has been revoked.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'unauthenticated' | 'invalid_credentials' | 'credential_revoked';
+          };
+        };
+      };
+      /** @description `application_disabled`: The application is disabled; it accepts no uploads until it is enabled again. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'application_disabled';
+          };
+        };
+      };
+      /**
+       * @description `not_found`: Resource not found.
+       *
+       *     `agent_chats_not_enabled`: Agent chats are not enabled for this workspace.
+       */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'not_found' | 'agent_chats_not_enabled';
+          };
+        };
+      };
+      /** @description Over OTLP_BODY_LIMIT_BYTES once decompressed */
+      413: {
+        headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Neither application/x-protobuf nor application/json, or an encoding other than gzip */
+      415: {
+        headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /**
+       * @description Over AGENT_INGEST_RATE_LIMIT_PER_MINUTE requests a minute for this organization (REST and OTLP ingest together); see Retry-After
+       *
+       *     `rate_limited`: Rate limit exceeded; retry later.
+       */
+      429: {
+        headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'rate_limited';
+          };
+        };
+      };
+      /**
+       * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
+       *
+       *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'database_unavailable' | 'temporal_unavailable';
+          };
+        };
+      };
+    };
+  };
   exportOtlpTraces: {
     parameters: {
       query?: never;
@@ -2264,7 +2431,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description Accepted: ExportTraceServiceResponse (partialSuccess when spans were rejected) */
+      /** @description Accepted: ExportTraceServiceResponse (partialSuccess when some were rejected) */
       200: {
         headers: {
           /** @description Requests allowed a minute */

@@ -57,6 +57,6 @@ function withinLimit(message: SessionMessage, index: number): void {
 }
 
 /** Text PostgreSQL can store: no NUL characters, no lone surrogates (a JSON escape can carry either). */
-function storable(text: string): string {
+export function storable(text: string): string {
   return text.replaceAll('\u0000', '').toWellFormed();
 }

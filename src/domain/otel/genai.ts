@@ -53,12 +53,14 @@ export interface GenAiSession {
 export interface GenAiMapping {
   sessions: GenAiSession[];
   /** Spans that carried GenAI messages Intake could not read, with why. */
-  rejected: { count: number; reasons: string[] };
+  rejected: { count: number; reasons: string[]; spanIds: string[] };
   /** Spans with no GenAI messages (HTTP, database, agent and tool spans): accepted and not stored. */
   ignored: number;
 }
 
 interface Message {
+  /** Its identity within the span when not its index (GenAI events sent as log records). */
+  key?: string;
   role: string;
   text: string;
   toolCalls: ToolCall[];
@@ -223,7 +225,7 @@ function fromEvents(span: OtelSpan): { input: Message[]; output: Message[] } {
     const role = EVENT_ROLES[e.name];
     if (role) {
       const m = eventMessage(e, role);
-      if (m) input.push(m);
+      if (m) input.push(e.key ? { ...m, key: e.key } : m);
     } else if (e.name === 'gen_ai.choice') {
       const body = json(e.attributes['gen_ai.event.content'], 'gen_ai.choice gen_ai.event.content');
       const choice = isObj(body)
@@ -231,7 +233,7 @@ function fromEvents(span: OtelSpan): { input: Message[]; output: Message[] } {
         : { message: json(e.attributes.message, 'gen_ai.choice message'), finish_reason: e.attributes.finish_reason };
       const m = messageOf(isObj(choice.message) ? { role: 'assistant', ...choice.message } : { role: 'assistant' }, 'assistant');
       const finish = asString(choice.finish_reason as AttrValue);
-      if (m) output.push(finish ? { ...m, finishReason: finish } : m);
+      if (m) output.push({ ...m, ...(finish ? { finishReason: finish } : {}), ...(e.key ? { key: e.key } : {}) });
     } else if (e.name === 'gen_ai.content.prompt') {
       input.push(...messages(json(e.attributes['gen_ai.prompt'], 'gen_ai.prompt'), 'gen_ai.prompt', 'user'));
     } else if (e.name === 'gen_ai.content.completion') {
@@ -351,7 +353,7 @@ function spanToMessages(span: OtelSpan, place: number): { messages: GenAiMessage
   input.forEach((m, i) => {
     if (i <= lastAssistant || m.role !== 'user' || m.text === '') return;
     out.push({
-      externalEventId: `otel-${span.traceId}-${span.spanId}-in-${i}`,
+      externalEventId: `otel-${span.traceId}-${span.spanId}-in-${m.key ?? i}`,
       type: 'user_message',
       content: m.text,
       timeUnixNano: span.startTimeUnixNano,
@@ -366,7 +368,7 @@ function spanToMessages(span: OtelSpan, place: number): { messages: GenAiMessage
     if (m.role !== 'assistant' || (m.text === '' && m.toolCalls.length === 0)) return;
     const final = m.text !== '' && !(m.finishReason && TOOL_FINISH.has(m.finishReason)) && m.toolCalls.length === 0;
     out.push({
-      externalEventId: `otel-${span.traceId}-${span.spanId}-out-${i}`,
+      externalEventId: `otel-${span.traceId}-${span.spanId}-out-${m.key ?? i}`,
       type: 'assistant_message',
       content: m.text,
       timeUnixNano: span.endTimeUnixNano || span.startTimeUnixNano,
@@ -383,7 +385,7 @@ function spanToMessages(span: OtelSpan, place: number): { messages: GenAiMessage
 
 /** Maps the spans of one export request to sessions of messages, in time order within each session. */
 export function mapGenAiSpans(spans: readonly OtelSpan[]): GenAiMapping {
-  const rejected = { count: 0, reasons: [] as string[] };
+  const rejected = { count: 0, reasons: [] as string[], spanIds: [] as string[] };
   let ignored = 0;
   const read: { span: OtelSpan; messages: GenAiMessage[]; agent: boolean }[] = [];
   spans.forEach((span, place) => {
@@ -398,6 +400,7 @@ export function mapGenAiSpans(spans: readonly OtelSpan[]): GenAiMapping {
     } catch (error) {
       if (!(error instanceof Unreadable)) throw error;
       rejected.count += 1;
+      rejected.spanIds.push(span.spanId);
       rejected.reasons.push(`span ${span.spanId}: ${error.message}`);
     }
   });

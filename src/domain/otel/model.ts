@@ -1,5 +1,6 @@
 /**
- * OTLP requests as Intake reads them (issue 35): spans with their attributes as plain values, whatever the wire format. `protobuf` objects come from protobufjs's `toObject`
+ * OTLP requests as Intake reads them (issue 35): spans and log records with their attributes as
+ * plain values, whatever the wire format. `protobuf` objects come from protobufjs's `toObject`
  * (camelCase names, 64-bit integers as strings, bytes as base64); `json` objects are OTLP/JSON as
  * parsed (camelCase, or the proto's snake_case names, which protobuf's JSON mapping also accepts;
  * trace and span ids in hex, as OTLP/JSON requires). Pure: no I/O.
@@ -17,6 +18,8 @@ export interface OtelSpanEvent {
   name: string;
   timeUnixNano: bigint;
   attributes: Attributes;
+  /** The message's identity within its span when it is not its place (GenAI events sent as log records). */
+  key?: string;
 }
 
 export interface OtelSpan {
@@ -34,6 +37,19 @@ export interface OtelSpan {
   scope: OtelScope;
 }
 
+export interface OtelLogRecord {
+  timeUnixNano: bigint;
+  observedTimeUnixNano: bigint;
+  /** The event's name (`event_name`, or the `event.name` attribute of older SDKs); '' when neither. */
+  eventName: string;
+  body: AttrValue;
+  attributes: Attributes;
+  traceId: string | null;
+  spanId: string | null;
+  resource: Attributes;
+  scope: OtelScope;
+}
+
 /** Where the ids come from: hex strings (OTLP/JSON) or base64 (protobuf bytes through toObject). */
 export type IdEncoding = 'hex' | 'base64';
 
@@ -41,7 +57,7 @@ export type IdEncoding = 'hex' | 'base64';
 export class OtlpShapeError extends Error {}
 
 export interface Unusable {
-  /** Spans left out, each for a reason. */
+  /** Spans or log records left out, each for a reason. */
   count: number;
   reasons: string[];
 }
@@ -173,4 +189,34 @@ export function spansOf(request: unknown, ids: IdEncoding): { spans: OtelSpan[];
     }
   }
   return { spans, unusable };
+}
+
+/** The log records of an ExportLogsServiceRequest (a record's trace and span ids are optional). */
+export function logRecordsOf(request: unknown, ids: IdEncoding): OtelLogRecord[] {
+  const records: OtelLogRecord[] = [];
+  for (const rl of list(requestObject(request), 'resourceLogs', 'request')) {
+    if (!isObj(rl)) throw new OtlpShapeError('resourceLogs items must be objects');
+    const resource = resourceOf(rl);
+    for (const sl of list(rl, 'scopeLogs', 'resourceLogs')) {
+      if (!isObj(sl)) throw new OtlpShapeError('scopeLogs items must be objects');
+      const scope = scopeOf(sl);
+      for (const r of list(sl, 'logRecords', 'scopeLogs')) {
+        if (!isObj(r)) throw new OtlpShapeError('logRecords items must be objects');
+        const attrs = attributes(r.attributes);
+        const named = str(field(r, 'eventName'));
+        records.push({
+          timeUnixNano: nanos(field(r, 'timeUnixNano')),
+          observedTimeUnixNano: nanos(field(r, 'observedTimeUnixNano')),
+          eventName: named || (typeof attrs['event.name'] === 'string' ? attrs['event.name'] : ''),
+          body: anyValue(r.body),
+          attributes: attrs,
+          traceId: id(field(r, 'traceId'), 16, ids),
+          spanId: id(field(r, 'spanId'), 8, ids),
+          resource,
+          scope,
+        });
+      }
+    }
+  }
+  return records;
 }

@@ -57,20 +57,21 @@ describe('MCP server: coding-agent session tools', function () {
     await t?.close();
   });
 
-  it('lists the five tools with input and output schemas; mutating tools are not read-only, reads are', async () => {
+  it('lists the six tools with input and output schemas; mutating tools are not read-only, reads are', async () => {
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
     assert.deepEqual([...byName.keys()].sort(), [
       'associate-agent-session',
       'create-project',
       'get-project',
+      'list-agent-sessions',
       'list-associated-agent-sessions',
       'upload-agent-session',
     ]);
     for (const name of ['create-project', 'upload-agent-session', 'associate-agent-session']) {
       assert.equal(byName.get(name)?.annotations?.readOnlyHint, false, name);
     }
-    for (const name of ['get-project', 'list-associated-agent-sessions'])
+    for (const name of ['get-project', 'list-associated-agent-sessions', 'list-agent-sessions'])
       assert.equal(byName.get(name)?.annotations?.readOnlyHint, true, name);
     for (const tool of tools) {
       assert.equal(tool.inputSchema.type, 'object');
