@@ -4,12 +4,13 @@ import { BODY_PRECHECKS, type BodyPrecheck } from './body-prechecks.js';
 import type { MessagePort } from 'node:worker_threads';
 import { readSession as read, type SessionOutcome, type SessionTask } from '../src/mcp/read-session.js';
 import { compileBody, type JsonSchema, type Validator } from './validation.js';
+import { decodeOtlp as decode, type OtlpDecodeTask, type OtlpDecoded } from '../src/otel/otlp-codec.js';
 
 /**
  * A body-checking thread (see `json-body.ts`): parses a large body's text, walks it and validates it
  * against its route's schema, so that none of that runs on the API's event loop. It answers with the
  * error to send, or the checked body as JSON text (with the schema's defaults filled in). It also
- * reads the session files of MCP uploads (`readSession`).
+ * reads the session files of MCP uploads (`readSession`) and decodes large OTLP exports (`decodeOtlp`).
  */
 
 export interface BodyTask {
@@ -53,4 +54,9 @@ export async function readSession(task: SessionThreadTask): Promise<SessionOutco
   task.started.postMessage('started');
   task.started.close();
   return read({ content: task.content, format: task.format });
+}
+
+/** The third: decoding a large OTLP export (piscina runs it by this name); the body is transferred, not copied. */
+export function decodeOtlp(task: OtlpDecodeTask): OtlpDecoded {
+  return decode(task);
 }

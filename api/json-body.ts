@@ -5,6 +5,7 @@ import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { AppError, ServerBusyError, SessionParseTimeoutError, type ErrorKey } from '../src/errors.js';
 import type { SessionOutcome, SessionTask } from '../src/mcp/read-session.js';
+import type { OtlpDecodeTask, OtlpDecoded } from '../src/otel/otlp-codec.js';
 import type { BodyOutcome, BodyTask, SessionThreadTask } from './body-worker.js';
 import { BODY_PRECHECKS, type BodyPrecheck } from './body-prechecks.js';
 import type { AppContext } from './context.js';
@@ -22,6 +23,8 @@ export interface BodyChecker {
   check(task: BodyTask): Promise<BodyOutcome>;
   /** Reads an MCP session upload; past the time budget the thread is stopped: `session_parse_timeout`. */
   readSession(task: SessionTask): Promise<SessionOutcome>;
+  /** Decodes an OTLP export (its body is transferred to the thread). */
+  decodeOtlp(task: OtlpDecodeTask): Promise<OtlpDecoded>;
   close(): Promise<void>;
 }
 
@@ -46,7 +49,7 @@ function workerFile(): string {
  */
 export function createBodyChecker(o: { threads: number; queuePerThread?: number; sessionBudgetMs?: number }): BodyChecker | null {
   if (o.threads <= 0) return null;
-  const pool = new Piscina<BodyTask | SessionThreadTask, BodyOutcome | SessionOutcome>({
+  const pool = new Piscina<BodyTask | SessionThreadTask | OtlpDecodeTask, BodyOutcome | SessionOutcome | OtlpDecoded>({
     filename: workerFile(),
     // Started on first use and stopped after a minute idle: an API that gets no large body has none.
     minThreads: 0,
@@ -83,6 +86,14 @@ export function createBodyChecker(o: { threads: number; queuePerThread?: number;
       } finally {
         clearTimeout(timer);
         starts.close();
+      }
+    },
+    async decodeOtlp(task) {
+      try {
+        return (await pool.run(task, { name: 'decodeOtlp', transferList: [task.body.buffer as ArrayBuffer] })) as OtlpDecoded;
+      } catch (error) {
+        if (busy(error)) throw new ServerBusyError('too many large bodies are being checked');
+        throw error;
       }
     },
     close: () => pool.destroy(),

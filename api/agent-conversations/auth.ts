@@ -1,12 +1,35 @@
-import type { Next } from 'koa';
+import type { Middleware, Next } from 'koa';
 import { hashSecret } from '../../src/auth/secrets.js';
 import { touchCredential, type CredentialLookup } from '../../src/db/repositories/agent-applications.js';
-import { ingestRefusal, type CredentialCache } from '../../src/agents/credential-cache.js';
+import { CredentialCache, ingestRefusal } from '../../src/agents/credential-cache.js';
 import { AppError, ForbiddenError, NotFoundError, UnauthenticatedError, type ErrorKey } from '../../src/errors.js';
-import { StaleAuthorityError } from '../../src/agents/ingest.js';
+import { AgentIngestWriter, INGEST_BATCHING, StaleAuthorityError } from '../../src/agents/ingest.js';
 import type { AppContext, AppDeps } from '../context.js';
+import { rateLimit } from '../middleware/rate-limit.js';
 
 const HEADER = 'x-service-agent-key';
+
+/**
+ * What REST and OTLP ingest share in a process: one credential cache (a secret looked up once for
+ * both), one writer (their requests batched together, one queue per session) and one rate limit per
+ * organization (AGENT_INGEST_RATE_LIMIT_PER_MINUTE, for both together).
+ */
+export interface AgentIngestPath {
+  credentials: CredentialCache;
+  writer: AgentIngestWriter;
+  /** The rate limit's middleware, after agentSecret; none when rate limits are off. */
+  limits: Middleware<AppContext['state']>[];
+}
+
+export function agentIngestPath(deps: AppDeps): AgentIngestPath {
+  // Leased: ingest is too busy for a database round trip per request.
+  const limiter = deps.rateLimits.limiter('agent-ingest', deps.config.rateLimits.agentIngestPerMinute, { lease: 50 });
+  return {
+    credentials: new CredentialCache(deps.config.agents.credentialCacheSeconds),
+    writer: new AgentIngestWriter(deps.pool, { analysisCreditCost: deps.config.agents.analysisCreditCost, ...INGEST_BATCHING }),
+    limits: limiter ? [rateLimit(limiter, (ctx) => `org:${agentOf(ctx).application.organization_id}`)] : [],
+  };
+}
 
 /** What agentSecret and agentApplication answer with: every route they guard lists these. */
 export const AGENT_SECRET_ERRORS = [

@@ -1,5 +1,3 @@
-import { AgentIngestWriter, INGEST_BATCHING } from '../../src/agents/ingest.js';
-import type { CredentialCache } from '../../src/agents/credential-cache.js';
 import type { AgentIngestRequest } from '../../src/domain/agent-ingest.js';
 import { oversizedEvents } from '../../src/contracts/agent-ingest.js';
 import {
@@ -17,7 +15,7 @@ import { principalOf } from '../middleware/auth.js';
 import { pageWindow } from '../paging.js';
 import { changeBody, changeWindow, offsetBody, syncRequest } from '../sync.js';
 import type { RouteInput } from '../routes.js';
-import { withCurrentAuthority } from './auth.js';
+import { withCurrentAuthority, type AgentIngestPath } from './auth.js';
 import {
   presentEvent,
   presentParticipant,
@@ -28,13 +26,11 @@ import {
   type SessionsQuery,
 } from './schemas.js';
 
-export function agentConversationHandlers(deps: AppDeps, credentials: CredentialCache) {
+export function agentConversationHandlers(deps: AppDeps, { credentials, writer }: AgentIngestPath) {
   const readerOf = (ctx: AppContext): Reader => {
     const p = principalOf(ctx);
     return { organizationId: p.organizationId, userId: p.kind === 'user' ? p.userId : null };
   };
-
-  const writer = new AgentIngestWriter(deps.pool, { analysisCreditCost: deps.config.agents.analysisCreditCost, ...INGEST_BATCHING });
 
   const ingestWithCurrentAuthority = (ctx: AppContext, body: AgentIngestRequest) =>
     withCurrentAuthority(deps, credentials, ctx, body.agentKey, (authority) => writer.ingest(authority, body));

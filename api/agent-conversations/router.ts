@@ -1,9 +1,8 @@
 import type { AppDeps } from '../context.js';
 import { ERROR_REF } from '../openapi.js';
 import type { RouteRegistry } from '../routes.js';
-import { rateLimit, withRateLimit } from '../middleware/rate-limit.js';
-import { AGENT_SECRET_ERRORS, agentApplication, agentOf, agentSecret } from './auth.js';
-import { CredentialCache } from '../../src/agents/credential-cache.js';
+import { withRateLimit } from '../middleware/rate-limit.js';
+import { AGENT_SECRET_ERRORS, agentApplication, agentSecret, type AgentIngestPath } from './auth.js';
 import { countRejectedEvents } from './metrics.js';
 import { agentConversationHandlers } from './handlers.js';
 import { SYNC_LIST_DESCRIPTION } from '../sync.js';
@@ -18,12 +17,9 @@ import {
 } from './schemas.js';
 
 /** Agent chat ingestion (agent ingest secrets only) and its read side (organization keys and users). */
-export function agentConversationRoutes(deps: AppDeps, registry: RouteRegistry): void {
-  const credentials = new CredentialCache(deps.config.agents.credentialCacheSeconds);
-  const h = agentConversationHandlers(deps, credentials);
-  // Leased: ingest is too busy for a database round trip per request.
-  const limiter = deps.rateLimits.limiter('agent-ingest', deps.config.rateLimits.agentIngestPerMinute, { lease: 50 });
-  const limits = limiter ? [rateLimit(limiter, (ctx) => `org:${agentOf(ctx).application.organization_id}`)] : [];
+export function agentConversationRoutes(deps: AppDeps, registry: RouteRegistry, path: AgentIngestPath): void {
+  const { credentials, limits } = path;
+  const h = agentConversationHandlers(deps, path);
   registry.add({
     method: 'post',
     path: '/v3/rest/agent-conversations/ingest',

@@ -2,21 +2,34 @@ import type { Next } from 'koa';
 import getRawBody from 'raw-body';
 import { createGunzip } from 'node:zlib';
 import { pipeline, type Readable } from 'node:stream';
-import { AgentIngestWriter, INGEST_BATCHING } from '../../src/agents/ingest.js';
-import { CredentialCache } from '../../src/agents/credential-cache.js';
 import type { AgentIngestRequest } from '../../src/domain/agent-ingest.js';
 import { claudeCodeEvent } from '../../src/domain/otel/claude-code.js';
 import { genAiLogSpans, isGenAiRecord } from '../../src/domain/otel/genai-logs.js';
 import { OtlpShapeError, type OtelLogRecord } from '../../src/domain/otel/model.js';
 import { AppError } from '../../src/errors.js';
 import { CodingTelemetry } from '../../src/otel/coding-telemetry.js';
-import { decodeLogs, decodeTraces, encodeError, encodeExportResponse, encodingOf, type OtlpEncoding } from '../../src/otel/otlp-codec.js';
+import {
+  decodedOf,
+  decodeOtlp,
+  encodeError,
+  encodeExportResponse,
+  encodingOf,
+  type OtlpDecoded,
+  type OtlpEncoding,
+} from '../../src/otel/otlp-codec.js';
 import { OtlpIngest, summarize, type OtlpIngestOutcome } from '../../src/otel/ingest.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { errorResponse } from '../middleware/errors.js';
-import { rateLimit, withRateLimit } from '../middleware/rate-limit.js';
+import { withRateLimit } from '../middleware/rate-limit.js';
 import type { RouteRegistry } from '../routes.js';
-import { AGENT_SECRET_ERRORS, agentApplication, agentOf, agentSecret, withCurrentAuthority } from '../agent-conversations/auth.js';
+import {
+  AGENT_SECRET_ERRORS,
+  agentApplication,
+  agentOf,
+  agentSecret,
+  withCurrentAuthority,
+  type AgentIngestPath,
+} from '../agent-conversations/auth.js';
 
 /** Where OTLP exporters send: `OTEL_EXPORTER_OTLP_ENDPOINT=<base URL>/otel` appends `/v1/traces`. */
 export const OTLP_BASE = '/otel';
@@ -105,19 +118,24 @@ function classify(records: readonly OtelLogRecord[]) {
 }
 
 /** OTLP/HTTP receivers (issue 35): GenAI traces and events become agent sessions, through the REST ingest's path; Claude Code's events coding-agent sessions. */
-export function otlpRoutes(deps: AppDeps, registry: RouteRegistry): void {
-  const credentials = new CredentialCache(deps.config.agents.credentialCacheSeconds);
-  const writer = new AgentIngestWriter(deps.pool, { analysisCreditCost: deps.config.agents.analysisCreditCost, ...INGEST_BATCHING });
-  const otlp = new OtlpIngest(deps.pool);
+export function otlpRoutes(deps: AppDeps, registry: RouteRegistry, { credentials, writer, limits }: AgentIngestPath): void {
+  const otlp = new OtlpIngest();
   const coding = new CodingTelemetry(deps.pool);
-  // The same budget as REST ingest, per organization: the two share the limiter's rows.
-  const limiter = deps.rateLimits.limiter('agent-ingest', deps.config.rateLimits.agentIngestPerMinute, { lease: 50 });
-  const limits = limiter ? [rateLimit(limiter, (ctx) => `org:${agentOf(ctx).application.organization_id}`)] : [];
   const limit = deps.config.otlp.bodyLimitBytes;
+  /** A body past BODY_WORKER_THRESHOLD_BYTES is decoded in a body thread, off the event loop, as large JSON bodies are checked. */
+  const decode = (signal: 'traces' | 'logs', body: Buffer, encoding: OtlpEncoding): Promise<OtlpDecoded> | OtlpDecoded => {
+    const view = new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
+    if (!deps.bodyChecker || body.length <= deps.config.http.bodyWorkerThresholdBytes) return decodeOtlp({ signal, body: view, encoding });
+    // Transferred, not copied, when the body has its memory to itself (it is no slice of a shared pool).
+    const own = body.byteOffset === 0 && body.buffer.byteLength === body.length ? view : new Uint8Array(view);
+    return deps.bodyChecker.decodeOtlp({ signal, body: own, encoding });
+  };
 
   /** One REST-shaped request with the request's credential (a stale cached lookup refreshed, as REST ingest does). */
   const writeWith = (ctx: AppContext) => (request: AgentIngestRequest) =>
-    withCurrentAuthority(deps, credentials, ctx, request.agentKey, (authority) => writer.ingest(authority, request));
+    withCurrentAuthority(deps, credentials, ctx, request.agentKey, (authority) =>
+      writer.ingest(authority, request, { placeSequences: true }),
+    );
 
   const middleware = [otlpErrors(), agentSecret(deps, credentials), agentApplication(), ...limits];
   const responses = (what: string) =>
@@ -145,7 +163,7 @@ export function otlpRoutes(deps: AppDeps, registry: RouteRegistry): void {
     errors: [...AGENT_SECRET_ERRORS],
     handler: async (ctx: AppContext) => {
       const encoding = encodingFor(ctx);
-      const { spans, unusable } = decodeTraces(await readBody(ctx, limit), encoding);
+      const { spans, unusable } = decodedOf(await decode('traces', await readBody(ctx, limit), encoding), 'traces');
       const app = agentOf(ctx).application;
       const outcome = await otlp.spans({ id: app.id, agentKey: app.agent_key }, spans, unusable, writeWith(ctx));
       countEvents(deps, outcome);
@@ -172,7 +190,7 @@ export function otlpRoutes(deps: AppDeps, registry: RouteRegistry): void {
     errors: [...AGENT_SECRET_ERRORS],
     handler: async (ctx: AppContext) => {
       const encoding = encodingFor(ctx);
-      const { claudeCode, genAi, other } = classify(decodeLogs(await readBody(ctx, limit), encoding));
+      const { claudeCode, genAi, other } = classify(decodedOf(await decode('logs', await readBody(ctx, limit), encoding), 'logs').records);
       const app = agentOf(ctx).application;
       const notes: string[] = [];
       let rejected = 0;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { stringify } from 'safe-stable-stringify';
 import type { CommonQueryMethods, DatabasePool } from 'slonik';
-import { environmentErrors, planIngest, toIncoming, type IncomingEvent } from '../domain/agent-events.js';
+import { environmentErrors, placeIncoming, planIngest, toIncoming, type IncomingEvent } from '../domain/agent-events.js';
 import type { AgentIngestRequest, AgentParticipant, AgentSessionStatus } from '../domain/agent-ingest.js';
 import { sanitizeIngestRequest } from '../domain/sanitize/index.js';
 import type { ApplicationRow, CredentialLookup } from '../db/repositories/agent-applications.js';
@@ -58,6 +58,8 @@ interface Prepared {
   alone: boolean;
   /** The request's trace (tracing on): stored with the wake it requests, continued by whoever takes it. */
   traceParent: string | null;
+  /** Its sequences are placed in the transaction (OTLP ingest): those sent are only the order. */
+  placeSequences: boolean;
 }
 
 /** A session's identity within the writer (an application's external session id). */
@@ -76,7 +78,7 @@ export class StaleAuthorityError extends Error {
 }
 
 /** Sanitized first: nothing unsanitized is stored or compared. */
-async function prepare(authority: CredentialLookup, raw: AgentIngestRequest): Promise<Prepared> {
+async function prepare(authority: CredentialLookup, raw: AgentIngestRequest, placeSequences: boolean): Promise<Prepared> {
   const app = authority.application;
   // Checked on the request as sent: a redacted field name may remove the environment before storage.
   const envErrors = environmentErrors(raw, app.allowed_environments);
@@ -101,6 +103,7 @@ async function prepare(authority: CredentialLookup, raw: AgentIngestRequest): Pr
     key: sessionKey(app.id, request.externalSessionId),
     alone: participants.length > 0 || !app.content_capture,
     traceParent: currentTraceParent(),
+    placeSequences,
   };
 }
 
@@ -146,9 +149,13 @@ export class AgentIngestWriter {
     private readonly o: IngestWriterOptions,
   ) {}
 
-  /** Throws StaleAuthorityError when `authority` is out of date: look it up afresh and call again. */
-  async ingest(authority: CredentialLookup, raw: AgentIngestRequest): Promise<IngestResult> {
-    const item = await prepare(authority, raw);
+  /**
+   * Throws StaleAuthorityError when `authority` is out of date: look it up afresh and call again.
+   * `placeSequences`: the events' sequences are assigned under the session's lock (placeIncoming),
+   * those sent giving only their order (OTLP ingest, which has no sequences of its own).
+   */
+  async ingest(authority: CredentialLookup, raw: AgentIngestRequest, o: { placeSequences?: boolean } = {}): Promise<IngestResult> {
+    const item = await prepare(authority, raw, o.placeSequences ?? false);
     return new Promise((resolve, reject) => {
       // A request alone gets its own transaction at once; the others queue for the next batch.
       if (item.alone) return void this.write([{ item, resolve, reject }]);
@@ -247,7 +254,8 @@ async function applyIngests(tx: Tx, items: readonly Prepared[], analysisCreditCo
         ...item.incoming.map((e) => e.externalEventId),
         ...item.incoming.flatMap((e) => (e.feedbackTarget === null ? [] : [e.feedbackTarget])),
       ],
-      sequences: item.incoming.map((e) => e.sequence),
+      // Placed events take sequences no stored event has: only those with their ids are needed.
+      sequences: item.placeSequences ? [] : item.incoming.map((e) => e.sequence),
     })),
   );
   const planned = items.map((item, i) => {
@@ -256,7 +264,9 @@ async function applyIngests(tx: Tx, items: readonly Prepared[], analysisCreditCo
     try {
       const knownParticipants = known.get(session.id) ?? null;
       for (const id of knownParticipants ? item.sentParticipantIds : []) knownParticipants!.add(id);
-      return planIngest({ stored: stored.get(session.id)!, incoming: item.incoming, sessionStatus: session.status, knownParticipants });
+      const states = stored.get(session.id)!;
+      const incoming = item.placeSequences ? placeIncoming(item.incoming, states, session.highest_sequence) : item.incoming;
+      return planIngest({ stored: states, incoming, sessionStatus: session.status, knownParticipants });
     } catch (error) {
       if (items.length === 1 || !(error instanceof AppError)) throw error;
       return error;

@@ -69,6 +69,25 @@ export function toIncoming(event: AgentEvent, index: number): IncomingEvent {
  * Spec "Allowed environments": with a list configured, every event must resolve (its own context
  * over the session context) to an allowed `context.environment`.
  */
+/**
+ * Sequences assigned on write (OTLP ingest, decision 0203), under the session's row lock: an event
+ * already stored keeps its sequence and revision (a re-sent one deduplicates); new ones follow the
+ * session's highest sequence in the order given, so one that arrives after a later one was stored
+ * is appended, not inserted (spec rule 7). Pure.
+ */
+export function placeIncoming(
+  incoming: readonly IncomingEvent[],
+  stored: readonly EventState[],
+  highestSequence: number | null,
+): IncomingEvent[] {
+  const byId = new Map(stored.map((s) => [s.externalEventId, s]));
+  let next = (highestSequence ?? 0) + 1;
+  return incoming.map((e) => {
+    const found = byId.get(e.externalEventId);
+    return found ? { ...e, sequence: found.sequence, revision: found.revision } : { ...e, sequence: next++ };
+  });
+}
+
 /** Whether an application that accepts `allowed` environments (none: any) accepts `environment`. */
 export function environmentAllowed(environment: string | undefined, allowed: readonly string[]): boolean {
   return allowed.length === 0 || (environment !== undefined && allowed.includes(environment));

@@ -51,6 +51,36 @@ export function decodeLogs(body: Buffer, encoding: OtlpEncoding): OtelLogRecord[
   return logRecordsOf(decode(LOGS_REQUEST, body, encoding), encoding === 'json' ? 'hex' : 'base64');
 }
 
+export interface OtlpDecodeTask {
+  signal: 'traces' | 'logs';
+  body: Uint8Array;
+  encoding: OtlpEncoding;
+}
+
+/** A decoded export, or why it is not one: plain data, so that a body thread can answer it. */
+export type OtlpDecoded =
+  | { kind: 'traces'; spans: OtelSpan[]; unusable: Unusable }
+  | { kind: 'logs'; records: OtelLogRecord[] }
+  | { kind: 'invalid'; message: string };
+
+export function decodeOtlp(task: OtlpDecodeTask): OtlpDecoded {
+  const body = Buffer.from(task.body.buffer, task.body.byteOffset, task.body.byteLength);
+  try {
+    if (task.signal === 'traces') return { kind: 'traces', ...decodeTraces(body, task.encoding) };
+    return { kind: 'logs', records: decodeLogs(body, task.encoding) };
+  } catch (error) {
+    if (error instanceof OtlpShapeError) return { kind: 'invalid', message: error.message };
+    throw error;
+  }
+}
+
+/** What `decodeOtlp` answered, or throws the OtlpShapeError it carries. */
+export function decodedOf<K extends 'traces' | 'logs'>(outcome: OtlpDecoded, signal: K): Extract<OtlpDecoded, { kind: K }> {
+  if (outcome.kind === 'invalid') throw new OtlpShapeError(outcome.message);
+  if (outcome.kind !== signal) throw new Error(`decoded ${outcome.kind}, not ${signal}`);
+  return outcome as Extract<OtlpDecoded, { kind: K }>;
+}
+
 /** OTLP's success body: `partialSuccess` when something was rejected or there is something to say. */
 export function encodeExportResponse(
   signal: 'traces' | 'logs',

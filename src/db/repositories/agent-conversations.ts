@@ -108,28 +108,3 @@ export async function sessionEvents(db: CommonQueryMethods, sessionId: string, p
     WHERE e.session_id = ${sessionId} AND e.sequence > ${page.afterSequence}
     ORDER BY e.sequence LIMIT ${page.limit}`);
 }
-
-const placementRow = z.object({
-  highest_sequence: z.number().nullable(),
-  stored: z.array(z.object({ id: z.string(), sequence: z.number(), revision: z.number() })),
-});
-export type EventPlacements = z.infer<typeof placementRow>;
-
-/**
- * Where a session's events are (OTLP ingest, which assigns sequences itself): its highest sequence,
- * and the sequence and revision of those of `externalEventIds` already stored. A session not yet
- * stored has none.
- */
-export async function eventPlacements(
-  db: CommonQueryMethods,
-  applicationId: string,
-  externalSessionId: string,
-  externalEventIds: readonly string[],
-): Promise<EventPlacements> {
-  const row = await db.maybeOne(sql.type(placementRow)`
-    SELECT s.highest_sequence,
-      coalesce((SELECT json_agg(json_build_object('id', e.external_event_id, 'sequence', e.sequence, 'revision', e.revision))
-        FROM agent_events e WHERE e.session_id = s.id AND e.external_event_id = ANY(${sql.array(externalEventIds, 'text')})), '[]') AS stored
-    FROM agent_sessions s WHERE s.application_id = ${applicationId} AND s.external_session_id = ${externalSessionId}`);
-  return row ?? { highest_sequence: null, stored: [] };
-}

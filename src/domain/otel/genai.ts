@@ -54,8 +54,8 @@ export interface GenAiMapping {
   sessions: GenAiSession[];
   /** Spans that carried GenAI messages Intake could not read, with why. */
   rejected: { count: number; reasons: string[]; spanIds: string[] };
-  /** Spans with no GenAI messages (HTTP, database, agent and tool spans): accepted and not stored. */
-  ignored: number;
+  /** Spans with no GenAI messages (HTTP, database, agent and tool spans), by id: accepted and not stored. */
+  ignored: string[];
 }
 
 interface Message {
@@ -386,13 +386,13 @@ function spanToMessages(span: OtelSpan, place: number): { messages: GenAiMessage
 /** Maps the spans of one export request to sessions of messages, in time order within each session. */
 export function mapGenAiSpans(spans: readonly OtelSpan[]): GenAiMapping {
   const rejected = { count: 0, reasons: [] as string[], spanIds: [] as string[] };
-  let ignored = 0;
+  const ignored: string[] = [];
   const read: { span: OtelSpan; messages: GenAiMessage[]; agent: boolean }[] = [];
   spans.forEach((span, place) => {
     try {
       const { messages: found, convention } = spanToMessages(span, place);
       if (!convention) {
-        ignored += 1;
+        ignored.push(span.spanId);
         return;
       }
       const agent = AGENT_OPERATIONS.has(asString(span.attributes['gen_ai.operation.name']) ?? '');
@@ -409,7 +409,7 @@ export function mapGenAiSpans(spans: readonly OtelSpan[]): GenAiMapping {
   const sessions = new Map<string, GenAiSession>();
   for (const { span, messages: found, agent } of read) {
     if (agent && tracesWithCalls.has(span.traceId)) {
-      ignored += 1;
+      ignored.push(span.spanId);
       continue;
     }
     if (!found.length) continue;

@@ -2,26 +2,15 @@ import { INGEST_LIMITS } from '../../contracts/agent-ingest.js';
 import type { AgentIngestRequest } from '../agent-ingest.js';
 import type { GenAiMessage, GenAiSession } from './genai.js';
 
-/** Where the session's events already are (src/db/repositories/agent-conversations.ts, eventPlacements). */
-export interface Placements {
-  highestSequence: number | null;
-  stored: ReadonlyMap<string, { sequence: number; revision: number }>;
-}
-
 /**
- * A session's messages as REST ingest requests (the same path, its checks and its answers). Spec rule 7:
- * a sequence is assigned when an event is first stored and never changes: a message stored before keeps
- * its sequence and revision (a re-sent span deduplicates); new ones follow the session's highest
- * sequence in time order, so a message that arrives after a later one was stored is appended, not
- * inserted. Sessions start at 1; a session's messages go in requests of the spec's 500 events at most.
+ * A session's messages as REST ingest requests (the same path, its checks and its answers), in time
+ * order, in requests of the spec's 500 events at most. Their sequences (1, 2, ...) and revisions (1)
+ * give only the order: the writer places them under the session's lock (spec rule 7: a message
+ * stored before keeps its sequence and revision, new ones follow the session's highest; see
+ * placeIncoming in src/domain/agent-events.ts).
  */
-export function ingestRequests(agentKey: string, session: GenAiSession, placements: Placements): AgentIngestRequest[] {
-  let next = (placements.highestSequence ?? 0) + 1;
-  const events = session.messages.map((m) => {
-    const stored = placements.stored.get(m.externalEventId);
-    const sequence = stored?.sequence ?? next++;
-    return eventOf(m, sequence, stored?.revision ?? 1);
-  });
+export function ingestRequests(agentKey: string, session: GenAiSession): AgentIngestRequest[] {
+  const events = session.messages.map((m, i) => eventOf(m, i + 1, 1));
   const users = [...new Set(session.messages.flatMap((m) => (m.userId ? [m.userId] : [])))];
   const requests: AgentIngestRequest[] = [];
   for (let i = 0; i < events.length; i += INGEST_LIMITS.events) {

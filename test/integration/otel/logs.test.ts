@@ -15,6 +15,9 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { agentContext, type AgentContext, type TestAgentApp } from '../../../harness/agents.js';
 import { createSignInUser, mcpAccessToken } from '../../../harness/oauth-browser.js';
+import { startTestApi } from '../../../harness/app.js';
+import { testConfig } from '../../../harness/config.js';
+import { createBodyChecker, type BodyChecker } from '../../../api/json-body.js';
 import { OTLP_DESCRIPTOR } from '../../../src/otel/otlp-descriptor.generated.js';
 
 const GITHUB_TOKEN = `ghp_${'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8'}`;
@@ -434,5 +437,32 @@ describe('OTLP log ingest: GenAI events become agent sessions, Claude Code event
     );
     assert.ok(session.events[0]!.externalEventId.startsWith(`otel-${traceId}-${call1.spanId}-in-l`));
     assert.equal(session.events[3]!.externalEventId, `otel-${traceId}-${call2.spanId}-out-0`);
+  });
+
+  it('a body past BODY_WORKER_THRESHOLD_BYTES is decoded in a body thread: the same sessions, the same 400 for one that is not OTLP', async () => {
+    const threads = createBodyChecker({ threads: 1 })!;
+    let decoded = 0;
+    const checker: BodyChecker = { ...threads, decodeOtlp: (task) => (decoded++, threads.decodeOtlp(task)) };
+    const api = await startTestApi({ pool: t.pool, config: testConfig({ BODY_WORKER_THRESHOLD_BYTES: '64' }), bodyChecker: checker });
+    try {
+      const sessionId = randomUUID();
+      const cc = claudeCode(sessionId);
+      cc.event('user_prompt', { prompt: 'decoded in a thread' });
+      cc.event('api_request', { model: 'claude-haiku-4-5' });
+      await exportWith(new ProtoLogExporter({ url: `${api.url}/otel/v1/logs`, headers: { 'X-Service-Agent-Key': app.secret } }), cc.take());
+      const [session] = (await call('list-agent-sessions', { externalId: sessionId })).sessions;
+      assert.deepEqual([session.title, session.eventCount], ['decoded in a thread', 2]);
+      const garbage = await fetch(`${api.url}/otel/v1/logs`, {
+        method: 'POST',
+        body: Buffer.concat([Buffer.from([0x0a, 0xff, 0xff, 0xff, 0x0f]), Buffer.alloc(4096, 0x41)]),
+        headers: { 'X-Service-Agent-Key': app.secret, 'Content-Type': 'application/x-protobuf' },
+      });
+      assert.equal(garbage.status, 400);
+      assert.equal(garbage.headers.get('content-type'), 'application/x-protobuf');
+      assert.equal(decoded, 2);
+    } finally {
+      await api.close();
+      await threads.close();
+    }
   });
 });

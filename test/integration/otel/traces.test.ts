@@ -13,7 +13,6 @@ import { OTLP_DESCRIPTOR } from '../../../src/otel/otlp-descriptor.generated.js'
 import { processingContext, type ProcessingContext, type TestAgentApp } from '../../../harness/agents.js';
 import { eventually } from '../../../harness/wait.js';
 import { AgentIngestWriter, INGEST_BATCHING } from '../../../src/agents/ingest.js';
-import type { AgentIngestRequest } from '../../../src/domain/agent-ingest.js';
 import { OtlpIngest } from '../../../src/otel/ingest.js';
 
 const GITHUB_TOKEN = `ghp_${'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8'}`;
@@ -199,51 +198,48 @@ describe('OTLP trace ingest: an unmodified exporter sends GenAI spans, which bec
     );
   });
 
-  it('another process that took the sequences between the read and the write: the session is read and placed again', async () => {
+  it('two API processes writing exports of one conversation at once: the sequences are placed under the session lock, gapless, each message once', async () => {
     const conversation = `conv-${randomBytes(4).toString('hex')}`;
-    const writer = new AgentIngestWriter(t.pool, { analysisCreditCost: 1, ...INGEST_BATCHING });
-    let raced = 0;
-    const write = async (request: AgentIngestRequest) => {
-      if (raced++ === 0) {
-        // Another API process stores a message at sequence 1 after this one read the session as empty.
-        const other = { externalEventId: 'from-another-process', sequence: 1, revision: 1, occurredAt: new Date().toISOString() };
-        await writer.ingest(app.authority, { ...request, events: [{ ...other, type: 'user_message', content: 'elsewhere' }] });
-      }
-      return writer.ingest(app.authority, request);
-    };
+    // Two writers: what two API processes have, each its own batching.
+    const writers = [0, 1].map(() => new AgentIngestWriter(t.pool, { analysisCreditCost: 1, ...INGEST_BATCHING }));
     const start = BigInt(Date.now()) * 1_000_000n;
-    const span = {
+    const exportOf = (i: number) => ({
       traceId: randomBytes(16).toString('hex'),
       spanId: randomBytes(8).toString('hex'),
       parentSpanId: null,
       name: 'chat',
-      startTimeUnixNano: start,
-      endTimeUnixNano: start + 1_000_000n,
+      startTimeUnixNano: start + BigInt(i) * 1_000_000n,
+      endTimeUnixNano: start + BigInt(i) * 1_000_000n + 500_000n,
       attributes: {
         'gen_ai.conversation.id': conversation,
-        'gen_ai.input.messages': JSON.stringify([text('user', 'mine')]),
-        'gen_ai.output.messages': JSON.stringify([text('assistant', 'yours')]),
+        'gen_ai.input.messages': JSON.stringify([text('user', `q${i}`)]),
+        'gen_ai.output.messages': JSON.stringify([text('assistant', `a${i}`)]),
       },
       events: [],
       resource: {},
       scope: { name: '', version: '' },
-    };
-    const outcome = await new OtlpIngest(t.pool).spans(
-      { id: app.app.id, agentKey: app.agentKey },
-      [span],
-      { count: 0, reasons: [] },
-      write,
+    });
+    const exports = Array.from({ length: 8 }, (_, i) => [exportOf(i)]);
+    const outcomes = await Promise.all(
+      [...exports, ...exports].map((spans, i) =>
+        new OtlpIngest().spans({ id: app.app.id, agentKey: app.agentKey }, spans, { count: 0, reasons: [] }, (request) =>
+          writers[i % 2]!.ingest(app.authority, request, { placeSequences: true }),
+        ),
+      ),
     );
-    assert.equal(outcome.rejected, 0, outcome.reasons.join('; '));
-    assert.equal(raced, 2, 'the first write was refused (sequence_occupied) and the session placed again');
+    assert.deepEqual(
+      outcomes.map((o) => o.rejected),
+      outcomes.map(() => 0),
+      outcomes.flatMap((o) => o.reasons).join('; '),
+    );
     const session = await sessionOf(conversation);
     assert.deepEqual(
-      session?.events.map((e) => [e.sequence, e.content]),
-      [
-        [1, 'elsewhere'],
-        [2, 'mine'],
-        [3, 'yours'],
-      ],
+      session?.events.map((e) => e.sequence),
+      Array.from({ length: 16 }, (_, i) => i + 1),
+    );
+    assert.deepEqual(
+      new Set(session?.events.map((e) => e.content)),
+      new Set(Array.from({ length: 8 }, (_, i) => [`q${i}`, `a${i}`]).flat()),
     );
   });
 

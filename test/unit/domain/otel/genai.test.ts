@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import { mapGenAiSpans } from '../../../../src/domain/otel/genai.js';
 import type { Attributes, OtelSpan, OtelSpanEvent } from '../../../../src/domain/otel/model.js';
 import { ingestRequests } from '../../../../src/domain/otel/ingest-request.js';
+import { placeIncoming, toIncoming } from '../../../../src/domain/agent-events.js';
 
 const TRACE = '5b8efff798038103d269b633813fc60c';
 let spanCounter = 0;
@@ -224,7 +225,7 @@ describe('GenAI spans as agent session messages (issue 35)', () => {
         ],
       ],
     ]);
-    assert.equal(mapped.ignored, 0, 'the outer span is read (and found to repeat), not counted as foreign');
+    assert.equal(mapped.ignored.length, 0, 'the outer span is read (and found to repeat), not counted as foreign');
   });
 
   it('an agent span beside its model calls is not read twice; spans of no GenAI meaning are counted as ignored', () => {
@@ -236,7 +237,7 @@ describe('GenAI spans as agent session messages (issue 35)', () => {
     const mapped = mapGenAiSpans([agent, call, http]);
     assert.equal(mapped.sessions[0]!.messages.length, 2);
     assert.ok(mapped.sessions[0]!.messages.every((m) => m.trace.spanId === call.spanId));
-    assert.equal(mapped.ignored, 2);
+    assert.equal(mapped.ignored.length, 2);
   });
 
   it('unreadable message attributes reject their span with a reason; sessions fall back to the trace id', () => {
@@ -251,11 +252,11 @@ describe('GenAI spans as agent session messages (issue 35)', () => {
     assert.equal(mapped.sessions.length, 0);
   });
 
-  it('sequences: stored messages keep theirs, new ones follow the highest in time order (a late message is appended)', () => {
+  it('sequences: requests give the time order; the writer keeps stored ones and appends new ones after the highest (a late message last)', () => {
     const early = span({ 'gen_ai.input.messages': JSON.stringify([{ role: 'user', content: 'first' }]) }, { start: T0 });
     const late = span({ 'gen_ai.input.messages': JSON.stringify([{ role: 'user', content: 'second' }]) }, { start: T0 + 5n });
     const [session] = mapGenAiSpans([late, early]).sessions;
-    const fresh = ingestRequests('agent-1', session!, { highestSequence: null, stored: new Map() });
+    const fresh = ingestRequests('agent-1', session!);
     assert.deepEqual(
       fresh[0]!.events.map((e) => [e.sequence, e.content]),
       [
@@ -264,15 +265,13 @@ describe('GenAI spans as agent session messages (issue 35)', () => {
       ],
     );
     // `first` was stored at 7 with revision 2 and the session has reached 9: `second` arrives late.
-    const later = ingestRequests('agent-1', session!, {
-      highestSequence: 9,
-      stored: new Map([[session!.messages[0]!.externalEventId, { sequence: 7, revision: 2 }]]),
-    });
+    const incoming = fresh[0]!.events.map((e, i) => toIncoming(e, i));
+    const placed = placeIncoming(incoming, [{ ...incoming[0]!, sequence: 7, revision: 2 }], 9);
     assert.deepEqual(
-      later[0]!.events.map((e) => [e.sequence, e.revision, e.content]),
+      placed.map((e) => [e.externalEventId, e.sequence, e.revision]),
       [
-        [7, 2, 'first'],
-        [10, 1, 'second'],
+        [session!.messages[0]!.externalEventId, 7, 2],
+        [session!.messages[1]!.externalEventId, 10, 1],
       ],
     );
     assert.equal(fresh[0]!.agentKey, 'agent-1');
