@@ -24,7 +24,7 @@ const run = promisify(execFile);
 const TURNS = 10;
 const REQUESTS = Number(process.env.BENCH_OTLP_REQUESTS ?? 300);
 const CONCURRENCY = 8;
-const ROUNDS = 3;
+const ROUNDS = 5;
 const FORMATS = ['rest', 'protobuf', 'json'] as const;
 
 export async function benchOtlpIngest(): Promise<Record<string, unknown>> {

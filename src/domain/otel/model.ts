@@ -68,11 +68,19 @@ export type Obj = Record<string, unknown>;
 /** A JSON object (not an array, not null). */
 export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** snake_case names of the camelCase field names asked for (a handful: computed once each). */
+const SNAKE = new Map<string, string>();
+
 /** A field by its camelCase name or its proto (snake_case) name. */
 function field(o: Obj, camel: string): unknown {
-  if (camel in o) return o[camel];
-  const snake = camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-  return o[snake];
+  const v = o[camel];
+  if (v !== undefined) return v;
+  let snake = SNAKE.get(camel);
+  if (snake === undefined) {
+    snake = camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    SNAKE.set(camel, snake);
+  }
+  return snake === camel ? undefined : o[snake];
 }
 
 function list(o: Obj, camel: string, where: string): unknown[] {
