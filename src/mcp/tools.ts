@@ -237,9 +237,10 @@ export function createMcpServer(pool: DatabasePool, user: McpUser, request: McpR
       if (after === undefined) return failure('Invalid cursor: pass the nextCursor of a previous call unchanged.');
       const project = await findProject(pool, user.organizationId, resourceId);
       if (!project) return notFound('Project', resourceId);
-      const rows = await associatedSessions(pool, project.id, { after, limit: limit + 1 });
-      const page = rows.slice(0, limit);
-      const last = page.at(-1);
+      const { page, nextCursor } = keysetPage(await associatedSessions(pool, project.id, { after, limit: limit + 1 }), limit, (r) => ({
+        at: r.associated_at,
+        id: r.session_id,
+      }));
       return ok({
         sessions: page.map((r) => ({
           sessionId: r.session_id,
@@ -248,7 +249,7 @@ export function createMcpServer(pool: DatabasePool, user: McpUser, request: McpR
           eventCount: r.event_count,
           associatedAt: r.associated_at,
         })),
-        nextCursor: rows.length > limit && last ? encodeCursor({ at: last.associated_at, id: last.session_id }) : null,
+        nextCursor,
       });
     }),
   );
@@ -292,8 +293,7 @@ export function createMcpServer(pool: DatabasePool, user: McpUser, request: McpR
         after,
         limit: limit + 1,
       });
-      const page = rows.slice(0, limit);
-      const last = page.at(-1);
+      const { page, nextCursor } = keysetPage(rows, limit, (r) => ({ at: r.position, id: r.id }));
       return ok({
         sessions: page.map((r) => ({
           sessionId: r.id,
@@ -306,12 +306,19 @@ export function createMcpServer(pool: DatabasePool, user: McpUser, request: McpR
           createdAt: r.created_at,
           updatedAt: r.updated_at,
         })),
-        nextCursor: rows.length > limit && last ? encodeCursor({ at: last.position, id: last.id }) : null,
+        nextCursor,
       });
     }),
   );
 
   return server;
+}
+
+/** A page of `limit` from `limit + 1` rows read, and the cursor after its last row when there are more. */
+function keysetPage<R>(rows: readonly R[], limit: number, positionOf: (row: R) => z.infer<typeof cursorShape>) {
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return { page, nextCursor: rows.length > limit && last !== undefined ? encodeCursor(positionOf(last)) : null };
 }
 
 const cursorShape = z.object({ at: z.iso.datetime({ offset: true }), id: z.uuid() });

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { ExportResultCode } from '@opentelemetry/core';
+import { exportWith } from '../../helpers/otel.js';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { Resource } from '@opentelemetry/resources';
@@ -80,9 +80,7 @@ describe('OTLP compatibility: the Vercel AI SDK (ai 7 with @ai-sdk/otel)', funct
 
   async function send(spans: ReadableSpan[]): Promise<void> {
     const exporter = new OTLPTraceExporter({ url: `${t.api.url}/otel/v1/traces`, headers: { 'X-Service-Agent-Key': app.secret } });
-    await new Promise<void>((resolve, reject) =>
-      exporter.export(spans, (r) => (r.code === ExportResultCode.SUCCESS ? resolve() : reject(r.error ?? new Error('export failed')))),
-    );
+    await exportWith(exporter, spans);
   }
 
   async function events(traceId: string) {

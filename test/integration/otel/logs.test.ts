@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ROOT_CONTEXT, trace, TraceFlags } from '@opentelemetry/api';
 import type { AnyValueMap, LogBody } from '@opentelemetry/api-logs';
-import { ExportResultCode } from '@opentelemetry/core';
+import { exportWith } from '../../helpers/otel.js';
 import { OTLPLogExporter as JsonLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
 import { OTLPLogExporter as ProtoLogExporter } from '@opentelemetry/exporter-logs-otlp-proto';
 import { Resource } from '@opentelemetry/resources';
@@ -42,14 +42,6 @@ function logRecorder(scope: { name: string; version: string }, resource: Record<
       return [...records];
     },
   };
-}
-
-function exportWith(exporter: JsonLogExporter | ProtoLogExporter, records: ReadableLogRecord[]): Promise<void> {
-  return new Promise((resolve, reject) =>
-    exporter.export(records, (result) =>
-      result.code === ExportResultCode.SUCCESS ? resolve() : reject(result.error ?? new Error(`export failed: ${result.code}`)),
-    ),
-  );
 }
 
 /** Claude Code's telemetry as it sends it: its scope, the event's name as the body, string attributes. */

@@ -3,7 +3,7 @@ import { gzipSync } from 'node:zlib';
 import { request as httpRequest } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { SpanKind, type Attributes } from '@opentelemetry/api';
-import { ExportResultCode } from '@opentelemetry/core';
+import { exportWith } from '../../helpers/otel.js';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
@@ -66,14 +66,6 @@ function recorder(resource: Record<string, string> = {}) {
       return [...spans];
     },
   };
-}
-
-function exportWith(exporter: JsonExporter | ProtoExporter, spans: ReadableSpan[]): Promise<void> {
-  return new Promise((resolve, reject) =>
-    exporter.export(spans, (result) =>
-      result.code === ExportResultCode.SUCCESS ? resolve() : reject(result.error ?? new Error(`export failed: ${result.code}`)),
-    ),
-  );
 }
 
 describe('OTLP trace ingest: an unmodified exporter sends GenAI spans, which become agent sessions (issue 35)', function () {
