@@ -132,6 +132,16 @@ elif KIND != "semantic-kernel":
     sys.exit(f"unknown instrumentation {KIND}")
 
 if KIND == "semantic-kernel":
+    # Semantic Kernel writes the messages as Python log records with the GenAI event's attributes;
+    # OpenTelemetry's LoggingHandler sends them as OTLP log records, as its telemetry guide shows.
+    import logging
+
+    from opentelemetry.sdk._logs import LoggingHandler
+
+    handler = LoggingHandler(logger_provider=logger_provider)
+    handler.addFilter(logging.Filter("semantic_kernel"))
+    logging.getLogger().addHandler(handler)
+    logging.getLogger().setLevel(logging.INFO)
     asyncio.run(semantic_kernel_conversation())
 else:
     openai_conversation()

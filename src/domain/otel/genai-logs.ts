@@ -1,4 +1,4 @@
-import { isObj, type Attributes, type OtelLogRecord, type OtelSpan, type OtelSpanEvent, type Unusable } from './model.js';
+import { isObj, type Attributes, type AttrValue, type OtelLogRecord, type OtelSpan, type OtelSpanEvent, type Unusable } from './model.js';
 
 /**
  * GenAI events sent as log records (issue 35), as the Python instrumentations do
@@ -7,7 +7,8 @@ import { isObj, type Attributes, type OtelLogRecord, type OtelSpan, type OtelSpa
  * by the span mapping (genai.ts). Two shapes:
  *   - `gen_ai.user.message`, `gen_ai.assistant.message`, `gen_ai.system.message`,
  *     `gen_ai.tool.message` and `gen_ai.choice` (semantic conventions 1.26 to 1.36): the message is
- *     the record's body (`{content, tool_calls}`, a choice's `{index, finish_reason, message}`);
+ *     the record's body (`{content, tool_calls}`, a choice's `{index, finish_reason, message}`), as
+ *     a map or, from Semantic Kernel, as JSON text;
  *   - `gen_ai.client.inference.operation.details` (1.37 and later): the messages, model and usage are
  *     the record's attributes, as they would be the span's.
  * A message record's identity is its time (then its place among records of the same time), not its
@@ -32,6 +33,20 @@ export function isGenAiRecord(record: OtelLogRecord): boolean {
 function callAttributes(record: OtelLogRecord): Attributes {
   const { ['event.name']: _name, ...rest } = record.attributes;
   return rest;
+}
+
+/**
+ * A record's body: a map (OpenTelemetry's instrumentations), or the same map as JSON text (Semantic
+ * Kernel writes it through Python's logging); other text is the message's text itself.
+ */
+function bodyOf(body: AttrValue): AttrValue {
+  if (typeof body !== 'string' || !/^\s*\{/.test(body)) return body;
+  try {
+    const parsed = JSON.parse(body) as unknown;
+    return isObj(parsed) ? (parsed as AttrValue) : body;
+  } catch {
+    return body;
+  }
 }
 
 /** The GenAI records as the spans they belong to; records without trace and span ids cannot be placed. */
@@ -73,11 +88,12 @@ export function genAiLogSpans(records: readonly OtelLogRecord[]): { spans: OtelS
     const at = `${spanKey}-${time}`;
     const nth = seen.get(at) ?? 0;
     seen.set(at, nth + 1);
+    const body = bodyOf(record.body);
     const event: OtelSpanEvent = {
       name: record.eventName,
       timeUnixNano: time,
       // The body is the event's content; `gen_ai.event.content` is where the span mapping reads it.
-      attributes: isObj(record.body) ? { 'gen_ai.event.content': record.body } : { content: record.body },
+      attributes: isObj(body) ? { 'gen_ai.event.content': body } : { content: body },
       key: time ? `l${time}${nth ? `.${nth}` : ''}` : `p${span.events.length}`,
     };
     span.events.push(event);
