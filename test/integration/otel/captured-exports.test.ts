@@ -4,16 +4,9 @@ import path from 'node:path';
 import { agentContext, type AgentContext, type TestAgentApp } from '../../../harness/agents.js';
 import { PROJECT_ROOT } from '../../../src/paths.js';
 import type { CapturedExport } from '../../otel-matrix/capture.js';
+import { agentSessionOf, CHAT_PY_CONVERSATION } from '../../helpers/otel.js';
 
 const FIXTURES = path.join(PROJECT_ROOT, 'test', 'fixtures', 'otel');
-
-/** The conversation test/otel-matrix/chat.py has with its fake OpenAI server, whatever the instrumentation. */
-const EXPECTED = [
-  ['user_message', 'Where is my parcel?'],
-  ['assistant_message', 'Answer to: Where is my parcel?'],
-  ['user_message', 'Can it come on Friday?'],
-  ['assistant_message', 'Answer to: Can it come on Friday?'],
-];
 
 /**
  * Exports captured from instrumentations too heavy to install in every CI run
@@ -48,19 +41,11 @@ describe('OTLP ingest: exports captured from PyPI instrumentations, replayed as 
         });
         assert.equal(res.status, 200, `${r.path}: ${await res.text()}`);
       }
-      const list = await t.api.request(`/v3/rest/agent-conversations/sessions?applicationId=${app.app.id}&limit=100`, {
-        headers: { 'X-Service-Api-Key': t.org.apiKey },
-      });
-      const found = (list.body.sessions as { sessionId: string; externalSessionId: string }[]).find(
-        (s) => s.externalSessionId === captured.conversation,
-      );
-      assert.ok(found, `no session ${captured.conversation}`);
-      const detail = await t.api.request(`/v3/rest/agent-conversations/sessions/${found.sessionId}`, {
-        headers: { 'X-Service-Api-Key': t.org.apiKey },
-      });
+      const session = await agentSessionOf(t.api, { apiKey: t.org.apiKey, applicationId: app.app.id }, captured.conversation);
+      assert.ok(session, `no session ${captured.conversation}`);
       assert.deepEqual(
-        (detail.body.events as { type: string; content: string }[]).map((e) => [e.type, e.content]),
-        EXPECTED,
+        session.events.map((e) => [e.type, e.content]),
+        CHAT_PY_CONVERSATION,
       );
     });
   }

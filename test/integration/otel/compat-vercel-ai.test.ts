@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { exportWith } from '../../helpers/otel.js';
+import { agentSessionOf, exportWith } from '../../helpers/otel.js';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { Resource } from '@opentelemetry/resources';
@@ -84,23 +84,9 @@ describe('OTLP compatibility: the Vercel AI SDK (ai 7 with @ai-sdk/otel)', funct
   }
 
   async function events(traceId: string) {
-    const list = await t.api.request(`/v3/rest/agent-conversations/sessions?applicationId=${app.app.id}`, {
-      headers: { 'X-Service-Api-Key': t.org.apiKey },
-    });
-    const found = (list.body.sessions as { sessionId: string; externalSessionId: string }[]).find((s) => s.externalSessionId === traceId);
-    assert.ok(found, `a session for trace ${traceId}`);
-    const detail = await t.api.request(`/v3/rest/agent-conversations/sessions/${found.sessionId}`, {
-      headers: { 'X-Service-Api-Key': t.org.apiKey },
-    });
-    return detail.body.events as {
-      sequence: number;
-      type: string;
-      content: string;
-      final?: boolean;
-      toolCalls?: unknown;
-      model?: unknown;
-      usage?: { inputTokens?: number; outputTokens?: number };
-    }[];
+    const session = await agentSessionOf(t.api, { apiKey: t.org.apiKey, applicationId: app.app.id }, traceId);
+    assert.ok(session, `a session for trace ${traceId}`);
+    return session.events;
   }
 
   for (const integration of ['semconv', 'legacy'] as const) {

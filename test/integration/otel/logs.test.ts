@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ROOT_CONTEXT, trace, TraceFlags } from '@opentelemetry/api';
 import type { AnyValueMap, LogBody } from '@opentelemetry/api-logs';
-import { exportWith } from '../../helpers/otel.js';
+import { agentSessionOf, exportWith } from '../../helpers/otel.js';
 import { OTLPLogExporter as JsonLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
 import { OTLPLogExporter as ProtoLogExporter } from '@opentelemetry/exporter-logs-otlp-proto';
 import { Resource } from '@opentelemetry/resources';
@@ -89,19 +89,6 @@ describe('OTLP log ingest: GenAI events become agent sessions, Claude Code event
   const storedEvents = (sessionId: string) =>
     t.pool.oneFirst(sql.type(z.object({ events: z.array(z.record(z.string(), z.any())) }))`
       SELECT events FROM coding_sessions WHERE id = ${sessionId}`);
-  const agentSession = async (externalSessionId: string) => {
-    const list = await t.api.request(`/v3/rest/agent-conversations/sessions?applicationId=${app.app.id}`, {
-      headers: { 'X-Service-Api-Key': t.org.apiKey },
-    });
-    const found = (list.body.sessions as { sessionId: string; externalSessionId: string }[]).find(
-      (s) => s.externalSessionId === externalSessionId,
-    );
-    if (!found) return null;
-    const detail = await t.api.request(`/v3/rest/agent-conversations/sessions/${found.sessionId}`, {
-      headers: { 'X-Service-Api-Key': t.org.apiKey },
-    });
-    return detail.body as { events: { externalEventId: string; sequence: number; type: string; content: string; final?: boolean }[] };
-  };
 
   before(async () => {
     t = await agentContext();
@@ -416,7 +403,7 @@ describe('OTLP log ingest: GenAI events become agent sessions, Claude Code event
     await exportWith(exporter('json'), r.take());
     await exportWith(exporter('json'), question); // re-sent: the same events
 
-    const session = await agentSession(traceId);
+    const session = await agentSessionOf(t.api, { apiKey: t.org.apiKey, applicationId: app.app.id }, traceId);
     assert.ok(session);
     assert.deepEqual(
       session.events.map((e) => [e.sequence, e.type, e.content]),

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { agentContext, type AgentContext, type TestAgentApp } from '../../../harness/agents.js';
 import { eventually } from '../../../harness/wait.js';
+import { agentSessionOf, CHAT_PY_CONVERSATION } from '../../helpers/otel.js';
 import { PROJECT_ROOT } from '../../../src/paths.js';
 
 const run = promisify(execFile);
@@ -51,7 +52,7 @@ describe('OTLP ingest: the PyPI instrumentations, run as published, give the con
     await t?.close();
   });
 
-  async function conversation(kind: string): Promise<{ type: string; content: string }[]> {
+  async function conversation(kind: string): Promise<string[][]> {
     const id = `matrix-${kind}-${randomUUID()}`;
     await run('python3', [path.join(MATRIX, 'chat.py'), kind], {
       timeout: 120_000,
@@ -64,26 +65,13 @@ describe('OTLP ingest: the PyPI instrumentations, run as published, give the con
         OTEL_PYTHON_LOG_LEVEL: 'error',
       },
     });
-    const list = await eventually(
-      () =>
-        t.api.request(`/v3/rest/agent-conversations/sessions?applicationId=${app.app.id}&limit=100`, {
-          headers: { 'X-Service-Api-Key': t.org.apiKey },
-        }),
-      (r) => (r.body.sessions as { externalSessionId: string }[]).some((s) => s.externalSessionId === id),
+    const session = await eventually(
+      () => agentSessionOf(t.api, { apiKey: t.org.apiKey, applicationId: app.app.id }, id),
+      (found) => found !== null,
     );
-    const found = (list.body.sessions as { sessionId: string; externalSessionId: string }[]).find((s) => s.externalSessionId === id)!;
-    const detail = await t.api.request(`/v3/rest/agent-conversations/sessions/${found.sessionId}`, {
-      headers: { 'X-Service-Api-Key': t.org.apiKey },
-    });
-    return (detail.body.events as { type: string; content: string }[]).map((e) => ({ type: e.type, content: e.content }));
+    assert.ok(session, `no session ${id}`);
+    return session.events.map((e) => [e.type, e.content]);
   }
-
-  const EXPECTED = [
-    { type: 'user_message', content: 'Where is my parcel?' },
-    { type: 'assistant_message', content: 'Answer to: Where is my parcel?' },
-    { type: 'user_message', content: 'Can it come on Friday?' },
-    { type: 'assistant_message', content: 'Answer to: Can it come on Friday?' },
-  ];
 
   for (const [kind, what] of [
     ['openllmetry', 'OpenLLMetry (opentelemetry-instrumentation-openai): gen_ai.prompt.* / gen_ai.completion.* span attributes'],
@@ -92,7 +80,7 @@ describe('OTLP ingest: the PyPI instrumentations, run as published, give the con
     ['openai-v2-latest', 'OpenTelemetry contrib, newest conventions: gen_ai.client.inference.operation.details (1.37+)'],
   ] as const) {
     it(what, async () => {
-      assert.deepEqual(await conversation(kind), EXPECTED);
+      assert.deepEqual(await conversation(kind), CHAT_PY_CONVERSATION);
     });
   }
 });

@@ -3,7 +3,7 @@ import { gzipSync } from 'node:zlib';
 import { request as httpRequest } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { SpanKind, type Attributes } from '@opentelemetry/api';
-import { exportWith } from '../../helpers/otel.js';
+import { agentSessionOf, exportWith } from '../../helpers/otel.js';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
@@ -75,33 +75,8 @@ describe('OTLP trace ingest: an unmodified exporter sends GenAI spans, which bec
   const endpoint = () => `${t.api.url}/otel/v1/traces`;
   const post = (body: Buffer | string, headers: Record<string, string>) =>
     fetch(endpoint(), { method: 'POST', body, headers: { 'X-Service-Agent-Key': app.secret, ...headers } });
-  const sessionOf = async (externalSessionId: string) => {
-    const list = await t.api.request(`/v3/rest/agent-conversations/sessions?applicationId=${app.app.id}`, {
-      headers: { 'X-Service-Api-Key': t.org.apiKey },
-    });
-    const found = (list.body.sessions as { sessionId: string; externalSessionId: string }[]).find(
-      (s) => s.externalSessionId === externalSessionId,
-    );
-    if (!found) return null;
-    const detail = await t.api.request(`/v3/rest/agent-conversations/sessions/${found.sessionId}`, {
-      headers: { 'X-Service-Api-Key': t.org.apiKey },
-    });
-    return detail.body as {
-      sessionId: string;
-      processedThroughSequence: number | null;
-      events: {
-        externalEventId: string;
-        sequence: number;
-        type: string;
-        content: string;
-        final?: boolean;
-        model?: unknown;
-        usage?: unknown;
-        trace?: unknown;
-        toolCalls?: unknown;
-      }[];
-    };
-  };
+  const sessionOf = (externalSessionId: string) =>
+    agentSessionOf(t.api, { apiKey: t.org.apiKey, applicationId: app.app.id }, externalSessionId);
 
   before(async () => {
     t = await processingContext({ credits: 1000 });
