@@ -10,11 +10,10 @@
  * every string (Intake's pattern table), takes the session locks, checks the revision rules and
  * requests the sessions' wakes, in transactions shared by the requests that arrive together.
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import pg from 'pg';
 import { createDatabasePool } from '../src/db/pool.js';
@@ -26,9 +25,9 @@ import { TEST_SIGNING_SECRET } from '../harness/config.js';
 import { createTestOrg } from '../harness/fixtures.js';
 import { createTestDatabase, stopTestStack, testStack } from '../harness/stack.js';
 import { startApiProcess } from '../harness/api-process.js';
+import { clientProcess } from './client-process.js';
 import { load, type Summary } from './stats.js';
 
-const run = promisify(execFile);
 const CONCURRENCY = 32;
 const BATCH = { requests: 40, concurrency: 4, events: 500 };
 const SINGLE = { requests: 3000, sessions: 300 };
@@ -68,15 +67,7 @@ export async function benchAgentIngest(): Promise<Record<string, unknown>> {
       phase: Pick<IngestLoad, 'prefix' | 'requests' | 'concurrency' | 'kind' | 'rate'>,
     ): Promise<Summary> => {
       const spec: IngestLoad = { url, secret, sessions: SINGLE.sessions, events: BATCH.events, ...phase };
-      const { stdout } = await run(
-        process.execPath,
-        ['--import', 'tsx', path.join(PROJECT_ROOT, 'bench', 'agent-ingest-client.ts'), JSON.stringify(spec)],
-        {
-          cwd: PROJECT_ROOT,
-          maxBuffer: 1 << 20,
-        },
-      );
-      return JSON.parse(stdout) as Summary;
+      return clientProcess('agent-ingest-client.ts', spec);
     };
     const batchEvents = Array.from({ length: BATCH.events }, (_, i) => event(i));
 

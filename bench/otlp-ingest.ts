@@ -6,21 +6,17 @@
  * turn, whose sequences Intake assigns. The three alternate over ROUNDS rounds, and the medians are
  * compared (goal: OTLP >= 0.8 x REST). BENCH_PROFILE_DIR: the API process writes a V8 CPU profile there.
  */
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { createDatabasePool } from '../src/db/pool.js';
 import { createApplication, issueCredential } from '../src/agents/applications.js';
-import { PROJECT_ROOT } from '../src/paths.js';
 import { startApiProcess } from '../harness/api-process.js';
 import { TEST_SIGNING_SECRET } from '../harness/config.js';
 import { createTestOrg } from '../harness/fixtures.js';
 import { createTestDatabase, stopTestStack, testStack } from '../harness/stack.js';
 import type { OtlpLoad } from './otlp-ingest-client.js';
+import { clientProcess } from './client-process.js';
 import { median, type Summary } from './stats.js';
 
-const run = promisify(execFile);
 const TURNS = 10;
 const REQUESTS = Number(process.env.BENCH_OTLP_REQUESTS ?? 300);
 const CONCURRENCY = 8;
@@ -49,15 +45,7 @@ export async function benchOtlpIngest(): Promise<Record<string, unknown>> {
     const { secret } = await issueCredential(pool, app);
     const client = async (phase: Pick<OtlpLoad, 'prefix' | 'requests' | 'format'>): Promise<Summary> => {
       const spec: OtlpLoad = { url: api.url, secret, concurrency: CONCURRENCY, turns: TURNS, ...phase };
-      const { stdout } = await run(
-        process.execPath,
-        ['--import', 'tsx', path.join(PROJECT_ROOT, 'bench', 'otlp-ingest-client.ts'), JSON.stringify(spec)],
-        {
-          cwd: PROJECT_ROOT,
-          maxBuffer: 1 << 20,
-        },
-      );
-      return JSON.parse(stdout) as Summary;
+      return clientProcess('otlp-ingest-client.ts', spec);
     };
     for (const format of FORMATS) await client({ prefix: `warm-${format}`, requests: 40, format });
     const rounds: Record<(typeof FORMATS)[number], Summary[]> = { rest: [], protobuf: [], json: [] };
