@@ -17,7 +17,7 @@ import {
   type OtlpDecoded,
   type OtlpEncoding,
 } from '../../src/otel/otlp-codec.js';
-import { OtlpIngest, summarize, type OtlpIngestOutcome } from '../../src/otel/ingest.js';
+import { ingestSpans, summarize, type OtlpIngestOutcome } from '../../src/otel/ingest.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { errorResponse } from '../middleware/errors.js';
 import { withRateLimit } from '../middleware/rate-limit.js';
@@ -119,7 +119,6 @@ function classify(records: readonly OtelLogRecord[]) {
 
 /** OTLP/HTTP receivers (issue 35): GenAI traces and events become agent sessions, through the REST ingest's path; Claude Code's events coding-agent sessions. */
 export function otlpRoutes(deps: AppDeps, registry: RouteRegistry, { credentials, writer, limits }: AgentIngestPath): void {
-  const otlp = new OtlpIngest();
   const coding = new CodingTelemetry(deps.pool);
   const limit = deps.config.otlp.bodyLimitBytes;
   /** A body past BODY_WORKER_THRESHOLD_BYTES is decoded in a body thread, off the event loop, as large JSON bodies are checked. */
@@ -165,7 +164,7 @@ export function otlpRoutes(deps: AppDeps, registry: RouteRegistry, { credentials
       const encoding = encodingFor(ctx);
       const { spans, unusable } = decodedOf(await decode('traces', await readBody(ctx, limit), encoding), 'traces');
       const app = agentOf(ctx).application;
-      const outcome = await otlp.spans({ id: app.id, agentKey: app.agent_key }, spans, unusable, writeWith(ctx));
+      const outcome = await ingestSpans(app.agent_key, spans, unusable, writeWith(ctx));
       countEvents(deps, outcome);
       deps.metrics.otlpSpans.inc({ outcome: 'rejected' }, outcome.rejected);
       deps.metrics.otlpSpans.inc({ outcome: 'ignored' }, outcome.ignored);
@@ -199,13 +198,7 @@ export function otlpRoutes(deps: AppDeps, registry: RouteRegistry, { credentials
         const { spans, unusable } = genAiLogSpans(genAi);
         const perSpan = new Map<string, number>();
         for (const r of genAi) if (r.spanId) perSpan.set(r.spanId, (perSpan.get(r.spanId) ?? 0) + 1);
-        const outcome = await otlp.spans(
-          { id: app.id, agentKey: app.agent_key },
-          spans,
-          unusable,
-          writeWith(ctx),
-          (id) => perSpan.get(id) ?? 1,
-        );
+        const outcome = await ingestSpans(app.agent_key, spans, unusable, writeWith(ctx), (id) => perSpan.get(id) ?? 1);
         countEvents(deps, outcome);
         rejected += outcome.rejected;
         notes.push(...outcome.reasons);

@@ -33,61 +33,60 @@ const validate = createAjv().compile(ingestBody);
  * writer assigns a session's sequences in its transaction, under the session's row lock (spec rule
  * 7, decision 0203): exports of one session, in this process or another, need no coordination here.
  */
-export class OtlpIngest {
-  async spans(
-    app: { id: string; agentKey: string },
-    spans: readonly OtelSpan[],
-    unusable: Unusable,
-    write: SessionWrite,
-    /** What a span counts for in `rejected`: 1, or the log records it was read from. */
-    weight: (spanId: string) => number = () => 1,
-  ): Promise<OtlpIngestOutcome> {
-    const mapping = mapGenAiSpans(spans);
-    const weigh = (spanIds: Iterable<string>) => [...spanIds].reduce((n, id) => n + weight(id), 0);
-    const outcome: OtlpIngestOutcome = {
-      rejected: unusable.count + weigh(mapping.rejected.spanIds),
-      reasons: [...unusable.reasons, ...mapping.rejected.reasons],
-      ignored: weigh(mapping.ignored),
-      sessions: [],
-    };
-    // A request's sessions, four at a time (the writer batches them with other requests').
-    const sessionsAtOnce = pLimit(4);
-    const written = await Promise.all(mapping.sessions.map((session) => sessionsAtOnce(() => this.session(app, session, write))));
-    for (const [i, result] of written.entries()) {
-      const session = mapping.sessions[i]!;
-      if ('reason' in result) {
-        outcome.rejected += weigh(new Set(session.messages.map((m) => m.trace.spanId)));
-        outcome.reasons.push(`session ${JSON.stringify(session.externalSessionId)}: ${result.reason}`);
-      } else outcome.sessions.push(result);
-    }
-    outcome.reasons = summarize(outcome.reasons);
-    return outcome;
+export async function ingestSpans(
+  agentKey: string,
+  spans: readonly OtelSpan[],
+  unusable: Unusable,
+  write: SessionWrite,
+  /** What a span counts for in `rejected`: 1, or the log records it was read from. */
+  weight: (spanId: string) => number = () => 1,
+): Promise<OtlpIngestOutcome> {
+  const mapping = mapGenAiSpans(spans);
+  const weigh = (spanIds: Iterable<string>) => [...spanIds].reduce((n, id) => n + weight(id), 0);
+  const outcome: OtlpIngestOutcome = {
+    rejected: unusable.count + weigh(mapping.rejected.spanIds),
+    reasons: [...unusable.reasons, ...mapping.rejected.reasons],
+    ignored: weigh(mapping.ignored),
+    sessions: [],
+  };
+  // A request's sessions, four at a time (the writer batches them with other requests').
+  const sessionsAtOnce = pLimit(4);
+  const written = await Promise.all(mapping.sessions.map((session) => sessionsAtOnce(() => ingestSession(agentKey, session, write))));
+  for (const [i, result] of written.entries()) {
+    const session = mapping.sessions[i]!;
+    if ('reason' in result) {
+      outcome.rejected += weigh(new Set(session.messages.map((m) => m.trace.spanId)));
+      outcome.reasons.push(`session ${JSON.stringify(session.externalSessionId)}: ${result.reason}`);
+    } else outcome.sessions.push(result);
   }
+  outcome.reasons = summarize(outcome.reasons);
+  return outcome;
+}
 
-  private async session(
-    app: { id: string; agentKey: string },
-    session: GenAiSession,
-    write: SessionWrite,
-  ): Promise<OtlpIngestOutcome['sessions'][number] | { reason: string }> {
-    const requests = ingestRequests(app.agentKey, session);
-    // Every request is checked before the first is written: a session refused stores nothing.
-    const refused = requests.map(refusal).find((r) => r !== null);
-    if (refused) return { reason: refused };
-    const total = { externalSessionId: session.externalSessionId, sessionId: '', accepted: 0, deduplicated: 0, revised: 0 };
-    try {
-      // In order: a later request's messages follow an earlier one's.
-      for (const request of requests) {
-        const result = await write(request);
-        total.sessionId = result.sessionId;
-        total.accepted += result.acceptedEventCount;
-        total.deduplicated += result.deduplicatedEventCount;
-        total.revised += result.revisedEventCount;
-      }
-      return total;
-    } catch (error) {
-      if (!(error instanceof AppError) || error.status >= 500) throw error;
-      return { reason: `${error.message} (errorCode ${error.errorCode})` };
+/** One session's requests, in order; the first refusal stops it and is its reason. */
+async function ingestSession(
+  agentKey: string,
+  session: GenAiSession,
+  write: SessionWrite,
+): Promise<OtlpIngestOutcome['sessions'][number] | { reason: string }> {
+  const requests = ingestRequests(agentKey, session);
+  // Every request is checked before the first is written: a session refused stores nothing.
+  const refused = requests.map(refusal).find((r) => r !== null);
+  if (refused) return { reason: refused };
+  const total = { externalSessionId: session.externalSessionId, sessionId: '', accepted: 0, deduplicated: 0, revised: 0 };
+  try {
+    // In order: a later request's messages follow an earlier one's.
+    for (const request of requests) {
+      const result = await write(request);
+      total.sessionId = result.sessionId;
+      total.accepted += result.acceptedEventCount;
+      total.deduplicated += result.deduplicatedEventCount;
+      total.revised += result.revisedEventCount;
     }
+    return total;
+  } catch (error) {
+    if (!(error instanceof AppError) || error.status >= 500) throw error;
+    return { reason: `${error.message} (errorCode ${error.errorCode})` };
   }
 }
 

@@ -13,7 +13,7 @@ import { OTLP_DESCRIPTOR } from '../../../src/otel/otlp-descriptor.generated.js'
 import { processingContext, type ProcessingContext, type TestAgentApp } from '../../../harness/agents.js';
 import { eventually } from '../../../harness/wait.js';
 import { AgentIngestWriter, INGEST_BATCHING } from '../../../src/agents/ingest.js';
-import { OtlpIngest } from '../../../src/otel/ingest.js';
+import { ingestSpans } from '../../../src/otel/ingest.js';
 
 const GITHUB_TOKEN = `ghp_${'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8'}`;
 const root = protobuf.Root.fromJSON(OTLP_DESCRIPTOR);
@@ -189,7 +189,7 @@ describe('OTLP trace ingest: an unmodified exporter sends GenAI spans, which bec
     const exports = Array.from({ length: 8 }, (_, i) => [exportOf(i)]);
     const outcomes = await Promise.all(
       [...exports, ...exports].map((spans, i) =>
-        new OtlpIngest().spans({ id: app.app.id, agentKey: app.agentKey }, spans, { count: 0, reasons: [] }, (request) =>
+        ingestSpans(app.agentKey, spans, { count: 0, reasons: [] }, (request) =>
           writers[i % 2]!.ingest(app.authority, request, { placeSequences: true }),
         ),
       ),
