@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { DatabasePool } from 'slonik';
 import { setPassword } from '../src/auth/sign-in.js';
+import { CONSOLE_CALLBACK_PATH, CONSOLE_CLIENT_ID, CONSOLE_SCOPE } from '../src/oauth/console-client.js';
 import { MCP_SCOPES } from '../src/oauth/provider.js';
 import { createTestOrg, createTestUser } from './fixtures.js';
 /** A browser as far as this flow needs one: cookies by name, redirects followed by hand. */
@@ -28,14 +29,15 @@ export class Browser {
   }
   /**
    * Follows redirects on this server (and on the `through` origins: an identity provider's);
-   * stops at the first one elsewhere (the client's redirect URI), or at a page.
+   * stops at the first one elsewhere (the client's redirect URI), at one `stop` says is the
+   * client's (the console's, on this server), or at a page.
    */
-  async follow(res: Response, through: string[] = []): Promise<Response> {
+  async follow(res: Response, through: string[] = [], stop: (to: URL) => boolean = () => false): Promise<Response> {
     let r = res;
     let from = new URL(r.url || this.base);
     while (r.status >= 300 && r.status < 400) {
       const to = new URL(r.headers.get('location')!, from);
-      if (to.origin !== this.base && !through.includes(to.origin)) return r;
+      if ((to.origin !== this.base && !through.includes(to.origin)) || stop(to)) return r;
       r = await this.go(to.toString());
       from = to;
     }
@@ -175,9 +177,58 @@ export async function createSignInUser(
   pool: DatabasePool,
   /** The user's organization; a new one when not given. */
   organizationId?: string,
+  role: 'member' | 'admin' = 'member',
 ): Promise<{ userId: string; email: string; password: string; organizationId: string; accessToken: string }> {
   const org = organizationId ? { organizationId } : await createTestOrg(pool);
-  const user = await createTestUser(pool, org.organizationId);
+  const user = await createTestUser(pool, org.organizationId, role);
   await setPassword(pool, user.userId, TEST_PASSWORD);
   return { ...user, password: TEST_PASSWORD, organizationId: org.organizationId };
+}
+
+/** The console's authorization request (PKCE, its one scope, the REST API its default resource): the URL and its verifier. */
+export function consoleAuthorizationRequest(base: string, state = 'console-st'): { url: URL; verifier: string } {
+  const verifier = randomBytes(32).toString('base64url');
+  const url = new URL('/oauth/authorize', base);
+  url.search = new URLSearchParams({
+    client_id: CONSOLE_CLIENT_ID,
+    response_type: 'code',
+    redirect_uri: `${base}${CONSOLE_CALLBACK_PATH}`,
+    scope: CONSOLE_SCOPE,
+    state,
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+  }).toString();
+  return { url, verifier };
+}
+
+/**
+ * What the console does to sign a user in, without a browser: the authorization request, the
+ * sign-in page (no consent: the console is Intake's own), the callback's code, and the tokens.
+ */
+export async function consoleSignIn(
+  base: string,
+  user: { email: string; password: string },
+): Promise<{ tokens: TokenSet; callback: URL; browser: Browser }> {
+  const browser = new Browser(base);
+  const { url, verifier } = consoleAuthorizationRequest(base);
+  const atCallback = (to: URL) => to.pathname === CONSOLE_CALLBACK_PATH;
+  const login = await browser.follow(await browser.go(url.pathname + url.search), [], atCallback);
+  const uid = new URL(login.url).pathname.split('/').pop()!;
+  const back = await browser.follow(
+    await browser.post(`/oauth/interaction/${uid}/login`, { csrf: csrfOf(await login.text()), email: user.email, password: user.password }),
+    [],
+    atCallback,
+  );
+  if (back.status < 300 || back.status >= 400) throw new Error(`console sign-in did not return to the console: ${back.status} ${back.url}`);
+  const callback = new URL(back.headers.get('location')!, base);
+  const code = callback.searchParams.get('code');
+  if (!code) throw new Error(`no code: ${callback.toString()}`);
+  const res = await tokenRequest(base, CONSOLE_CLIENT_ID, {
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: `${base}${CONSOLE_CALLBACK_PATH}`,
+    code_verifier: verifier,
+  });
+  if (res.status !== 200) throw new Error(`token exchange: ${res.status} ${await res.text()}`);
+  return { tokens: (await res.json()) as TokenSet, callback, browser };
 }

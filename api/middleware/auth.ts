@@ -1,8 +1,9 @@
 import type { Next } from 'koa';
-import { authenticateApiKey, authenticateToken, type AuthFailure } from '../../src/auth/credentials.js';
+import { authenticateApiKey, authenticateOAuthToken, authenticateToken, type AuthFailure } from '../../src/auth/credentials.js';
 import type { Principal, PrincipalKind } from '../../src/auth/principal.js';
 import type { Scope } from '../../src/auth/scopes.js';
 import { ForbiddenError, NotFoundError, UnauthenticatedError } from '../../src/errors.js';
+import { publicBaseUrl } from '../base-url.js';
 import type { AppContext, AppDeps } from '../context.js';
 
 export interface AuthRequirement {
@@ -38,8 +39,14 @@ function failure(kind: PrincipalKind, reason: AuthFailure): UnauthenticatedError
   return new UnauthenticatedError('invalid_credentials', `The ${what} is not valid.`);
 }
 
-async function verify(deps: AppDeps, kind: PrincipalKind, secret: string): Promise<Principal | AuthFailure> {
-  return kind === 'apiKey' ? authenticateApiKey(deps.pool, secret) : authenticateToken(deps.pool, deps.tokens, secret);
+/** A user's bearer token is the CLI's (a JWT) or the console's (an opaque OAuth access token for the REST API). */
+async function verify(deps: AppDeps, ctx: AppContext, kind: PrincipalKind, secret: string): Promise<Principal | AuthFailure> {
+  if (kind === 'apiKey') return authenticateApiKey(deps.pool, secret);
+  if (deps.oauth?.isAccessToken(secret)) {
+    const result = await authenticateOAuthToken(deps.pool, await deps.oauth.forBase(publicBaseUrl(deps, ctx)), secret, 'rest');
+    return typeof result === 'string' ? result : result.principal;
+  }
+  return authenticateToken(deps.pool, deps.tokens, secret);
 }
 
 /** 401 for missing, invalid, expired or revoked credentials; 403 for a forbidden kind or a missing scope. */
@@ -51,7 +58,7 @@ export function authenticate(deps: AppDeps, requirement: AuthRequirement) {
     if (!credential || (!requirement.accept.includes(credential.kind) && !forbid.includes(credential.kind))) {
       throw new UnauthenticatedError('unauthenticated', `Authentication required: send ${expected}.`);
     }
-    const principal = await verify(deps, credential.kind, credential.secret);
+    const principal = await verify(deps, ctx, credential.kind, credential.secret);
     if (principal === 'unknown_user' && requirement.unknownUserNotFound) throw new NotFoundError('User');
     if (typeof principal === 'string') throw failure(credential.kind, principal);
     ctx.state.principal = principal;

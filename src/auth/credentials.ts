@@ -1,7 +1,7 @@
 import type { CommonQueryMethods } from 'slonik';
 import { findApiKeyByHash, insertApiKey, touchApiKey, type ApiKeyRow } from '../db/repositories/api-keys.js';
 import { findTokenUser, findUser, type UserRow } from '../db/repositories/users.js';
-import type { OAuthAccess, OAuthServer } from '../oauth/server.js';
+import type { OAuthAccess, OAuthAudience, OAuthServer } from '../oauth/server.js';
 import type { Principal } from './principal.js';
 import { DEFAULT_API_KEY_SCOPES, isScope, scopesForRole, type Scope } from './scopes.js';
 import { displayPrefix, generateSecret, hashSecret } from './secrets.js';
@@ -57,15 +57,17 @@ function userPrincipal(user: Pick<UserRow, 'id' | 'organization_id' | 'role'>): 
 }
 
 /**
- * An OAuth access token of the MCP authorization server (src/oauth): its user, who must still be
- * active, acting with the user's role, limited on /mcp to the scopes the user approved.
+ * An OAuth access token of the authorization server (src/oauth): its user, who must still be
+ * active, acting with the user's role; limited on /mcp to the scopes the user approved. The
+ * console's tokens (audience 'rest') act in the REST API with the role's scopes.
  */
 export async function authenticateOAuthToken(
   db: CommonQueryMethods,
   oauth: OAuthServer,
   token: string,
+  audience: OAuthAudience = 'mcp',
 ): Promise<{ principal: Principal; access: OAuthAccess } | AuthFailure> {
-  const access = await oauth.verify(token);
+  const access = await oauth.verify(token, audience);
   if (access === 'invalid') return 'invalid';
   const user = await findUser(db, access.userId);
   if (!user) return 'unknown_user';

@@ -5,6 +5,7 @@ import { findUser } from '../db/repositories/users.js';
 import { postgresAdapter } from './adapter.js';
 import { errorRedirectGuard } from './redirects.js';
 import { oauthSigningJwk } from './keys.js';
+import { CONSOLE_CALLBACK_PATH, CONSOLE_CLIENT_ID, CONSOLE_CLIENT_NAME, CONSOLE_SCOPE, restResource } from './console-client.js';
 
 /**
  * The scopes of the MCP tools: reading projects and the sessions associated with them; uploading
@@ -35,7 +36,7 @@ export interface AuthorizationServerOptions {
   accessTokenSeconds?: number;
 }
 
-/** `<issuer>/mcp`: the one resource tokens are issued for (RFC 8707); the REST API keeps its own credentials. */
+/** `<issuer>/mcp`: the resource (RFC 8707) of the tokens every registered client gets. */
 export function mcpResource(issuer: string): string {
   return `${issuer}/mcp`;
 }
@@ -43,12 +44,13 @@ export function mcpResource(issuer: string): string {
 /**
  * oidc-provider configured as the MCP authorization server (see ../shared/design/oauth-notes.md):
  * authorization code with PKCE (S256) only, public clients registered dynamically (native by
- * default, so that loopback redirects may use any port), tokens for the MCP resource alone,
- * opaque and stored, rotating refresh tokens, revocation. Sign-in and consent are the API's own pages
+ * default, so that loopback redirects may use any port), tokens for the MCP resource (the
+ * console's, configured here, for the REST API's), opaque and stored, rotating refresh tokens, revocation. Sign-in and consent are the API's own pages
  * (`/oauth/interaction/:uid`).
  */
 export async function createAuthorizationServer(o: AuthorizationServerOptions): Promise<Provider> {
   const resource = mcpResource(o.issuer);
+  const rest = restResource(o.issuer);
   const scope = MCP_SCOPES.join(' ');
   const accessTokenTTL = o.accessTokenSeconds ?? ACCESS_TOKEN_SECONDS;
   const errorRedirects = errorRedirectGuard(o.pool, o.renderError);
@@ -89,12 +91,33 @@ export async function createAuthorizationServer(o: AuthorizationServerOptions): 
         oidc.result?.consent?.grantId ??
         oidc.session?.grantIdFor(clientId) ??
         (accountId ? await findUserClientGrantId(o.pool, accountId, clientId) : null);
-      return grantId ? oidc.provider.Grant.find(grantId) : undefined;
+      if (grantId) return oidc.provider.Grant.find(grantId);
+      // The console is Intake's own: signing in is the approval (its grant is listed and revocable as any other).
+      if (clientId === CONSOLE_CLIENT_ID && accountId) {
+        const grant = new oidc.provider.Grant({ clientId, accountId });
+        // Its scope is named among the server's scopes too (as the MCP scopes are), so the grant holds it both ways.
+        grant.addOIDCScope(CONSOLE_SCOPE);
+        grant.addResourceScope(rest, CONSOLE_SCOPE);
+        await grant.save();
+        return grant;
+      }
+      return undefined;
     },
+    clients: [
+      {
+        client_id: CONSOLE_CLIENT_ID,
+        client_name: CONSOLE_CLIENT_NAME,
+        application_type: 'web',
+        redirect_uris: [`${o.issuer}${CONSOLE_CALLBACK_PATH}`],
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+      },
+    ],
     renderError: errorRedirects.renderError,
     interactions: { url: (_ctx, interaction) => `/oauth/interaction/${interaction.uid}` },
     responseTypes: ['code'],
-    scopes: ['openid', 'offline_access', ...MCP_SCOPES],
+    scopes: ['openid', 'offline_access', ...MCP_SCOPES, CONSOLE_SCOPE],
     claims: { openid: ['sub'], email: ['email'] },
     clientDefaults: {
       grant_types: ['authorization_code', 'refresh_token'],
@@ -115,11 +138,17 @@ export async function createAuthorizationServer(o: AuthorizationServerOptions): 
       introspection: { enabled: false },
       resourceIndicators: {
         enabled: true,
-        defaultResource: () => resource,
+        defaultResource: (_ctx, client) => (client?.clientId === CONSOLE_CLIENT_ID ? rest : resource),
         useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx, indicator) => {
-          if (indicator.replace(/\/$/, '') !== resource) throw new errors.InvalidTarget(`tokens are issued for ${resource} only`);
-          return { scope, audience: resource, accessTokenTTL, accessTokenFormat: 'opaque' };
+        // Each client gets tokens for its one resource: the console for the REST API, every other for /mcp.
+        getResourceServerInfo: (_ctx, indicator, client) => {
+          const console = client.clientId === CONSOLE_CLIENT_ID;
+          const target = console ? rest : resource;
+          if (indicator.replace(/\/$/, '') !== target)
+            throw new errors.InvalidTarget(`tokens of this client are issued for ${target} only`);
+          return console
+            ? { scope: CONSOLE_SCOPE, audience: rest, accessTokenTTL, accessTokenFormat: 'opaque' }
+            : { scope, audience: resource, accessTokenTTL, accessTokenFormat: 'opaque' };
         },
       },
     },

@@ -6,6 +6,7 @@ import type { OidcSignInConfig } from '../config.js';
 import type { RateLimiter, RateLimitStore } from '../rate-limit.js';
 import { loginLimits, type LoginLimits } from './interactions.js';
 import { upstreamSignIn, type UpstreamSignIn } from './upstream.js';
+import { CONSOLE_CLIENT_ID, restResource } from './console-client.js';
 import { createAuthorizationServer, MCP_SCOPES, mcpResource, type AuthorizationServerOptions } from './provider.js';
 
 export type McpScope = (typeof MCP_SCOPES)[number];
@@ -18,7 +19,10 @@ export interface OAuthAccess {
   expiresAt: number;
 }
 
-/** One issuer's authorization server: the provider and the check of its tokens on /mcp. */
+/** What a token is for: /mcp (every registered client) or the REST API (the console alone). */
+export type OAuthAudience = 'mcp' | 'rest';
+
+/** One issuer's authorization server: the provider and the check of its tokens on /mcp and the REST API. */
 export interface OAuthServer {
   provider: Provider;
   issuer: string;
@@ -26,7 +30,7 @@ export interface OAuthServer {
   /** Upstream OpenID Connect sign-in, when configured. */
   upstream: UpstreamSignIn | undefined;
   /** The token's access, or 'invalid': unknown, expired, revoked, its grant revoked, or for another resource. */
-  verify(token: string): Promise<OAuthAccess | 'invalid'>;
+  verify(token: string, audience?: OAuthAudience): Promise<OAuthAccess | 'invalid'>;
 }
 
 /**
@@ -141,10 +145,12 @@ async function createIssuerServer(o: OAuthServersOptions, issuer: string, cookie
     issuer,
     resource,
     upstream: o.oidc ? upstreamSignIn({ ...o.oidc, redirectUri: `${issuer}${UPSTREAM_CALLBACK_PATH}`, pool: o.pool }) : undefined,
-    async verify(token) {
+    async verify(token, audience = 'mcp') {
       // What introspection checks (oidc-provider's lib/actions/introspection.js): the token, its grant, who and for what.
       const at = await provider.AccessToken.find(token);
-      if (!at?.accountId || !at.grantId || !at.clientId || ![at.aud].flat().includes(resource)) return 'invalid';
+      const wanted = audience === 'rest' ? restResource(issuer) : resource;
+      if (!at?.accountId || !at.grantId || !at.clientId || ![at.aud].flat().includes(wanted)) return 'invalid';
+      if ((audience === 'rest') !== (at.clientId === CONSOLE_CLIENT_ID)) return 'invalid';
       const grant = await provider.Grant.find(at.grantId);
       if (!grant || grant.clientId !== at.clientId || grant.accountId !== at.accountId) return 'invalid';
       const scopes = (at.scope ?? '').split(' ').filter((s): s is McpScope => (MCP_SCOPES as readonly string[]).includes(s));
