@@ -19,6 +19,8 @@ COPY api ./api
 COPY workflows ./workflows
 COPY activities ./activities
 COPY migrations ./migrations
+COPY console ./console
+COPY clients/typescript/src ./clients/typescript/src
 RUN npm run build
 
 # Production dependencies only, with this platform's Temporal core bridge only.

@@ -67,6 +67,17 @@ const layerRules = [
     nodeBuiltins.map((name) => ({ name, message: 'Node built-ins are not allowed in workflow code (Temporal sandbox).' })),
   ),
   restrict(['harness/**/*.ts', 'bench/**/*.ts', 'bin/**/*.js'], [rule.test], []),
+  // The console (a browser application) reaches Intake through the public REST API alone: its typed client.
+  restrict(
+    ['console/src/**/*.ts', 'console/src/**/*.tsx'],
+    [
+      {
+        regex: String.raw`^(\.\./)+(src|api|activities|workflows|harness|test|bench)/`,
+        message: 'The console uses the public REST API through the typed client (clients/typescript) and nothing else.',
+      },
+    ],
+    [],
+  ),
 ];
 
 export default tseslint.config(

@@ -28,6 +28,8 @@ import { httpTracing } from './middleware/tracing.js';
 import { currentTracing } from '../src/telemetry/tracing.js';
 import { RouteRegistry } from './routes.js';
 import { oauthRoutes } from './oauth/mount.js';
+import { consoleRoutes } from './console/router.js';
+import { CONSOLE_BUILD_DIR } from '../src/paths.js';
 import { publicBaseUrl } from './base-url.js';
 import { webhookDeliveryRoutes } from './webhooks/deliveries.js';
 
@@ -82,6 +84,7 @@ export function buildApp(deps: AppDeps): Koa<AppState> {
     app.keys = deps.oauth.cookieKeys;
     app.use(oauthRoutes(deps.oauth, deps.pool, (ctx) => publicBaseUrl(deps, ctx)));
   }
+  app.use(consoleRoutes(CONSOLE_BUILD_DIR));
   app.use(tusEndpoint(deps, uploads));
   app.use(registry.router.routes());
   app.use(registry.router.allowedMethods());

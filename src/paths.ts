@@ -15,6 +15,8 @@ function findRoot(): string {
 
 export const PROJECT_ROOT = findRoot();
 export const MIGRATIONS_DIR = path.join(PROJECT_ROOT, 'migrations');
+/** Where `npm run build` puts the web console (console/vite.config.ts), which the API serves at /console. */
+export const CONSOLE_BUILD_DIR = path.join(PROJECT_ROOT, 'dist', 'console');
 
 /** Workflow sources: TypeScript in development, compiled JavaScript under dist/ in production. */
 export function workflowsEntry(): string {

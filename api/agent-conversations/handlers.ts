@@ -56,7 +56,7 @@ export function agentConversationHandlers(deps: AppDeps, { credentials, writer }
     },
 
     listSessions: async (ctx: AppContext, { query }: RouteInput<unknown, SessionsQuery>) => {
-      const filter = { applicationId: query.applicationId, status: query.status };
+      const filter = { applicationId: query.applicationId, status: query.status, processingStatus: query.processingStatus };
       const sync = syncRequest(ctx, 'agent_sessions', query);
       if (sync) {
         const page = await sessionChanges(deps.pool, readerOf(ctx), filter, changeWindow(sync, query.limit));

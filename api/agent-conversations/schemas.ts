@@ -29,6 +29,7 @@ export const sessionsQuery = {
   properties: {
     applicationId: { type: 'string', format: 'uuid' },
     status: { type: 'string', enum: ['open', 'ended', 'abandoned'] },
+    processingStatus: { type: 'string', enum: ['pending', 'processing', 'completed', 'billing_blocked', 'capture_disabled'] },
     ...pageProperties,
     ...syncQueryProperties,
   },

@@ -115,6 +115,9 @@ export async function createAuthorizationServer(o: AuthorizationServerOptions): 
       },
     ],
     renderError: errorRedirects.renderError,
+    // Public clients only, their codes bound by PKCE: browser-based clients (the console, a web MCP
+    // client) may call the token and revocation endpoints from their own origin.
+    clientBasedCORS: () => true,
     interactions: { url: (_ctx, interaction) => `/oauth/interaction/${interaction.uid}` },
     responseTypes: ['code'],
     scopes: ['openid', 'offline_access', ...MCP_SCOPES, CONSOLE_SCOPE],

@@ -183,6 +183,14 @@ describe('the image', function () {
     // Built from Debian 13's source package of FFmpeg 7.1 (the Dockerfile's ffmpeg stage).
     assert.match(ffmpeg.version, /^ffmpeg version 7\.1\.\d+-intake/);
     assert.equal((doctor.temporal as { historyShardCount: number }).historyShardCount, 512);
+    // The web console, built in the image's build stage, served by the API container.
+    const console = await fetch(`${api}/console/sessions`);
+    assert.equal(console.status, 200);
+    const page = await console.text();
+    assert.match(page, /<title>Intake console<\/title>/);
+    const script = /src="(\/console\/assets\/[^"]+\.js)"/.exec(page)?.[1];
+    assert.ok(script, page);
+    assert.equal(await httpStatus(`${api}${script}`), 200);
   });
 
   it('the CLI in a container creates an organization and a key; an agent ingest through the API container is processed by the worker container', async () => {

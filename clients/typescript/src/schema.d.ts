@@ -4009,6 +4009,7 @@ export interface operations {
         cursor?: string;
         limit?: number;
         page?: number;
+        processingStatus?: 'pending' | 'processing' | 'completed' | 'billing_blocked' | 'capture_disabled';
         status?: 'open' | 'ended' | 'abandoned';
         updatedSince?: string;
       };

@@ -22,16 +22,28 @@ export function visibleTo(reader: Reader) {
     OR EXISTS (SELECT 1 FROM agent_participants p WHERE p.session_id = s.id AND p.owner_user_id = ${reader.userId}::uuid)) AND ${kept})`;
 }
 
+/** The session list's filters (each absent: any). */
+export interface SessionFilter {
+  applicationId?: string | undefined;
+  status?: string | undefined;
+  processingStatus?: string | undefined;
+}
+
+function sessionConditions(filter: SessionFilter) {
+  const app = filter.applicationId ? sql.fragment`AND s.application_id = ${filter.applicationId}` : sql.fragment``;
+  const status = filter.status ? sql.fragment`AND s.status = ${filter.status}` : sql.fragment``;
+  const processing = filter.processingStatus ? sql.fragment`AND s.processing_status = ${filter.processingStatus}` : sql.fragment``;
+  return sql.fragment`${app} ${status} ${processing}`;
+}
+
 export async function listSessions(
   db: CommonQueryMethods,
   reader: Reader,
-  filter: { applicationId?: string | undefined; status?: string | undefined; offset: number; limit: number },
+  filter: SessionFilter & { offset: number; limit: number },
 ): Promise<readonly SessionRow[]> {
-  const app = filter.applicationId ? sql.fragment`AND s.application_id = ${filter.applicationId}` : sql.fragment``;
-  const status = filter.status ? sql.fragment`AND s.status = ${filter.status}` : sql.fragment``;
   return db.any(sql.type(sessionRow)`
     SELECT s.* FROM agent_sessions s
-    WHERE s.organization_id = ${reader.organizationId} AND ${visibleTo(reader)} ${app} ${status}
+    WHERE s.organization_id = ${reader.organizationId} AND ${visibleTo(reader)} ${sessionConditions(filter)}
     ORDER BY s.created_at DESC, s.id LIMIT ${filter.limit} OFFSET ${filter.offset}`);
 }
 
@@ -39,18 +51,16 @@ export async function listSessions(
 export async function sessionChanges(
   db: CommonQueryMethods,
   reader: Reader,
-  filter: { applicationId?: string | undefined; status?: string | undefined },
+  filter: SessionFilter,
   w: ChangeWindow,
 ): Promise<ChangePage<SessionRow>> {
   const s = sql.identifier(['s']);
-  const app = filter.applicationId ? sql.fragment`AND s.application_id = ${filter.applicationId}` : sql.fragment``;
-  const status = filter.status ? sql.fragment`AND s.status = ${filter.status}` : sql.fragment``;
   return changePage(
     db,
     sessionRow,
     sql.fragment`
       SELECT ${changeColumns(s)}, s.* FROM agent_sessions s
-      WHERE s.organization_id = ${reader.organizationId} AND ${visibleTo(reader)} ${app} ${status} AND ${changeConditions(s, w)}
+      WHERE s.organization_id = ${reader.organizationId} AND ${visibleTo(reader)} ${sessionConditions(filter)} AND ${changeConditions(s, w)}
       ${changeOrder(s, w)}`,
   );
 }

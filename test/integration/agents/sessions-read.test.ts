@@ -85,6 +85,30 @@ describe('agent sessions: reads and conversation access', function () {
     assert.equal(bad.body.errorCode, 'validation_failed');
   });
 
+  it('filters by processing status (the console lists the sessions that wait for capture or credits)', async () => {
+    const noCapture = await t.newApp({ contentCapture: false });
+    const sent = await t.ingest(noCapture, sessionRequest(noCapture, [userMessage(1, 'x')], { externalSessionId: 'no-capture' }));
+    assert.equal(sent.body.processingStatus, 'capture_disabled');
+    const disabled = await get('/v3/rest/agent-conversations/sessions?processingStatus=capture_disabled', key());
+    assert.equal(disabled.status, 200);
+    assert.deepEqual(
+      disabled.body.sessions.map((s: { externalSessionId: string }) => s.externalSessionId),
+      ['no-capture'],
+    );
+    const pending = await get(`/v3/rest/agent-conversations/sessions?processingStatus=pending&applicationId=${app.app.id}`, key());
+    assert.ok(pending.body.sessions.length >= 1);
+    assert.ok(pending.body.sessions.every((s: { processingStatus: string }) => s.processingStatus === 'pending'));
+    const bad = await get('/v3/rest/agent-conversations/sessions?processingStatus=done', key());
+    assert.equal(bad.status, 400);
+    assert.deepEqual(bad.body, {
+      message: 'The request is invalid.',
+      errorCode: 'validation_failed',
+      errors: [
+        { path: 'query.processingStatus', message: 'must be one of: pending, processing, completed, billing_blocked, capture_disabled' },
+      ],
+    });
+  });
+
   it('401 without credentials, 403 for a key without agents:read, 404 for another organization and unknown ids', async () => {
     assert.equal((await get(`/v3/rest/agent-conversations/sessions/${sessionId}`, {})).status, 401);
     const narrow = await createTestKey(t.pool, t.org.organizationId, ['feedback:write']);

@@ -1,0 +1,36 @@
+import { createIntakeClient, IntakeError, unwrap } from '../../clients/typescript/src/client';
+import type { components } from '../../clients/typescript/src/schema';
+import { accessToken, forgetTokens } from './auth';
+
+/**
+ * The public REST API through the typed client (clients/typescript), the console's one way to the
+ * data: every request carries the signed-in user's access token.
+ */
+export const api = createIntakeClient({ baseUrl: location.origin });
+api.use({
+  async onRequest({ request }) {
+    const token = await accessToken();
+    if (token) request.headers.set('Authorization', `Bearer ${token}`);
+    return request;
+  },
+  onResponse({ response }) {
+    // Revoked or expired beyond refresh: the next render asks to sign in.
+    if (response.status === 401) {
+      forgetTokens();
+      window.dispatchEvent(new Event('intake:signed-out'));
+    }
+    return response;
+  },
+});
+
+export { IntakeError, unwrap };
+export type Schemas = components['schemas'];
+
+/** A failure as the user reads it: the API's message (and its code), or the thrown error's. */
+export function describeError(error: unknown): string {
+  if (error instanceof IntakeError) {
+    const fields = error.errors?.map((e) => `${e.path}: ${e.message}`).join('; ');
+    return `${error.message}${fields ? ` (${fields})` : ''} [${error.errorCode}]`;
+  }
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,240 @@
+import { useRoute } from 'preact-iso';
+import { api, unwrap, type Schemas } from '../api';
+import { ErrorNote, Loading, Time, useLoad, usePolling } from '../ui';
+import { Watermark } from './sessions';
+
+type Event = Schemas['Event'];
+/** Pages read to show a session (1,000 events each); a longer one says so. */
+const MAX_PAGES = 10;
+const POLL_MS = 3000;
+
+async function loadSession(sessionId: string) {
+  const path = { sessionId };
+  let detail = await unwrap(
+    api.GET('/v3/rest/agent-conversations/sessions/{sessionId}', { params: { path, query: { eventLimit: 1000 } } }),
+  );
+  const events = [...detail.events];
+  for (let pages = 1; detail.nextAfterSequence !== null && pages < MAX_PAGES; pages++) {
+    detail = await unwrap(
+      api.GET('/v3/rest/agent-conversations/sessions/{sessionId}', {
+        params: { path, query: { eventLimit: 1000, afterSequence: detail.nextAfterSequence } },
+      }),
+    );
+    events.push(...detail.events);
+  }
+  const signals = await unwrap(api.GET('/v3/rest/signals', { params: { query: { sessionId, limit: 100 } } }));
+  return { session: detail, events, truncated: detail.nextAfterSequence !== null, signals: signals.signals };
+}
+
+/** A row of the timeline: an event (with the feedback on it), a gap in the sequences, or the watermark. */
+type Row =
+  | { kind: 'event'; event: Event; feedback: Event[] }
+  | { kind: 'gap'; from: number; to: number }
+  | { kind: 'watermark'; through: number };
+
+/** Events in sequence order, gaps as gaps, feedback under the response it targets, the watermark where it stands. */
+export function timeline(events: readonly Event[], processedThrough: number | null): Row[] {
+  const byTarget = new Map<string, Event[]>();
+  const targets = new Set(events.filter((e) => e.type === 'assistant_message').map((e) => e.externalEventId));
+  for (const e of events) {
+    const target = e.feedback?.targetEventExternalId;
+    if (e.type === 'feedback' && target && targets.has(target)) byTarget.set(target, [...(byTarget.get(target) ?? []), e]);
+  }
+  const rows: Row[] = [];
+  let previous: number | null = null;
+  let marked = processedThrough === null;
+  for (const e of events) {
+    if (!marked && e.sequence > (processedThrough as number)) {
+      rows.push({ kind: 'watermark', through: processedThrough as number });
+      marked = true;
+    }
+    if (previous !== null && e.sequence > previous + 1) rows.push({ kind: 'gap', from: previous + 1, to: e.sequence - 1 });
+    previous = e.sequence;
+    const attached = e.type === 'feedback' && e.feedback?.targetEventExternalId && targets.has(e.feedback.targetEventExternalId);
+    if (!attached) rows.push({ kind: 'event', event: e, feedback: byTarget.get(e.externalEventId) ?? [] });
+  }
+  if (!marked && events.length) rows.push({ kind: 'watermark', through: processedThrough as number });
+  return rows;
+}
+
+const LABEL: Record<Event['type'], string> = { user_message: 'User', assistant_message: 'Assistant', feedback: 'Feedback' };
+
+function FeedbackNote({ event }: { event: Event }) {
+  const f = event.feedback;
+  return (
+    <div class="feedback" aria-label="Feedback">
+      {f?.rating && <span class={`badge ${f.rating}`}>{f.rating}</span>}
+      {f?.labels?.map((l) => (
+        <span key={l} class="badge">
+          {l}
+        </span>
+      ))}
+      {f?.comment && <q>{f.comment}</q>}
+      <span class="muted"> · #{event.sequence}</span>
+    </div>
+  );
+}
+
+function EventRow({ event, feedback }: { event: Event; feedback: Event[] }) {
+  return (
+    <li class={`event ${event.type}`} data-sequence={event.sequence}>
+      <div class="event-head">
+        <strong>{LABEL[event.type]}</strong>
+        <span class="muted">
+          #{event.sequence} · <Time at={event.occurredAt} />
+          {event.previousRevisionCount > 0 && (
+            <>
+              {' '}
+              · <span class="badge">revision {event.revision}</span> ({event.previousRevisionCount} earlier)
+            </>
+          )}
+          {event.final === false && ' · streaming'}
+          {event.model?.name && ` · ${event.model.name}`}
+        </span>
+      </div>
+      {event.contentStored ? (
+        event.content !== undefined ? (
+          <p class="content">{event.content}</p>
+        ) : (
+          event.type === 'feedback' && <FeedbackNote event={event} />
+        )
+      ) : (
+        <p class="muted">Content removed (retention or content capture).</p>
+      )}
+      {event.toolCalls && event.toolCalls.length > 0 && <p class="muted">Tools: {event.toolCalls.map((t) => t.name).join(', ')}</p>}
+      {feedback.map((f) => (
+        <FeedbackNote key={f.externalEventId} event={f} />
+      ))}
+    </li>
+  );
+}
+
+export function SessionPage() {
+  const { params } = useRoute();
+  const id = params.sessionId ?? '';
+  const view = useLoad(() => loadSession(id), [id]);
+  const s = view.data?.session;
+  // Updates while it moves: open, or processing not caught up.
+  const moving = !!s && (s.status === 'open' || s.processingStatus === 'pending' || s.processingStatus === 'processing');
+  usePolling(view.reload, POLL_MS, moving);
+
+  if (!view.data)
+    return (
+      <main id="main">
+        <h1>Session</h1>
+        <ErrorNote error={view.error} />
+        {!view.error && <Loading what="the session" />}
+      </main>
+    );
+  const { session, events, truncated, signals } = view.data;
+  return (
+    <main id="main">
+      <p>
+        <a href="/console/sessions">Sessions</a> /
+      </p>
+      <h1>{session.externalSessionId}</h1>
+      <ErrorNote error={view.error} />
+      <dl class="facts">
+        <dt>Status</dt>
+        <dd data-testid="status">{session.status}</dd>
+        <dt>Processing</dt>
+        <dd>
+          <span class={`badge ${session.processingStatus}`} data-testid="processing">
+            {session.processingStatus.replace('_', ' ')}
+          </span>
+        </dd>
+        <dt>Processed through</dt>
+        <dd data-testid="watermark">
+          <Watermark session={session} />
+        </dd>
+        <dt>Events</dt>
+        <dd>{session.eventCount}</dd>
+        <dt>Application</dt>
+        <dd>
+          <a href={`/console/applications/${session.applicationId}`}>{session.applicationId}</a>
+        </dd>
+        <dt>Agent version</dt>
+        <dd>{session.agentVersion ?? '—'}</dd>
+        <dt>Started</dt>
+        <dd>
+          <Time at={session.createdAt} />
+        </dd>
+        <dt>Ended</dt>
+        <dd>
+          <Time at={session.endedAt} />
+        </dd>
+      </dl>
+      {moving && (
+        <p class="muted" aria-live="polite">
+          Updating every few seconds while the session is open or being processed.
+        </p>
+      )}
+      {session.participants.length > 0 && (
+        <section aria-labelledby="participants-title">
+          <h2 id="participants-title">Participants</h2>
+          <ul>
+            {session.participants.map((p, i) => (
+              <li key={p.externalId ?? i}>{[p.displayName, p.email, p.externalId].filter(Boolean).join(' · ') || 'anonymous'}</li>
+            ))}
+          </ul>
+        </section>
+      )}
+      <section aria-labelledby="events-title">
+        <h2 id="events-title">Conversation</h2>
+        {events.length === 0 && <p>No events yet.</p>}
+        <ol class="timeline">
+          {timeline(events, session.processedThroughSequence).map((row) =>
+            row.kind === 'event' ? (
+              <EventRow key={`e${row.event.sequence}`} event={row.event} feedback={row.feedback} />
+            ) : row.kind === 'gap' ? (
+              <li key={`g${row.from}`} class="gap">
+                {row.from === row.to
+                  ? `Sequence ${row.from} not received yet: processing waits for it.`
+                  : `Sequences ${row.from}–${row.to} not received yet: processing waits for them.`}
+              </li>
+            ) : (
+              <li key="watermark" class="watermark">
+                Processed through sequence {row.through}
+              </li>
+            ),
+          )}
+        </ol>
+        {truncated && <p class="muted">The first {MAX_PAGES * 1000} events are shown.</p>}
+      </section>
+      <section aria-labelledby="signals-title">
+        <h2 id="signals-title">Signals</h2>
+        {signals.length === 0 ? (
+          <p class="muted">No signals yet.</p>
+        ) : (
+          <table>
+            <caption class="visually-hidden">Signals of this session</caption>
+            <thead>
+              <tr>
+                <th scope="col">Kind</th>
+                <th scope="col">Rating</th>
+                <th scope="col">Summary</th>
+                <th scope="col">About</th>
+                <th scope="col">Found</th>
+              </tr>
+            </thead>
+            <tbody>
+              {signals.map((g) => (
+                <tr key={g.id}>
+                  <td>{g.kind ?? g.source}</td>
+                  <td>{g.rating ?? '—'}</td>
+                  <td>{g.summary ?? g.comment ?? g.labels.join(', ')}</td>
+                  <td>
+                    <code>{g.eventExternalId}</code>
+                  </td>
+                  <td>
+                    <Time at={g.createdAt} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+    </main>
+  );
+}

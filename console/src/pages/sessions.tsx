@@ -1,0 +1,138 @@
+import { useLocation } from 'preact-iso';
+import { api, unwrap, type Schemas } from '../api';
+import { ErrorNote, Loading, Pager, Time, useLoad } from '../ui';
+
+const STATUSES = ['open', 'ended', 'abandoned'] as const;
+const PROCESSING = ['pending', 'processing', 'completed', 'billing_blocked', 'capture_disabled'] as const;
+type Status = (typeof STATUSES)[number];
+type Processing = (typeof PROCESSING)[number];
+
+/** How far processing has come: every event through the watermark is processed. */
+export function Watermark({ session }: { session: Pick<Schemas['Session'], 'processedThroughSequence' | 'highestSequence'> }) {
+  const { processedThroughSequence: done, highestSequence: top } = session;
+  if (top === null) return <span class="muted">no events</span>;
+  return (
+    <span>
+      {done === null ? 'none' : done} of {top}
+    </span>
+  );
+}
+
+/** Sessions, filtered by application, status and processing status; the filters live in the URL. */
+export function SessionsPage() {
+  const { query, route } = useLocation();
+  const applicationId = query.applicationId || undefined;
+  const status = (STATUSES as readonly string[]).includes(query.status ?? '') ? (query.status as Status) : undefined;
+  const processingStatus = (PROCESSING as readonly string[]).includes(query.processingStatus ?? '')
+    ? (query.processingStatus as Processing)
+    : undefined;
+  const page = Math.max(1, Number(query.page) || 1);
+  const apps = useLoad(() => unwrap(api.GET('/v3/rest/agent-applications', { params: { query: { limit: 100 } } })), []);
+  const list = useLoad(
+    () =>
+      unwrap(
+        api.GET('/v3/rest/agent-conversations/sessions', {
+          params: { query: { applicationId, status, processingStatus, page, limit: 50 } },
+        }),
+      ),
+    [applicationId, status, processingStatus, page],
+  );
+  const go = (changes: Record<string, string | undefined>) => {
+    const next = new URLSearchParams();
+    const merged = { applicationId, status, processingStatus, page: String(page), ...changes };
+    for (const [k, v] of Object.entries(merged)) if (v && !(k === 'page' && v === '1')) next.set(k, v);
+    route(`/console/sessions${next.size ? `?${next.toString()}` : ''}`);
+  };
+  const appName = new Map(apps.data?.applications.map((a) => [a.applicationId, a.name]));
+
+  return (
+    <main id="main">
+      <h1>Sessions</h1>
+      <form class="filters" aria-label="Filters" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          Application
+          {apps.data ? (
+            <select value={applicationId ?? ''} onChange={(e) => go({ applicationId: e.currentTarget.value || undefined, page: '1' })}>
+              <option value="">All</option>
+              {apps.data.applications.map((a) => (
+                <option key={a.applicationId} value={a.applicationId}>
+                  {a.name}
+                </option>
+              ))}
+            </select>
+          ) : (
+            // Members cannot list applications: the id then.
+            <input
+              value={applicationId ?? ''}
+              placeholder="application id"
+              onChange={(e) => go({ applicationId: e.currentTarget.value.trim() || undefined, page: '1' })}
+            />
+          )}
+        </label>
+        <label>
+          Status
+          <select value={status ?? ''} onChange={(e) => go({ status: e.currentTarget.value || undefined, page: '1' })}>
+            <option value="">All</option>
+            {STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Processing
+          <select value={processingStatus ?? ''} onChange={(e) => go({ processingStatus: e.currentTarget.value || undefined, page: '1' })}>
+            <option value="">All</option>
+            {PROCESSING.map((s) => (
+              <option key={s} value={s}>
+                {s.replace('_', ' ')}
+              </option>
+            ))}
+          </select>
+        </label>
+      </form>
+      <ErrorNote error={list.error} />
+      {!list.data && !list.error && <Loading what="sessions" />}
+      {list.data && list.data.sessions.length === 0 && <p>No sessions match. Sessions appear here when an agent sends its first events.</p>}
+      {list.data && list.data.sessions.length > 0 && (
+        <table>
+          <caption class="visually-hidden">Sessions</caption>
+          <thead>
+            <tr>
+              <th scope="col">Session</th>
+              <th scope="col">Application</th>
+              <th scope="col">Status</th>
+              <th scope="col">Processing</th>
+              <th scope="col">Events</th>
+              <th scope="col">Processed through</th>
+              <th scope="col">Updated</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.data.sessions.map((s) => (
+              <tr key={s.sessionId}>
+                <td>
+                  <a href={`/console/sessions/${s.sessionId}`}>{s.externalSessionId}</a>
+                </td>
+                <td>{appName.get(s.applicationId) ?? <code>{s.applicationId.slice(0, 8)}</code>}</td>
+                <td>{s.status}</td>
+                <td>
+                  <span class={`badge ${s.processingStatus}`}>{s.processingStatus.replace('_', ' ')}</span>
+                </td>
+                <td>{s.eventCount}</td>
+                <td>
+                  <Watermark session={s} />
+                </td>
+                <td>
+                  <Time at={s.updatedAt} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {list.data && <Pager page={page} hasMore={list.data.has_more} go={(p) => go({ page: String(p) })} />}
+    </main>
+  );
+}

@@ -1,0 +1,149 @@
+import type { ComponentChildren } from 'preact';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { describeError } from './api';
+
+/** Something loaded from the API: its data, its error (as the user reads it), and a reload. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T | undefined; error: string | null; reload: () => void } {
+  const [data, setData] = useState<T | undefined>(undefined);
+  const [error, setError] = useState<string | null>(null);
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let live = true;
+    load().then(
+      (d) => {
+        if (!live) return;
+        setData(d);
+        setError(null);
+      },
+      (e: unknown) => live && setError(describeError(e)),
+    );
+    return () => {
+      live = false;
+    };
+    // `load` is a new closure each render: `deps` say when it reads something else.
+  }, [...deps, tick]);
+  return { data, error, reload: useCallback(() => setTick((t) => t + 1), []) };
+}
+
+/** Runs `fn` every `ms` while `active` and the tab is visible (a session that is still moving). */
+export function usePolling(fn: () => void, ms: number, active: boolean): void {
+  const saved = useRef(fn);
+  saved.current = fn;
+  useEffect(() => {
+    if (!active) return;
+    const id = setInterval(() => {
+      if (document.visibilityState === 'visible') saved.current();
+    }, ms);
+    return () => clearInterval(id);
+  }, [ms, active]);
+}
+
+export function ErrorNote({ error }: { error: string | null | undefined }) {
+  return error ? (
+    <p role="alert" class="error">
+      {error}
+    </p>
+  ) : null;
+}
+
+export function Loading({ what }: { what: string }) {
+  return (
+    <p class="muted" aria-live="polite">
+      Loading {what}…
+    </p>
+  );
+}
+
+export function Time({ at }: { at: string | null | undefined }) {
+  if (!at) return <span class="muted">—</span>;
+  const d = new Date(at);
+  return (
+    <time dateTime={at} title={at}>
+      {d.toLocaleString()}
+    </time>
+  );
+}
+
+export interface ConfirmRequest {
+  title: string;
+  body: ComponentChildren;
+  /** The confirming button's label ("Turn capture off"). */
+  action: string;
+}
+
+/**
+ * A confirmation before a destructive change: a modal <dialog> naming what will happen. `ask`
+ * resolves true when the user confirms.
+ */
+export function useConfirm(): { ask: (r: ConfirmRequest) => Promise<boolean>; dialog: ComponentChildren } {
+  const ref = useRef<HTMLDialogElement>(null);
+  const [request, setRequest] = useState<(ConfirmRequest & { resolve: (ok: boolean) => void }) | null>(null);
+  useEffect(() => {
+    if (request && ref.current && !ref.current.open) ref.current.showModal();
+  }, [request]);
+  const close = (ok: boolean) => {
+    ref.current?.close();
+    request?.resolve(ok);
+    setRequest(null);
+  };
+  const dialog = (
+    <dialog ref={ref} aria-labelledby="confirm-title" onCancel={() => close(false)}>
+      {request && (
+        <div>
+          <h2 id="confirm-title">{request.title}</h2>
+          <div>{request.body}</div>
+          <div class="actions">
+            <button type="button" onClick={() => close(false)}>
+              Cancel
+            </button>
+            <button type="button" class="danger" onClick={() => close(true)}>
+              {request.action}
+            </button>
+          </div>
+        </div>
+      )}
+    </dialog>
+  );
+  return { ask: (r) => new Promise((resolve) => setRequest({ ...r, resolve })), dialog };
+}
+
+/** A secret shown once (an ingest secret, an API key), with a copy button. */
+export function ShownOnce({ label, secret, onDone }: { label: string; secret: string; onDone: () => void }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <section class="once" aria-labelledby="once-title">
+      <h3 id="once-title">{label}</h3>
+      <p>This is the only time it is shown: copy it now and keep it where your secrets live.</p>
+      <p>
+        <code data-testid="secret">{secret}</code>{' '}
+        <button
+          type="button"
+          onClick={() => {
+            void navigator.clipboard?.writeText(secret).then(() => setCopied(true));
+          }}
+        >
+          {copied ? 'Copied' : 'Copy'}
+        </button>
+      </p>
+      <button type="button" onClick={onDone}>
+        Done
+      </button>
+    </section>
+  );
+}
+
+/** Previous and next page of an offset-paged list. */
+export function Pager({ page, hasMore, go }: { page: number; hasMore: boolean; go: (page: number) => void }) {
+  if (page === 1 && !hasMore) return null;
+  return (
+    <nav class="pager" aria-label="Pages">
+      <button type="button" disabled={page <= 1} onClick={() => go(page - 1)}>
+        Previous
+      </button>
+      <span>Page {page}</span>
+      <button type="button" disabled={!hasMore} onClick={() => go(page + 1)}>
+        Next
+      </button>
+    </nav>
+  );
+}

@@ -1,0 +1,186 @@
+import { strict as assert } from 'node:assert';
+import { mkdirSync, mkdtempSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { buildConsole } from '../../console/build.js';
+import { PROJECT_ROOT } from '../../src/paths.js';
+import { assistantMessage, feedbackEvent, processingContext, userMessage, type ProcessingContext } from '../../harness/agents.js';
+import { createSignInUser } from '../../harness/oauth-browser.js';
+
+/** Debian's chromium package (playwright-core cannot download browsers here); CHROMIUM_PATH overrides. */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** UPDATE_SCREENSHOTS=1 writes the README's screenshots (docs/images/console); otherwise they go to a temporary folder. */
+const SHOTS = process.env.UPDATE_SCREENSHOTS
+  ? path.join(PROJECT_ROOT, 'docs', 'images', 'console')
+  : mkdtempSync(path.join(tmpdir(), 'intake-console-shots-'));
+
+/**
+ * The web console (issue 36) in a real browser, headless Chromium, against the API with a real
+ * worker, Temporal and PostgreSQL: sign in through the authorization server, create an application
+ * and a secret, send an ingest with the API, watch the session appear with its events and
+ * watermark, change a setting; every page checked with axe-core (no serious or critical violation).
+ * `npm run test:browser`.
+ */
+describe('the web console in a real browser (headless Chromium)', function () {
+  this.timeout(180_000);
+  let ctx: ProcessingContext;
+  let browser: Browser;
+  let page: Page;
+  let user: Awaited<ReturnType<typeof createSignInUser>>;
+  const errors: string[] = [];
+
+  before(async () => {
+    await buildConsole({ ifStale: true });
+    ctx = await processingContext({ credits: 1000 });
+    user = await createSignInUser(ctx.pool, ctx.org.organizationId, 'admin');
+    mkdirSync(SHOTS, { recursive: true });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
+    });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    page = await context.newPage();
+    page.on('console', (m) => {
+      if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) errors.push(m.text());
+    });
+    page.on('pageerror', (e) => errors.push(e.message));
+  });
+  after(async () => {
+    await browser?.close();
+    await ctx?.close();
+  });
+
+  /** axe-core on the page as it is: no serious or critical violation of WCAG 2.1 A and AA. */
+  async function accessible(what: string): Promise<void> {
+    const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
+    const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    assert.deepEqual(
+      bad.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`),
+      [],
+      `${what}: axe found serious or critical violations`,
+    );
+    assert.ok(result.passes.length >= 5, `${what}: axe ran its checks (${result.passes.length} passed)`);
+  }
+  async function screenshot(name: string): Promise<void> {
+    const file = path.join(SHOTS, `${name}.png`);
+    await page.screenshot({ path: file, fullPage: true });
+    assert.ok(statSync(file).size > 5_000, `${name}: a screenshot`);
+  }
+
+  const nav = (name: string) => page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name });
+  let applicationId = '';
+  let secret = '';
+
+  it('signs in through the authorization server and lands on the sessions page', async () => {
+    await page.goto(`${ctx.api.url}/console/`);
+    await page.getByRole('heading', { name: 'Intake console' }).waitFor();
+    await accessible('the sign-in page');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Sign in to Intake' }).waitFor();
+    assert.match(await page.locator('main').innerText(), /Intake console/);
+    await page.getByLabel('E-mail').fill(user.email);
+    await page.getByLabel('Password').fill(user.password);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByRole('heading', { name: 'Sessions', level: 1 }).waitFor();
+    assert.equal(new URL(page.url()).pathname, '/console/sessions');
+    await page.getByText('No sessions match').waitFor();
+    await accessible('the empty sessions page');
+  });
+
+  it('creates an application and an ingest secret, shown once', async () => {
+    await nav('Agent applications').click();
+    await page.getByRole('heading', { name: 'Agent applications', level: 1 }).waitFor();
+    await page.getByText('No applications yet').waitFor();
+    await accessible('the applications page');
+    await page.getByLabel('Name').fill('Support assistant');
+    await page.getByLabel('Agent key').fill('support-assistant');
+    await page.getByRole('button', { name: 'Create application' }).click();
+    await page.getByRole('heading', { name: 'Support assistant', level: 1 }).waitFor();
+    applicationId = new URL(page.url()).pathname.split('/').pop()!;
+    await page.getByRole('button', { name: 'Create ingest secret' }).click();
+    secret = await page.getByTestId('secret').innerText();
+    assert.match(secret, /^iak_/);
+    await accessible('the application page with a new secret');
+    await page.getByRole('button', { name: 'Done' }).click();
+    assert.equal(await page.getByTestId('secret').count(), 0, 'shown once: gone when dismissed');
+    assert.equal(await page.getByRole('button', { name: /^Revoke / }).count(), 1);
+  });
+
+  it('shows a session sent with the API: its events in order, the gap, the feedback on its response, the watermark', async () => {
+    const ingest = await fetch(`${ctx.api.url}/v3/rest/agent-conversations/ingest`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'X-Service-Agent-Key': secret },
+      body: JSON.stringify({
+        agentKey: 'support-assistant',
+        externalSessionId: 'conversation-42',
+        status: 'open',
+        participants: [{ externalId: 'u-1', displayName: 'Ada' }],
+        events: [
+          userMessage(1, 'How do I rotate an ingest secret?', { participantExternalId: 'u-1' }),
+          assistantMessage(2, 'Create a new secret, deploy it, then revoke the old one.'),
+          feedbackEvent(3, 'e2', 'positive', { feedback: { targetEventExternalId: 'e2', rating: 'positive', comment: 'Clear, thanks' } }),
+          userMessage(5, 'And the old one stops at once?'),
+        ],
+      }),
+    });
+    assert.equal(ingest.status, 202, await ingest.clone().text());
+    const { sessionId } = (await ingest.json()) as { sessionId: string };
+
+    await nav('Sessions').click();
+    await page.getByRole('link', { name: 'conversation-42' }).click();
+    await page.getByRole('heading', { name: 'conversation-42', level: 1 }).waitFor();
+    assert.equal(new URL(page.url()).pathname, `/console/sessions/${sessionId}`);
+    // Processed through 3, waiting for 4: the page updates itself until the watermark shows it.
+    await page.getByTestId('watermark').filter({ hasText: '3 of 5' }).waitFor({ timeout: 60_000 });
+    const items = await page.locator('.timeline > li').allInnerTexts();
+    assert.equal(items.length, 5, JSON.stringify(items));
+    assert.match(items[0]!, /^User[\s\S]*#1[\s\S]*How do I rotate an ingest secret\?/);
+    assert.match(items[1]!, /^Assistant[\s\S]*#2[\s\S]*Create a new secret[\s\S]*positive[\s\S]*Clear, thanks[\s\S]*#3/);
+    assert.match(items[2]!, /^Processed through sequence 3/);
+    assert.match(items[3]!, /Sequence 4 not received yet/);
+    assert.match(items[4]!, /^User[\s\S]*#5[\s\S]*And the old one stops at once\?/);
+    assert.match(await page.locator('main').innerText(), /Ada/);
+    await screenshot('session');
+    await accessible('the session page');
+
+    await nav('Sessions').click();
+    await page.getByRole('link', { name: 'conversation-42' }).waitFor();
+    await page.getByLabel('Processing').selectOption('completed');
+    await page.getByText('No sessions match').waitFor();
+    await page.getByLabel('Processing').selectOption('');
+    await page.getByRole('link', { name: 'conversation-42' }).waitFor();
+    await screenshot('sessions');
+  });
+
+  it('changes a setting: turning content capture off asks first, says what it deletes, then saves', async () => {
+    await page.goto(`${ctx.api.url}/console/applications/${applicationId}`);
+    await page.getByRole('heading', { name: 'Support assistant', level: 1 }).waitFor();
+    await page.getByLabel('Content capture').uncheck();
+    await page.getByLabel('Retention (days)').fill('30');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Save these settings?' });
+    await dialog.waitFor();
+    const said = await dialog.innerText();
+    assert.match(said, /stored content, participants, jobs and signals are permanently deleted/);
+    assert.match(said, /Retention of 30 days: conversations older than that are permanently deleted/);
+    await screenshot('application-confirm');
+    await accessible('the confirmation');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    const unchanged = await ctx.api.request(`/v3/rest/agent-applications/${applicationId}`, {
+      headers: { authorization: `Bearer ${user.accessToken}` },
+    });
+    assert.equal(unchanged.body.contentCapture, true, 'cancelled: nothing sent');
+
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await dialog.getByRole('button', { name: 'Save and apply' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    const changed = await ctx.api.request(`/v3/rest/agent-applications/${applicationId}`, {
+      headers: { authorization: `Bearer ${user.accessToken}` },
+    });
+    assert.equal(changed.body.contentCapture, false);
+    assert.equal(changed.body.retentionDays, 30);
+    assert.deepEqual(errors, [], 'no console error: nothing the CSP blocked, no failed script');
+  });
+});
