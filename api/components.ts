@@ -232,6 +232,7 @@ export const NAMED_SCHEMAS: Record<string, NamedSchema> = {
     from: '2026-03-01T00:00:00.000Z',
     to: '2026-03-02T10:00:00.000Z',
     applicationId: null,
+    sessionId: null,
     quantity: 12,
     days: [
       { date: '2026-03-01', quantity: 5 },

@@ -1,13 +1,14 @@
 import { PassThrough } from 'node:stream';
 import { requireOwned } from '../../src/auth/ownership.js';
 import { exportOrganization, streamWriter } from '../../src/lifecycle/export.js';
-import { findOrganization } from '../../src/db/repositories/organizations.js';
-import { findUser } from '../../src/db/repositories/users.js';
+import { findOrganization, listCreditTransactions } from '../../src/db/repositories/organizations.js';
+import { findUser, listUsers } from '../../src/db/repositories/users.js';
 import { NotFoundError } from '../../src/errors.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { principalOf } from '../middleware/auth.js';
+import { pageBody, pageWindow, type PageQuery } from '../paging.js';
 import type { RouteInput } from '../routes.js';
-import { presentOrganization, presentUser } from './schemas.js';
+import { presentCreditTransaction, presentOrganization, presentUser } from './schemas.js';
 
 export function managementHandlers(deps: AppDeps) {
   return {
@@ -35,6 +36,14 @@ export function managementHandlers(deps: AppDeps) {
           ctx.res.destroy();
         },
       );
+    },
+    listUsers: async (ctx: AppContext, { query }: RouteInput<unknown, PageQuery>) => {
+      const users = await listUsers(deps.pool, { organizationId: principalOf(ctx).organizationId }, pageWindow(query));
+      ctx.body = pageBody('users', users, query, presentUser);
+    },
+    listCreditTransactions: async (ctx: AppContext, { query }: RouteInput<unknown, PageQuery>) => {
+      const rows = await listCreditTransactions(deps.pool, principalOf(ctx).organizationId, pageWindow(query));
+      ctx.body = pageBody('transactions', rows, query, presentCreditTransaction);
     },
     getUser: async (ctx: AppContext, { params }: RouteInput<unknown, unknown>) => {
       const user = requireOwned(principalOf(ctx), 'User', await findUser(deps.pool, params.userId ?? ''));

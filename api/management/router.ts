@@ -1,7 +1,8 @@
 import type { AppDeps } from '../context.js';
 import type { RouteRegistry } from '../routes.js';
 import { managementHandlers } from './handlers.js';
-import { organizationSchema, userSchema } from './schemas.js';
+import { pageQuery, pageSchema } from '../paging.js';
+import { creditTransactionSchema, organizationSchema, userSchema } from './schemas.js';
 
 /** The "product interface" of the spec as REST: the organization (any credential) and its users (admin). Credits are added by operators (api/operator). */
 export function managementRoutes(deps: AppDeps, registry: RouteRegistry): void {
@@ -33,6 +34,28 @@ export function managementRoutes(deps: AppDeps, registry: RouteRegistry): void {
       },
     },
     handler: h.exportOrganization,
+  });
+  registry.add({
+    method: 'get',
+    path: '/v3/rest/organization/credit-transactions',
+    operationId: 'listCreditTransactions',
+    tags: ['management'],
+    summary: 'The credit ledger, newest first: top-ups and spends with the balance after each (admin)',
+    auth: { accept: ['apiKey', 'user'], scope: 'admin' },
+    query: pageQuery,
+    responses: { 200: { description: 'A page of the ledger', schema: pageSchema('transactions', creditTransactionSchema) } },
+    handler: h.listCreditTransactions,
+  });
+  registry.add({
+    method: 'get',
+    path: '/v3/rest/users',
+    operationId: 'listUsers',
+    tags: ['management'],
+    summary: 'The users of the organization, oldest first (admin)',
+    auth: { accept: ['apiKey', 'user'], scope: 'admin' },
+    query: pageQuery,
+    responses: { 200: { description: 'A page of users', schema: pageSchema('users', userSchema) } },
+    handler: h.listUsers,
   });
   registry.add({
     method: 'get',

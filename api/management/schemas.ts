@@ -1,4 +1,4 @@
-import type { OrganizationRow } from '../../src/db/repositories/organizations.js';
+import type { CreditTransactionRow, OrganizationRow } from '../../src/db/repositories/organizations.js';
 import type { UserRow } from '../../src/db/repositories/users.js';
 import type { JsonSchema, Validated } from '../validation.js';
 
@@ -75,4 +75,27 @@ export const presentUser = (user: UserRow): User => ({
   role: user.role,
   status: user.status,
   createdAt: user.created_at,
+});
+
+export const creditTransactionSchema = {
+  type: 'object',
+  additionalProperties: false,
+  description: 'A line of the credit ledger: a top-up (positive) or a spend (negative), with the balance after it',
+  required: ['transactionId', 'amount', 'reason', 'balanceAfter', 'createdAt'],
+  properties: {
+    transactionId: { type: 'integer' },
+    amount: { type: 'integer' },
+    reason: { type: 'string' },
+    balanceAfter: { type: 'integer' },
+    createdAt: { type: 'string', format: 'date-time' },
+  },
+} as const satisfies JsonSchema;
+export type CreditTransaction = Validated<typeof creditTransactionSchema>;
+
+export const presentCreditTransaction = (t: CreditTransactionRow): CreditTransaction => ({
+  transactionId: t.id,
+  amount: t.amount,
+  reason: t.reason,
+  balanceAfter: t.balance_after,
+  createdAt: t.created_at,
 });

@@ -33,6 +33,8 @@ export function signalRoutes(deps: AppDeps, registry: RouteRegistry): void {
     responses: {
       200: { description: 'Usage in [from, to)', schema: usageSchema },
     },
+    // `sessionId` names a session the caller cannot read, or none.
+    errors: ['not_found'],
     handler: h.usage,
   });
 }

@@ -30,6 +30,11 @@ export const usageQuery = {
     from: { type: 'string', format: 'date-time', description: 'Inclusive; default: the start of the current UTC month' },
     to: { type: 'string', format: 'date-time', description: 'Exclusive; default: now' },
     applicationId: { type: 'string', format: 'uuid' },
+    sessionId: {
+      type: 'string',
+      format: 'uuid',
+      description: "One session's units (404 when the caller cannot read it); give `from` as far back as the session goes",
+    },
   },
 } as const satisfies JsonSchema;
 
@@ -37,12 +42,13 @@ export const usageSchema = {
   type: 'object',
   additionalProperties: false,
   description: 'Metered units in [from, to), in total and per UTC day',
-  required: ['unit', 'from', 'to', 'applicationId', 'quantity', 'days'],
+  required: ['unit', 'from', 'to', 'applicationId', 'sessionId', 'quantity', 'days'],
   properties: {
     unit: { type: 'string' },
     from: { type: 'string', format: 'date-time' },
     to: { type: 'string', format: 'date-time' },
     applicationId: nullableString,
+    sessionId: nullableString,
     quantity: { type: 'integer' },
     days: {
       type: 'array',

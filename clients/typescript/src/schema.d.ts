@@ -498,6 +498,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v3/rest/organization/credit-transactions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The credit ledger, newest first: top-ups and spends with the balance after each (admin) */
+    get: operations['listCreditTransactions'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v3/rest/organization/export': {
     parameters: {
       query?: never;
@@ -730,6 +747,23 @@ export interface paths {
     };
     /** Metered units of the organization (agent_response_processed), in total and per UTC day */
     get: operations['getUsage'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v3/rest/users': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The users of the organization, oldest first (admin) */
+    get: operations['listUsers'];
     put?: never;
     post?: never;
     delete?: never;
@@ -1849,6 +1883,7 @@ export interface components {
      *       ],
      *       "from": "2026-03-01T00:00:00.000Z",
      *       "quantity": 12,
+     *       "sessionId": null,
      *       "to": "2026-03-02T10:00:00.000Z",
      *       "unit": "agent_response_processed"
      *     }
@@ -1863,6 +1898,7 @@ export interface components {
       /** Format: date-time */
       from: string;
       quantity: number;
+      sessionId: string | null;
       /** Format: date-time */
       to: string;
       unit: string;
@@ -6479,6 +6515,101 @@ export interface operations {
       };
     };
   };
+  listCreditTransactions: {
+    parameters: {
+      query?: {
+        limit?: number;
+        page?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of the ledger */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            has_more: boolean;
+            limit: number;
+            page: number;
+            transactions: {
+              amount: number;
+              balanceAfter: number;
+              /** Format: date-time */
+              createdAt: string;
+              reason: string;
+              transactionId: number;
+            }[];
+          };
+        };
+      };
+      /** @description `validation_failed`: The request is invalid. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'validation_failed';
+          };
+        };
+      };
+      /**
+       * @description `unauthenticated`: Authentication required.
+       *
+       *     `invalid_credentials`: The credential is not valid.
+       *
+       *     `token_expired`: The token has expired.
+       *
+       *     `credential_revoked`: The credential has been revoked.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'unauthenticated' | 'invalid_credentials' | 'token_expired' | 'credential_revoked';
+          };
+        };
+      };
+      /** @description `insufficient_scope`: The credential lacks the scope this operation needs. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'insufficient_scope';
+          };
+        };
+      };
+      /**
+       * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
+       *
+       *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'database_unavailable' | 'temporal_unavailable';
+          };
+        };
+      };
+    };
+  };
   exportOrganization: {
     parameters: {
       query?: never;
@@ -8383,6 +8514,7 @@ export interface operations {
       query?: {
         applicationId?: string;
         from?: string;
+        sessionId?: string;
         to?: string;
         unit?: 'agent_response_processed';
       };
@@ -8399,6 +8531,106 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['Usage'];
+        };
+      };
+      /** @description `validation_failed`: The request is invalid. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'validation_failed';
+          };
+        };
+      };
+      /**
+       * @description `unauthenticated`: Authentication required.
+       *
+       *     `invalid_credentials`: The credential is not valid.
+       *
+       *     `token_expired`: The token has expired.
+       *
+       *     `credential_revoked`: The credential has been revoked.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'unauthenticated' | 'invalid_credentials' | 'token_expired' | 'credential_revoked';
+          };
+        };
+      };
+      /** @description `insufficient_scope`: The credential lacks the scope this operation needs. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'insufficient_scope';
+          };
+        };
+      };
+      /** @description `not_found`: Resource not found. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
+       *
+       *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'database_unavailable' | 'temporal_unavailable';
+          };
+        };
+      };
+    };
+  };
+  listUsers: {
+    parameters: {
+      query?: {
+        limit?: number;
+        page?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of users */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            has_more: boolean;
+            limit: number;
+            page: number;
+            users: components['schemas']['User'][];
+          };
         };
       };
       /** @description `validation_failed`: The request is invalid. */

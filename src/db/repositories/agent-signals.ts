@@ -92,14 +92,15 @@ const dayRow = z.object({ date: z.string(), quantity: z.number() });
 /** Metered units of the organization in [from, to), per UTC day. */
 export async function usageByDay(
   db: CommonQueryMethods,
-  q: { organizationId: string; unit: string; from: string; to: string; applicationId?: string | undefined },
+  q: { organizationId: string; unit: string; from: string; to: string; applicationId?: string | undefined; sessionId?: string | undefined },
 ): Promise<readonly z.infer<typeof dayRow>[]> {
   const app = q.applicationId ? sql.fragment`AND application_id = ${q.applicationId}` : sql.fragment``;
+  const session = q.sessionId ? sql.fragment`AND session_id = ${q.sessionId}` : sql.fragment``;
   return db.any(sql.type(dayRow)`
     SELECT to_char(date_trunc('day', recorded_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS date, sum(quantity)::int AS quantity
     FROM usage_records
     WHERE organization_id = ${q.organizationId} AND unit = ${q.unit}
-      AND recorded_at >= ${q.from}::timestamptz AND recorded_at < ${q.to}::timestamptz ${app}
+      AND recorded_at >= ${q.from}::timestamptz AND recorded_at < ${q.to}::timestamptz ${app} ${session}
     GROUP BY 1 ORDER BY 1`);
 }
 

@@ -50,6 +50,27 @@ export async function addCredits(tx: Tx, organizationId: string, amount: number,
   return org;
 }
 
+export const creditTransactionRow = z.object({
+  id: z.number(),
+  amount: z.number(),
+  reason: z.string(),
+  balance_after: z.number(),
+  created_at: z.string(),
+});
+export type CreditTransactionRow = z.infer<typeof creditTransactionRow>;
+
+/** The organization's credit ledger, newest first: every top-up and every spend, with the balance after it. */
+export async function listCreditTransactions(
+  db: CommonQueryMethods,
+  organizationId: string,
+  page: { offset: number; limit: number },
+): Promise<readonly CreditTransactionRow[]> {
+  return db.any(sql.type(creditTransactionRow)`
+    SELECT id, amount, reason, balance_after, created_at FROM credit_transactions
+    WHERE organization_id = ${organizationId}
+    ORDER BY created_at DESC, id DESC LIMIT ${page.limit} OFFSET ${page.offset}`);
+}
+
 /** Switches of an organization; absent ones keep their value. Null when the organization is unknown. */
 export async function updateOrganizationFlags(
   db: CommonQueryMethods,

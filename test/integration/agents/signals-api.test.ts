@@ -170,4 +170,20 @@ describe('signals and usage API', function () {
     );
     assert.equal(count, 4);
   });
+
+  it("reports one session's units (the console's session page); a session the caller cannot read is 404", async () => {
+    const a = await get(`/v3/rest/usage?sessionId=${sessionA}`, key());
+    assert.equal(a.status, 200);
+    assert.deepEqual([a.body.sessionId, a.body.applicationId, a.body.quantity], [sessionA, null, 2]);
+    assert.equal((await get(`/v3/rest/usage?sessionId=${sessionR}`, bearer(owner))).body.quantity, 2);
+    // Bob lost access to the restricted session (widening access later restores nothing).
+    const hidden = await get(`/v3/rest/usage?sessionId=${sessionR}`, bearer(bob));
+    assert.equal(hidden.status, 404);
+    assert.deepEqual(hidden.body, { message: 'Agent session not found.', errorCode: 'not_found', resource: 'Agent session' });
+    const unknown = await get('/v3/rest/usage?sessionId=00000000-0000-4000-8000-000000000000', key());
+    assert.equal(unknown.status, 404);
+    const bad = await get('/v3/rest/usage?sessionId=nope', key());
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.errorCode, 'validation_failed');
+  });
 });
