@@ -7,12 +7,16 @@ import { ApplicationPage } from './pages/application';
 import { ApplicationsPage } from './pages/applications';
 import { SessionPage } from './pages/session';
 import { SessionsPage } from './pages/sessions';
+import { SignalsPage } from './pages/signals';
+import { UsagePage } from './pages/usage';
 import { ErrorNote, useLoad } from './ui';
 import './styles.css';
 
 const NAV = [
   { href: '/console/applications', label: 'Agent applications' },
   { href: '/console/sessions', label: 'Sessions' },
+  { href: '/console/signals', label: 'Signals' },
+  { href: '/console/usage', label: 'Usage and credits' },
 ];
 
 function Callback() {
@@ -130,6 +134,8 @@ const Pages = {
   application: page(ApplicationPage),
   sessions: page(SessionsPage),
   session: page(SessionPage),
+  signals: page(SignalsPage),
+  usage: page(UsagePage),
   notFound: page(NotFound),
 };
 
@@ -152,6 +158,8 @@ function App() {
         <Route path="/console/applications/:applicationId" component={Pages.application} />
         <Route path="/console/sessions" component={Pages.sessions} />
         <Route path="/console/sessions/:sessionId" component={Pages.session} />
+        <Route path="/console/signals" component={Pages.signals} />
+        <Route path="/console/usage" component={Pages.usage} />
         <Route default component={Pages.notFound} />
       </Router>
     </LocationProvider>

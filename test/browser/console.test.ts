@@ -142,6 +142,11 @@ describe('the web console in a real browser (headless Chromium)', function () {
     assert.match(items[3]!, /Sequence 4 not received yet/);
     assert.match(items[4]!, /^User[\s\S]*#5[\s\S]*And the old one stops at once\?/);
     assert.match(await page.locator('main').innerText(), /Ada/);
+    // One finalized response processed: one metered unit.
+    await page
+      .getByTestId('units')
+      .filter({ hasText: /^1 agent response processed$/ })
+      .waitFor();
     await screenshot('session');
     await accessible('the session page');
 
@@ -152,6 +157,30 @@ describe('the web console in a real browser (headless Chromium)', function () {
     await page.getByLabel('Processing').selectOption('');
     await page.getByRole('link', { name: 'conversation-42' }).waitFor();
     await screenshot('sessions');
+  });
+
+  it('lists signals with filters, usage per day as a chart, and the credit balance with its ledger', async () => {
+    await nav('Signals').click();
+    await page.getByRole('heading', { name: 'Signals', level: 1 }).waitFor();
+    await page.getByRole('cell', { name: 'feedback' }).first().waitFor();
+    await page.getByLabel('Rating').selectOption('negative');
+    await page.getByText('No signals match.').waitFor();
+    assert.match(page.url(), /\?rating=negative$/);
+    await page.getByLabel('Rating').selectOption('positive');
+    await page.getByRole('cell', { name: 'Clear, thanks' }).waitFor();
+    await accessible('the signals page');
+
+    await nav('Usage and credits').click();
+    await page.getByRole('heading', { name: 'Usage and credits', level: 1 }).waitFor();
+    await page.getByTestId('usage-total').filter({ hasText: /^1$/ }).waitFor();
+    const chart = await page.getByRole('img', { name: /^Units per day from / }).getAttribute('aria-label');
+    assert.match(chart!, /: 1 in total, at most 1 a day$/);
+    // 1,000 credits, one analysis spent (its cost a line of the ledger).
+    const balance = Number(await page.getByTestId('balance').innerText());
+    assert.ok(balance < 1000, `balance ${balance}`);
+    await page.getByRole('cell', { name: '+1000' }).waitFor();
+    await screenshot('usage');
+    await accessible('the usage page');
   });
 
   it('changes a setting: turning content capture off asks first, says what it deletes, then saves', async () => {

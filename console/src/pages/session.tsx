@@ -23,7 +23,9 @@ async function loadSession(sessionId: string) {
     events.push(...detail.events);
   }
   const signals = await unwrap(api.GET('/v3/rest/signals', { params: { query: { sessionId, limit: 100 } } }));
-  return { session: detail, events, truncated: detail.nextAfterSequence !== null, signals: signals.signals };
+  // Its metered units: every processed response since the session began.
+  const usage = await unwrap(api.GET('/v3/rest/usage', { params: { query: { sessionId, from: detail.createdAt } } }));
+  return { session: detail, events, truncated: detail.nextAfterSequence !== null, signals: signals.signals, usage };
 }
 
 /** A row of the timeline: an event (with the feedback on it), a gap in the sequences, or the watermark. */
@@ -126,7 +128,7 @@ export function SessionPage() {
         {!view.error && <Loading what="the session" />}
       </main>
     );
-  const { session, events, truncated, signals } = view.data;
+  const { session, events, truncated, signals, usage } = view.data;
   return (
     <main id="main">
       <p>
@@ -149,6 +151,10 @@ export function SessionPage() {
         </dd>
         <dt>Events</dt>
         <dd>{session.eventCount}</dd>
+        <dt>Metered units</dt>
+        <dd data-testid="units">
+          {usage.quantity} {usage.unit.replace(/_/g, ' ')}
+        </dd>
         <dt>Application</dt>
         <dd>
           <a href={`/console/applications/${session.applicationId}`}>{session.applicationId}</a>
