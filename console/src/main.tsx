@@ -8,6 +8,8 @@ import { ApplicationsPage } from './pages/applications';
 import { SessionPage } from './pages/session';
 import { SessionsPage } from './pages/sessions';
 import { SignalsPage } from './pages/signals';
+import { RecordingPage } from './pages/recording';
+import { RecordingsPage } from './pages/recordings';
 import { UsagePage } from './pages/usage';
 import { ErrorNote, useLoad } from './ui';
 import './styles.css';
@@ -16,6 +18,7 @@ const NAV = [
   { href: '/console/applications', label: 'Agent applications' },
   { href: '/console/sessions', label: 'Sessions' },
   { href: '/console/signals', label: 'Signals' },
+  { href: '/console/recordings', label: 'Recordings' },
   { href: '/console/usage', label: 'Usage and credits' },
 ];
 
@@ -136,6 +139,8 @@ const Pages = {
   session: page(SessionPage),
   signals: page(SignalsPage),
   usage: page(UsagePage),
+  recordings: page(RecordingsPage),
+  recording: page(RecordingPage),
   notFound: page(NotFound),
 };
 
@@ -160,6 +165,8 @@ function App() {
         <Route path="/console/sessions/:sessionId" component={Pages.session} />
         <Route path="/console/signals" component={Pages.signals} />
         <Route path="/console/usage" component={Pages.usage} />
+        <Route path="/console/recordings" component={Pages.recordings} />
+        <Route path="/console/recordings/:recordingId" component={Pages.recording} />
         <Route default component={Pages.notFound} />
       </Router>
     </LocationProvider>

@@ -8,6 +8,7 @@ import { buildConsole } from '../../console/build.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
 import { assistantMessage, feedbackEvent, processingContext, userMessage, type ProcessingContext } from '../../harness/agents.js';
 import { createSignInUser } from '../../harness/oauth-browser.js';
+import { waitFor } from '../../harness/wait.js';
 
 /** Debian's chromium package (playwright-core cannot download browsers here); CHROMIUM_PATH overrides. */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -62,6 +63,13 @@ describe('the web console in a real browser (headless Chromium)', function () {
       `${what}: axe found serious or critical violations`,
     );
     assert.ok(result.passes.length >= 5, `${what}: axe ran its checks (${result.passes.length} passed)`);
+  }
+  /** A media element's playback, read in the page (the page's CSP refuses evaluated strings; the test's types have no DOM). */
+  function playback(selector: string): Promise<{ currentTime: number; readyState: number }> {
+    return page.locator(selector).evaluate((el) => {
+      const media = el as unknown as { currentTime: number; readyState: number };
+      return { currentTime: media.currentTime, readyState: media.readyState };
+    });
   }
   async function screenshot(name: string): Promise<void> {
     const file = path.join(SHOTS, `${name}.png`);
@@ -181,6 +189,92 @@ describe('the web console in a real browser (headless Chromium)', function () {
     await page.getByRole('cell', { name: '+1000' }).waitFor();
     await screenshot('usage');
     await accessible('the usage page');
+  });
+
+  it('uploads a file with a progress bar that resumes after a network drop, and plays it with the transcript following', async () => {
+    // A recording made with the API, with its authoritative transcript and no media yet.
+    const created = await ctx.api.request('/v3/rest/recordings', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${user.accessToken}` },
+      json: {
+        name: 'Sense and Sensibility, chapter 1',
+        record: { externalId: 'librivox-0870' },
+        recordedAt: '2026-11-20T09:00:00Z',
+        transcript: {
+          utterances: [
+            { startSec: 0, endSec: 3, speaker: 0, text: 'The family of Dashwood had long been settled in Sussex.' },
+            { startSec: 3, endSec: 7.5, speaker: 1, text: 'Their estate was large, and their residence was at Norland Park.' },
+          ],
+        },
+      },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const recordingId = created.body.id as string;
+
+    await nav('Recordings').click();
+    await page.getByRole('heading', { name: 'Recordings', level: 1 }).waitFor();
+    await accessible('the recordings page');
+    await page.getByLabel('Recorded from').fill('2026-11-19T00:00');
+    await page.getByLabel('Recorded before').fill('2026-11-21T00:00');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.getByRole('link', { name: 'Sense and Sensibility, chapter 1' }).click();
+    await page.getByRole('heading', { name: 'Sense and Sensibility, chapter 1', level: 1 }).waitFor();
+    assert.equal(await page.getByTestId('asset-status').innerText(), 'waiting');
+
+    // The network drops during the first transfer: tus asks where it stopped and sends the rest.
+    let patches = 0;
+    await page.route('**/v3/uploads/**', async (route) => {
+      if (route.request().method() === 'PATCH' && ++patches === 1) return route.abort('connectionreset');
+      return route.continue();
+    });
+    await page
+      .getByLabel('File (audio or video)')
+      .setInputFiles(path.join(PROJECT_ROOT, 'samples', 'librivox-sense-and-sensibility-0870.flac'));
+    await page.getByRole('button', { name: 'Upload', exact: true }).click();
+    await page
+      .getByTestId('asset-status')
+      .filter({ hasText: /^completed$/ })
+      .waitFor({ timeout: 90_000 });
+    await page.unroute('**/v3/uploads/**');
+    assert.ok(patches >= 2, `the transfer resumed after the drop (${patches} PATCH requests)`);
+
+    const audio = page.locator('audio.player');
+    assert.match((await audio.getAttribute('src'))!, new RegExp(`/v3/media/playback/${recordingId}/.+\\?expires=\\d+&signature=`));
+    // It plays: the browser reads the media (byte ranges of the signed URL) and time moves.
+    await audio.evaluate((el) => {
+      const media = el as unknown as { muted: boolean; play(): Promise<void> };
+      media.muted = true;
+      return media.play();
+    });
+    assert.ok(await waitFor(async () => (await playback('audio.player')).currentTime > 0.3, 30_000, 100), 'the audio plays');
+    // Played from 4 s: the second utterance is the one highlighted.
+    await page.getByRole('button', { name: 'Play from 0:03' }).click();
+    assert.ok(await waitFor(async () => (await playback('audio.player')).currentTime > 3.2, 30_000, 100), 'it plays from 0:03');
+    assert.match(await page.locator('.transcript li[aria-current="true"]').innerText(), /Norland Park/);
+    await page.getByLabel('Monologues').check();
+    await page.locator('.transcript li').first().waitFor();
+    await screenshot('recording');
+    await accessible('the recording page');
+  });
+
+  it('starts a meeting join and follows the recorder bot until its media plays', async () => {
+    await nav('Recordings').click();
+    await page.getByLabel('Meeting link (Zoom, Google Meet, Microsoft Teams, Webex)').fill('https://zoom.us/j/84211234567');
+    await page.getByRole('button', { name: 'Send the recorder' }).click();
+    await page.getByTestId('bot').waitFor();
+    assert.match(await page.getByTestId('bot').innerText(), /^zoom: /);
+    await page
+      .getByTestId('bot')
+      .filter({ hasText: /^zoom: done since/ })
+      .waitFor({ timeout: 90_000 });
+    await page
+      .getByTestId('asset-status')
+      .filter({ hasText: /^completed$/ })
+      .waitFor({ timeout: 90_000 });
+    const player = page.locator('.player');
+    assert.match((await player.getAttribute('src'))!, /\/v3\/media\/playback\//);
+    assert.ok(await waitFor(async () => (await playback('.player')).readyState >= 1, 30_000, 100), 'the media loads');
+    await accessible('a meeting recording');
   });
 
   it('changes a setting: turning content capture off asks first, says what it deletes, then saves', async () => {
