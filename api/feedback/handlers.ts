@@ -13,8 +13,8 @@ import {
 } from '../../src/db/repositories/feedback.js';
 import { listPeople, upsertPerson } from '../../src/db/repositories/people.js';
 import { credentialOf } from '../../src/auth/principal.js';
-import { presentPersonErasure } from '../../src/contracts/person-erasures.js';
-import { erasePerson, findErasure } from '../../src/people/erasure.js';
+import { presentPersonErasure, type ErasurePreview, type ErasurePreviewQuery } from '../../src/contracts/person-erasures.js';
+import { erasePerson, findErasure, previewErasure } from '../../src/people/erasure.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../src/errors.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { principalOf } from '../middleware/auth.js';
@@ -134,6 +134,22 @@ export function feedbackHandlers(deps: AppDeps) {
       ctx.status = 202;
       ctx.set('Location', `/v3/rest/people/erasures/${erasure.id}`);
       ctx.body = presentPersonErasure(erasure);
+    },
+
+    previewErasure: async (ctx: AppContext, { query }: RouteInput<unknown, ErasurePreviewQuery>) => {
+      const ref = query.email !== undefined ? { email: query.email } : { personId: query.personId ?? '' };
+      const { person, counts } = await previewErasure(deps.pool, principalOf(ctx).organizationId, ref);
+      const preview: ErasurePreview = {
+        person: {
+          personId: person.id,
+          personUuid: person.uuid,
+          email: person.email,
+          firstName: person.first_name,
+          lastName: person.last_name,
+        },
+        counts,
+      };
+      ctx.body = preview;
     },
 
     getErasure: async (ctx: AppContext, { params }: RouteInput<unknown, unknown>) => {

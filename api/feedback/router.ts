@@ -1,4 +1,4 @@
-import { personErasureSchema } from '../../src/contracts/person-erasures.js';
+import { erasurePreviewQuery, erasurePreviewSchema, personErasureSchema } from '../../src/contracts/person-erasures.js';
 import type { AppDeps } from '../context.js';
 import type { AuthRequirement } from '../middleware/auth.js';
 import { rateLimit, withRateLimit } from '../middleware/rate-limit.js';
@@ -99,6 +99,20 @@ export function feedbackRoutes(deps: AppDeps, registry: RouteRegistry): void {
     auth: admin,
     responses: withLimits({ 202: { description: 'The erasure, running', schema: personErasureSchema } }),
     handler: h.erasePerson,
+  });
+  registry.add({
+    ...common,
+    method: 'get',
+    path: '/v3/rest/people/erasure-preview',
+    operationId: 'previewPersonErasure',
+    summary: 'What erasing a person (by e-mail, id or uuid) would change now, per place; changes nothing',
+    description:
+      'Give `email` or `personId` (one of them). Counts the rows the erasure would change in each place it searches, in one snapshot: shown before the erasure is confirmed. An erased or unknown person is 404.',
+    auth: admin,
+    query: erasurePreviewQuery,
+    responses: withLimits({ 200: { description: 'The person and the counts', schema: erasurePreviewSchema } }),
+    errors: ['not_found'],
+    handler: h.previewErasure,
   });
   registry.add({
     ...common,

@@ -1,5 +1,5 @@
 import { createIntakeClient, IntakeError, unwrap } from '../../clients/typescript/src/client';
-import type { components } from '../../clients/typescript/src/schema';
+import type { components, operations } from '../../clients/typescript/src/schema';
 import { accessToken, forgetTokens } from './auth';
 
 /**
@@ -25,6 +25,19 @@ api.use({
 
 export { IntakeError, unwrap };
 export type Schemas = components['schemas'];
+/** The JSON answer of an operation (its 200 unless named). */
+export type Answer<
+  O extends keyof operations,
+  S extends keyof operations[O]['responses'] = 200 & keyof operations[O]['responses'],
+> = operations[O]['responses'][S] extends {
+  content: { 'application/json': infer T };
+}
+  ? T
+  : never;
+/** The JSON body an operation takes. */
+export type Body<O extends keyof operations> = operations[O] extends { requestBody?: { content: { 'application/json': infer T } } }
+  ? T
+  : never;
 
 /** A failure as the user reads it: the API's message (and its code), or the thrown error's. */
 export function describeError(error: unknown): string {

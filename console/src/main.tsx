@@ -11,6 +11,8 @@ import { SignalsPage } from './pages/signals';
 import { RecordingPage } from './pages/recording';
 import { RecordingsPage } from './pages/recordings';
 import { UsagePage } from './pages/usage';
+import { AccessPage } from './pages/access';
+import { WebhookPage, WebhooksPage } from './pages/webhooks';
 import { ErrorNote, useLoad } from './ui';
 import './styles.css';
 
@@ -20,6 +22,8 @@ const NAV = [
   { href: '/console/signals', label: 'Signals' },
   { href: '/console/recordings', label: 'Recordings' },
   { href: '/console/usage', label: 'Usage and credits' },
+  { href: '/console/webhooks', label: 'Webhooks' },
+  { href: '/console/access', label: 'Keys and access' },
 ];
 
 function Callback() {
@@ -141,6 +145,9 @@ const Pages = {
   usage: page(UsagePage),
   recordings: page(RecordingsPage),
   recording: page(RecordingPage),
+  webhooks: page(WebhooksPage),
+  webhook: page(WebhookPage),
+  access: page(AccessPage),
   notFound: page(NotFound),
 };
 
@@ -167,6 +174,9 @@ function App() {
         <Route path="/console/usage" component={Pages.usage} />
         <Route path="/console/recordings" component={Pages.recordings} />
         <Route path="/console/recordings/:recordingId" component={Pages.recording} />
+        <Route path="/console/webhooks" component={Pages.webhooks} />
+        <Route path="/console/webhooks/:endpointId" component={Pages.webhook} />
+        <Route path="/console/access" component={Pages.access} />
         <Route default component={Pages.notFound} />
       </Router>
     </LocationProvider>

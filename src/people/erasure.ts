@@ -1,7 +1,10 @@
 import type { DatabasePool } from 'slonik';
 import type { Config } from '../config.js';
+import { ERASURE_PLACES } from '../domain/erasure-places.js';
+import { snapshotTransaction } from '../db/repositories/exports.js';
 import {
   addErasureCount,
+  countErasurePlace,
   finishPersonErasure as finishErasure,
   findPersonErasure,
   insertPersonErasure,
@@ -10,7 +13,7 @@ import {
   type ErasurePlace,
   type PersonErasureRow,
 } from '../db/repositories/person-erasures.js';
-import { lockPersonForErasure, tombstonePerson } from '../db/repositories/people.js';
+import { findErasablePerson, lockPersonForErasure, tombstonePerson, type PersonRow } from '../db/repositories/people.js';
 import { isUuid } from '../db/uuid.js';
 import { NotFoundError } from '../errors.js';
 import type { TemporalGateway } from '../temporal/gateway.js';
@@ -26,6 +29,29 @@ export const PERSON_ERASURE_STRANDED_AFTER_SECONDS = 120;
 function personRef(ref: string): { id: number } | { uuid: string } | null {
   if (/^[1-9]\d{0,15}$/.test(ref)) return { id: Number(ref) };
   return isUuid(ref) ? { uuid: ref } : null;
+}
+
+/**
+ * What erasing a person would change, before anyone confirms it (the console lists it, issue 36):
+ * the person, and per place the rows the erasure would change now (feedback records: delete). One
+ * read-only snapshot; nothing is changed. Data that arrives before the erasure runs is erased too.
+ */
+export async function previewErasure(
+  pool: DatabasePool,
+  organizationId: string,
+  ref: { personId: string } | { email: string },
+): Promise<{ person: PersonRow; counts: Record<ErasurePlace, number> }> {
+  const which = 'email' in ref ? { email: ref.email } : personRef(ref.personId);
+  if (!which) throw new NotFoundError('Person');
+  return pool.transaction(async (tx) => {
+    await snapshotTransaction(tx);
+    const person = await findErasablePerson(tx, organizationId, which);
+    if (!person) throw new NotFoundError('Person');
+    const subject = { organizationId, personId: person.id, email: person.email };
+    const counts = {} as Record<ErasurePlace, number>;
+    for (const place of ERASURE_PLACES) counts[place] = await countErasurePlace(tx, place, subject);
+    return { person, counts };
+  });
 }
 
 /**

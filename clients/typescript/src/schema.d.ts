@@ -573,6 +573,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v3/rest/people/erasure-preview': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * What erasing a person (by e-mail, id or uuid) would change now, per place; changes nothing
+     * @description Give `email` or `personId` (one of them). Counts the rows the erasure would change in each place it searches, in one snapshot: shown before the erasure is confirmed. An erased or unknown person is 404.
+     */
+    get: operations['previewPersonErasure'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v3/rest/people/erasures/{erasureId}': {
     parameters: {
       query?: never;
@@ -7007,6 +7027,142 @@ export interface operations {
             requestedBy: string;
             /** @enum {string} */
             status: 'running' | 'finished';
+          };
+        };
+      };
+      /**
+       * @description `unauthenticated`: Authentication required.
+       *
+       *     `invalid_credentials`: The credential is not valid.
+       *
+       *     `token_expired`: The token has expired.
+       *
+       *     `credential_revoked`: The credential has been revoked.
+       */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'unauthenticated' | 'invalid_credentials' | 'token_expired' | 'credential_revoked';
+          };
+        };
+      };
+      /** @description `insufficient_scope`: The credential lacks the scope this operation needs. */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'insufficient_scope';
+          };
+        };
+      };
+      /** @description `not_found`: Resource not found. */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Over FEEDBACK_RATE_LIMIT_PER_MINUTE (100) requests a minute for this key; see Retry-After
+       *
+       *     `rate_limited`: Rate limit exceeded; retry later.
+       */
+      429: {
+        headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'rate_limited';
+          };
+        };
+      };
+      /**
+       * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
+       *
+       *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'database_unavailable' | 'temporal_unavailable';
+          };
+        };
+      };
+    };
+  };
+  previewPersonErasure: {
+    parameters: {
+      query?: {
+        email?: string;
+        personId?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The person and the counts */
+      200: {
+        headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description Per place, the rows the erasure would change now (feedback_records: deleted; participants keep their row without identity; text elsewhere has the address replaced) */
+            counts: {
+              [key: string]: number;
+            };
+            person: {
+              email: string;
+              firstName: string | null;
+              lastName: string | null;
+              personId: number;
+              /** Format: uuid */
+              personUuid: string;
+            };
+          };
+        };
+      };
+      /** @description `validation_failed`: The request is invalid. */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'validation_failed';
           };
         };
       };

@@ -64,6 +64,23 @@ export async function listPeople(
     ORDER BY id LIMIT ${filter.limit} OFFSET ${filter.offset}`);
 }
 
+/** The person of the organization by id, uuid or e-mail (any case), not erased; null: none (an erasure's preview). */
+export async function findErasablePerson(
+  db: CommonQueryMethods,
+  organizationId: string,
+  ref: { id: number } | { uuid: string } | { email: string },
+): Promise<PersonRow | null> {
+  const which =
+    'id' in ref
+      ? sql.fragment`id = ${ref.id}`
+      : 'uuid' in ref
+        ? sql.fragment`uuid = ${ref.uuid}`
+        : sql.fragment`lower(email) = lower(${ref.email})`;
+  return db.maybeOne(sql.type(personRow)`
+    SELECT id, uuid, organization_id, email, first_name, last_name, boundary, company_id, created_at, updated_at
+    FROM people WHERE organization_id = ${organizationId} AND ${which} AND erased_at IS NULL`);
+}
+
 /** The person of the organization by id or uuid, not erased, under a lock; null: none. */
 export async function lockPersonForErasure(
   tx: Tx,

@@ -4,7 +4,16 @@ import type { ErasurePlace } from '../../domain/erasure-places.js';
 import type { Tx } from '../pool.js';
 import { sessionScrubTarget } from './agent-sessions.js';
 import { recordingScrubTargets } from './recordings.js';
-import { contains, needleOf, scrubBatch, scrubbedJson, scrubbedText, type ScrubBatch, type ScrubTarget } from './text-scrub.js';
+import {
+  contains,
+  countScrubTarget,
+  needleOf,
+  scrubBatch,
+  scrubbedJson,
+  scrubbedText,
+  type ScrubBatch,
+  type ScrubTarget,
+} from './text-scrub.js';
 
 export const personErasureRow = z.object({
   id: z.string(),
@@ -179,4 +188,13 @@ export async function scrubErasurePlace(
   limit: number,
 ): Promise<ScrubBatch> {
   return scrubBatch(db, targetOf(place, erasure), after, limit);
+}
+
+/** How many rows of one place an erasure of this person would change (feedback records: delete). */
+export async function countErasurePlace(
+  db: CommonQueryMethods,
+  place: ErasurePlace,
+  subject: { organizationId: string; personId: number; email: string },
+): Promise<number> {
+  return countScrubTarget(db, targetOf(place, subject));
 }

@@ -45,6 +45,16 @@ export async function scrubBatch(db: CommonQueryMethods, target: ScrubTarget, af
   return { last: keys.length < limit ? null : (keys.at(-1) ?? null), changed: result.rowCount };
 }
 
+/** How many rows a scrub would change (or delete): the whole target at once, for a preview. */
+export async function countScrubTarget(db: CommonQueryMethods, target: ScrubTarget): Promise<number> {
+  const keyTable = sql.identifier([target.parent?.table ?? target.table]);
+  const table = sql.identifier([target.table]);
+  const column = sql.identifier(['c', target.parent?.fk ?? target.key]);
+  return db.oneFirst(sql.type(z.object({ n: z.number() }))`
+    SELECT count(*)::int AS n FROM ${table} c JOIN ${keyTable} t ON ${sql.identifier(['t', target.key])} = ${column}
+    WHERE ${target.scope} AND ${target.match}`);
+}
+
 /** A needle for `contains`: the string as PostgreSQL's lower() has it. */
 export interface Needle {
   /** lower(needle) */

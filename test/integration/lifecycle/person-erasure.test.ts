@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+import { ERASURE_PLACES } from '../../../src/domain/erasure-places.js';
 import type { ChildProcess } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { Client } from '@temporalio/client';
@@ -207,6 +208,21 @@ describe('person erasure', function () {
       assert.ok(planted[table], `planted in ${table}: ${JSON.stringify(planted)}`);
     const personUuid = person.body.uuid as string;
 
+    // The preview (the console lists it before the confirmation): the person, and per place what would change; it changes nothing.
+    const preview = await call('GET', `/v3/rest/people/erasure-preview?email=${encodeURIComponent(email.toUpperCase())}`, undefined, admin);
+    assert.equal(preview.status, 200, JSON.stringify(preview.body));
+    assert.equal(preview.body.person.personUuid, person.body.uuid);
+    assert.equal(preview.body.person.email.toLowerCase(), needle);
+    assert.deepEqual(Object.keys(preview.body.counts).sort(), [...ERASURE_PLACES].sort());
+    assert.equal(preview.body.counts.feedback_records, 2, 'their record and the record naming them');
+    const byUuid = await call('GET', `/v3/rest/people/erasure-preview?personId=${person.body.uuid as string}`, undefined, admin);
+    assert.deepEqual(byUuid.body, preview.body);
+    const both = await call('GET', `/v3/rest/people/erasure-preview?personId=1&email=${encodeURIComponent(email)}`, undefined, admin);
+    assert.deepEqual([both.status, both.body.errorCode], [400, 'validation_failed']);
+    const nobody = await call('GET', '/v3/rest/people/erasure-preview?email=nobody%40example.com', undefined, admin);
+    assert.deepEqual([nobody.status, nobody.body], [404, { message: 'Person not found.', errorCode: 'not_found', resource: 'Person' }]);
+    assert.deepEqual(await tablesHolding(), planted, 'the preview changed nothing');
+
     // Refusals change nothing.
     const member = await call(
       'POST',
@@ -272,6 +288,22 @@ describe('person erasure', function () {
     ])
       assert.ok((counts[place] ?? 0) >= 1, `${place}: ${JSON.stringify(counts)}`);
     assert.ok(Object.keys(result.counts).length >= 1, JSON.stringify(result));
+    // The preview said what the erasure changed, where nothing new arrived in between.
+    for (const place of [
+      'feedback_records',
+      'agent_participants',
+      'agent_events',
+      'agent_event_revisions',
+      'transcript_utterances',
+      'coding_sessions',
+    ])
+      assert.equal(
+        counts[place] ?? 0,
+        preview.body.counts[place],
+        `${place}: preview ${JSON.stringify(preview.body.counts)}, erasure ${JSON.stringify(counts)}`,
+      );
+    const after = await call('GET', `/v3/rest/people/erasure-preview?personId=${personUuid}`, undefined, admin);
+    assert.equal(after.status, 404, 'an erased person has nothing left to preview');
 
     assert.deepEqual(await tablesHolding(), {}, 'no table holds the e-mail');
     const histories = await historiesHolding([`agent-session/${sessionId}`, personErasureWorkflowId(erasureId)]);
