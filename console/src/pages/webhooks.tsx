@@ -4,7 +4,6 @@ import { api, describeError, unwrap, type Answer, type Body } from '../api';
 import { ErrorNote, Loading, Pager, ShownOnce, Time, useConfirm, useLoad, usePolling } from '../ui';
 
 type EventType = NonNullable<Body<'createWebhookEndpoint'>['eventTypes']>[number];
-type Endpoint = Answer<'getWebhookEndpoint'>;
 type Delivery = Answer<'listWebhookDeliveries'>['deliveries'][number];
 /** Every event type, said plainly (checked against the API's types: a type added there fails the build here). */
 const EVENT_TYPES: Record<EventType, string> = {
