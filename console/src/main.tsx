@@ -12,6 +12,7 @@ import { RecordingPage } from './pages/recording';
 import { RecordingsPage } from './pages/recordings';
 import { UsagePage } from './pages/usage';
 import { AccessPage } from './pages/access';
+import { PrivacyPage } from './pages/privacy';
 import { WebhookPage, WebhooksPage } from './pages/webhooks';
 import { ErrorNote, useLoad } from './ui';
 import './styles.css';
@@ -24,6 +25,7 @@ const NAV = [
   { href: '/console/usage', label: 'Usage and credits' },
   { href: '/console/webhooks', label: 'Webhooks' },
   { href: '/console/access', label: 'Keys and access' },
+  { href: '/console/privacy', label: 'Privacy' },
 ];
 
 function Callback() {
@@ -148,6 +150,7 @@ const Pages = {
   webhooks: page(WebhooksPage),
   webhook: page(WebhookPage),
   access: page(AccessPage),
+  privacy: page(PrivacyPage),
   notFound: page(NotFound),
 };
 
@@ -177,6 +180,7 @@ function App() {
         <Route path="/console/webhooks" component={Pages.webhooks} />
         <Route path="/console/webhooks/:endpointId" component={Pages.webhook} />
         <Route path="/console/access" component={Pages.access} />
+        <Route path="/console/privacy" component={Pages.privacy} />
         <Route default component={Pages.notFound} />
       </Router>
     </LocationProvider>

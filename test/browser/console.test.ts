@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { mkdirSync, mkdtempSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
@@ -9,6 +9,9 @@ import { PROJECT_ROOT } from '../../src/paths.js';
 import { assistantMessage, feedbackEvent, processingContext, userMessage, type ProcessingContext } from '../../harness/agents.js';
 import { createSignInUser } from '../../harness/oauth-browser.js';
 import { waitFor } from '../../harness/wait.js';
+import { TestReceiver } from '../../harness/webhooks.js';
+import { startWebhookWaker, type WebhookWaker } from '../../src/webhooks/waker.js';
+import { testGateway } from '../helpers/webhooks.js';
 
 /** Debian's chromium package (playwright-core cannot download browsers here); CHROMIUM_PATH overrides. */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -26,16 +29,27 @@ const SHOTS = process.env.UPDATE_SCREENSHOTS
  */
 describe('the web console in a real browser (headless Chromium)', function () {
   this.timeout(180_000);
-  let ctx: ProcessingContext;
+  let ctx: ProcessingContext & { taskQueue: string };
   let browser: Browser;
   let page: Page;
   let user: Awaited<ReturnType<typeof createSignInUser>>;
+  let temporal: Awaited<ReturnType<typeof testGateway>>;
+  /** What a production worker runs beside its workers: it wakes the webhook senders. */
+  let waker: WebhookWaker;
   const errors: string[] = [];
 
   before(async () => {
     await buildConsole({ ifStale: true });
     ctx = await processingContext({ credits: 1000 });
     user = await createSignInUser(ctx.pool, ctx.org.organizationId, 'admin');
+    temporal = await testGateway();
+    waker = await startWebhookWaker({
+      databaseUrl: ctx.databaseUrl,
+      pool: ctx.pool,
+      temporal: temporal.gateway,
+      taskQueue: `${ctx.taskQueue}-webhooks`,
+      sweepMs: 1000,
+    });
     mkdirSync(SHOTS, { recursive: true });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -50,6 +64,8 @@ describe('the web console in a real browser (headless Chromium)', function () {
   });
   after(async () => {
     await browser?.close();
+    await waker?.close();
+    await temporal?.close();
     await ctx?.close();
   });
 
@@ -275,6 +291,144 @@ describe('the web console in a real browser (headless Chromium)', function () {
     assert.match((await player.getAttribute('src'))!, /\/v3\/media\/playback\//);
     assert.ok(await waitFor(async () => (await playback('.player')).readyState >= 1, 30_000, 100), 'the media loads');
     await accessible('a meeting recording');
+  });
+
+  it('webhooks: an endpoint with its secret shown once, a test event delivered with its attempt, redelivered, the secret rotated', async () => {
+    const receiver = new TestReceiver();
+    const url = await receiver.listen();
+    try {
+      await nav('Webhooks').click();
+      await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor();
+      await page.getByText('No endpoints yet.').waitFor();
+      await accessible('the webhooks page');
+      await page.getByLabel('URL').fill(url);
+      await page.getByLabel('Description').fill('Our CRM');
+      await page.getByLabel('These types').check();
+      await page.getByRole('checkbox', { name: /recording\.media_failed/ }).uncheck();
+      await page.getByRole('button', { name: 'Create endpoint' }).click();
+      receiver.secrets = [await page.getByTestId('secret').innerText()];
+      assert.match(receiver.secrets[0]!, /^whsec_/);
+      await page.getByRole('button', { name: 'Done' }).click();
+      await page.getByRole('heading', { name: url, level: 1 }).waitFor();
+      assert.equal(await page.getByRole('checkbox', { name: /recording\.media_failed/ }).isChecked(), false);
+
+      await page.getByRole('button', { name: 'Send a test event' }).click();
+      await page.getByRole('cell', { name: 'webhook.test', exact: true }).waitFor();
+      await page
+        .getByRole('row', { name: /webhook\.test/ })
+        .getByText('succeeded')
+        .waitFor({ timeout: 30_000 });
+      assert.deepEqual(receiver.received.at(-1)?.verifiedWith, [0], 'signed with the secret shown');
+      await page.getByRole('button', { name: /^Attempts of webhook\.test/ }).click();
+      await page
+        .getByRole('table', { name: /^Attempts of msg_/ })
+        .getByRole('cell', { name: '200', exact: true })
+        .waitFor();
+      await accessible('an endpoint with its deliveries');
+      await screenshot('webhook');
+      await page.getByRole('button', { name: 'Redeliver' }).click();
+      assert.ok(await waitFor(async () => receiver.received.length >= 2, 30_000, 100), 'redelivered');
+
+      await page.getByRole('button', { name: 'Rotate secret' }).click();
+      await page.getByRole('dialog', { name: 'Rotate the signing secret?' }).getByRole('button', { name: 'Rotate secret' }).click();
+      const rotated = await page.getByTestId('secret').innerText();
+      assert.notEqual(rotated, receiver.secrets[0]);
+      await page.getByRole('button', { name: 'Done' }).click();
+      await page.getByRole('button', { name: 'Disable' }).click();
+      await page
+        .getByTestId('endpoint-state')
+        .filter({ hasText: /^Disabled/ })
+        .waitFor();
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('keys and access: an API key with chosen scopes shown once and revoked; the users; the console among your connected applications', async () => {
+    await nav('Keys and access').click();
+    await page.getByRole('heading', { name: 'Keys and access', level: 1 }).waitFor();
+    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    await page.getByRole('textbox', { name: 'Name' }).fill('Nightly export');
+    await page.getByRole('checkbox', { name: /feedback:write/ }).uncheck();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const key = await page.getByTestId('secret').innerText();
+    const used = await fetch(`${ctx.api.url}/v3/rest/organization`, { headers: { 'X-Service-Api-Key': key } });
+    assert.equal(used.status, 200, 'the key shown works');
+    await page.getByRole('button', { name: 'Done' }).click();
+    const row = page.getByRole('row', { name: /Nightly export/ });
+    assert.doesNotMatch(await row.innerText(), /feedback:write/);
+    assert.match(await row.innerText(), /feedback:read/);
+    await page.getByRole('cell', { name: user.email }).waitFor();
+    await page.getByRole('row', { name: /Intake console/ }).waitFor();
+    await accessible('the keys and access page');
+    await page.getByRole('button', { name: 'Revoke Nightly export' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
+    await row.getByText('revoked').waitFor();
+    const refused = await fetch(`${ctx.api.url}/v3/rest/organization`, { headers: { 'X-Service-Api-Key': key } });
+    assert.equal(refused.status, 401);
+  });
+
+  it('privacy: erasing a person lists what will be removed before the confirmation; the export downloads; a session is deleted', async () => {
+    const email = 'grace.erase@example.com';
+    const put = await fetch(`${ctx.api.url}/v3/rest/people`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', 'X-Service-Api-Key': ctx.org.apiKey },
+      body: JSON.stringify({ email, first_name: 'Grace', last_name: 'Erase' }),
+    });
+    assert.equal(put.status < 300, true, await put.clone().text());
+    const recording = await ctx.api.request('/v3/rest/recordings', {
+      method: 'POST',
+      headers: { 'X-Service-Api-Key': ctx.org.apiKey },
+      json: {
+        name: 'Call with Grace',
+        record: { externalId: 'grace-call' },
+        participants: [{ speaker: 0, person: { type: 'upsert', email } }],
+        transcript: { utterances: [{ startSec: 0, endSec: 2, speaker: 0, text: `Write to ${email}.` }] },
+      },
+    });
+    assert.equal(recording.status, 201, JSON.stringify(recording.body));
+
+    await nav('Privacy').click();
+    await page.getByRole('heading', { name: 'Privacy', level: 1 }).waitFor();
+    await page.getByLabel('Their e-mail address').fill(email.toUpperCase());
+    await page.getByRole('button', { name: 'Show what would be erased' }).click();
+    const preview = page.getByTestId('erasure-preview');
+    await preview.waitFor();
+    assert.match(await preview.innerText(), /Grace Erase[\s\S]*Transcript lines naming them\s+1/);
+    await accessible('the erasure preview');
+    await page.getByRole('button', { name: `Erase ${email}` }).click();
+    const dialog = page.getByRole('dialog', { name: `Erase ${email}?` });
+    assert.match(await dialog.innerText(), /What will be erased[\s\S]*Transcript lines naming them\s+1/);
+    await screenshot('erase-confirm');
+    await dialog.getByRole('button', { name: 'Erase permanently' }).click();
+    await page
+      .getByTestId('erasure')
+      .getByText(/^Erased; finished/)
+      .waitFor({ timeout: 60_000 });
+    const transcript = await ctx.api.request(`/v3/rest/recordings/${recording.body.id as string}/transcript`, {
+      headers: { 'X-Service-Api-Key': ctx.org.apiKey },
+    });
+    assert.doesNotMatch(JSON.stringify(transcript.body), /grace\.erase/i, 'erased from the transcript');
+
+    const download = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Download the export' }).click();
+    const file = await (await download).path();
+    const lines = readFileSync(file, 'utf8').trim().split('\n');
+    assert.equal((JSON.parse(lines[0]!) as { type: string }).type, 'export');
+    assert.equal((JSON.parse(lines.at(-1)!) as { type: string }).type, 'end');
+    assert.ok(
+      lines.some((l) => l.includes('conversation-42')),
+      'the session is in the export',
+    );
+
+    await nav('Sessions').click();
+    await page.getByRole('link', { name: 'conversation-42' }).click();
+    await page.getByRole('button', { name: 'Delete session' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Delete conversation-42?' });
+    assert.match(await confirm.innerText(), /4 events, their revisions, its participants, signals and analyses are permanently deleted/);
+    await confirm.getByRole('button', { name: 'Delete session' }).click();
+    await page.getByRole('heading', { name: 'Sessions', level: 1 }).waitFor();
+    await page.getByText('No sessions match').waitFor();
   });
 
   it('changes a setting: turning content capture off asks first, says what it deletes, then saves', async () => {

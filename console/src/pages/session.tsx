@@ -1,6 +1,7 @@
-import { useRoute } from 'preact-iso';
-import { api, unwrap, type Schemas } from '../api';
-import { ErrorNote, Loading, Time, useLoad, usePolling } from '../ui';
+import { useState } from 'preact/hooks';
+import { useLocation, useRoute } from 'preact-iso';
+import { api, describeError, unwrap, type Schemas } from '../api';
+import { ErrorNote, Loading, Time, useConfirm, useLoad, usePolling } from '../ui';
 import { Watermark } from './sessions';
 
 type Event = Schemas['Event'];
@@ -108,6 +109,42 @@ function EventRow({ event, feedback }: { event: Event; feedback: Event[] }) {
         <FeedbackNote key={f.externalEventId} event={f} />
       ))}
     </li>
+  );
+}
+
+/** Deleting a session: what goes and what stays, said before it happens. */
+function DeleteSession({ session }: { session: Schemas['SessionDetail'] }) {
+  const { route } = useLocation();
+  const [error, setError] = useState<string | null>(null);
+  const { ask, dialog } = useConfirm();
+  const remove = async () => {
+    const ok = await ask({
+      title: `Delete ${session.externalSessionId}?`,
+      body: (
+        <ul>
+          <li>Its {session.eventCount} events, their revisions, its participants, signals and analyses are permanently deleted.</li>
+          <li>Its metered usage stays, without content. Events sent again later make a new session.</li>
+        </ul>
+      ),
+      action: 'Delete session',
+    });
+    if (!ok) return;
+    try {
+      await unwrap(api.DELETE('/v3/rest/agent-conversations/sessions/{sessionId}', { params: { path: { sessionId: session.sessionId } } }));
+      route('/console/sessions');
+    } catch (err) {
+      setError(describeError(err));
+    }
+  };
+  return (
+    <section aria-labelledby="delete-title" class="danger-zone">
+      <h2 id="delete-title">Delete the session</h2>
+      <ErrorNote error={error} />
+      <button type="button" class="danger" onClick={() => void remove()}>
+        Delete session
+      </button>
+      {dialog}
+    </section>
   );
 }
 
@@ -241,6 +278,7 @@ export function SessionPage() {
           </table>
         )}
       </section>
+      <DeleteSession session={session} />
     </main>
   );
 }
