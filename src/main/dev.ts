@@ -164,6 +164,7 @@ async function main(): Promise<void> {
       '',
       `  Intake is running (ready in ${seconds} s)`,
       `  API          ${api.url}   (GET /readyz, GET /openapi.json)`,
+      `  Console      ${api.url}/console   (sign in with a user's e-mail and password)`,
       `  Temporal UI  ${t.uiUrl ?? `(external cluster at ${t.address})`}`,
       `  PostgreSQL   ${config.database.url ? '(DATABASE_URL)' : `embedded, port ${config.database.devPort}, data in ${displayPath(postgresDataDir)}`}`,
       '',

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort, isPortOpen } from '../../src/dev/net.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
+import { buildConsole } from '../../console/build.js';
 import { deadline, httpStatus, waitFor } from '../../harness/wait.js';
 
 const run = promisify(execFile);
@@ -70,9 +71,15 @@ describe('dev stack (npm start)', function () {
     }
   });
 
-  it('starts everything, prints the banner, serves the API and the Temporal UI', async () => {
+  it('starts everything, prints the banner, serves the API, the console and the Temporal UI', async () => {
+    // What `npm start` does first (its prestart): the console built when missing or stale.
+    await buildConsole({ ifStale: true });
     await start();
     assert.match(output, new RegExp(`API +http://127\\.0\\.0\\.1:${ports.api}`));
+    assert.match(output, new RegExp(`Console +http://127\\.0\\.0\\.1:${ports.api}/console`));
+    const console = await fetch(`http://127.0.0.1:${ports.api}/console/`);
+    assert.equal(console.status, 200);
+    assert.match(await console.text(), /<title>Intake console<\/title>/);
     assert.match(output, new RegExp(`Temporal UI +http://127\\.0\\.0\\.1:${ports.ui}`));
     assert.match(output, /npm run -s intake -- org create --name Acme/);
     assert.equal(await httpStatus(`http://127.0.0.1:${ports.ui}/`), 200);
