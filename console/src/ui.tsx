@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
 import { describeError } from './api';
 
 /** Something loaded from the API: its data, its error (as the user reads it), and a reload. */
@@ -146,4 +147,20 @@ export function Pager({ page, hasMore, go }: { page: number; hasMore: boolean; g
       </button>
     </nav>
   );
+}
+
+/**
+ * A list's filters and page kept in its URL (a link to a filtered list works, Back works): the page
+ * number, and `go` to a URL with some of them changed (absent or empty: removed; page 1: left out).
+ */
+export function useListQuery(path: string, filters: Record<string, string | undefined>) {
+  const { query, route } = useLocation();
+  const page = Math.max(1, Number(query.page) || 1);
+  const go = (changes: Record<string, string | undefined>) => {
+    const next = new URLSearchParams();
+    for (const [k, v] of Object.entries({ ...filters, page: String(page), ...changes }))
+      if (v && !(k === 'page' && v === '1')) next.set(k, v);
+    route(`${path}${next.size ? `?${next.toString()}` : ''}`);
+  };
+  return { page, go };
 }

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { Upload } from 'tus-js-client';
 import { api, describeError, unwrap } from '../api';
-import { ErrorNote, Loading, Pager, Time, useLoad } from '../ui';
+import { ErrorNote, Loading, Pager, Time, useListQuery, useLoad } from '../ui';
 
 /** `datetime-local` (the browser's local time) to ISO 8601, or undefined. */
 const isoOf = (local: string | undefined) => (local ? new Date(local).toISOString() : undefined);
@@ -191,8 +191,8 @@ function JoinMeeting() {
 
 /** Recordings, newest first, filtered by when they were recorded; upload one; record a meeting. */
 export function RecordingsPage() {
-  const { query, route } = useLocation();
-  const page = Math.max(1, Number(query.page) || 1);
+  const { query } = useLocation();
+  const { page, go } = useListQuery('/console/recordings', { after: query.after, before: query.before });
   const [after, setAfter] = useState(query.after ?? '');
   const [before, setBefore] = useState(query.before ?? '');
   const list = useLoad(
@@ -204,12 +204,6 @@ export function RecordingsPage() {
       ),
     [page, query.after, query.before],
   );
-  const go = (changes: Record<string, string | undefined>) => {
-    const next = new URLSearchParams();
-    for (const [k, v] of Object.entries({ after: query.after, before: query.before, page: String(page), ...changes }))
-      if (v && !(k === 'page' && v === '1')) next.set(k, v);
-    route(`/console/recordings${next.size ? `?${next.toString()}` : ''}`);
-  };
   return (
     <main id="main">
       <h1>Recordings</h1>

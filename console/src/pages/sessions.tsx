@@ -1,6 +1,6 @@
 import { useLocation } from 'preact-iso';
 import { api, unwrap, type Schemas } from '../api';
-import { ErrorNote, Loading, Pager, Time, useLoad } from '../ui';
+import { ErrorNote, Loading, Pager, Time, useListQuery, useLoad } from '../ui';
 
 const STATUSES = ['open', 'ended', 'abandoned'] as const;
 const PROCESSING = ['pending', 'processing', 'completed', 'billing_blocked', 'capture_disabled'] as const;
@@ -20,13 +20,13 @@ export function Watermark({ session }: { session: Pick<Schemas['Session'], 'proc
 
 /** Sessions, filtered by application, status and processing status; the filters live in the URL. */
 export function SessionsPage() {
-  const { query, route } = useLocation();
+  const { query } = useLocation();
   const applicationId = query.applicationId || undefined;
   const status = (STATUSES as readonly string[]).includes(query.status ?? '') ? (query.status as Status) : undefined;
   const processingStatus = (PROCESSING as readonly string[]).includes(query.processingStatus ?? '')
     ? (query.processingStatus as Processing)
     : undefined;
-  const page = Math.max(1, Number(query.page) || 1);
+  const { page, go } = useListQuery('/console/sessions', { applicationId, status, processingStatus });
   const apps = useLoad(() => unwrap(api.GET('/v3/rest/agent-applications', { params: { query: { limit: 100 } } })), []);
   const list = useLoad(
     () =>
@@ -37,12 +37,6 @@ export function SessionsPage() {
       ),
     [applicationId, status, processingStatus, page],
   );
-  const go = (changes: Record<string, string | undefined>) => {
-    const next = new URLSearchParams();
-    const merged = { applicationId, status, processingStatus, page: String(page), ...changes };
-    for (const [k, v] of Object.entries(merged)) if (v && !(k === 'page' && v === '1')) next.set(k, v);
-    route(`/console/sessions${next.size ? `?${next.toString()}` : ''}`);
-  };
   const appName = new Map(apps.data?.applications.map((a) => [a.applicationId, a.name]));
 
   return (

@@ -1,28 +1,22 @@
 import { useLocation } from 'preact-iso';
 import { api, unwrap } from '../api';
-import { ErrorNote, Loading, Pager, Time, useLoad } from '../ui';
+import { ErrorNote, Loading, Pager, Time, useListQuery, useLoad } from '../ui';
 
 const SOURCES = ['explicit_feedback', 'qualitative_inference'] as const;
 const RATINGS = ['positive', 'negative'] as const;
 
 /** Signals: what processing found (explicit feedback, inferred sentiment, issues, requests…), filtered; the filters live in the URL. */
 export function SignalsPage() {
-  const { query, route } = useLocation();
+  const { query } = useLocation();
   const source = SOURCES.find((s) => s === query.source);
   const rating = RATINGS.find((r) => r === query.rating);
   const applicationId = query.applicationId || undefined;
-  const page = Math.max(1, Number(query.page) || 1);
+  const { page, go } = useListQuery('/console/signals', { source, rating, applicationId });
   const apps = useLoad(() => unwrap(api.GET('/v3/rest/agent-applications', { params: { query: { limit: 100 } } })), []);
   const list = useLoad(
     () => unwrap(api.GET('/v3/rest/signals', { params: { query: { source, rating, applicationId, page, limit: 50 } } })),
     [source, rating, applicationId, page],
   );
-  const go = (changes: Record<string, string | undefined>) => {
-    const next = new URLSearchParams();
-    for (const [k, v] of Object.entries({ source, rating, applicationId, page: String(page), ...changes }))
-      if (v && !(k === 'page' && v === '1')) next.set(k, v);
-    route(`/console/signals${next.size ? `?${next.toString()}` : ''}`);
-  };
   return (
     <main id="main">
       <h1>Signals</h1>
