@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { describeError } from './api';
+import { api, describeError, unwrap } from './api';
 
 /** Something loaded from the API: its data, its error (as the user reads it), and a reload. */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T | undefined; error: string | null; reload: () => void } {
@@ -163,4 +163,37 @@ export function useListQuery(path: string, filters: Record<string, string | unde
     route(`${path}${next.size ? `?${next.toString()}` : ''}`);
   };
   return { page, go };
+}
+
+/** A filter of a list: "All" (undefined) or one of `options` ([value, label]). */
+export function FilterSelect({
+  label,
+  value,
+  options,
+  onChange,
+}: {
+  label: string;
+  value: string | undefined;
+  options: readonly (readonly [string, string])[];
+  onChange: (value: string | undefined) => void;
+}) {
+  return (
+    <label>
+      {label}
+      <select value={value ?? ''} onChange={(e) => onChange(e.currentTarget.value || undefined)}>
+        <option value="">All</option>
+        {options.map(([v, text]) => (
+          <option key={v} value={v}>
+            {text}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+/** The organization's applications as filter options (admins list them; null for members, who may not). */
+export function useApplicationOptions(): (readonly [string, string])[] | null {
+  const apps = useLoad(() => unwrap(api.GET('/v3/rest/agent-applications', { params: { query: { limit: 100 } } })), []);
+  return apps.data ? apps.data.applications.map((a) => [a.applicationId, a.name] as const) : null;
 }

@@ -1,6 +1,6 @@
 import { useLocation } from 'preact-iso';
 import { api, unwrap, type Schemas } from '../api';
-import { ErrorNote, Loading, Pager, Time, useListQuery, useLoad } from '../ui';
+import { ErrorNote, FilterSelect, Loading, Pager, Time, useApplicationOptions, useListQuery, useLoad } from '../ui';
 
 const STATUSES = ['open', 'ended', 'abandoned'] as const;
 const PROCESSING = ['pending', 'processing', 'completed', 'billing_blocked', 'capture_disabled'] as const;
@@ -27,7 +27,7 @@ export function SessionsPage() {
     ? (query.processingStatus as Processing)
     : undefined;
   const { page, go } = useListQuery('/console/sessions', { applicationId, status, processingStatus });
-  const apps = useLoad(() => unwrap(api.GET('/v3/rest/agent-applications', { params: { query: { limit: 100 } } })), []);
+  const appOptions = useApplicationOptions();
   const list = useLoad(
     () =>
       unwrap(
@@ -37,54 +37,42 @@ export function SessionsPage() {
       ),
     [applicationId, status, processingStatus, page],
   );
-  const appName = new Map(apps.data?.applications.map((a) => [a.applicationId, a.name]));
+  const appName = new Map(appOptions ?? []);
 
   return (
     <main id="main">
       <h1>Sessions</h1>
       <form class="filters" aria-label="Filters" onSubmit={(e) => e.preventDefault()}>
-        <label>
-          Application
-          {apps.data ? (
-            <select value={applicationId ?? ''} onChange={(e) => go({ applicationId: e.currentTarget.value || undefined, page: '1' })}>
-              <option value="">All</option>
-              {apps.data.applications.map((a) => (
-                <option key={a.applicationId} value={a.applicationId}>
-                  {a.name}
-                </option>
-              ))}
-            </select>
-          ) : (
-            // Members cannot list applications: the id then.
+        {appOptions ? (
+          <FilterSelect
+            label="Application"
+            value={applicationId}
+            options={appOptions}
+            onChange={(v) => go({ applicationId: v, page: '1' })}
+          />
+        ) : (
+          <label>
+            Application
+            {/* Members cannot list applications: the id then. */}
             <input
               value={applicationId ?? ''}
               placeholder="application id"
               onChange={(e) => go({ applicationId: e.currentTarget.value.trim() || undefined, page: '1' })}
             />
-          )}
-        </label>
-        <label>
-          Status
-          <select value={status ?? ''} onChange={(e) => go({ status: e.currentTarget.value || undefined, page: '1' })}>
-            <option value="">All</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Processing
-          <select value={processingStatus ?? ''} onChange={(e) => go({ processingStatus: e.currentTarget.value || undefined, page: '1' })}>
-            <option value="">All</option>
-            {PROCESSING.map((s) => (
-              <option key={s} value={s}>
-                {s.replace('_', ' ')}
-              </option>
-            ))}
-          </select>
-        </label>
+          </label>
+        )}
+        <FilterSelect
+          label="Status"
+          value={status}
+          options={STATUSES.map((x) => [x, x] as const)}
+          onChange={(v) => go({ status: v, page: '1' })}
+        />
+        <FilterSelect
+          label="Processing"
+          value={processingStatus}
+          options={PROCESSING.map((x) => [x, x.replace('_', ' ')] as const)}
+          onChange={(v) => go({ processingStatus: v, page: '1' })}
+        />
       </form>
       <ErrorNote error={list.error} />
       {!list.data && !list.error && <Loading what="sessions" />}

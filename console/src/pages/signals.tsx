@@ -1,6 +1,6 @@
 import { useLocation } from 'preact-iso';
 import { api, unwrap } from '../api';
-import { ErrorNote, Loading, Pager, Time, useListQuery, useLoad } from '../ui';
+import { ErrorNote, FilterSelect, Loading, Pager, Time, useApplicationOptions, useListQuery, useLoad } from '../ui';
 
 const SOURCES = ['explicit_feedback', 'qualitative_inference'] as const;
 const RATINGS = ['positive', 'negative'] as const;
@@ -12,7 +12,7 @@ export function SignalsPage() {
   const rating = RATINGS.find((r) => r === query.rating);
   const applicationId = query.applicationId || undefined;
   const { page, go } = useListQuery('/console/signals', { source, rating, applicationId });
-  const apps = useLoad(() => unwrap(api.GET('/v3/rest/agent-applications', { params: { query: { limit: 100 } } })), []);
+  const appOptions = useApplicationOptions();
   const list = useLoad(
     () => unwrap(api.GET('/v3/rest/signals', { params: { query: { source, rating, applicationId, page, limit: 50 } } })),
     [source, rating, applicationId, page],
@@ -24,37 +24,28 @@ export function SignalsPage() {
         What processing found in conversations: explicit feedback, and inferred sentiment, issues, requests, praise and topics.
       </p>
       <form class="filters" aria-label="Filters" onSubmit={(e) => e.preventDefault()}>
-        <label>
-          Source
-          <select value={source ?? ''} onChange={(e) => go({ source: e.currentTarget.value || undefined, page: '1' })}>
-            <option value="">All</option>
-            <option value="explicit_feedback">explicit feedback</option>
-            <option value="qualitative_inference">inferred</option>
-          </select>
-        </label>
-        <label>
-          Rating
-          <select value={rating ?? ''} onChange={(e) => go({ rating: e.currentTarget.value || undefined, page: '1' })}>
-            <option value="">All</option>
-            {RATINGS.map((r) => (
-              <option key={r} value={r}>
-                {r}
-              </option>
-            ))}
-          </select>
-        </label>
-        {apps.data && (
-          <label>
-            Application
-            <select value={applicationId ?? ''} onChange={(e) => go({ applicationId: e.currentTarget.value || undefined, page: '1' })}>
-              <option value="">All</option>
-              {apps.data.applications.map((a) => (
-                <option key={a.applicationId} value={a.applicationId}>
-                  {a.name}
-                </option>
-              ))}
-            </select>
-          </label>
+        <FilterSelect
+          label="Source"
+          value={source}
+          options={[
+            ['explicit_feedback', 'explicit feedback'],
+            ['qualitative_inference', 'inferred'],
+          ]}
+          onChange={(v) => go({ source: v, page: '1' })}
+        />
+        <FilterSelect
+          label="Rating"
+          value={rating}
+          options={RATINGS.map((x) => [x, x] as const)}
+          onChange={(v) => go({ rating: v, page: '1' })}
+        />
+        {appOptions && (
+          <FilterSelect
+            label="Application"
+            value={applicationId}
+            options={appOptions}
+            onChange={(v) => go({ applicationId: v, page: '1' })}
+          />
         )}
       </form>
       <ErrorNote error={list.error} />

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap, type Schemas } from '../api';
-import { ErrorNote, Loading, Pager, Time, useLoad } from '../ui';
+import { ErrorNote, FilterSelect, Loading, Pager, Time, useApplicationOptions, useLoad } from '../ui';
 
 const DAY = 86_400_000;
 const isoDay = (t: number) => new Date(t).toISOString().slice(0, 10);
@@ -58,14 +58,14 @@ export function UsagePage() {
   const today = Date.now();
   const [from, setFrom] = useState(isoDay(today - 29 * DAY));
   const [to, setTo] = useState(isoDay(today + DAY));
-  const [applicationId, setApplicationId] = useState('');
+  const [applicationId, setApplicationId] = useState<string | undefined>(undefined);
   const [ledgerPage, setLedgerPage] = useState(1);
-  const apps = useLoad(() => unwrap(api.GET('/v3/rest/agent-applications', { params: { query: { limit: 100 } } })), []);
+  const appOptions = useApplicationOptions();
   const usage = useLoad(
     () =>
       unwrap(
         api.GET('/v3/rest/usage', {
-          params: { query: { from: `${from}T00:00:00Z`, to: `${to}T00:00:00Z`, applicationId: applicationId || undefined } },
+          params: { query: { from: `${from}T00:00:00Z`, to: `${to}T00:00:00Z`, applicationId } },
         }),
       ),
     [from, to, applicationId],
@@ -89,19 +89,7 @@ export function UsagePage() {
             To (exclusive)
             <input type="date" value={to} min={from} onChange={(e) => e.currentTarget.value && setTo(e.currentTarget.value)} />
           </label>
-          {apps.data && (
-            <label>
-              Application
-              <select value={applicationId} onChange={(e) => setApplicationId(e.currentTarget.value)}>
-                <option value="">All</option>
-                {apps.data.applications.map((a) => (
-                  <option key={a.applicationId} value={a.applicationId}>
-                    {a.name}
-                  </option>
-                ))}
-              </select>
-            </label>
-          )}
+          {appOptions && <FilterSelect label="Application" value={applicationId} options={appOptions} onChange={setApplicationId} />}
         </form>
         <ErrorNote error={usage.error} />
         {!usage.data && !usage.error && <Loading what="usage" />}
