@@ -254,6 +254,10 @@ describe('the web console in a real browser (headless Chromium)', function () {
     await page.unroute('**/v3/uploads/**');
     assert.ok(patches >= 2, `the transfer resumed after the drop (${patches} PATCH requests)`);
 
+    const ranges: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/v3/media/playback/')) ranges.push(r.headers().range ?? '(none)');
+    });
     const audio = page.locator('audio.player');
     assert.match((await audio.getAttribute('src'))!, new RegExp(`/v3/media/playback/${recordingId}/.+\\?expires=\\d+&signature=`));
     // It plays: the browser reads the media (byte ranges of the signed URL) and time moves.
@@ -271,6 +275,16 @@ describe('the web console in a real browser (headless Chromium)', function () {
     await page.locator('.transcript li').first().waitFor();
     await screenshot('recording');
     await accessible('the recording page');
+    assert.ok(ranges.length > 0 && ranges.every((r) => /^bytes=\d+-/.test(r)), `the player asked for byte ranges: ${ranges.join(', ')}`);
+
+    // Deleted from its page, after a confirmation saying what goes.
+    await page.getByRole('button', { name: 'Delete recording' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete Sense and Sensibility, chapter 1?' });
+    assert.match(await dialog.innerText(), /media files are removed from storage/);
+    await dialog.getByRole('button', { name: 'Delete recording' }).click();
+    await page.getByRole('heading', { name: 'Recordings', level: 1 }).waitFor();
+    const gone = await ctx.api.request(`/v3/rest/recordings/${recordingId}`, { headers: { 'X-Service-Api-Key': ctx.org.apiKey } });
+    assert.equal(gone.status, 404);
   });
 
   it('starts a meeting join and follows the recorder bot until its media plays', async () => {
@@ -458,6 +472,23 @@ describe('the web console in a real browser (headless Chromium)', function () {
     });
     assert.equal(changed.body.contentCapture, false);
     assert.equal(changed.body.retentionDays, 30);
+
+    // The ingest secret revoked: the agent sending it is refused.
+    await page.getByRole('button', { name: /^Revoke iak_/ }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke secret' }).click();
+    await page.getByRole('cell', { name: /^revoked/ }).waitFor();
+    const refused = await fetch(`${ctx.api.url}/v3/rest/agent-conversations/ingest`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'X-Service-Agent-Key': secret },
+      body: JSON.stringify({
+        agentKey: 'support-assistant',
+        externalSessionId: 'after-revoke',
+        status: 'open',
+        participants: [],
+        events: [],
+      }),
+    });
+    assert.equal(refused.status, 401);
     assert.deepEqual(errors, [], 'no console error: nothing the CSP blocked, no failed script');
   });
 });
