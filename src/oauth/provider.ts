@@ -115,9 +115,13 @@ export async function createAuthorizationServer(o: AuthorizationServerOptions): 
       },
     ],
     renderError: errorRedirects.renderError,
-    // Public clients only, their codes bound by PKCE: browser-based clients (the console, a web MCP
-    // client) may call the token and revocation endpoints from their own origin.
-    clientBasedCORS: () => true,
+    // oidc-provider's default, said here (which also silences its notice): a browser may call the
+    // token and revocation endpoints cross-origin only from the origin of one of the client's own
+    // redirect URIs (a web MCP client's page; the console is same-origin), never from "null".
+    clientBasedCORS: (ctx, origin, client) =>
+      origin !== 'null' &&
+      (ctx.oidc.route === 'userinfo' || client.clientAuthMethod === 'none') &&
+      (client.redirectUris ?? []).some((uri) => URL.parse(uri)?.origin === origin),
     interactions: { url: (_ctx, interaction) => `/oauth/interaction/${interaction.uid}` },
     responseTypes: ['code'],
     scopes: ['openid', 'offline_access', ...MCP_SCOPES, CONSOLE_SCOPE],

@@ -123,4 +123,21 @@ describe('the console client: OAuth tokens for the REST API', function () {
     assert.equal(res.status, 400);
     assert.equal(res.headers.get('location'), null);
   });
+
+  // (A preflight is answered for any origin: the client, and so the check, is known from the request's form.)
+  it("answers CORS on the token endpoint only to the origin of the client's own redirect URI", async () => {
+    const form = (origin: string) =>
+      fetch(`${api.url}/oauth/token`, {
+        method: 'POST',
+        headers: { origin, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ client_id: CONSOLE_CLIENT_ID, grant_type: 'refresh_token', refresh_token: 'nope' }).toString(),
+      });
+    const own = await form(api.url);
+    assert.equal(own.headers.get('access-control-allow-origin'), api.url);
+    for (const origin of ['https://attacker.example', 'null']) {
+      const res = await form(origin);
+      assert.equal(res.status, 400);
+      assert.equal(res.headers.get('access-control-allow-origin'), null, `${origin}: no CORS`);
+    }
+  });
 });
