@@ -215,14 +215,19 @@ describe('webhook delivery', function () {
         await sender.close();
       }
     };
-    /** An endpoint of an organization of its own (the workflows of this file's org do not take its deliveries). */
+    /**
+     * An endpoint of an organization of its own (the workflows of this file's org do not take its
+     * deliveries). Its delivery is due a second ago: the sender compares with its own clock to the
+     * millisecond, and one due at PostgreSQL's now() (to the microsecond) could still be in the future
+     * for a look made within the same millisecond (a CI run failed so).
+     */
     const quietEndpoint = async (url: string) => {
       const own = await createTestOrg(pool);
       const endpoint = await createTestEndpoint(pool, own.organizationId, { url });
       // Deliveries inserted by hand: no notification wakes a workflow for them.
       await pool.query(sql.unsafe`
         INSERT INTO webhook_deliveries (id, endpoint_id, organization_id, event_type, body, next_attempt_at)
-        VALUES (${`msg_${randomUUID().replaceAll('-', '')}`}, ${endpoint.id}, ${own.organizationId}, 'webhook.test', '{"type":"webhook.test"}', now())`);
+        VALUES (${`msg_${randomUUID().replaceAll('-', '')}`}, ${endpoint.id}, ${own.organizationId}, 'webhook.test', '{"type":"webhook.test"}', now() - interval '1 second')`);
       return endpoint;
     };
 
@@ -247,7 +252,9 @@ describe('webhook delivery', function () {
         allowedNetworks: testConfig({ WEBHOOK_ALLOWED_PRIVATE_NETWORKS: '10.0.0.0/8, 127.0.0.0/8' }).webhooks.allowedPrivateNetworks,
         allowLoopback: false,
       });
-      await pool.query(sql.unsafe`UPDATE webhook_deliveries SET next_attempt_at = now() WHERE endpoint_id = ${named.id}`);
+      await pool.query(
+        sql.unsafe`UPDATE webhook_deliveries SET next_attempt_at = now() - interval '1 second' WHERE endpoint_id = ${named.id}`,
+      );
       await sendOnce(named.id, { policy: allowed, resolver });
       [delivery] = await deliveriesOf(pool, named.id);
       assert.equal(delivery!.status, 'succeeded');
@@ -338,7 +345,7 @@ describe('webhook delivery', function () {
         await pool.query(sql.unsafe`
           INSERT INTO webhook_deliveries (id, endpoint_id, organization_id, event_id, event_type, subject_id, body, next_attempt_at)
           VALUES (${`msg_batch${i}_${randomUUID().slice(0, 8)}`}, ${endpoint.id}, ${own.organizationId}, ${subjects ? i + 1 : null},
-            'webhook.test', ${subject(i)}, ${JSON.stringify({ type: 'webhook.test', n: i })}, now())`);
+            'webhook.test', ${subject(i)}, ${JSON.stringify({ type: 'webhook.test', n: i })}, now() - interval '1 second')`);
       return endpoint;
     };
     const send = async (endpointId: string, settings: Partial<WebhookDeliverySettings>, wakes?: WebhookWakes, signal?: AbortSignal) => {
@@ -353,7 +360,7 @@ describe('webhook delivery', function () {
       pool.query(sql.unsafe`
         INSERT INTO webhook_deliveries (id, endpoint_id, organization_id, event_type, body, next_attempt_at)
         VALUES (${`msg_late${n}_${randomUUID().slice(0, 8)}`}, ${endpoint.id}, ${organizationId}, 'webhook.test',
-          ${JSON.stringify({ type: 'webhook.test', n })}, now())`);
+          ${JSON.stringify({ type: 'webhook.test', n })}, now() - interval '1 second')`);
     const organizationOf = (endpointId: string) =>
       pool.oneFirst(sql.type(z.object({ o: z.string() }))`SELECT organization_id AS o FROM webhook_endpoints WHERE id = ${endpointId}`);
 
