@@ -254,6 +254,29 @@ export const envSchema = z.object({
       description:
         'api: the largest OTLP export request `/otel/v1/traces` and `/otel/v1/logs` take, counted after gzip is undone (413 past it; an exporter batches 512 spans by default)',
     }),
+  OTLP_MAX_RECORDS_PER_EXPORT: positiveInt.max(1_000_000).default(8192).meta({
+    description:
+      "api: the most spans (traces) or log records (logs) one OTLP export may hold (413 `otlp_export_too_large` past it). The default is the OpenTelemetry Collector's batch size; SDKs send 512",
+  }),
+  OTLP_MAX_ATTRIBUTES: positiveInt.max(100_000).default(128).meta({
+    description:
+      "api: the most attributes one span, span event, log record, resource or scope of an OTLP export may carry, and the most events one span may (413 `otlp_export_too_large` past it). The default is the OpenTelemetry SDKs' own attribute and event count limits",
+  }),
+  OTLP_MAX_VALUES_PER_EXPORT: positiveInt
+    .max(16 * 1024 * 1024)
+    .default(512 * 1024)
+    .meta({
+      description:
+        'api: the most values one OTLP export may hold, counted from its bytes before it is decoded: every resource, scope, span, event, record, attribute and nested value counts one (413 `otlp_export_too_large` past it). The default allows 16 bytes a value at the default `OTLP_BODY_LIMIT_BYTES`; real exports use several times that',
+    }),
+  OTLP_MAX_INFLATION_RATIO: positiveInt.max(1024).default(100).meta({
+    description:
+      'api: how many times its gzipped size an OTLP export may grow once gzip is undone, checked as it inflates (413 `otlp_export_too_large` past it); a body of up to 1 MiB decompressed is never refused for its ratio',
+  }),
+  OTLP_RECORD_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(120_000).meta({
+    description:
+      'api: spans and log records a minute per organization over OTLP (every replica), counted from what each export holds, beside `AGENT_INGEST_RATE_LIMIT_PER_MINUTE` which counts requests; past it an export is 429 `rate_limited` with `Retry-After`. `0` turns it off',
+  }),
   AGENT_CREDENTIAL_CACHE_SECONDS: z.coerce.number().int().min(0).max(60).default(2).meta({
     description:
       "how long an API process reuses an ingest secret's lookup (0 to 60; 0: every request). It saves a statement only: every ingest's transaction checks the lookup again, so a revocation or an application change applies to the next ingest on every replica",
@@ -547,8 +570,15 @@ export interface Config {
   domainEvents: { retentionDays: number };
   /** Webhook delivery (issue 31): the private networks receivers may be on, and loopback in development. */
   webhooks: { allowedPrivateNetworks: string[]; allowLoopback: boolean };
-  /** OTLP ingest (issue 35). */
-  otlp: { bodyLimitBytes: number };
+  /** OTLP ingest (issue 35): what one export may hold (see the OTLP_* variables), and spans and records a minute per organization (0: off). */
+  otlp: {
+    bodyLimitBytes: number;
+    maxItems: number;
+    maxAttributes: number;
+    maxValues: number;
+    maxInflationRatio: number;
+    recordsPerMinute: number;
+  };
   agents: {
     sessionIdleSeconds: number;
     activityTimeoutSeconds: number;
@@ -746,7 +776,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       oauthAuthorizationsPerMinute: e.OAUTH_AUTHORIZATION_RATE_LIMIT_PER_MINUTE,
     },
     domainEvents: { retentionDays: e.DOMAIN_EVENT_RETENTION_DAYS },
-    otlp: { bodyLimitBytes: e.OTLP_BODY_LIMIT_BYTES },
+    otlp: {
+      bodyLimitBytes: e.OTLP_BODY_LIMIT_BYTES,
+      maxItems: e.OTLP_MAX_RECORDS_PER_EXPORT,
+      maxAttributes: e.OTLP_MAX_ATTRIBUTES,
+      maxValues: e.OTLP_MAX_VALUES_PER_EXPORT,
+      maxInflationRatio: e.OTLP_MAX_INFLATION_RATIO,
+      recordsPerMinute: e.OTLP_RECORD_RATE_LIMIT_PER_MINUTE,
+    },
     webhooks: {
       allowedPrivateNetworks: (e.WEBHOOK_ALLOWED_PRIVATE_NETWORKS ?? '')
         .split(',')

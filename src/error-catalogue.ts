@@ -252,6 +252,12 @@ export const ERROR_CATALOGUE = {
   },
   // 413
   payload_too_large: { status: 413, message: 'The request body is too large.', description: "The body exceeds the route's limit." },
+  otlp_export_too_large: {
+    status: 413,
+    message: 'The OTLP export holds more than one export may.',
+    description:
+      'OTLP ingest: the export holds more spans or log records (`OTLP_MAX_RECORDS_PER_EXPORT`), attributes or events on one element (`OTLP_MAX_ATTRIBUTES`) or values in all (`OTLP_MAX_VALUES_PER_EXPORT`) than one export may, or its gzip inflates more than `OTLP_MAX_INFLATION_RATIO` times; the message says which. Send smaller batches (`OTEL_BSP_MAX_EXPORT_BATCH_SIZE`, `OTEL_BLRP_MAX_EXPORT_BATCH_SIZE`).',
+  },
   recording_payload_too_large: {
     status: 413,
     message: 'The request body is too large.',

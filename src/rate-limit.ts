@@ -13,7 +13,8 @@ export interface RateDecision {
 }
 
 export interface RateLimiter {
-  consume(key: string): Promise<RateDecision>;
+  /** Takes `points` (1 by default: one request; an OTLP export takes one per span or record). */
+  consume(key: string, points?: number): Promise<RateDecision>;
 }
 
 export interface RateLimitStore {
@@ -52,7 +53,8 @@ function leased(store: RateLimiterPostgres, pointsPerMinute: number, size: numbe
     }
   };
   return {
-    async consume(key) {
+    async consume(key, points = 1) {
+      if (points !== 1) throw new Error('a leased limiter hands out one request at a time');
       for (;;) {
         const lease = leases.get(key);
         const now = Date.now();
@@ -106,9 +108,9 @@ export function createRateLimitStore(databaseUrl: string): RateLimitStore {
       });
       if (o.lease && o.lease > 1) return leased(store, pointsPerMinute, o.lease);
       return {
-        async consume(key) {
+        async consume(key, points = 1) {
           try {
-            const res = await store.consume(key);
+            const res = await store.consume(key, points);
             return {
               allowed: true,
               limit: pointsPerMinute,

@@ -1,14 +1,14 @@
 import type { Next } from 'koa';
 import getRawBody from 'raw-body';
 import { createGunzip } from 'node:zlib';
-import { pipeline, type Readable } from 'node:stream';
+import { pipeline, Transform, type Readable } from 'node:stream';
 import type { AgentIngestRequest } from '../../src/domain/agent-ingest.js';
-import { claudeCodeEvent } from '../../src/domain/otel/claude-code.js';
-import { genAiLogSpans, isGenAiRecord } from '../../src/domain/otel/genai-logs.js';
-import { OtlpShapeError, type OtelLogRecord } from '../../src/domain/otel/model.js';
+import { genAiLogSpans } from '../../src/domain/otel/genai-logs.js';
+import { OtlpLimitError, OtlpShapeError, type OtlpLimits } from '../../src/domain/otel/model.js';
 import { AppError } from '../../src/errors.js';
 import { CodingTelemetry } from '../../src/otel/coding-telemetry.js';
 import {
+  countValues,
   decodedOf,
   decodeOtlp,
   encodeError,
@@ -59,7 +59,11 @@ function otlpErrors() {
         ctx,
         error instanceof OtlpShapeError
           ? new AppError('otlp_invalid_payload', { message: `Not an OTLP export request: ${error.message}.` })
-          : error,
+          : error instanceof OtlpLimitError
+            ? new AppError('otlp_export_too_large', {
+                message: `Too large an OTLP export: ${error.message}. Send smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE, OTEL_BLRP_MAX_EXPORT_BATCH_SIZE).`,
+              })
+            : error,
       );
       ctx.set(answer.headers);
       send(ctx, answer.status, encodeError(answer.status, answer.body, encodingFor(ctx)));
@@ -67,8 +71,27 @@ function otlpErrors() {
   };
 }
 
-/** The body, gunzipped when sent so, at most `limit` bytes once decompressed (413 past it). */
-async function readBody(ctx: AppContext, limit: number): Promise<Buffer> {
+/** A gzipped body may inflate past its ratio only while it stays this small. */
+const INFLATION_FLOOR_BYTES = 1024 * 1024;
+
+/**
+ * Passes the inflated bytes on while they stay within `ratio` times the compressed bytes read so far
+ * (past INFLATION_FLOOR_BYTES): a gzip bomb is cut off as it inflates, not once it has.
+ */
+function inflationGuard(compressed: () => number, ratio: number): Transform {
+  let inflated = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      inflated += chunk.length;
+      if (inflated > INFLATION_FLOOR_BYTES && inflated > ratio * compressed())
+        done(new OtlpLimitError(`its gzip inflates more than ${ratio} times (OTLP_MAX_INFLATION_RATIO)`));
+      else done(null, chunk);
+    },
+  });
+}
+
+/** The body, gunzipped when sent so, at most `limit` bytes once decompressed (413 past it) and at most `ratio` times its gzipped size. */
+async function readBody(ctx: AppContext, limit: number, ratio: number): Promise<Buffer> {
   if (!encodingOf(ctx.get('content-type')))
     throw new AppError('unsupported_media_type', {
       message: 'Send OTLP as application/x-protobuf or application/json.',
@@ -76,15 +99,18 @@ async function readBody(ctx: AppContext, limit: number): Promise<Buffer> {
   const contentEncoding = (ctx.get('content-encoding') || 'identity').trim().toLowerCase();
   let stream: Readable = ctx.req;
   if (contentEncoding === 'gzip') {
+    let compressed = 0;
+    ctx.req.on('data', (chunk: Buffer) => (compressed += chunk.length));
     // pipeline, not pipe: a client that goes away mid-body ends the gunzip too (raw-body would wait on it).
-    const gunzip = createGunzip();
-    pipeline(ctx.req, gunzip, () => undefined);
-    stream = gunzip;
+    const guard = inflationGuard(() => compressed, ratio);
+    pipeline(ctx.req, createGunzip(), guard, () => undefined);
+    stream = guard;
   } else if (contentEncoding !== 'identity')
     throw new AppError('unsupported_media_type', { message: `Content-Encoding ${contentEncoding} is not supported: send gzip or none.` });
   try {
     return await getRawBody(stream, { limit });
   } catch (error) {
+    if (error instanceof OtlpLimitError) throw error;
     const e = error as { type?: string; code?: string };
     if (e.type === 'entity.too.large')
       throw new AppError('payload_too_large', { message: `The request body exceeds ${limit} bytes (decompressed).` });
@@ -104,30 +130,59 @@ function countEvents(deps: AppDeps, outcome: OtlpIngestOutcome): void {
   }
 }
 
-/** The records of a logs export by what reads them. */
-function classify(records: readonly OtelLogRecord[]) {
-  const claudeCode: OtelLogRecord[] = [];
-  const genAi: OtelLogRecord[] = [];
-  let other = 0;
-  for (const r of records) {
-    if (claudeCodeEvent(r) !== null) claudeCode.push(r);
-    else if (isGenAiRecord(r)) genAi.push(r);
-    else other += 1;
-  }
-  return { claudeCode, genAi, other };
-}
-
 /** OTLP/HTTP receivers (issue 35): GenAI traces and events become agent sessions, through the REST ingest's path; Claude Code's events coding-agent sessions. */
 export function otlpRoutes(deps: AppDeps, registry: RouteRegistry, { credentials, writer, limits }: AgentIngestPath): void {
   const coding = new CodingTelemetry(deps.pool);
-  const limit = deps.config.otlp.bodyLimitBytes;
-  /** A body past BODY_WORKER_THRESHOLD_BYTES is decoded in a body thread, off the event loop, as large JSON bodies are checked. */
+  const { bodyLimitBytes: limit, maxInflationRatio: ratio } = deps.config.otlp;
+  const exportLimits: OtlpLimits = {
+    maxItems: deps.config.otlp.maxItems,
+    maxAttributes: deps.config.otlp.maxAttributes,
+    maxValues: deps.config.otlp.maxValues,
+  };
+  const threshold = deps.config.http.bodyWorkerThresholdBytes;
+  /** The values an export decoded on the event loop may hold: a body of BODY_WORKER_THRESHOLD_BYTES at 16 bytes a value. */
+  const onLoopValues = Math.min(exportLimits.maxValues, Math.max(1, Math.floor(threshold / 16)));
+  /** Few enough values to decode on the event loop (counted from the bytes, up to onLoopValues steps); a broken body is decodeOtlp's to answer. */
+  const fewValues = (signal: 'traces' | 'logs', body: Uint8Array, encoding: OtlpEncoding): boolean => {
+    try {
+      countValues(signal, body, encoding, onLoopValues);
+      return true;
+    } catch (error) {
+      if (error instanceof OtlpLimitError) return false;
+      if (error instanceof OtlpShapeError) return true;
+      throw error;
+    }
+  };
+  /**
+   * A body past BODY_WORKER_THRESHOLD_BYTES, or one of many values in few bytes, is decoded and
+   * classified in a body thread, off the event loop, as large JSON bodies are checked: only what
+   * Intake keeps comes back.
+   */
   const decode = (signal: 'traces' | 'logs', body: Buffer, encoding: OtlpEncoding): Promise<OtlpDecoded> | OtlpDecoded => {
     const view = new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
-    if (!deps.bodyChecker || body.length <= deps.config.http.bodyWorkerThresholdBytes) return decodeOtlp({ signal, body: view, encoding });
+    if (!deps.bodyChecker || (body.length <= threshold && fewValues(signal, view, encoding)))
+      return decodeOtlp({ signal, body: view, encoding, limits: exportLimits });
     // Transferred, not copied, when the body has its memory to itself (it is no slice of a shared pool).
     const own = body.byteOffset === 0 && body.buffer.byteLength === body.length ? view : new Uint8Array(view);
-    return deps.bodyChecker.decodeOtlp({ signal, body: own, encoding });
+    return deps.bodyChecker.decodeOtlp({ signal, body: own, encoding, limits: exportLimits });
+  };
+
+  /** Spans and log records a minute per organization: an export takes one per item it holds (429 past the limit). */
+  const records = deps.rateLimits.limiter('otlp-records', deps.config.otlp.recordsPerMinute);
+  const charge = async (ctx: AppContext, items: number): Promise<void> => {
+    if (!records || items === 0) return;
+    const decision = await records.consume(`org:${agentOf(ctx).application.organization_id}`, items);
+    if (decision.allowed) return;
+    throw new AppError('rate_limited', {
+      message: `Rate limit of ${decision.limit} spans and log records a minute (OTLP_RECORD_RATE_LIMIT_PER_MINUTE) exceeded; retry in ${decision.resetSeconds} s.`,
+      details: { retryAfterSeconds: decision.resetSeconds },
+      headers: {
+        'Retry-After': String(decision.resetSeconds),
+        'RateLimit-Limit': String(decision.limit),
+        'RateLimit-Remaining': '0',
+        'RateLimit-Reset': String(decision.resetSeconds),
+      },
+    });
   };
 
   /** One REST-shaped request with the request's credential (a stale cached lookup refreshed, as REST ingest does). */
@@ -142,10 +197,13 @@ export function otlpRoutes(deps: AppDeps, registry: RouteRegistry, { credentials
       {
         200: { description: `Accepted: Export${what}ServiceResponse (partialSuccess when some were rejected)` },
         400: { description: 'Not an OTLP export request (google.rpc.Status)' },
-        413: { description: 'Over OTLP_BODY_LIMIT_BYTES once decompressed' },
+        413: {
+          description:
+            'Over OTLP_BODY_LIMIT_BYTES once decompressed (`payload_too_large`), or more spans or records, attributes, values or gzip inflation than one export may hold (`otlp_export_too_large`)',
+        },
         415: { description: 'Neither application/x-protobuf nor application/json, or an encoding other than gzip' },
       },
-      'Over AGENT_INGEST_RATE_LIMIT_PER_MINUTE requests a minute for this organization (REST and OTLP ingest together)',
+      "Over AGENT_INGEST_RATE_LIMIT_PER_MINUTE requests a minute for this organization (REST and OTLP ingest together), or over OTLP_RECORD_RATE_LIMIT_PER_MINUTE spans and log records a minute (then the RateLimit headers are that limit's)",
     );
 
   registry.add({
@@ -162,7 +220,8 @@ export function otlpRoutes(deps: AppDeps, registry: RouteRegistry, { credentials
     errors: [...AGENT_SECRET_ERRORS],
     handler: async (ctx: AppContext) => {
       const encoding = encodingFor(ctx);
-      const { spans, unusable } = decodedOf(await decode('traces', await readBody(ctx, limit), encoding), 'traces');
+      const { spans, unusable, items } = decodedOf(await decode('traces', await readBody(ctx, limit, ratio), encoding), 'traces');
+      await charge(ctx, items);
       const app = agentOf(ctx).application;
       const outcome = await ingestSpans(app.agent_key, spans, unusable, writeWith(ctx));
       countEvents(deps, outcome);
@@ -189,7 +248,8 @@ export function otlpRoutes(deps: AppDeps, registry: RouteRegistry, { credentials
     errors: [...AGENT_SECRET_ERRORS],
     handler: async (ctx: AppContext) => {
       const encoding = encodingFor(ctx);
-      const { claudeCode, genAi, other } = classify(decodedOf(await decode('logs', await readBody(ctx, limit), encoding), 'logs').records);
+      const { claudeCode, genAi, other, items } = decodedOf(await decode('logs', await readBody(ctx, limit, ratio), encoding), 'logs');
+      await charge(ctx, items);
       const app = agentOf(ctx).application;
       const notes: string[] = [];
       let rejected = 0;

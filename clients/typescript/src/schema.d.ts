@@ -2412,7 +2412,7 @@ export interface operations {
           };
         };
       };
-      /** @description Over OTLP_BODY_LIMIT_BYTES once decompressed */
+      /** @description Over OTLP_BODY_LIMIT_BYTES once decompressed (`payload_too_large`), or more spans or records, attributes, values or gzip inflation than one export may hold (`otlp_export_too_large`) */
       413: {
         headers: {
           /** @description Requests allowed a minute */
@@ -2439,7 +2439,7 @@ export interface operations {
         content?: never;
       };
       /**
-       * @description Over AGENT_INGEST_RATE_LIMIT_PER_MINUTE requests a minute for this organization (REST and OTLP ingest together); see Retry-After
+       * @description Over AGENT_INGEST_RATE_LIMIT_PER_MINUTE requests a minute for this organization (REST and OTLP ingest together), or over OTLP_RECORD_RATE_LIMIT_PER_MINUTE spans and log records a minute (then the RateLimit headers are that limit's); see Retry-After
        *
        *     `rate_limited`: Rate limit exceeded; retry later.
        */
@@ -2559,7 +2559,7 @@ export interface operations {
           };
         };
       };
-      /** @description Over OTLP_BODY_LIMIT_BYTES once decompressed */
+      /** @description Over OTLP_BODY_LIMIT_BYTES once decompressed (`payload_too_large`), or more spans or records, attributes, values or gzip inflation than one export may hold (`otlp_export_too_large`) */
       413: {
         headers: {
           /** @description Requests allowed a minute */
@@ -2586,7 +2586,7 @@ export interface operations {
         content?: never;
       };
       /**
-       * @description Over AGENT_INGEST_RATE_LIMIT_PER_MINUTE requests a minute for this organization (REST and OTLP ingest together); see Retry-After
+       * @description Over AGENT_INGEST_RATE_LIMIT_PER_MINUTE requests a minute for this organization (REST and OTLP ingest together), or over OTLP_RECORD_RATE_LIMIT_PER_MINUTE spans and log records a minute (then the RateLimit headers are that limit's); see Retry-After
        *
        *     `rate_limited`: Rate limit exceeded; retry later.
        */

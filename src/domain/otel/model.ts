@@ -56,6 +56,20 @@ export type IdEncoding = 'hex' | 'base64';
 /** The request is not an OTLP export request at all: a 400. */
 export class OtlpShapeError extends Error {}
 
+/**
+ * What one export may hold (issue 50): spans or log records, attributes of one span, event, record,
+ * resource or scope (and events of one span), and values in all (every message of the request: each
+ * record, span, attribute and nested value counts one). Past one: a 413, before the rest is read.
+ */
+export interface OtlpLimits {
+  maxItems: number;
+  maxAttributes: number;
+  maxValues: number;
+}
+
+/** The export holds more than `OtlpLimits` allow: a 413 whose message says which limit. */
+export class OtlpLimitError extends Error {}
+
 export interface Unusable {
   /** Spans or log records left out, each for a reason. */
   count: number;
@@ -134,10 +148,11 @@ export function anyValue(v: unknown, depth = 0): AttrValue {
   return null;
 }
 
-/** A list of KeyValue as an object (a repeated key: the last one holds). */
-export function attributes(v: unknown, depth = 0): Attributes {
+/** A list of KeyValue as an object (a repeated key: the last one holds); `max`: past that many, an OtlpLimitError. */
+export function attributes(v: unknown, depth = 0, max = Infinity): Attributes {
   const out: Attributes = {};
   if (!Array.isArray(v)) return out;
+  if (v.length > max) throw new OtlpLimitError(`an element has ${v.length} attributes, over the ${max} an export may give one`);
   for (const kv of v) {
     if (!isObj(kv) || typeof kv.key !== 'string' || kv.key === '__proto__') continue;
     out[kv.key] = anyValue(kv.value, depth);
@@ -150,9 +165,19 @@ function scopeOf(o: Obj): OtelScope {
   return isObj(scope) ? { name: str(scope.name), version: str(scope.version) } : { name: '', version: '' };
 }
 
-function resourceOf(o: Obj): Attributes {
+function resourceOf(o: Obj, limits: OtlpLimits): Attributes {
   const resource = field(o, 'resource');
-  return isObj(resource) ? attributes(resource.attributes) : {};
+  return isObj(resource) ? attributes(resource.attributes, 0, limits.maxAttributes) : {};
+}
+
+/** Counts the spans or records read so far against `maxItems`. */
+function counter(limits: OtlpLimits, what: string) {
+  let items = 0;
+  return (more: number) => {
+    items += more;
+    if (items > limits.maxItems)
+      throw new OtlpLimitError(`the export holds more than ${limits.maxItems} ${what}, the most one export may hold`);
+  };
 }
 
 function requestObject(request: unknown): Obj {
@@ -161,16 +186,19 @@ function requestObject(request: unknown): Obj {
 }
 
 /** The spans of an ExportTraceServiceRequest; spans without a usable trace or span id are counted, not kept. */
-export function spansOf(request: unknown, ids: IdEncoding): { spans: OtelSpan[]; unusable: Unusable } {
+export function spansOf(request: unknown, ids: IdEncoding, limits: OtlpLimits): { spans: OtelSpan[]; unusable: Unusable } {
   const spans: OtelSpan[] = [];
   const unusable: Unusable = { count: 0, reasons: [] };
+  const count = counter(limits, 'spans');
   for (const rs of list(requestObject(request), 'resourceSpans', 'request')) {
     if (!isObj(rs)) throw new OtlpShapeError('resourceSpans items must be objects');
-    const resource = resourceOf(rs);
+    const resource = resourceOf(rs, limits);
     for (const ss of list(rs, 'scopeSpans', 'resourceSpans')) {
       if (!isObj(ss)) throw new OtlpShapeError('scopeSpans items must be objects');
       const scope = scopeOf(ss);
-      for (const s of list(ss, 'spans', 'scopeSpans')) {
+      const listed = list(ss, 'spans', 'scopeSpans');
+      count(listed.length);
+      for (const s of listed) {
         if (!isObj(s)) throw new OtlpShapeError('spans items must be objects');
         const traceId = id(field(s, 'traceId'), 16, ids);
         const spanId = id(field(s, 'spanId'), 8, ids);
@@ -186,9 +214,17 @@ export function spansOf(request: unknown, ids: IdEncoding): { spans: OtelSpan[];
           name: str(s.name),
           startTimeUnixNano: nanos(field(s, 'startTimeUnixNano')),
           endTimeUnixNano: nanos(field(s, 'endTimeUnixNano')),
-          attributes: attributes(s.attributes),
-          events: list(s, 'events', 'spans').flatMap((e) =>
-            isObj(e) ? [{ name: str(e.name), timeUnixNano: nanos(field(e, 'timeUnixNano')), attributes: attributes(e.attributes) }] : [],
+          attributes: attributes(s.attributes, 0, limits.maxAttributes),
+          events: eventsOf(s, limits).flatMap((e) =>
+            isObj(e)
+              ? [
+                  {
+                    name: str(e.name),
+                    timeUnixNano: nanos(field(e, 'timeUnixNano')),
+                    attributes: attributes(e.attributes, 0, limits.maxAttributes),
+                  },
+                ]
+              : [],
           ),
           resource,
           scope,
@@ -199,18 +235,28 @@ export function spansOf(request: unknown, ids: IdEncoding): { spans: OtelSpan[];
   return { spans, unusable };
 }
 
+function eventsOf(span: Obj, limits: OtlpLimits): unknown[] {
+  const events = list(span, 'events', 'spans');
+  if (events.length > limits.maxAttributes)
+    throw new OtlpLimitError(`a span has ${events.length} events, over the ${limits.maxAttributes} an export may give one`);
+  return events;
+}
+
 /** The log records of an ExportLogsServiceRequest (a record's trace and span ids are optional). */
-export function logRecordsOf(request: unknown, ids: IdEncoding): OtelLogRecord[] {
+export function logRecordsOf(request: unknown, ids: IdEncoding, limits: OtlpLimits): OtelLogRecord[] {
   const records: OtelLogRecord[] = [];
+  const count = counter(limits, 'log records');
   for (const rl of list(requestObject(request), 'resourceLogs', 'request')) {
     if (!isObj(rl)) throw new OtlpShapeError('resourceLogs items must be objects');
-    const resource = resourceOf(rl);
+    const resource = resourceOf(rl, limits);
     for (const sl of list(rl, 'scopeLogs', 'resourceLogs')) {
       if (!isObj(sl)) throw new OtlpShapeError('scopeLogs items must be objects');
       const scope = scopeOf(sl);
-      for (const r of list(sl, 'logRecords', 'scopeLogs')) {
+      const listed = list(sl, 'logRecords', 'scopeLogs');
+      count(listed.length);
+      for (const r of listed) {
         if (!isObj(r)) throw new OtlpShapeError('logRecords items must be objects');
-        const attrs = attributes(r.attributes);
+        const attrs = attributes(r.attributes, 0, limits.maxAttributes);
         const named = str(field(r, 'eventName'));
         records.push({
           timeUnixNano: nanos(field(r, 'timeUnixNano')),

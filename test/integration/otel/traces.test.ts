@@ -329,11 +329,18 @@ describe('OTLP trace ingest: an unmodified exporter sends GenAI spans, which bec
     const wrongStatus = STATUS.toObject(STATUS.decode(Buffer.from(await wrong.arrayBuffer()))) as { code: number; message: string };
     assert.deepEqual(wrongStatus, { code: 16, message: 'The ingest secret is not valid. (errorCode invalid_credentials)' });
 
-    // A gzip bomb is cut off at the limit once decompressed.
+    // A gzip bomb is cut off as it inflates past OTLP_MAX_INFLATION_RATIO (hostile-exports.test.ts has more).
     const limit = t.api.deps.config.otlp.bodyLimitBytes;
     const bomb = await post(gzipSync(Buffer.alloc(limit + 1, 0x20)), { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' });
     assert.equal(bomb.status, 413);
-    assert.equal(((await bomb.json()) as { errorCode: string }).errorCode, 'payload_too_large');
+    assert.equal(((await bomb.json()) as { errorCode: string }).errorCode, 'otlp_export_too_large');
+    // A body that inflates less, past the limit once decompressed.
+    const random = randomBytes(limit + 1)
+      .toString('base64')
+      .slice(0, limit + 1);
+    const large = await post(gzipSync(random), { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' });
+    assert.equal(large.status, 413);
+    assert.equal(((await large.json()) as { errorCode: string }).errorCode, 'payload_too_large');
 
     const sessions = await t.api.request(`/v3/rest/agent-conversations/sessions?applicationId=${app.app.id}`, {
       headers: { 'X-Service-Api-Key': t.org.apiKey },
