@@ -19,13 +19,13 @@ const PHASE_SECONDS = 20;
 const READERS = 8;
 const HOSTILE = 4;
 
-async function rssMiB(pid: number): Promise<number> {
+export async function rssMiB(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 }
 
 /** `READERS` loops of `read` for `seconds`: latencies in ms. */
-async function readLoad(
+export async function readLoad(
   read: () => Promise<void>,
   seconds: number,
 ): Promise<{ requests: number; p50: number; p99: number; max: number; perSecond: number }> {
@@ -47,6 +47,25 @@ async function readLoad(
     p99: percentile(sorted, 99),
     max: Number(sorted.at(-1)!.toFixed(1)),
     perSecond: Math.round(sorted.length / seconds),
+  };
+}
+
+/** The process's peak resident memory, sampled every 50 ms from /proc until `stop`. */
+export function rssSampler(pid: number, startMiB: number): { stop(): Promise<number> } {
+  let peak = startMiB;
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      peak = Math.max(peak, await rssMiB(pid));
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
+  return {
+    async stop() {
+      sampling = false;
+      await sampler;
+      return peak;
+    },
   };
 }
 
@@ -78,14 +97,7 @@ export async function benchHostileInput(): Promise<Record<string, unknown>> {
 
     const zeros = 8_000_000;
     const body = Buffer.from(`{"record":{"externalId":"hostile"},"folderIds":[${'0,'.repeat(zeros - 1)}0]}`);
-    let peakMiB = idleMiB;
-    let sampling = true;
-    const sampler = (async () => {
-      while (sampling) {
-        peakMiB = Math.max(peakMiB, await rssMiB(pid));
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    })();
+    const peak = rssSampler(pid, idleMiB);
     const statuses: Record<string, number> = {};
     const hostileMs: number[] = [];
     let largestAnswer = 0;
@@ -107,8 +119,7 @@ export async function benchHostileInput(): Promise<Record<string, unknown>> {
     const underAttack = await readLoad(read, PHASE_SECONDS);
     attacking = false;
     await Promise.all(attackers);
-    sampling = false;
-    await sampler;
+    const peakMiB = await peak.stop();
     const sortedHostile = hostileMs.sort((a, b) => a - b);
     return {
       name: 'hostile-input',

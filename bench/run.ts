@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- foundation|feedback-records|agent-ingest|agent-processing|otlp-ingest|recordings|mcp-upload|media|uploads|hostile-input|dashboard|webhook-delivery ...] [-- --skip-tests]`: runs the benchmarks (all by
+ * `npm run bench [-- foundation|feedback-records|agent-ingest|agent-processing|otlp-ingest|recordings|mcp-upload|media|uploads|hostile-input|hostile-otlp|dashboard|webhook-delivery ...] [-- --skip-tests]`: runs the benchmarks (all by
  * default) and writes each result to bench/results/<name>.json (bench/results-file.ts: with the commit
  * and the machine it ran on), then the summary table of docs/benchmarks.md (bench/summary.ts).
  */
@@ -11,6 +11,7 @@ import { benchDashboard } from './dashboard.js';
 import { benchFeedback } from './feedback.js';
 import { benchFoundation } from './foundation.js';
 import { benchHostileInput } from './hostile-input.js';
+import { benchHostileOtlp } from './hostile-otlp.js';
 import { benchMcpUpload } from './mcp-upload.js';
 import { benchMedia } from './media.js';
 import { benchRecordings } from './recordings.js';
@@ -33,6 +34,7 @@ const all: Record<string, () => Promise<Record<string, unknown>>> = {
   media: () => benchMedia(),
   uploads: () => benchUploads(),
   'hostile-input': () => benchHostileInput(),
+  'hostile-otlp': () => benchHostileOtlp(),
   dashboard: () => benchDashboard(),
   'webhook-delivery': () => benchWebhookDelivery(),
 };

@@ -89,16 +89,15 @@ describe('OTLP receivers under hostile exports: caps per export, decoding off th
     const gzipped = gzipSync(body);
     assert.ok(gzipped.length < 8_000 && body.length < api.deps.config.otlp.bodyLimitBytes);
     const [bomb, health] = await Promise.all([
-      post(api.url, '/otel/v1/logs', gzipped, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }),
+      post(api.url, '/otel/v1/logs', gzipped, { 'Content-Type': 'application/x-protobuf', 'Content-Encoding': 'gzip' }),
       fetch(`${api.url}/healthz`),
     ]);
     assert.equal(health.status, 200);
     assert.equal(bomb.status, 413);
-    assert.deepEqual(await bomb.json(), {
+    assert.deepEqual(STATUS.toObject(STATUS.decode(Buffer.from(await bomb.arrayBuffer()))), {
       code: 3,
-      errorCode: 'otlp_export_too_large',
       message:
-        'Too large an OTLP export: its gzip inflates more than 100 times (OTLP_MAX_INFLATION_RATIO). Send smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE, OTEL_BLRP_MAX_EXPORT_BATCH_SIZE).',
+        'Too large an OTLP export: its gzip inflates more than 100 times (OTLP_MAX_INFLATION_RATIO). Send smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE, OTEL_BLRP_MAX_EXPORT_BATCH_SIZE). (errorCode otlp_export_too_large)',
     });
 
     const before = decodedInThreads;
