@@ -139,6 +139,18 @@ const HEADLINES: Record<string, (r: BenchResult) => Headline[]> = {
       ratio: at(r, 'p99Ratio'),
     },
   ],
+  'hostile-otlp': (r) => [
+    {
+      figure: `/healthz under the review's 4,000,000-record OTLP export: p99 ${ms(at(r, 'reviewExport.healthz.p99'))}`,
+      limit: `/healthz alone: p99 ${ms(at(r, 'healthzAlone.p99'))}`,
+      ratio: at(r, 'reviewExport.p99Ratio'),
+    },
+    {
+      figure: `/healthz under the worst OTLP export allowed: p99 ${ms(at(r, 'worstAllowedExport.healthz.p99'))}, API peak RSS ${at(r, 'apiRssMiB.peak')} MiB`,
+      limit: `/healthz alone: p99 ${ms(at(r, 'healthzAlone.p99'))}`,
+      ratio: at(r, 'worstAllowedExport.p99Ratio'),
+    },
+  ],
   'mcp-upload': (r) => [
     {
       figure: `large session file upload p50 ${ms(at(r, 'largeUploads.latencyMs.p50'))}`,
