@@ -17,6 +17,12 @@ export const ERASURE_PLACES = [
   'domain_events',
   'webhook_deliveries',
   'webhook_delivery_attempts',
+  // Identifiers (issue 50): a recording's record's external id, an upload's file name.
+  'metadata_records',
+  'media_ingestions',
 ] as const;
+
+/** The places of erasures whose workflow started before identifiers were erased (issue 50): their histories replay these. */
+export const FIRST_ERASURE_PLACES = ERASURE_PLACES.slice(0, ERASURE_PLACES.indexOf('metadata_records'));
 
 export type ErasurePlace = (typeof ERASURE_PLACES)[number];

@@ -1,6 +1,6 @@
 /**
  * Captures the person erasure workflow's history (issue 32) like capture-histories.ts does for the
- * others: `npx tsx test/replay/capture-person-erasure.ts`. One run: a person with a feedback record
+ * others: `npx tsx test/replay/capture-person-erasure.ts [version]`. One run: a person with a feedback record
  * is erased over REST; the workflow searches every place and finishes.
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
@@ -38,7 +38,8 @@ try {
   if (erased.status !== 202) throw new Error(`erase answered ${erased.status}`);
   const handle = api.temporal.client.workflow.getHandle(personErasureWorkflowId(erased.body.erasureId as string));
   console.log(await handle.result());
-  await saveHistory('person-erasure', 'v1', handle);
+  // v1: before identifiers were erased (issue 50); v2: with the erase-identifiers patch.
+  await saveHistory('person-erasure', process.argv[2] ?? 'v2', handle);
 } finally {
   await api.close();
   await worker.stop();

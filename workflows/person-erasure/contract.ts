@@ -17,7 +17,10 @@ export interface PersonErasureInput {
   heartbeatTimeoutSeconds?: number;
 }
 
-export { ERASURE_PLACES, type ErasurePlace as ErasurePlaceName } from '../../src/domain/erasure-places.js';
+export { ERASURE_PLACES, FIRST_ERASURE_PLACES, type ErasurePlace as ErasurePlaceName } from '../../src/domain/erasure-places.js';
+
+/** Workflows started since identifiers are erased (issue 50) search `metadata_records` and `media_ingestions` too. */
+export const ERASE_IDENTIFIERS_PATCH = 'erase-identifiers';
 import type { ErasurePlace } from '../../src/domain/erasure-places.js';
 
 export interface PersonErasureResult {

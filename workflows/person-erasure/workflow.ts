@@ -1,6 +1,12 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { patched, proxyActivities } from '@temporalio/workflow';
 import type { PersonErasureActivities } from '../../activities/person-erasure.js';
-import { ERASURE_PLACES, type PersonErasureInput, type PersonErasureResult } from './contract.js';
+import {
+  ERASE_IDENTIFIERS_PATCH,
+  ERASURE_PLACES,
+  FIRST_ERASURE_PLACES,
+  type PersonErasureInput,
+  type PersonErasureResult,
+} from './contract.js';
 
 /** Finishes a person's erasure (see contract.ts): every place in turn, then the erasure is finished. */
 export async function personErasureWorkflow(input: PersonErasureInput): Promise<PersonErasureResult> {
@@ -12,7 +18,9 @@ export async function personErasureWorkflow(input: PersonErasureInput): Promise<
     retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
   });
   const counts: PersonErasureResult['counts'] = {};
-  for (const place of ERASURE_PLACES) {
+  // Histories of erasures started before the identifiers' places replay without them.
+  const places = patched(ERASE_IDENTIFIERS_PATCH) ? ERASURE_PLACES : FIRST_ERASURE_PLACES;
+  for (const place of places) {
     const changed = await search.erasePersonIn(input.erasureId, place);
     if (changed === null) return { counts };
     if (changed > 0) counts[place] = changed;

@@ -10,7 +10,7 @@ const PLACES: Record<string, string> = {
   people: 'The person (kept as a tombstone without identity)',
   feedback_records: 'Feedback records by or naming them (deleted)',
   agent_participants: 'Conversation participants (identity removed, counts kept)',
-  agent_sessions: 'Conversation sessions naming them',
+  agent_sessions: 'Conversation sessions naming them (an external id naming them replaced)',
   agent_events: 'Conversation messages naming them',
   agent_event_revisions: 'Earlier revisions of those messages',
   agent_signals: 'Signals naming them',
@@ -21,6 +21,8 @@ const PLACES: Record<string, string> = {
   domain_events: 'Change events naming them',
   webhook_deliveries: 'Webhook deliveries naming them',
   webhook_delivery_attempts: 'Webhook receivers’ answers naming them',
+  metadata_records: 'Recording records whose external id names them (the id replaced)',
+  media_ingestions: 'Uploads whose file name names them',
 };
 
 function CountsTable({ counts, caption }: { counts: Record<string, number>; caption: string }) {

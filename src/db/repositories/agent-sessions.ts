@@ -11,7 +11,7 @@ import {
 } from '../../domain/agent-session-state.js';
 import type { Tx } from '../pool.js';
 import { authorityStamp } from './agent-applications.js';
-import { contains, scrubbedJson, type Needle, type ScrubTarget } from './text-scrub.js';
+import { contains, erasedIdentifier, scrubbedJson, type Needle, type ScrubTarget } from './text-scrub.js';
 
 /**
  * The only writer of `agent_sessions` (issue 30, point 5): its rows, the processing status and
@@ -599,8 +599,9 @@ export function sessionScrubTarget(organizationId: string, needle: Needle): Scru
     key: 'id',
     keyType: 'uuid',
     scope: sql.fragment`t.organization_id = ${organizationId}`,
-    match: sql.fragment`(${contains(sql.fragment`c.source`, needle)} OR ${contains(sql.fragment`c.context`, needle)})`,
-    set: sql.fragment`source = ${scrubbedJson(sql.fragment`c.source`, needle)}, context = ${scrubbedJson(sql.fragment`c.context`, needle)}`,
+    match: contains(sql.fragment`concat_ws(' ', c.external_session_id, c.source::text, c.context::text)`, needle),
+    set: sql.fragment`source = ${scrubbedJson(sql.fragment`c.source`, needle)}, context = ${scrubbedJson(sql.fragment`c.context`, needle)},
+      external_session_id = ${erasedIdentifier(sql.fragment`c.external_session_id`, needle)}`,
   };
 }
 

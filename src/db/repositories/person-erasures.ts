@@ -7,6 +7,7 @@ import { recordingScrubTargets } from './recordings.js';
 import {
   contains,
   countScrubTarget,
+  erasedIdentifier,
   needleOf,
   scrubBatch,
   scrubbedJson,
@@ -89,7 +90,7 @@ function targetOf(place: ErasurePlace, erasure: { organizationId: string; person
         key: 'id',
         keyType: 'int8',
         scope: org,
-        match: sql.fragment`(c.person_id = ${erasure.personId} OR ${contains(sql.fragment`c.fields`, needle)})`,
+        match: sql.fragment`(c.person_id = ${erasure.personId} OR ${contains(sql.fragment`concat_ws(' ', c.external_id, c.fields::text)`, needle)})`,
       };
     case 'agent_participants': {
       const identity = sql.fragment`concat_ws(' ', c.email, c.external_id, c.display_name, c.username, c.participant_key, c.properties::text)`;
@@ -152,8 +153,28 @@ function targetOf(place: ErasurePlace, erasure: { organizationId: string; person
         key: 'id',
         keyType: 'uuid',
         scope: org,
-        match: sql.fragment`(${contains(sql.fragment`c.title`, needle)} OR ${contains(sql.fragment`c.events`, needle)})`,
-        set: sql.fragment`title = ${scrubbedText(sql.fragment`c.title`, needle)}, events = ${scrubbedJson(sql.fragment`c.events`, needle)}`,
+        match: sql.fragment`${contains(sql.fragment`concat_ws(' ', c.title, c.external_id, c.events::text)`, needle)}`,
+        set: sql.fragment`title = ${scrubbedText(sql.fragment`c.title`, needle)}, events = ${scrubbedJson(sql.fragment`c.events`, needle)},
+          external_id = ${erasedIdentifier(sql.fragment`c.external_id`, needle)}`,
+      };
+    case 'metadata_records':
+      // A record's external id is the integrator's key (unique per source): one that held the address becomes `erased:<id>`.
+      return {
+        table: 'metadata_records',
+        key: 'id',
+        keyType: 'uuid',
+        scope: org,
+        match: contains(sql.fragment`c.external_id`, needle),
+        set: sql.fragment`external_id = ${erasedIdentifier(sql.fragment`c.external_id`, needle)}`,
+      };
+    case 'media_ingestions':
+      return {
+        table: 'media_ingestions',
+        key: 'id',
+        keyType: 'uuid',
+        scope: org,
+        match: contains(sql.fragment`c.file_name`, needle),
+        set: sql.fragment`file_name = ${scrubbedText(sql.fragment`c.file_name`, needle)}, updated_at = now()`,
       };
     case 'domain_events':
       return { table: 'domain_events', key: 'id', keyType: 'int8', scope: org, ...json('payload') };

@@ -81,3 +81,12 @@ export function scrubbedText(expression: FragmentSqlToken, needle: Needle): Frag
 export function scrubbedJson(expression: FragmentSqlToken, needle: Needle): FragmentSqlToken {
   return sql.fragment`regexp_replace((${expression})::text, ${needle.pattern}, '[erased]', 'gi')::jsonb`;
 }
+
+/**
+ * An identifier (unique where it is a key: a session's external id, a record's) that holds the
+ * needle becomes `erased:<the row's id>`, alias `c`: unique still, and nothing of the address left.
+ * Sent again, the old identifier names nothing: a new session or record.
+ */
+export function erasedIdentifier(expression: FragmentSqlToken, needle: Needle): FragmentSqlToken {
+  return sql.fragment`CASE WHEN ${contains(expression, needle)} THEN 'erased:' || c.id ELSE ${expression} END`;
+}

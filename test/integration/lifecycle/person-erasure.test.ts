@@ -36,6 +36,8 @@ describe('person erasure', function () {
   let api: TestApi;
   let org: TestOrg;
   let admin: string;
+  /** Reads everything, the export included. */
+  let reader: string;
   let child: ChildProcess | undefined;
   let worker: TestWorker | undefined;
   const receiver = new TestReceiver();
@@ -52,6 +54,8 @@ describe('person erasure', function () {
     api = await startTestApi({ pool, config: testConfig({ TEMPORAL_TASK_QUEUE: taskQueue, MEDIA_HEARTBEAT_TIMEOUT_SECONDS: '2' }) });
     org = await createTestOrg(pool, { credits: 1000 });
     admin = (await createTestKey(pool, org.organizationId, ['admin', 'feedback:read'])).apiKey;
+    reader = (await createTestKey(pool, org.organizationId, ['admin', 'feedback:read', 'recordings:read', 'agents:read', 'signals:read']))
+      .apiKey;
   });
   after(async () => {
     if (child) await killWorkerProcess(child);
@@ -126,15 +130,21 @@ describe('person erasure', function () {
     assert.equal((await record('naming', `Forwarded by ${email.toUpperCase()}`)).status, 201);
     assert.equal((await record('other', 'Someone else entirely')).status, 201);
 
-    // A recording: a participant by e-mail (the same person), its name, its transcript and a metadata value.
+    // A recording: a participant by e-mail (the same person), its name, its transcript, a metadata value,
+    // its record's external id and an upload's file name (issue 50: identifiers too).
     const field = (await createField(pool, org.organizationId, { name: 'contact', type: 'string' })).id;
     const recording = await call('POST', '/v3/rest/recordings', {
-      record: { externalId: randomUUID(), values: [{ fieldId: field, value: email }] },
+      record: { externalId: `crm-${email}`, values: [{ fieldId: field, value: email }] },
       name: `Call with ${email}`,
       participants: [{ speaker: 0, person: { type: 'upsert', email } }],
       transcript: { utterances: [{ startSec: 0, endSec: 2, speaker: 0, text: `Write to me at ${email}.` }] },
     });
     assert.equal(recording.status, 201, JSON.stringify(recording.body));
+    const upload = await call('POST', `/v3/rest/recordings/${recording.body.id as string}/uploads`, {
+      fileName: `call from ${email}.wav`,
+      fileSize: 1000,
+    });
+    assert.equal(upload.status, 201, JSON.stringify(upload.body));
 
     worker = await startTestWorker(pool, { taskQueue });
     // An agent conversation: a participant, its events (one revised), its context, a feedback comment and its signal.
@@ -146,7 +156,7 @@ describe('person erasure', function () {
         headers: { 'X-Service-Agent-Key': app.secret },
         json: {
           agentKey: app.agentKey,
-          externalSessionId: 'chat-1',
+          externalSessionId: `chat-${email}`,
           status: 'open',
           context: { properties: { contact: email } },
           participants: [{ externalId: 'cust-1', email, displayName: 'Ana Erase' }],
@@ -204,6 +214,8 @@ describe('person erasure', function () {
       'metadata_values',
       'coding_sessions',
       'webhook_deliveries',
+      'metadata_records',
+      'media_ingestions',
     ])
       assert.ok(planted[table], `planted in ${table}: ${JSON.stringify(planted)}`);
     const personUuid = person.body.uuid as string;
@@ -215,6 +227,11 @@ describe('person erasure', function () {
     assert.equal(preview.body.person.email.toLowerCase(), needle);
     assert.deepEqual(Object.keys(preview.body.counts).sort(), [...ERASURE_PLACES].sort());
     assert.equal(preview.body.counts.feedback_records, 2, 'their record and the record naming them');
+    assert.deepEqual(
+      [preview.body.counts.agent_sessions, preview.body.counts.metadata_records, preview.body.counts.media_ingestions],
+      [1, 1, 1],
+      "the session's external id, the record's external id, the upload's file name",
+    );
     const byUuid = await call('GET', `/v3/rest/people/erasure-preview?personId=${person.body.uuid as string}`, undefined, admin);
     assert.deepEqual(byUuid.body, preview.body);
     const both = await call('GET', `/v3/rest/people/erasure-preview?personId=1&email=${encodeURIComponent(email)}`, undefined, admin);
@@ -285,6 +302,9 @@ describe('person erasure', function () {
       'agent_signals',
       'transcript_utterances',
       'coding_sessions',
+      'agent_sessions',
+      'metadata_records',
+      'media_ingestions',
     ])
       assert.ok((counts[place] ?? 0) >= 1, `${place}: ${JSON.stringify(counts)}`);
     assert.ok(Object.keys(result.counts).length >= 1, JSON.stringify(result));
@@ -296,6 +316,8 @@ describe('person erasure', function () {
       'agent_event_revisions',
       'transcript_utterances',
       'coding_sessions',
+      'metadata_records',
+      'media_ingestions',
     ])
       assert.equal(
         counts[place] ?? 0,
@@ -306,6 +328,35 @@ describe('person erasure', function () {
     assert.equal(after.status, 404, 'an erased person has nothing left to preview');
 
     assert.deepEqual(await tablesHolding(), {}, 'no table holds the e-mail');
+    // Nor does the API serve it: the recording (its record's external id, its upload), the sessions, the export.
+    const read = (path: string) => call('GET', path, undefined, reader);
+    const recordingRead = await read(`/v3/rest/recordings/${recording.body.id as string}`);
+    assert.equal(recordingRead.status, 200);
+    assert.match(recordingRead.body.record.externalId as string, /^erased:[0-9a-f-]{36}$/);
+    const sessions = await read(`/v3/rest/agent-conversations/sessions?applicationId=${app.app.id}`);
+    assert.deepEqual(
+      (sessions.body.sessions as { externalSessionId: string }[]).map((x) => x.externalSessionId),
+      [`erased:${sessionId}`],
+    );
+    const uploadRead = await read(`/v3/rest/recordings/${recording.body.id as string}/uploads/${upload.body.uploadId as string}`);
+    assert.equal(uploadRead.status, 200);
+    const exported = await fetch(`${api.url}/v3/rest/organization/export`, { headers: { 'X-Service-Api-Key': reader } });
+    assert.equal(exported.status, 200);
+    const served: [string, string][] = [
+      ['the recording', JSON.stringify(recordingRead.body)],
+      ['the sessions', JSON.stringify(sessions.body)],
+      ['the upload', JSON.stringify(uploadRead.body)],
+      ['the export', await exported.text()],
+    ];
+    for (const [what, text] of served) assert.ok(!text.toLowerCase().includes(needle), `${what} holds no erased address`);
+    // The old identifier, sent again, names nothing: a new session.
+    const anew = await api.request('/v3/rest/agent-conversations/ingest', {
+      method: 'POST',
+      headers: { 'X-Service-Agent-Key': app.secret },
+      json: { agentKey: app.agentKey, externalSessionId: `chat-${email}`, status: 'open', events: [userMessage(1, 'Back again')] },
+    });
+    assert.equal(anew.status, 202, JSON.stringify(anew.body));
+    assert.notEqual(anew.body.sessionId, sessionId);
     const histories = await historiesHolding([`agent-session/${sessionId}`, personErasureWorkflowId(erasureId)]);
     assert.ok(histories.scanned.length > 2, `the runs started since the test began were listed too: ${JSON.stringify(histories.scanned)}`);
     assert.deepEqual(histories.holding, [], 'no workflow history holds it, decoded');
