@@ -1,5 +1,6 @@
 import type { Context, Middleware } from 'koa';
 import type Provider from 'oidc-provider';
+import { rateLimitAddressKey } from '../../src/domain/client-address.js';
 import type { RateLimiter } from '../../src/rate-limit.js';
 import type { EndpointLimits } from '../../src/oauth/server.js';
 import { errorPage, PAGE_HEADERS } from './pages.js';
@@ -8,12 +9,12 @@ import { errorPage, PAGE_HEADERS } from './pages.js';
 const PROVIDER_PATHS = /^\/(?:oauth\/(?!interaction(?:\/|$))|\.well-known\/(?:oauth-authorization-server|openid-configuration)(?:\/|$))/;
 
 /**
- * Counts a request under the client's address (ctx.ip: the one the outermost trusted proxy saw);
- * past the limit answers 429 with Retry-After itself and returns false.
+ * Counts a request under the client's address (ctx.ip: the one the outermost trusted proxy saw; an
+ * IPv6 client's /64); past the limit answers 429 with Retry-After itself and returns false.
  */
 async function admitted(ctx: Context, limiter: RateLimiter | null, refuse: (ctx: Context, retryAfter: number) => void): Promise<boolean> {
   if (!limiter) return true;
-  const decision = await limiter.consume(ctx.ip);
+  const decision = await limiter.consume(rateLimitAddressKey(ctx.ip));
   if (decision.allowed) return true;
   ctx.status = 429;
   ctx.set('Retry-After', String(decision.resetSeconds));

@@ -4,6 +4,7 @@ import { findUserClientGrantId } from '../db/repositories/oauth-models.js';
 import { findUser } from '../db/repositories/users.js';
 import { postgresAdapter } from './adapter.js';
 import { errorRedirectGuard } from './redirects.js';
+import { clientMetadataCaps } from './client-metadata.js';
 import { oauthSigningJwk } from './keys.js';
 import { CONSOLE_CALLBACK_PATH, CONSOLE_CLIENT_ID, CONSOLE_CLIENT_NAME, CONSOLE_SCOPE, restResource } from './console-client.js';
 
@@ -126,6 +127,8 @@ export async function createAuthorizationServer(o: AuthorizationServerOptions): 
     responseTypes: ['code'],
     scopes: ['openid', 'offline_access', ...MCP_SCOPES, CONSOLE_SCOPE],
     claims: { openid: ['sub'], email: ['email'] },
+    // Registration is anonymous: every field a client registers has a length (and count) cap.
+    extraClientMetadata: clientMetadataCaps,
     clientDefaults: {
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
