@@ -206,6 +206,14 @@ export const envSchema = z.object({
     description:
       'authorization requests (`/oauth/authorize`) a minute per client address, every replica together; past it 429 with Retry-After; `0` turns it off',
   }),
+  WEBHOOK_TEST_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(60).meta({
+    description:
+      'webhook test events and redeliveries (`POST …/webhook-endpoints/{id}/test`, `…/deliveries/{id}/redeliver`) a minute per organization, together, every replica; each makes a delivery that is retried on failure. Past it 429 `rate_limited` with Retry-After; `0` turns it off',
+  }),
+  MANAGEMENT_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(120).meta({
+    description:
+      'requests a minute per organization to the API keys and the webhook endpoints with their deliveries, together (API keys and users alike, every replica); past it 429 `rate_limited` with Retry-After; `0` turns it off',
+  }),
 
   AGENT_SESSION_IDLE_SECONDS: positiveInt
     .max(30 * 24 * 3600)
@@ -558,13 +566,15 @@ export interface Config {
   };
   auth: { signingSecret: string | undefined; issuer: string; accessTokenTtlSeconds: number };
   /** Requests a minute per API key; 0 turns a limit off (benchmarks). */
-  /** Requests a minute; 0 turns a limit off. Feedback per key; agent ingest and recording creates per organization. */
+  /** Requests a minute; 0 turns a limit off. Feedback per key; agent ingest, recording creates, webhook tests and management per organization. */
   rateLimits: {
     feedbackPerMinute: number;
     agentIngestPerMinute: number;
     recordingCreatesPerMinute: number;
     oauthRegistrationsPerHour: number;
     oauthAuthorizationsPerMinute: number;
+    webhookTestsPerMinute: number;
+    managementPerMinute: number;
   };
   /** The event seam's outbox (`domain_events`): how long the retention sweep keeps an event. */
   domainEvents: { retentionDays: number };
@@ -774,6 +784,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       recordingCreatesPerMinute: e.RECORDING_CREATE_RATE_LIMIT_PER_MINUTE,
       oauthRegistrationsPerHour: e.OAUTH_REGISTRATION_RATE_LIMIT_PER_HOUR,
       oauthAuthorizationsPerMinute: e.OAUTH_AUTHORIZATION_RATE_LIMIT_PER_MINUTE,
+      webhookTestsPerMinute: e.WEBHOOK_TEST_RATE_LIMIT_PER_MINUTE,
+      managementPerMinute: e.MANAGEMENT_RATE_LIMIT_PER_MINUTE,
     },
     domainEvents: { retentionDays: e.DOMAIN_EVENT_RETENTION_DAYS },
     otlp: {

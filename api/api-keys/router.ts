@@ -1,5 +1,6 @@
 import type { AppDeps } from '../context.js';
 import type { AuthRequirement } from '../middleware/auth.js';
+import { managementRateLimit } from '../middleware/rate-limit.js';
 import { pageSchema } from '../paging.js';
 import type { RouteRegistry } from '../routes.js';
 import { API_KEYS_PATH, apiKeyHandlers } from './handlers.js';
@@ -12,7 +13,8 @@ import { apiKeySchema, apiKeyWithSecretSchema, createApiKeyBody, pageQuery } fro
 export function apiKeyRoutes(deps: AppDeps, registry: RouteRegistry): void {
   const h = apiKeyHandlers(deps);
   const auth: AuthRequirement = { accept: ['apiKey', 'user'], scope: 'admin' };
-  const common = { tags: ['management'], auth };
+  const limit = managementRateLimit(deps);
+  const common = { tags: ['management'], auth, middleware: limit.middleware };
 
   registry.add({
     ...common,
@@ -23,13 +25,13 @@ export function apiKeyRoutes(deps: AppDeps, registry: RouteRegistry): void {
     idempotent: true,
     summary: 'Create an API key; the key itself is in this answer only',
     body: { schema: createApiKeyBody },
-    responses: {
+    responses: limit.responses({
       201: {
         description: 'The key with `apiKey` (shown this once: Intake keeps only its hash)',
         schema: apiKeyWithSecretSchema,
         headers: { Location: 'The key' },
       },
-    },
+    }),
     errors: ['scope_not_held'],
     handler: h.create,
   });
@@ -40,7 +42,7 @@ export function apiKeyRoutes(deps: AppDeps, registry: RouteRegistry): void {
     operationId: 'listApiKeys',
     summary: 'List the API keys (revoked ones too, never the keys themselves), oldest first',
     query: pageQuery,
-    responses: { 200: { description: 'A page of keys', schema: pageSchema('apiKeys', apiKeySchema) } },
+    responses: limit.responses({ 200: { description: 'A page of keys', schema: pageSchema('apiKeys', apiKeySchema) } }),
     handler: h.list,
   });
   registry.add({
@@ -49,7 +51,7 @@ export function apiKeyRoutes(deps: AppDeps, registry: RouteRegistry): void {
     path: `${API_KEYS_PATH}/{apiKeyId}`,
     operationId: 'getApiKey',
     summary: 'Get an API key, with the last time it was used',
-    responses: { 200: { description: 'The key', schema: apiKeySchema } },
+    responses: limit.responses({ 200: { description: 'The key', schema: apiKeySchema } }),
     handler: h.get,
   });
   registry.add({
@@ -58,7 +60,7 @@ export function apiKeyRoutes(deps: AppDeps, registry: RouteRegistry): void {
     path: `${API_KEYS_PATH}/{apiKeyId}`,
     operationId: 'revokeApiKey',
     summary: 'Revoke an API key: it stops working at once and stays listed with `revokedAt`; revoking it again is 204',
-    responses: { 204: { description: 'Revoked' } },
+    responses: limit.responses({ 204: { description: 'Revoked' } }),
     handler: h.revoke,
   });
 }

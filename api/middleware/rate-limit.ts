@@ -1,7 +1,7 @@
 import type { Next } from 'koa';
 import { AppError } from '../../src/errors.js';
 import type { RateLimiter } from '../../src/rate-limit.js';
-import type { AppContext } from '../context.js';
+import type { AppContext, AppDeps } from '../context.js';
 import { ERROR_REF } from '../openapi.js';
 import type { RouteSpec } from '../routes.js';
 import { principalOf } from './auth.js';
@@ -49,3 +49,24 @@ export function withRateLimit(responses: RouteSpec['responses'], over: string): 
   for (const r of Object.values(responses)) r.headers = { ...RATE_HEADERS, ...r.headers };
   return { ...responses, 429: { description: `${over}; see Retry-After`, schema: ERROR_REF, headers: RATE_HEADERS } };
 }
+
+/**
+ * A per-organization limit shared by a group of routes (one count across them, every replica): the
+ * middleware to put on each, and its responses with the headers and the 429 documented.
+ */
+export function organizationRateLimit(deps: AppDeps, name: string, perMinute: number, over: string) {
+  const limiter = deps.rateLimits.limiter(name, perMinute);
+  return {
+    middleware: limiter ? [rateLimit(limiter, perOrganization)] : [],
+    responses: (responses: RouteSpec['responses']) => withRateLimit(responses, over),
+  };
+}
+
+/** API keys, webhook endpoints with their deliveries (issue 50): MANAGEMENT_RATE_LIMIT_PER_MINUTE. */
+export const managementRateLimit = (deps: AppDeps) =>
+  organizationRateLimit(
+    deps,
+    'management',
+    deps.config.rateLimits.managementPerMinute,
+    'Over MANAGEMENT_RATE_LIMIT_PER_MINUTE requests a minute for this organization',
+  );

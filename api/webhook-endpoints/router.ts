@@ -1,5 +1,6 @@
 import type { AppDeps } from '../context.js';
 import type { AuthRequirement } from '../middleware/auth.js';
+import { managementRateLimit } from '../middleware/rate-limit.js';
 import { pageSchema } from '../paging.js';
 import type { RouteRegistry } from '../routes.js';
 import { WEBHOOK_ENDPOINTS_PATH, webhookEndpointHandlers } from './handlers.js';
@@ -19,7 +20,8 @@ import {
 export function webhookEndpointRoutes(deps: AppDeps, registry: RouteRegistry): void {
   const h = webhookEndpointHandlers(deps);
   const auth: AuthRequirement = { accept: ['apiKey', 'user'], scope: 'webhooks:manage' };
-  const common = { tags: ['webhooks'], auth };
+  const limit = managementRateLimit(deps);
+  const common = { tags: ['webhooks'], auth, middleware: limit.middleware };
   const base = WEBHOOK_ENDPOINTS_PATH;
   const one = { 200: { description: 'The endpoint', schema: webhookEndpointSchema } };
 
@@ -31,13 +33,13 @@ export function webhookEndpointRoutes(deps: AppDeps, registry: RouteRegistry): v
     idempotent: true,
     summary: 'Register a webhook endpoint; its signing secret is in this answer only',
     body: { schema: createWebhookEndpointBody },
-    responses: {
+    responses: limit.responses({
       201: {
         description: 'The endpoint with its `whsec_` signing secret (shown this once; rotate it to get a new one)',
         schema: webhookEndpointWithSecretSchema,
         headers: { Location: 'The endpoint' },
       },
-    },
+    }),
     errors: ['webhook_endpoint_limit_reached'],
     handler: h.create,
   });
@@ -48,7 +50,7 @@ export function webhookEndpointRoutes(deps: AppDeps, registry: RouteRegistry): v
     operationId: 'listWebhookEndpoints',
     summary: 'List webhook endpoints (never their secrets), oldest first',
     query: pageQuery,
-    responses: { 200: { description: 'A page of endpoints', schema: pageSchema('endpoints', webhookEndpointSchema) } },
+    responses: limit.responses({ 200: { description: 'A page of endpoints', schema: pageSchema('endpoints', webhookEndpointSchema) } }),
     handler: h.list,
   });
   registry.add({
@@ -57,7 +59,7 @@ export function webhookEndpointRoutes(deps: AppDeps, registry: RouteRegistry): v
     path: `${base}/{endpointId}`,
     operationId: 'getWebhookEndpoint',
     summary: 'Get a webhook endpoint',
-    responses: one,
+    responses: limit.responses(one),
     handler: h.get,
   });
   registry.add({
@@ -67,7 +69,7 @@ export function webhookEndpointRoutes(deps: AppDeps, registry: RouteRegistry): v
     operationId: 'updateWebhookEndpoint',
     summary: 'Change the URL, event types, description, or enable or disable the endpoint',
     body: { schema: updateWebhookEndpointBody },
-    responses: one,
+    responses: limit.responses(one),
     handler: h.update,
   });
   registry.add({
@@ -76,7 +78,7 @@ export function webhookEndpointRoutes(deps: AppDeps, registry: RouteRegistry): v
     path: `${base}/{endpointId}`,
     operationId: 'deleteWebhookEndpoint',
     summary: 'Delete an endpoint with its deliveries; deleting it again is 404',
-    responses: { 204: { description: 'Deleted' } },
+    responses: limit.responses({ 204: { description: 'Deleted' } }),
     handler: h.remove,
   });
   registry.add({
@@ -87,9 +89,9 @@ export function webhookEndpointRoutes(deps: AppDeps, registry: RouteRegistry): v
     // A retried rotation would rotate twice and drop the secret the first answer carried.
     idempotent: true,
     summary: 'Replace the signing secret; the previous one keeps signing for 24 hours (a second rotation within them drops the older one)',
-    responses: {
+    responses: limit.responses({
       200: { description: 'The endpoint with its new signing secret (shown this once)', schema: webhookEndpointWithSecretSchema },
-    },
+    }),
     handler: h.rotateSecret,
   });
 }

@@ -4349,6 +4349,12 @@ export interface operations {
       /** @description A page of keys */
       200: {
         headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4426,6 +4432,28 @@ export interface operations {
         };
       };
       /**
+       * @description Over MANAGEMENT_RATE_LIMIT_PER_MINUTE requests a minute for this organization; see Retry-After
+       *
+       *     `rate_limited`: Rate limit exceeded; retry later.
+       */
+      429: {
+        headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'rate_limited';
+          };
+        };
+      };
+      /**
        * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
        *
        *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
@@ -4481,6 +4509,12 @@ export interface operations {
           'Idempotent-Replayed'?: 'true';
           /** @description The key */
           Location?: string;
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4613,6 +4647,28 @@ export interface operations {
         };
       };
       /**
+       * @description Over MANAGEMENT_RATE_LIMIT_PER_MINUTE requests a minute for this organization; see Retry-After
+       *
+       *     `rate_limited`: Rate limit exceeded; retry later.
+       */
+      429: {
+        headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'rate_limited';
+          };
+        };
+      };
+      /**
        * @description `server_busy`: The service is busy; retry later.
        *
        *     `database_unavailable`: The service is temporarily unavailable (database); retry later.
@@ -4646,6 +4702,12 @@ export interface operations {
       /** @description The key */
       200: {
         headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4718,6 +4780,28 @@ export interface operations {
         };
       };
       /**
+       * @description Over MANAGEMENT_RATE_LIMIT_PER_MINUTE requests a minute for this organization; see Retry-After
+       *
+       *     `rate_limited`: Rate limit exceeded; retry later.
+       */
+      429: {
+        headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'rate_limited';
+          };
+        };
+      };
+      /**
        * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
        *
        *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
@@ -4749,6 +4833,12 @@ export interface operations {
       /** @description Revoked */
       204: {
         headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
           [name: string]: unknown;
         };
         content?: never;
@@ -4794,6 +4884,28 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             /** @enum {unknown} */
             errorCode?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Over MANAGEMENT_RATE_LIMIT_PER_MINUTE requests a minute for this organization; see Retry-After
+       *
+       *     `rate_limited`: Rate limit exceeded; retry later.
+       */
+      429: {
+        headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'rate_limited';
           };
         };
       };
@@ -8948,6 +9060,12 @@ export interface operations {
       /** @description A page of endpoints */
       200: {
         headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9000,6 +9118,28 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             /** @enum {unknown} */
             errorCode?: 'insufficient_scope';
+          };
+        };
+      };
+      /**
+       * @description Over MANAGEMENT_RATE_LIMIT_PER_MINUTE requests a minute for this organization; see Retry-After
+       *
+       *     `rate_limited`: Rate limit exceeded; retry later.
+       */
+      429: {
+        headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'rate_limited';
           };
         };
       };
@@ -9064,6 +9204,12 @@ export interface operations {
           'Idempotent-Replayed'?: 'true';
           /** @description The endpoint */
           Location?: string;
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9173,6 +9319,28 @@ export interface operations {
         };
       };
       /**
+       * @description Over MANAGEMENT_RATE_LIMIT_PER_MINUTE requests a minute for this organization; see Retry-After
+       *
+       *     `rate_limited`: Rate limit exceeded; retry later.
+       */
+      429: {
+        headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'rate_limited';
+          };
+        };
+      };
+      /**
        * @description `server_busy`: The service is busy; retry later.
        *
        *     `database_unavailable`: The service is temporarily unavailable (database); retry later.
@@ -9206,6 +9374,12 @@ export interface operations {
       /** @description The endpoint */
       200: {
         headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9257,6 +9431,28 @@ export interface operations {
         };
       };
       /**
+       * @description Over MANAGEMENT_RATE_LIMIT_PER_MINUTE requests a minute for this organization; see Retry-After
+       *
+       *     `rate_limited`: Rate limit exceeded; retry later.
+       */
+      429: {
+        headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'rate_limited';
+          };
+        };
+      };
+      /**
        * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
        *
        *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
@@ -9288,6 +9484,12 @@ export interface operations {
       /** @description Deleted */
       204: {
         headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
           [name: string]: unknown;
         };
         content?: never;
@@ -9333,6 +9535,28 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             /** @enum {unknown} */
             errorCode?: 'not_found';
+          };
+        };
+      };
+      /**
+       * @description Over MANAGEMENT_RATE_LIMIT_PER_MINUTE requests a minute for this organization; see Retry-After
+       *
+       *     `rate_limited`: Rate limit exceeded; retry later.
+       */
+      429: {
+        headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'rate_limited';
           };
         };
       };
@@ -9392,6 +9616,12 @@ export interface operations {
       /** @description The endpoint */
       200: {
         headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9483,6 +9713,28 @@ export interface operations {
         };
       };
       /**
+       * @description Over MANAGEMENT_RATE_LIMIT_PER_MINUTE requests a minute for this organization; see Retry-After
+       *
+       *     `rate_limited`: Rate limit exceeded; retry later.
+       */
+      429: {
+        headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'rate_limited';
+          };
+        };
+      };
+      /**
        * @description `server_busy`: The service is busy; retry later.
        *
        *     `database_unavailable`: The service is temporarily unavailable (database); retry later.
@@ -9520,6 +9772,12 @@ export interface operations {
       /** @description A page of deliveries */
       200: {
         headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9604,6 +9862,28 @@ export interface operations {
         };
       };
       /**
+       * @description Over MANAGEMENT_RATE_LIMIT_PER_MINUTE requests a minute for this organization; see Retry-After
+       *
+       *     `rate_limited`: Rate limit exceeded; retry later.
+       */
+      429: {
+        headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'rate_limited';
+          };
+        };
+      };
+      /**
        * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
        *
        *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
@@ -9636,6 +9916,12 @@ export interface operations {
       /** @description The delivery */
       200: {
         headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9712,6 +9998,28 @@ export interface operations {
         };
       };
       /**
+       * @description Over MANAGEMENT_RATE_LIMIT_PER_MINUTE requests a minute for this organization; see Retry-After
+       *
+       *     `rate_limited`: Rate limit exceeded; retry later.
+       */
+      429: {
+        headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'rate_limited';
+          };
+        };
+      };
+      /**
        * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
        *
        *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
@@ -9744,6 +10052,12 @@ export interface operations {
       /** @description The delivery, pending again */
       202: {
         headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9823,6 +10137,28 @@ export interface operations {
         };
       };
       /**
+       * @description Over WEBHOOK_TEST_RATE_LIMIT_PER_MINUTE test events and redeliveries a minute for this organization; see Retry-After
+       *
+       *     `rate_limited`: Rate limit exceeded; retry later.
+       */
+      429: {
+        headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'rate_limited';
+          };
+        };
+      };
+      /**
        * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
        *
        *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
@@ -9859,6 +10195,12 @@ export interface operations {
         headers: {
           /** @description `true` when this response is the stored response of an earlier request with the same Idempotency-Key */
           'Idempotent-Replayed'?: 'true';
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -9946,6 +10288,28 @@ export interface operations {
         };
       };
       /**
+       * @description Over MANAGEMENT_RATE_LIMIT_PER_MINUTE requests a minute for this organization; see Retry-After
+       *
+       *     `rate_limited`: Rate limit exceeded; retry later.
+       */
+      429: {
+        headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'rate_limited';
+          };
+        };
+      };
+      /**
        * @description `database_unavailable`: The service is temporarily unavailable (database); retry later.
        *
        *     `temporal_unavailable`: The service is temporarily unavailable (temporal); retry later.
@@ -9977,6 +10341,12 @@ export interface operations {
       /** @description The test delivery, pending */
       202: {
         headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -10052,6 +10422,28 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             /** @enum {unknown} */
             errorCode?: 'webhook_endpoint_disabled';
+          };
+        };
+      };
+      /**
+       * @description Over WEBHOOK_TEST_RATE_LIMIT_PER_MINUTE test events and redeliveries a minute for this organization; see Retry-After
+       *
+       *     `rate_limited`: Rate limit exceeded; retry later.
+       */
+      429: {
+        headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'rate_limited';
           };
         };
       };

@@ -6,12 +6,14 @@ import { createRateLimitStore } from '../../../src/rate-limit.js';
 import { startTestApi, type TestApi } from '../../../harness/app.js';
 import { createTestAgentApp, sessionRequest, userMessage, type TestAgentApp } from '../../../harness/agents.js';
 import { testConfig } from '../../../harness/config.js';
-import { createTestOrg, createTestUser, type TestOrg } from '../../../harness/fixtures.js';
+import { createTestKey, createTestOrg, createTestUser, type TestOrg } from '../../../harness/fixtures.js';
 import { createTestDatabase } from '../../../harness/stack.js';
+import { createTestEndpoint } from '../../../harness/webhooks.js';
 
 /**
- * Per-organization limits where one tenant could starve the others: agent ingest and recording
- * creates, counted in PostgreSQL across API replicas, with the feedback area's headers.
+ * Per-organization limits where one tenant could starve the others: agent ingest, recording
+ * creates, webhook test events and redeliveries, and management (API keys, webhook endpoints),
+ * counted in PostgreSQL across API replicas, with the feedback area's headers.
  */
 describe('per-organization rate limits', () => {
   let databaseUrl: string;
@@ -24,7 +26,12 @@ describe('per-organization rate limits', () => {
   before(async () => {
     databaseUrl = await createTestDatabase();
     pool = await createDatabasePool(databaseUrl);
-    const config = testConfig({ AGENT_INGEST_RATE_LIMIT_PER_MINUTE: '30', RECORDING_CREATE_RATE_LIMIT_PER_MINUTE: '3' });
+    const config = testConfig({
+      AGENT_INGEST_RATE_LIMIT_PER_MINUTE: '30',
+      RECORDING_CREATE_RATE_LIMIT_PER_MINUTE: '3',
+      WEBHOOK_TEST_RATE_LIMIT_PER_MINUTE: '5',
+      MANAGEMENT_RATE_LIMIT_PER_MINUTE: '6',
+    });
     api = await startTestApi({ pool, databaseUrl, config });
     replica = await startTestApi({ pool, databaseUrl, config });
     org = await createTestOrg(pool, { credits: 100 });
@@ -92,6 +99,104 @@ describe('per-organization rate limits', () => {
     const listed = await api.request('/v3/rest/recordings?limit=50', { headers: byKey });
     assert.equal(listed.status, 200, 'reads are not limited');
     assert.equal((await create(api, { 'X-Service-Api-Key': other.apiKey }, 'r1')).status, 201);
+  });
+
+  /** The 429 of a limit of `limit` a minute, as every limited route answers it. */
+  function assertLimited(res: { status: number; headers: Headers; body: Record<string, unknown> }, limit: number) {
+    assert.equal(res.status, 429);
+    const retryAfter = Number(res.headers.get('retry-after'));
+    assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter}`);
+    assert.deepEqual(res.body, {
+      errorCode: 'rate_limited',
+      message: `Rate limit of ${limit} requests a minute exceeded; retry in ${retryAfter} s.`,
+      retryAfterSeconds: retryAfter,
+    });
+    assert.deepEqual(
+      ['ratelimit-limit', 'ratelimit-remaining'].map((h) => res.headers.get(h)),
+      [String(limit), '0'],
+    );
+  }
+
+  it('limits webhook test events and redeliveries per organization, together, across the replicas (issue 50)', async () => {
+    const endpoint = await createTestEndpoint(pool, org.organizationId, { url: 'https://hooks.example.com/intake' });
+    const byKey = { 'X-Service-Api-Key': org.apiKey };
+    const send = (target: TestApi, path: string, headers: Record<string, string> = byKey) =>
+      target.request(`/v3/rest/webhook-endpoints/${endpoint.id}${path}`, { method: 'POST', headers });
+    const sent = [];
+    for (let i = 0; i < 4; i++) {
+      const res = await send(i % 2 ? replica : api, '/test');
+      assert.equal(res.status, 202);
+      assert.deepEqual(
+        ['ratelimit-limit', 'ratelimit-remaining'].map((h) => res.headers.get(h)),
+        ['5', String(4 - i)],
+      );
+      const reset = Number(res.headers.get('ratelimit-reset'));
+      assert.ok(reset >= 1 && reset <= 60, `RateLimit-Reset ${reset}`);
+      sent.push(res.body.id as string);
+    }
+    // A redelivery counts with them, by a user as by a key.
+    const user = await createTestUser(pool, org.organizationId, 'admin');
+    const again = await send(replica, `/deliveries/${sent[0]}/redeliver`, { Authorization: `Bearer ${user.accessToken}` });
+    assert.equal(again.status, 202);
+    assert.equal(again.headers.get('ratelimit-remaining'), '0');
+    // The sixth is refused, on either replica, and makes no delivery.
+    assertLimited(await send(api, '/test'), 5);
+    assertLimited(await send(replica, `/deliveries/${sent[1]}/redeliver`), 5);
+    const deliveries = await pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+      SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = ${endpoint.id}`);
+    assert.equal(deliveries, 4);
+    // Reading the deliveries is not this limit's, and another organization is not held back.
+    assert.equal((await api.request(`/v3/rest/webhook-endpoints/${endpoint.id}/deliveries`, { headers: byKey })).status, 200);
+    const theirs = await createTestEndpoint(pool, other.organizationId, { url: 'https://hooks.example.com/other' });
+    const elsewhere = await api.request(`/v3/rest/webhook-endpoints/${theirs.id}/test`, {
+      method: 'POST',
+      headers: { 'X-Service-Api-Key': other.apiKey },
+    });
+    assert.equal(elsewhere.status, 202);
+    assert.equal(elsewhere.headers.get('ratelimit-remaining'), '4');
+  });
+
+  it('limits API keys and webhook endpoints per organization, one count across them (issue 50)', async () => {
+    const owner = await createTestOrg(pool);
+    const byKey = { 'X-Service-Api-Key': owner.apiKey };
+    const call = (target: TestApi, method: string, path: string, json?: unknown, headers: Record<string, string> = byKey) =>
+      target.request(path, { method, headers, json });
+    const answers = [
+      await call(api, 'POST', '/v3/rest/api-keys', { name: 'ci', scopes: ['feedback:read'] }),
+      await call(replica, 'GET', '/v3/rest/api-keys'),
+      await call(api, 'POST', '/v3/rest/webhook-endpoints', { url: 'https://hooks.example.com/intake' }),
+      await call(replica, 'GET', '/v3/rest/webhook-endpoints'),
+    ];
+    const endpointId = answers[2]!.body.id as string;
+    answers.push(await call(api, 'GET', `/v3/rest/webhook-endpoints/${endpointId}/deliveries`));
+    const other = (await createTestKey(pool, owner.organizationId, ['admin'])).apiKey;
+    answers.push(
+      await call(replica, 'DELETE', `/v3/rest/api-keys/${answers[0]!.body.apiKeyId}`, undefined, { 'X-Service-Api-Key': other }),
+    );
+    assert.deepEqual(
+      answers.map((r) => [r.status, r.headers.get('ratelimit-limit'), r.headers.get('ratelimit-remaining')]),
+      [
+        [201, '6', '5'],
+        [200, '6', '4'],
+        [201, '6', '3'],
+        [200, '6', '2'],
+        [200, '6', '1'],
+        [204, '6', '0'],
+      ],
+    );
+    // The seventh, whatever the route, the replica or the key, is refused.
+    assertLimited(
+      await call(api, 'POST', '/v3/rest/api-keys', { name: 'one more', scopes: ['feedback:read'] }, { 'X-Service-Api-Key': other }),
+      6,
+    );
+    assertLimited(await call(replica, 'DELETE', `/v3/rest/webhook-endpoints/${endpointId}`), 6);
+    const keys = await pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+      SELECT count(*)::int AS n FROM api_keys WHERE organization_id = ${owner.organizationId}`);
+    assert.equal(keys, 3, 'the fixture key, the admin key and the one created: the refused create made none');
+    // Another organization is not held back.
+    const elsewhere = await call(api, 'GET', '/v3/rest/api-keys', undefined, { 'X-Service-Api-Key': (await createTestOrg(pool)).apiKey });
+    assert.equal(elsewhere.status, 200);
+    assert.equal(elsewhere.headers.get('ratelimit-remaining'), '5');
   });
 
   it('hands out leased requests without admitting more than the limit between replicas', async () => {
