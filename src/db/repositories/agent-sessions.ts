@@ -592,7 +592,7 @@ export async function deferRoutineSignals(
     WHERE s.id = d.id`);
 }
 
-/** The scrub of an erased person's e-mail in sessions' source and context (person-erasures.ts runs it). */
+/** The scrub of an erased person's e-mail in sessions' external id, source and context (person-erasures.ts runs it). */
 export function sessionScrubTarget(organizationId: string, needle: Needle): ScrubTarget {
   return {
     table: 'agent_sessions',
@@ -601,7 +601,7 @@ export function sessionScrubTarget(organizationId: string, needle: Needle): Scru
     scope: sql.fragment`t.organization_id = ${organizationId}`,
     match: contains(sql.fragment`concat_ws(' ', c.external_session_id, c.source::text, c.context::text)`, needle),
     set: sql.fragment`source = ${scrubbedJson(sql.fragment`c.source`, needle)}, context = ${scrubbedJson(sql.fragment`c.context`, needle)},
-      external_session_id = ${erasedIdentifier(sql.fragment`c.external_session_id`, needle)}`,
+      external_session_id = ${erasedIdentifier(needle, { table: 'agent_sessions', column: 'external_session_id', within: ['application_id'] })}`,
   };
 }
 

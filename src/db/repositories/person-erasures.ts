@@ -11,6 +11,7 @@ import {
   needleOf,
   scrubBatch,
   scrubbedJson,
+  scrubbedKey,
   scrubbedText,
   type ScrubBatch,
   type ScrubTarget,
@@ -93,7 +94,8 @@ function targetOf(place: ErasurePlace, erasure: { organizationId: string; person
         match: sql.fragment`(c.person_id = ${erasure.personId} OR ${contains(sql.fragment`concat_ws(' ', c.external_id, c.fields::text)`, needle)})`,
       };
     case 'agent_participants': {
-      const identity = sql.fragment`concat_ws(' ', c.email, c.external_id, c.display_name, c.username, c.participant_key, c.properties::text)`;
+      const identity = sql.fragment`concat_ws(' ', c.email, c.external_id, c.display_name, c.username, c.participant_key, c.company_external_id,
+        c.properties::text)`;
       return {
         table: 'agent_participants',
         key: 'id',
@@ -103,6 +105,7 @@ function targetOf(place: ErasurePlace, erasure: { organizationId: string; person
         // The participant stays (counts), without identity; a key or external id that holds the address is replaced.
         set: sql.fragment`email = NULL, display_name = NULL, username = NULL, properties = NULL,
           external_id = CASE WHEN ${contains(sql.fragment`c.external_id`, needle)} THEN NULL ELSE c.external_id END,
+          company_external_id = CASE WHEN ${contains(sql.fragment`c.company_external_id`, needle)} THEN NULL ELSE c.company_external_id END,
           participant_key = CASE WHEN ${contains(sql.fragment`c.participant_key`, needle)} THEN 'erased:' || c.id ELSE c.participant_key END,
           updated_at = now()`,
       };
@@ -110,12 +113,15 @@ function targetOf(place: ErasurePlace, erasure: { organizationId: string; person
     case 'agent_sessions':
       return sessionScrubTarget(erasure.organizationId, needle);
     case 'agent_events':
+      // The external id is the integrator's key within the session, quoted by signals and feedback targets (see scrubbedKey).
       return {
         table: 'agent_events',
         key: 'id',
         keyType: 'int8',
         scope: sql.fragment`t.session_id IN (${sessionsOfOrg})`,
-        ...json('payload'),
+        match: contains(sql.fragment`concat_ws(' ', c.external_event_id, c.payload::text)`, needle),
+        set: sql.fragment`payload = ${scrubbedJson(sql.fragment`c.payload`, needle)},
+          external_event_id = ${scrubbedKey(needle, { table: 'agent_events', column: 'external_event_id', within: ['session_id'] })}`,
       };
     case 'agent_event_revisions':
       return {
@@ -125,16 +131,23 @@ function targetOf(place: ErasurePlace, erasure: { organizationId: string; person
         scope: sql.fragment`t.event_id IN (SELECT e.id FROM agent_events e WHERE e.session_id IN (${sessionsOfOrg}))`,
         ...json('payload'),
       };
-    case 'agent_signals':
+    case 'agent_signals': {
+      // The event a signal names, as the events' search (an earlier place) left it: a signal of inference names its own
+      // event; an explicit one its feedback's target, which the same text replacement keeps naming (scrubbedKey).
+      const eventId = scrubbedText(sql.fragment`c.event_external_id`, needle);
+      const named = sql.fragment`CASE WHEN c.source = 'qualitative_inference'
+        THEN coalesce((SELECT e.external_event_id FROM agent_events e WHERE e.id = c.event_id), ${eventId}) ELSE ${eventId} END`;
       return {
         table: 'agent_signals',
         key: 'id',
         keyType: 'uuid',
         scope: org,
-        match: contains(sql.fragment`concat_ws(' ', c.comment, c.summary, array_to_string(c.labels, ' '))`, needle),
+        match: contains(sql.fragment`concat_ws(' ', c.event_external_id, c.comment, c.summary, array_to_string(c.labels, ' '))`, needle),
         set: sql.fragment`comment = ${scrubbedText(sql.fragment`c.comment`, needle)}, summary = ${scrubbedText(sql.fragment`c.summary`, needle)},
-          labels = ARRAY(SELECT ${scrubbedText(sql.fragment`l`, needle)} FROM unnest(c.labels) AS l)`,
+          labels = ARRAY(SELECT ${scrubbedText(sql.fragment`l`, needle)} FROM unnest(c.labels) AS l),
+          event_external_id = CASE WHEN ${contains(sql.fragment`c.event_external_id`, needle)} THEN ${named} ELSE c.event_external_id END`,
       };
+    }
     case 'recordings':
     case 'transcript_utterances':
       return recordingScrubTargets(erasure.organizationId, needle)[place];
@@ -155,7 +168,7 @@ function targetOf(place: ErasurePlace, erasure: { organizationId: string; person
         scope: org,
         match: sql.fragment`${contains(sql.fragment`concat_ws(' ', c.title, c.external_id, c.events::text)`, needle)}`,
         set: sql.fragment`title = ${scrubbedText(sql.fragment`c.title`, needle)}, events = ${scrubbedJson(sql.fragment`c.events`, needle)},
-          external_id = ${erasedIdentifier(sql.fragment`c.external_id`, needle)}`,
+          external_id = ${erasedIdentifier(needle, { table: 'coding_sessions', column: 'external_id', within: ['organization_id'] })}`,
       };
     case 'metadata_records':
       // A record's external id is the integrator's key (unique per source): one that held the address becomes `erased:<id>`.
@@ -165,7 +178,7 @@ function targetOf(place: ErasurePlace, erasure: { organizationId: string; person
         keyType: 'uuid',
         scope: org,
         match: contains(sql.fragment`c.external_id`, needle),
-        set: sql.fragment`external_id = ${erasedIdentifier(sql.fragment`c.external_id`, needle)}`,
+        set: sql.fragment`external_id = ${erasedIdentifier(needle, { table: 'metadata_records', column: 'external_id', within: ['source_id'] })}`,
       };
     case 'media_ingestions':
       return {

@@ -281,7 +281,10 @@ export async function deleteRecordingRow(tx: DatabaseTransactionConnection, orga
   return result.rowCount > 0;
 }
 
-/** The scrubs of an erased person's e-mail in recordings' names and transcripts (person-erasures.ts runs them). */
+/**
+ * The scrubs of an erased person's e-mail in recordings' names, `assetUrl`s (kept after the transfer;
+ * one not yet fetched then fails) and transcripts (person-erasures.ts runs them).
+ */
 export function recordingScrubTargets(
   organizationId: string,
   needle: Needle,
@@ -293,8 +296,9 @@ export function recordingScrubTargets(
       key: 'id',
       keyType: 'uuid',
       scope,
-      match: contains(sql.fragment`c.name`, needle),
-      set: sql.fragment`name = ${scrubbedText(sql.fragment`c.name`, needle)}, updated_at = now()`,
+      match: contains(sql.fragment`concat_ws(' ', c.name, c.asset_source_url)`, needle),
+      set: sql.fragment`name = ${scrubbedText(sql.fragment`c.name`, needle)},
+        asset_source_url = ${scrubbedText(sql.fragment`c.asset_source_url`, needle)}, updated_at = now()`,
     },
     transcript_utterances: {
       table: 'transcript_utterances',

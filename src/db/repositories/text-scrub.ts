@@ -82,11 +82,49 @@ export function scrubbedJson(expression: FragmentSqlToken, needle: Needle): Frag
   return sql.fragment`regexp_replace((${expression})::text, ${needle.pattern}, '[erased]', 'gi')::jsonb`;
 }
 
+/** A key column and the columns it is unique within, as in `UNIQUE (application_id, external_session_id)`. */
+export interface UniqueKey {
+  table: string;
+  column: string;
+  within: readonly string[];
+}
+
+/** Whether another row of the key's scope holds `value` (alias `o`). */
+function heldByAnother(key: UniqueKey, value: FragmentSqlToken, of: (column: FragmentSqlToken) => FragmentSqlToken): FragmentSqlToken {
+  const same = key.within.map((column) => sql.fragment`o.${sql.identifier([column])} = c.${sql.identifier([column])}`);
+  return sql.fragment`EXISTS (SELECT 1 FROM ${sql.identifier([key.table])} o
+    WHERE ${sql.join(same, sql.fragment` AND `)} AND o.id <> c.id AND ${of(sql.fragment`o.${sql.identifier([key.column])}`)} = ${value})`;
+}
+
 /**
- * An identifier (unique where it is a key: a session's external id, a record's) that holds the
- * needle becomes `erased:<the row's id>`, alias `c`: unique still, and nothing of the address left.
- * Sent again, the old identifier names nothing: a new session or record.
+ * `erased:<the row's id>`; when another row of the key's scope holds that already (integrators see
+ * row ids and may send `erased:<id>` themselves: issue 50), a random UUID is appended, so that the
+ * UPDATE never breaks the key and the erasure never retries on it forever.
  */
-export function erasedIdentifier(expression: FragmentSqlToken, needle: Needle): FragmentSqlToken {
-  return sql.fragment`CASE WHEN ${contains(expression, needle)} THEN 'erased:' || c.id ELSE ${expression} END`;
+function erasedValue(key: UniqueKey): FragmentSqlToken {
+  const candidate = sql.fragment`'erased:' || c.id`;
+  return sql.fragment`(${candidate} || CASE WHEN ${heldByAnother(key, candidate, (o) => o)} THEN ':' || gen_random_uuid() ELSE '' END)`;
+}
+
+/**
+ * An identifier that is a key (a session's external id, a record's) and holds the needle becomes
+ * `erased:<the row's id>` (see erasedValue): unique still, and nothing of the address left. Sent
+ * again, the old identifier names nothing: a new session or record. Once changed it no longer
+ * matches, so a batch run again (a retried activity) leaves it as it is.
+ */
+export function erasedIdentifier(needle: Needle, key: UniqueKey): FragmentSqlToken {
+  const column = sql.identifier(['c', key.column]);
+  return sql.fragment`CASE WHEN ${contains(sql.fragment`${column}`, needle)} THEN ${erasedValue(key)} ELSE ${column} END`;
+}
+
+/**
+ * A key that other rows quote as text (an event's external id: its signals, a feedback event's
+ * target, webhook bodies): the needle replaced by `[erased]` as in those rows, so that they still
+ * name it; `erased:<the row's id>` instead where another row of the scope has, or gets, the same text.
+ */
+export function scrubbedKey(needle: Needle, key: UniqueKey): FragmentSqlToken {
+  const column = sql.fragment`${sql.identifier(['c', key.column])}`;
+  const text = scrubbedText(column, needle);
+  const taken = heldByAnother(key, text, (o) => scrubbedText(o, needle));
+  return sql.fragment`CASE WHEN ${contains(column, needle)} THEN CASE WHEN ${taken} THEN ${erasedValue(key)} ELSE ${text} END ELSE ${column} END`;
 }

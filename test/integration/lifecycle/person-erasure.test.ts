@@ -145,9 +145,13 @@ describe('person erasure', function () {
       fileSize: 1000,
     });
     assert.equal(upload.status, 201, JSON.stringify(upload.body));
+    // An assetUrl naming them, kept after its transfer (set here: fetching it would need a media server).
+    await pool.query(sql.unsafe`
+      UPDATE recordings SET asset_source_url = ${`https://media.example.com/${email}/call.wav`} WHERE id = ${recording.body.id as string}`);
 
     worker = await startTestWorker(pool, { taskQueue });
-    // An agent conversation: a participant, its events (one revised), its context, a feedback comment and its signal.
+    // An agent conversation: a participant, its events (one revised; ids naming them too), its context, a feedback comment
+    // and its signal. The integrator's ids hold the address as well: the session's, two events', the participant's company.
     const endpoint = await createTestEndpoint(pool, org.organizationId, { url: await receiver.listen(), eventTypes: null });
     const app = await createTestAgentApp(pool, org, 'support-bot');
     const ingest = (events: ReturnType<typeof userMessage>[]) =>
@@ -159,21 +163,32 @@ describe('person erasure', function () {
           externalSessionId: `chat-${email}`,
           status: 'open',
           context: { properties: { contact: email } },
-          participants: [{ externalId: 'cust-1', email, displayName: 'Ana Erase' }],
+          participants: [{ externalId: 'cust-1', email, displayName: 'Ana Erase', companyExternalId: `acct-${email}` }],
           events,
         },
       });
+    const ask = `ask-${email}`;
+    const reply = `reply-${email}`;
     const first = await ingest([
-      userMessage(1, `My export is broken, reach me at ${email}`, { participantExternalId: 'cust-1' }),
-      assistantMessage(2, 'Sorry about that'),
-      feedbackEvent(3, 'e2', 'negative', { feedback: { targetEventExternalId: 'e2', rating: 'negative', comment: `Call ${email}` } }),
+      userMessage(1, `My export is broken, reach me at ${email}`, { externalEventId: ask, participantExternalId: 'cust-1' }),
+      assistantMessage(2, 'Sorry about that', { externalEventId: reply }),
+      feedbackEvent(3, reply, 'negative', { feedback: { targetEventExternalId: reply, rating: 'negative', comment: `Call ${email}` } }),
+      // What `ask-…` becomes with the address replaced is taken already: that event becomes `erased:<its id>` instead.
+      userMessage(4, 'One more thing', { externalEventId: 'ask-[erased]' }),
     ]);
     assert.equal(first.status, 202, JSON.stringify(first.body));
     const revised = await ingest([
-      userMessage(1, 'My export is broken (address removed)', { revision: 2, participantExternalId: 'cust-1' }),
+      userMessage(1, 'My export is broken (address removed)', { externalEventId: ask, revision: 2, participantExternalId: 'cust-1' }),
     ]);
     assert.equal(revised.status, 202, JSON.stringify(revised.body));
     const sessionId = first.body.sessionId as string;
+    // The integrator's own session whose id is what the erased one would become: the erased one takes another.
+    const squatter = await api.request('/v3/rest/agent-conversations/ingest', {
+      method: 'POST',
+      headers: { 'X-Service-Agent-Key': app.secret },
+      json: { agentKey: app.agentKey, externalSessionId: `erased:${sessionId}`, status: 'open', events: [userMessage(1, 'Hello')] },
+    });
+    assert.equal(squatter.status, 202, JSON.stringify(squatter.body));
     // The session's workflow processes it (its history is searched too), then the worker stops.
     const signals = () => pool.oneFirst(sql.type(count)`SELECT count(*)::int AS n FROM agent_signals WHERE session_id = ${sessionId}`);
     assert.ok(await waitFor(async () => (await signals()) >= 2, 60_000), 'the session was processed into signals');
@@ -232,6 +247,7 @@ describe('person erasure', function () {
       [1, 1, 1],
       "the session's external id, the record's external id, the upload's file name",
     );
+    assert.equal(preview.body.counts.agent_events, 3, 'the asking event, the reply (its id only) and the feedback on it');
     const byUuid = await call('GET', `/v3/rest/people/erasure-preview?personId=${person.body.uuid as string}`, undefined, admin);
     assert.deepEqual(byUuid.body, preview.body);
     const both = await call('GET', `/v3/rest/people/erasure-preview?personId=1&email=${encodeURIComponent(email)}`, undefined, admin);
@@ -334,10 +350,26 @@ describe('person erasure', function () {
     assert.equal(recordingRead.status, 200);
     assert.match(recordingRead.body.record.externalId as string, /^erased:[0-9a-f-]{36}$/);
     const sessions = await read(`/v3/rest/agent-conversations/sessions?applicationId=${app.app.id}`);
-    assert.deepEqual(
-      (sessions.body.sessions as { externalSessionId: string }[]).map((x) => x.externalSessionId),
-      [`erased:${sessionId}`],
+    const externalIds = new Map(
+      (sessions.body.sessions as { sessionId: string; externalSessionId: string }[]).map((x) => [x.sessionId, x.externalSessionId]),
     );
+    assert.equal(externalIds.size, 2, JSON.stringify(sessions.body));
+    assert.equal(externalIds.get(squatter.body.sessionId as string), `erased:${sessionId}`, "the integrator's own id stays");
+    assert.match(externalIds.get(sessionId) ?? '', new RegExp(`^erased:${sessionId}:[0-9a-f-]{36}$`), 'the erased one took another');
+    const session = await read(`/v3/rest/agent-conversations/sessions/${sessionId}`);
+    assert.equal(session.status, 200);
+    const eventIds = (session.body.events as { externalEventId: string }[]).map((e) => e.externalEventId);
+    assert.match(eventIds[0] ?? '', /^erased:\d+$/, `the asking event: ${JSON.stringify(eventIds)}`);
+    assert.deepEqual(eventIds.slice(1), ['reply-[erased]', 'e3', 'ask-[erased]']);
+    assert.deepEqual(
+      (session.body.participants as { companyExternalId: string | null }[]).map((p) => p.companyExternalId),
+      [null],
+    );
+    const signalsRead = await read(`/v3/rest/signals?sessionId=${sessionId}`);
+    assert.equal(signalsRead.status, 200);
+    assert.ok(signalsRead.body.signals.length >= 2, JSON.stringify(signalsRead.body));
+    for (const signal of signalsRead.body.signals as { eventExternalId: string }[])
+      assert.equal(signal.eventExternalId, 'reply-[erased]', 'signals still name the reply');
     const uploadRead = await read(`/v3/rest/recordings/${recording.body.id as string}/uploads/${upload.body.uploadId as string}`);
     assert.equal(uploadRead.status, 200);
     const exported = await fetch(`${api.url}/v3/rest/organization/export`, { headers: { 'X-Service-Api-Key': reader } });
@@ -345,6 +377,8 @@ describe('person erasure', function () {
     const served: [string, string][] = [
       ['the recording', JSON.stringify(recordingRead.body)],
       ['the sessions', JSON.stringify(sessions.body)],
+      ['the session', JSON.stringify(session.body)],
+      ['the signals', JSON.stringify(signalsRead.body)],
       ['the upload', JSON.stringify(uploadRead.body)],
       ['the export', await exported.text()],
     ];
