@@ -262,6 +262,14 @@ export const envSchema = z.object({
       description:
         'api: the largest OTLP export request `/otel/v1/traces` and `/otel/v1/logs` take, counted after gzip is undone (413 past it; an exporter batches 512 spans by default)',
     }),
+  EXPORT_MAX_CONCURRENT: positiveInt.max(100).default(2).meta({
+    description:
+      'api: organization exports running at once per API process (each holds a database connection while it streams); past it an export is 429 `too_many_exports`. One export of an organization runs at a time on every replica',
+  }),
+  EXPORT_STALL_TIMEOUT_SECONDS: positiveInt.max(3600).default(30).meta({
+    description:
+      'api: an organization export whose client reads nothing for this long is ended (the connection closed, its snapshot transaction released), so an unread export holds no memory or connection',
+  }),
   OTLP_MAX_RECORDS_PER_EXPORT: positiveInt.max(1_000_000).default(8192).meta({
     description:
       "api: the most spans (traces) or log records (logs) one OTLP export may hold (413 `otlp_export_too_large` past it). The default is the OpenTelemetry Collector's batch size; SDKs send 512",
@@ -580,6 +588,8 @@ export interface Config {
   domainEvents: { retentionDays: number };
   /** Webhook delivery (issue 31): the private networks receivers may be on, and loopback in development. */
   webhooks: { allowedPrivateNetworks: string[]; allowLoopback: boolean };
+  /** The organization export (issue 50): exports at once per process, and how long a client may read nothing. */
+  exports: { maxConcurrent: number; stallTimeoutSeconds: number };
   /** OTLP ingest (issue 35): what one export may hold (see the OTLP_* variables), and spans and records a minute per organization (0: off). */
   otlp: {
     bodyLimitBytes: number;
@@ -788,6 +798,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       managementPerMinute: e.MANAGEMENT_RATE_LIMIT_PER_MINUTE,
     },
     domainEvents: { retentionDays: e.DOMAIN_EVENT_RETENTION_DAYS },
+    exports: { maxConcurrent: e.EXPORT_MAX_CONCURRENT, stallTimeoutSeconds: e.EXPORT_STALL_TIMEOUT_SECONDS },
     otlp: {
       bodyLimitBytes: e.OTLP_BODY_LIMIT_BYTES,
       maxItems: e.OTLP_MAX_RECORDS_PER_EXPORT,

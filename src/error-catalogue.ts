@@ -318,6 +318,12 @@ export const ERROR_CATALOGUE = {
     message: 'Rate limit exceeded; retry later.',
     description: "Past the route's rate limit, per key, user or organization (`retryAfterSeconds`, `Retry-After`).",
   },
+  too_many_exports: {
+    status: 429,
+    message: 'Too many exports are running; retry later.',
+    description:
+      'The organization export: one export of an organization runs at a time (every replica), and at most `EXPORT_MAX_CONCURRENT` per API process; `Retry-After` says when to try again.',
+  },
   // 5xx
   internal_error: {
     status: 500,

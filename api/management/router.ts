@@ -24,8 +24,9 @@ export function managementRoutes(deps: AppDeps, registry: RouteRegistry): void {
     tags: ['management'],
     summary: "Export the organization's data as NDJSON, streamed (admin)",
     description:
-      'One JSON object per line: `export` (version, organization, time), then `feedback_source`, `person`, `feedback_record`, `recording` (with participants, transcript, folders and metadata), `agent_session` (with participants), `agent_event` and `agent_signal` lines, then `end` with the count of each type. One consistent snapshot. A response without its `end` line was cut short. Line schemas: docs/guides/data-lifecycle.md; `intake org import` loads a file into an empty organization.',
+      'One JSON object per line: `export` (version, organization, time), then `feedback_source`, `person`, `feedback_record`, `recording` (with participants, transcript, folders and metadata), `agent_session` (with participants), `agent_event` and `agent_signal` lines, then `end` with the count of each type. One consistent snapshot. A response without its `end` line was cut short (a client that reads nothing for `EXPORT_STALL_TIMEOUT_SECONDS` is cut off). The credential needs `admin` and every read scope (`feedback:read`, `recordings:read`, `agents:read`, `signals:read`): the export holds all of that data. One export of an organization runs at a time (429 `too_many_exports`). Line schemas: docs/guides/data-lifecycle.md; `intake org import` loads a file into an empty organization.',
     auth: { accept: ['apiKey', 'user'], scope: 'admin' },
+    errors: ['too_many_exports'],
     responses: {
       200: {
         description: 'The export, one JSON object per line',

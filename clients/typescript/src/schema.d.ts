@@ -524,7 +524,7 @@ export interface paths {
     };
     /**
      * Export the organization's data as NDJSON, streamed (admin)
-     * @description One JSON object per line: `export` (version, organization, time), then `feedback_source`, `person`, `feedback_record`, `recording` (with participants, transcript, folders and metadata), `agent_session` (with participants), `agent_event` and `agent_signal` lines, then `end` with the count of each type. One consistent snapshot. A response without its `end` line was cut short. Line schemas: docs/guides/data-lifecycle.md; `intake org import` loads a file into an empty organization.
+     * @description One JSON object per line: `export` (version, organization, time), then `feedback_source`, `person`, `feedback_record`, `recording` (with participants, transcript, folders and metadata), `agent_session` (with participants), `agent_event` and `agent_signal` lines, then `end` with the count of each type. One consistent snapshot. A response without its `end` line was cut short (a client that reads nothing for `EXPORT_STALL_TIMEOUT_SECONDS` is cut off). The credential needs `admin` and every read scope (`feedback:read`, `recordings:read`, `agents:read`, `signals:read`): the export holds all of that data. One export of an organization runs at a time (429 `too_many_exports`). Line schemas: docs/guides/data-lifecycle.md; `intake org import` loads a file into an empty organization.
      */
     get: operations['exportOrganization'];
     put?: never;
@@ -6789,6 +6789,18 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             /** @enum {unknown} */
             errorCode?: 'insufficient_scope';
+          };
+        };
+      };
+      /** @description `too_many_exports`: Too many exports are running; retry later. */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {unknown} */
+            errorCode?: 'too_many_exports';
           };
         };
       };

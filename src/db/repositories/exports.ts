@@ -126,6 +126,12 @@ export async function exportBatch(
   return { lines: rows.map((r) => r.line), last: rows.length < limit ? null : (rows.at(-1)?.k ?? null) };
 }
 
+/** Takes the organization's export lock until the transaction ends: false when another export holds it (on any replica). */
+export async function lockOrganizationExport(tx: CommonQueryMethods, organizationId: string): Promise<boolean> {
+  return tx.oneFirst(sql.type(z.object({ ok: z.boolean() }))`
+    SELECT pg_try_advisory_xact_lock(hashtextextended(${`export:${organizationId}`}, 0)) AS ok`);
+}
+
 /** Makes the transaction a consistent, read-only snapshot (the first statement of the transaction). */
 export async function snapshotTransaction(tx: CommonQueryMethods): Promise<void> {
   await tx.query(sql.unsafe`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`);

@@ -59,6 +59,8 @@ describe('organization export', function () {
   let api: TestApi;
   let org: TestOrg;
   let adminKey: string;
+  /** `admin` and every read scope: what an export needs. */
+  let exportKey: string;
   let dir: string;
 
   before(async () => {
@@ -67,6 +69,9 @@ describe('organization export', function () {
     api = await startTestApi({ pool });
     org = await createTestOrg(pool, { credits: 100 });
     adminKey = (await createTestKey(pool, org.organizationId, ['admin'])).apiKey;
+    exportKey = (
+      await createTestKey(pool, org.organizationId, ['admin', 'feedback:read', 'recordings:read', 'agents:read', 'signals:read'])
+    ).apiKey;
     dir = await mkdtemp(path.join(os.tmpdir(), 'intake-export-'));
   });
   after(async () => {
@@ -180,8 +185,23 @@ describe('organization export', function () {
       (await createTestKey(pool, org.organizationId, ['feedback:read', 'recordings:read'])).apiKey,
     );
     assert.deepEqual([refused.status, refused.body.errorCode], [403, 'insufficient_scope']);
+    // An admin-only key reads no transcript or chat elsewhere: nor through the export (issue 50).
+    const adminOnly = await call('GET', '/v3/rest/organization/export', undefined, adminKey);
+    assert.deepEqual(
+      [adminOnly.status, adminOnly.body],
+      [
+        403,
+        {
+          errorCode: 'insufficient_scope',
+          message:
+            "The export holds every kind of data: the credential needs 'admin' and 'feedback:read', 'recordings:read', 'agents:read', 'signals:read'; it lacks 'feedback:read', 'recordings:read', 'agents:read', 'signals:read'.",
+          requiredScope: 'feedback:read',
+          missingScopes: ['feedback:read', 'recordings:read', 'agents:read', 'signals:read'],
+        },
+      ],
+    );
 
-    const res = await fetch(`${api.url}/v3/rest/organization/export`, { headers: { 'X-Service-Api-Key': adminKey } });
+    const res = await fetch(`${api.url}/v3/rest/organization/export`, { headers: { 'X-Service-Api-Key': exportKey } });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'application/x-ndjson');
     assert.equal(res.headers.get('cache-control'), 'no-store');
