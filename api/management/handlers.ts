@@ -46,11 +46,11 @@ export function managementHandlers(deps: AppDeps) {
       const running = exportOrganization(deps.pool, organizationId, streamWriter(stream, { stallMs: stallSeconds * 1000 }), {
         started,
       }).finally(release);
-      let failure: unknown;
+      let failure: Error | undefined;
       running.then(
         () => stream.end(),
         (error: unknown) => {
-          failure = error;
+          failure = error instanceof Error ? error : new Error('the export failed');
           if (!streaming) return; // before the answer began: the handler throws it
           // The status is sent: the stream ends without its `end` line.
           // The connection is dropped (a chunked response left unfinished), so no client mistakes it for complete.
@@ -60,7 +60,7 @@ export function managementHandlers(deps: AppDeps) {
         },
       );
       await Promise.race([ready, running]);
-      if (failure !== undefined) throw failure;
+      if (failure) throw failure;
       ctx.status = 200;
       ctx.type = 'application/x-ndjson';
       ctx.set('Cache-Control', 'no-store');
