@@ -212,7 +212,7 @@ export const envSchema = z.object({
   }),
   MANAGEMENT_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(120).meta({
     description:
-      'requests a minute per organization to the API keys and the webhook endpoints with their deliveries, together (API keys and users alike, every replica); past it 429 `rate_limited` with Retry-After; `0` turns it off',
+      'requests a minute per organization to the API keys, the webhook endpoints with their deliveries and the organization export, together (API keys and users alike, every replica); past it 429 `rate_limited` with Retry-After; `0` turns it off',
   }),
 
   AGENT_SESSION_IDLE_SECONDS: positiveInt

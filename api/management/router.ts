@@ -1,4 +1,5 @@
 import type { AppDeps } from '../context.js';
+import { managementRateLimit } from '../middleware/rate-limit.js';
 import type { RouteRegistry } from '../routes.js';
 import { managementHandlers } from './handlers.js';
 import { pageQuery, pageSchema } from '../paging.js';
@@ -7,6 +8,7 @@ import { creditTransactionSchema, organizationSchema, userSchema } from './schem
 /** The "product interface" of the spec as REST: the organization (any credential) and its users (admin). Credits are added by operators (api/operator). */
 export function managementRoutes(deps: AppDeps, registry: RouteRegistry): void {
   const h = managementHandlers(deps);
+  const limit = managementRateLimit(deps);
   registry.add({
     method: 'get',
     path: '/v3/rest/organization',
@@ -26,14 +28,15 @@ export function managementRoutes(deps: AppDeps, registry: RouteRegistry): void {
     description:
       'One JSON object per line: `export` (version, organization, time), then `feedback_source`, `person`, `feedback_record`, `recording` (with participants, transcript, folders and metadata), `agent_session` (with participants), `agent_event` and `agent_signal` lines, then `end` with the count of each type. One consistent snapshot. A response without its `end` line was cut short (a client that reads nothing for `EXPORT_STALL_TIMEOUT_SECONDS` is cut off). The credential needs `admin` and every read scope (`feedback:read`, `recordings:read`, `agents:read`, `signals:read`): the export holds all of that data. One export of an organization runs at a time (429 `too_many_exports`). Line schemas: docs/guides/data-lifecycle.md; `intake org import` loads a file into an empty organization.',
     auth: { accept: ['apiKey', 'user'], scope: 'admin' },
+    middleware: limit.middleware,
     errors: ['too_many_exports'],
-    responses: {
+    responses: limit.responses({
       200: {
         description: 'The export, one JSON object per line',
         mediaType: 'application/x-ndjson',
         schema: { type: 'string', description: 'NDJSON: one JSON object per line' },
       },
-    },
+    }),
     handler: h.exportOrganization,
   });
   registry.add({

@@ -62,7 +62,7 @@ export function organizationRateLimit(deps: AppDeps, name: string, perMinute: nu
   };
 }
 
-/** API keys, webhook endpoints with their deliveries (issue 50): MANAGEMENT_RATE_LIMIT_PER_MINUTE. */
+/** API keys, webhook endpoints with their deliveries, the organization export (issue 50): MANAGEMENT_RATE_LIMIT_PER_MINUTE. */
 export const managementRateLimit = (deps: AppDeps) =>
   organizationRateLimit(
     deps,

@@ -6754,6 +6754,12 @@ export interface operations {
       /** @description The export, one JSON object per line */
       200: {
         headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
           [name: string]: unknown;
         };
         content: {
@@ -6792,15 +6798,27 @@ export interface operations {
           };
         };
       };
-      /** @description `too_many_exports`: Too many exports are running; retry later. */
+      /**
+       * @description Over MANAGEMENT_RATE_LIMIT_PER_MINUTE requests a minute for this organization; see Retry-After
+       *
+       *     `rate_limited`: Rate limit exceeded; retry later.
+       *
+       *     `too_many_exports`: Too many exports are running; retry later.
+       */
       429: {
         headers: {
+          /** @description Requests allowed a minute */
+          'RateLimit-Limit'?: string;
+          /** @description Requests left in the window */
+          'RateLimit-Remaining'?: string;
+          /** @description Seconds until the window resets */
+          'RateLimit-Reset'?: string;
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Error'] & {
             /** @enum {unknown} */
-            errorCode?: 'too_many_exports';
+            errorCode?: 'rate_limited' | 'too_many_exports';
           };
         };
       };

@@ -12,8 +12,8 @@ import { createTestEndpoint } from '../../../harness/webhooks.js';
 
 /**
  * Per-organization limits where one tenant could starve the others: agent ingest, recording
- * creates, webhook test events and redeliveries, and management (API keys, webhook endpoints),
- * counted in PostgreSQL across API replicas, with the feedback area's headers.
+ * creates, webhook test events and redeliveries, and management (API keys, webhook endpoints, the
+ * export), counted in PostgreSQL across API replicas, with the feedback area's headers.
  */
 describe('per-organization rate limits', () => {
   let databaseUrl: string;
@@ -30,7 +30,7 @@ describe('per-organization rate limits', () => {
       AGENT_INGEST_RATE_LIMIT_PER_MINUTE: '30',
       RECORDING_CREATE_RATE_LIMIT_PER_MINUTE: '3',
       WEBHOOK_TEST_RATE_LIMIT_PER_MINUTE: '5',
-      MANAGEMENT_RATE_LIMIT_PER_MINUTE: '6',
+      MANAGEMENT_RATE_LIMIT_PER_MINUTE: '7',
     });
     api = await startTestApi({ pool, databaseUrl, config });
     replica = await startTestApi({ pool, databaseUrl, config });
@@ -156,7 +156,7 @@ describe('per-organization rate limits', () => {
     assert.equal(elsewhere.headers.get('ratelimit-remaining'), '4');
   });
 
-  it('limits API keys and webhook endpoints per organization, one count across them (issue 50)', async () => {
+  it('limits API keys, webhook endpoints and the export per organization, one count across them (issue 50)', async () => {
     const owner = await createTestOrg(pool);
     const byKey = { 'X-Service-Api-Key': owner.apiKey };
     const call = (target: TestApi, method: string, path: string, json?: unknown, headers: Record<string, string> = byKey) =>
@@ -169,6 +169,9 @@ describe('per-organization rate limits', () => {
     ];
     const endpointId = answers[2]!.body.id as string;
     answers.push(await call(api, 'GET', `/v3/rest/webhook-endpoints/${endpointId}/deliveries`));
+    const exported = await call(replica, 'GET', '/v3/rest/organization/export');
+    assert.match(exported.body, /"type":"end"/);
+    answers.push(exported);
     const other = (await createTestKey(pool, owner.organizationId, ['admin'])).apiKey;
     answers.push(
       await call(replica, 'DELETE', `/v3/rest/api-keys/${answers[0]!.body.apiKeyId}`, undefined, { 'X-Service-Api-Key': other }),
@@ -176,27 +179,31 @@ describe('per-organization rate limits', () => {
     assert.deepEqual(
       answers.map((r) => [r.status, r.headers.get('ratelimit-limit'), r.headers.get('ratelimit-remaining')]),
       [
-        [201, '6', '5'],
-        [200, '6', '4'],
-        [201, '6', '3'],
-        [200, '6', '2'],
-        [200, '6', '1'],
-        [204, '6', '0'],
+        [201, '7', '6'],
+        [200, '7', '5'],
+        [201, '7', '4'],
+        [200, '7', '3'],
+        [200, '7', '2'],
+        [200, '7', '1'],
+        [204, '7', '0'],
       ],
     );
-    // The seventh, whatever the route, the replica or the key, is refused.
+    // The eighth, whatever the route, the replica or the key, is refused.
     assertLimited(
       await call(api, 'POST', '/v3/rest/api-keys', { name: 'one more', scopes: ['feedback:read'] }, { 'X-Service-Api-Key': other }),
-      6,
+      7,
     );
-    assertLimited(await call(replica, 'DELETE', `/v3/rest/webhook-endpoints/${endpointId}`), 6);
+    assertLimited(await call(replica, 'DELETE', `/v3/rest/webhook-endpoints/${endpointId}`), 7);
+    const refused = await call(api, 'GET', '/v3/rest/organization/export');
+    assertLimited(refused, 7);
+    assert.equal(refused.headers.get('content-type'), 'application/json; charset=utf-8', 'no export began');
     const keys = await pool.oneFirst(sql.type(z.object({ n: z.number() }))`
       SELECT count(*)::int AS n FROM api_keys WHERE organization_id = ${owner.organizationId}`);
     assert.equal(keys, 3, 'the fixture key, the admin key and the one created: the refused create made none');
     // Another organization is not held back.
     const elsewhere = await call(api, 'GET', '/v3/rest/api-keys', undefined, { 'X-Service-Api-Key': (await createTestOrg(pool)).apiKey });
     assert.equal(elsewhere.status, 200);
-    assert.equal(elsewhere.headers.get('ratelimit-remaining'), '5');
+    assert.equal(elsewhere.headers.get('ratelimit-remaining'), '6');
   });
 
   it('hands out leased requests without admitting more than the limit between replicas', async () => {
