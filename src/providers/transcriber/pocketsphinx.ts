@@ -20,6 +20,21 @@ export function pocketSphinxDir(toolsDir = '.tools'): string {
 export const POCKETSPHINX_DIR = pocketSphinxDir();
 const SCRIPT = fileURLToPath(new URL('./sphinx_transcribe.py', import.meta.url));
 
+/**
+ * What of the worker's environment Python may see: where to find programs and its own installation
+ * (pyenv included), the locale and the temporary directory. Nothing else: the worker holds the
+ * database URL, payload keys, S3 and provider secrets, and a flaw in the engine or its model files
+ * must find none of them (FFmpeg's environment is fixed the same way, media/ffmpeg-sandbox.ts).
+ */
+const PYTHON_ENV_NAMES = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TMPDIR', 'PYENV_ROOT', 'PYENV_VERSION'] as const;
+
+/** The whole environment of a PocketSphinx process: the names above from the worker's, and the engine's directory. */
+export function sphinxEnv(dir: string, from: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const env: Record<string, string> = { PYTHONPATH: dir, PYTHONNOUSERSITE: '1', PYTHONDONTWRITEBYTECODE: '1' };
+  for (const name of PYTHON_ENV_NAMES) if (from[name] !== undefined) env[name] = from[name];
+  return env;
+}
+
 const Output = z.array(z.object({ startSec: z.number(), endSec: z.number(), text: z.string() }));
 
 let installing: Promise<void> | undefined;
@@ -60,7 +75,7 @@ export async function pocketSphinxMissing(dir: string): Promise<string | null> {
   if (!existsSync(path.join(dir, 'pocketsphinx', '__init__.py')))
     return `it is not installed in ${dir} (\`python3 -m pip install --no-deps --target ${dir} pocketsphinx==${POCKETSPHINX_VERSION}\`)`;
   try {
-    await exec('python3', ['-c', 'import pocketsphinx'], { env: { ...process.env, PYTHONPATH: dir }, timeout: 30_000 });
+    await exec('python3', ['-c', 'import pocketsphinx'], { env: sphinxEnv(dir), timeout: 30_000 });
   } catch (error) {
     return `python3 cannot load it: ${(error as Error).message.split('\n')[0] ?? ''}`;
   }
@@ -100,7 +115,7 @@ export class PocketSphinxTranscriber implements Transcriber {
       await extractSpeech(this.options.ffmpeg ?? new FfmpegTools(), mediaFile, raw, 's16le', options.signal);
       const { stdout } = await exec('python3', [SCRIPT, raw], {
         ...signal,
-        env: { ...process.env, PYTHONPATH: dir },
+        env: sphinxEnv(dir),
         maxBuffer: 64 * 1024 * 1024,
       }).catch((error: unknown) => {
         if (options.signal?.aborted) throw options.signal.reason;

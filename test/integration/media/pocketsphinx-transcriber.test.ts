@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../../src/paths.js';
@@ -46,6 +46,53 @@ describe('offline transcriber (PocketSphinx)', function () {
       `only ${Math.round(found * 100)}% of the reference words were heard: ${utterances.map((u) => u.text).join(' / ')}`,
     );
     assert.ok(heard.has('leisure') && heard.has('consider') && heard.has('power'));
+  });
+
+  it("runs Python without the worker's secrets: only PATH, HOME, locale, TMPDIR, pyenv's and its own variables (issue 50)", async () => {
+    // A stand-in engine that writes the environment it was given, then fails the import.
+    const fake = path.join(dir, 'fake-engine');
+    await mkdir(path.join(fake, 'pocketsphinx'), { recursive: true });
+    const seen = path.join(fake, 'env.json');
+    await writeFile(
+      path.join(fake, 'pocketsphinx', '__init__.py'),
+      `import json, os\nopen(${JSON.stringify(seen)}, "w").write(json.dumps(dict(os.environ)))\nraise ImportError("stand-in")\n`,
+    );
+    const secrets = {
+      DATABASE_URL: 'postgres://intake:hunter2@db/intake',
+      SIGNING_SECRET: 'a-signing-secret',
+      INTAKE_TEST_MARKER: 'marker',
+    };
+    const saved = Object.fromEntries(Object.keys(secrets).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, secrets);
+    try {
+      const error = await new PocketSphinxTranscriber({ dir: fake }).transcribe(SPEECH).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      assert.ok(error instanceof TranscriberError, String(error));
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+    const env = JSON.parse(await readFile(seen, 'utf8')) as Record<string, string>;
+    assert.equal(env.PYTHONPATH, fake);
+    // pyenv's shim (where python3 is one) adds PYENV_* of its own; Python may add LC_CTYPE.
+    const allowed = new Set([
+      'PATH',
+      'HOME',
+      'LANG',
+      'TMPDIR',
+      'PYTHONPATH',
+      'PYTHONNOUSERSITE',
+      'PYTHONDONTWRITEBYTECODE',
+      'PWD',
+      'SHLVL',
+      '_',
+    ]);
+    for (const name of Object.keys(env)) assert.ok(allowed.has(name) || /^_?(PYENV_|LC_)/.test(name), `Python saw ${name}`);
+    assert.ok(!JSON.stringify(env).includes('hunter2') && !JSON.stringify(env).includes('marker'));
   });
 
   it('bytes that are not media fail permanently', async () => {
