@@ -1,25 +1,38 @@
-import { execFile } from 'node:child_process';
-import { lstat, readlink, realpath } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { lstat, open, readlink, realpath } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
 import { findOnPath } from '../executables.js';
-
-const exec = promisify(execFile);
 
 /**
  * FFmpeg decodes untrusted media: a decoder bug must find nothing to steal. Every FFmpeg process
  * gets an environment of its own (no secret of the worker's), and runs under bubblewrap: no network,
  * no IPC, a process namespace of its own (no `/proc` of the worker: its environment is not
  * readable), no capabilities, and a filesystem holding only the FFmpeg build and the system
- * libraries (read-only) and the one file it writes. The media comes as standard input.
+ * libraries (read-only) and the one file it writes. The media comes as standard input. Inside, it
+ * may create no user namespace (`--disable-userns`) and runs under a seccomp filter that refuses
+ * the system calls FFmpeg never needs (namespaces, ptrace, mounts, kernel modules, BPF, keyrings...:
+ * `seccomp/generate.py`, issue 50).
  *
  * `FFMPEG_SANDBOX`: `bwrap` requires the sandbox (media work stops with a message without it),
  * `none` runs FFmpeg without it, `auto` (development's default) uses it when it works here.
  */
 export type FfmpegSandboxMode = 'bwrap' | 'none' | 'auto';
 
-export type FfmpegSandbox = { kind: 'bwrap'; bwrap: string } | { kind: 'none'; reason: string };
+export type FfmpegSandbox = { kind: 'bwrap'; bwrap: string; seccomp: string } | { kind: 'none'; reason: string };
+
+/** The file descriptor bubblewrap reads the seccomp filter from: the child's fourth (stdio's 3). */
+export const SECCOMP_FD = 3;
+
+/** FFmpeg's seccomp filter for this machine's architecture (made by seccomp/generate.py), or null when there is none. */
+export function seccompFilter(arch: string = process.arch): string | null {
+  const name = arch === 'x64' ? 'x86_64' : arch === 'arm64' ? 'aarch64' : null;
+  if (!name) return null;
+  const file = fileURLToPath(new URL(`./seccomp/ffmpeg-${name}.bpf`, import.meta.url));
+  return existsSync(file) ? file : null;
+}
 
 /**
  * The whole environment of an FFmpeg process (and of bubblewrap): no secret of the worker's.
@@ -56,13 +69,19 @@ async function binaryDirs(binaries: readonly string[]): Promise<string[]> {
 
 /**
  * bubblewrap's arguments up to the command: the binaries' directories and the libraries
- * read-only, `outputFile` (which must exist) writable, nothing else of the host.
+ * read-only, `outputFile` (which must exist) writable, nothing else of the host. The seccomp filter
+ * is read from SECCOMP_FD: the caller opens `seccompFilter()` there (see `withSeccomp`).
  */
 export async function bwrapArgs(o: { binaries: readonly string[]; outputFile?: string | undefined }): Promise<string[]> {
   const readOnly = (await binaryDirs(o.binaries)).flatMap((dir) => ['--ro-bind', dir, dir]);
   const output = o.outputFile ? ['--bind', path.resolve(o.outputFile), path.resolve(o.outputFile)] : [];
   return [
     '--unshare-all',
+    // A user namespace of its own, in which no further one may be made.
+    '--unshare-user',
+    '--disable-userns',
+    '--seccomp',
+    String(SECCOMP_FD),
     '--die-with-parent',
     '--new-session',
     '--cap-drop',
@@ -89,22 +108,43 @@ export async function bwrapArgs(o: { binaries: readonly string[]; outputFile?: s
 export async function findSandbox(mode: FfmpegSandboxMode, binaries: readonly string[]): Promise<FfmpegSandbox> {
   if (mode === 'none') return { kind: 'none', reason: 'FFMPEG_SANDBOX=none' };
   const bwrap = await findOnPath('bwrap', ['/usr/bin', '/bin']);
+  const seccomp = seccompFilter();
   let problem: string;
   if (!bwrap) {
     problem = 'bubblewrap (`bwrap`) is not installed';
+  } else if (!seccomp) {
+    problem = `there is no seccomp filter for this architecture (${process.arch})`;
   } else {
     try {
-      await exec(bwrap, [...(await bwrapArgs({ binaries })), '--', binaries[0]!, '-hide_banner', '-version'], {
-        env: FFMPEG_ENV,
-        timeout: 30_000,
-      });
-      return { kind: 'bwrap', bwrap };
+      const args = [...(await bwrapArgs({ binaries })), '--', binaries[0]!, '-hide_banner', '-version'];
+      await withSeccomp(seccomp, (fd) => probe(bwrap, args, fd));
+      return { kind: 'bwrap', bwrap, seccomp };
     } catch (error) {
-      const e = error as { stderr?: string; message: string };
-      problem = `bubblewrap (${bwrap}) cannot run FFmpeg here: ${(e.stderr?.trim() || e.message).split('\n')[0]}`;
+      problem = `bubblewrap (${bwrap}) cannot run FFmpeg here: ${(error as Error).message.split('\n')[0]}`;
     }
   }
   return { kind: 'none', reason: problem };
+}
+
+/** Runs `use` with the seccomp filter open (its descriptor goes to the child as SECCOMP_FD), closing it after. */
+export async function withSeccomp<T>(filter: string, use: (fd: number) => Promise<T>): Promise<T> {
+  const handle = await open(filter, 'r');
+  try {
+    return await use(handle.fd);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** bubblewrap running `args` once, the filter at SECCOMP_FD: resolves when it exits 0, with its first line of stderr otherwise. */
+function probe(bwrap: string, args: string[], seccompFd: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bwrap, args, { stdio: ['ignore', 'ignore', 'pipe', seccompFd], env: FFMPEG_ENV, timeout: 30_000 });
+    let stderr = '';
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(0, 2000)));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(stderr.trim() || `exit code ${code}`))));
+  });
 }
 
 /** bubblewrap exits 128 + n when its command died of signal n: the signal, as Node names it. */

@@ -221,6 +221,8 @@ export class FfmpegTools {
         ? [sandbox.bwrap, ...(await bwrapArgs({ binaries: [binaries[tool]], outputFile: o.outputFile })), '--', binaries[tool], ...args]
         : [binaries[tool], ...args];
     const input = o.stdinFile ? await open(o.stdinFile, 'r') : null;
+    // bubblewrap reads FFmpeg's seccomp filter from SECCOMP_FD, stdio's fourth entry (the shell passes it on).
+    const filter = sandbox.kind === 'bwrap' ? await open(sandbox.seccomp, 'r') : null;
     let result: RunResult | undefined;
     try {
       result = await new Promise<RunResult>((resolve, reject) => {
@@ -228,7 +230,7 @@ export class FfmpegTools {
         const cpu = String(Math.max(1, Math.ceil(o.limits.cpuSeconds)));
         const niceness = String(this.settings.niceness ?? 0);
         const child = spawn('/bin/sh', ['-c', LIMITED, `${tool}-limited`, memoryKb, cpu, niceness, ...command], {
-          stdio: [input ? input.fd : 'ignore', 'pipe', 'pipe'],
+          stdio: [input ? input.fd : 'ignore', 'pipe', 'pipe', ...(filter ? [filter.fd] : [])],
           env: FFMPEG_ENV,
           ...(o.signal ? { signal: o.signal } : {}),
         }) as ChildProcessByStdio<null, Readable, Readable>;
@@ -272,6 +274,7 @@ export class FfmpegTools {
       return result;
     } finally {
       await input?.close();
+      await filter?.close();
       if (made && o.outputFile && result?.code !== 0) await rm(o.outputFile, { force: true });
     }
   }

@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -8,6 +9,8 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../../../src/config.js';
 import { DEFAULT_FFMPEG_SETTINGS, FfmpegTools, type RunResult } from '../../../src/media/ffmpeg-tools.js';
+import { bwrapArgs, FFMPEG_ENV, withSeccomp } from '../../../src/media/ffmpeg-sandbox.js';
+import { findOnPath } from '../../../src/executables.js';
 import { CPU_BOUND_ENCODE } from '../../../harness/media.js';
 
 /** The processes below `pid`, by their parent links in /proc. */
@@ -122,6 +125,56 @@ describe('FFmpeg has no secret of the worker and sees nothing but its own files 
       assert.deepEqual(names.filter((n) => n !== 'PWD').sort(), ['MALLOC_ARENA_MAX', 'PATH'], names.join(' '));
     });
   }
+
+  it('runs under a seccomp filter (Seccomp: 2) and can make no namespace of its own, user namespaces included (issue 50)', async () => {
+    const { sandbox } = await sandboxed.binaries();
+    assert.ok(sandbox.kind === 'bwrap', JSON.stringify(sandbox));
+    // The same bubblewrap arguments and filter as FFmpeg's, around a shell that reports and tries.
+    const tools = ['/bin/sh', (await findOnPath('unshare', ['/usr/bin']))!];
+    const script = [
+      'unshare -U true 2>/dev/null && echo user-namespace-made || echo user-namespace-refused',
+      'unshare -n true 2>/dev/null && echo net-namespace-made || echo net-namespace-refused',
+      'unshare -m true 2>/dev/null && echo mount-namespace-made || echo mount-namespace-refused',
+    ].join('; ');
+    const args = [...(await bwrapArgs({ binaries: tools })), '--', '/bin/sh', '-c', script];
+    const out = await withSeccomp(
+      sandbox.seccomp,
+      (fd) =>
+        new Promise<string>((resolve, reject) => {
+          const child = spawn(sandbox.bwrap, args, { stdio: ['ignore', 'pipe', 'pipe', fd], env: FFMPEG_ENV });
+          let text = '';
+          child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+          child.on('error', reject);
+          child.on('close', (code) => (code === 0 ? resolve(text) : reject(new Error(`exit ${code}: ${text}`))));
+        }),
+    );
+    for (const ns of ['user', 'net', 'mount']) assert.match(out, new RegExp(`^${ns}-namespace-refused$`, 'm'), out);
+
+    // And FFmpeg itself, as the worker runs it (the sandbox has no /proc: its status is read from outside).
+    const controller = new AbortController();
+    const running = sandboxed.run(
+      'ffmpeg',
+      ['-nostdin', '-v', 'error', '-re', '-f', 'lavfi', '-i', 'sine=duration=60', '-f', 'null', '-'],
+      {
+        limits,
+        signal: controller.signal,
+      },
+    );
+    running.catch(() => undefined);
+    // This run's FFmpeg: the one in a process namespace of its own (NSpid names it twice); an earlier test's may linger.
+    let status = '';
+    for (let tries = 0; tries < 400 && !status; tries++) {
+      for (const p of (await descendants(process.pid)).filter((q) => q.comm === 'ffmpeg')) {
+        const text = await readFile(`/proc/${p.pid}/status`, 'utf8').catch(() => '');
+        if (/^NSpid:\s+\d+\s+\d+/m.test(text)) status = text;
+      }
+      if (!status) await sleep(25);
+    }
+    controller.abort();
+    await assert.rejects(running, { name: 'AbortError' });
+    assert.match(status, /^Seccomp:\s+2$/m, status);
+    assert.match(status, /^NoNewPrivs:\s+1$/m, status);
+  });
 
   it("cannot read a file of the host or the worker's /proc environment", async () => {
     const secret = path.join(dir, 'other-recording.txt');
