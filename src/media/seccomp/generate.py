@@ -12,7 +12,9 @@ against this script.
 What FFmpeg never needs is refused (EPERM), in the spirit of Docker's default profile: namespaces
 (unshare, setns, clone with a CLONE_NEW* flag; clone3 is ENOSYS, so the C library falls back to
 clone, which can be checked), ptrace and other processes' memory, mounts, kernel modules and kexec,
-BPF, keyrings, userfaultfd, perf events, io_uring, clocks, swap, reboot and the like. Everything else
+BPF, keyrings, userfaultfd, perf events, io_uring, clocks, swap, reboot and the like, sockets of
+families it never opens (netlink, packet, AF_ALG, vsock...) and the TIOCSTI and TIOCLINUX ioctls.
+Everything else
 is allowed: this narrows what a decoder bug can reach from inside bubblewrap's namespaces, it does
 not replace them.
 """
@@ -42,6 +44,14 @@ CLONE_NEW = {
     "CLONE_NEWIPC": 0x08000000, "CLONE_NEWUSER": 0x10000000, "CLONE_NEWPID": 0x20000000,
     "CLONE_NEWNET": 0x40000000, "CLONE_NEWTIME": 0x00000080,
 }
+# Socket families FFmpeg never opens, whose kernel code is reachable from any process: netlink, packet,
+# the kernel crypto API (AF_ALG), vsock and other rarely used ones (linux/socket.h).
+SOCKET_FAMILIES_DENIED = {
+    "AF_KEY": 15, "AF_NETLINK": 16, "AF_PACKET": 17, "AF_RDS": 21, "AF_LLC": 26, "AF_CAN": 29,
+    "AF_TIPC": 30, "AF_BLUETOOTH": 31, "AF_ALG": 38, "AF_VSOCK": 40, "AF_XDP": 44,
+}
+# Terminal ioctls that type into or reach the console (asm-generic/ioctls.h).
+IOCTLS_DENIED = {"TIOCSTI": 0x5412, "TIOCLINUX": 0x541C}
 ARCHES = {"x86_64": seccomp.Arch.X86_64, "aarch64": seccomp.Arch.AARCH64}
 
 
@@ -59,6 +69,10 @@ def build(arch) -> seccomp.SyscallFilter:
     for flag in CLONE_NEW.values():
         f.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
     f.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+    for family in SOCKET_FAMILIES_DENIED.values():
+        f.add_rule(seccomp.ERRNO(errno.EAFNOSUPPORT), "socket", seccomp.Arg(0, seccomp.EQ, family))
+    for request in IOCTLS_DENIED.values():
+        f.add_rule(seccomp.ERRNO(errno.EPERM), "ioctl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, request))
     return f
 
 

@@ -130,11 +130,15 @@ describe('FFmpeg has no secret of the worker and sees nothing but its own files 
     const { sandbox } = await sandboxed.binaries();
     assert.ok(sandbox.kind === 'bwrap', JSON.stringify(sandbox));
     // The same bubblewrap arguments and filter as FFmpeg's, around a shell that reports and tries.
-    const tools = ['/bin/sh', (await findOnPath('unshare', ['/usr/bin']))!];
+    const tools = ['/bin/sh', (await findOnPath('unshare', ['/usr/bin']))!, '/usr/bin/python3'];
     const script = [
       'unshare -U true 2>/dev/null && echo user-namespace-made || echo user-namespace-refused',
       'unshare -n true 2>/dev/null && echo net-namespace-made || echo net-namespace-refused',
       'unshare -m true 2>/dev/null && echo mount-namespace-made || echo mount-namespace-refused',
+      // Socket families FFmpeg never opens (Debian's python3 is in the sandbox's /usr/bin).
+      `/usr/bin/python3 -c 'import socket; socket.socket(socket.AF_NETLINK, socket.SOCK_RAW)' 2>/dev/null && echo netlink-opened || echo netlink-refused`,
+      `/usr/bin/python3 -c 'import socket; socket.socket(socket.AF_ALG, socket.SOCK_SEQPACKET)' 2>/dev/null && echo alg-opened || echo alg-refused`,
+      `/usr/bin/python3 -c 'import socket; socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)' 2>/dev/null && echo unix-opened || echo unix-refused`,
     ].join('; ');
     const args = [...(await bwrapArgs({ binaries: tools })), '--', '/bin/sh', '-c', script];
     const out = await withSeccomp(
@@ -149,6 +153,8 @@ describe('FFmpeg has no secret of the worker and sees nothing but its own files 
         }),
     );
     for (const ns of ['user', 'net', 'mount']) assert.match(out, new RegExp(`^${ns}-namespace-refused$`, 'm'), out);
+    for (const family of ['netlink', 'alg']) assert.match(out, new RegExp(`^${family}-refused$`, 'm'), out);
+    assert.match(out, /^unix-opened$/m, 'what is not refused still works');
 
     // And FFmpeg itself, as the worker runs it (the sandbox has no /proc: its status is read from outside).
     const controller = new AbortController();
