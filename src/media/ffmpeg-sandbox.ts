@@ -21,7 +21,12 @@ import { findOnPath } from '../executables.js';
  */
 export type FfmpegSandboxMode = 'bwrap' | 'none' | 'auto';
 
-export type FfmpegSandbox = { kind: 'bwrap'; bwrap: string; seccomp: string } | { kind: 'none'; reason: string };
+/**
+ * `disableUserns`: bubblewrap's `--disable-userns` works here. In a container whose `/proc/sys` is
+ * read-only (podman's and Docker's default) it cannot: the seccomp filter still refuses every way
+ * to make a namespace, user namespaces included.
+ */
+export type FfmpegSandbox = { kind: 'bwrap'; bwrap: string; seccomp: string; disableUserns: boolean } | { kind: 'none'; reason: string };
 
 /** The file descriptor bubblewrap reads the seccomp filter from: the child's fourth (stdio's 3). */
 export const SECCOMP_FD = 3;
@@ -72,14 +77,18 @@ async function binaryDirs(binaries: readonly string[]): Promise<string[]> {
  * read-only, `outputFile` (which must exist) writable, nothing else of the host. The seccomp filter
  * is read from SECCOMP_FD: the caller opens `seccompFilter()` there (see `withSeccomp`).
  */
-export async function bwrapArgs(o: { binaries: readonly string[]; outputFile?: string | undefined }): Promise<string[]> {
+export async function bwrapArgs(o: {
+  binaries: readonly string[];
+  outputFile?: string | undefined;
+  disableUserns?: boolean;
+}): Promise<string[]> {
   const readOnly = (await binaryDirs(o.binaries)).flatMap((dir) => ['--ro-bind', dir, dir]);
   const output = o.outputFile ? ['--bind', path.resolve(o.outputFile), path.resolve(o.outputFile)] : [];
   return [
     '--unshare-all',
     // A user namespace of its own, in which no further one may be made.
     '--unshare-user',
-    '--disable-userns',
+    ...(o.disableUserns === false ? [] : ['--disable-userns']),
     '--seccomp',
     String(SECCOMP_FD),
     '--die-with-parent',
@@ -115,12 +124,16 @@ export async function findSandbox(mode: FfmpegSandboxMode, binaries: readonly st
   } else if (!seccomp) {
     problem = `there is no seccomp filter for this architecture (${process.arch})`;
   } else {
-    try {
-      const args = [...(await bwrapArgs({ binaries })), '--', binaries[0]!, '-hide_banner', '-version'];
-      await withSeccomp(seccomp, (fd) => probe(bwrap, args, fd));
-      return { kind: 'bwrap', bwrap, seccomp };
-    } catch (error) {
-      problem = `bubblewrap (${bwrap}) cannot run FFmpeg here: ${(error as Error).message.split('\n')[0]}`;
+    problem = '';
+    // With --disable-userns where it works; where /proc/sys is read-only (a container), without it.
+    for (const disableUserns of [true, false]) {
+      try {
+        const args = [...(await bwrapArgs({ binaries, disableUserns })), '--', binaries[0]!, '-hide_banner', '-version'];
+        await withSeccomp(seccomp, (fd) => probe(bwrap, args, fd));
+        return { kind: 'bwrap', bwrap, seccomp, disableUserns };
+      } catch (error) {
+        problem ||= `bubblewrap (${bwrap}) cannot run FFmpeg here: ${(error as Error).message.split('\n')[0]}`;
+      }
     }
   }
   return { kind: 'none', reason: problem };

@@ -218,7 +218,13 @@ export class FfmpegTools {
     const made = sandbox.kind === 'bwrap' && o.outputFile ? await createIfMissing(o.outputFile) : false;
     const command =
       sandbox.kind === 'bwrap'
-        ? [sandbox.bwrap, ...(await bwrapArgs({ binaries: [binaries[tool]], outputFile: o.outputFile })), '--', binaries[tool], ...args]
+        ? [
+            sandbox.bwrap,
+            ...(await bwrapArgs({ binaries: [binaries[tool]], outputFile: o.outputFile, disableUserns: sandbox.disableUserns })),
+            '--',
+            binaries[tool],
+            ...args,
+          ]
         : [binaries[tool], ...args];
     const input = o.stdinFile ? await open(o.stdinFile, 'r') : null;
     // bubblewrap reads FFmpeg's seccomp filter from SECCOMP_FD, stdio's fourth entry (the shell passes it on).

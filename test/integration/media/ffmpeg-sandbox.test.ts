@@ -140,21 +140,24 @@ describe('FFmpeg has no secret of the worker and sees nothing but its own files 
       `/usr/bin/python3 -c 'import socket; socket.socket(socket.AF_ALG, socket.SOCK_SEQPACKET)' 2>/dev/null && echo alg-opened || echo alg-refused`,
       `/usr/bin/python3 -c 'import socket; socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)' 2>/dev/null && echo unix-opened || echo unix-refused`,
     ].join('; ');
-    const args = [...(await bwrapArgs({ binaries: tools })), '--', '/bin/sh', '-c', script];
-    const out = await withSeccomp(
-      sandbox.seccomp,
-      (fd) =>
-        new Promise<string>((resolve, reject) => {
-          const child = spawn(sandbox.bwrap, args, { stdio: ['ignore', 'pipe', 'pipe', fd], env: FFMPEG_ENV });
-          let text = '';
-          child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-          child.on('error', reject);
-          child.on('close', (code) => (code === 0 ? resolve(text) : reject(new Error(`exit ${code}: ${text}`))));
-        }),
-    );
-    for (const ns of ['user', 'net', 'mount']) assert.match(out, new RegExp(`^${ns}-namespace-refused$`, 'm'), out);
-    for (const family of ['netlink', 'alg']) assert.match(out, new RegExp(`^${family}-refused$`, 'm'), out);
-    assert.match(out, /^unix-opened$/m, 'what is not refused still works');
+    // With --disable-userns, and without it (a container's read-only /proc/sys): the filter alone refuses them too.
+    for (const disableUserns of [true, false]) {
+      const args = [...(await bwrapArgs({ binaries: tools, disableUserns })), '--', '/bin/sh', '-c', script];
+      const out = await withSeccomp(
+        sandbox.seccomp,
+        (fd) =>
+          new Promise<string>((resolve, reject) => {
+            const child = spawn(sandbox.bwrap, args, { stdio: ['ignore', 'pipe', 'pipe', fd], env: FFMPEG_ENV });
+            let text = '';
+            child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+            child.on('error', reject);
+            child.on('close', (code) => (code === 0 ? resolve(text) : reject(new Error(`exit ${code}: ${text}`))));
+          }),
+      );
+      for (const ns of ['user', 'net', 'mount']) assert.match(out, new RegExp(`^${ns}-namespace-refused$`, 'm'), out);
+      for (const family of ['netlink', 'alg']) assert.match(out, new RegExp(`^${family}-refused$`, 'm'), out);
+      assert.match(out, /^unix-opened$/m, 'what is not refused still works');
+    }
 
     // And FFmpeg itself, as the worker runs it (the sandbox has no /proc: its status is read from outside).
     const controller = new AbortController();
