@@ -1,6 +1,6 @@
 import type { Next } from 'koa';
 import { AppError } from '../../src/errors.js';
-import type { RateLimiter } from '../../src/rate-limit.js';
+import type { RateDecision, RateLimiter } from '../../src/rate-limit.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { ERROR_REF } from '../openapi.js';
 import type { RouteSpec } from '../routes.js';
@@ -22,20 +22,28 @@ export const perOrganization = (ctx: AppContext): string => `org:${principalOf(c
 export function rateLimit(limiter: RateLimiter, keyOf: (ctx: AppContext) => string = perCredential) {
   return async (ctx: AppContext, next: Next) => {
     const decision = await limiter.consume(keyOf(ctx));
-    ctx.set({
-      'RateLimit-Limit': String(decision.limit),
-      'RateLimit-Remaining': String(decision.remaining),
-      'RateLimit-Reset': String(decision.resetSeconds),
-    });
-    if (!decision.allowed) {
-      throw new AppError('rate_limited', {
-        message: `Rate limit of ${decision.limit} requests a minute exceeded; retry in ${decision.resetSeconds} s.`,
-        details: { retryAfterSeconds: decision.resetSeconds },
-        headers: { 'Retry-After': String(decision.resetSeconds) },
-      });
-    }
+    ctx.set(rateHeaders(decision));
+    if (!decision.allowed) throw rateLimited(decision);
     await next();
   };
+}
+
+/** The RateLimit-Limit / -Remaining / -Reset headers of a decision. */
+export function rateHeaders(decision: RateDecision): Record<string, string> {
+  return {
+    'RateLimit-Limit': String(decision.limit),
+    'RateLimit-Remaining': String(decision.remaining),
+    'RateLimit-Reset': String(decision.resetSeconds),
+  };
+}
+
+/** The 429 of a refused decision: its RateLimit headers and Retry-After; `what` the limit counts. */
+export function rateLimited(decision: RateDecision, what = 'requests a minute'): AppError {
+  return new AppError('rate_limited', {
+    message: `Rate limit of ${decision.limit} ${what} exceeded; retry in ${decision.resetSeconds} s.`,
+    details: { retryAfterSeconds: decision.resetSeconds },
+    headers: { ...rateHeaders(decision), 'Retry-After': String(decision.resetSeconds) },
+  });
 }
 
 export const RATE_HEADERS = {

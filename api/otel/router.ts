@@ -20,7 +20,7 @@ import {
 import { ingestSpans, summarize, type OtlpIngestOutcome } from '../../src/otel/ingest.js';
 import type { AppContext, AppDeps } from '../context.js';
 import { errorResponse } from '../middleware/errors.js';
-import { withRateLimit } from '../middleware/rate-limit.js';
+import { rateLimited, withRateLimit } from '../middleware/rate-limit.js';
 import type { RouteRegistry } from '../routes.js';
 import {
   AGENT_SECRET_ERRORS,
@@ -172,17 +172,7 @@ export function otlpRoutes(deps: AppDeps, registry: RouteRegistry, { credentials
   const charge = async (ctx: AppContext, items: number): Promise<void> => {
     if (!records || items === 0) return;
     const decision = await records.consume(`org:${agentOf(ctx).application.organization_id}`, items);
-    if (decision.allowed) return;
-    throw new AppError('rate_limited', {
-      message: `Rate limit of ${decision.limit} spans and log records a minute (OTLP_RECORD_RATE_LIMIT_PER_MINUTE) exceeded; retry in ${decision.resetSeconds} s.`,
-      details: { retryAfterSeconds: decision.resetSeconds },
-      headers: {
-        'Retry-After': String(decision.resetSeconds),
-        'RateLimit-Limit': String(decision.limit),
-        'RateLimit-Remaining': '0',
-        'RateLimit-Reset': String(decision.resetSeconds),
-      },
-    });
+    if (!decision.allowed) throw rateLimited(decision, 'spans and log records a minute (OTLP_RECORD_RATE_LIMIT_PER_MINUTE)');
   };
 
   /** One REST-shaped request with the request's credential (a stale cached lookup refreshed, as REST ingest does). */
