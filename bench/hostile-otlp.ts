@@ -23,6 +23,7 @@ import { startApiProcess } from '../harness/api-process.js';
 import { createTestAgentApp } from '../harness/agents.js';
 import { TEST_SIGNING_SECRET } from '../harness/config.js';
 import { createTestOrg } from '../harness/fixtures.js';
+import { emptyLogRecords } from '../harness/otlp-wire.js';
 import { createTestDatabase, stopTestStack, testStack } from '../harness/stack.js';
 import { readLoad, rssMiB, rssSampler } from './hostile-input.js';
 import { percentile } from './stats.js';
@@ -30,23 +31,9 @@ import { percentile } from './stats.js';
 const PHASE_SECONDS = 20;
 const SENDERS = 2;
 
-/** A length-delimited protobuf field. */
-function field(number: number, payload: Buffer): Buffer {
-  const head = [(number << 3) | 2];
-  let length = payload.length;
-  while (length > 127) {
-    head.push((length & 127) | 128);
-    length >>>= 7;
-  }
-  head.push(length);
-  return Buffer.concat([Buffer.from(head), payload]);
-}
-
 /** The review's export: 4,000,000 empty log records (two bytes each), gzipped. */
 function reviewExport(): Buffer {
-  const records = Buffer.alloc(8_000_000);
-  for (let i = 0; i < 4_000_000; i++) records[2 * i] = (2 << 3) | 2;
-  return gzipSync(field(1, field(2, records)));
+  return gzipSync(emptyLogRecords(4_000_000));
 }
 
 /** The most values the caps let back onto the event loop: Claude Code records without session.id, full of attributes. */

@@ -7,6 +7,7 @@ import { agentContext, type AgentContext, type TestAgentApp } from '../../../har
 import { startTestApi, type TestApi } from '../../../harness/app.js';
 import { testConfig } from '../../../harness/config.js';
 import { createTestOrg } from '../../../harness/fixtures.js';
+import { emptyLogRecords, field } from '../../../harness/otlp-wire.js';
 import { createBodyChecker, type BodyChecker } from '../../../api/json-body.js';
 import { OTLP_DESCRIPTOR } from '../../../src/otel/otlp-descriptor.generated.js';
 
@@ -14,25 +15,6 @@ const root = protobuf.Root.fromJSON(OTLP_DESCRIPTOR);
 const LOGS_REQUEST = root.lookupType('opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest');
 const TRACES_REQUEST = root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest');
 const STATUS = root.lookupType('google.rpc.Status');
-
-/** A length-delimited protobuf field: tag, varint length, payload. */
-function field(number: number, payload: Buffer): Buffer {
-  const head = [(number << 3) | 2];
-  let length = payload.length;
-  while (length > 127) {
-    head.push((length & 127) | 128);
-    length >>>= 7;
-  }
-  head.push(length);
-  return Buffer.concat([Buffer.from(head), payload]);
-}
-
-/** The review's export: an ExportLogsServiceRequest of `n` empty log records, two bytes each. */
-function emptyRecords(n: number): Buffer {
-  const records = Buffer.alloc(n * 2);
-  for (let i = 0; i < n; i++) records[2 * i] = (2 << 3) | 2; // LogRecord, length 0
-  return field(1, field(2, records));
-}
 
 /** Log records (OTLP/JSON) with `attributes` attributes each. */
 function jsonRecords(n: number, attributes = 1) {
@@ -85,7 +67,7 @@ describe('OTLP receivers under hostile exports: caps per export, decoding off th
   });
 
   it("the review's 7.8 KB of gzip inflating to 4,000,000 empty log records: 413 otlp_export_too_large as it inflates; uncompressed, 413 on its values; /healthz answers, nothing stored", async () => {
-    const body = emptyRecords(4_000_000);
+    const body = emptyLogRecords(4_000_000);
     const gzipped = gzipSync(body);
     assert.ok(gzipped.length < 8_000 && body.length < api.deps.config.otlp.bodyLimitBytes);
     const [bomb, health] = await Promise.all([
