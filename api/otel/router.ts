@@ -8,7 +8,6 @@ import { OtlpLimitError, OtlpShapeError, type OtlpLimits } from '../../src/domai
 import { AppError } from '../../src/errors.js';
 import { CodingTelemetry } from '../../src/otel/coding-telemetry.js';
 import {
-  countValues,
   decodedOf,
   decodeOtlp,
   encodeError,
@@ -141,18 +140,7 @@ export function otlpRoutes(deps: AppDeps, registry: RouteRegistry, { credentials
   };
   const threshold = deps.config.http.bodyWorkerThresholdBytes;
   /** The values an export decoded on the event loop may hold: a body of BODY_WORKER_THRESHOLD_BYTES at 16 bytes a value. */
-  const onLoopValues = Math.min(exportLimits.maxValues, Math.max(1, Math.floor(threshold / 16)));
-  /** Few enough values to decode on the event loop (counted from the bytes, up to onLoopValues steps); a broken body is decodeOtlp's to answer. */
-  const fewValues = (signal: 'traces' | 'logs', body: Uint8Array, encoding: OtlpEncoding): boolean => {
-    try {
-      countValues(signal, body, encoding, onLoopValues);
-      return true;
-    } catch (error) {
-      if (error instanceof OtlpLimitError) return false;
-      if (error instanceof OtlpShapeError) return true;
-      throw error;
-    }
-  };
+  const onLoopValues = Math.max(1, Math.floor(threshold / 16));
   /**
    * A body past BODY_WORKER_THRESHOLD_BYTES, or one of many values in few bytes, is decoded and
    * classified in a body thread, off the event loop, as large JSON bodies are checked: only what
@@ -160,8 +148,11 @@ export function otlpRoutes(deps: AppDeps, registry: RouteRegistry, { credentials
    */
   const decode = (signal: 'traces' | 'logs', body: Buffer, encoding: OtlpEncoding): Promise<OtlpDecoded> | OtlpDecoded => {
     const view = new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
-    if (!deps.bodyChecker || (body.length <= threshold && fewValues(signal, view, encoding)))
-      return decodeOtlp({ signal, body: view, encoding, limits: exportLimits });
+    if (!deps.bodyChecker) return decodeOtlp({ signal, body: view, encoding, limits: exportLimits });
+    if (body.length <= threshold) {
+      const here = decodeOtlp({ signal, body: view, encoding, limits: exportLimits, budget: onLoopValues });
+      if (here.kind !== 'elsewhere') return here;
+    }
     // Transferred, not copied, when the body has its memory to itself (it is no slice of a shared pool).
     const own = body.byteOffset === 0 && body.buffer.byteLength === body.length ? view : new Uint8Array(view);
     return deps.bodyChecker.decodeOtlp({ signal, body: own, encoding, limits: exportLimits });

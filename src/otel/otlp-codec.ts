@@ -143,6 +143,8 @@ export interface OtlpDecodeTask {
   body: Uint8Array;
   encoding: OtlpEncoding;
   limits: OtlpLimits;
+  /** Decode only an export of at most this many values (the event loop's share); past it the answer is `elsewhere`. */
+  budget?: number;
 }
 
 /**
@@ -154,14 +156,21 @@ export type OtlpDecoded =
   | { kind: 'traces'; spans: OtelSpan[]; unusable: Unusable; items: number }
   | ({ kind: 'logs'; items: number } & ClassifiedLogs)
   | { kind: 'invalid'; message: string }
-  | { kind: 'too_large'; message: string };
+  | { kind: 'too_large'; message: string }
+  | { kind: 'elsewhere' };
 
-/** Counts the export's values (refusing past the limit), then decodes it within the limits. */
+/** Counts the export's values (refusing past the limit, or answering `elsewhere` past the budget), then decodes it within the limits. */
 export function decodeOtlp(task: OtlpDecodeTask): OtlpDecoded {
   const body = Buffer.from(task.body.buffer, task.body.byteOffset, task.body.byteLength);
   const ids = task.encoding === 'json' ? 'hex' : 'base64';
+  const budget = task.budget !== undefined && task.budget < task.limits.maxValues ? task.budget : undefined;
   try {
-    countValues(task.signal, body, task.encoding, task.limits.maxValues);
+    try {
+      countValues(task.signal, body, task.encoding, budget ?? task.limits.maxValues);
+    } catch (error) {
+      if (budget !== undefined && error instanceof OtlpLimitError) return { kind: 'elsewhere' };
+      throw error;
+    }
     if (task.signal === 'traces') {
       const { spans, unusable } = spansOf(decode(TRACES_REQUEST, body, task.encoding), ids, task.limits);
       return { kind: 'traces', spans, unusable, items: spans.length + unusable.count };
@@ -179,6 +188,7 @@ export function decodeOtlp(task: OtlpDecodeTask): OtlpDecoded {
 export function decodedOf<K extends 'traces' | 'logs'>(outcome: OtlpDecoded, signal: K): Extract<OtlpDecoded, { kind: K }> {
   if (outcome.kind === 'invalid') throw new OtlpShapeError(outcome.message);
   if (outcome.kind === 'too_large') throw new OtlpLimitError(outcome.message);
+  if (outcome.kind === 'elsewhere') throw new Error('an export over its budget was not decoded');
   if (outcome.kind !== signal) throw new Error(`decoded ${outcome.kind}, not ${signal}`);
   return outcome as Extract<OtlpDecoded, { kind: K }>;
 }
