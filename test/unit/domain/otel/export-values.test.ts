@@ -70,5 +70,13 @@ describe('OTLP exports counted from their bytes before they are decoded (issue 5
       decodeOtlp({ signal: 'logs', body: json(request), encoding: 'json', limits: { ...limits, maxItems: 2, maxValues: 14 } }).kind,
       'too_large',
     );
+    // A budget (the event loop's share) sends a larger export elsewhere; one past the limit is still too large.
+    const roomy = { ...limits, maxItems: 2, maxValues: 100 };
+    assert.deepEqual(decodeOtlp({ signal: 'logs', body: json(request), encoding: 'json', limits: roomy, budget: 5 }), {
+      kind: 'elsewhere',
+    });
+    assert.equal(decodeOtlp({ signal: 'logs', body: json(request), encoding: 'json', limits: roomy, budget: 15 }).kind, 'logs');
+    const tight = { ...roomy, maxValues: 14 };
+    assert.equal(decodeOtlp({ signal: 'logs', body: json(request), encoding: 'json', limits: tight, budget: 500 }).kind, 'too_large');
   });
 });
