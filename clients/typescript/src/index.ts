@@ -7,5 +7,5 @@ export {
   type IntakeClientOptions,
   type Unwrapped,
 } from './client.js';
-export { paginate, paginateByPage, type CursorPage } from './paging.js';
+export { paginate, paginateByPage, PagingError, SYNC_FROM_THE_BEGINNING, syncQuery, type CursorPage } from './paging.js';
 export type { components, operations, paths } from './schema.js';

@@ -1,6 +1,15 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
-import { createIntakeClient, IntakeError, paginateByPage, unwrap, type IntakeClient } from '../../../clients/typescript/src/index.js';
+import {
+  createIntakeClient,
+  IntakeError,
+  paginate,
+  paginateByPage,
+  PagingError,
+  syncQuery,
+  unwrap,
+  type IntakeClient,
+} from '../../../clients/typescript/src/index.js';
 import {
   assistantMessage,
   feedbackEvent,
@@ -181,5 +190,59 @@ describe('typed client (@intake/client) against the running stack', function () 
     // The agent key is for ingest only.
     const refused = await caught(unwrap(agent.GET('/v3/rest/signals')));
     assert.equal(refused.status, 401);
+  });
+
+  it('reads every signal past the first page with paginate() and syncQuery, resumes from the stored cursor, and refuses offset mode', async () => {
+    const agent = createIntakeClient({ baseUrl: ctx.api.url, agentKey: app.secret });
+    // Seven ratings of one answer: seven explicit signals, four pages of two.
+    const ratings = Array.from({ length: 7 }, (_, i) =>
+      feedbackEvent(i + 2, 'answer', i % 2 ? 'negative' : 'positive', { externalEventId: `rating-${i}` }),
+    );
+    const result = await unwrap(
+      agent.POST('/v3/rest/agent-conversations/ingest', {
+        body: sessionRequest(app, [assistantMessage(1, 'Here is the export.', { externalEventId: 'answer' }), ...ratings], {
+          externalSessionId: 'paging-1',
+        }),
+      }),
+    );
+    await ctx.processedThrough(result.sessionId, 8);
+
+    let resumeFrom: string | undefined;
+    const fetchPage = async (cursor: string | undefined) => {
+      const page = await unwrap(
+        intake.GET('/v3/rest/signals', { params: { query: { ...syncQuery(cursor), sessionId: result.sessionId, limit: 2 } } }),
+      );
+      resumeFrom = page.nextCursor ?? resumeFrom;
+      return { items: page.signals, hasMore: page.has_more, nextCursor: page.nextCursor };
+    };
+    const everything = await unwrap(intake.GET('/v3/rest/signals', { params: { query: { sessionId: result.sessionId, limit: 100 } } }));
+    assert.equal(everything.signals.filter((s) => s.source === 'explicit_feedback').length, 7);
+    const requests = sent.length;
+    const read = [];
+    for await (const signal of paginate(fetchPage)) read.push(signal.id);
+    assert.deepEqual(read.sort(), everything.signals.map((s) => s.id).sort());
+    const pages = Math.ceil(read.length / 2);
+    assert.ok(pages >= 4);
+    assert.equal(sent.length - requests, pages, 'a page per two signals, and no request past the one that said has_more: false');
+
+    // Nothing changed since: resuming from the stored cursor reads nothing, in one request.
+    const again = [];
+    for await (const signal of paginate(fetchPage, resumeFrom)) again.push(signal);
+    assert.deepEqual(again, []);
+
+    // The list in offset mode (no updatedSince, no cursor) has no cursor to follow: an error, not a silent first page.
+    const offset = paginate(async () => {
+      const page = await unwrap(intake.GET('/v3/rest/signals', { params: { query: { sessionId: result.sessionId, limit: 2 } } }));
+      return { items: page.signals, hasMore: page.has_more, nextCursor: page.nextCursor };
+    });
+    const firstPage = [];
+    const error = await (async () => {
+      for await (const signal of offset) firstPage.push(signal);
+    })().then(
+      () => assert.fail('paginate() stopped after the first page of an offset list'),
+      (e: unknown) => e,
+    );
+    assert.ok(error instanceof PagingError, String(error));
+    assert.equal(firstPage.length, 2);
   });
 });
