@@ -55,6 +55,7 @@ describe('the typed client: paging helpers (clients/typescript/src/paging.ts)', 
   });
 
   it('reads offset lists (page, has_more) page by page', async () => {
+    const seen: number[] = [];
     const items = paginateByPage(async (page) => {
       seen.push(page);
       return { items: [page * 10, page * 10 + 1], hasMore: page < 3 };
