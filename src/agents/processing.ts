@@ -29,6 +29,7 @@ import {
   endHolds,
   lockSessionRows,
   setBillingStates,
+  touchAnalysedSessions,
   type LockedSession,
   type PassOutcome,
 } from '../db/repositories/agent-sessions.js';
@@ -315,6 +316,8 @@ export async function analyseQueuedSessions(
       sessionIds.map((id) => ({ sessionId: id, blocked: blocked.has(id) })),
     );
     await recordEvents(tx, billingEvents(verdict.changes));
+    // The sessions whose queue is now empty read `completed`: their rows move for incremental sync.
+    await touchAnalysedSessions(tx, [...live]);
     return { written, statuses: verdict.statuses };
   });
   const providerWaits = new Set(unanswered.map((j) => j.session_id));

@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import type { SessionRow } from '../db/repositories/agent-sessions.js';
+import type { SessionReadRow } from '../db/repositories/agent-conversations.js';
 import { uuid, timestamp, nullableTimestamp, type JsonSchema } from './json-schema.js';
 
 /**
@@ -55,7 +55,12 @@ export const sessionSchema = {
     applicationId: uuid,
     externalSessionId: { type: 'string' },
     status: { type: 'string', enum: ['open', 'ended', 'abandoned'] },
-    processingStatus: { type: 'string', enum: ['pending', 'processing', 'completed', 'billing_blocked', 'capture_disabled'] },
+    processingStatus: {
+      type: 'string',
+      enum: ['pending', 'processing', 'completed', 'billing_blocked', 'capture_disabled'],
+      description:
+        '`pending`: received events wait to be processed (an open session waiting at a missing sequence too). `processing`: every event is processed and the analyses of its responses are running. `completed`: nothing is left to do (an open session moves back to `pending` with its next events). `billing_blocked`: the balance cannot pay an analysis. `capture_disabled`: content capture is off',
+    },
     processedThroughSequence: { type: ['integer', 'null'], description: 'Every event up to this sequence is processed' },
     highestSequence: { type: ['integer', 'null'] },
     eventCount: { type: 'integer', minimum: 0 },
@@ -80,12 +85,12 @@ export const sessionSchema = {
 } as const satisfies JsonSchema;
 export type Session = FromSchema<typeof sessionSchema>;
 
-export const presentSession = (s: SessionRow): Session => ({
+export const presentSession = (s: SessionReadRow): Session => ({
   sessionId: s.id,
   applicationId: s.application_id,
   externalSessionId: s.external_session_id,
   status: s.status,
-  processingStatus: s.processing_status,
+  processingStatus: s.reported_processing_status,
   processedThroughSequence: s.processed_through_sequence,
   highestSequence: s.highest_sequence,
   eventCount: s.event_count,

@@ -11,7 +11,9 @@ import type { DomainEvent } from './events.js';
  *   (yes, or nothing to run), `billing_blocked` (the organization's balance cannot pay an analysis),
  *   `capture_disabled` (content capture is off: nothing to analyse). `processing` and `completed`
  *   are allowed by the column's CHECK (migration 0003) and never written; they are treated as
- *   `pending`.
+ *   `pending`. Reads report more than is stored (decision 0209): `pending`, `processing` (analyses
+ *   queued) or `completed` (nothing left), derived from the session's progress by
+ *   `reportedProcessingStatus` (src/db/repositories/agent-conversations.ts).
  * - watermark (`processed_through_sequence`): every event up to it is processed (the contiguous
  *   rule of workflows/agent-session/state.ts).
  * - pass: one page of a session's pending events processed under its row lock (explicit signals,

@@ -1654,7 +1654,10 @@ export interface components {
       highestSequence: number | null;
       /** @description Every event up to this sequence is processed */
       processedThroughSequence: number | null;
-      /** @enum {string} */
+      /**
+       * @description `pending`: received events wait to be processed (an open session waiting at a missing sequence too). `processing`: every event is processed and the analyses of its responses are running. `completed`: nothing is left to do (an open session moves back to `pending` with its next events). `billing_blocked`: the balance cannot pay an analysis. `capture_disabled`: content capture is off
+       * @enum {string}
+       */
       processingStatus: 'pending' | 'processing' | 'completed' | 'billing_blocked' | 'capture_disabled';
       /** Format: uuid */
       sessionId: string;
@@ -1753,7 +1756,10 @@ export interface components {
       participants: components['schemas']['AgentParticipant'][];
       /** @description Every event up to this sequence is processed */
       processedThroughSequence: number | null;
-      /** @enum {string} */
+      /**
+       * @description `pending`: received events wait to be processed (an open session waiting at a missing sequence too). `processing`: every event is processed and the analyses of its responses are running. `completed`: nothing is left to do (an open session moves back to `pending` with its next events). `billing_blocked`: the balance cannot pay an analysis. `capture_disabled`: content capture is off
+       * @enum {string}
+       */
       processingStatus: 'pending' | 'processing' | 'completed' | 'billing_blocked' | 'capture_disabled';
       /** Format: uuid */
       sessionId: string;

@@ -1,7 +1,7 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import { isUuid } from '../uuid.js';
-import { sessionRow, type SessionRow } from './agent-sessions.js';
+import { sessionRow } from './agent-sessions.js';
 import { changeColumns, changeConditions, changeOrder, changePage, type ChangePage, type ChangeWindow } from './sync-pages.js';
 
 /** Who reads: an API key (no user) or a user. */
@@ -22,6 +22,28 @@ export function visibleTo(reader: Reader) {
     OR EXISTS (SELECT 1 FROM agent_participants p WHERE p.session_id = s.id AND p.owner_user_id = ${reader.userId}::uuid)) AND ${kept})`;
 }
 
+/**
+ * The processing status reads report (the sessions list and detail, webhooks' `session`), from the
+ * stored one and the session's progress (decision 0209; the glossary of
+ * src/domain/agent-session-state.ts): `billing_blocked` and `capture_disabled` as stored;
+ * otherwise `pending` while received events wait for a pass (a wake requested, or the watermark
+ * below the highest sequence: an open session's gap too), `processing` while its responses'
+ * analyses are queued, and `completed` when nothing is left. A pass moves the row when it advances
+ * the watermark, and an analysis round when it empties the session's queue, so that incremental
+ * sync sees every change of this value.
+ */
+export const reportedProcessingStatus = sql.fragment`CASE
+    WHEN s.processing_status IN ('billing_blocked', 'capture_disabled') THEN s.processing_status
+    WHEN s.wake_requested_at IS NOT NULL OR coalesce(s.processed_through_sequence, -1) < coalesce(s.highest_sequence, -1) THEN 'pending'
+    WHEN EXISTS (SELECT 1 FROM agent_analysis_jobs j WHERE j.session_id = s.id AND j.status = 'queued') THEN 'processing'
+    ELSE 'completed' END`;
+
+/** A session as reads show it: the stored row and the processing status reported for it. */
+export const sessionReadRow = sessionRow.extend({
+  reported_processing_status: z.enum(['pending', 'processing', 'completed', 'billing_blocked', 'capture_disabled']),
+});
+export type SessionReadRow = z.infer<typeof sessionReadRow>;
+
 /** The session list's filters (each absent: any). */
 export interface SessionFilter {
   applicationId?: string | undefined;
@@ -32,7 +54,9 @@ export interface SessionFilter {
 function sessionConditions(filter: SessionFilter) {
   const app = filter.applicationId ? sql.fragment`AND s.application_id = ${filter.applicationId}` : sql.fragment``;
   const status = filter.status ? sql.fragment`AND s.status = ${filter.status}` : sql.fragment``;
-  const processing = filter.processingStatus ? sql.fragment`AND s.processing_status = ${filter.processingStatus}` : sql.fragment``;
+  const processing = filter.processingStatus
+    ? sql.fragment`AND (${reportedProcessingStatus}) = ${filter.processingStatus}`
+    : sql.fragment``;
   return sql.fragment`${app} ${status} ${processing}`;
 }
 
@@ -40,9 +64,9 @@ export async function listSessions(
   db: CommonQueryMethods,
   reader: Reader,
   filter: SessionFilter & { offset: number; limit: number },
-): Promise<readonly SessionRow[]> {
-  return db.any(sql.type(sessionRow)`
-    SELECT s.* FROM agent_sessions s
+): Promise<readonly SessionReadRow[]> {
+  return db.any(sql.type(sessionReadRow)`
+    SELECT s.*, ${reportedProcessingStatus} AS reported_processing_status FROM agent_sessions s
     WHERE s.organization_id = ${reader.organizationId} AND ${visibleTo(reader)} ${sessionConditions(filter)}
     ORDER BY s.created_at DESC, s.id LIMIT ${filter.limit} OFFSET ${filter.offset}`);
 }
@@ -53,28 +77,32 @@ export async function sessionChanges(
   reader: Reader,
   filter: SessionFilter,
   w: ChangeWindow,
-): Promise<ChangePage<SessionRow>> {
+): Promise<ChangePage<SessionReadRow>> {
   const s = sql.identifier(['s']);
   return changePage(
     db,
-    sessionRow,
+    sessionReadRow,
     sql.fragment`
-      SELECT ${changeColumns(s)}, s.* FROM agent_sessions s
+      SELECT ${changeColumns(s)}, s.*, ${reportedProcessingStatus} AS reported_processing_status FROM agent_sessions s
       WHERE s.organization_id = ${reader.organizationId} AND ${visibleTo(reader)} ${sessionConditions(filter)} AND ${changeConditions(s, w)}
       ${changeOrder(s, w)}`,
   );
 }
 
-export async function findSession(db: CommonQueryMethods, reader: Reader, sessionId: string): Promise<SessionRow | null> {
+export async function findSession(db: CommonQueryMethods, reader: Reader, sessionId: string): Promise<SessionReadRow | null> {
   return (await findSessions(db, reader, [sessionId]))[0] ?? null;
 }
 
 /** Several sessions by id (unknown, invalid or invisible ids are left out). */
-export async function findSessions(db: CommonQueryMethods, reader: Reader, sessionIds: readonly string[]): Promise<readonly SessionRow[]> {
+export async function findSessions(
+  db: CommonQueryMethods,
+  reader: Reader,
+  sessionIds: readonly string[],
+): Promise<readonly SessionReadRow[]> {
   const ids = sessionIds.filter(isUuid);
   if (ids.length === 0) return [];
-  return db.any(sql.type(sessionRow)`
-    SELECT s.* FROM agent_sessions s
+  return db.any(sql.type(sessionReadRow)`
+    SELECT s.*, ${reportedProcessingStatus} AS reported_processing_status FROM agent_sessions s
     WHERE s.id = ANY(${sql.array(ids, 'uuid')}) AND s.organization_id = ${reader.organizationId} AND ${visibleTo(reader)}`);
 }
 

@@ -433,6 +433,19 @@ export async function setBillingStates(
   return { statuses, changes };
 }
 
+/**
+ * Moves the sessions whose analysis queue this round emptied (their reported processing status
+ * turns `completed`, src/db/repositories/agent-conversations.ts): `updated_at` is a shown column,
+ * so incremental sync reports the change. One statement for the round's sessions.
+ */
+export async function touchAnalysedSessions(tx: Tx, sessionIds: readonly string[]): Promise<void> {
+  if (!sessionIds.length) return;
+  await tx.query(sql.unsafe`
+    UPDATE agent_sessions s SET updated_at = now()
+    WHERE s.id = ANY(${sql.array([...sessionIds], 'uuid')})
+      AND NOT EXISTS (SELECT 1 FROM agent_analysis_jobs j WHERE j.session_id = s.id AND j.status = 'queued')`);
+}
+
 /** The organization's billing-blocked sessions (a top-up wakes their workflows). */
 export async function billingBlockedSessions(db: CommonQueryMethods, organizationId: string) {
   return db.any(sql.type(z.object({ id: z.string(), status: z.enum(['open', 'ended', 'abandoned']) }))`
