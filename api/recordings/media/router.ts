@@ -3,6 +3,8 @@ import path from 'node:path';
 import send from 'send';
 import { required } from '../../../src/config.js';
 import { AppError, NotFoundError } from '../../../src/errors.js';
+import { isPublishedRendition } from '../../../src/db/repositories/recordings.js';
+import { isUuid } from '../../../src/db/uuid.js';
 import { createMediaStore } from '../../../src/media/media-store.js';
 import { PlaybackSigner, renditionRelativePath } from '../../../src/media/playback.js';
 import type { AppContext, AppDeps } from '../../context.js';
@@ -16,7 +18,8 @@ const playbackQuery = {
 
 /**
  * Playback of a recording's rendition through its signed URL (no other credential: the URL is
- * one). From a directory, served with `send`: byte ranges (206, 416), ETag and Last-Modified,
+ * one), while the file is the recording's published rendition (not after the recording's deletion
+ * or a new rendition). From a directory, served with `send`: byte ranges (206, 416), ETag and Last-Modified,
  * HEAD; private caching no longer than the URL lives. From a bucket, a 302 to a presigned GET URL
  * of the object that lives as long as ours: the bucket serves the bytes and their ranges, and no
  * media passes through the API.
@@ -37,13 +40,15 @@ export function mediaRoutes(deps: AppDeps, registry: RouteRegistry): void {
       206: { description: 'A byte range of the media' },
       302: { description: 'With MEDIA_STORE=s3: the media at a presigned URL of the bucket, valid as long as this one' },
     },
-    errors: ['playback_url_invalid', 'playback_url_expired', 'range_not_satisfiable'],
+    errors: ['playback_url_invalid', 'playback_url_expired', 'not_found', 'range_not_satisfiable'],
     handler: async (ctx: AppContext, { params, query }) => {
       const recordingId = params.recordingId ?? '';
       const file = params.file ?? '';
       const verdict = signer.verify(recordingId, file, query.expires, query.signature);
       if (verdict === 'invalid') throw new AppError('playback_url_invalid');
       if (verdict === 'expired') throw new AppError('playback_url_expired');
+      // Signed, and still this recording's media: a deleted recording's links stop with its 204.
+      if (!isUuid(recordingId) || !(await isPublishedRendition(deps.pool, recordingId, file))) throw new NotFoundError('Media');
       const remaining = Math.max(0, Number(query.expires) - Math.floor(Date.now() / 1000));
       const media = await store.playback(renditionRelativePath(recordingId, file), remaining);
       if ('url' in media) {

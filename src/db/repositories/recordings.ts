@@ -177,6 +177,17 @@ export async function renditionFile(db: CommonQueryMethods, recordingId: string)
     SELECT asset_rendition_file FROM recordings WHERE id = ${recordingId}`);
 }
 
+/**
+ * Whether `file` is the recording's published rendition now: a playback URL serves nothing once
+ * its recording is deleted (the files go a little later, with the deletion workflow) or its
+ * rendition replaced. One primary-key read per request.
+ */
+export async function isPublishedRendition(db: CommonQueryMethods, recordingId: string, file: string): Promise<boolean> {
+  const row = await db.maybeOne(sql.type(z.object({ published: z.boolean() }))`
+    SELECT true AS published FROM recordings WHERE id = ${recordingId} AND asset_rendition_file = ${file}`);
+  return row !== null;
+}
+
 export type AssetStatus = 'waiting' | 'queued' | 'uploading' | 'processing' | 'completed' | 'failed' | 'cancelled';
 
 /** The recording's asset follows its media ingestion (the error code is cleared unless given). */

@@ -4,11 +4,13 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createDatabasePool } from '../../../src/db/pool.js';
+import { setRendition } from '../../../src/db/repositories/recordings.js';
 import { PlaybackSigner } from '../../../src/media/playback.js';
 import type { DatabasePool } from 'slonik';
 import { startTestApi, type TestApi } from '../../../harness/app.js';
 import { testConfig, TEST_SIGNING_SECRET } from '../../../harness/config.js';
 import { createTestDatabase } from '../../../harness/stack.js';
+import { createTestOrg, type TestOrg } from '../../../harness/fixtures.js';
 
 /** Signed playback URLs: byte ranges, expiry, tampering, and nothing outside the renditions. */
 describe('media playback by signed URL', function () {
@@ -17,17 +19,33 @@ describe('media playback by signed URL', function () {
   let pool: DatabasePool;
   let api: TestApi;
   const signer = new PlaybackSigner(TEST_SIGNING_SECRET, 3600);
-  const recordingId = randomUUID();
+  let org: TestOrg;
+  let recordingId: string;
   const file = `${randomUUID()}.m4a`;
   const bytes = randomBytes(10_000);
 
+  /** A recording whose published rendition is `name`, with its file on disk. */
+  async function publishedRecording(name: string): Promise<string> {
+    const created = await api.request('/v3/rest/recordings', {
+      method: 'POST',
+      headers: { 'X-Service-Api-Key': org.apiKey },
+      json: { name: 'Call', record: { externalId: randomUUID() } },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const id = created.body.id as string;
+    await mkdir(path.join(dir, 'renditions', id), { recursive: true });
+    await writeFile(path.join(dir, 'renditions', id, name), bytes);
+    await setRendition(pool, id, { file: name, contentType: 'audio/mp4', durationSec: 1 });
+    return id;
+  }
+
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'intake-media-'));
-    await mkdir(path.join(dir, 'renditions', recordingId), { recursive: true });
-    await writeFile(path.join(dir, 'renditions', recordingId, file), bytes);
     await writeFile(path.join(dir, 'secret.txt'), 'not for playback');
     pool = await createDatabasePool(await createTestDatabase());
     api = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: dir }) });
+    org = await createTestOrg(pool);
+    recordingId = await publishedRecording(file);
   });
   after(async () => {
     await api?.close();
@@ -83,6 +101,29 @@ describe('media playback by signed URL', function () {
     const missing = signer.sign(recordingId, `${randomUUID()}.mp4`);
     const res = await api.request(missing.path);
     assert.deepEqual([res.status, res.body.errorCode], [404, 'not_found']);
+  });
+
+  it('serves nothing of a deleted recording from the 204 on, though its file is still there', async () => {
+    const id = await publishedRecording(file);
+    const { path: url } = signer.sign(id, file);
+    assert.equal((await fetch(`${api.url}${url}`)).status, 200);
+    const deleted = await api.request(`/v3/rest/recordings/${id}`, { method: 'DELETE', headers: { 'X-Service-Api-Key': org.apiKey } });
+    assert.equal(deleted.status, 204);
+    const after = await api.request(url);
+    assert.deepEqual([after.status, after.body.errorCode], [404, 'not_found']);
+    assert.equal(typeof after.body.message, 'string');
+    const range = await api.request(url, { headers: { range: 'bytes=0-99' } });
+    assert.deepEqual([range.status, range.body.errorCode], [404, 'not_found']);
+  });
+
+  it('serves only the published rendition: a replaced one is 404', async () => {
+    const id = await publishedRecording(file);
+    const old = signer.sign(id, file);
+    const next = `${randomUUID()}.m4a`;
+    await writeFile(path.join(dir, 'renditions', id, next), bytes);
+    await setRendition(pool, id, { file: next, contentType: 'audio/mp4', durationSec: 1 });
+    assert.equal((await api.request(old.path)).status, 404);
+    assert.equal((await fetch(`${api.url}${signer.sign(id, next).path}`)).status, 200);
   });
 
   it('signs stably within a 5-minute step and never for less than the TTL', () => {
