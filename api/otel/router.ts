@@ -211,7 +211,9 @@ export function otlpRoutes(deps: AppDeps, registry: RouteRegistry, { credentials
       deps.metrics.otlpSpans.inc({ outcome: 'stored' }, Math.max(0, spans.length + unusable.count - outcome.rejected - outcome.ignored));
       const notes = [...outcome.reasons];
       if (outcome.ignored) notes.push(`${outcome.ignored} span(s) without GenAI messages accepted and not stored`);
-      send(ctx, 200, encodeExportResponse('traces', { rejected: outcome.rejected, message: notes.join('; ') }, encoding));
+      const message = notes.join('; ');
+      logRejections(ctx, app.id, 'spans', outcome.rejected, message);
+      send(ctx, 200, encodeExportResponse('traces', { rejected: outcome.rejected, message }, encoding));
     },
   });
 
@@ -256,7 +258,18 @@ export function otlpRoutes(deps: AppDeps, registry: RouteRegistry, { credentials
       deps.metrics.otlpLogRecords.inc({ outcome: 'ignored' }, ignored);
       deps.metrics.otlpLogRecords.inc({ outcome: 'stored' }, Math.max(0, claudeCode.length + genAi.length + other - rejected - ignored));
       if (ignored) notes.push(`${ignored} record(s) neither GenAI messages nor Claude Code events Intake keeps: accepted and not stored`);
-      send(ctx, 200, encodeExportResponse('logs', { rejected, message: summarize(notes).join('; ') }, encoding));
+      const message = summarize(notes).join('; ');
+      logRejections(ctx, app.id, 'log records', rejected, message);
+      send(ctx, 200, encodeExportResponse('logs', { rejected, message }, encoding));
     },
   });
+}
+
+/**
+ * An export answered 200 with rejections is said in the API's log too (issue 51): OTLP's
+ * `partialSuccess` carries the count and the reasons, but SDKs do not all show it (Python's
+ * exporter drops it), and the export then looks accepted from both ends.
+ */
+function logRejections(ctx: AppContext, applicationId: string, what: 'spans' | 'log records', rejected: number, reasons: string): void {
+  if (rejected > 0) ctx.state.log.warn({ applicationId, rejected, reasons }, `OTLP export: ${rejected} ${what} rejected (partialSuccess)`);
 }

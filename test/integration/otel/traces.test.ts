@@ -246,6 +246,11 @@ describe('OTLP trace ingest: an unmodified exporter sends GenAI spans, which bec
       /session "huge-[0-9a-f]+": body\.events\.0 is \d+ bytes; an event may have at most 262144/,
     );
     assert.equal(await sessionOf(`huge-${traceId}`), null, 'the rejected session stored nothing');
+    // SDKs that drop partialSuccess (Python's) leave only the API's log to say it: a warning with the reasons.
+    const warning = t.api.logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.rejected === 3 && l.level === 40);
+    assert.equal(warning?.msg, 'OTLP export: 3 spans rejected (partialSuccess)');
+    assert.equal(warning?.reasons, answer.partialSuccess.errorMessage);
+    assert.equal(warning?.applicationId, app.app.id);
     const session = await sessionOf(traceId);
     assert.deepEqual(
       session?.events.map((e) => [e.type, e.content]),
