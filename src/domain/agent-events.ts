@@ -93,24 +93,30 @@ export function environmentAllowed(environment: string | undefined, allowed: rea
   return allowed.length === 0 || (environment !== undefined && allowed.includes(environment));
 }
 
+/**
+ * Where a request's environment is wrong, said where the integrator fixes it (issue 51): an event's
+ * own `context.environment` at that event; the request's `context.environment` (which the events
+ * without one inherit) once, at `body.context.environment`, also when it is missing, not once per
+ * event that inherited nothing.
+ */
 export function environmentErrors(request: AgentIngestRequest, allowed: readonly string[]): FieldError[] {
   if (allowed.length === 0) return [];
-  const errors: FieldError[] = [];
+  const errors = new Map<string, FieldError>();
+  const refuse = (path: string, message: string) => {
+    if (!errors.has(path)) errors.set(path, { path, message });
+  };
   request.events.forEach((event, i) => {
-    const environment = event.context?.environment ?? request.context?.environment;
-    if (environment === undefined) {
-      errors.push({
-        path: `body.events.${i}.context.environment`,
-        message: 'is required: this application accepts only configured environments',
-      });
-    } else if (!allowed.includes(environment)) {
-      errors.push({
-        path: `body.events.${i}.context.environment`,
-        message: `'${environment}' is not an allowed environment of this application`,
-      });
-    }
+    const own = event.context?.environment;
+    const environment = own ?? request.context?.environment;
+    const path = own === undefined ? 'body.context.environment' : `body.events.${i}.context.environment`;
+    if (environment === undefined)
+      refuse(
+        path,
+        "is required: this application accepts only configured environments (set it on the request's context, or on each event's)",
+      );
+    else if (!allowed.includes(environment)) refuse(path, `'${environment}' is not an allowed environment of this application`);
   });
-  return errors;
+  return [...errors.values()];
 }
 
 /**

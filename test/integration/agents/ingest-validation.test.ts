@@ -154,8 +154,9 @@ describe('agent ingest: validation (400)', function () {
       events,
       ...extra,
     });
-    const missing = await refused(base([userMessage(1, 'x')]), restricted);
-    assert.deepEqual(paths(missing), ['body.events.0.context.environment']);
+    const missing = await refused(base([userMessage(1, 'x'), userMessage(2, 'y')]), restricted);
+    assert.deepEqual(paths(missing), ['body.context.environment']);
+    assert.equal(missing.message, 'The environment is missing or not allowed for this application.');
     const blocked = await refused(base([userMessage(1, 'x')], { context: { environment: 'development' } }), restricted);
     assert.match(blocked.errors?.[0]?.message ?? '', /not an allowed environment/);
     const overridden = await refused(

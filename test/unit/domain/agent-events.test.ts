@@ -519,9 +519,10 @@ describe('agent events', () => {
       ];
       assert.deepEqual(environmentErrors(request(events, 'staging'), ['production', 'staging']), []);
       const errors = environmentErrors(request(events, 'production'), ['staging']);
+      // The event's own environment at the event; the request's, which two events inherit, once at the request.
       assert.deepEqual(
         errors.map((e) => e.path),
-        ['body.events.0.context.environment', 'body.events.1.context.environment', 'body.events.2.context.environment'],
+        ['body.events.0.context.environment', 'body.context.environment'],
       );
       const overridden = environmentErrors(
         request([ev({ externalEventId: 'u1', sequence: 1, context: { environment: 'staging' } })], 'production'),
@@ -530,24 +531,36 @@ describe('agent events', () => {
       assert.deepEqual(overridden, []);
     });
 
-    it('reports a missing environment', () => {
+    it("reports a missing environment once, at the request's context, where it is set", () => {
       const errors = environmentErrors(
         request([
           ev({ externalEventId: 'u1', sequence: 1 }),
           ev({ externalEventId: 'u2', sequence: 2, context: { environment: 'production' } }),
+          ev({ externalEventId: 'u3', sequence: 3 }),
         ]),
         ['production'],
       );
-      assert.equal(errors.length, 1);
-      assert.equal(errors[0]?.path, 'body.events.0.context.environment');
-      assert.match(errors[0]?.message ?? '', /required/);
+      assert.deepEqual(
+        errors.map((e) => e.path),
+        ['body.context.environment'],
+      );
+      assert.match(errors[0]?.message ?? '', /required.*request's context/);
     });
 
-    it('reports an environment that is not in the list', () => {
-      const errors = environmentErrors(request([ev({ externalEventId: 'u1', sequence: 1 })], 'development'), ['production']);
-      assert.equal(errors.length, 1);
-      assert.equal(errors[0]?.path, 'body.events.0.context.environment');
-      assert.match(errors[0]?.message ?? '', /development/);
+    it('reports an environment that is not in the list where it was sent', () => {
+      const inherited = environmentErrors(
+        request([ev({ externalEventId: 'u1', sequence: 1 }), ev({ externalEventId: 'u2', sequence: 2 })], 'development'),
+        ['production'],
+      );
+      assert.deepEqual(
+        inherited.map((e) => [e.path, e.message]),
+        [['body.context.environment', "'development' is not an allowed environment of this application"]],
+      );
+      const own = environmentErrors(request([ev({ externalEventId: 'u1', sequence: 1, context: { environment: 'dev' } })]), ['production']);
+      assert.deepEqual(
+        own.map((e) => e.path),
+        ['body.events.0.context.environment'],
+      );
     });
   });
 
