@@ -121,10 +121,19 @@ export const USAGE = [
 const HELP = new Set(['--help', '-h', 'help']);
 const VERSION = new Set(['--version', '-V', 'version']);
 
-/** Usage asked for: printed on stdout, exit 0 (`intake --help`, `intake help org list`, `intake org list --help`). */
-/** Usage or the version asked for: printed as it is. */
+/**
+ * Usage or the version asked for: printed on stdout as it is, exit 0 (`intake --help`, `intake help
+ * org list`, `intake org list --help`, and a group's: `intake help org`, `intake org --help`).
+ */
 class HelpRequest {
   constructor(readonly text: string) {}
+}
+
+/** The commands of a group (`org`: `org create`, `org list`, ...), as usage lines; empty for no group. */
+function groupUsage(group: string): string[] {
+  return Object.keys(COMMANDS)
+    .filter((c) => c.startsWith(`${group} `))
+    .map(usageLine);
 }
 
 function resolve(argv: string[]): { command: Command; rest: string[] } | HelpRequest {
@@ -133,14 +142,17 @@ function resolve(argv: string[]): { command: Command; rest: string[] } | HelpReq
     const topic = argv.slice(1).join(' ');
     if (!topic) return new HelpRequest(USAGE);
     if (COMMANDS[topic]) return new HelpRequest(`usage: intake ${usageLine(topic).trimStart()}`);
+    const group = groupUsage(topic);
+    if (group.length) return new HelpRequest(`usage: intake ${topic} <action> [--flags]\n${group.join('\n')}`);
     throw new CliError(`unknown command: ${topic}\n${USAGE}`, 2);
   }
   const two = argv.slice(0, 2).join(' ');
   const name = COMMANDS[two] ? two : COMMANDS[argv[0] ?? ''] ? argv[0]! : undefined;
   if (name === undefined) {
-    // `intake org`: the group's commands.
-    const group = Object.keys(COMMANDS).filter((c) => c.startsWith(`${argv[0]} `));
-    if (argv.length === 1 && group.length) throw new CliError(`intake ${argv[0]}: give an action\n${group.map(usageLine).join('\n')}`, 2);
+    // `intake org`: the group's commands; `intake org --help`: the same, asked for.
+    const group = groupUsage(argv[0] ?? '');
+    if (group.length && argv.length === 2 && HELP.has(argv[1]!)) return resolve(['help', argv[0]!]);
+    if (argv.length === 1 && group.length) throw new CliError(`intake ${argv[0]}: give an action\n${group.join('\n')}`, 2);
     throw new CliError(argv.length ? `unknown command: ${argv.join(' ')}\n${USAGE}` : USAGE, 2);
   }
   const rest = argv.slice(name.split(' ').length);

@@ -276,6 +276,13 @@ describe('intake admin CLI', function () {
     assert.equal(await help('help', 'user', 'show'), 'usage: intake user show --user U\n');
     // The release, as package.json (and /healthz, OpenAPI, the image's labels) says it.
     assert.equal(await help('--version'), `${packageVersion()}\n`);
+    // A group's help, asked for either way, lists its actions on stdout (issue 51: `org --help` was an unknown command).
+    const orgHelp = await help('org', '--help');
+    assert.match(orgHelp, /^usage: intake org <action> \[--flags\]\n {2}org create --name N/);
+    assert.match(orgHelp, /^ {2}org import --org O/m);
+    assert.doesNotMatch(orgHelp, /user create/);
+    assert.equal(await help('help', 'org'), orgHelp);
+    assert.equal(await help('org', '-h'), orgHelp);
     // A group alone lists its actions (a usage error: exit 2, on stderr).
     const group = await intake('agent-app');
     assert.equal(group.code, 2);
