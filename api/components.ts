@@ -5,12 +5,14 @@ import { webhookEndpointSchema, webhookEndpointWithSecretSchema, type WebhookEnd
 import {
   agentContextSchema,
   agentEventSchema,
+  answerTotalsSchema,
   agentParticipantSchema,
   ingestResponse,
   sessionDetailSchema,
   sessionSchema,
   type AgentEventResponse,
   type AgentParticipantResponse,
+  type AnswerTotals,
   type Session,
 } from './agent-conversations/schemas.js';
 import { fieldSchema as feedbackFieldSchema, personSchema, recordSchema, sourceSchema } from './feedback/schemas.js';
@@ -84,6 +86,7 @@ const event: AgentEventResponse = {
   contentStored: true,
   previousRevisionCount: 0,
 };
+const answerTotals: AnswerTotals = { answers: 1, answersWithUsage: 1, inputTokens: 812, outputTokens: 64, medianLatencyMs: 930 };
 const session: Session = {
   sessionId: SESSION,
   applicationId: APP,
@@ -212,7 +215,14 @@ export const NAMED_SCHEMAS: Record<string, NamedSchema> = {
   Session: named(sessionSchema, session),
   AgentParticipant: named(agentParticipantSchema, participant),
   Event: named(agentEventSchema, event),
-  SessionDetail: named(sessionDetailSchema, { ...session, participants: [participant], events: [event], nextAfterSequence: null }),
+  AnswerTotals: named(answerTotalsSchema, answerTotals),
+  SessionDetail: named(sessionDetailSchema, {
+    ...session,
+    participants: [participant],
+    answerTotals,
+    events: [event],
+    nextAfterSequence: null,
+  }),
   Signal: named(signalSchema, {
     id: 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d',
     sessionId: SESSION,
@@ -289,6 +299,11 @@ export const NAMED_SCHEMAS: Record<string, NamedSchema> = {
     recordingAllowed: true,
     creditBalance: 5000,
     createdAt: CREATED,
+    caller: {
+      kind: 'user',
+      role: 'member',
+      scopes: ['feedback:write', 'feedback:read', 'recordings:read', 'recordings:write', 'agents:read', 'agents:write', 'signals:read'],
+    },
   }),
   User: named(userSchema, {
     userId: 'd4c3b2a1-f6e5-4b7a-9c8d-2f1e0d9c8b7a',

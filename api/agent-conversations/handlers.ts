@@ -3,6 +3,7 @@ import { oversizedEvents } from '../../src/contracts/agent-ingest.js';
 import {
   findSession,
   listSessions,
+  sessionAnswerTotals,
   sessionChanges,
   sessionEvents,
   sessionParticipants,
@@ -11,12 +12,14 @@ import {
 import { NotFoundError, ValidationError } from '../../src/errors.js';
 import { deleteAgentSession } from '../../src/agents/session-deletion.js';
 import type { AppContext, AppDeps } from '../context.js';
+import { createdRange } from '../created-range.js';
 import { principalOf } from '../middleware/auth.js';
 import { pageWindow } from '../paging.js';
 import { changeBody, changeWindow, offsetBody, syncRequest } from '../sync.js';
 import type { RouteInput } from '../routes.js';
 import { withCurrentAuthority, type AgentIngestPath } from './auth.js';
 import {
+  presentAnswerTotals,
   presentEvent,
   presentParticipant,
   presentSession,
@@ -56,7 +59,12 @@ export function agentConversationHandlers(deps: AppDeps, { credentials, writer }
     },
 
     listSessions: async (ctx: AppContext, { query }: RouteInput<unknown, SessionsQuery>) => {
-      const filter = { applicationId: query.applicationId, status: query.status, processingStatus: query.processingStatus };
+      const filter = {
+        applicationId: query.applicationId,
+        status: query.status,
+        processingStatus: query.processingStatus,
+        ...createdRange(query),
+      };
       const sync = syncRequest(ctx, 'agent_sessions', query);
       if (sync) {
         const page = await sessionChanges(deps.pool, readerOf(ctx), filter, changeWindow(sync, query.limit));
@@ -71,11 +79,13 @@ export function agentConversationHandlers(deps: AppDeps, { credentials, writer }
       const session = params.sessionId ? await findSession(deps.pool, readerOf(ctx), params.sessionId) : null;
       if (!session) throw new NotFoundError('Agent session');
       const participants = await sessionParticipants(deps.pool, session.id);
+      const totals = await sessionAnswerTotals(deps.pool, session.id);
       const events = await sessionEvents(deps.pool, session.id, { afterSequence: query.afterSequence, limit: query.eventLimit + 1 });
       const page = events.slice(0, query.eventLimit);
       const detail: SessionDetail = {
         ...presentSession(session),
         participants: participants.map(presentParticipant),
+        answerTotals: presentAnswerTotals(totals),
         events: page.map(presentEvent),
         nextAfterSequence: events.length > query.eventLimit ? (page.at(-1)?.sequence ?? null) : null,
       };

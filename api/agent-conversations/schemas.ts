@@ -1,5 +1,6 @@
-import type { EventRow, sessionParticipants } from '../../src/db/repositories/agent-conversations.js';
+import type { AnswerTotalsRow, EventRow, sessionParticipants } from '../../src/db/repositories/agent-conversations.js';
 import { agentContextSchema, sessionSchema } from '../../src/contracts/agent-sessions.js';
+import { createdRangeProperties } from '../created-range.js';
 import { pageProperties } from '../paging.js';
 import { syncPageSchema, syncQueryProperties } from '../sync.js';
 import type { JsonSchema, Validated } from '../validation.js';
@@ -30,6 +31,7 @@ export const sessionsQuery = {
     applicationId: { type: 'string', format: 'uuid' },
     status: { type: 'string', enum: ['open', 'ended', 'abandoned'] },
     processingStatus: { type: 'string', enum: ['pending', 'processing', 'completed', 'billing_blocked', 'capture_disabled'] },
+    ...createdRangeProperties('sessions started'),
     ...pageProperties,
     ...syncQueryProperties,
   },
@@ -156,14 +158,44 @@ export const presentEvent = (e: EventRow): AgentEventResponse => ({
   previousRevisionCount: e.revision_count,
 });
 
+/** What a session's answers report, over all its events (not the page). */
+export const answerTotalsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  description:
+    "The session's answers (assistant messages, a streaming one included) and the `usage` their stored content reports, over all its events: content not stored (content capture off, removed by retention) reports nothing",
+  required: ['answers', 'answersWithUsage', 'inputTokens', 'outputTokens', 'medianLatencyMs'],
+  properties: {
+    answers: { type: 'integer', minimum: 0, description: 'Assistant messages in the session' },
+    answersWithUsage: {
+      type: 'integer',
+      minimum: 0,
+      description: 'Those whose stored content reports `usage`: the totals below are theirs',
+    },
+    inputTokens: { type: 'integer', minimum: 0, description: 'Sum of `usage.inputTokens`' },
+    outputTokens: { type: 'integer', minimum: 0, description: 'Sum of `usage.outputTokens`' },
+    medianLatencyMs: { type: ['integer', 'null'], minimum: 0, description: 'Median of `usage.latencyMs`; null when no answer reports one' },
+  },
+} as const satisfies JsonSchema;
+export type AnswerTotals = Validated<typeof answerTotalsSchema>;
+
+export const presentAnswerTotals = (t: AnswerTotalsRow): AnswerTotals => ({
+  answers: t.answers,
+  answersWithUsage: t.answers_with_usage,
+  inputTokens: t.input_tokens,
+  outputTokens: t.output_tokens,
+  medianLatencyMs: t.median_latency_ms,
+});
+
 export const sessionDetailSchema = {
   type: 'object',
   additionalProperties: false,
-  description: 'A session with its participants and a page of its events in sequence order',
-  required: [...sessionSchema.required, 'participants', 'events', 'nextAfterSequence'],
+  description: 'A session with its participants, the totals of its answers, and a page of its events in sequence order',
+  required: [...sessionSchema.required, 'participants', 'answerTotals', 'events', 'nextAfterSequence'],
   properties: {
     ...sessionSchema.properties,
     participants: { type: 'array', items: agentParticipantSchema },
+    answerTotals: answerTotalsSchema,
     events: { type: 'array', items: agentEventSchema },
     nextAfterSequence: { type: ['integer', 'null'], description: 'Pass as afterSequence for the next page; null: no more events' },
   },

@@ -19,9 +19,10 @@ export function managementHandlers(deps: AppDeps) {
   const stallSeconds = deps.config.exports.stallTimeoutSeconds;
   return {
     getOrganization: async (ctx: AppContext) => {
-      const org = await findOrganization(deps.pool, principalOf(ctx).organizationId);
+      const principal = principalOf(ctx);
+      const org = await findOrganization(deps.pool, principal.organizationId);
       if (!org) throw new NotFoundError('Organization');
-      ctx.body = presentOrganization(org);
+      ctx.body = presentOrganization(org, principal);
     },
     /**
      * Streams the export: Koa pipes the stream while the export writes into it, a piece at a time,

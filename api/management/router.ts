@@ -14,7 +14,8 @@ export function managementRoutes(deps: AppDeps, registry: RouteRegistry): void {
     path: '/v3/rest/organization',
     operationId: 'getOrganization',
     tags: ['management'],
-    summary: 'The organization of the calling credential, with its credit balance',
+    summary:
+      'The organization of the calling credential, with its credit balance and what the credential may do (`caller`: its scopes, a user’s role)',
     auth: { accept: ['apiKey', 'user'] },
     responses: { 200: { description: 'The organization', schema: organizationSchema } },
     handler: h.getOrganization,

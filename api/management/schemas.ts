@@ -1,18 +1,32 @@
 import type { CreditTransactionRow, OrganizationRow } from '../../src/db/repositories/organizations.js';
 import type { UserRow } from '../../src/db/repositories/users.js';
+import type { Principal } from '../../src/auth/principal.js';
+import { SCOPES } from '../../src/auth/scopes.js';
 import type { JsonSchema, Validated } from '../validation.js';
 
 export const organizationSchema = {
   type: 'object',
   additionalProperties: false,
-  description: 'The organization of the calling credential',
-  required: ['organizationId', 'name', 'recordingAllowed', 'creditBalance', 'createdAt'],
+  description: 'The organization of the calling credential, and what that credential may do in it',
+  required: ['organizationId', 'name', 'recordingAllowed', 'creditBalance', 'createdAt', 'caller'],
   properties: {
     organizationId: { type: 'string', format: 'uuid' },
     name: { type: 'string' },
     recordingAllowed: { type: 'boolean' },
     creditBalance: { type: 'integer' },
     createdAt: { type: 'string', format: 'date-time' },
+    caller: {
+      type: 'object',
+      additionalProperties: false,
+      description:
+        "The calling credential: an API key with the scopes it was given, or a user with their role's scopes (members every data scope; admins also `admin` and `webhooks:manage`). The console shows a member no admin page",
+      required: ['kind', 'role', 'scopes'],
+      properties: {
+        kind: { type: 'string', enum: ['apiKey', 'user'] },
+        role: { type: ['string', 'null'], enum: ['member', 'admin', null], description: "A user's role; null for an API key" },
+        scopes: { type: 'array', items: { type: 'string', enum: [...SCOPES] } },
+      },
+    },
   },
 } as const satisfies JsonSchema;
 
@@ -59,12 +73,13 @@ export type Organization = Validated<typeof organizationSchema>;
 export type Balance = Validated<typeof balanceSchema>;
 export type User = Validated<typeof userSchema>;
 
-export const presentOrganization = (org: OrganizationRow): Organization => ({
+export const presentOrganization = (org: OrganizationRow, caller: Principal): Organization => ({
   organizationId: org.id,
   name: org.name,
   recordingAllowed: org.recording_allowed,
   creditBalance: org.credit_balance,
   createdAt: org.created_at,
+  caller: { kind: caller.kind, role: caller.kind === 'user' ? caller.role : null, scopes: [...caller.scopes] },
 });
 
 export const presentUser = (user: UserRow): User => ({

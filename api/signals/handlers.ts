@@ -2,6 +2,7 @@ import { listSignals, signalChanges, usageByDay } from '../../src/db/repositorie
 import { findSession } from '../../src/db/repositories/agent-conversations.js';
 import { NotFoundError, ValidationError } from '../../src/errors.js';
 import type { AppContext, AppDeps } from '../context.js';
+import { createdRange } from '../created-range.js';
 import { principalOf } from '../middleware/auth.js';
 import { pageWindow } from '../paging.js';
 import type { RouteInput } from '../routes.js';
@@ -22,13 +23,14 @@ export function signalHandlers(deps: AppDeps) {
   return {
     listSignals: async (ctx: AppContext, { query }: RouteInput<unknown, SignalsQuery>) => {
       const reader = readerOf(ctx);
+      const filter = { ...query, ...createdRange(query) };
       const sync = syncRequest(ctx, 'signals', query);
       if (sync) {
-        const page = await signalChanges(deps.pool, reader, query, changeWindow(sync, query.limit));
+        const page = await signalChanges(deps.pool, reader, filter, changeWindow(sync, query.limit));
         ctx.body = changeBody('signals', 'signals', sync, query.limit, page, presentSignal);
         return;
       }
-      const rows = await listSignals(deps.pool, reader, { ...query, ...pageWindow(query) });
+      const rows = await listSignals(deps.pool, reader, { ...filter, ...pageWindow(query) });
       ctx.body = offsetBody('signals', rows, query, presentSignal);
     },
 

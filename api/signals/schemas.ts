@@ -1,4 +1,5 @@
 import { signalSchema } from '../../src/contracts/signals.js';
+import { createdRangeProperties } from '../created-range.js';
 import { pageProperties } from '../paging.js';
 import { syncPageSchema, syncQueryProperties } from '../sync.js';
 import type { JsonSchema, Validated } from '../validation.js';
@@ -13,6 +14,7 @@ export const signalsQuery = {
     rating: { type: 'string', enum: ['positive', 'negative'] },
     sessionId: { type: 'string', format: 'uuid' },
     applicationId: { type: 'string', format: 'uuid' },
+    ...createdRangeProperties('signals found'),
     ...pageProperties,
     ...syncQueryProperties,
   },

@@ -488,7 +488,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** The organization of the calling credential, with its credit balance */
+    /** The organization of the calling credential, with its credit balance and what the credential may do (`caller`: its scopes, a user’s role) */
     get: operations['getOrganization'];
     put?: never;
     post?: never;
@@ -986,6 +986,28 @@ export interface components {
       username: string | null;
     };
     /**
+     * @description The session's answers (assistant messages, a streaming one included) and the `usage` their stored content reports, over all its events: content not stored (content capture off, removed by retention) reports nothing
+     * @example {
+     *       "answers": 1,
+     *       "answersWithUsage": 1,
+     *       "inputTokens": 812,
+     *       "medianLatencyMs": 930,
+     *       "outputTokens": 64
+     *     }
+     */
+    AnswerTotals: {
+      /** @description Assistant messages in the session */
+      answers: number;
+      /** @description Those whose stored content reports `usage`: the totals below are theirs */
+      answersWithUsage: number;
+      /** @description Sum of `usage.inputTokens` */
+      inputTokens: number;
+      /** @description Median of `usage.latencyMs`; null when no answer reports one */
+      medianLatencyMs: number | null;
+      /** @description Sum of `usage.outputTokens` */
+      outputTokens: number;
+    };
+    /**
      * @description An agent application: the agent whose conversations are ingested, with its settings
      * @example {
      *       "agentKey": "support-assistant",
@@ -1372,8 +1394,21 @@ export interface components {
       secret: string;
     };
     /**
-     * @description The organization of the calling credential
+     * @description The organization of the calling credential, and what that credential may do in it
      * @example {
+     *       "caller": {
+     *         "kind": "user",
+     *         "role": "member",
+     *         "scopes": [
+     *           "feedback:write",
+     *           "feedback:read",
+     *           "recordings:read",
+     *           "recordings:write",
+     *           "agents:read",
+     *           "agents:write",
+     *           "signals:read"
+     *         ]
+     *       },
      *       "createdAt": "2026-03-02T09:15:00.000Z",
      *       "creditBalance": 5000,
      *       "name": "Acme",
@@ -1382,6 +1417,27 @@ export interface components {
      *     }
      */
     Organization: {
+      /** @description The calling credential: an API key with the scopes it was given, or a user with their role's scopes (members every data scope; admins also `admin` and `webhooks:manage`). The console shows a member no admin page */
+      caller: {
+        /** @enum {string} */
+        kind: 'apiKey' | 'user';
+        /**
+         * @description A user's role; null for an API key
+         * @enum {string|null}
+         */
+        role: 'member' | 'admin' | null;
+        scopes: (
+          | 'feedback:write'
+          | 'feedback:read'
+          | 'recordings:read'
+          | 'recordings:write'
+          | 'agents:read'
+          | 'agents:write'
+          | 'signals:read'
+          | 'webhooks:manage'
+          | 'admin'
+        )[];
+      };
       /** Format: date-time */
       createdAt: string;
       creditBalance: number;
@@ -1671,9 +1727,16 @@ export interface components {
       updatedAt: string;
     };
     /**
-     * @description A session with its participants and a page of its events in sequence order
+     * @description A session with its participants, the totals of its answers, and a page of its events in sequence order
      * @example {
      *       "agentVersion": "1.4.0",
+     *       "answerTotals": {
+     *         "answers": 1,
+     *         "answersWithUsage": 1,
+     *         "inputTokens": 812,
+     *         "medianLatencyMs": 930,
+     *         "outputTokens": 64
+     *       },
      *       "applicationId": "0b7f5a52-6c1e-4f0e-9d3a-2e8c4b6a1f90",
      *       "contentPurgedAt": null,
      *       "context": {
@@ -1735,6 +1798,7 @@ export interface components {
      */
     SessionDetail: {
       agentVersion: string | null;
+      answerTotals: components['schemas']['AnswerTotals'];
       /** Format: uuid */
       applicationId: string;
       /**
@@ -4068,6 +4132,8 @@ export interface operations {
     parameters: {
       query?: {
         applicationId?: string;
+        createdFrom?: string;
+        createdTo?: string;
         cursor?: string;
         limit?: number;
         page?: number;
@@ -8717,6 +8783,8 @@ export interface operations {
     parameters: {
       query?: {
         applicationId?: string;
+        createdFrom?: string;
+        createdTo?: string;
         cursor?: string;
         limit?: number;
         page?: number;

@@ -50,6 +50,10 @@ export interface SessionFilter {
   applicationId?: string | undefined;
   status?: string | undefined;
   processingStatus?: string | undefined;
+  /** Created at or after this instant (ISO 8601). */
+  createdFrom?: string | undefined;
+  /** Created before this instant (ISO 8601). */
+  createdTo?: string | undefined;
 }
 
 function sessionConditions(filter: SessionFilter) {
@@ -58,7 +62,9 @@ function sessionConditions(filter: SessionFilter) {
   const processing = filter.processingStatus
     ? sql.fragment`AND (${reportedProcessingStatus}) = ${filter.processingStatus}`
     : sql.fragment``;
-  return sql.fragment`${app} ${status} ${processing}`;
+  const from = filter.createdFrom ? sql.fragment`AND s.created_at >= ${filter.createdFrom}::timestamptz` : sql.fragment``;
+  const to = filter.createdTo ? sql.fragment`AND s.created_at < ${filter.createdTo}::timestamptz` : sql.fragment``;
+  return sql.fragment`${app} ${status} ${processing} ${from} ${to}`;
 }
 
 export async function listSessions(
@@ -146,4 +152,43 @@ export async function sessionEvents(db: CommonQueryMethods, sessionId: string, p
     FROM agent_events e
     WHERE e.session_id = ${sessionId} AND e.sequence > ${page.afterSequence}
     ORDER BY e.sequence LIMIT ${page.limit}`);
+}
+
+/** Token counts and latencies are summed as sent (integers without a maximum): a total stops at the largest safe integer. */
+const MAX_TOTAL = Number.MAX_SAFE_INTEGER;
+
+export const answerTotalsRow = z.object({
+  answers: z.number(),
+  answers_with_usage: z.number(),
+  input_tokens: z.number(),
+  output_tokens: z.number(),
+  median_latency_ms: z.number().nullable(),
+});
+export type AnswerTotalsRow = z.infer<typeof answerTotalsRow>;
+
+/**
+ * A session's answers (its assistant messages) and what their stored content reports (`usage`:
+ * input and output tokens, latency), in one aggregate over its events. Content that is not stored
+ * (content capture off, removed by retention) reports nothing: `answers_with_usage` says how many did.
+ */
+export async function sessionAnswerTotals(db: CommonQueryMethods, sessionId: string): Promise<AnswerTotalsRow> {
+  return db.one(sql.type(answerTotalsRow)`
+    WITH answers AS (
+      SELECT e.payload -> 'usage' AS usage FROM agent_events e
+      WHERE e.session_id = ${sessionId} AND e.type = 'assistant_message'
+    ), reported AS (
+      SELECT
+        CASE WHEN jsonb_typeof(usage -> 'inputTokens') = 'number' THEN (usage ->> 'inputTokens')::numeric END AS input_tokens,
+        CASE WHEN jsonb_typeof(usage -> 'outputTokens') = 'number' THEN (usage ->> 'outputTokens')::numeric END AS output_tokens,
+        CASE WHEN jsonb_typeof(usage -> 'latencyMs') = 'number' THEN LEAST((usage ->> 'latencyMs')::numeric, ${MAX_TOTAL}) END AS latency_ms
+      FROM answers
+    )
+    SELECT count(*)::int AS answers,
+      count(*) FILTER (WHERE input_tokens IS NOT NULL OR output_tokens IS NOT NULL OR latency_ms IS NOT NULL)::int AS answers_with_usage,
+      LEAST(COALESCE(sum(input_tokens), 0), ${MAX_TOTAL})::bigint AS input_tokens,
+      LEAST(COALESCE(sum(output_tokens), 0), ${MAX_TOTAL})::bigint AS output_tokens,
+      -- half up (a float's round() is half to even), and a float near the largest safe integer may round above it
+      (SELECT CASE WHEN m IS NOT NULL THEN LEAST(floor(m + 0.5), ${MAX_TOTAL})::bigint END
+        FROM (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms::float8) AS m) median) AS median_latency_ms
+    FROM reported`);
 }

@@ -25,6 +25,10 @@ export interface SignalFilter {
   rating?: string | undefined;
   sessionId?: string | undefined;
   applicationId?: string | undefined;
+  /** Found at or after this instant (ISO 8601). */
+  createdFrom?: string | undefined;
+  /** Found before this instant (ISO 8601). */
+  createdTo?: string | undefined;
   offset: number;
   limit: number;
 }
@@ -36,6 +40,8 @@ function signalFilters(reader: Reader, f: Omit<SignalFilter, 'offset' | 'limit'>
     f.rating ? sql.fragment`g.rating = ${f.rating}` : null,
     f.sessionId ? sql.fragment`g.session_id = ${f.sessionId}` : null,
     f.applicationId ? sql.fragment`s.application_id = ${f.applicationId}` : null,
+    f.createdFrom ? sql.fragment`g.created_at >= ${f.createdFrom}::timestamptz` : null,
+    f.createdTo ? sql.fragment`g.created_at < ${f.createdTo}::timestamptz` : null,
   ].filter((x) => x !== null);
   const extra = filters.length ? sql.fragment`AND ${sql.join(filters, sql.fragment` AND `)}` : sql.fragment``;
   return sql.fragment`g.organization_id = ${reader.organizationId} AND ${visibleTo(reader)} ${extra}`;

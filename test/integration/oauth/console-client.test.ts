@@ -12,6 +12,7 @@ import {
   tokenRequest,
   type TokenSet,
 } from '../../../harness/oauth-browser.js';
+import { createTestKey } from '../../../harness/fixtures.js';
 import { createTestDatabase } from '../../../harness/stack.js';
 
 /**
@@ -75,6 +76,26 @@ describe('the console client: OAuth tokens for the REST API', function () {
       message: "The credential lacks the 'admin' scope.",
       requiredScope: 'admin',
     });
+  });
+
+  it("GET /organization says what the caller may do (the console shows a member no admin page): a user's role and scopes, a key's scopes", async () => {
+    const caller = async (user: typeof member) => {
+      const { tokens } = await consoleSignIn(api.url, user);
+      const res = await rest(tokens.access_token, '/organization');
+      assert.equal(res.status, 200, await res.clone().text());
+      return ((await res.json()) as { caller: { kind: string; role: string | null; scopes: string[] } }).caller;
+    };
+    assert.deepEqual(await caller(member), {
+      kind: 'user',
+      role: 'member',
+      scopes: ['feedback:write', 'feedback:read', 'recordings:read', 'recordings:write', 'agents:read', 'agents:write', 'signals:read'],
+    });
+    const asAdmin = await caller(admin);
+    assert.equal(asAdmin.role, 'admin');
+    assert.ok(asAdmin.scopes.includes('admin') && asAdmin.scopes.includes('webhooks:manage'), asAdmin.scopes.join());
+    const key = await createTestKey(pool, admin.organizationId, ['agents:read']);
+    const byKey = await fetch(`${api.url}/v3/rest/organization`, { headers: { 'X-Service-Api-Key': key.apiKey } });
+    assert.deepEqual(((await byKey.json()) as { caller: unknown }).caller, { kind: 'apiKey', role: null, scopes: ['agents:read'] });
   });
 
   it('the refresh token gives a new REST token; revoking the grant (GET/DELETE /me/grants) ends both', async () => {
