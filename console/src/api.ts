@@ -13,11 +13,18 @@ api.use({
     if (token) request.headers.set('Authorization', `Bearer ${token}`);
     return request;
   },
-  onResponse({ response }) {
-    // Revoked or expired beyond refresh: the next render asks to sign in.
+  async onResponse({ response }) {
+    // Revoked or expired beyond refresh: the next render asks to sign in. (Not every 401 is about the
+    // token: `recording_not_allowed` is the organization's setting, and signing out would not help.)
     if (response.status === 401) {
-      forgetTokens();
-      window.dispatchEvent(new Event('intake:signed-out'));
+      const body = (await response
+        .clone()
+        .json()
+        .catch(() => ({}))) as { errorCode?: string };
+      if (body.errorCode !== 'recording_not_allowed') {
+        forgetTokens();
+        window.dispatchEvent(new Event('intake:signed-out'));
+      }
     }
     return response;
   },

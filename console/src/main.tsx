@@ -1,7 +1,6 @@
 import { render, type ComponentChildren, type ComponentType } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
-import { api, unwrap } from './api';
 import { beginSignIn, completeSignIn, signedIn, signOut } from './auth';
 import { ApplicationPage } from './pages/application';
 import { ApplicationsPage } from './pages/applications';
@@ -14,18 +13,24 @@ import { UsagePage } from './pages/usage';
 import { AccessPage } from './pages/access';
 import { PrivacyPage } from './pages/privacy';
 import { WebhookPage, WebhooksPage } from './pages/webhooks';
-import { ErrorNote, useLoad } from './ui';
+import { forgetOrganization, useOrganization, type Scope } from './caller';
+import { ErrorNote, Loading } from './ui';
 import './styles.css';
 
-const NAV = [
-  { href: '/console/applications', label: 'Agent applications' },
+/**
+ * The console's pages: those with a scope only for whom holds it (admins: `admin`, and
+ * `webhooks:manage` for webhooks). Keys and access is everyone's, but a member has only their own
+ * connected applications there, and it is named so.
+ */
+const NAV: { href: string; label: string; memberLabel?: string; scope?: Scope }[] = [
+  { href: '/console/applications', label: 'Agent applications', scope: 'admin' },
   { href: '/console/sessions', label: 'Sessions' },
   { href: '/console/signals', label: 'Signals' },
   { href: '/console/recordings', label: 'Recordings' },
   { href: '/console/usage', label: 'Usage and credits' },
-  { href: '/console/webhooks', label: 'Webhooks' },
-  { href: '/console/access', label: 'Keys and access' },
-  { href: '/console/privacy', label: 'Privacy' },
+  { href: '/console/webhooks', label: 'Webhooks', scope: 'webhooks:manage' },
+  { href: '/console/access', label: 'Keys and access', memberLabel: 'Connected applications' },
+  { href: '/console/privacy', label: 'Privacy', scope: 'admin' },
 ];
 
 function Callback() {
@@ -85,12 +90,13 @@ function NotFound() {
   );
 }
 
-/** The organization's name, fetched once a sign-in. */
-let organization: Promise<{ name: string }> | null = null;
-
 function Shell({ children }: { children: ComponentChildren }) {
   const { path } = useLocation();
-  const org = useLoad(() => (organization ??= unwrap(api.GET('/v3/rest/organization'))), []);
+  const org = useOrganization();
+  const scopes = org.data?.caller.scopes;
+  const admin = !!scopes?.includes('admin');
+  // Until the role is known, only what every user sees: an admin's pages never show to a member.
+  const nav = NAV.filter((n) => !n.scope || scopes?.includes(n.scope));
   return (
     <>
       <a class="skip" href="#main">
@@ -100,20 +106,23 @@ function Shell({ children }: { children: ComponentChildren }) {
         <span class="brand">Intake</span>
         <nav aria-label="Console">
           <ul>
-            {NAV.map((n) => (
+            {nav.map((n) => (
               <li key={n.href}>
                 <a href={n.href} aria-current={path.startsWith(n.href) ? 'page' : undefined}>
-                  {n.label}
+                  {!admin && n.memberLabel ? n.memberLabel : n.label}
                 </a>
               </li>
             ))}
           </ul>
         </nav>
-        <span class="org">{org.data?.name}</span>
+        <span class="org">
+          {org.data?.name}
+          {org.data?.caller.role && <span class="muted"> · {org.data.caller.role}</span>}
+        </span>
         <button
           type="button"
           onClick={() => {
-            organization = null;
+            forgetOrganization();
             void signOut().then(() => location.assign('/console/'));
           }}
         >
@@ -125,32 +134,68 @@ function Shell({ children }: { children: ComponentChildren }) {
   );
 }
 
-/** A page of the console: behind the sign-in, inside the shell. */
-function page<P extends object>(Page: ComponentType<P>) {
+/**
+ * An admin's page opened by someone without its scope (a member following a link): said plainly,
+ * without the API's error code or a form they could not use.
+ */
+function ForAdmins({ title, scope, children }: { title: string; scope: Scope; children: ComponentChildren }) {
+  const org = useOrganization();
+  if (org.data?.caller.scopes.includes(scope)) return <>{children}</>;
+  return (
+    <main id="main">
+      <h1>{title}</h1>
+      <ErrorNote error={org.error} />
+      {!org.data && !org.error && <Loading what="your access" />}
+      {org.data && (
+        <div data-testid="admins-only">
+          <p>
+            This page is for admins of {org.data.name}. You are signed in as a {org.data.caller.role ?? 'user'}: you see sessions, signals,
+            recordings and usage, and your own connected applications.
+          </p>
+          <p>
+            Ask an admin of your organization for what is here. <a href="/console/sessions">Back to the sessions</a>.
+          </p>
+        </div>
+      )}
+    </main>
+  );
+}
+
+/** A page of the console: behind the sign-in, inside the shell; with `only`, for whom holds its scope. */
+function page<P extends object>(Page: ComponentType<P>, only?: { title: string; scope: Scope }) {
   return (props: P) => {
     if (!signedIn()) return <SignIn />;
     return (
       <Shell>
-        <Page {...props} />
+        {only ? (
+          <ForAdmins {...only}>
+            <Page {...props} />
+          </ForAdmins>
+        ) : (
+          <Page {...props} />
+        )}
       </Shell>
     );
   };
 }
 
+const ADMIN_APPLICATIONS = { title: 'Agent applications', scope: 'admin' } as const;
+const ADMIN_WEBHOOKS = { title: 'Webhooks', scope: 'webhooks:manage' } as const;
+
 const Pages = {
   home: page(Home),
-  applications: page(ApplicationsPage),
-  application: page(ApplicationPage),
+  applications: page(ApplicationsPage, ADMIN_APPLICATIONS),
+  application: page(ApplicationPage, ADMIN_APPLICATIONS),
   sessions: page(SessionsPage),
   session: page(SessionPage),
   signals: page(SignalsPage),
   usage: page(UsagePage),
   recordings: page(RecordingsPage),
   recording: page(RecordingPage),
-  webhooks: page(WebhooksPage),
-  webhook: page(WebhookPage),
+  webhooks: page(WebhooksPage, ADMIN_WEBHOOKS),
+  webhook: page(WebhookPage, ADMIN_WEBHOOKS),
   access: page(AccessPage),
-  privacy: page(PrivacyPage),
+  privacy: page(PrivacyPage, { title: 'Privacy', scope: 'admin' }),
   notFound: page(NotFound),
 };
 
@@ -158,7 +203,7 @@ function App() {
   const [, setSignedOut] = useState(0);
   useEffect(() => {
     const onSignedOut = () => {
-      organization = null;
+      forgetOrganization();
       setSignedOut((n) => n + 1);
     };
     window.addEventListener('intake:signed-out', onSignedOut);

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, describeError, unwrap, type Answer, type Body } from '../api';
+import { useCan } from '../caller';
 import { ErrorNote, Loading, Pager, ShownOnce, Time, useConfirm, useLoad } from '../ui';
 
 type Scope = NonNullable<Body<'createApiKey'>['scopes']>[number];
@@ -55,7 +56,6 @@ function ApiKeys() {
       setError(describeError(err));
     }
   };
-  if (list.error?.includes('insufficient_scope')) return null;
   return (
     <section aria-labelledby="keys-title">
       <h2 id="keys-title">API keys</h2>
@@ -137,7 +137,6 @@ function ApiKeys() {
 function Users() {
   const [page, setPage] = useState(1);
   const list = useLoad(() => unwrap(api.GET('/v3/rest/users', { params: { query: { page, limit: 50 } } })), [page]);
-  if (list.error?.includes('insufficient_scope')) return null;
   return (
     <section aria-labelledby="users-title">
       <h2 id="users-title">Users</h2>
@@ -248,13 +247,21 @@ function Grants() {
   );
 }
 
-/** API keys and users (admins), and everyone's own connected applications. */
+/** API keys and users (admins), and everyone's own connected applications (all a member has here). */
 export function AccessPage() {
+  const admin = useCan('admin');
+  if (admin === undefined)
+    return (
+      <main id="main">
+        <h1>Keys and access</h1>
+        <Loading what="your access" />
+      </main>
+    );
   return (
     <main id="main">
-      <h1>Keys and access</h1>
-      <ApiKeys />
-      <Users />
+      <h1>{admin ? 'Keys and access' : 'Connected applications'}</h1>
+      {admin && <ApiKeys />}
+      {admin && <Users />}
       <Grants />
     </main>
   );

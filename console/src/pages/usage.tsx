@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap, type Schemas } from '../api';
-import { ErrorNote, FilterSelect, Loading, Pager, Time, useApplicationOptions, useLoad } from '../ui';
+import { useApplicationOptions, useCan } from '../caller';
+import { ErrorNote, FilterSelect, Loading, Pager, Time, useLoad } from '../ui';
 
 const DAY = 86_400_000;
 const isoDay = (t: number) => new Date(t).toISOString().slice(0, 10);
@@ -71,9 +72,14 @@ export function UsagePage() {
     [from, to, applicationId],
   );
   const org = useLoad(() => unwrap(api.GET('/v3/rest/organization')), []);
+  // The ledger is for admins: a member sees the balance only.
+  const admin = useCan('admin');
   const ledger = useLoad(
-    () => unwrap(api.GET('/v3/rest/organization/credit-transactions', { params: { query: { page: ledgerPage, limit: 20 } } })),
-    [ledgerPage],
+    () =>
+      admin
+        ? unwrap(api.GET('/v3/rest/organization/credit-transactions', { params: { query: { page: ledgerPage, limit: 20 } } }))
+        : Promise.resolve(null),
+    [ledgerPage, admin],
   );
   return (
     <main id="main">
@@ -127,9 +133,11 @@ export function UsagePage() {
         {org.data && (
           <p>
             Balance: <strong data-testid="balance">{org.data.creditBalance}</strong> credits. Credits are added by your Intake operator.
+            {org.data.creditBalance <= 0 &&
+              ' At this balance, answers are not analysed (their sessions are billing blocked): explicit feedback and metering go on, and the analyses resume by themselves once credits are added.'}
           </p>
         )}
-        <h3>Ledger</h3>
+        {admin && <h3>Ledger</h3>}
         <ErrorNote error={ledger.error} />
         {ledger.data && ledger.data.transactions.length === 0 && <p class="muted">No credit movements yet.</p>}
         {ledger.data && ledger.data.transactions.length > 0 && (
