@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { api, describeError, unwrap, type Answer, type Body } from '../api';
 import { ErrorNote, Loading, Pager, ShownOnce, Time, useConfirm, useLoad, usePolling } from '../ui';
+import { retrySentence } from '../webhook-schedule';
 
 type EventType = NonNullable<Body<'createWebhookEndpoint'>['eventTypes']>[number];
 type Delivery = Answer<'listWebhookDeliveries'>['deliveries'][number];
@@ -70,10 +71,14 @@ export function WebhooksPage() {
   return (
     <main id="main">
       <h1>Webhooks</h1>
-      <p class="lead">Intake POSTs events to your endpoints, signed (Standard Webhooks), retried for 5 days.</p>
+      <p class="lead" data-testid="webhooks-lead">
+        Intake POSTs events to your endpoints, signed (Standard Webhooks). {retrySentence()}
+      </p>
       <ErrorNote error={list.error} />
       {!list.data && !list.error && <Loading what="endpoints" />}
-      {list.data && list.data.endpoints.length === 0 && <p>No endpoints yet.</p>}
+      {list.data && list.data.endpoints.length === 0 && (
+        <p>No endpoints yet: nothing is sent until you create one below (docs/guides/webhooks.md).</p>
+      )}
       {list.data && list.data.endpoints.length > 0 && (
         <table>
           <caption class="visually-hidden">Webhook endpoints</caption>
@@ -226,7 +231,13 @@ function Deliveries({ endpointId, tick }: { endpointId: string; tick: number }) 
         </select>
       </label>
       <ErrorNote error={list.error} />
-      {list.data && list.data.deliveries.length === 0 && <p class="muted">No deliveries.</p>}
+      {list.data && list.data.deliveries.length === 0 && (
+        <p class="muted">
+          {status
+            ? 'No deliveries match.'
+            : 'No deliveries yet: events are delivered as they happen. Send a test event to try the endpoint.'}
+        </p>
+      )}
       {list.data && list.data.deliveries.length > 0 && (
         <table>
           <caption class="visually-hidden">Deliveries</caption>
