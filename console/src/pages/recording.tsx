@@ -16,12 +16,52 @@ export function playingIndex(entries: readonly Entry[], time: number): number {
   return -1;
 }
 
+type TranscriptState = Schemas['Recording']['transcript']['status'];
+
+/** Why a recording has no transcript lines, and what to do: said for each state, never "not yet" when nothing will come. */
+function NoTranscript({ status, mediaWaiting }: { status: TranscriptState; mediaWaiting: boolean }) {
+  const send = (
+    <>
+      send the transcript with the API when you create a recording (<code>transcript.utterances</code> in{' '}
+      <code>POST /v3/rest/recordings</code>)
+    </>
+  );
+  if (status === 'unavailable')
+    return (
+      <p data-testid="no-transcript">
+        No transcriber is configured, so this recording has no transcript and none will come. To have transcripts, {send}, or have your
+        Intake operator configure a transcriber (<code>TRANSCRIBER</code>; see docs/guides/recordings.md).
+      </p>
+    );
+  if (status === 'processing') return <p data-testid="no-transcript">Transcribing; this page updates itself.</p>;
+  if (status === 'failed') return <p data-testid="no-transcript">Transcription failed. The recording has no transcript; {send}.</p>;
+  if (status === 'completed') return <p data-testid="no-transcript">The transcript is empty: nothing was said, or nothing recognised.</p>;
+  return (
+    <p data-testid="no-transcript">
+      No transcript yet. {mediaWaiting ? 'It is made from the media once it is uploaded and processed' : 'It is made from the media'} when a
+      transcriber is configured (<code>TRANSCRIBER</code>); without one, {send}.
+    </p>
+  );
+}
+
 /** The transcript as utterances or monologues, the one playing highlighted; a click plays from there. */
-function Transcript({ recordingId, time, seek }: { recordingId: string; time: number; seek: (sec: number) => void }) {
+function Transcript({
+  recordingId,
+  status,
+  mediaWaiting,
+  time,
+  seek,
+}: {
+  recordingId: string;
+  status: TranscriptState;
+  mediaWaiting: boolean;
+  time: number;
+  seek: (sec: number) => void;
+}) {
   const [type, setType] = useState<'utterance' | 'monologue'>('utterance');
   const transcript = useLoad(
     () => unwrap(api.GET('/v3/rest/recordings/{recordingId}/transcript', { params: { path: { recordingId }, query: { type } } })),
-    [recordingId, type],
+    [recordingId, type, status],
   );
   const entries = (type === 'utterance' ? transcript.data?.utterances : transcript.data?.monologues) ?? [];
   const playing = playingIndex(entries, time);
@@ -38,7 +78,7 @@ function Transcript({ recordingId, time, seek }: { recordingId: string; time: nu
         </label>
       </fieldset>
       <ErrorNote error={transcript.error} />
-      {transcript.data && entries.length === 0 && <p class="muted">No transcript yet.</p>}
+      {transcript.data && entries.length === 0 && <NoTranscript status={status} mediaWaiting={mediaWaiting} />}
       <ol class="transcript">
         {entries.map((e, i) => (
           <li key={`${e.startSec}-${i}`} class={i === playing ? 'playing' : undefined} aria-current={i === playing ? 'true' : undefined}>
@@ -97,7 +137,9 @@ export function RecordingPage() {
   const moving = !!r && ['queued', 'uploading', 'processing'].includes(r.asset.status);
   // A meeting's media comes when its bot is done: the recording is followed meanwhile too.
   const botActive = !!join.data && !['done', 'failed'].includes(join.data.botState);
-  usePolling(rec.reload, 3000, moving || (!!join.data && r?.asset.status === 'waiting'));
+  // The transcript comes after the media (or is said to be unavailable): followed until it settles.
+  const transcribing = r?.transcript.status === 'processing' || (r?.asset.status === 'completed' && r.transcript.status === 'waiting');
+  usePolling(rec.reload, 3000, moving || (!!join.data && r?.asset.status === 'waiting') || transcribing);
   usePolling(join.reload, 3000, botActive);
   // The signed URL changes with each read: keep the element's source while it plays.
   const [kept, setKept] = useState<{ id: string; url: string } | null>(null);
@@ -200,7 +242,7 @@ export function RecordingPage() {
         </p>
       )}
       {['waiting', 'failed', 'cancelled'].includes(r.asset.status) && !join.data && <UploadMedia recordingId={id} onReady={rec.reload} />}
-      <Transcript recordingId={id} time={time} seek={seek} />
+      <Transcript recordingId={id} status={r.transcript.status} mediaWaiting={r.asset.status === 'waiting'} time={time} seek={seek} />
       <section aria-labelledby="participants-title">
         <h2 id="participants-title">Participants</h2>
         {r.participants.length === 0 ? (
