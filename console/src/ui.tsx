@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { api, describeError, unwrap } from './api';
+import { describeError } from './api';
 
 /** Something loaded from the API: its data, its error (as the user reads it), and a reload. */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T | undefined; error: string | null; reload: () => void } {
@@ -192,8 +192,69 @@ export function FilterSelect({
   );
 }
 
-/** The organization's applications as filter options (admins list them; null for members, who may not). */
-export function useApplicationOptions(): (readonly [string, string])[] | null {
-  const apps = useLoad(() => unwrap(api.GET('/v3/rest/agent-applications', { params: { query: { limit: 100 } } })), []);
-  return apps.data ? apps.data.applications.map((a) => [a.applicationId, a.name] as const) : null;
+/** A `datetime-local` value (the browser's time zone) as an instant, for the API. */
+export const isoOf = (local: string | undefined) => (local ? new Date(local).toISOString() : undefined);
+
+/**
+ * A list's "created between" filter: from (inclusive) and before (exclusive), in the browser's time
+ * zone, kept in the URL as `after` and `before` (as the recordings list keeps its own). An empty
+ * range is said here instead of being sent.
+ */
+export function CreatedRange({
+  legend,
+  fromLabel,
+  toLabel,
+  after,
+  before,
+  go,
+}: {
+  legend: string;
+  fromLabel: string;
+  toLabel: string;
+  after: string | undefined;
+  before: string | undefined;
+  go: (range: { after: string | undefined; before: string | undefined }) => void;
+}) {
+  const [from, setFrom] = useState(after ?? '');
+  const [to, setTo] = useState(before ?? '');
+  const [error, setError] = useState<string | null>(null);
+  // Back and forward change the URL: the inputs follow it.
+  useEffect(() => {
+    setFrom(after ?? '');
+    setTo(before ?? '');
+  }, [after, before]);
+  return (
+    <form
+      class="filters"
+      aria-label={legend}
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (from && to && new Date(from) >= new Date(to)) return setError(`“${toLabel}” must be later than “${fromLabel}”.`);
+        setError(null);
+        go({ after: from || undefined, before: to || undefined });
+      }}
+    >
+      <label>
+        {fromLabel}
+        <input type="datetime-local" value={from} onInput={(e) => setFrom(e.currentTarget.value)} />
+      </label>
+      <label>
+        {toLabel}
+        <input type="datetime-local" value={to} onInput={(e) => setTo(e.currentTarget.value)} />
+      </label>
+      <button type="submit">Filter</button>
+      {(after || before) && (
+        <button
+          type="button"
+          onClick={() => {
+            setError(null);
+            go({ after: undefined, before: undefined });
+          }}
+        >
+          Any time
+        </button>
+      )}
+      <ErrorNote error={error} />
+    </form>
+  );
 }

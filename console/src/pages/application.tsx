@@ -84,6 +84,45 @@ function consequences(a: Application, patch: Patch): string[] {
   return out;
 }
 
+/** The users who may see the conversations, by e-mail and name (ids are what the API keeps). */
+function UserPicker({ value, onChange }: { value: string[]; onChange: (ids: string[]) => void }) {
+  const users = useLoad(() => unwrap(api.GET('/v3/rest/users', { params: { query: { limit: 100 } } })), []);
+  if (!users.data)
+    return (
+      <>
+        <ErrorNote error={users.error} />
+        {!users.error && <Loading what="the users" />}
+      </>
+    );
+  const known = new Set(users.data.users.map((u) => u.userId));
+  const toggle = (id: string, on: boolean) => onChange(on ? [...value, id] : value.filter((x) => x !== id));
+  return (
+    <fieldset>
+      <legend>Users with access</legend>
+      {users.data.users.map((u) => {
+        const name = [u.firstName, u.lastName].filter(Boolean).join(' ');
+        return (
+          <label key={u.userId} class="scope">
+            <input type="checkbox" checked={value.includes(u.userId)} onChange={(e) => toggle(u.userId, e.currentTarget.checked)} />{' '}
+            {u.email}
+            {name && ` (${name})`}
+            {u.status === 'disabled' && <span class="muted"> · disabled</span>}
+          </label>
+        );
+      })}
+      {value
+        .filter((id) => !known.has(id))
+        .map((id) => (
+          <label key={id} class="scope">
+            <input type="checkbox" checked onChange={() => toggle(id, false)} /> <code>{id}</code>{' '}
+            <span class="muted">(not among the users listed here)</span>
+          </label>
+        ))}
+      {users.data.has_more && <p class="help">The first 100 users are listed.</p>}
+    </fieldset>
+  );
+}
+
 function Setting({ title, help, children, id }: { title: string; help: string; children: ComponentChildren; id: string }) {
   return (
     <div class="setting">
@@ -186,7 +225,7 @@ export function ApplicationPage() {
         <Setting
           id="status"
           title="Status"
-          help="Active accepts uploads; Disabled stops new uploads without deleting stored conversations."
+          help="Active accepts ingests; Disabled refuses new ones (403 application_disabled) without deleting stored conversations."
         >
           <fieldset aria-describedby="status-help">
             <legend>Status</legend>
@@ -289,12 +328,7 @@ export function ApplicationPage() {
             <label class="inline">
               <input type="radio" name="access" checked={draft.access === 'users'} onChange={() => set('access', 'users')} /> Selected users
             </label>
-            {draft.access === 'users' && (
-              <label>
-                User ids (one a line)
-                <textarea rows={3} value={draft.userIds} onInput={(e) => set('userIds', e.currentTarget.value)} />
-              </label>
-            )}
+            {draft.access === 'users' && <UserPicker value={lines(draft.userIds)} onChange={(ids) => set('userIds', ids.join('\n'))} />}
           </fieldset>
         </Setting>
         <ErrorNote error={error} />
@@ -356,6 +390,9 @@ function Secrets({ applicationId }: { applicationId: string }) {
       </p>
       {created && <ShownOnce label="New ingest secret" secret={created.secret} onDone={() => setCreated(null)} />}
       <ErrorNote error={list.error ?? error} />
+      {list.data && list.data.credentials.length === 0 && (
+        <p>No secrets yet: the agent cannot send its conversations until you create one and give it to the agent.</p>
+      )}
       {list.data && list.data.credentials.length > 0 && (
         <table>
           <caption class="visually-hidden">Ingest secrets</caption>

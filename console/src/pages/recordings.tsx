@@ -2,10 +2,8 @@ import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { Upload } from 'tus-js-client';
 import { api, describeError, unwrap } from '../api';
-import { ErrorNote, Loading, Pager, Time, useListQuery, useLoad } from '../ui';
-
-/** `datetime-local` (the browser's local time) to ISO 8601, or undefined. */
-const isoOf = (local: string | undefined) => (local ? new Date(local).toISOString() : undefined);
+import { useOrganization } from '../caller';
+import { ErrorNote, isoOf, Loading, Pager, Time, useListQuery, useLoad } from '../ui';
 
 /**
  * A file sent with tus-js-client to the upload the API created: progress as it goes, and after a
@@ -193,6 +191,7 @@ function JoinMeeting() {
 export function RecordingsPage() {
   const { query } = useLocation();
   const { page, go } = useListQuery('/console/recordings', { after: query.after, before: query.before });
+  const recordingAllowed = useOrganization().data?.recordingAllowed;
   const [after, setAfter] = useState(query.after ?? '');
   const [before, setBefore] = useState(query.before ?? '');
   const list = useLoad(
@@ -227,7 +226,15 @@ export function RecordingsPage() {
       </form>
       <ErrorNote error={list.error} />
       {!list.data && !list.error && <Loading what="recordings" />}
-      {list.data && list.data.recordings.length === 0 && <p>No recordings match.</p>}
+      {list.data && list.data.recordings.length === 0 && (query.after || query.before) && <p>No recordings match.</p>}
+      {list.data && list.data.recordings.length === 0 && !query.after && !query.before && (
+        <p>
+          No recordings yet.{' '}
+          {recordingAllowed === false
+            ? 'Create one with the API (POST /v3/rest/recordings, docs/guides/recordings.md).'
+            : 'Upload a file or send the recorder to a meeting below, or create one with the API (POST /v3/rest/recordings, docs/guides/recordings.md).'}
+        </p>
+      )}
       {list.data && list.data.recordings.length > 0 && (
         <table>
           <caption class="visually-hidden">Recordings</caption>
@@ -256,8 +263,17 @@ export function RecordingsPage() {
         </table>
       )}
       {list.data && <Pager page={page} hasMore={list.data.has_more} go={(p) => go({ page: String(p) })} />}
-      <NewRecording />
-      <JoinMeeting />
+      {recordingAllowed === false ? (
+        <p data-testid="recording-off">
+          Recording is turned off for your organization: uploads and meeting recordings are refused. Your Intake operator turns it on (
+          <code>intake org update --org &lt;organizationId&gt; --recording on</code>).
+        </p>
+      ) : (
+        <>
+          <NewRecording />
+          <JoinMeeting />
+        </>
+      )}
     </main>
   );
 }

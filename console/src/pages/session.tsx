@@ -1,13 +1,16 @@
 import { useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { api, describeError, unwrap, type Schemas } from '../api';
+import { useApplicationOptions, useCan } from '../caller';
 import { ErrorNote, Loading, Time, useConfirm, useLoad, usePolling } from '../ui';
-import { Watermark } from './sessions';
+import { ApplicationName, Watermark } from './sessions';
 
 type Event = Schemas['Event'];
 /** Pages read to show a session (1,000 events each); a longer one says so. */
 const MAX_PAGES = 10;
 const POLL_MS = 3000;
+/** Processing statuses with nothing left to do until something changes: an ended session in one of them is not followed. */
+const SETTLED = ['completed', 'billing_blocked', 'capture_disabled'] as const;
 
 async function loadSession(sessionId: string) {
   const path = { sessionId };
@@ -62,6 +65,24 @@ export function timeline(events: readonly Event[], processedThrough: number | nu
 
 const LABEL: Record<Event['type'], string> = { user_message: 'User', assistant_message: 'Assistant', feedback: 'Feedback' };
 
+const formatCount = (n: number) => n.toLocaleString('en');
+/** A latency as a person reads it: 930 ms, 2.4 s. */
+export const duration = (ms: number) => (ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`);
+
+/** What an answer reports: its model (provider/name), its tokens in and out, its latency. */
+export function answerFacts(event: Pick<Event, 'model' | 'usage'>): string[] {
+  const facts: string[] = [];
+  const model = [event.model?.provider, event.model?.name].filter(Boolean).join('/');
+  if (model) facts.push(model);
+  const u = event.usage;
+  if (u?.inputTokens !== undefined || u?.outputTokens !== undefined)
+    facts.push(
+      `${u.inputTokens === undefined ? '?' : formatCount(u.inputTokens)} in / ${u.outputTokens === undefined ? '?' : formatCount(u.outputTokens)} out tokens`,
+    );
+  if (u?.latencyMs !== undefined) facts.push(duration(u.latencyMs));
+  return facts;
+}
+
 function FeedbackNote({ event }: { event: Event }) {
   const f = event.feedback;
   return (
@@ -92,8 +113,12 @@ function EventRow({ event, feedback }: { event: Event; feedback: Event[] }) {
             </>
           )}
           {event.final === false && ' · streaming'}
-          {event.model?.name && ` · ${event.model.name}`}
         </span>
+        {event.type === 'assistant_message' && answerFacts(event).length > 0 && (
+          <span class="answer-facts" data-testid="answer-facts">
+            {answerFacts(event).join(' · ')}
+          </span>
+        )}
       </div>
       {event.contentStored ? (
         event.content !== undefined ? (
@@ -109,6 +134,22 @@ function EventRow({ event, feedback }: { event: Event; feedback: Event[] }) {
         <FeedbackNote key={f.externalEventId} event={f} />
       ))}
     </li>
+  );
+}
+
+/** The tokens a session's answers report, and how many reported them when not all did. */
+function AnswerTokens({ totals }: { totals: Schemas['AnswerTotals'] }) {
+  if (totals.answersWithUsage === 0) return <span class="muted">not reported</span>;
+  return (
+    <>
+      {formatCount(totals.inputTokens)} in / {formatCount(totals.outputTokens)} out
+      {totals.answersWithUsage < totals.answers && (
+        <span class="muted">
+          {' '}
+          (reported by {totals.answersWithUsage} of {totals.answers} answers)
+        </span>
+      )}
+    </>
   );
 }
 
@@ -153,9 +194,11 @@ export function SessionPage() {
   const id = params.sessionId ?? '';
   const view = useLoad(() => loadSession(id), [id]);
   const s = view.data?.session;
-  // Updates while it moves: open, or processing not caught up.
-  const moving = !!s && (s.status === 'open' || s.processingStatus === 'pending' || s.processingStatus === 'processing');
+  // Followed while something can still change: open (more events may come), or processing not settled.
+  const moving = !!s && (s.status === 'open' || !(SETTLED as readonly string[]).includes(s.processingStatus));
   usePolling(view.reload, POLL_MS, moving);
+  const appName = new Map(useApplicationOptions() ?? []);
+  const admin = useCan('admin');
 
   if (!view.data)
     return (
@@ -192,9 +235,29 @@ export function SessionPage() {
         <dd data-testid="units">
           {usage.quantity} {usage.unit.replace(/_/g, ' ')}
         </dd>
+        <dt>Answers</dt>
+        <dd data-testid="answers">{formatCount(session.answerTotals.answers)}</dd>
+        <dt>Tokens</dt>
+        <dd data-testid="tokens">
+          <AnswerTokens totals={session.answerTotals} />
+        </dd>
+        <dt>Median latency</dt>
+        <dd data-testid="latency">
+          {session.answerTotals.medianLatencyMs === null ? (
+            <span class="muted">not reported</span>
+          ) : (
+            duration(session.answerTotals.medianLatencyMs)
+          )}
+        </dd>
         <dt>Application</dt>
         <dd>
-          <a href={`/console/applications/${session.applicationId}`}>{session.applicationId}</a>
+          {admin ? (
+            <a href={`/console/applications/${session.applicationId}`}>
+              <ApplicationName id={session.applicationId} names={appName} />
+            </a>
+          ) : (
+            <ApplicationName id={session.applicationId} names={appName} />
+          )}
         </dd>
         <dt>Agent version</dt>
         <dd>{session.agentVersion ?? '—'}</dd>
@@ -210,6 +273,18 @@ export function SessionPage() {
       {moving && (
         <p class="muted" aria-live="polite">
           Updating every few seconds while the session is open or being processed.
+        </p>
+      )}
+      {session.processingStatus === 'billing_blocked' && (
+        <p data-testid="processing-note">
+          Analyses wait for credits: the organization's balance cannot pay for them. Explicit feedback and metering go on, and the analyses
+          resume by themselves when your Intake operator adds credits (see Usage and credits).
+        </p>
+      )}
+      {session.processingStatus === 'capture_disabled' && (
+        <p data-testid="processing-note">
+          Content capture is off for this application: only counts, status and metering are kept, nothing is analysed, and no signals will
+          come. An admin turns it on in the application's settings.
         </p>
       )}
       {session.participants.length > 0 && (
@@ -247,7 +322,13 @@ export function SessionPage() {
       <section aria-labelledby="signals-title">
         <h2 id="signals-title">Signals</h2>
         {signals.length === 0 ? (
-          <p class="muted">No signals yet.</p>
+          <p class="muted">
+            {moving || session.processingStatus === 'billing_blocked'
+              ? 'No signals yet.'
+              : session.processingStatus === 'capture_disabled'
+                ? 'No signals: the conversation is not analysed.'
+                : 'No signals were found in this conversation.'}
+          </p>
         ) : (
           <table>
             <caption class="visually-hidden">Signals of this session</caption>

@@ -1,9 +1,11 @@
 import { useLocation } from 'preact-iso';
 import { api, unwrap, type Schemas } from '../api';
-import { ErrorNote, FilterSelect, Loading, Pager, Time, useApplicationOptions, useListQuery, useLoad } from '../ui';
+import { useApplicationOptions, useCan } from '../caller';
+import { CreatedRange, ErrorNote, FilterSelect, isoOf, Loading, Pager, Time, useListQuery, useLoad } from '../ui';
 
 const STATUSES = ['open', 'ended', 'abandoned'] as const;
-const PROCESSING = ['pending', 'processing', 'completed', 'billing_blocked', 'capture_disabled'] as const;
+/** The processing statuses reads report: `pending` while work remains, `completed` when none does. */
+const PROCESSING = ['pending', 'completed', 'billing_blocked', 'capture_disabled'] as const;
 type Status = (typeof STATUSES)[number];
 type Processing = (typeof PROCESSING)[number];
 
@@ -18,7 +20,13 @@ export function Watermark({ session }: { session: Pick<Schemas['Session'], 'proc
   );
 }
 
-/** Sessions, filtered by application, status and processing status; the filters live in the URL. */
+/** An application by its name (admins), or a short id with the whole one on hover (members, who cannot list applications). */
+export function ApplicationName({ id, names }: { id: string; names: ReadonlyMap<string, string> }) {
+  const name = names.get(id);
+  return name ? <>{name}</> : <code title={id}>{id.slice(0, 8)}</code>;
+}
+
+/** Sessions, filtered by application, status, processing status and when they started; the filters live in the URL. */
 export function SessionsPage() {
   const { query } = useLocation();
   const applicationId = query.applicationId || undefined;
@@ -26,18 +34,23 @@ export function SessionsPage() {
   const processingStatus = (PROCESSING as readonly string[]).includes(query.processingStatus ?? '')
     ? (query.processingStatus as Processing)
     : undefined;
-  const { page, go } = useListQuery('/console/sessions', { applicationId, status, processingStatus });
+  const { after, before } = query;
+  const { page, go } = useListQuery('/console/sessions', { applicationId, status, processingStatus, after, before });
   const appOptions = useApplicationOptions();
+  const admin = useCan('admin');
   const list = useLoad(
     () =>
       unwrap(
         api.GET('/v3/rest/agent-conversations/sessions', {
-          params: { query: { applicationId, status, processingStatus, page, limit: 50 } },
+          params: {
+            query: { applicationId, status, processingStatus, createdFrom: isoOf(after), createdTo: isoOf(before), page, limit: 50 },
+          },
         }),
       ),
-    [applicationId, status, processingStatus, page],
+    [applicationId, status, processingStatus, after, before, page],
   );
   const appName = new Map(appOptions ?? []);
+  const filtered = !!(applicationId || status || processingStatus || after || before);
 
   return (
     <main id="main">
@@ -74,9 +87,30 @@ export function SessionsPage() {
           onChange={(v) => go({ processingStatus: v, page: '1' })}
         />
       </form>
+      <CreatedRange
+        legend="Started between"
+        fromLabel="Started from"
+        toLabel="Started before"
+        after={after}
+        before={before}
+        go={(range) => go({ ...range, page: '1' })}
+      />
       <ErrorNote error={list.error} />
       {!list.data && !list.error && <Loading what="sessions" />}
-      {list.data && list.data.sessions.length === 0 && <p>No sessions match. Sessions appear here when an agent sends its first events.</p>}
+      {list.data && list.data.sessions.length === 0 && filtered && <p>No sessions match these filters.</p>}
+      {list.data && list.data.sessions.length === 0 && !filtered && (
+        <p>
+          No sessions yet. A session appears when an agent sends its first events with an application's ingest secret (
+          <code>POST /v3/rest/agent-conversations/ingest</code>, docs/guides/agent-conversations.md)
+          {admin ? (
+            <>
+              : create an application and its secret under <a href="/console/applications">Agent applications</a>.
+            </>
+          ) : (
+            ': an admin of your organization creates the application and its secret.'
+          )}
+        </p>
+      )}
       {list.data && list.data.sessions.length > 0 && (
         <table>
           <caption class="visually-hidden">Sessions</caption>
@@ -97,7 +131,9 @@ export function SessionsPage() {
                 <td>
                   <a href={`/console/sessions/${s.sessionId}`}>{s.externalSessionId}</a>
                 </td>
-                <td>{appName.get(s.applicationId) ?? <code>{s.applicationId.slice(0, 8)}</code>}</td>
+                <td>
+                  <ApplicationName id={s.applicationId} names={appName} />
+                </td>
                 <td>{s.status}</td>
                 <td>
                   <span class={`badge ${s.processingStatus}`}>{s.processingStatus.replace('_', ' ')}</span>

@@ -1,6 +1,8 @@
 import { useLocation } from 'preact-iso';
 import { api, unwrap } from '../api';
-import { ErrorNote, FilterSelect, Loading, Pager, Time, useApplicationOptions, useListQuery, useLoad } from '../ui';
+import { useApplicationOptions } from '../caller';
+import { CreatedRange, ErrorNote, FilterSelect, isoOf, Loading, Pager, Time, useListQuery, useLoad } from '../ui';
+import { ApplicationName } from './sessions';
 
 const SOURCES = ['explicit_feedback', 'qualitative_inference'] as const;
 const RATINGS = ['positive', 'negative'] as const;
@@ -11,12 +13,20 @@ export function SignalsPage() {
   const source = SOURCES.find((s) => s === query.source);
   const rating = RATINGS.find((r) => r === query.rating);
   const applicationId = query.applicationId || undefined;
-  const { page, go } = useListQuery('/console/signals', { source, rating, applicationId });
+  const { after, before } = query;
+  const { page, go } = useListQuery('/console/signals', { source, rating, applicationId, after, before });
   const appOptions = useApplicationOptions();
+  const appName = new Map(appOptions ?? []);
   const list = useLoad(
-    () => unwrap(api.GET('/v3/rest/signals', { params: { query: { source, rating, applicationId, page, limit: 50 } } })),
-    [source, rating, applicationId, page],
+    () =>
+      unwrap(
+        api.GET('/v3/rest/signals', {
+          params: { query: { source, rating, applicationId, createdFrom: isoOf(after), createdTo: isoOf(before), page, limit: 50 } },
+        }),
+      ),
+    [source, rating, applicationId, after, before, page],
   );
+  const filtered = !!(source || rating || applicationId || after || before);
   return (
     <main id="main">
       <h1>Signals</h1>
@@ -48,9 +58,24 @@ export function SignalsPage() {
           />
         )}
       </form>
+      <CreatedRange
+        legend="Found between"
+        fromLabel="Found from"
+        toLabel="Found before"
+        after={after}
+        before={before}
+        go={(range) => go({ ...range, page: '1' })}
+      />
       <ErrorNote error={list.error} />
       {!list.data && !list.error && <Loading what="signals" />}
-      {list.data && list.data.signals.length === 0 && <p>No signals match.</p>}
+      {list.data && list.data.signals.length === 0 && filtered && <p>No signals match.</p>}
+      {list.data && list.data.signals.length === 0 && !filtered && (
+        <p>
+          No signals yet. Signals come from processed sessions: feedback events (a rating, labels or a comment on an answer), and what the
+          analysis of each finished answer infers. A session waiting for credits (billing blocked) is analysed once credits are added; a
+          session with content capture off is not analysed.
+        </p>
+      )}
       {list.data && list.data.signals.length > 0 && (
         <table>
           <caption class="visually-hidden">Signals</caption>
@@ -60,6 +85,7 @@ export function SignalsPage() {
               <th scope="col">Rating</th>
               <th scope="col">What</th>
               <th scope="col">Session</th>
+              <th scope="col">Application</th>
               <th scope="col">Found</th>
             </tr>
           </thead>
@@ -71,6 +97,9 @@ export function SignalsPage() {
                 <td>{[g.summary ?? g.comment, g.labels.join(', ')].filter(Boolean).join(' · ') || '—'}</td>
                 <td>
                   <a href={`/console/sessions/${g.sessionId}`}>{g.sessionId.slice(0, 8)}</a>
+                </td>
+                <td>
+                  <ApplicationName id={g.applicationId} names={appName} />
                 </td>
                 <td>
                   <Time at={g.createdAt} />
