@@ -70,8 +70,8 @@ describe('the web console in a real browser (headless Chromium)', function () {
   });
 
   /** axe-core on the page as it is: no serious or critical violation of WCAG 2.1 A and AA. */
-  async function accessible(what: string): Promise<void> {
-    const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
+  async function accessible(what: string, on: Page = page): Promise<void> {
+    const result = await new AxeBuilder({ page: on }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
     const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
     assert.deepEqual(
       bad.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`),
@@ -109,7 +109,9 @@ describe('the web console in a real browser (headless Chromium)', function () {
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('heading', { name: 'Sessions', level: 1 }).waitFor();
     assert.equal(new URL(page.url()).pathname, '/console/sessions');
-    await page.getByText('No sessions match').waitFor();
+    // Nothing sent yet: the page says how sessions come, not that none match.
+    await page.getByText(/^No sessions yet\. A session appears when an agent sends its first events/).waitFor();
+    await page.getByRole('link', { name: 'Agent applications' }).last().waitFor();
     await accessible('the empty sessions page');
   });
 
@@ -143,7 +145,10 @@ describe('the web console in a real browser (headless Chromium)', function () {
         participants: [{ externalId: 'u-1', displayName: 'Ada' }],
         events: [
           userMessage(1, 'How do I rotate an ingest secret?', { participantExternalId: 'u-1' }),
-          assistantMessage(2, 'Create a new secret, deploy it, then revoke the old one.'),
+          assistantMessage(2, 'Create a new secret, deploy it, then revoke the old one.', {
+            model: { provider: 'openai', name: 'gpt-4o' },
+            usage: { inputTokens: 1812, outputTokens: 64, latencyMs: 930 },
+          }),
           feedbackEvent(3, 'e2', 'positive', { feedback: { targetEventExternalId: 'e2', rating: 'positive', comment: 'Clear, thanks' } }),
           userMessage(5, 'And the old one stops at once?'),
         ],
@@ -162,6 +167,13 @@ describe('the web console in a real browser (headless Chromium)', function () {
     assert.equal(items.length, 5, JSON.stringify(items));
     assert.match(items[0]!, /^User[\s\S]*#1[\s\S]*How do I rotate an ingest secret\?/);
     assert.match(items[1]!, /^Assistant[\s\S]*#2[\s\S]*Create a new secret[\s\S]*positive[\s\S]*Clear, thanks[\s\S]*#3/);
+    // The answer's model, tokens and latency; the session's totals (names, not ids: the application by its name).
+    assert.equal(await page.getByTestId('answer-facts').innerText(), 'openai/gpt-4o · 1,812 in / 64 out tokens · 930 ms');
+    assert.equal(await page.getByTestId('answers').innerText(), '1');
+    assert.equal(await page.getByTestId('tokens').innerText(), '1,812 in / 64 out');
+    assert.equal(await page.getByTestId('latency').innerText(), '930 ms');
+    await page.locator('.facts').getByRole('link', { name: 'Support assistant' }).waitFor();
+    assert.doesNotMatch(await page.locator('main').innerText(), new RegExp(applicationId), 'no application id shown');
     assert.match(items[2]!, /^Processed through sequence 3/);
     assert.match(items[3]!, /Sequence 4 not received yet/);
     assert.match(items[4]!, /^User[\s\S]*#5[\s\S]*And the old one stops at once\?/);
@@ -176,10 +188,38 @@ describe('the web console in a real browser (headless Chromium)', function () {
 
     await nav('Sessions').click();
     await page.getByRole('link', { name: 'conversation-42' }).waitFor();
+    await page
+      .getByRole('row', { name: /conversation-42/ })
+      .getByRole('cell', { name: 'Support assistant' })
+      .waitFor();
+    assert.deepEqual(await page.getByLabel('Processing').locator('option').allInnerTexts(), [
+      'All',
+      'pending',
+      'completed',
+      'billing blocked',
+      'capture disabled',
+    ]);
     await page.getByLabel('Processing').selectOption('completed');
-    await page.getByText('No sessions match').waitFor();
+    await page.getByText('No sessions match these filters.').waitFor();
     await page.getByLabel('Processing').selectOption('');
     await page.getByRole('link', { name: 'conversation-42' }).waitFor();
+    // When it started: a range that holds today, then one that ends before it (kept in the URL; Back works).
+    const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+    await page.getByLabel('Started from').fill(`${day(-1)}T00:00`);
+    await page.getByLabel('Started before').fill(`${day(1)}T00:00`);
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/after=.*&before=/);
+    await page.getByRole('link', { name: 'conversation-42' }).waitFor();
+    await page.getByLabel('Started before').fill(`${day(-1)}T12:00`);
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.getByText('No sessions match these filters.').waitFor();
+    await page.getByLabel('Started from').fill(`${day(1)}T00:00`);
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.getByText('“Started before” must be later than “Started from”.').waitFor();
+    await accessible('the sessions page with a date range');
+    await page.getByRole('button', { name: 'Any time' }).click();
+    await page.getByRole('link', { name: 'conversation-42' }).waitFor();
+    assert.equal(new URL(page.url()).search, '');
     await screenshot('sessions');
   });
 
@@ -191,6 +231,19 @@ describe('the web console in a real browser (headless Chromium)', function () {
     await page.getByText('No signals match.').waitFor();
     assert.match(page.url(), /\?rating=negative$/);
     await page.getByLabel('Rating').selectOption('positive');
+    await page.getByRole('cell', { name: 'Clear, thanks' }).waitFor();
+    await page
+      .getByRole('row', { name: /Clear, thanks/ })
+      .getByRole('cell', { name: 'Support assistant' })
+      .waitFor();
+    const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+    await page.getByLabel('Found before').fill(`${day(-1)}T00:00`);
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.getByText('No signals match.').waitFor();
+    assert.match(page.url(), /\?rating=positive&before=/);
+    await page.getByLabel('Found from').fill(`${day(-1)}T00:00`);
+    await page.getByLabel('Found before').fill(`${day(1)}T00:00`);
+    await page.getByRole('button', { name: 'Filter' }).click();
     await page.getByRole('cell', { name: 'Clear, thanks' }).waitFor();
     await accessible('the signals page');
 
@@ -304,6 +357,11 @@ describe('the web console in a real browser (headless Chromium)', function () {
     const player = page.locator('.player');
     assert.match((await player.getAttribute('src'))!, /\/v3\/media\/playback\//);
     assert.ok(await waitFor(async () => (await playback('.player')).readyState >= 1, 30_000, 100), 'the media loads');
+    // No transcriber here (TRANSCRIBER=none): the page says none will come and what to do, not "not yet".
+    await page
+      .getByTestId('no-transcript')
+      .filter({ hasText: /^No transcriber is configured, so this recording has no transcript and none will come/ })
+      .waitFor({ timeout: 30_000 });
     await accessible('a meeting recording');
   });
 
@@ -313,7 +371,11 @@ describe('the web console in a real browser (headless Chromium)', function () {
     try {
       await nav('Webhooks').click();
       await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor();
-      await page.getByText('No endpoints yet.').waitFor();
+      await page.getByText(/^No endpoints yet: nothing is sent until you create one/).waitFor();
+      assert.match(
+        await page.getByTestId('webhooks-lead').innerText(),
+        /retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h: 8 attempts over about 27 hours\. An endpoint without a successful attempt for 5 days is disabled\./,
+      );
       await accessible('the webhooks page');
       await page.getByLabel('URL').fill(url);
       await page.getByLabel('Description').fill('Our CRM');
@@ -442,7 +504,80 @@ describe('the web console in a real browser (headless Chromium)', function () {
     assert.match(await confirm.innerText(), /4 events, their revisions, its participants, signals and analyses are permanently deleted/);
     await confirm.getByRole('button', { name: 'Delete session' }).click();
     await page.getByRole('heading', { name: 'Sessions', level: 1 }).waitFor();
-    await page.getByText('No sessions match').waitFor();
+    await page.getByText(/^No sessions yet/).waitFor();
+  });
+
+  it('a member sees no admin page: none in the navigation, and an admin page opened by its URL says plainly it is for admins', async () => {
+    const member = await createSignInUser(ctx.pool, ctx.org.organizationId);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const as = await context.newPage();
+    as.on('console', (m) => {
+      if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) errors.push(m.text());
+    });
+    as.on('pageerror', (e) => errors.push(e.message));
+    // Nothing the member may not do is even asked: no 403 from the API on any page.
+    const refused: string[] = [];
+    as.on('response', (r) => {
+      if (r.status() === 403) refused.push(`${r.request().method()} ${new URL(r.url()).pathname}`);
+    });
+    try {
+      await as.goto(`${ctx.api.url}/console/`);
+      await as.getByRole('button', { name: 'Sign in' }).click();
+      await as.getByLabel('E-mail').fill(member.email);
+      await as.getByLabel('Password').fill(member.password);
+      await as.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await as.getByRole('heading', { name: 'Sessions', level: 1 }).waitFor();
+      await as
+        .locator('header .org')
+        .filter({ hasText: /· member$/ })
+        .waitFor();
+      assert.deepEqual(await as.getByRole('navigation', { name: 'Console' }).getByRole('link').allInnerTexts(), [
+        'Sessions',
+        'Signals',
+        'Recordings',
+        'Usage and credits',
+        'Connected applications',
+      ]);
+      await as.getByText(/an admin of your organization creates the application and its secret\.$/).waitFor();
+      await accessible("a member's sessions page", as);
+
+      for (const [path, title] of [
+        ['/console/applications', 'Agent applications'],
+        [`/console/applications/${applicationId}`, 'Agent applications'],
+        ['/console/webhooks', 'Webhooks'],
+        ['/console/webhooks/00000000-0000-4000-8000-000000000000', 'Webhooks'],
+        ['/console/privacy', 'Privacy'],
+      ] as const) {
+        await as.goto(`${ctx.api.url}${path}`);
+        await as.getByRole('heading', { name: title, level: 1 }).waitFor();
+        const said = as.getByTestId('admins-only');
+        await said.waitFor();
+        assert.match(await said.innerText(), /^This page is for admins of Org \d+\. You are signed in as a member/, path);
+        assert.doesNotMatch(await as.locator('main').innerText(), /insufficient_scope|\[|scope/, `${path}: no error code`);
+        assert.equal(await as.locator('main').locator('form, input, select, textarea, button').count(), 0, `${path}: no form`);
+        assert.equal(await as.getByRole('alert').count(), 0, `${path}: no error`);
+      }
+      await accessible('an admin page opened by a member', as);
+
+      // Keys and access: their own connected applications only (the console among them).
+      await as.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Connected applications' }).click();
+      await as.getByRole('heading', { name: 'Connected applications', level: 1 }).waitFor();
+      await as.getByRole('row', { name: /Intake console/ }).waitFor();
+      assert.equal(await as.getByRole('heading', { name: 'API keys' }).count(), 0);
+      assert.equal(await as.getByRole('heading', { name: 'Users' }).count(), 0);
+      await accessible("a member's connected applications", as);
+      // Usage and credits: the balance, not the ledger.
+      await as.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Usage and credits' }).click();
+      await as.getByTestId('balance').waitFor();
+      assert.equal(await as.getByRole('heading', { name: 'Ledger' }).count(), 0);
+      await as.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Signals' }).click();
+      await as.getByRole('heading', { name: 'Signals', level: 1 }).waitFor();
+      await as.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Recordings' }).click();
+      await as.getByRole('heading', { name: 'Recordings', level: 1 }).waitFor();
+      assert.deepEqual(refused, [], 'no request refused with 403');
+    } finally {
+      await context.close();
+    }
   });
 
   it('changes a setting: turning content capture off asks first, says what it deletes, then saves', async () => {
