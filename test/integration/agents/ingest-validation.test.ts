@@ -34,7 +34,7 @@ describe('agent ingest: validation (400)', function () {
     assert.equal(typeof res.body.message, 'string');
     assert.ok(['validation_failed', 'payload_too_large'].includes(res.body.errorCode), res.body.errorCode);
     assert.deepEqual({ sessions: await countRows(t.pool, 'agent_sessions'), events: await countRows(t.pool, 'agent_events') }, before);
-    return res.body as { errorCode: string; errors?: { path: string; message: string }[] };
+    return res.body as { message: string; errorCode: string; errors?: { path: string; message: string }[] };
   }
   const paths = (body: { errors?: { path: string }[] }) => (body.errors ?? []).map((e) => e.path);
   const session = (events: unknown[], extra: Record<string, unknown> = {}) => ({
