@@ -4,8 +4,11 @@ import { useApplicationOptions, useCan } from '../caller';
 import { CreatedRange, ErrorNote, FilterSelect, isoOf, Loading, Pager, Time, useListQuery, useLoad } from '../ui';
 
 const STATUSES = ['open', 'ended', 'abandoned'] as const;
-/** The processing statuses reads report: `pending` while work remains, `completed` when none does. */
-const PROCESSING = ['pending', 'completed', 'billing_blocked', 'capture_disabled'] as const;
+/**
+ * The processing statuses reads report (decision 0209): `pending` while events wait, `processing`
+ * while analyses run, `completed` when nothing is left.
+ */
+const PROCESSING = ['pending', 'processing', 'completed', 'billing_blocked', 'capture_disabled'] as const;
 type Status = (typeof STATUSES)[number];
 type Processing = (typeof PROCESSING)[number];
 
