@@ -90,6 +90,7 @@ const answerTotals: AnswerTotals = { answers: 1, answersWithUsage: 1, inputToken
 const session: Session = {
   sessionId: SESSION,
   applicationId: APP,
+  applicationName: 'Support assistant',
   externalSessionId: 'chat-2026-03-02-0001',
   status: 'open',
   processingStatus: 'completed',

@@ -36,6 +36,7 @@ export const sessionSchema = {
   required: [
     'sessionId',
     'applicationId',
+    'applicationName',
     'externalSessionId',
     'status',
     'processingStatus',
@@ -53,6 +54,10 @@ export const sessionSchema = {
   properties: {
     sessionId: uuid,
     applicationId: uuid,
+    applicationName: {
+      type: ['string', 'null'],
+      description: "The agent application's name, for whoever may read the session (null once the application is deleted)",
+    },
     externalSessionId: { type: 'string' },
     status: { type: 'string', enum: ['open', 'ended', 'abandoned'] },
     processingStatus: {
@@ -88,6 +93,7 @@ export type Session = FromSchema<typeof sessionSchema>;
 export const presentSession = (s: SessionReadRow): Session => ({
   sessionId: s.id,
   applicationId: s.application_id,
+  applicationName: s.application_name,
   externalSessionId: s.external_session_id,
   status: s.status,
   processingStatus: s.reported_processing_status,

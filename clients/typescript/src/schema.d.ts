@@ -1669,6 +1669,7 @@ export interface components {
      * @example {
      *       "agentVersion": "1.4.0",
      *       "applicationId": "0b7f5a52-6c1e-4f0e-9d3a-2e8c4b6a1f90",
+     *       "applicationName": "Support assistant",
      *       "contentPurgedAt": null,
      *       "context": {
      *         "environment": "production",
@@ -1695,6 +1696,8 @@ export interface components {
       agentVersion: string | null;
       /** Format: uuid */
       applicationId: string;
+      /** @description The agent application's name, for whoever may read the session (null once the application is deleted) */
+      applicationName: string | null;
       /**
        * Format: date-time
        * @description When retention removed the content of its events
@@ -1738,6 +1741,7 @@ export interface components {
      *         "outputTokens": 64
      *       },
      *       "applicationId": "0b7f5a52-6c1e-4f0e-9d3a-2e8c4b6a1f90",
+     *       "applicationName": "Support assistant",
      *       "contentPurgedAt": null,
      *       "context": {
      *         "environment": "production",
@@ -1801,6 +1805,8 @@ export interface components {
       answerTotals: components['schemas']['AnswerTotals'];
       /** Format: uuid */
       applicationId: string;
+      /** @description The agent application's name, for whoever may read the session (null once the application is deleted) */
+      applicationName: string | null;
       /**
        * Format: date-time
        * @description When retention removed the content of its events

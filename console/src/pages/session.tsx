@@ -253,10 +253,10 @@ export function SessionPage() {
         <dd>
           {admin ? (
             <a href={`/console/applications/${session.applicationId}`}>
-              <ApplicationName id={session.applicationId} names={appName} />
+              <ApplicationName id={session.applicationId} name={session.applicationName} names={appName} />
             </a>
           ) : (
-            <ApplicationName id={session.applicationId} names={appName} />
+            <ApplicationName id={session.applicationId} name={session.applicationName} names={appName} />
           )}
         </dd>
         <dt>Agent version</dt>

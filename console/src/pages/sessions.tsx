@@ -24,9 +24,9 @@ export function Watermark({ session }: { session: Pick<Schemas['Session'], 'proc
 }
 
 /** An application by its name (admins), or a short id with the whole one on hover (members, who cannot list applications). */
-export function ApplicationName({ id, names }: { id: string; names: ReadonlyMap<string, string> }) {
-  const name = names.get(id);
-  return name ? <>{name}</> : <code title={id}>{id.slice(0, 8)}</code>;
+export function ApplicationName({ id, name, names }: { id: string; name?: string | null; names: ReadonlyMap<string, string> }) {
+  const known = name ?? names.get(id);
+  return known ? <>{known}</> : <code title={id}>{id.slice(0, 8)}</code>;
 }
 
 /** Sessions, filtered by application, status, processing status and when they started; the filters live in the URL. */
@@ -135,7 +135,7 @@ export function SessionsPage() {
                   <a href={`/console/sessions/${s.sessionId}`}>{s.externalSessionId}</a>
                 </td>
                 <td>
-                  <ApplicationName id={s.applicationId} names={appName} />
+                  <ApplicationName id={s.applicationId} name={s.applicationName} names={appName} />
                 </td>
                 <td>{s.status}</td>
                 <td>

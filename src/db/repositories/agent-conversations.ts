@@ -42,7 +42,12 @@ export const reportedProcessingStatus = sql.fragment`CASE
 /** A session as reads show it: the stored row and the processing status reported for it. */
 export const sessionReadRow = sessionRow.extend({
   reported_processing_status: z.enum(['pending', 'processing', 'completed', 'billing_blocked', 'capture_disabled']),
+  application_name: z.string().nullable(),
 });
+
+/** The columns of a session read (`s`): the row, its reported processing status, its application's name. */
+const sessionReadColumns = sql.fragment`s.*, ${reportedProcessingStatus} AS reported_processing_status,
+  (SELECT a.name FROM agent_applications a WHERE a.id = s.application_id) AS application_name`;
 export type SessionReadRow = z.infer<typeof sessionReadRow>;
 
 /** The session list's filters (each absent: any). */
@@ -73,7 +78,7 @@ export async function listSessions(
   filter: SessionFilter & { offset: number; limit: number },
 ): Promise<readonly SessionReadRow[]> {
   return db.any(sql.type(sessionReadRow)`
-    SELECT s.*, ${reportedProcessingStatus} AS reported_processing_status FROM agent_sessions s
+    SELECT ${sessionReadColumns} FROM agent_sessions s
     WHERE s.organization_id = ${reader.organizationId} AND ${visibleTo(reader)} ${sessionConditions(filter)}
     ORDER BY s.created_at DESC, s.id LIMIT ${filter.limit} OFFSET ${filter.offset}`);
 }
@@ -90,7 +95,7 @@ export async function sessionChanges(
     db,
     sessionReadRow,
     sql.fragment`
-      SELECT ${changeColumns(s)}, s.*, ${reportedProcessingStatus} AS reported_processing_status FROM agent_sessions s
+      SELECT ${changeColumns(s)}, ${sessionReadColumns} FROM agent_sessions s
       WHERE s.organization_id = ${reader.organizationId} AND ${visibleTo(reader)} ${sessionConditions(filter)} AND ${changeConditions(s, w)}
       ${changeOrder(s, w)}`,
   );
@@ -109,7 +114,7 @@ export async function findSessions(
   const ids = sessionIds.filter(isUuid);
   if (ids.length === 0) return [];
   return db.any(sql.type(sessionReadRow)`
-    SELECT s.*, ${reportedProcessingStatus} AS reported_processing_status FROM agent_sessions s
+    SELECT ${sessionReadColumns} FROM agent_sessions s
     WHERE s.id = ANY(${sql.array(ids, 'uuid')}) AND s.organization_id = ${reader.organizationId} AND ${visibleTo(reader)}`);
 }
 

@@ -40,6 +40,7 @@ describe('agent sessions: reads and conversation access', function () {
     assert.equal(res.status, 200);
     assert.equal(res.body.sessionId, sessionId);
     assert.equal(res.body.applicationId, app.app.id);
+    assert.equal(res.body.applicationName, app.app.name);
     assert.equal(res.body.externalSessionId, 'read-1');
     assert.equal(res.body.status, 'open');
     assert.equal(res.body.processingStatus, 'pending');
