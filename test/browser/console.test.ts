@@ -195,10 +195,12 @@ describe('the web console in a real browser (headless Chromium)', function () {
     assert.deepEqual(await page.getByLabel('Processing').locator('option').allInnerTexts(), [
       'All',
       'pending',
+      'processing',
       'completed',
       'billing blocked',
       'capture disabled',
     ]);
+    // Event 5 waits behind the missing 4: pending, not completed.
     await page.getByLabel('Processing').selectOption('completed');
     await page.getByText('No sessions match these filters.').waitFor();
     await page.getByLabel('Processing').selectOption('');
