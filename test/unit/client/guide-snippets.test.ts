@@ -11,7 +11,7 @@ const CLIENT = path.join(PROJECT_ROOT, 'clients', 'typescript', 'src');
 const GUIDES: Record<string, string> = {
   'docs/guides/typed-client.md': `
 import type { operations } from '${CLIENT}/index.js';
-declare const token: string, id: string;
+declare const id: string;
 declare const session: operations['ingestAgentConversation']['requestBody']['content']['application/json'];
 declare const record: { person_id: number; display_ts: string; external_id: string; fields: [] };
 declare function handle(item: unknown): void;
