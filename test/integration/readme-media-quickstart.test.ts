@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -36,6 +36,7 @@ function guideBlock(marker: string): string {
 describe('recordings guide: offline media quick-start', function () {
   this.timeout(120_000);
   let mediaDir: string;
+  let workDir: string;
   let pool: DatabasePool;
   let worker: TestWorker;
   let api: TestApi;
@@ -43,6 +44,9 @@ describe('recordings guide: offline media quick-start', function () {
 
   before(async () => {
     mediaDir = await mkdtemp(path.join(os.tmpdir(), 'intake-readme-media-'));
+    // The reader's directory: the repository's sample is there, and the file the block writes stays there.
+    workDir = await mkdtemp(path.join(os.tmpdir(), 'intake-readme-media-work-'));
+    await symlink(path.join(PROJECT_ROOT, 'samples'), path.join(workDir, 'samples'));
     pool = await createDatabasePool(await createTestDatabase());
     worker = await startTestWorker(pool, { deps: { mediaDir } });
     api = await startTestApi({ pool, config: testConfig({ STORAGE_DIR: mediaDir, TEMPORAL_TASK_QUEUE: worker.taskQueue }) });
@@ -53,17 +57,20 @@ describe('recordings guide: offline media quick-start', function () {
     await worker?.stop();
     await pool?.end();
     await rm(mediaDir, { recursive: true, force: true });
+    await rm(workDir, { recursive: true, force: true });
   });
 
   it('uploads the bundled sample with curl and ends with a completed, playable asset', async () => {
-    const host = new URL(api.url).host;
-    const script = guideBlock('<!-- offline media quick-start -->').replaceAll('localhost:8080', host);
+    const script = guideBlock('<!-- offline media quick-start -->');
     const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], {
-      cwd: PROJECT_ROOT,
-      env: { PATH: process.env.PATH ?? '', KEY: org.apiKey },
+      cwd: workDir,
+      env: { PATH: process.env.PATH ?? '', KEY: org.apiKey, INTAKE_URL: api.url },
       timeout: 90_000,
     });
-    const asset = JSON.parse(stdout.trim().split('\n').at(-1) ?? '');
+    // The asset as the guide prints it, then the status of its ranged read of the playback URL.
+    const [assetLine, ranged] = stdout.trim().split('\n').slice(-2);
+    assert.equal(ranged, '206', stdout);
+    const asset = JSON.parse(assetLine ?? '');
     assert.equal(asset.status, 'completed', stdout);
     assert.equal(asset.errorCode, null);
     const playback = await fetch(asset.url, { headers: { Range: 'bytes=0-1023' } });

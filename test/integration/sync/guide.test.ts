@@ -11,14 +11,14 @@ import { insertSignal } from './helpers.js';
 
 const run = promisify(execFile);
 
-/** The shell block after `<!-- guide: name -->` in the incremental sync guide, its KEY line left out. */
+/** The shell block after `<!-- guide: name -->` in the incremental sync guide. */
 function block(name: string): string {
   const text = readFileSync(path.join(PROJECT_ROOT, 'docs', 'guides', 'incremental-sync.md'), 'utf8');
   const at = text.indexOf(`<!-- guide: ${name} -->`);
   assert.ok(at >= 0, `no block ${name}`);
   const sh = /```sh\n([\s\S]*?)```/.exec(text.slice(at));
   assert.ok(sh);
-  return sh[1]!.replace(/^KEY=.*\n/m, '');
+  return sh[1]!;
 }
 
 /** The guide's loop runs as written (bash, curl, jq) against the API: every signal once, then a bookmark that resumes. */
@@ -40,8 +40,8 @@ describe('incremental sync guide: the curl loop runs as written', function () {
     const res = await t.ingest(app, sessionRequest(app, [userMessage(1, 'hi')], { externalSessionId: 'guide' }));
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push(await insertSignal(t.pool, t.org.organizationId, res.body.sessionId, `s${i}`));
-    const local = (sh: string) => sh.replaceAll('localhost:8080', t.api.url).replaceAll('limit=100', 'limit=2');
-    const env = { ...process.env, KEY: t.org.apiKey };
+    const local = (sh: string) => sh.replaceAll('limit=100', 'limit=2');
+    const env = { ...process.env, KEY: t.org.apiKey, INTAKE_URL: t.api.url };
     const follow = await run('bash', ['-euo', 'pipefail', '-c', local(block('sync-follow'))], { cwd: dir, env });
     const lines = follow.stdout.trim().split('\n');
     assert.deepEqual(
