@@ -2,6 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { envSchema } from './config.js';
 import { resolveFromRoot } from './paths.js';
+import { isEntryPoint } from './entry-point.js';
 
 /** What `.meta()` on a variable of the config schema says: its meaning, and a default in words when the schema's own is computed at start. */
 interface VariableMeta {
@@ -95,7 +96,7 @@ export function withReference(doc: string): string {
   return `${doc.slice(0, from + BEGIN.length)}\n${configReference()}\n${doc.slice(to)}`;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isEntryPoint(import.meta.url)) {
   const file = resolveFromRoot('docs/configuration.md');
   await writeFile(file, withReference(await readFile(file, 'utf8')));
   await writeFile(resolveFromRoot('.env.example'), envExample());

@@ -1,6 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { ERROR_CATALOGUE, ERROR_KEYS, errorCodeOf } from './error-catalogue.js';
 import { resolveFromRoot } from './paths.js';
+import { isEntryPoint } from './entry-point.js';
 
 const cell = (text: string) => text.replaceAll('|', '\\|');
 
@@ -26,7 +27,7 @@ export function withErrorReference(doc: string): string {
   return `${doc.slice(0, from + BEGIN.length)}\n${errorReference()}\n${doc.slice(to)}`;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isEntryPoint(import.meta.url)) {
   const file = resolveFromRoot('docs/errors.md');
   await writeFile(file, withErrorReference(await readFile(file, 'utf8')));
 }

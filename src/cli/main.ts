@@ -16,6 +16,7 @@ import { webhookDeliveries, webhookRedeliver, webhookTest } from './commands/web
 import { CliContext, CliError, OutputWritten } from './context.js';
 import { personErase, personErasure } from './commands/people.js';
 import { orgExport, orgImport } from './commands/exports.js';
+import { isEntryPoint } from '../entry-point.js';
 
 type Command = (ctx: CliContext, argv: string[]) => Promise<object>;
 
@@ -192,6 +193,6 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isEntryPoint(import.meta.url)) {
   process.exitCode = await runCli(process.argv.slice(2));
 }

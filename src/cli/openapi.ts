@@ -8,6 +8,7 @@ import { buildApp, type AppDeps } from '../../api/app.js';
 import { loadConfig, type Config } from '../config.js';
 import { createApiMetrics } from '../metrics/api-metrics.js';
 import { PROJECT_ROOT } from '../paths.js';
+import { isEntryPoint } from '../entry-point.js';
 
 /**
  * `npm run openapi`: writes the OpenAPI document the API serves at /openapi.json to the repository
@@ -72,7 +73,7 @@ export async function generatedOpenApiFiles(): Promise<{ document: string; schem
   return { document, schema };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isEntryPoint(import.meta.url)) {
   const { document, schema } = await generatedOpenApiFiles();
   await mkdir(path.dirname(OPENAPI_FILE), { recursive: true });
   await writeFile(OPENAPI_FILE, document);

@@ -20,6 +20,7 @@ import { createOAuthServers } from '../oauth/server.js';
 import { renderOAuthError } from '../../api/oauth/pages.js';
 import { startTracing, stopTracing } from '../telemetry/tracing.js';
 import type { StartupGate } from '../health.js';
+import { isEntryPoint } from '../entry-point.js';
 
 export interface RunningApi {
   url: string;
@@ -215,7 +216,7 @@ async function supervise(config: Config, logger: Logger): Promise<void> {
   await metricsEndpoint(config, logger, async () => ({ contentType: aggregator.contentType, body: await aggregator.clusterMetrics() }));
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isEntryPoint(import.meta.url)) {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, 'intake-api');
   if (cluster.isPrimary && config.http.processes > 1) await supervise(config, logger);

@@ -27,6 +27,7 @@ import { temporalDataConverter } from '../temporal/codec.js';
 import { TemporalGateway } from '../temporal/gateway.js';
 import { startWebhookWaker } from '../webhooks/waker.js';
 import { WebhookWakes } from '../webhooks/wakes.js';
+import { isEntryPoint } from '../entry-point.js';
 
 export interface RunningWorker {
   /** The main queue's worker (workflows and light activities). */
@@ -181,7 +182,7 @@ export function abortWhenStopping(worker: Pick<Worker, 'getState'>, controller: 
   timer.unref();
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isEntryPoint(import.meta.url)) {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, 'intake-worker');
   // The SDK Runtime shuts the worker down gracefully on SIGINT/SIGTERM (in-flight activities get

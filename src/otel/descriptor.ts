@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import protobuf from 'protobufjs';
 import { resolveFromRoot } from '../paths.js';
+import { isEntryPoint } from '../entry-point.js';
 
 /**
  * The OTLP messages Intake decodes and encodes, from the .proto files of opentelemetry-proto v1.9.0
@@ -31,6 +32,6 @@ export function generatedModule(): string {
   ].join('\n');
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isEntryPoint(import.meta.url)) {
   await writeFile(resolveFromRoot('src/otel/otlp-descriptor.generated.ts'), generatedModule());
 }

@@ -3,6 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { failureConverterModule, PROJECT_ROOT, workflowsEntry } from '../paths.js';
 import { WORKFLOW_INTERCEPTOR_MODULES } from './tracing.js';
+import { isEntryPoint } from '../entry-point.js';
 
 /** `npm run build` writes the workflow bundle that production workers load (WORKFLOW_BUNDLE_PATH). */
 export const DEFAULT_BUNDLE_PATH = path.join(PROJECT_ROOT, 'dist', 'workflow-bundle.js');
@@ -26,7 +27,7 @@ export async function buildWorkflowBundle(outPath = DEFAULT_BUNDLE_PATH, logger?
   return outPath;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isEntryPoint(import.meta.url)) {
   // No top-level await: tests import this module, and mocha require()s what it can.
   buildWorkflowBundle(process.argv[2] ?? DEFAULT_BUNDLE_PATH).then(
     (out) => process.stdout.write(`${JSON.stringify({ workflowBundle: out })}\n`),

@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { exportOrganization, streamWriter } from '../../lifecycle/export.js';
 import { ImportRefused, importOrganization, ndjsonLines } from '../../lifecycle/import.js';
 import { flags, optStr, str } from '../args.js';
@@ -19,13 +19,19 @@ export async function orgImport(ctx: CliContext, argv: string[]) {
   const f = flags(argv, { org: 'string', file: 'string' });
   const org = await requireOrganization(ctx, str(f, 'org'));
   const file = optStr(f, 'file');
-  const input = file ? createReadStream(file) : process.stdin;
+  // Opened first: a file that cannot be read is a CLI error, not a stream's unhandled 'error' event.
+  const handle = file
+    ? await open(file).catch((error: NodeJS.ErrnoException) => {
+        throw new CliError(`cannot read ${file}: ${error.code === 'ENOENT' ? 'no such file' : (error.code ?? error.message)}`);
+      })
+    : null;
+  const input = handle ? handle.createReadStream() : process.stdin;
   try {
     return await importOrganization(await ctx.db(), org.id, ndjsonLines(input));
   } catch (error) {
     if (error instanceof ImportRefused) throw new CliError(error.message);
     throw error;
   } finally {
-    if (file) input.destroy();
+    if (handle) input.destroy();
   }
 }

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { execFile } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -283,6 +283,18 @@ describe('intake admin CLI', function () {
     assert.doesNotMatch(orgHelp, /user create/);
     assert.equal(await help('help', 'org'), orgHelp);
     assert.equal(await help('org', '-h'), orgHelp);
+    // Started through a symbolic link whose path has a space: the CLI runs (it exited 0 silently).
+    const linkDir = await mkdtemp(path.join(os.tmpdir(), 'intake cli '));
+    try {
+      await symlink(path.join(PROJECT_ROOT, 'src'), path.join(linkDir, 'src link'));
+      const linked = await run(process.execPath, [...TS_NODE, path.join(linkDir, 'src link', 'cli', 'main.ts'), '--version'], {
+        cwd: PROJECT_ROOT,
+        env: { PATH: process.env.PATH ?? '', ...env },
+      });
+      assert.deepEqual([linked.stdout, linked.stderr], [`${packageVersion()}\n`, '']);
+    } finally {
+      await rm(linkDir, { recursive: true, force: true });
+    }
     // A group alone lists its actions (a usage error: exit 2, on stderr).
     const group = await intake('agent-app');
     assert.equal(group.code, 2);

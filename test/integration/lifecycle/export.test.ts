@@ -402,6 +402,10 @@ describe('organization export', function () {
     await filled();
     const good = (await exportText(org.organizationId)).trimEnd().split('\n');
     const target = await createTestOrg(pool);
+    // A file that is not there: the CLI says so (it crashed on an unhandled 'error' event of its stream).
+    const missing = await cliImport(target.organizationId, path.join(dir, 'no-such-export.ndjson'));
+    assert.deepEqual([missing.code, missing.stdout], [1, '']);
+    assert.equal(missing.stderr, `intake: cannot read ${path.join(dir, 'no-such-export.ndjson')}: no such file\n`);
     const attempt = (lines: string[]) =>
       importOrganization(pool, target.organizationId, ndjsonLines(Readable.from([`${lines.join('\n')}\n`])));
     const personLine = good.findIndex((l) => (JSON.parse(l) as Line).type === 'person');
