@@ -388,7 +388,7 @@ describe('guides: each runs top to bottom as written', function () {
   const EXPECT: Record<string, (out: Output, orgSignals: (organizationId: string) => Promise<number>) => Promise<void> | void> = {
     'console.md'(out) {
       const [admin, member] = out.json('console users');
-      assert.deepEqual([admin?.email, member?.email, member?.signIn], ['ada@example.com', 'grace@example.com', 'password'], out.brief);
+      assert.deepEqual([admin?.email, member?.email, member?.signIn], ['grace@example.com', 'alan@example.com', 'password'], out.brief);
       assert.match(out.text('console users'), /\n200 text\/html; charset=utf-8\n$/, out.brief);
     },
     'first-requests.md'(out) {
