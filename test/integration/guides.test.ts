@@ -425,8 +425,12 @@ describe('guides: each runs top to bottom as written', function () {
       );
       assert.deepEqual([usage?.unit, usage?.quantity], ['agent_response_processed', 1], out.brief);
     },
-    'admin-cli.md'() {
-      // Its commands are a table; only the base URL line runs.
+    'admin-cli.md'(out) {
+      const text = out.text('admin cli');
+      assert.match(text, /^usage: intake org <action> \[--flags\]\n {2}org create --name N/, out.brief);
+      const [key, org] = out.json('admin cli');
+      assert.deepEqual(key, { scopes: ['agents:read', 'signals:read'] }, out.brief);
+      assert.deepEqual(org, { name: 'Acme', creditBalance: 100, counts: { activeApiKeys: 1 } }, out.brief);
     },
     'data-lifecycle.md'(out) {
       const listed = out.json('api keys and deletes').find((l) => Array.isArray(l.apiKeys));
