@@ -196,8 +196,8 @@ export function FilterSelect({
 export const isoOf = (local: string | undefined) => (local ? new Date(local).toISOString() : undefined);
 
 /**
- * A list's "created between" filter: from (inclusive) and before (exclusive), in the browser's time
- * zone, kept in the URL as `after` and `before` (as the recordings list keeps its own). An empty
+ * A list's time filter (sessions started, signals found, recordings recorded): from (inclusive) and
+ * before (exclusive), in the browser's time zone, kept in the URL as `after` and `before`. An empty
  * range is said here instead of being sent.
  */
 export function CreatedRange({

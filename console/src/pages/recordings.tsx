@@ -3,7 +3,7 @@ import { useLocation } from 'preact-iso';
 import { Upload } from 'tus-js-client';
 import { api, describeError, unwrap } from '../api';
 import { useOrganization } from '../caller';
-import { ErrorNote, isoOf, Loading, Pager, Time, useListQuery, useLoad } from '../ui';
+import { CreatedRange, ErrorNote, isoOf, Loading, Pager, Time, useListQuery, useLoad } from '../ui';
 
 /**
  * A file sent with tus-js-client to the upload the API created: progress as it goes, and after a
@@ -192,8 +192,6 @@ export function RecordingsPage() {
   const { query } = useLocation();
   const { page, go } = useListQuery('/console/recordings', { after: query.after, before: query.before });
   const recordingAllowed = useOrganization().data?.recordingAllowed;
-  const [after, setAfter] = useState(query.after ?? '');
-  const [before, setBefore] = useState(query.before ?? '');
   const list = useLoad(
     () =>
       unwrap(
@@ -206,24 +204,14 @@ export function RecordingsPage() {
   return (
     <main id="main">
       <h1>Recordings</h1>
-      <form
-        class="filters"
-        aria-label="Recorded between"
-        onSubmit={(e) => {
-          e.preventDefault();
-          go({ after: after || undefined, before: before || undefined, page: '1' });
-        }}
-      >
-        <label>
-          Recorded from
-          <input type="datetime-local" value={after} onInput={(e) => setAfter(e.currentTarget.value)} />
-        </label>
-        <label>
-          Recorded before
-          <input type="datetime-local" value={before} onInput={(e) => setBefore(e.currentTarget.value)} />
-        </label>
-        <button type="submit">Filter</button>
-      </form>
+      <CreatedRange
+        legend="Recorded between"
+        fromLabel="Recorded from"
+        toLabel="Recorded before"
+        after={query.after}
+        before={query.before}
+        go={(range) => go({ ...range, page: '1' })}
+      />
       <ErrorNote error={list.error} />
       {!list.data && !list.error && <Loading what="recordings" />}
       {list.data && list.data.recordings.length === 0 && (query.after || query.before) && <p>No recordings match.</p>}

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { api, describeError, unwrap, type Schemas } from '../api';
-import { useApplicationOptions, useCan } from '../caller';
+import { useCan } from '../caller';
 import { ErrorNote, Loading, Time, useConfirm, useLoad, usePolling } from '../ui';
 import { ApplicationName, Watermark } from './sessions';
 
@@ -197,7 +197,6 @@ export function SessionPage() {
   // Followed while something can still change: open (more events may come), or processing not settled.
   const moving = !!s && (s.status === 'open' || !(SETTLED as readonly string[]).includes(s.processingStatus));
   usePolling(view.reload, POLL_MS, moving);
-  const appName = new Map(useApplicationOptions() ?? []);
   const admin = useCan('admin');
 
   if (!view.data)
@@ -253,10 +252,10 @@ export function SessionPage() {
         <dd>
           {admin ? (
             <a href={`/console/applications/${session.applicationId}`}>
-              <ApplicationName id={session.applicationId} name={session.applicationName} names={appName} />
+              <ApplicationName id={session.applicationId} name={session.applicationName} />
             </a>
           ) : (
-            <ApplicationName id={session.applicationId} name={session.applicationName} names={appName} />
+            <ApplicationName id={session.applicationId} name={session.applicationName} />
           )}
         </dd>
         <dt>Agent version</dt>

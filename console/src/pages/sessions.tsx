@@ -23,10 +23,9 @@ export function Watermark({ session }: { session: Pick<Schemas['Session'], 'proc
   );
 }
 
-/** An application by its name (admins), or a short id with the whole one on hover (members, who cannot list applications). */
-export function ApplicationName({ id, name, names }: { id: string; name?: string | null; names: ReadonlyMap<string, string> }) {
-  const known = name ?? names.get(id);
-  return known ? <>{known}</> : <code title={id}>{id.slice(0, 8)}</code>;
+/** An application by its name, or a short id with the whole one on hover when no name is known (a deleted application). */
+export function ApplicationName({ id, name }: { id: string; name: string | null | undefined }) {
+  return name ? <>{name}</> : <code title={id}>{id.slice(0, 8)}</code>;
 }
 
 /** Sessions, filtered by application, status, processing status and when they started; the filters live in the URL. */
@@ -52,7 +51,6 @@ export function SessionsPage() {
       ),
     [applicationId, status, processingStatus, after, before, page],
   );
-  const appName = new Map(appOptions ?? []);
   const filtered = !!(applicationId || status || processingStatus || after || before);
 
   return (
@@ -135,7 +133,7 @@ export function SessionsPage() {
                   <a href={`/console/sessions/${s.sessionId}`}>{s.externalSessionId}</a>
                 </td>
                 <td>
-                  <ApplicationName id={s.applicationId} name={s.applicationName} names={appName} />
+                  <ApplicationName id={s.applicationId} name={s.applicationName} />
                 </td>
                 <td>{s.status}</td>
                 <td>

@@ -99,7 +99,7 @@ export function SignalsPage() {
                   <a href={`/console/sessions/${g.sessionId}`}>{g.sessionId.slice(0, 8)}</a>
                 </td>
                 <td>
-                  <ApplicationName id={g.applicationId} names={appName} />
+                  <ApplicationName id={g.applicationId} name={appName.get(g.applicationId)} />
                 </td>
                 <td>
                   <Time at={g.createdAt} />
