@@ -25,6 +25,7 @@ export function createSessionDrainerActivities(
           shard: sharded ? { index: input.shard!, count: input.shards! } : { index: 0, count: 1 },
           ...(held ? { keep: held.keep } : {}),
           ...(deps.drainerShards ? { lanes: deps.drainerShards.lanes, pacer: deps.drainerShards.pacer } : {}),
+          ...(deps.drainerShards?.wakeups ? { wakeups: deps.drainerShards.wakeups } : {}),
           pool: deps.pool,
           extractor: deps.extractor,
           analysisCreditCost: deps.analysisCreditCost,

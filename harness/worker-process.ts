@@ -59,6 +59,7 @@ const drainerShards = process.env.DRAINER_SHARD_HOST
       shards,
       lanes: deps.drainer.concurrency,
       routineSignalsPerSecond: deps.drainer.routineSignalsPerSecond,
+      databaseUrl: env('DATABASE_URL'),
     })
   : undefined;
 await drainerShards?.start();

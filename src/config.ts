@@ -311,7 +311,11 @@ export const envSchema = z.object({
   }),
   AGENT_DRAIN_POLL_MS: positiveInt.min(10).max(10_000).default(50).meta({
     description:
-      'worker: while no session wake is due, how long the drainer waits before looking again (the longest it adds to processing lag)',
+      'worker: while the drainer is busy (woken or working in the last second) and no session wake is due, how long it waits before looking again',
+  }),
+  AGENT_DRAIN_IDLE_POLL_MS: positiveInt.min(100).max(300_000).default(10_000).meta({
+    description:
+      "worker: an idle drainer waits for the ingests' notifications (LISTEN) and looks by itself only this often: the safety net for a notification lost while its listener reconnects",
   }),
   AGENT_WORKFLOW_SIGNAL_SECONDS: z.coerce
     .number()
@@ -616,6 +620,7 @@ export interface Config {
     drainShards: number;
     drainBatchSessions: number;
     drainPollMs: number;
+    drainIdlePollMs: number;
     /** The drainer tells a session's workflow at most this often while nothing needs it (0: every pass). */
     workflowSignalSeconds: number;
     /** Routine workflow signals a worker sends a second at most (0: no limit); beyond it they are deferred. */
@@ -827,6 +832,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       drainShards: e.AGENT_DRAIN_SHARDS,
       drainBatchSessions: e.AGENT_DRAIN_BATCH_SESSIONS,
       drainPollMs: e.AGENT_DRAIN_POLL_MS,
+      drainIdlePollMs: e.AGENT_DRAIN_IDLE_POLL_MS,
       workflowSignalSeconds: e.AGENT_WORKFLOW_SIGNAL_SECONDS,
       workflowSignalsPerSecond: e.AGENT_WORKFLOW_SIGNALS_PER_SECOND,
     },

@@ -1,6 +1,7 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { DatabasePool } from 'slonik';
 import { TellPacer } from './tell-pacer.js';
+import { DrainWakeups } from './drain-wakeups.js';
 import { announceDrainerWorker, liveDrainerWorkers, withdrawDrainerWorker } from '../db/repositories/session-drainer-workers.js';
 
 /**
@@ -29,6 +30,11 @@ export interface DrainerShardHostOptions {
   lanes: number;
   /** Routine workflow signals this process sends a second, over all the shards it holds (AGENT_WORKFLOW_SIGNALS_PER_SECOND; 0 or unset: no limit). */
   routineSignalsPerSecond?: number;
+  /**
+   * The database to LISTEN on for the ingests' wake notifications (decision 0210): the shard runs
+   * here then wait for them while idle. Without it they look every AGENT_DRAIN_POLL_MS.
+   */
+  databaseUrl?: string;
   announceEveryMs?: number;
   liveWithinSeconds?: number;
   logger?: { warn(meta: Record<string, unknown>, message: string): void };
@@ -52,6 +58,8 @@ export class DrainerShardHost {
   readonly lanes: LimitFunction;
   /** Every routine signal of every shard run here takes a slot: the worker's pace, whatever shards it holds. */
   readonly pacer: TellPacer;
+  /** What wakes every shard run here while idle (set once it listens: `databaseUrl`). */
+  wakeups: DrainWakeups | undefined;
 
   constructor(private readonly o: DrainerShardHostOptions) {
     this.lanes = pLimit(o.lanes);
@@ -60,6 +68,11 @@ export class DrainerShardHost {
 
   /** Announces this worker now and every few seconds, and counts the live ones. */
   async start(): Promise<void> {
+    if (this.o.databaseUrl) {
+      const wakeups = new DrainWakeups();
+      await wakeups.listen(this.o.databaseUrl, this.o.logger);
+      this.wakeups = wakeups;
+    }
     await this.announce();
     this.timer = setInterval(() => void this.announce(), this.o.announceEveryMs ?? 5000);
     this.timer.unref();
@@ -68,6 +81,7 @@ export class DrainerShardHost {
   /** Stops announcing and withdraws: the other workers take this one's share at once. */
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    await this.wakeups?.close();
     await withdrawDrainerWorker(this.o.pool, this.o.taskQueue, this.o.worker).catch(() => undefined);
   }
 

@@ -21,6 +21,7 @@ import {
 } from './processing.js';
 import type { Config } from '../config.js';
 import { TellPacer } from './tell-pacer.js';
+import { HOT_MS, type DrainWakeups } from './drain-wakeups.js';
 import type { SessionDrainerActivityResult } from '../../workflows/session-drainer/contract.js';
 import { sessionWorkflowSettings, wakeTargetOf, type SessionWorkflowSettings, type WakeTarget } from './session-workflow.js';
 
@@ -30,8 +31,10 @@ export interface DrainerSettings {
   concurrency: number;
   /** Sessions one batch claims (one statement per table processes all of them). */
   batchSessions: number;
-  /** While no wake is due, how long to wait before looking again. */
+  /** While the drainer is busy (a wake came in the last second), how long to wait before looking again when nothing is due. */
   pollMs: number;
+  /** While nothing wakes it, how long the drainer waits before looking by itself (the safety net; see DrainWakeups). */
+  idlePollMs: number;
   /** A session's workflow is told at most this often while nothing needs it (0: after every pass). */
   signalEverySeconds: number;
   /** Routine signals this worker sends a second at most (0: no limit); the others are deferred (TellPacer). */
@@ -47,6 +50,7 @@ export function drainerSettings(config: Pick<Config, 'agents' | 'temporal'>): Dr
     concurrency: config.agents.drainConcurrency,
     batchSessions: config.agents.drainBatchSessions,
     pollMs: config.agents.drainPollMs,
+    idlePollMs: config.agents.drainIdlePollMs,
     signalEverySeconds: config.agents.workflowSignalSeconds,
     routineSignalsPerSecond: config.agents.workflowSignalsPerSecond,
     runSeconds: 60,
@@ -78,6 +82,11 @@ export interface DrainOptions extends Omit<DrainerSettings, 'sessions'> {
   lanes?: <T>(work: () => Promise<T>) => Promise<T>;
   /** The process's pace of routine signals, shared by the shard runs it holds (else one of the run's own). */
   pacer?: TellPacer;
+  /**
+   * What wakes the process's idle drainer (the ingests' notifications): with it, an idle run looks
+   * only every `idlePollMs` by itself; without it (tests), every `pollMs`.
+   */
+  wakeups?: DrainWakeups;
 }
 
 /** What one drain call did (the activity's result in the drainer's history). */
@@ -149,8 +158,12 @@ export async function drainSessionWakes(o: DrainOptions): Promise<DrainResult> {
     claiming = next.catch(() => undefined);
     return next;
   };
-  // While nothing is due, the first lane alone looks every pollMs; the others wait until a lane
-  // claims work (more may be due), so that an idle shard costs one look per pollMs.
+  // While nothing is due, the first lane alone looks: every pollMs while the drainer is busy (a wake
+  // or work in the last HOT_MS), else when woken (an ingest's notification, a deferral due) or every
+  // idlePollMs. The others wait until a lane claims work (more may be due), so that an idle shard
+  // costs one look per idlePollMs.
+  let lastWork = 0;
+  const hot = () => !o.wakeups || o.wakeups.hot() || Date.now() - lastWork < HOT_MS;
   let work = Promise.withResolvers<void>();
   const wakeLanes = () => {
     work.resolve();
@@ -168,16 +181,26 @@ export async function drainSessionWakes(o: DrainOptions): Promise<DrainResult> {
           const ids = batch.map((s) => s.sessionId);
           o.logger?.warn({ err: error, sessions: ids.length }, 'session drain failed; the wakes stay requested, looked at again shortly');
           await deferWakes(o.pool, ids, SIGNAL_RETRY_SECONDS).catch(() => undefined);
+          o.wakeups?.pokeIn(SIGNAL_RETRY_SECONDS * 1000);
         } finally {
           for (const s of batch) busy.delete(s.sessionId);
         }
       };
       await (o.lanes ? o.lanes(pass) : pass());
-      if (batch.length > 0) wakeLanes();
-      // A full batch: more may be due at once. Else look again after pollMs (the first lane), or
-      // when another lane finds work (the others, at the latest after 20 pollMs).
+      if (batch.length > 0) {
+        lastWork = Date.now();
+        wakeLanes();
+      }
+      // A full batch: more may be due at once. Else the first lane looks again after pollMs while
+      // busy, or when woken (at the latest after idlePollMs); the others when a lane finds work (at
+      // the latest after 20 pollMs while busy).
       if (batch.length >= o.batchSessions) continue;
-      const idle = Math.max(0, Math.min(n === 0 ? o.pollMs : o.pollMs * 20, deadline - Date.now()));
+      const left = deadline - Date.now();
+      if (n === 0 && !hot()) {
+        await o.wakeups!.wait(Math.max(0, Math.min(o.idlePollMs, left)), o.signal);
+        continue;
+      }
+      const idle = Math.max(0, Math.min(n === 0 ? o.pollMs : hot() ? o.pollMs * 20 : left, left));
       const pause = sleep(idle, undefined, { signal: o.signal }).catch(() => undefined);
       await (n === 0 ? pause : Promise.race([pause, work.promise]));
     }
@@ -261,6 +284,8 @@ async function tellRoutine(run: Run, sessionIds: readonly string[]): Promise<voi
     else await run.tells.add(async () => void (await send(run, turn)));
   }
   await deferRoutineSignals(run.o.pool, deferred);
+  // Each deferred wake falls due at its slot (to the tenth of a second: one timer per slot).
+  for (const seconds of new Set(deferred.map((d) => Math.ceil(d.seconds * 10) / 10))) run.o.wakeups?.pokeIn(seconds * 1000);
 }
 
 /** Adds the sessions' processed events to the run's totals and the worker's metrics. */
@@ -280,6 +305,7 @@ async function send(run: Run, turn: SignalTarget): Promise<boolean> {
   } catch (error) {
     o.logger?.warn({ err: error, sessionId: turn.id }, 'could not tell the session workflow; trying again shortly');
     await deferWorkflowSignal(o.pool, turn.id, SIGNAL_RETRY_SECONDS).catch(() => undefined);
+    o.wakeups?.pokeIn(SIGNAL_RETRY_SECONDS * 1000);
     return false;
   }
 }

@@ -16,6 +16,7 @@ import {
   deleteSessions,
   loadEventStates,
   lockSessions,
+  notifySessionWakes,
   participantExternalIds,
   purgeSessionContent,
   reviseEvents,
@@ -121,6 +122,13 @@ export interface IngestWriterOptions {
  */
 export const INGEST_BATCHING = { maxBatch: 64, maxInFlight: 2 } as const;
 
+/**
+ * A writer notifies the workers' drainers of requested wakes at most this often (decision 0210):
+ * under load every transaction requests one, and a NOTIFY serializes commits on a cluster-wide
+ * lock. An idle drainer is woken by the first; a woken one looks often for longer (HOT_MS).
+ */
+export const NOTIFY_EVERY_MS = 50;
+
 interface Queued {
   item: Prepared;
   resolve: (r: IngestResult) => void;
@@ -141,6 +149,8 @@ export class AgentIngestWriter {
   /** Sessions in transactions now: their next request waits for the next batch. */
   private readonly writing = new Set<string>();
   private inFlight = 0;
+  /** When this writer's last notification was sent (0: the next transaction that requests a wake sends one). */
+  private notifiedAt = 0;
   /** Transactions written, and the requests they applied (batched ones; a fallback or a request alone counts too). */
   readonly stats = { transactions: 0, requests: 0 };
 
@@ -196,16 +206,26 @@ export class AgentIngestWriter {
 
   private async write(batch: readonly Queued[]): Promise<void> {
     let outcomes: Outcome[];
+    let notified = false;
+    // Called by a transaction that requests a wake: whether it notifies the drainers.
+    const notify = () => {
+      if (Date.now() - this.notifiedAt < NOTIFY_EVERY_MS) return false;
+      this.notifiedAt = Date.now();
+      return (notified = true);
+    };
     try {
       outcomes = await this.pool.transaction((tx) =>
         applyIngests(
           tx,
           batch.map((q) => q.item),
           this.o.analysisCreditCost,
+          notify,
         ),
       );
       this.count(batch.length);
     } catch (error) {
+      // Its notification was not sent: the next transaction sends one.
+      if (notified) this.notifiedAt = 0;
       if (batch.length === 1) return batch[0]!.reject(error);
       // One request's failure must not be another's: each alone.
       await Promise.all(batch.map((q) => this.write([q])));
@@ -226,7 +246,7 @@ type Outcome = IngestResult | AppError | StaleAuthorityError;
  * error as its outcome and leaves nothing (a session it created is removed again). Requests with
  * participants or content capture off come alone (their statements run before their plan).
  */
-async function applyIngests(tx: Tx, items: readonly Prepared[], analysisCreditCost: number): Promise<Outcome[]> {
+async function applyIngests(tx: Tx, items: readonly Prepared[], analysisCreditCost: number, notify: () => boolean): Promise<Outcome[]> {
   const locked = await lockSessions(
     tx,
     items.map(({ app, request }) => ({
@@ -302,6 +322,8 @@ async function applyIngests(tx: Tx, items: readonly Prepared[], analysisCreditCo
     });
   }
   const updated = new Map((await updateSessionsAfterIngest(tx, updates)).map((s) => [s.id, s]));
+  // The drainers hear of the wakes at the commit (at the writer's pace).
+  if (updates.some((u) => u.wake) && notify()) await notifySessionWakes(tx);
   // Billing blocked or resumed by this ingest (the balance it read under the session's lock), announced with it.
   await recordEvents(
     tx,

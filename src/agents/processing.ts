@@ -5,6 +5,7 @@ import {
   completeJobs,
   countQueuedJobs,
   debitUpTo,
+  lockBalances,
   lockQueuedJobs,
   queuedJobs,
   replaceQualitativeSignals,
@@ -29,9 +30,9 @@ import {
   endHolds,
   lockSessionRows,
   setBillingStates,
+  takeSessionsForPass,
   touchAnalysedSessions,
   type LockedSession,
-  type PassOutcome,
 } from '../db/repositories/agent-sessions.js';
 import { recordEvents } from '../db/repositories/domain-events.js';
 import type { Tx } from '../db/pool.js';
@@ -69,9 +70,10 @@ export async function processPending(
   o: PassOptions = {},
 ): Promise<ProcessResult> {
   return pool.transaction(async (tx) => {
-    const [session] = await lockSessionRows(tx, [sessionId]);
+    const [session] = await takeSessionsForPass(tx, [sessionId]);
     if (!session) return DELETED;
-    return (await processPages(tx, [session], at, pageSize, o)).get(sessionId)!;
+    // Deleted after it was read: its pass wrote nothing.
+    return (await processPages(tx, [session], at, pageSize, o)).get(sessionId) ?? DELETED;
   });
 }
 
@@ -120,14 +122,21 @@ export async function processSessions(
   pageSize: number,
   o: PassOptions,
 ): Promise<DrainedSession[]> {
-  return pool.transaction(async (tx) => drained(await processPages(tx, await lockSessionRows(tx, sessionIds), STORED_ONLY, pageSize, o)));
+  return pool.transaction(async (tx) =>
+    drained(await processPages(tx, await takeSessionsForPass(tx, sessionIds), STORED_ONLY, pageSize, o)),
+  );
 }
 
 function drained(results: Map<string, ProcessResult & { settled: boolean }>): DrainedSession[] {
   return [...results].map(([sessionId, r]) => ({ sessionId, ...r }));
 }
 
-/** One page of each of these sessions, locked by the transaction: one statement per table for all of them. */
+/**
+ * One page of each of these sessions (their pass locks held by the transaction): one statement per
+ * table for all of them. It reads first, without locking any row; its first write locks the session
+ * rows (advanceSessions), so that an ingest waits at most for the pass's last statements and commit,
+ * never for its reads (decision 0210). A session deleted meanwhile is left out of the writes.
+ */
 async function processPages(
   tx: Tx,
   sessions: readonly LockedSession[],
@@ -136,27 +145,50 @@ async function processPages(
   o: PassOptions,
 ): Promise<Map<string, ProcessResult & { settled: boolean }>> {
   const ids = sessions.map((s) => s.id);
-  const pending = Map.groupBy(await pendingRows(tx, ids, pageSize), (r) => r.session_id);
-  const chosen: SessionEvent[] = [];
-  const plans = sessions.map((session) => {
-    const rows = pending.get(session.id) ?? [];
-    // The stored progress wins over the caller's snapshot: a retried call (its first attempt
-    // committed, then the worker died) must not see the page it already processed as a gap.
-    const current: ProgressSnapshot = {
+  // The stored progress wins over the caller's snapshot: a retried call (its first attempt
+  // committed, then the worker died) must not see the page it already processed as a gap.
+  const progress = sessions.map(
+    (session): ProgressSnapshot => ({
       processedThroughSequence: maxOrNull(at.processedThroughSequence, session.processed_through_sequence),
       highestSequence: maxOrNull(at.highestSequence, session.highest_sequence),
       terminal: at.terminal || session.status !== 'open',
-    };
+    }),
+  );
+  const pending = Map.groupBy(
+    await pendingRows(
+      tx,
+      sessions.map((s, i) => ({ sessionId: s.id, watermark: progress[i]!.processedThroughSequence })),
+      pageSize,
+    ),
+    (r) => r.session_id,
+  );
+  const queuedBefore = await countQueuedJobs(tx, ids);
+  const plans = sessions.map((session, i) => {
+    const rows = pending.get(session.id) ?? [];
     const plan = planProcessing(
-      current,
+      progress[i]!,
       rows.map((r) => ({ sequence: r.sequence, revision: r.revision })),
     );
     const process = new Set(plan.process.map((e) => e.sequence));
     const picked = rows.filter((r) => process.has(r.sequence));
-    chosen.push(...picked.map((row) => ({ session, row })));
+    // At most what was queued and what this pass queues (an analysis it finds queued already adds none).
+    const queued = (queuedBefore.get(session.id) ?? 0) + picked.filter((r) => isFinalResponse(r) && r.has_content).length;
     // A full page may end before the next sequence only because it is full: look again first.
-    return { session, plan, picked, more: rows.length === pageSize && picked.length > 0 };
+    const more = rows.length === pageSize && picked.length > 0;
+    const settled = passSettles({ more, holdWakeWhileQueued: o.holdWakeWhileQueued ?? false, queued, holdTold: session.hold_told });
+    return { session, plan, picked, more, queued, settled };
   });
+  const stored = await advanceSessions(
+    tx,
+    plans.map((p) => ({
+      sessionId: p.session.id,
+      watermark: p.plan.processedThroughSequence,
+      settled: p.settled,
+      wakeSeq: p.session.wake_seq,
+    })),
+  );
+  const live = plans.filter((p) => stored.has(p.session.id));
+  const chosen: SessionEvent[] = live.flatMap((p) => p.picked.map((row) => ({ session: p.session, row })));
   const created = await upsertExplicitSignals(tx, chosen);
   // Spec (metering): one unit per visible finalized assistant response; a retry or revision adds none.
   const finals = chosen.filter((e) => isFinalResponse(e.row));
@@ -166,26 +198,15 @@ async function processPages(
     tx,
     finals.filter((e) => e.row.has_content),
   );
-  const queued = await countQueuedJobs(tx, ids);
-  const outcomes = plans.map((p): PassOutcome & { queued: number } => {
-    const n = queued.get(p.session.id) ?? 0;
-    return {
-      sessionId: p.session.id,
-      watermark: p.plan.processedThroughSequence,
-      queued: n,
-      settled: passSettles({ more: p.more, holdWakeWhileQueued: o.holdWakeWhileQueued ?? false, queued: n, holdTold: p.session.hold_told }),
-    };
-  });
   await markEventsProcessed(
     tx,
-    chosen.map((e) => e.row.id),
+    chosen.map((e) => e.row),
   );
-  const stored = await advanceSessions(tx, outcomes);
   const byId = new Map(sessions.map((s) => [s.id, s]));
   await recordEvents(tx, [
     ...signalEvents(created, 'explicit_feedback', (id) => byId.get(id)!),
-    ...plans
-      .filter((p) => p.picked.length > 0 && stored.has(p.session.id))
+    ...live
+      .filter((p) => p.picked.length > 0)
       .map(
         (p): DomainEvent => ({
           type: 'agent_session.processed',
@@ -201,9 +222,8 @@ async function processPages(
       ),
   ]);
   return new Map(
-    plans.map((p, i) => {
+    live.map((p) => {
       const s = stored.get(p.session.id)!;
-      const outcome = outcomes[i]!;
       return [
         p.session.id,
         {
@@ -215,8 +235,8 @@ async function processPages(
           processed: p.picked.length,
           signals: p.picked.filter((r) => r.feedback?.rating).length,
           units: metered.filter((id) => id === p.session.id).length,
-          queued: outcome.queued,
-          settled: outcome.settled,
+          queued: p.queued,
+          settled: p.settled,
         },
       ];
     }),
@@ -307,9 +327,14 @@ export async function analyseQueuedSessions(
   // The analyses, the round's billing verdict and its events commit together: a reader that sees
   // the analyses done sees the processing status they leave.
   const { written, statuses } = await pool.transaction(async (tx) => {
-    // The sessions' locks order this write after a concurrent ingest (a purge, a revision); all the
-    // round's sessions first, in lock order, before any organization's (debitUpTo).
-    const live = new Set((await lockSessionRows(tx, sessionIds)).map((s) => s.id));
+    // The organizations' balances first: a round waiting for another's holds no session row. Then
+    // the sessions' rows, in lock order, which order this write after a concurrent ingest (a purge,
+    // a revision) and a pass, and a concurrent round of the same sessions after this one.
+    await lockBalances(
+      tx,
+      analysed.map((a) => a.job.organization_id),
+    );
+    const live = new Set(await lockSessionRows(tx, sessionIds));
     const written = await writeAnalyses(tx, live, analysed, o, blocked);
     const verdict = await setBillingStates(
       tx,
@@ -417,7 +442,7 @@ async function extractAll(jobs: readonly JobRow[], o: AnalysisOptions) {
 async function closeJobs(pool: DatabasePool, jobs: readonly Closing[]): Promise<void> {
   if (!jobs.length) return;
   await pool.transaction(async (tx) => {
-    const live = new Set((await lockSessionRows(tx, [...new Set(jobs.map((j) => j.sessionId))])).map((s) => s.id));
+    const live = new Set(await lockSessionRows(tx, [...new Set(jobs.map((j) => j.sessionId))]));
     await updateJobs(
       tx,
       jobs.filter((j) => live.has(j.sessionId)),

@@ -16,7 +16,7 @@ import type { DomainEvent } from './events.js';
  *   `reportedProcessingStatus` (src/db/repositories/agent-conversations.ts).
  * - watermark (`processed_through_sequence`): every event up to it is processed (the contiguous
  *   rule of workflows/agent-session/state.ts).
- * - pass: one page of a session's pending events processed under its row lock (explicit signals,
+ * - pass: one page of a session's pending events processed under its pass lock (explicit signals,
  *   metering, queued analyses, the watermark): the workflow's `processPendingEvents` activity or the
  *   drainer, by the same code (src/agents/processing.ts).
  * - analysis round: a batch of queued analyses run against the provider and paid in credits.
@@ -116,9 +116,17 @@ export const PROTOCOL_COLUMNS = {
   wake_requested_at: {
     means: 'the session has work a pass has not taken yet (due at this time)',
     setBy: 'the ingest that gives the session work, when none is pending (updateSessionsAfterIngest)',
-    clearedBy: 'a pass that leaves nothing it may process now (markProcessed, settled)',
+    clearedBy:
+      'a pass that leaves nothing it may process now, unless an ingest requested it again since the pass read the session (advanceSessions, wake_seq)',
     movedBy: 'the drainer, after a failed drain or signal: due again later (deferWakes, deferWorkflowSignal)',
     readBy: 'the drainer (claimDueSessions) and the reconciler (strandedWakes)',
+  },
+  /** Migration 0034. */
+  wake_seq: {
+    means: "the wake's generation: a pass takes the wake only if no ingest requested one since it read the session",
+    setBy: 'every ingest that requests a wake, raising it by one (updateSessionsAfterIngest)',
+    clearedBy: 'never',
+    readBy: 'passes, with the session (takeSessionsForPass, claimDueSessions)',
   },
   /** Migration 0015. */
   wake_trace_parent: {

@@ -102,6 +102,7 @@ export async function startWorker(config: Config, logger: Logger, o: { metrics?:
     shards: config.agents.drainShards,
     lanes: config.agents.drainConcurrency,
     routineSignalsPerSecond: config.agents.workflowSignalsPerSecond,
+    databaseUrl: required(config.database.url, 'DATABASE_URL'),
     logger,
   });
   await drainerShards.start();

@@ -1,5 +1,5 @@
-import pg from 'pg';
 import type { DatabasePool } from 'slonik';
+import { listenChannel } from '../db/listen.js';
 import { WEBHOOK_WAKE_CHANNEL } from '../db/repositories/domain-events.js';
 import { endpointsWithDueDeliveries } from '../db/repositories/webhook-deliveries.js';
 import type { TemporalGateway } from '../temporal/gateway.js';
@@ -42,8 +42,6 @@ export async function startWebhookWaker(o: WebhookWakerOptions): Promise<Webhook
   const sweepMs = o.sweepMs ?? 15_000;
   const pending = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
-  let closed = false;
-  let client: pg.Client | undefined;
 
   const wakeAll = async (ids: Iterable<string>) => {
     await Promise.all(
@@ -67,27 +65,17 @@ export async function startWebhookWaker(o: WebhookWakerOptions): Promise<Webhook
     await wakeAll(ids);
   };
 
-  const connect = async (): Promise<void> => {
-    if (closed) return;
-    const c = new pg.Client({ connectionString: o.databaseUrl });
-    c.on('notification', (n) => {
-      if (!n.payload) return;
-      pending.add(n.payload);
+  // A lost connection is opened again; meanwhile the sweep covers what its notifications missed.
+  const listener = await listenChannel({
+    databaseUrl: o.databaseUrl,
+    channel: WEBHOOK_WAKE_CHANNEL,
+    onNotification: (endpointId) => {
+      if (!endpointId) return;
+      pending.add(endpointId);
       timer ??= setTimeout(() => void flushPending(), debounceMs);
-    });
-    // A lost connection is opened again; meanwhile the sweep covers what its notifications missed.
-    c.on('error', (err) => {
-      o.log?.warn({ err }, 'webhook wake listener lost its connection');
-      void c.end().catch(() => undefined);
-      if (client === c) client = undefined;
-      setTimeout(() => void connect().catch(() => undefined), 1000).unref();
-    });
-    await c.connect();
-    await c.query(`LISTEN ${WEBHOOK_WAKE_CHANNEL}`);
-    if (closed) await c.end();
-    else client = c;
-  };
-  await connect();
+    },
+    ...(o.log ? { log: o.log } : {}),
+  });
   const sweeper = setInterval(() => void sweep().catch((err: unknown) => o.log?.warn({ err }, 'webhook sweep failed')), sweepMs);
   sweeper.unref();
 
@@ -98,11 +86,10 @@ export async function startWebhookWaker(o: WebhookWakerOptions): Promise<Webhook
       await sweep();
     },
     async close() {
-      closed = true;
       clearInterval(sweeper);
       if (timer) clearTimeout(timer);
       await flushPending();
-      await client?.end();
+      await listener.close();
     },
   };
 }

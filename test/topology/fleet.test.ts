@@ -12,6 +12,7 @@ import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { createApplication, issueCredential } from '../../src/agents/applications.js';
 import { createDatabasePool } from '../../src/db/pool.js';
+import { processedEvent } from '../../src/db/repositories/agent-processing.js';
 import { freePort } from '../../src/dev/net.js';
 import { startLocalPostgres, type LocalPostgres } from '../../src/dev/postgres.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
@@ -309,7 +310,7 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     const processed = () =>
       pool.oneFirst(sql.type(z.object({ n: z.number() }))`
         SELECT count(*)::int AS n FROM agent_events e JOIN agent_sessions s ON s.id = e.session_id
-        WHERE s.application_id = ${app.id} AND e.processed_revision IS NOT NULL`);
+        WHERE s.application_id = ${app.id} AND ${processedEvent}`);
     const total = SESSIONS * EVENTS;
     assert.equal(await eventually(processed, (n) => n === total, 5 * 60_000), total, 'the backlog is processed');
     const seconds = (performance.now() - started) / 1000;
@@ -355,7 +356,7 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     const progress = () =>
       pool.one(sql.type(z.object({ processed: z.number(), analysed: z.number() }))`
       SELECT (SELECT count(*)::int FROM agent_events e JOIN agent_sessions s ON s.id = e.session_id
-                WHERE s.application_id = ${app.id} AND e.processed_revision IS NOT NULL) AS processed,
+                WHERE s.application_id = ${app.id} AND ${processedEvent}) AS processed,
              (SELECT count(*)::int FROM agent_analysis_jobs j JOIN agent_sessions s ON s.id = j.session_id
                 WHERE s.application_id = ${app.id} AND j.status = 'done') AS analysed`);
     const total = SESSIONS * TURNS * 3;

@@ -90,21 +90,34 @@ export async function balances(db: CommonQueryMethods, organizationIds: readonly
 }
 
 /**
+ * Locks these organizations' balance rows for the transaction, in id order (two rounds never
+ * deadlock): an analysis round takes them before any session row, so that one waiting for another
+ * round's balance holds nothing an ingest needs (decision 0210). NO KEY UPDATE: inserts that
+ * reference the organization (signals, usage, sessions) are not blocked meanwhile.
+ */
+export async function lockBalances(tx: Tx, organizationIds: readonly string[]): Promise<void> {
+  if (!organizationIds.length) return;
+  await tx.query(sql.unsafe`
+    SELECT id FROM organizations WHERE id = ANY(${sql.array([...new Set(organizationIds)], 'uuid')}) ORDER BY id FOR NO KEY UPDATE`);
+}
+
+/**
  * Spends `cost` credits for as many of `count` analyses as the balance pays (one ledger line
- * each), under the organization's row lock; returns how many were paid. NO KEY UPDATE: inserts
- * that reference the organization (signals, usage, sessions) are not blocked meanwhile.
+ * each), under the organization's row lock, in one statement; returns how many were paid.
  */
 export async function debitUpTo(tx: Tx, organizationId: string, count: number, cost: number, reason: string): Promise<number> {
-  const current = await tx.oneFirst(sql.type(z.object({ credit_balance: z.number() }))`
-    SELECT credit_balance FROM organizations WHERE id = ${organizationId} FOR NO KEY UPDATE`);
-  const paid = Math.min(count, Math.floor(current / cost));
-  if (paid === 0) return 0;
-  await tx.query(sql.unsafe`
-    UPDATE organizations SET credit_balance = credit_balance - ${paid * cost}, updated_at = now() WHERE id = ${organizationId}`);
-  await tx.query(sql.unsafe`
-    INSERT INTO credit_transactions (organization_id, amount, reason, balance_after)
-    SELECT ${organizationId}, ${-cost}, ${reason}, ${current} - i * ${cost} FROM generate_series(1, ${paid}) AS i`);
-  return paid;
+  return tx.oneFirst(sql.type(z.object({ paid: z.number() }))`
+    WITH debit AS (
+      UPDATE organizations o SET credit_balance = o.credit_balance - p.n * ${cost}, updated_at = now()
+      FROM (SELECT id, credit_balance AS before, least(${count}, floor(credit_balance / ${cost}))::int AS n FROM organizations
+        WHERE id = ${organizationId} FOR NO KEY UPDATE) p
+      WHERE o.id = p.id AND p.n > 0
+      RETURNING p.n, p.before
+    ), ledger AS (
+      INSERT INTO credit_transactions (organization_id, amount, reason, balance_after)
+      SELECT ${organizationId}, ${-cost}, ${reason}, d.before - i * ${cost} FROM debit d, generate_series(1, d.n) AS i
+    )
+    SELECT coalesce((SELECT n FROM debit), 0)::int AS paid`);
 }
 
 export interface Analysed {

@@ -26,8 +26,9 @@ export function visibleTo(reader: Reader) {
  * The processing status reads report (the sessions list and detail, webhooks' `session`), from the
  * stored one and the session's progress (decision 0209; the glossary of
  * src/domain/agent-session-state.ts): `billing_blocked` and `capture_disabled` as stored;
- * otherwise `pending` while received events wait for a pass (new or revised events, those past an
- * open session's gap too: the pending-events index of migration 0006), `processing` while its
+ * otherwise `pending` while received events wait for a pass (events above the watermark, those
+ * past an open session's gap too, and revised or late ones: the pending-events index of migration
+ * 0034), `processing` while its
  * responses' analyses are queued, and `completed` when nothing is left. (Not the wake: a drainer's
  * pass keeps it while the analyses it will run are queued.) A pass moves the row when it advances
  * the watermark, and an analysis round when it empties the session's queue, so that incremental
@@ -35,7 +36,8 @@ export function visibleTo(reader: Reader) {
  */
 export const reportedProcessingStatus = sql.fragment`CASE
     WHEN s.processing_status IN ('billing_blocked', 'capture_disabled') THEN s.processing_status
-    WHEN EXISTS (SELECT 1 FROM agent_events e WHERE e.session_id = s.id AND e.processed_revision IS DISTINCT FROM e.revision) THEN 'pending'
+    WHEN coalesce(s.highest_sequence, -1) > coalesce(s.processed_through_sequence, -1)
+      OR EXISTS (SELECT 1 FROM agent_events e WHERE e.session_id = s.id AND e.processed_revision <> e.revision) THEN 'pending'
     WHEN EXISTS (SELECT 1 FROM agent_analysis_jobs j WHERE j.session_id = s.id AND j.status = 'queued') THEN 'processing'
     ELSE 'completed' END`;
 

@@ -36,6 +36,8 @@ const processRow = z.object({
   revision: z.number(),
   type: z.enum(['user_message', 'assistant_message', 'feedback']),
   final: z.boolean().nullable(),
+  /** Null unless a revision or a late arrival marked the event (migration 0034): then the pass marks what it processed. */
+  processed_revision: z.number().nullable(),
   has_content: z.boolean(),
   feedback: z
     .object({
@@ -49,14 +51,36 @@ const processRow = z.object({
 });
 export type ProcessRow = z.infer<typeof processRow>;
 
-/** Each session's unprocessed events (new, or revised since processed), in sequence order, one page per session. */
-export async function pendingRows(tx: CommonQueryMethods, sessionIds: readonly string[], limit: number): Promise<readonly ProcessRow[]> {
-  if (!sessionIds.length) return [];
+/** A session whose pending events a pass reads, and its watermark (the pass's snapshot, or as stored). */
+export interface PendingQuery {
+  sessionId: string;
+  watermark: number | null;
+}
+
+/**
+ * Each session's pending events in sequence order, one page per session: those above its
+ * watermark, and those at or below it that a revision or a late arrival marked (decision 0210).
+ */
+export async function pendingRows(
+  tx: CommonQueryMethods,
+  sessions: readonly PendingQuery[],
+  limit: number,
+): Promise<readonly ProcessRow[]> {
+  if (!sessions.length) return [];
+  const columns = sql.fragment`id, session_id, sequence, revision, type, final, processed_revision, payload IS NOT NULL AS has_content,
+    payload->'feedback' AS feedback`;
   return tx.any(sql.type(processRow)`
-    SELECT p.* FROM unnest(${sql.array([...sessionIds], 'uuid')}) AS s(id) CROSS JOIN LATERAL (
-      SELECT id, session_id, sequence, revision, type, final, payload IS NOT NULL AS has_content, payload->'feedback' AS feedback
-      FROM agent_events
-      WHERE session_id = s.id AND processed_revision IS DISTINCT FROM revision
+    SELECT p.* FROM unnest(${sql.array(
+      sessions.map((s) => s.sessionId),
+      'uuid',
+    )}, ${sql.array(
+      sessions.map((s) => s.watermark ?? -1),
+      'int8',
+    )}) AS s(id, w) CROSS JOIN LATERAL (
+      (SELECT ${columns} FROM agent_events WHERE session_id = s.id AND sequence > s.w ORDER BY sequence LIMIT ${limit})
+      UNION ALL
+      (SELECT ${columns} FROM agent_events WHERE session_id = s.id AND processed_revision <> revision AND sequence <= s.w
+        ORDER BY sequence LIMIT ${limit})
       ORDER BY sequence LIMIT ${limit}) p`);
 }
 
@@ -147,9 +171,29 @@ export async function queueAnalyses(tx: Tx, events: readonly SessionEvent[]): Pr
   return inserted.length;
 }
 
-/** Marks events processed at their current revision (the pass's sessions advance in agent-sessions.ts). */
-export async function markEventsProcessed(tx: CommonQueryMethods, eventIds: readonly number[]): Promise<void> {
-  if (!eventIds.length) return;
+/**
+ * Marks the processed revisions of the marked events (revised, or arrived late: ProcessRow's
+ * `processed_revision` is set); the others need no write, the watermark passing them says it. A
+ * revision committed since the pass read the event keeps it pending.
+ */
+export async function markEventsProcessed(tx: CommonQueryMethods, rows: readonly ProcessRow[]): Promise<void> {
+  const marked = rows.filter((r) => r.processed_revision !== null);
+  if (!marked.length) return;
   await tx.query(sql.unsafe`
-    UPDATE agent_events SET processed_revision = revision WHERE id = ANY(${sql.array([...eventIds], 'int8')})`);
+    UPDATE agent_events e SET processed_revision = x.revision
+    FROM unnest(${sql.array(
+      marked.map((r) => r.id),
+      'int8',
+    )}, ${sql.array(
+      marked.map((r) => r.revision),
+      'int4',
+    )}) AS x(id, revision)
+    WHERE e.id = x.id`);
 }
+
+/**
+ * Whether an event (`e`, of agent_events) is processed at its current revision, with its session
+ * (`s`, of agent_sessions) joined: at or below the watermark, and not marked pending (decision 0210).
+ */
+export const processedEvent = sql.fragment`(e.sequence <= s.processed_through_sequence
+  AND (e.processed_revision IS NULL OR e.processed_revision = e.revision))`;

@@ -193,7 +193,7 @@ export async function reviseEvents(tx: Tx, sessionId: string, events: readonly I
     ON CONFLICT (event_id, revision) DO NOTHING`);
   await tx.query(sql.unsafe`
     UPDATE agent_events e SET revision = x.revision, final = x.final, content_hash = decode(x.content_hash, 'hex'),
-      payload = x.payload, updated_at = now()
+      payload = x.payload, updated_at = now(), processed_revision = coalesce(e.processed_revision, e.revision)
     FROM jsonb_to_recordset(${sql.jsonb(eventRecords(events, captureContent))})
       AS x(external_event_id text, revision integer, final boolean, content_hash text, payload jsonb)
     WHERE e.session_id = ${sessionId} AND e.external_event_id = x.external_event_id`);
@@ -257,6 +257,7 @@ export async function updateSessionsAfterIngest(tx: CommonQueryMethods, updates:
       event_count = s.event_count + coalesce((SELECT n FROM counts c WHERE c.session_id = s.id), 0),
       highest_sequence = greatest(s.highest_sequence, u.highest_sequence),
       wake_requested_at = CASE WHEN u.wake THEN least(s.wake_requested_at, now()) ELSE s.wake_requested_at END,
+      wake_seq = s.wake_seq + CASE WHEN u.wake THEN 1 ELSE 0 END,
       wake_trace_parent = CASE WHEN u.wake AND (s.wake_requested_at IS NULL OR s.wake_requested_at > now()) THEN u.trace_parent ELSE s.wake_trace_parent END,
       last_ingest_at = now(), updated_at = now()
     FROM jsonb_to_recordset(${sql.jsonb(sessions as never)})
@@ -266,6 +267,17 @@ export async function updateSessionsAfterIngest(tx: CommonQueryMethods, updates:
       'uuid',
     )})
     RETURNING s.*`);
+}
+
+/**
+ * The channel an ingest notifies in the transaction that requests a session's wake (at most every
+ * few milliseconds per API process): the workers' idle drainers listen on it (decision 0210).
+ */
+export const SESSION_WAKE_CHANNEL = 'intake_session_wakes';
+
+/** Notifies SESSION_WAKE_CHANNEL when the transaction commits. */
+export async function notifySessionWakes(tx: CommonQueryMethods): Promise<void> {
+  await tx.query(sql.unsafe`SELECT pg_notify(${SESSION_WAKE_CHANNEL}, '')`);
 }
 
 /** A session a wake targets: what its workflow start needs. */
@@ -299,6 +311,8 @@ export const lockedSession = z.object({
   highest_sequence: z.number().nullable(),
   /** The session's workflow was told that its analyses wait, and waits (see takeHoldSignalTurns). */
   hold_told: z.boolean(),
+  /** The wake's generation when the pass read the session (migration 0034): it takes the wake only if unchanged. */
+  wake_seq: z.number(),
 });
 export type LockedSession = z.infer<typeof lockedSession>;
 
@@ -310,15 +324,37 @@ const holdTold = sql.fragment`(hold_signalled_at IS NOT NULL AND workflow_signal
 const HOLD_TOLD = sql.fragment`${holdTold} AS hold_told`;
 
 /**
- * Locks sessions for a pass (their ingests lock the same rows), in the order ingests lock several
- * sessions (application, external id: see lockSessions) so that two callers locking overlapping
- * sets never deadlock; deleted sessions are absent.
+ * Locks these session rows for the transaction in the order every multi-session lock uses (see
+ * lockSessions), ordering a write after an ingest in flight (a purge, a revision) and every later
+ * ingest after it; deleted sessions are absent. Analysis rounds take them before their jobs.
  */
-export async function lockSessionRows(tx: CommonQueryMethods, sessionIds: readonly string[]): Promise<readonly LockedSession[]> {
+export async function lockSessionRows(tx: CommonQueryMethods, sessionIds: readonly string[]): Promise<readonly string[]> {
   if (!sessionIds.length) return [];
+  return tx.anyFirst(sql.type(z.object({ id: z.string() }))`SELECT id FROM ${inLockOrder(sessionIds, sql.fragment`TRUE`)} AS l`);
+}
+
+/** What a pass reads of a session when it takes it (no row lock: ingests go on meanwhile). */
+const PASS_COLUMNS = sql.fragment`id, organization_id, application_id, status, processed_through_sequence, highest_sequence, ${HOLD_TOLD}, wake_seq`;
+
+/**
+ * A session's pass lock (decision 0210): a transaction-scoped advisory lock that orders the passes
+ * and analysis rounds of one session (drainer lanes, the session's workflow, a replica during a
+ * rolling upgrade) without touching the session's row, which its ingests lock.
+ */
+const passLockKey = (id: FragmentSqlToken) => sql.fragment`hashtextextended('agent-session-pass:' || ${id}::text, 0)`;
+
+/**
+ * Takes these sessions' pass locks for the transaction, waiting for a pass or analysis round that
+ * holds one (in id order, so that two callers never deadlock), and reads them; deleted sessions are
+ * absent. The session rows are not locked: an ingest is never held up by a pass.
+ */
+export async function takeSessionsForPass(tx: CommonQueryMethods, sessionIds: readonly string[]): Promise<readonly LockedSession[]> {
+  if (!sessionIds.length) return [];
+  const ids = [...new Set(sessionIds)].sort();
+  await tx.query(sql.unsafe`
+    SELECT pg_advisory_xact_lock(${passLockKey(sql.fragment`x.id`)}) FROM unnest(${sql.array(ids, 'uuid')}) WITH ORDINALITY AS x(id, n) ORDER BY x.n`);
   return tx.any(sql.type(lockedSession)`
-    SELECT id, organization_id, application_id, status, processed_through_sequence, highest_sequence, ${HOLD_TOLD} FROM agent_sessions
-    WHERE id = ANY(${sql.array([...sessionIds], 'uuid')}) ORDER BY application_id, external_session_id COLLATE "C" FOR UPDATE`);
+    SELECT ${PASS_COLUMNS} FROM agent_sessions WHERE id = ANY(${sql.array(ids, 'uuid')})`);
 }
 
 /** One of a task queue's session drainer shards: it drains the sessions of bucket `index` of `count`. */
@@ -332,9 +368,9 @@ const shardOf = (count: number) => sql.fragment`mod(get_byte(uuid_send(id), 14) 
 
 /**
  * The drainer's claim: up to `limit` sessions of the shard whose wake is due, oldest request first,
- * locked for the transaction. Rows another transaction holds (an ingest, another drainer lane or
- * replica) are skipped, never waited for; `busy` are those this drainer is still working on between
- * transactions.
+ * each with its pass lock (takeSessionsForPass) for the transaction. Sessions another pass holds
+ * (another drainer lane or replica, the session's workflow) are skipped, never waited for; `busy`
+ * are those this drainer is still working on between transactions. No row is locked.
  */
 export async function claimDueSessions(
   tx: CommonQueryMethods,
@@ -343,10 +379,15 @@ export async function claimDueSessions(
   limit: number,
 ): Promise<readonly LockedSession[]> {
   const inShard = shard.count === 1 ? sql.fragment`TRUE` : sql.fragment`${shardOf(shard.count)} = ${shard.index}`;
+  // The lock is tried on the due sessions taken in order (OFFSET 0 keeps the LIMIT below the try),
+  // twice as many as wanted: a few held elsewhere do not leave the batch short.
   return tx.any(sql.type(lockedSession)`
-    SELECT id, organization_id, application_id, status, processed_through_sequence, highest_sequence, ${HOLD_TOLD} FROM agent_sessions
-    WHERE wake_requested_at <= now() AND ${inShard} AND NOT (id = ANY(${sql.array([...busy], 'uuid')}))
-    ORDER BY wake_requested_at LIMIT ${limit} FOR UPDATE SKIP LOCKED`);
+    SELECT ${PASS_COLUMNS} FROM (
+      SELECT * FROM agent_sessions
+      WHERE wake_requested_at <= now() AND ${inShard} AND NOT (id = ANY(${sql.array([...busy], 'uuid')}))
+      ORDER BY wake_requested_at LIMIT ${limit * 2} OFFSET 0) s
+    WHERE pg_try_advisory_xact_lock(${passLockKey(sql.fragment`s.id`)})
+    LIMIT ${limit}`);
 }
 
 /** The shard of each session (tests and operators: which drainer takes a session). */
@@ -362,26 +403,31 @@ export interface PassOutcome {
   watermark: number | null;
   /** The pass found nothing more to process now: the session's wake request is taken (an ingest after it requests a new one). */
   settled: boolean;
+  /** The wake's generation the pass read (LockedSession.wake_seq). */
+  wakeSeq: number;
 }
 
 /**
- * Advances the sessions' watermarks after a pass, taking the wake requests of the settled ones;
- * one statement for any number of sessions. Returns the sessions as stored, which the workflow
- * adopts (ingests within a pass do not signal it).
+ * Advances the sessions' watermarks after a pass, taking the wake requests of the settled ones
+ * whose wake no ingest requested again since the pass read them (`wake_seq` unchanged); one
+ * statement for any number of sessions, which locks their rows in the order every multi-session
+ * lock uses (a pass's first write: it waits only for ingests in flight, and holds the rows until
+ * its commit). Returns the sessions as stored (deleted ones are absent), which the workflow adopts.
  */
 export async function advanceSessions(tx: CommonQueryMethods, outcomes: readonly PassOutcome[]) {
   if (!outcomes.length) return new Map<string, { status: LockedSession['status']; highest_sequence: number | null }>();
-  const records = outcomes.map((o) => ({ id: o.sessionId, watermark: o.watermark, settled: o.settled }));
+  const records = outcomes.map((o) => ({ id: o.sessionId, watermark: o.watermark, settled: o.settled, wake_seq: o.wakeSeq }));
   const rows = await tx.any(sql.type(
     z.object({ id: z.string(), status: z.enum(['open', 'ended', 'abandoned']), highest_sequence: z.number().nullable() }),
   )`
     UPDATE agent_sessions s SET processed_through_sequence = greatest(s.processed_through_sequence, x.watermark), updated_at = now(),
-      wake_requested_at = CASE WHEN x.settled THEN NULL ELSE s.wake_requested_at END
-    FROM jsonb_to_recordset(${sql.jsonb(records)}) AS x(id uuid, watermark bigint, settled boolean)
-    WHERE s.id = x.id AND s.id = ANY(${sql.array(
-      outcomes.map((o) => o.sessionId),
-      'uuid',
-    )})
+      wake_requested_at = CASE WHEN x.settled AND s.wake_seq = x.wake_seq THEN NULL ELSE s.wake_requested_at END
+    FROM jsonb_to_recordset(${sql.jsonb(records)}) AS x(id uuid, watermark bigint, settled boolean, wake_seq bigint),
+      ${inLockOrder(
+        outcomes.map((o) => o.sessionId),
+        sql.fragment`TRUE`,
+      )} AS l
+    WHERE s.id = x.id AND l.id = s.id
     RETURNING s.id, s.status, s.highest_sequence`);
   return new Map(rows.map((r) => [r.id, { status: r.status, highest_sequence: r.highest_sequence }]));
 }
@@ -442,8 +488,8 @@ export async function touchAnalysedSessions(tx: Tx, sessionIds: readonly string[
   if (!sessionIds.length) return;
   await tx.query(sql.unsafe`
     UPDATE agent_sessions s SET updated_at = now()
-    WHERE s.id = ANY(${sql.array([...sessionIds], 'uuid')})
-      AND NOT EXISTS (SELECT 1 FROM agent_analysis_jobs j WHERE j.session_id = s.id AND j.status = 'queued')`);
+    FROM ${inLockOrder(sessionIds, sql.fragment`NOT EXISTS (SELECT 1 FROM agent_analysis_jobs j WHERE j.session_id = agent_sessions.id AND j.status = 'queued')`)} AS l
+    WHERE s.id = l.id`);
 }
 
 /** The organization's billing-blocked sessions (a top-up wakes their workflows). */

@@ -1,6 +1,13 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'slonik';
+import { z } from 'zod';
 import { processDueSessions } from '../../../src/agents/processing.js';
+import { drainerSettings, drainSessionWakes } from '../../../src/agents/drainer.js';
+import { HOT_MS } from '../../../src/agents/drain-wakeups.js';
+import { LocalSignalExtractor } from '../../../src/providers/signal-extractor/local.js';
+import { testConfig } from '../../../harness/config.js';
 import { DrainerShardHost, shardShare } from '../../../src/agents/drainer-shards.js';
 import { sessionShards } from '../../../src/db/repositories/agent-sessions.js';
 import {
@@ -113,6 +120,67 @@ describe('session drainer shards', function () {
       assert.deepEqual(shards, ['RUNNING', 'RUNNING']);
     } finally {
       await worker.stop();
+    }
+  });
+});
+
+/** Issue 52, point 4: an idle drainer is woken by the ingests' notifications, not by polling (decision 0210). */
+describe('session drainer wakes', function () {
+  this.timeout(60_000);
+  let t: AgentContext;
+  let app: TestAgentApp;
+  before(async () => {
+    t = await agentContext({ credits: 1000 });
+    app = await t.newApp();
+  });
+  after(async () => t?.close());
+
+  it("an idle drainer stops looking, and an ingest's notification wakes it at once", async () => {
+    const host = new DrainerShardHost({
+      pool: t.pool,
+      taskQueue: `wakes-${randomUUID()}`,
+      worker: 'w',
+      shards: 1,
+      lanes: 2,
+      databaseUrl: t.databaseUrl,
+    });
+    await host.start();
+    const abort = new AbortController();
+    let looks = 0;
+    const run = drainSessionWakes({
+      ...drainerSettings(testConfig()),
+      // Its own look would come only after a minute: whatever is processed sooner was woken.
+      idlePollMs: 60_000,
+      shard: { index: 0, count: 1 },
+      pool: t.pool,
+      extractor: new LocalSignalExtractor(),
+      analysisCreditCost: 1,
+      tell: async () => undefined,
+      heartbeat: () => void looks++,
+      signal: abort.signal,
+      wakeups: host.wakeups!,
+    });
+    try {
+      await sleep(HOT_MS + 300);
+      const idle = looks;
+      await sleep(1500);
+      assert.equal(looks, idle, 'idle, the drainer does not look by itself');
+      const res = await t.ingest(app, sessionRequest(app, [userMessage(1, 'q'), assistantMessage(2, 'a')], { externalSessionId: 'woken' }));
+      assert.equal(res.status, 202);
+      const sessionId = res.body.sessionId as string;
+      const watermark = await eventually(
+        () =>
+          t.pool.oneFirst(sql.type(z.object({ w: z.number().nullable() }))`
+          SELECT processed_through_sequence AS w FROM agent_sessions WHERE id = ${sessionId}`),
+        (w) => w === 2,
+        10_000,
+      );
+      assert.equal(watermark, 2, 'the woken drainer processed the session');
+      assert.ok(looks > idle, 'it looked because it was woken');
+    } finally {
+      abort.abort();
+      await run;
+      await host.stop();
     }
   });
 });

@@ -12,12 +12,14 @@ import { LocalSignalExtractor } from '../../../src/providers/signal-extractor/lo
 import {
   agentContext,
   assistantMessage,
+  feedbackEvent,
   sessionRequest,
   userMessage,
   type AgentContext,
   type TestAgentApp,
 } from '../../../harness/agents.js';
 import { createTestOrg } from '../../../harness/fixtures.js';
+import { advanceSessions, takeSessionsForPass } from '../../../src/db/repositories/agent-sessions.js';
 
 /** The session workflow's activities on a real PostgreSQL, called as a retry would call them. */
 describe('session processing activities: retries', function () {
@@ -86,24 +88,27 @@ describe('session processing activities: batches of sessions', function () {
     t.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
     SELECT count(*)::int AS n FROM agent_sessions WHERE id = ANY(${sql.array(ids, 'uuid')}) AND wake_requested_at IS NOT NULL`);
 
-  it('one claim processes a page of every due session; a session whose row another transaction holds is skipped, not waited for', async () => {
+  it('one claim processes a page of every due session; a session another pass holds is skipped, not waited for, and its ingests go on', async () => {
     const app = await t.newApp();
     const turns = await Promise.all(
       Array.from({ length: 10 }, (_, i) => ingest(app, `turn-${i}`, [userMessage(1, `q${i}`), assistantMessage(2, `a${i}`)])),
     );
     const gap = await ingest(app, 'gap', [userMessage(1, 'q'), assistantMessage(3, 'a')]);
     const held = await ingest(app, 'held', [userMessage(1, 'q')]);
-    // An ingest of `held` in progress: its transaction holds the row until released.
+    // A pass over `held` in progress (the session's workflow, another lane): it holds the session's pass lock until released.
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     let locked!: () => void;
     const isLocked = new Promise<void>((resolve) => (locked = resolve));
     const holder = t.pool.transaction(async (tx) => {
-      await tx.query(sql.unsafe`SELECT id FROM agent_sessions WHERE id = ${held} FOR UPDATE`);
+      await takeSessionsForPass(tx, [held]);
       locked();
       await released;
     });
     await isLocked;
+    // An ingest never waits for a pass: the held session takes its next turn meanwhile.
+    const during = await t.ingest(app, sessionRequest(app, [assistantMessage(2, 'a')], { externalSessionId: 'held' }));
+    assert.equal(during.status, 202);
     const batch = await processDueSessions(t.pool, { index: 0, count: 1 }, [], 50, 500);
     const mine = new Map(batch.map((r) => [r.sessionId, r]));
     assert.ok(!mine.has(held), 'the held session is skipped');
@@ -128,15 +133,15 @@ describe('session processing activities: batches of sessions', function () {
     const next = await processDueSessions(t.pool, { index: 0, count: 1 }, turns, 50, 500);
     assert.deepEqual(
       next.filter((r) => r.sessionId === held || turns.includes(r.sessionId)).map((r) => [r.sessionId, r.processed, r.settled]),
-      [[held, 1, true]],
+      [[held, 2, false]],
     );
-    // After their analyses, a pass over the ten settles them: nothing queued any more.
-    const analysed = await analyseQueuedSessions(t.pool, turns, o);
+    // After their analyses, a pass over the eleven settles them: nothing queued any more.
+    const analysed = await analyseQueuedSessions(t.pool, [...turns, held], o);
     assert.deepEqual(
       [...analysed.values()].map((a) => [a.analysed, a.remaining]),
-      turns.map(() => [1, 0]),
+      [...turns, held].map(() => [1, 0]),
     );
-    const settled = await processSessions(t.pool, turns, 500, { holdWakeWhileQueued: true });
+    const settled = await processSessions(t.pool, [...turns, held], 500, { holdWakeWhileQueued: true });
     assert.ok(settled.every((r) => r.settled && r.processed === 0));
     assert.equal(await wakes([...turns, gap, held]), 0);
   });
@@ -165,3 +170,65 @@ describe('session processing activities: batches of sessions', function () {
 function pick(r: { analysed: number; remaining: number; billingBlocked: boolean; processingStatus: string }) {
   return [r.analysed, r.remaining, r.billingBlocked, r.processingStatus];
 }
+
+/** Issue 52 (decision 0210): a pass reads without locking the session row; events are append-only. */
+describe('session processing activities: a pass beside ingests', function () {
+  this.timeout(60_000);
+  let t: AgentContext;
+  let app: TestAgentApp;
+  before(async () => {
+    t = await agentContext({ credits: 100 });
+    app = await t.newApp();
+  });
+  after(async () => t?.close());
+
+  const state = (sessionId: string) =>
+    t.pool.one(sql.type(z.object({ w: z.number().nullable(), wake: z.boolean(), marked: z.number() }))`
+      SELECT s.processed_through_sequence AS w, s.wake_requested_at IS NOT NULL AS wake,
+        (SELECT count(*)::int FROM agent_events e WHERE e.session_id = s.id AND e.processed_revision IS NOT NULL) AS marked
+      FROM agent_sessions s WHERE s.id = ${sessionId}`);
+
+  it("an ingest committed between a pass's read and its write keeps the wake the pass would have taken", async () => {
+    const first = await t.ingest(app, sessionRequest(app, [userMessage(1, 'q')], { externalSessionId: 'race' }));
+    const sessionId = first.body.sessionId as string;
+    await t.pool.transaction(async (tx) => {
+      const [read] = await takeSessionsForPass(tx, [sessionId]);
+      // The next turn commits while the pass holds the session: no row of it is locked.
+      const next = await t.ingest(app, sessionRequest(app, [assistantMessage(2, 'a')], { externalSessionId: 'race' }));
+      assert.equal(next.status, 202);
+      await advanceSessions(tx, [{ sessionId, watermark: 1, settled: true, wakeSeq: read!.wake_seq }]);
+    });
+    assert.deepEqual(await state(sessionId), { w: 1, wake: true, marked: 0 }, 'the second turn is still due');
+    const pass = await processSessions(t.pool, [sessionId], 500, {});
+    assert.deepEqual([pass[0]!.processed, pass[0]!.processedThroughSequence, pass[0]!.settled], [1, 2, true]);
+    assert.deepEqual(await state(sessionId), { w: 2, wake: false, marked: 0 }, 'settled: taken; no event row was written by the passes');
+  });
+
+  it('a revision below the watermark and feedback arriving in an ended session below its last event are processed once', async () => {
+    const res = await t.ingest(
+      app,
+      sessionRequest(app, [userMessage(1, 'the export fails'), assistantMessage(2, 'a'), userMessage(5, 'thanks')], {
+        externalSessionId: 'late',
+        status: 'ended',
+      }),
+    );
+    const sessionId = res.body.sessionId as string;
+    await processSessions(t.pool, [sessionId], 500, {});
+    assert.deepEqual(await state(sessionId), { w: 5, wake: false, marked: 0 }, 'ended: the pass went past the missing 3 and 4');
+    const late = await t.ingest(
+      app,
+      sessionRequest(app, [feedbackEvent(3, 'e2', 'negative'), { ...userMessage(1, 'the export fails badly'), revision: 2 }], {
+        externalSessionId: 'late',
+      }),
+    );
+    assert.equal(late.status, 202, JSON.stringify(late.body));
+    assert.deepEqual(await state(sessionId), { w: 5, wake: true, marked: 2 }, 'both marked pending below the watermark');
+    const pass = await processSessions(t.pool, [sessionId], 500, {});
+    assert.deepEqual([pass[0]!.processed, pass[0]!.signals, pass[0]!.settled], [2, 1, true]);
+    const again = await processSessions(t.pool, [sessionId], 500, {});
+    assert.equal(again[0]!.processed, 0, 'processed once');
+    const signals = await t.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+      SELECT count(*)::int AS n FROM agent_signals WHERE session_id = ${sessionId} AND source = 'explicit_feedback' AND rating = 'negative'`);
+    assert.equal(signals, 1);
+  });
+});

@@ -88,6 +88,7 @@ describe('agent ingest: the drainer processes sessions and tells their workflows
       concurrency: 2,
       batchSessions: 10,
       pollMs: 50,
+      idlePollMs: 10_000,
       signalEverySeconds,
       routineSignalsPerSecond,
       tell: (target) => {
