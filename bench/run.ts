@@ -1,13 +1,20 @@
 /**
- * `npm run bench [-- foundation|feedback-records|agent-ingest|agent-processing|otlp-ingest|recordings|mcp-upload|media|uploads|hostile-input|hostile-otlp|dashboard|webhook-delivery ...] [-- --skip-tests]`: runs the benchmarks (all by
+ * `npm run bench [-- foundation|feedback-records|agent-ingest|agent-processing|otlp-ingest|recordings|mcp-upload|media|uploads|hostile-input|hostile-otlp|dashboard|webhook-delivery|data-path ...] [-- --skip-tests]`: runs the benchmarks (all by
  * default) and writes each result to bench/results/<name>.json (bench/results-file.ts: with the commit
  * and the machine it ran on), then the summary table of docs/benchmarks.md (bench/summary.ts).
+ *
+ * `data-path` (bench/data-path.ts): the database's work per agent event in one run (statements,
+ * transactions and PostgreSQL CPU per event, from pg_stat_statements and /proc), beside raw inserts
+ * of the same rows; ingest latency with and without the worker processing; idle transactions a
+ * second; one organization against many; the wake lag of an idle stack. BENCH_DATA_PATH_SIZE=small
+ * runs it quickly; its other sizes are in its header.
  */
 import { mkdir } from 'node:fs/promises';
 import { benchAgentIngest } from './agent-ingest.js';
 import { benchOtlpIngest } from './otlp-ingest.js';
 import { benchAgentProcessing } from './agent-processing.js';
 import { benchDashboard } from './dashboard.js';
+import { benchDataPath } from './data-path.js';
 import { benchFeedback } from './feedback.js';
 import { benchFoundation } from './foundation.js';
 import { benchHostileInput } from './hostile-input.js';
@@ -37,6 +44,7 @@ const all: Record<string, () => Promise<Record<string, unknown>>> = {
   'hostile-otlp': () => benchHostileOtlp(),
   dashboard: () => benchDashboard(),
   'webhook-delivery': () => benchWebhookDelivery(),
+  'data-path': () => benchDataPath(),
 };
 // Every benchmark measures with the durability `npm start` runs with: fsync on, on both sides.
 useDurablePostgres();

@@ -55,6 +55,8 @@ function byMinute(result: BenchResult, key: string): string {
 const n = (value: number, digits = 0, minimum = 0) =>
   value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: minimum });
 const ms = (value: number) => (value >= 1000 ? `${n(value / 1000, 1)} s` : `${n(value, value < 10 ? 1 : 0)} ms`);
+/** CPU time per event or row: fractions of a millisecond to three places. */
+const cpuMs = (value: number) => (value < 1 ? `${n(value, 3)} ms` : ms(value));
 
 /** The headline of each benchmark `npm run bench` runs; a benchmark without one fails the summary. */
 const HEADLINES: Record<string, (r: BenchResult) => Headline[]> = {
@@ -191,7 +193,35 @@ const HEADLINES: Record<string, (r: BenchResult) => Headline[]> = {
       },
     ];
   },
+  'data-path': (r) => [
+    {
+      figure: `single-event ingest and processing: ${n(at(r, 'singleEvent.withWorker.statementsPerEvent'), 2)} statements and ${cpuMs(at(r, 'singleEvent.withWorker.postgresCpuMsPerEvent'))} of PostgreSQL CPU an event`,
+      limit: `raw \`pg\` single-row insert ${cpuMs(at(r, 'raw.singleRow.postgresCpuMsPerRow'))} a row`,
+      ratio: at(r, 'singleEvent.withWorker.postgresCpuOverRawSingleRow'),
+    },
+    {
+      figure: `500-event requests and processing: ${n(at(r, 'batchOf500.statementsPerEvent'), 2)} statements and ${cpuMs(at(r, 'batchOf500.postgresCpuMsPerEvent'))} of PostgreSQL CPU an event`,
+      limit: `raw \`pg\` 500-row insert ${cpuMs(at(r, 'raw.multiRow500.postgresCpuMsPerRow'))} a row`,
+      ratio: at(r, 'batchOf500.postgresCpuOverRaw500Row'),
+    },
+    {
+      figure: `single-event ingest with the worker processing: p99 ${ms(at(r, 'singleEvent.withWorker.latencyMs.p99'))}, p50 ${ms(at(r, 'singleEvent.withWorker.latencyMs.p50'))}`,
+      limit: `worker stopped: p99 ${ms(at(r, 'singleEvent.withoutWorker.latencyMs.p99'))}, p50 ${ms(at(r, 'singleEvent.withoutWorker.latencyMs.p50'))}`,
+      ratio: at(r, 'singleEvent.ingestWithProcessingOverAlone.p99'),
+    },
+    {
+      figure: `one organization of 32 sessions: ${n(at(r, 'organizations.oneOrg.processedEventsPerSecond'))} events/s ingested and processed`,
+      limit: `32 organizations of one session ${n(at(r, 'organizations.manyOrgs.processedEventsPerSecond'))} events/s`,
+      ratio: at(r, 'organizations.oneOverMany.processedEventsPerSecond'),
+    },
+    {
+      figure: `idle: ${n(at(r, 'idle.transactionsPerSecond'), 1)} transactions/s; wake lag on an idle stack p50 ${ms(at(r, 'wakeLag.lagMs.p50'))}, max ${ms(at(r, 'wakeLag.lagMs.max'))}`,
+    },
+  ],
 };
+
+/** A benchmark's headline; `<name>-baseline-<commit>` (a run of the same benchmark at an earlier commit, kept beside it) has its benchmark's. */
+const headlineOf = (benchmark: string) => HEADLINES[benchmark] ?? HEADLINES[benchmark.replace(/-baseline-[0-9a-f]{7,40}$/, '')];
 
 export function readResults(dir = RESULTS_DIR): BenchResult[] {
   return readdirSync(dir)
@@ -205,7 +235,7 @@ const cell = (text: string) => text.replace(/\|/g, '\\|');
 /** The table, one row per headline; a commit or date the run did not record (taken from git) is marked †. */
 export function summaryTable(results: BenchResult[]): string {
   const rows = results.flatMap((r) => {
-    const headline = HEADLINES[r.benchmark];
+    const headline = headlineOf(r.benchmark);
     if (!headline) throw new Error(`bench/summary.ts has no headline for ${r.benchmark}: add one to HEADLINES`);
     const fromGit = (key: string) => (r.provenance?.includes(`${key}:`) ? ' †' : '');
     const m = r.machine;

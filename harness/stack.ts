@@ -43,7 +43,14 @@ async function start(): Promise<TestStack> {
   // PostgreSQL runs as the `postgres` user when we are root: it must be able to reach its data dir.
   await chmod(tmpDir, 0o755);
   const [postgres, temporal] = await Promise.all([
-    startLocalPostgres({ dataDir: path.join(tmpDir, 'pg'), port: await freePort(), persistent: false, fast: !shared.durable }),
+    startLocalPostgres({
+      dataDir: path.join(tmpDir, 'pg'),
+      port: await freePort(),
+      persistent: false,
+      fast: !shared.durable,
+      // Benchmarks: the statements each phase runs (bench/data-path.ts).
+      ...(shared.durable ? { preload: ['pg_stat_statements'] } : {}),
+    }),
     startTestTemporal(path.join(tmpDir, 'temporal.log')),
   ]);
   await postgres.createDatabase(TEMPLATE);

@@ -27,6 +27,11 @@ export interface LocalPostgresOptions {
   /** Test runs trade durability for speed. */
   fast?: boolean;
   /**
+   * Libraries loaded at server start (`shared_preload_libraries`); benchmarks load
+   * `pg_stat_statements`, which then tracks nested statements too, with I/O timing on.
+   */
+  preload?: string[];
+  /**
    * As root, PostgreSQL runs as the `postgres` user. When that user cannot reach the binaries in
    * node_modules or the data directory (a clone in root's 0700 home), they are kept here instead:
    * a world-traversable directory, `/var/lib/intake` unless DEV_POSTGRES_SHARED_DIR says otherwise.
@@ -240,6 +245,15 @@ export async function startLocalPostgres(options: LocalPostgresOptions): Promise
 
   const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300'];
   if (options.fast) flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
+  if (options.preload?.length)
+    flags.push(
+      '-c',
+      `shared_preload_libraries=${options.preload.join(',')}`,
+      '-c',
+      'pg_stat_statements.track=all',
+      '-c',
+      'track_io_timing=on',
+    );
   const child: ChildProcess = spawn(path.join(bin, 'bin', 'postgres'), ['-D', dataDir, '-p', String(options.port), ...flags], {
     ...spawnOptions,
     detached: options.ownProcessGroup ?? false,
