@@ -4,9 +4,8 @@ import {
   balances,
   completeJobs,
   countQueuedJobs,
-  debitUpTo,
-  lockBalances,
   lockQueuedJobs,
+  payForJobs,
   queuedJobs,
   replaceQualitativeSignals,
   updateJobs,
@@ -79,6 +78,11 @@ export async function processPending(
 
 export interface PassOptions {
   /**
+   * The drainer's claims: a session whose ingest is in flight (its row locked) is left for the next
+   * claim, its reads wasted, rather than waited for (its wake stays: that ingest raises wake_seq).
+   */
+  skipIngesting?: boolean;
+  /**
    * The drainer's passes: the wake is taken only when no analysis is queued either, since the
    * drainer runs them next, outside any durable record but the wake (the workflow's own activities
    * are durable in its history). Except while the session's workflow was told that its analyses
@@ -111,7 +115,7 @@ export async function processDueSessions(
 ): Promise<DrainedSession[]> {
   return pool.transaction(async (tx) => {
     const sessions = await claimDueSessions(tx, shard, busy, limit);
-    return drained(await processPages(tx, sessions, STORED_ONLY, pageSize, { holdWakeWhileQueued: true }));
+    return drained(await processPages(tx, sessions, STORED_ONLY, pageSize, { holdWakeWhileQueued: true, skipIngesting: true }));
   });
 }
 
@@ -135,7 +139,8 @@ function drained(results: Map<string, ProcessResult & { settled: boolean }>): Dr
  * One page of each of these sessions (their pass locks held by the transaction): one statement per
  * table for all of them. It reads first, without locking any row; its first write locks the session
  * rows (advanceSessions), so that an ingest waits at most for the pass's last statements and commit,
- * never for its reads (decision 0210). A session deleted meanwhile is left out of the writes.
+ * never for its reads (decision 0210). A session deleted meanwhile (or, for the drainer, being
+ * ingested right now) is left out of the writes.
  */
 async function processPages(
   tx: Tx,
@@ -186,6 +191,7 @@ async function processPages(
       settled: p.settled,
       wakeSeq: p.session.wake_seq,
     })),
+    { skipLocked: o.skipIngesting ?? false },
   );
   const live = plans.filter((p) => stored.has(p.session.id));
   const chosen: SessionEvent[] = live.flatMap((p) => p.picked.map((row) => ({ session: p.session, row })));
@@ -296,9 +302,10 @@ export async function analyseQueued(pool: DatabasePool, sessionId: string, o: An
 
 /**
  * Runs a batch of each session's queued analyses (at most `limit` per session), in queue order, as
- * far as each organization's balance pays. The provider is called outside any transaction; the
- * results are written, the credits spent (one ledger line per response) and the jobs closed in one
- * transaction for all the sessions, so a retried call never pays or writes twice. A provider that
+ * far as each organization's balance pays. The provider is called outside any transaction; then
+ * the analyses are paid (one ledger line per response, the cost recorded on each job) in one short
+ * transaction, and their results written and the jobs closed in another for all the sessions, so
+ * a retried call never pays or writes twice (a job paid and not yet written is not paid again). A provider that
  * is down ends the batch with `providerUnavailable` for the sessions it left (the workflow waits
  * and keeps processing events meanwhile); a refusal fails that analysis; a bad answer is tried
  * again up to MAX_ANALYSIS_ATTEMPTS times.
@@ -324,18 +331,25 @@ export async function analyseQueuedSessions(
   );
   const { analysed, refused, unanswered } = await extractAll(ready, o);
   await closeJobs(pool, refused);
+  // Paid first, in a transaction of its own that holds no session row (payForJobs): a round waiting
+  // for its organization's balance never holds up an ingest. Unpaid analyses leave their sessions
+  // billing-blocked; what was paid is written below, or by the next round if this one dies first.
+  const paid = await pool.transaction((tx) =>
+    payForJobs(
+      tx,
+      analysed.filter((a) => a.job.credits_spent === 0).map((a) => a.job),
+      o.creditCost,
+      'agent_response_analysis',
+    ),
+  );
+  for (const a of analysed) if (a.job.credits_spent === 0 && !paid.has(a.job.id)) blocked.add(a.job.session_id);
   // The analyses, the round's billing verdict and its events commit together: a reader that sees
   // the analyses done sees the processing status they leave.
   const { written, statuses } = await pool.transaction(async (tx) => {
-    // The organizations' balances first: a round waiting for another's holds no session row. Then
-    // the sessions' rows, in lock order, which order this write after a concurrent ingest (a purge,
-    // a revision) and a pass, and a concurrent round of the same sessions after this one.
-    await lockBalances(
-      tx,
-      analysed.map((a) => a.job.organization_id),
-    );
+    // The sessions' rows, in lock order, order this write after a concurrent ingest (a purge, a
+    // revision) and a pass, and a concurrent round of the same sessions after this one.
     const live = new Set(await lockSessionRows(tx, sessionIds));
-    const written = await writeAnalyses(tx, live, analysed, o, blocked);
+    const written = await writeAnalyses(tx, live, analysed, o);
     const verdict = await setBillingStates(
       tx,
       sessionIds.map((id) => ({ sessionId: id, blocked: blocked.has(id) })),
@@ -392,6 +406,8 @@ async function affordable(pool: DatabasePool, jobs: readonly JobRow[], creditCos
     ]),
   );
   return jobs.filter((j) => {
+    // Paid by an earlier round that died before writing its result: analysed again, not paid again.
+    if (j.credits_spent > 0) return true;
     const left = budget.get(j.organization_id) ?? 0;
     if (left <= 0) blocked.add(j.session_id);
     else budget.set(j.organization_id, left - 1);
@@ -451,16 +467,15 @@ async function closeJobs(pool: DatabasePool, jobs: readonly Closing[]): Promise<
 }
 
 /**
- * Writes the analyses of the (locked, `sessions`) sessions in the caller's transaction, paying each
- * organization's share (one ledger line per response, as far as its balance goes; the sessions left
- * unpaid are added to `blocked`). Returns the analyses written per session.
+ * Writes the results of the paid analyses of the (locked, `sessions`) sessions in the caller's
+ * transaction and closes their jobs; a job no longer queued (written by a concurrent round) is
+ * left alone. Returns the analyses written per session.
  */
 async function writeAnalyses(
   tx: Tx,
   sessions: ReadonlySet<string>,
   analysed: readonly Analysed[],
   o: AnalysisOptions,
-  blocked: Set<string>,
 ): Promise<Map<string, number>> {
   if (!analysed.length) return new Map();
   const live = new Set(
@@ -469,16 +484,7 @@ async function writeAnalyses(
       analysed.filter((a) => sessions.has(a.job.session_id)).map((a) => a.job.id),
     ),
   );
-  const paid: Analysed[] = [];
-  const left: Analysed[] = [];
-  for (const [organizationId, group] of Map.groupBy(
-    analysed.filter((a) => live.has(a.job.id)),
-    (a) => a.job.organization_id,
-  )) {
-    const n = await debitUpTo(tx, organizationId, group.length, o.creditCost, 'agent_response_analysis');
-    paid.push(...group.slice(0, n));
-    left.push(...group.slice(n));
-  }
+  const paid = analysed.filter((a) => live.has(a.job.id));
   const created = await replaceQualitativeSignals(tx, paid, o.extractor.name);
   const jobOf = new Map(paid.map((a) => [a.job.session_id, a.job]));
   await recordEvents(
@@ -488,9 +494,7 @@ async function writeAnalyses(
   await completeJobs(
     tx,
     paid.map((a) => a.job.id),
-    o.creditCost,
   );
-  for (const a of left) blocked.add(a.job.session_id);
   const written = new Map<string, number>();
   for (const a of paid) written.set(a.job.session_id, (written.get(a.job.session_id) ?? 0) + 1);
   return written;

@@ -17,6 +17,8 @@ const jobRow = z.object({
   organization_id: z.string(),
   application_id: z.string(),
   attempts: z.number(),
+  /** Credits already paid for this analysis (a round that paid, then died before writing its result). */
+  credits_spent: z.number(),
   user_messages: z.array(z.string()),
 });
 export type JobRow = z.infer<typeof jobRow>;
@@ -31,7 +33,7 @@ export async function queuedJobs(db: CommonQueryMethods, sessionIds: readonly st
   return db.any(sql.type(jobRow)`
     SELECT j.* FROM unnest(${sql.array([...sessionIds], 'uuid')}) AS q(id) CROSS JOIN LATERAL (
       SELECT j.id, j.session_id, j.event_id, j.revision, e.revision AS event_revision, e.external_event_id,
-        e.payload->>'content' AS content, s.organization_id, s.application_id, j.attempts,
+        e.payload->>'content' AS content, s.organization_id, s.application_id, j.attempts, j.credits_spent,
         coalesce((SELECT array_agg(u.content ORDER BY u.sequence) FROM (
           SELECT m.payload->>'content' AS content, m.sequence FROM agent_events m
           WHERE m.session_id = j.session_id AND m.type = 'user_message' AND m.sequence < e.sequence AND m.payload->>'content' IS NOT NULL
@@ -74,12 +76,55 @@ export async function updateJobs(
     )}) AND j.status = 'queued'`);
 }
 
-/** Locks the jobs still queued for their event's current revision; returns their ids in queue order. */
+/**
+ * Locks the jobs still queued whose analysis was paid (payForJobs); returns their ids in queue
+ * order. The result of a paid analysis is written even if its response was revised since: the
+ * revision has an analysis of its own.
+ */
 export async function lockQueuedJobs(tx: CommonQueryMethods, jobIds: readonly number[]): Promise<number[]> {
   const rows = await tx.anyFirst(sql.type(z.object({ id: z.number() }))`
-    SELECT j.id FROM agent_analysis_jobs j JOIN agent_events e ON e.id = j.event_id AND e.revision = j.revision
-    WHERE j.id = ANY(${sql.array([...jobIds], 'int8')}) AND j.status = 'queued' ORDER BY j.id FOR UPDATE OF j`);
+    SELECT id FROM agent_analysis_jobs WHERE id = ANY(${sql.array([...jobIds], 'int8')}) AND status = 'queued' AND credits_spent > 0
+    ORDER BY id FOR UPDATE`);
   return [...rows];
+}
+
+/**
+ * Pays for analyses done (decision 0210), in a transaction of its own that touches no session row:
+ * the jobs still queued and unpaid are locked (in id order: a concurrent round of the same jobs waits,
+ * then finds them paid), then each organization's balance (in id order) pays for as many as it can,
+ * and those jobs record what they cost. Returns the ids paid now. An organization's balance row is
+ * held only for this short transaction, and a round waiting for it holds nothing an ingest needs.
+ */
+export async function payForJobs(
+  tx: Tx,
+  jobs: readonly { id: number; organization_id: string }[],
+  cost: number,
+  reason: string,
+): Promise<Set<number>> {
+  if (!jobs.length) return new Set();
+  const payable = new Set(
+    await tx.anyFirst(sql.type(z.object({ id: z.number() }))`
+      SELECT id FROM agent_analysis_jobs WHERE id = ANY(${sql.array(
+        jobs.map((j) => j.id),
+        'int8',
+      )}) AND status = 'queued' AND credits_spent = 0
+      ORDER BY id FOR UPDATE`),
+  );
+  const paid: number[] = [];
+  const byOrganization = Map.groupBy(
+    jobs.filter((j) => payable.has(j.id)).sort((a, b) => a.id - b.id),
+    (j) => j.organization_id,
+  );
+  for (const organizationId of [...byOrganization.keys()].sort()) {
+    const group = byOrganization.get(organizationId)!;
+    const n = await debitUpTo(tx, organizationId, group.length, cost, reason);
+    paid.push(...group.slice(0, n).map((j) => j.id));
+  }
+  if (paid.length) {
+    await tx.query(sql.unsafe`
+      UPDATE agent_analysis_jobs SET credits_spent = ${cost}, updated_at = now() WHERE id = ANY(${sql.array(paid, 'int8')})`);
+  }
+  return new Set(paid);
 }
 
 export async function balances(db: CommonQueryMethods, organizationIds: readonly string[]): Promise<Map<string, number>> {
@@ -87,18 +132,6 @@ export async function balances(db: CommonQueryMethods, organizationIds: readonly
   const rows = await db.any(sql.type(z.object({ id: z.string(), credit_balance: z.number() }))`
     SELECT id, credit_balance FROM organizations WHERE id = ANY(${sql.array([...organizationIds], 'uuid')})`);
   return new Map(rows.map((r) => [r.id, r.credit_balance]));
-}
-
-/**
- * Locks these organizations' balance rows for the transaction, in id order (two rounds never
- * deadlock): an analysis round takes them before any session row, so that one waiting for another
- * round's balance holds nothing an ingest needs (decision 0210). NO KEY UPDATE: inserts that
- * reference the organization (signals, usage, sessions) are not blocked meanwhile.
- */
-export async function lockBalances(tx: Tx, organizationIds: readonly string[]): Promise<void> {
-  if (!organizationIds.length) return;
-  await tx.query(sql.unsafe`
-    SELECT id FROM organizations WHERE id = ANY(${sql.array([...new Set(organizationIds)], 'uuid')}) ORDER BY id FOR NO KEY UPDATE`);
 }
 
 /**
@@ -163,9 +196,10 @@ export async function replaceQualitativeSignals(
     RETURNING id, session_id`);
 }
 
-export async function completeJobs(tx: CommonQueryMethods, jobIds: readonly number[], credits: number): Promise<void> {
+/** Closes paid analyses whose results were written (what they cost is on them since payForJobs). */
+export async function completeJobs(tx: CommonQueryMethods, jobIds: readonly number[]): Promise<void> {
   if (!jobIds.length) return;
   await tx.query(sql.unsafe`
-    UPDATE agent_analysis_jobs SET status = 'done', credits_spent = ${credits}, attempts = attempts + 1, updated_at = now()
+    UPDATE agent_analysis_jobs SET status = 'done', attempts = attempts + 1, updated_at = now()
     WHERE id = ANY(${sql.array([...jobIds], 'int8')})`);
 }

@@ -411,12 +411,13 @@ export interface PassOutcome {
  * Advances the sessions' watermarks after a pass, taking the wake requests of the settled ones
  * whose wake no ingest requested again since the pass read them (`wake_seq` unchanged); one
  * statement for any number of sessions, which locks their rows in the order every multi-session
- * lock uses (a pass's first write: it waits only for ingests in flight, and holds the rows until
- * its commit). Returns the sessions as stored (deleted ones are absent), which the workflow adopts.
+ * lock uses (a pass's first write, which holds the rows until its commit). `skipLocked` (the
+ * drainer): a session whose ingest is in flight is left out, its wake kept, rather than waited for.
+ * Returns the sessions as stored (deleted and skipped ones are absent), which the workflow adopts.
  */
-export async function advanceSessions(tx: CommonQueryMethods, outcomes: readonly PassOutcome[]) {
+export async function advanceSessions(tx: CommonQueryMethods, outcomes: readonly PassOutcome[], o: { skipLocked?: boolean } = {}) {
   if (!outcomes.length) return new Map<string, { status: LockedSession['status']; highest_sequence: number | null }>();
-  const records = outcomes.map((o) => ({ id: o.sessionId, watermark: o.watermark, settled: o.settled, wake_seq: o.wakeSeq }));
+  const records = outcomes.map((x) => ({ id: x.sessionId, watermark: x.watermark, settled: x.settled, wake_seq: x.wakeSeq }));
   const rows = await tx.any(sql.type(
     z.object({ id: z.string(), status: z.enum(['open', 'ended', 'abandoned']), highest_sequence: z.number().nullable() }),
   )`
@@ -424,8 +425,9 @@ export async function advanceSessions(tx: CommonQueryMethods, outcomes: readonly
       wake_requested_at = CASE WHEN x.settled AND s.wake_seq = x.wake_seq THEN NULL ELSE s.wake_requested_at END
     FROM jsonb_to_recordset(${sql.jsonb(records)}) AS x(id uuid, watermark bigint, settled boolean, wake_seq bigint),
       ${inLockOrder(
-        outcomes.map((o) => o.sessionId),
+        outcomes.map((x) => x.sessionId),
         sql.fragment`TRUE`,
+        o,
       )} AS l
     WHERE s.id = x.id AND l.id = s.id
     RETURNING s.id, s.status, s.highest_sequence`);
@@ -537,9 +539,9 @@ export async function claimDoomedSessions(
  * ingest batch or the drainer. The lock is the one an UPDATE of non-key columns takes (NO KEY), so
  * that inserts referencing the sessions (events, signals) do not wait for it.
  */
-function inLockOrder(sessionIds: readonly string[], where: FragmentSqlToken) {
+function inLockOrder(sessionIds: readonly string[], where: FragmentSqlToken, o: { skipLocked?: boolean } = {}) {
   return sql.fragment`(SELECT id FROM agent_sessions WHERE id = ANY(${sql.array([...sessionIds], 'uuid')}) AND ${where}
-    ORDER BY application_id, external_session_id COLLATE "C" FOR NO KEY UPDATE)`;
+    ORDER BY application_id, external_session_id COLLATE "C" FOR NO KEY UPDATE ${o.skipLocked ? sql.fragment`SKIP LOCKED` : sql.fragment``})`;
 }
 
 /** Takes the turn to tell these sessions' workflows where it is `due`; the sessions not returned are not told this time. */
