@@ -334,7 +334,7 @@ export async function analyseQueuedSessions(
   // Paid first, in a transaction of its own that holds no session row (payForJobs): a round waiting
   // for its organization's balance never holds up an ingest. Unpaid analyses leave their sessions
   // billing-blocked; what was paid is written below, or by the next round if this one dies first.
-  const paid = await pool.transaction((tx) =>
+  const { unpaid } = await pool.transaction((tx) =>
     payForJobs(
       tx,
       analysed.filter((a) => a.job.credits_spent === 0).map((a) => a.job),
@@ -342,7 +342,7 @@ export async function analyseQueuedSessions(
       'agent_response_analysis',
     ),
   );
-  for (const a of analysed) if (a.job.credits_spent === 0 && !paid.has(a.job.id)) blocked.add(a.job.session_id);
+  for (const a of analysed) if (unpaid.has(a.job.id)) blocked.add(a.job.session_id);
   // The analyses, the round's billing verdict and its events commit together: a reader that sees
   // the analyses done sees the processing status they leave.
   const { written, statuses } = await pool.transaction(async (tx) => {

@@ -92,7 +92,8 @@ export async function lockQueuedJobs(tx: CommonQueryMethods, jobIds: readonly nu
  * Pays for analyses done (decision 0210), in a transaction of its own that touches no session row:
  * the jobs still queued and unpaid are locked (in id order: a concurrent round of the same jobs waits,
  * then finds them paid), then each organization's balance (in id order) pays for as many as it can,
- * and those jobs record what they cost. Returns the ids paid now. An organization's balance row is
+ * and those jobs record what they cost. Returns the ids paid now, and those the balance could not
+ * pay (a job paid or closed by a concurrent round is in neither). An organization's balance row is
  * held only for this short transaction, and a round waiting for it holds nothing an ingest needs.
  */
 export async function payForJobs(
@@ -100,8 +101,8 @@ export async function payForJobs(
   jobs: readonly { id: number; organization_id: string }[],
   cost: number,
   reason: string,
-): Promise<Set<number>> {
-  if (!jobs.length) return new Set();
+): Promise<{ paid: Set<number>; unpaid: Set<number> }> {
+  if (!jobs.length) return { paid: new Set(), unpaid: new Set() };
   const payable = new Set(
     await tx.anyFirst(sql.type(z.object({ id: z.number() }))`
       SELECT id FROM agent_analysis_jobs WHERE id = ANY(${sql.array(
@@ -111,6 +112,7 @@ export async function payForJobs(
       ORDER BY id FOR UPDATE`),
   );
   const paid: number[] = [];
+  const unpaid: number[] = [];
   const byOrganization = Map.groupBy(
     jobs.filter((j) => payable.has(j.id)).sort((a, b) => a.id - b.id),
     (j) => j.organization_id,
@@ -119,12 +121,13 @@ export async function payForJobs(
     const group = byOrganization.get(organizationId)!;
     const n = await debitUpTo(tx, organizationId, group.length, cost, reason);
     paid.push(...group.slice(0, n).map((j) => j.id));
+    unpaid.push(...group.slice(n).map((j) => j.id));
   }
   if (paid.length) {
     await tx.query(sql.unsafe`
       UPDATE agent_analysis_jobs SET credits_spent = ${cost}, updated_at = now() WHERE id = ANY(${sql.array(paid, 'int8')})`);
   }
-  return new Set(paid);
+  return { paid: new Set(paid), unpaid: new Set(unpaid) };
 }
 
 export async function balances(db: CommonQueryMethods, organizationIds: readonly string[]): Promise<Map<string, number>> {

@@ -9,6 +9,7 @@ import {
   processSessions,
 } from '../../../src/agents/processing.js';
 import { LocalSignalExtractor } from '../../../src/providers/signal-extractor/local.js';
+import type { SignalExtractor } from '../../../src/providers/signal-extractor/types.js';
 import {
   agentContext,
   assistantMessage,
@@ -61,13 +62,26 @@ describe('session processing activities: retries', function () {
     );
     const sessionId = res.body.sessionId as string;
     await processPending(t.pool, sessionId, { processedThroughSequence: null, highestSequence: 2, terminal: true }, 10);
-    const o = { extractor: new LocalSignalExtractor(), creditCost: 1, limit: 20, concurrency: 2 };
+    // Both attempts have the provider's answer before either pays: they race for the payment and the write.
+    const local = new LocalSignalExtractor();
+    const bothAsked = Promise.withResolvers<void>();
+    let asked = 0;
+    const extractor: SignalExtractor = {
+      name: local.name,
+      extract: async (exchange) => {
+        if (++asked === 2) bothAsked.resolve();
+        await bothAsked.promise;
+        return local.extract(exchange);
+      },
+    };
+    const o = { extractor, creditCost: 1, limit: 20, concurrency: 2 };
     const [a, b] = await Promise.all([analyseQueued(t.pool, sessionId, o), analyseQueued(t.pool, sessionId, o)]);
     assert.equal(a.analysed + b.analysed, 1, 'two concurrent attempts: one writes');
+    assert.deepEqual([a.billingBlocked, b.billingBlocked], [false, false], 'the one that found it paid is not blocked for it');
     const debits = await t.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
       SELECT count(*)::int AS n FROM credit_transactions WHERE organization_id = ${t.org.organizationId} AND amount < 0`);
     assert.equal(debits, 1);
-    const c = await analyseQueued(t.pool, sessionId, o);
+    const c = await analyseQueued(t.pool, sessionId, { ...o, extractor: local });
     assert.deepEqual([c.analysed, c.remaining, c.billingBlocked, c.providerUnavailable], [0, 0, false, false]);
   });
 });
