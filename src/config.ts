@@ -313,7 +313,7 @@ export const envSchema = z.object({
     description:
       'worker: while the drainer is busy (woken or working in the last second) and no session wake is due, how long it waits before looking again',
   }),
-  AGENT_DRAIN_IDLE_POLL_MS: positiveInt.min(100).max(300_000).default(10_000).meta({
+  AGENT_DRAIN_IDLE_POLL_MS: positiveInt.min(100).max(300_000).default(30_000).meta({
     description:
       "worker: an idle drainer waits for the ingests' notifications (LISTEN) and looks by itself only this often: the safety net for a notification lost while its listener reconnects",
   }),

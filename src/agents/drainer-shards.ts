@@ -2,7 +2,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import type { DatabasePool } from 'slonik';
 import { TellPacer } from './tell-pacer.js';
 import { DrainWakeups } from './drain-wakeups.js';
-import { announceDrainerWorker, liveDrainerWorkers, withdrawDrainerWorker } from '../db/repositories/session-drainer-workers.js';
+import { announceDrainerWorker, withdrawDrainerWorker } from '../db/repositories/session-drainer-workers.js';
 
 /**
  * Session drainer shards (issue 34, decision 0199). A task queue has `shards` drainer workflows,
@@ -87,8 +87,7 @@ export class DrainerShardHost {
 
   private async announce(): Promise<void> {
     try {
-      await announceDrainerWorker(this.o.pool, this.o.taskQueue, this.o.worker);
-      this.live = await liveDrainerWorkers(this.o.pool, this.o.taskQueue, this.o.liveWithinSeconds ?? 15);
+      this.live = await announceDrainerWorker(this.o.pool, this.o.taskQueue, this.o.worker, this.o.liveWithinSeconds ?? 15);
     } catch (error) {
       // The last count stands: a database that does not answer stops the drain anyway.
       this.o.logger?.warn({ err: error }, 'could not announce this worker to the session drainer shards');
