@@ -171,11 +171,6 @@ export async function replaceQualitativeSignals(
   producer: string,
 ): Promise<readonly CreatedSignal[]> {
   if (!analysed.length) return [];
-  await tx.query(sql.unsafe`
-    DELETE FROM agent_signals WHERE source = 'qualitative_inference' AND event_id = ANY(${sql.array(
-      analysed.map((a) => a.job.event_id),
-      'int8',
-    )})`);
   const records = analysed.flatMap((a) =>
     a.signals.map((s) => ({
       organization_id: a.job.organization_id,
@@ -189,8 +184,14 @@ export async function replaceQualitativeSignals(
       labels: s.labels,
     })),
   );
-  if (!records.length) return [];
+  // One statement: the earlier analysis's signals go as the new ones come (both see the same snapshot).
   return tx.any(sql.type(createdSignal)`
+    WITH replaced AS (
+      DELETE FROM agent_signals WHERE source = 'qualitative_inference' AND event_id = ANY(${sql.array(
+        analysed.map((a) => a.job.event_id),
+        'int8',
+      )})
+    )
     INSERT INTO agent_signals (organization_id, session_id, event_id, event_external_id, source, kind, rating, labels, summary, event_revision, producer)
     SELECT x.organization_id, x.session_id, x.event_id, x.event_external_id, 'qualitative_inference', x.kind, x.rating,
       ARRAY(SELECT jsonb_array_elements_text(x.labels)), x.summary, x.revision, ${producer}

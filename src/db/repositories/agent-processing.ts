@@ -151,24 +151,22 @@ export async function meterResponses(tx: CommonQueryMethods, responses: readonly
     RETURNING session_id`);
 }
 
-/** Queues analysis of these revisions; a queued analysis of an older revision is superseded. */
-export async function queueAnalyses(tx: Tx, events: readonly SessionEvent[]): Promise<number> {
-  if (!events.length) return 0;
+/** Queues analysis of these revisions, in one statement; a queued analysis of an older revision is superseded. */
+export async function queueAnalyses(tx: Tx, events: readonly SessionEvent[]): Promise<void> {
+  if (!events.length) return;
   const records = sql.jsonb(events.map(({ session, row }) => ({ session_id: session.id, event_id: row.id, revision: row.revision })));
   await tx.query(sql.unsafe`
-    UPDATE agent_analysis_jobs j SET status = 'superseded', updated_at = now()
-    FROM jsonb_to_recordset(${records}) AS x(session_id uuid, event_id bigint, revision integer)
-    WHERE j.event_id = x.event_id AND j.event_id = ANY(${sql.array(
-      events.map((e) => e.row.id),
-      'int8',
-    )})
-      AND j.revision < x.revision AND j.status = 'queued'`);
-  const inserted = await tx.any(sql.type(z.object({ id: z.number() }))`
+    WITH x AS (SELECT * FROM jsonb_to_recordset(${records}) AS x(session_id uuid, event_id bigint, revision integer)),
+    superseded AS (
+      UPDATE agent_analysis_jobs j SET status = 'superseded', updated_at = now()
+      FROM x WHERE j.event_id = x.event_id AND j.event_id = ANY(${sql.array(
+        events.map((e) => e.row.id),
+        'int8',
+      )}) AND j.revision < x.revision AND j.status = 'queued'
+    )
     INSERT INTO agent_analysis_jobs (session_id, event_id, revision)
-    SELECT x.session_id, x.event_id, x.revision FROM jsonb_to_recordset(${records}) AS x(session_id uuid, event_id bigint, revision integer)
-    ON CONFLICT (event_id, revision) DO NOTHING
-    RETURNING id`);
-  return inserted.length;
+    SELECT x.session_id, x.event_id, x.revision FROM x
+    ON CONFLICT (event_id, revision) DO NOTHING`);
 }
 
 /**

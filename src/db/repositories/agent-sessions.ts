@@ -61,28 +61,66 @@ export type LockedSessionRow = SessionRow & { created: boolean; stamp: string | 
 /**
  * Creates each session on first sight and locks its row for the rest of the transaction: requests
  * for one session are serialized here, so that concurrent retries deduplicate instead of racing.
- * One statement for any number of sessions (distinct keys), locked in (application, external id)
- * order, the order every caller that locks several sessions and waits uses: two never deadlock.
- * The row is not changed (the ingest's update sets `last_ingest_at`): a request refused after
- * this statement leaves nothing behind. Each row carries its request's authority as it is now,
- * which the ingest compares with the lookup it was prepared from.
+ * The sessions that exist are locked (FOR NO KEY UPDATE, writing no row version: the ingest's one
+ * update of the row comes later), in (application, external id) order, the order every caller that
+ * locks several sessions and waits uses; the others are inserted in that order, and one inserted
+ * meanwhile by another transaction is locked in a further round. Nothing is changed for a request
+ * refused after this. Each row carries its request's authority as it is now, which the ingest
+ * compares with the lookup it was prepared from.
  */
 export async function lockSessions(tx: CommonQueryMethods, keys: readonly SessionKey[]): Promise<readonly LockedSessionRow[]> {
-  const records = keys.map((k) => ({
-    organization_id: k.organizationId,
-    application_id: k.applicationId,
-    external_session_id: k.externalSessionId,
-    restricted_to: k.restrictedTo,
-  }));
-  return tx.any(sql.type(sessionRow.extend({ created: z.boolean(), stamp: z.string().nullable(), credit_balance: z.number() }))`
+  const locked = new Map<string, LockedSessionRow>();
+  const keyOf = (applicationId: string, externalSessionId: string) => `${applicationId}\u0000${externalSessionId}`;
+  let wanted = [...keys];
+  for (let round = 0; wanted.length > 0; round++) {
+    if (round > 3) throw new Error('could not lock the sessions: created and deleted concurrently again and again');
+    for (const row of await lockExisting(tx, wanted)) locked.set(keyOf(row.application_id, row.external_session_id), row);
+    const missing = wanted.filter((k) => !locked.has(keyOf(k.applicationId, k.externalSessionId)));
+    for (const row of await insertMissing(tx, missing)) locked.set(keyOf(row.application_id, row.external_session_id), row);
+    // Inserted by a transaction that committed after the lock's read: locked in the next round.
+    wanted = missing.filter((k) => !locked.has(keyOf(k.applicationId, k.externalSessionId)));
+  }
+  return keys.map((k) => locked.get(keyOf(k.applicationId, k.externalSessionId))!);
+}
+
+const lockedSessionRow = sessionRow.extend({ created: z.boolean(), stamp: z.string().nullable(), credit_balance: z.number() });
+
+/** The request's authority now and the organization's balance, beside a session row `s`. */
+const sessionAuthority = sql.fragment`(
+      SELECT ${authorityStamp} FROM agent_applications a JOIN organizations o ON o.id = a.organization_id WHERE a.id = s.application_id
+    ) AS stamp, (SELECT credit_balance FROM organizations o WHERE o.id = s.organization_id) AS credit_balance`;
+
+function keyRecords(keys: readonly SessionKey[]) {
+  return sql.jsonb(
+    keys.map((k) => ({
+      organization_id: k.organizationId,
+      application_id: k.applicationId,
+      external_session_id: k.externalSessionId,
+      restricted_to: k.restrictedTo,
+    })),
+  );
+}
+
+async function lockExisting(tx: CommonQueryMethods, keys: readonly SessionKey[]): Promise<readonly LockedSessionRow[]> {
+  if (!keys.length) return [];
+  return tx.any(sql.type(lockedSessionRow)`
+    SELECT s.*, false AS created, ${sessionAuthority}
+    FROM agent_sessions s
+    JOIN jsonb_to_recordset(${keyRecords(keys)}) AS x(application_id uuid, external_session_id text)
+      ON s.application_id = x.application_id AND s.external_session_id = x.external_session_id
+    ORDER BY s.application_id, s.external_session_id COLLATE "C"
+    FOR NO KEY UPDATE OF s`);
+}
+
+async function insertMissing(tx: CommonQueryMethods, keys: readonly SessionKey[]): Promise<readonly LockedSessionRow[]> {
+  if (!keys.length) return [];
+  return tx.any(sql.type(lockedSessionRow)`
     INSERT INTO agent_sessions AS s (organization_id, application_id, external_session_id, restricted_to)
     SELECT x.organization_id, x.application_id, x.external_session_id, x.restricted_to
-    FROM jsonb_to_recordset(${sql.jsonb(records)}) AS x(organization_id uuid, application_id uuid, external_session_id text, restricted_to uuid[])
+    FROM jsonb_to_recordset(${keyRecords(keys)}) AS x(organization_id uuid, application_id uuid, external_session_id text, restricted_to uuid[])
     ORDER BY x.application_id, x.external_session_id COLLATE "C"
-    ON CONFLICT (application_id, external_session_id) DO UPDATE SET last_ingest_at = s.last_ingest_at
-    RETURNING s.*, (s.xmax = 0) AS created, (
-      SELECT ${authorityStamp} FROM agent_applications a JOIN organizations o ON o.id = a.organization_id WHERE a.id = s.application_id
-    ) AS stamp, (SELECT credit_balance FROM organizations o WHERE o.id = s.organization_id) AS credit_balance`);
+    ON CONFLICT (application_id, external_session_id) DO NOTHING
+    RETURNING s.*, true AS created, ${sessionAuthority}`);
 }
 
 /**
