@@ -413,9 +413,68 @@ export async function benchDataPath(): Promise<Record<string, unknown>> {
     await loadUntilProcessed('warm', () => singleLoad('warm', 600), SIZES.sessions);
     const quietBeforeSingle = await untilQuiet(0.3, QUIET_TIMEOUT_MS);
 
+    /**
+     * Who waits for whom while `send` runs (pg_stat_activity every 50 ms): the average number of the
+     * bench database's backends waiting on a lock, by the statement that waits and the one that holds
+     * it (first 70 characters each), and the average number active (running or waiting).
+     */
+    const whoWaits = async <T>(send: () => Promise<T>): Promise<{ result: T; waits: Record<string, unknown> }> => {
+      const pairs = new Map<string, number>();
+      let samples = 0;
+      let active = 0;
+      let sending = true;
+      const sampling = (async () => {
+        while (sending) {
+          const rows = await sampler.query<{ waiting: string | null; holding: string | null; active: number }>(
+            `SELECT 1 AS ${TAG}, left(regexp_replace(w.query, '\\s+', ' ', 'g'), 70) AS waiting,
+               left(regexp_replace(b.query, '\\s+', ' ', 'g'), 70) AS holding,
+               (SELECT count(*)::int FROM pg_stat_activity a WHERE a.datname = current_database() AND a.state = 'active'
+                  AND a.query NOT ILIKE '%${TAG}%') AS active
+             FROM (SELECT 1) one
+             LEFT JOIN pg_stat_activity w ON w.datname = current_database() AND w.wait_event_type = 'Lock'
+             LEFT JOIN LATERAL unnest(pg_blocking_pids(w.pid)) AS bp(pid) ON true
+             LEFT JOIN pg_stat_activity b ON b.pid = bp.pid`,
+          );
+          samples++;
+          active += rows[0]?.active ?? 0;
+          for (const r of rows)
+            if (r.waiting) pairs.set(`${r.waiting} <- ${r.holding ?? '?'}`, (pairs.get(`${r.waiting} <- ${r.holding ?? '?'}`) ?? 0) + 1);
+          await sleep(50);
+        }
+      })();
+      try {
+        return {
+          result: await send(),
+          waits: {
+            samples,
+            activeBackends: round(active / Math.max(1, samples), 2),
+            waitingOnLocks: round([...pairs.values()].reduce((a, b) => a + b, 0) / Math.max(1, samples), 2),
+            byPair: [...pairs]
+              .sort((a, b) => b[1] - a[1])
+              .slice(0, 8)
+              .map(([pair, n]) => ({ pair, backends: round(n / Math.max(1, samples), 3) })),
+          },
+        };
+      } finally {
+        sending = false;
+        await sampling;
+      }
+    };
+
     // 2. Single events, the worker processing.
     progress('single events, worker running');
-    const withWorker = await measure(() => loadUntilProcessed('w', () => singleLoad('w'), SIZES.sessions));
+    let withWorkerWaits: Record<string, unknown> = {};
+    const withWorker = await measure(() =>
+      loadUntilProcessed(
+        'w',
+        async () => {
+          const { result, waits } = await whoWaits(() => singleLoad('w'));
+          withWorkerWaits = waits;
+          return result;
+        },
+        SIZES.sessions,
+      ),
+    );
     const singleFigures = (m: Measured<{ summary: Summary; drainSeconds: number }>) => {
       const events = m.result.summary.requests;
       const per = perUnit(m, events);
@@ -442,13 +501,19 @@ export async function benchDataPath(): Promise<Record<string, unknown>> {
       ...singleFigures(withWorker),
       topByTotalTime: topBy(withWorker.statements, 'totalMs'),
       topByCalls: topBy(withWorker.statements, 'calls'),
+      lockWaits: withWorkerWaits,
     };
 
     // 3. The same load with the worker stopped; then it starts again and drains.
     progress('single events, worker stopped');
     await stopWorker();
     const quietBeforeAlone = await untilQuiet(0.3, QUIET_TIMEOUT_MS);
-    const alone = await measure(() => singleLoad('nw'));
+    let aloneWaits: Record<string, unknown> = {};
+    const alone = await measure(async () => {
+      const { result, waits } = await whoWaits(() => singleLoad('nw'));
+      aloneWaits = waits;
+      return result;
+    });
     const aloneFigures = (() => {
       const per = perUnit(alone, alone.result.requests);
       return {
@@ -461,6 +526,7 @@ export async function benchDataPath(): Promise<Record<string, unknown>> {
         postgresCpuMsPerEvent: per.postgresCpuMs,
         apiCpuMsPerEvent: per.apiCpuMs,
         topByCalls: topBy(alone.statements, 'calls', 5),
+        lockWaits: aloneWaits,
       };
     })();
     progress('worker restarting, draining');
