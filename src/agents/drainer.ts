@@ -170,6 +170,11 @@ export async function drainSessionWakes(o: DrainOptions): Promise<DrainResult> {
     work = Promise.withResolvers<void>();
   };
   const lane = async (n: number) => {
+    // A run starts with its first lane's look; the others join when it finds work (or while busy).
+    if (n > 0 && !hot()) {
+      const left = Math.max(0, deadline - Date.now());
+      await Promise.race([sleep(left, undefined, { signal: o.signal }).catch(() => undefined), work.promise]);
+    }
     while (!done()) {
       let batch: DrainedSession[] = [];
       const pass = async () => {
