@@ -118,14 +118,10 @@ export async function payForJobs(
     (j) => j.organization_id,
   );
   for (const organizationId of [...byOrganization.keys()].sort()) {
-    const group = byOrganization.get(organizationId)!;
-    const n = await debitUpTo(tx, organizationId, group.length, cost, reason);
-    paid.push(...group.slice(0, n).map((j) => j.id));
-    unpaid.push(...group.slice(n).map((j) => j.id));
-  }
-  if (paid.length) {
-    await tx.query(sql.unsafe`
-      UPDATE agent_analysis_jobs SET credits_spent = ${cost}, updated_at = now() WHERE id = ANY(${sql.array(paid, 'int8')})`);
+    const ids = byOrganization.get(organizationId)!.map((j) => j.id);
+    const now = new Set(await payFromBalance(tx, organizationId, ids, cost, reason));
+    paid.push(...ids.filter((id) => now.has(id)));
+    unpaid.push(...ids.filter((id) => !now.has(id)));
   }
   return { paid: new Set(paid), unpaid: new Set(unpaid) };
 }
@@ -138,22 +134,35 @@ export async function balances(db: CommonQueryMethods, organizationIds: readonly
 }
 
 /**
- * Spends `cost` credits for as many of `count` analyses as the balance pays (one ledger line
- * each), under the organization's row lock, in one statement; returns how many were paid.
+ * Spends `cost` credits for as many of `jobIds` (locked by the caller, in queue order) as the
+ * organization's balance pays, in one statement: the balance under its row lock, one ledger line
+ * each, and the cost recorded on the jobs paid (the first ones). The balance row is taken last in
+ * its transaction, so it is held for this statement and the commit only. Returns the ids paid.
  */
-export async function debitUpTo(tx: Tx, organizationId: string, count: number, cost: number, reason: string): Promise<number> {
-  return tx.oneFirst(sql.type(z.object({ paid: z.number() }))`
+export async function payFromBalance(
+  tx: Tx,
+  organizationId: string,
+  jobIds: readonly number[],
+  cost: number,
+  reason: string,
+): Promise<number[]> {
+  const paid = await tx.anyFirst(sql.type(z.object({ id: z.number() }))`
     WITH debit AS (
       UPDATE organizations o SET credit_balance = o.credit_balance - p.n * ${cost}, updated_at = now()
-      FROM (SELECT id, credit_balance AS before, least(${count}, floor(credit_balance / ${cost}))::int AS n FROM organizations
+      FROM (SELECT id, credit_balance AS before, least(${jobIds.length}, floor(credit_balance / ${cost}))::int AS n FROM organizations
         WHERE id = ${organizationId} FOR NO KEY UPDATE) p
       WHERE o.id = p.id AND p.n > 0
       RETURNING p.n, p.before
     ), ledger AS (
       INSERT INTO credit_transactions (organization_id, amount, reason, balance_after)
       SELECT ${organizationId}, ${-cost}, ${reason}, d.before - i * ${cost} FROM debit d, generate_series(1, d.n) AS i
+    ), marked AS (
+      UPDATE agent_analysis_jobs SET credits_spent = ${cost}, updated_at = now()
+      WHERE id IN (SELECT j.id FROM unnest(${sql.array([...jobIds], 'int8')}) WITH ORDINALITY AS j(id, n), debit d WHERE j.n <= d.n)
+      RETURNING id
     )
-    SELECT coalesce((SELECT n FROM debit), 0)::int AS paid`);
+    SELECT id FROM marked ORDER BY id`);
+  return [...paid];
 }
 
 export interface Analysed {
