@@ -95,6 +95,8 @@ export type DrainResult = SessionDrainerActivityResult;
 const PAGE = 500;
 /** A workflow signal or a session drain that failed is tried again after this long, even with no new ingest. */
 const SIGNAL_RETRY_SECONDS = 5;
+/** An idle run heartbeats this often while it waits for a wake (the drainer activity's heartbeat timeout is 10 s). */
+const IDLE_HEARTBEAT_MS = 3000;
 /** Routine signals in flight at once, off the sessions' lanes (a lane waits only when this many are). */
 const TELLS_IN_FLIGHT = 32;
 
@@ -202,7 +204,12 @@ export async function drainSessionWakes(o: DrainOptions): Promise<DrainResult> {
       if (batch.length >= o.batchSessions) continue;
       const left = deadline - Date.now();
       if (n === 0 && !hot()) {
-        await o.wakeups!.wait(Math.max(0, Math.min(o.idlePollMs, left)), o.signal);
+        // Waiting for a wake, the run still heartbeats (its activity's heartbeat timeout is shorter than idlePollMs).
+        const until = Date.now() + Math.max(0, Math.min(o.idlePollMs, left));
+        while (!done() && Date.now() < until && !hot()) {
+          await o.wakeups!.wait(Math.min(IDLE_HEARTBEAT_MS, until - Date.now()), o.signal);
+          o.heartbeat();
+        }
         continue;
       }
       const idle = Math.max(0, Math.min(n === 0 ? o.pollMs : hot() ? o.pollMs * 20 : left, left));
