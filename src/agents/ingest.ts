@@ -20,6 +20,7 @@ import {
   participantExternalIds,
   purgeSessionContent,
   reviseEvents,
+  sessionKey,
   updateSessionsAfterIngest,
   type LockedSessionRow,
   type SessionUpdate,
@@ -61,11 +62,6 @@ interface Prepared {
   traceParent: string | null;
   /** Its sequences are placed in the transaction (OTLP ingest): those sent are only the order. */
   placeSequences: boolean;
-}
-
-/** A session's identity within the writer (an application's external session id). */
-function sessionKey(applicationId: string, externalSessionId: string): string {
-  return `${applicationId}\u0000${externalSessionId}`;
 }
 
 /**

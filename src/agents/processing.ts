@@ -334,7 +334,7 @@ export async function analyseQueuedSessions(
   // Paid first, in a transaction of its own that holds no session row (payForJobs): a round waiting
   // for its organization's balance never holds up an ingest. Unpaid analyses leave their sessions
   // billing-blocked; what was paid is written below, or by the next round if this one dies first.
-  const { unpaid } = await pool.transaction((tx) =>
+  const unpaid = await pool.transaction((tx) =>
     payForJobs(
       tx,
       analysed.filter((a) => a.job.credits_spent === 0).map((a) => a.job),

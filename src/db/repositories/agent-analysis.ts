@@ -92,8 +92,8 @@ export async function lockQueuedJobs(tx: CommonQueryMethods, jobIds: readonly nu
  * Pays for analyses done (decision 0210), in a transaction of its own that touches no session row:
  * the jobs still queued and unpaid are locked (in id order: a concurrent round of the same jobs waits,
  * then finds them paid), then each organization's balance (in id order) pays for as many as it can,
- * and those jobs record what they cost. Returns the ids paid now, and those the balance could not
- * pay (a job paid or closed by a concurrent round is in neither). An organization's balance row is
+ * and those jobs record what they cost. Returns the ids the balance could not pay (a job paid or
+ * closed by a concurrent round is not among them). An organization's balance row is
  * held only for this short transaction, and a round waiting for it holds nothing an ingest needs.
  */
 export async function payForJobs(
@@ -101,8 +101,8 @@ export async function payForJobs(
   jobs: readonly { id: number; organization_id: string }[],
   cost: number,
   reason: string,
-): Promise<{ paid: Set<number>; unpaid: Set<number> }> {
-  if (!jobs.length) return { paid: new Set(), unpaid: new Set() };
+): Promise<Set<number>> {
+  if (!jobs.length) return new Set();
   const payable = new Set(
     await tx.anyFirst(sql.type(z.object({ id: z.number() }))`
       SELECT id FROM agent_analysis_jobs WHERE id = ANY(${sql.array(
@@ -111,19 +111,17 @@ export async function payForJobs(
       )}) AND status = 'queued' AND credits_spent = 0
       ORDER BY id FOR UPDATE`),
   );
-  const paid: number[] = [];
-  const unpaid: number[] = [];
+  const unpaid = new Set<number>();
   const byOrganization = Map.groupBy(
     jobs.filter((j) => payable.has(j.id)).sort((a, b) => a.id - b.id),
     (j) => j.organization_id,
   );
   for (const organizationId of [...byOrganization.keys()].sort()) {
     const ids = byOrganization.get(organizationId)!.map((j) => j.id);
-    const now = new Set(await payFromBalance(tx, organizationId, ids, cost, reason));
-    paid.push(...ids.filter((id) => now.has(id)));
-    unpaid.push(...ids.filter((id) => !now.has(id)));
+    const paid = new Set(await payFromBalance(tx, organizationId, ids, cost, reason));
+    for (const id of ids) if (!paid.has(id)) unpaid.add(id);
   }
-  return { paid: new Set(paid), unpaid: new Set(unpaid) };
+  return unpaid;
 }
 
 export async function balances(db: CommonQueryMethods, organizationIds: readonly string[]): Promise<Map<string, number>> {
@@ -139,13 +137,7 @@ export async function balances(db: CommonQueryMethods, organizationIds: readonly
  * each, and the cost recorded on the jobs paid (the first ones). The balance row is taken last in
  * its transaction, so it is held for this statement and the commit only. Returns the ids paid.
  */
-export async function payFromBalance(
-  tx: Tx,
-  organizationId: string,
-  jobIds: readonly number[],
-  cost: number,
-  reason: string,
-): Promise<number[]> {
+async function payFromBalance(tx: Tx, organizationId: string, jobIds: readonly number[], cost: number, reason: string): Promise<number[]> {
   const paid = await tx.anyFirst(sql.type(z.object({ id: z.number() }))`
     WITH debit AS (
       UPDATE organizations o SET credit_balance = o.credit_balance - p.n * ${cost}, updated_at = now()

@@ -58,6 +58,11 @@ export interface SessionKey {
  */
 export type LockedSessionRow = SessionRow & { created: boolean; stamp: string | null; credit_balance: number };
 
+/** A session's identity within an organization's ingest: its application's external session id. */
+export function sessionKey(applicationId: string, externalSessionId: string): string {
+  return `${applicationId}\u0000${externalSessionId}`;
+}
+
 /**
  * Creates each session on first sight and locks its row for the rest of the transaction: requests
  * for one session are serialized here, so that concurrent retries deduplicate instead of racing.
@@ -70,17 +75,16 @@ export type LockedSessionRow = SessionRow & { created: boolean; stamp: string | 
  */
 export async function lockSessions(tx: CommonQueryMethods, keys: readonly SessionKey[]): Promise<readonly LockedSessionRow[]> {
   const locked = new Map<string, LockedSessionRow>();
-  const keyOf = (applicationId: string, externalSessionId: string) => `${applicationId}\u0000${externalSessionId}`;
   let wanted = [...keys];
   for (let round = 0; wanted.length > 0; round++) {
     if (round > 3) throw new Error('could not lock the sessions: created and deleted concurrently again and again');
-    for (const row of await lockExisting(tx, wanted)) locked.set(keyOf(row.application_id, row.external_session_id), row);
-    const missing = wanted.filter((k) => !locked.has(keyOf(k.applicationId, k.externalSessionId)));
-    for (const row of await insertMissing(tx, missing)) locked.set(keyOf(row.application_id, row.external_session_id), row);
+    for (const row of await lockExisting(tx, wanted)) locked.set(sessionKey(row.application_id, row.external_session_id), row);
+    const missing = wanted.filter((k) => !locked.has(sessionKey(k.applicationId, k.externalSessionId)));
+    for (const row of await insertMissing(tx, missing)) locked.set(sessionKey(row.application_id, row.external_session_id), row);
     // Inserted by a transaction that committed after the lock's read: locked in the next round.
-    wanted = missing.filter((k) => !locked.has(keyOf(k.applicationId, k.externalSessionId)));
+    wanted = missing.filter((k) => !locked.has(sessionKey(k.applicationId, k.externalSessionId)));
   }
-  return keys.map((k) => locked.get(keyOf(k.applicationId, k.externalSessionId))!);
+  return keys.map((k) => locked.get(sessionKey(k.applicationId, k.externalSessionId))!);
 }
 
 const lockedSessionRow = sessionRow.extend({ created: z.boolean(), stamp: z.string().nullable(), credit_balance: z.number() });
