@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import type { AgentEvent } from '../src/domain/agent-ingest.js';
 
 /** The agent-ingest benchmark's events: alternating user messages and finalized assistant responses. */
@@ -23,7 +24,8 @@ export function event(sequence: number): AgentEvent {
 /** One phase of the load: what the client process sends. */
 export interface IngestLoad {
   url: string;
-  secret: string;
+  /** The applications sending: session s uses credentials[s mod length]. */
+  credentials: { secret: string; agentKey: string }[];
   prefix: string;
   requests: number;
   concurrency: number;
@@ -33,4 +35,29 @@ export interface IngestLoad {
   events: number;
   /** Open loop: requests are sent at this rate (per second), `concurrency` the most in flight. */
   rate?: number;
+}
+
+/** The raw `pg` limit's session: a row of `agent_sessions` made straight through `pg`. */
+export async function insertRawSession(
+  db: pg.Pool,
+  organizationId: string,
+  applicationId: string,
+  externalSessionId: string,
+): Promise<string> {
+  const { rows } = await db.query<{ id: string }>(
+    'INSERT INTO agent_sessions (organization_id, application_id, external_session_id) VALUES ($1, $2, $3) RETURNING id',
+    [organizationId, applicationId, externalSessionId],
+  );
+  return rows[0]!.id;
+}
+
+/** The raw `pg` limit's write: the same event rows the API stores (agent_events' shape), in one statement. */
+export async function insertRawEvents(db: pg.Pool, sessionId: string, events: readonly AgentEvent[]): Promise<void> {
+  const rows = JSON.stringify(events.map((e) => ({ ...e, content_hash: '00', payload: { content: e.content } })));
+  await db.query(
+    `INSERT INTO agent_events (session_id, external_event_id, sequence, revision, type, occurred_at, final, content_hash, payload)
+     SELECT $1, x."externalEventId", x.sequence, x.revision, x.type, x."occurredAt", x.final, decode(x.content_hash, 'hex'), x.payload
+     FROM jsonb_to_recordset($2::jsonb) AS x("externalEventId" text, sequence bigint, revision int, type text, "occurredAt" timestamptz, final boolean, content_hash text, payload jsonb)`,
+    [sessionId, rows],
+  );
 }

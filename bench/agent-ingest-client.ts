@@ -12,25 +12,21 @@ const o = JSON.parse(process.argv[2] ?? '{}') as IngestLoad;
 const dispatcher = new Agent({ connections: o.concurrency, keepAliveTimeout: 30_000 });
 const batchEvents = Array.from({ length: o.events }, (_, i) => event(i));
 
-function body(i: number): string {
-  return JSON.stringify(
-    o.kind === 'batch'
-      ? { agentKey: 'bench', externalSessionId: `${o.prefix}-${i}`, participants: [], events: batchEvents }
-      : {
-          agentKey: 'bench',
-          externalSessionId: `${o.prefix}-${i % o.sessions}`,
-          participants: [],
-          events: [event(Math.floor(i / o.sessions))],
-        },
-  );
+/** Request i: in `batch`, a new session of `events` events; in `single`, event floor(i / sessions) of session i mod sessions. */
+function request_(i: number): { body: string; secret: string } {
+  const session = o.kind === 'batch' ? i : i % o.sessions;
+  const { secret, agentKey } = o.credentials[session % o.credentials.length]!;
+  const events = o.kind === 'batch' ? batchEvents : [event(Math.floor(i / o.sessions))];
+  return { secret, body: JSON.stringify({ agentKey, externalSessionId: `${o.prefix}-${session}`, participants: [], events }) };
 }
 
 const send = async (i: number) => {
+  const { body, secret } = request_(i);
   const res = await request(`${o.url}/v3/rest/agent-conversations/ingest`, {
     method: 'POST',
     dispatcher,
-    body: body(i),
-    headers: { 'content-type': 'application/json', 'x-service-agent-key': o.secret },
+    body,
+    headers: { 'content-type': 'application/json', 'x-service-agent-key': secret },
   });
   const text = await res.body.text();
   if (res.statusCode !== 202) throw new Error(`unexpected ${res.statusCode}: ${text}`);

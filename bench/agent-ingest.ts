@@ -20,7 +20,7 @@ import { createDatabasePool } from '../src/db/pool.js';
 import { createApplication, issueCredential } from '../src/agents/applications.js';
 import type { AgentEvent } from '../src/domain/agent-ingest.js';
 import { PROJECT_ROOT } from '../src/paths.js';
-import { event, TEXT, type IngestLoad } from './agent-events.js';
+import { event, insertRawEvents, insertRawSession, TEXT, type IngestLoad } from './agent-events.js';
 import { TEST_SIGNING_SECRET } from '../harness/config.js';
 import { createTestOrg } from '../harness/fixtures.js';
 import { createTestDatabase, stopTestStack, testStack } from '../harness/stack.js';
@@ -66,29 +66,20 @@ export async function benchAgentIngest(): Promise<Record<string, unknown>> {
       url: string,
       phase: Pick<IngestLoad, 'prefix' | 'requests' | 'concurrency' | 'kind' | 'rate'>,
     ): Promise<Summary> => {
-      const spec: IngestLoad = { url, secret, sessions: SINGLE.sessions, events: BATCH.events, ...phase };
+      const spec: IngestLoad = {
+        url,
+        credentials: [{ secret, agentKey: 'bench' }],
+        sessions: SINGLE.sessions,
+        events: BATCH.events,
+        ...phase,
+      };
       return clientProcess('agent-ingest-client.ts', spec);
     };
     const batchEvents = Array.from({ length: BATCH.events }, (_, i) => event(i));
 
     // Baseline: sessions made up front, then the same event rows through pg.
-    const session = async () =>
-      (
-        await raw.query<{ id: string }>(
-          'INSERT INTO agent_sessions (organization_id, application_id, external_session_id) VALUES ($1, $2, $3) RETURNING id',
-          [org.organizationId, app.id, randomUUID()],
-        )
-      ).rows[0]!.id;
-    const rows = (events: AgentEvent[]) =>
-      JSON.stringify(events.map((e) => ({ ...e, content_hash: '00', payload: { content: e.content } })));
-    const insertBatch = async (sessionId: string, events: AgentEvent[]) => {
-      await raw.query(
-        `INSERT INTO agent_events (session_id, external_event_id, sequence, revision, type, occurred_at, final, content_hash, payload)
-         SELECT $1, x."externalEventId", x.sequence, x.revision, x.type, x."occurredAt", x.final, decode(x.content_hash, 'hex'), x.payload
-         FROM jsonb_to_recordset($2::jsonb) AS x("externalEventId" text, sequence bigint, revision int, type text, "occurredAt" timestamptz, final boolean, content_hash text, payload jsonb)`,
-        [sessionId, rows(events)],
-      );
-    };
+    const session = () => insertRawSession(raw, org.organizationId, app.id, randomUUID());
+    const insertBatch = (sessionId: string, events: AgentEvent[]) => insertRawEvents(raw, sessionId, events);
     const batchSessions = await Promise.all(Array.from({ length: BATCH.requests + 4 }, session));
     const singleSessions = await Promise.all(Array.from({ length: SINGLE.sessions }, session));
 

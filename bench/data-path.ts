@@ -3,7 +3,7 @@
  * fsync on and `pg_stat_statements` preloaded, the Temporal dev server, the production API
  * entrypoint in a process of its own, a worker process with the local signal extractor, its
  * production drainer shards and webhook waker, and the HTTP client in a process of its own,
- * bench/data-path-client.ts). Every phase is measured with pg_stat_statements (reset before it;
+ * bench/agent-ingest-client.ts). Every phase is measured with pg_stat_statements (reset before it;
  * the benchmark's own queries left out), the CPU of every PostgreSQL process of the cluster
  * (/proc/<pid>/stat of the postmaster and its children; backends that exit are counted through the
  * postmaster's cutime/cstime), and the transactions of pg_stat_database:
@@ -54,9 +54,8 @@ import { TEST_SIGNING_SECRET, testConfig } from '../harness/config.js';
 import { createTestOrg } from '../harness/fixtures.js';
 import { createTestDatabase, stopTestStack, testStack } from '../harness/stack.js';
 import { killWorkerProcess, startWorkerProcess } from '../harness/worker.js';
-import { event } from './agent-events.js';
+import { event, insertRawEvents, insertRawSession, type IngestLoad } from './agent-events.js';
 import { clientProcess } from './client-process.js';
-import type { DataPathLoad } from './data-path-client.js';
 import { load, percentile, untilQuiet, type Summary } from './stats.js';
 import { PRODUCTION_CADENCE } from './steady-sessions.js';
 
@@ -215,6 +214,17 @@ function perUnit(m: Measured<unknown>, units: number) {
   };
 }
 
+/** perUnit's figures named per event, as the loaded phases report them. */
+const perEventFigures = (per: ReturnType<typeof perUnit>) => ({
+  statementsPerEvent: per.statements,
+  statementsWithNestedPerEvent: per.statementsWithNested,
+  transactionsPerEvent: per.transactions,
+  explicitTransactionsPerEvent: per.explicitTransactions,
+  postgresCpuMsPerEvent: per.postgresCpuMs,
+  apiCpuMsPerEvent: per.apiCpuMs,
+  workerCpuMsPerEvent: per.workerCpuMs,
+});
+
 const topBy = (statements: Statement[], key: 'totalMs' | 'calls', n = 10) =>
   [...statements]
     .sort((a, b) => b[key] - a[key])
@@ -322,7 +332,7 @@ export async function benchDataPath(): Promise<Record<string, unknown>> {
     };
     const main = await credentialOf(org.organizationId, 'bench');
     const mainCredential = { secret: main.secret, agentKey: main.agentKey };
-    const many: DataPathLoad['credentials'] = [];
+    const many: IngestLoad['credentials'] = [];
     for (let i = 0; i < SIZES.organizations; i++) {
       const o = await createTestOrg(pool, { credits: CREDITS });
       const { secret, agentKey } = await credentialOf(o.organizationId, 'bench');
@@ -332,23 +342,8 @@ export async function benchDataPath(): Promise<Record<string, unknown>> {
 
     // 1. The limit: the same rows straight through pg, before the API and the worker run.
     progress('raw inserts');
-    const session = async () =>
-      (
-        await raw.query<{ id: string }>(
-          'INSERT INTO agent_sessions (organization_id, application_id, external_session_id) VALUES ($1, $2, $3) RETURNING id',
-          [org.organizationId, rawApp.app.id, `raw-${randomUUID()}`],
-        )
-      ).rows[0]!.id;
-    const rows = (events: AgentEvent[]) =>
-      JSON.stringify(events.map((e) => ({ ...e, content_hash: '00', payload: { content: e.content } })));
-    const insert = async (sessionId: string, events: AgentEvent[]) => {
-      await raw.query(
-        `INSERT INTO agent_events (session_id, external_event_id, sequence, revision, type, occurred_at, final, content_hash, payload)
-         SELECT $1, x."externalEventId", x.sequence, x.revision, x.type, x."occurredAt", x.final, decode(x.content_hash, 'hex'), x.payload
-         FROM jsonb_to_recordset($2::jsonb) AS x("externalEventId" text, sequence bigint, revision int, type text, "occurredAt" timestamptz, final boolean, content_hash text, payload jsonb)`,
-        [sessionId, rows(events)],
-      );
-    };
+    const session = () => insertRawSession(raw, org.organizationId, rawApp.app.id, `raw-${randomUUID()}`);
+    const insert = (sessionId: string, events: AgentEvent[]) => insertRawEvents(raw, sessionId, events);
     const rawSessions = await Promise.all(Array.from({ length: SIZES.sessions }, session));
     const batchSessions = await Promise.all(Array.from({ length: SIZES.rawBatches + SIZES.rawBatchConcurrency }, session));
     const batchEvents = Array.from({ length: SIZES.rawBatchRows }, (_, i) => event(i));
@@ -392,13 +387,13 @@ export async function benchDataPath(): Promise<Record<string, unknown>> {
     });
     const { url } = api;
     worker = await startWorker();
-    const client = (phase: Omit<DataPathLoad, 'url' | 'credentials' | 'events'> & { credentials?: DataPathLoad['credentials'] }) =>
-      clientProcess('data-path-client.ts', {
+    const client = (phase: Omit<IngestLoad, 'url' | 'credentials' | 'events'> & { credentials?: IngestLoad['credentials'] }) =>
+      clientProcess('agent-ingest-client.ts', {
         url,
         credentials: [mainCredential],
         events: SIZES.batchEvents,
         ...phase,
-      } satisfies DataPathLoad);
+      } satisfies IngestLoad);
     const singleLoad = (prefix: string, requests = SIZES.singleRequests, credentials = [mainCredential]) =>
       client({ prefix, requests, concurrency: SIZES.concurrency, kind: 'single', sessions: SIZES.sessions, credentials });
     /** A load and then the wait until it is processed: ingest figures, the seconds until processed. */
@@ -487,13 +482,7 @@ export async function benchDataPath(): Promise<Record<string, unknown>> {
         ingestSeconds: m.result.summary.seconds,
         processedAfterIngestSeconds: round(m.result.drainSeconds, 2),
         processedEventsPerSecond: round(events / m.seconds, 1),
-        statementsPerEvent: per.statements,
-        statementsWithNestedPerEvent: per.statementsWithNested,
-        transactionsPerEvent: per.transactions,
-        explicitTransactionsPerEvent: per.explicitTransactions,
-        postgresCpuMsPerEvent: per.postgresCpuMs,
-        apiCpuMsPerEvent: per.apiCpuMs,
-        workerCpuMsPerEvent: per.workerCpuMs,
+        ...perEventFigures(per),
         postgresCpuOverRawSingleRow: round(per.postgresCpuMs / rawSingleFigures.postgresCpuMsPerRow, 2),
       };
     };
@@ -582,13 +571,7 @@ export async function benchDataPath(): Promise<Record<string, unknown>> {
         latencyMs: latency(batch.result.summary),
         processedAfterIngestSeconds: round(batch.result.drainSeconds, 2),
         processedEventsPerSecond: round(events / batch.seconds, 1),
-        statementsPerEvent: per.statements,
-        statementsWithNestedPerEvent: per.statementsWithNested,
-        transactionsPerEvent: per.transactions,
-        explicitTransactionsPerEvent: per.explicitTransactions,
-        postgresCpuMsPerEvent: per.postgresCpuMs,
-        apiCpuMsPerEvent: per.apiCpuMs,
-        workerCpuMsPerEvent: per.workerCpuMs,
+        ...perEventFigures(per),
         postgresCpuOverRaw500Row: round(per.postgresCpuMs / rawBatchFigures.postgresCpuMsPerRow, 2),
         topByCalls: topBy(batch.statements, 'calls', 5),
       };
