@@ -6,7 +6,6 @@ import {
   deferWakes,
   deferWorkflowSignal,
   takeHoldSignalTurns,
-  takeWorkflowSignalTurns,
   type SignalTarget,
 } from '../db/repositories/agent-sessions.js';
 import type { DrainShard } from '../db/repositories/agent-sessions.js';
@@ -153,7 +152,7 @@ export async function drainSessionWakes(o: DrainOptions): Promise<DrainResult> {
   let claiming = Promise.resolve<unknown>(undefined);
   const claim = () => {
     const next = claiming.then(async () => {
-      const batch = await processDueSessions(o.pool, o.shard, [...busy], o.batchSessions, PAGE);
+      const batch = await processDueSessions(o.pool, o.shard, [...busy], o.batchSessions, PAGE, o.signalEverySeconds);
       for (const s of batch) busy.add(s.sessionId);
       return batch;
     });
@@ -232,7 +231,7 @@ async function follow(run: Run, batch: readonly DrainedSession[]): Promise<void>
   const { o, totals } = run;
   const live = batch.filter((s) => !s.deleted);
   counted(run, live);
-  const settled = live.filter((s) => s.settled).map((s) => s.sessionId);
+  const settled = live.filter((s) => s.settled);
   totals.sessions += settled.length;
   const toAnalyse = live.filter((s) => !s.settled && !s.more && s.queued > 0).map((s) => s.sessionId);
   if (toAnalyse.length && !o.signal.aborted) {
@@ -256,7 +255,10 @@ async function follow(run: Run, batch: readonly DrainedSession[]): Promise<void>
       totals.sessions += released.filter((s) => s.settled).length;
     }
   }
-  await tellRoutine(run, settled);
+  await tellRoutine(
+    run,
+    settled.flatMap((s) => (s.turn ? [s.turn] : [])),
+  );
 }
 
 /**
@@ -281,13 +283,13 @@ async function tellHeld(run: Run, sessionIds: readonly string[]): Promise<string
 }
 
 /**
- * Tells settled sessions' workflows whose turn has come (a session that ended always has it):
- * ended sessions at once; open ones in the background, the lane moving on, at the worker's pace:
- * those beyond it are deferred to their slot (their turn due again, their wake set for then). A
- * process that dies before sending a routine signal leaves it to the session's next turn.
+ * Tells the workflows of settled sessions whose routine turn the pass took (a session that ended
+ * always has it; see advanceSessions): ended sessions at once; open ones in the background, the
+ * lane moving on, at the worker's pace: those beyond it are deferred to their slot (their turn due
+ * again, their wake set for then). A process that dies before sending a routine signal leaves it
+ * to the session's next turn.
  */
-async function tellRoutine(run: Run, sessionIds: readonly string[]): Promise<void> {
-  const turns = await takeWorkflowSignalTurns(run.o.pool, sessionIds, run.o.signalEverySeconds);
+async function tellRoutine(run: Run, turns: readonly SignalTarget[]): Promise<void> {
   await Promise.all(turns.filter((t) => t.status !== 'open').map((turn) => send(run, turn)));
   const deferred: { sessionId: string; seconds: number }[] = [];
   for (const turn of turns.filter((t) => t.status === 'open')) {

@@ -1,10 +1,7 @@
 import type { DatabasePool } from 'slonik';
 import type { AnalysisResult, ProcessResult } from '../../workflows/agent-session/contract.js';
 import {
-  balances,
-  completeJobs,
-  countQueuedJobs,
-  lockQueuedJobs,
+  completePaidJobs,
   payForJobs,
   queuedJobs,
   replaceQualitativeSignals,
@@ -26,12 +23,11 @@ import {
   advanceSessions,
   claimDueSessions,
   type DrainShard,
-  endHolds,
   lockSessionRows,
-  setBillingStates,
+  settleAnalysisRound,
   takeSessionsForPass,
-  touchAnalysedSessions,
   type LockedSession,
+  type SignalTarget,
 } from '../db/repositories/agent-sessions.js';
 import { recordEvents } from '../db/repositories/domain-events.js';
 import type { Tx } from '../db/pool.js';
@@ -72,7 +68,10 @@ export async function processPending(
     const [session] = await takeSessionsForPass(tx, [sessionId]);
     if (!session) return DELETED;
     // Deleted after it was read: its pass wrote nothing.
-    return (await processPages(tx, [session], at, pageSize, o)).get(sessionId) ?? DELETED;
+    const result = (await processPages(tx, [session], at, pageSize, o)).get(sessionId);
+    if (!result) return DELETED;
+    const { turn: _turn, ...processed } = result;
+    return processed;
   });
 }
 
@@ -89,15 +88,22 @@ export interface PassOptions {
    * wait (credits, provider): it runs them when it can, and the pass settles the session.
    */
   holdWakeWhileQueued?: boolean;
+  /** The drainer's passes: a settled session's routine workflow signal turn is taken with its wake (advanceSessions). */
+  routineTurnEverySeconds?: number;
 }
 
 /** What a caller with no state of its own knows of a session: what is stored (the drainer). */
 export const STORED_ONLY: ProgressSnapshot = { processedThroughSequence: null, highestSequence: null, terminal: false };
 
 /** A drainer pass over one session: its result, and whether the pass took the session's wake. */
-export interface DrainedSession extends ProcessResult {
+export interface DrainedSession extends PassResult {
   sessionId: string;
+}
+
+/** A pass's result in one session; `turn`: its workflow's routine signal turn, taken by the pass (PassOptions). */
+interface PassResult extends ProcessResult {
   settled: boolean;
+  turn: SignalTarget | null;
 }
 
 /**
@@ -112,10 +118,17 @@ export async function processDueSessions(
   busy: readonly string[],
   limit: number,
   pageSize: number,
+  routineTurnEverySeconds?: number,
 ): Promise<DrainedSession[]> {
   return pool.transaction(async (tx) => {
     const sessions = await claimDueSessions(tx, shard, busy, limit);
-    return drained(await processPages(tx, sessions, STORED_ONLY, pageSize, { holdWakeWhileQueued: true, skipIngesting: true }));
+    return drained(
+      await processPages(tx, sessions, STORED_ONLY, pageSize, {
+        holdWakeWhileQueued: true,
+        skipIngesting: true,
+        ...(routineTurnEverySeconds === undefined ? {} : { routineTurnEverySeconds }),
+      }),
+    );
   });
 }
 
@@ -131,7 +144,7 @@ export async function processSessions(
   );
 }
 
-function drained(results: Map<string, ProcessResult & { settled: boolean }>): DrainedSession[] {
+function drained(results: Map<string, PassResult>): DrainedSession[] {
   return [...results].map(([sessionId, r]) => ({ sessionId, ...r }));
 }
 
@@ -148,8 +161,7 @@ async function processPages(
   at: ProgressSnapshot,
   pageSize: number,
   o: PassOptions,
-): Promise<Map<string, ProcessResult & { settled: boolean }>> {
-  const ids = sessions.map((s) => s.id);
+): Promise<Map<string, PassResult>> {
   // The stored progress wins over the caller's snapshot: a retried call (its first attempt
   // committed, then the worker died) must not see the page it already processed as a gap.
   const progress = sessions.map(
@@ -167,7 +179,6 @@ async function processPages(
     ),
     (r) => r.session_id,
   );
-  const queuedBefore = await countQueuedJobs(tx, ids);
   const plans = sessions.map((session, i) => {
     const rows = pending.get(session.id) ?? [];
     const plan = planProcessing(
@@ -177,7 +188,7 @@ async function processPages(
     const process = new Set(plan.process.map((e) => e.sequence));
     const picked = rows.filter((r) => process.has(r.sequence));
     // At most what was queued and what this pass queues (an analysis it finds queued already adds none).
-    const queued = (queuedBefore.get(session.id) ?? 0) + picked.filter((r) => isFinalResponse(r) && r.has_content).length;
+    const queued = session.queued + picked.filter((r) => isFinalResponse(r) && r.has_content).length;
     // A full page may end before the next sequence only because it is full: look again first.
     const more = rows.length === pageSize && picked.length > 0;
     const settled = passSettles({ more, holdWakeWhileQueued: o.holdWakeWhileQueued ?? false, queued, holdTold: session.hold_told });
@@ -191,7 +202,10 @@ async function processPages(
       settled: p.settled,
       wakeSeq: p.session.wake_seq,
     })),
-    { skipLocked: o.skipIngesting ?? false },
+    {
+      skipLocked: o.skipIngesting ?? false,
+      ...(o.routineTurnEverySeconds === undefined ? {} : { routineTurnEverySeconds: o.routineTurnEverySeconds }),
+    },
   );
   const live = plans.filter((p) => stored.has(p.session.id));
   const chosen: SessionEvent[] = live.flatMap((p) => p.picked.map((row) => ({ session: p.session, row })));
@@ -243,6 +257,7 @@ async function processPages(
           units: metered.filter((id) => id === p.session.id).length,
           queued: p.queued,
           settled: p.settled,
+          turn: s.turn ? s : null,
         },
       ];
     }),
@@ -323,8 +338,7 @@ export async function analyseQueuedSessions(
     ...contentless.map((j) => closing(j, 'failed', 'content_not_stored')),
   ]);
   const blocked = new Set<string>();
-  const ready = await affordable(
-    pool,
+  const ready = affordable(
     jobs.filter((j) => j.event_revision === j.revision && j.content !== null),
     o.creditCost,
     blocked,
@@ -334,37 +348,27 @@ export async function analyseQueuedSessions(
   // Paid first, in a transaction of its own that holds no session row (payForJobs): a round waiting
   // for its organization's balance never holds up an ingest. Unpaid analyses leave their sessions
   // billing-blocked; what was paid is written below, or by the next round if this one dies first.
-  const unpaid = await pool.transaction((tx) =>
-    payForJobs(
-      tx,
-      analysed.filter((a) => a.job.credits_spent === 0).map((a) => a.job),
-      o.creditCost,
-      'agent_response_analysis',
-    ),
-  );
+  const toPay = analysed.filter((a) => a.job.credits_spent === 0).map((a) => a.job);
+  const unpaid = toPay.length
+    ? await pool.transaction((tx) => payForJobs(tx, toPay, o.creditCost, 'agent_response_analysis'))
+    : new Set<number>();
   for (const a of analysed) if (unpaid.has(a.job.id)) blocked.add(a.job.session_id);
   // The analyses, the round's billing verdict and its events commit together: a reader that sees
   // the analyses done sees the processing status they leave.
-  const { written, statuses } = await pool.transaction(async (tx) => {
+  const providerWaits = new Set(unanswered.map((j) => j.session_id));
+  const { written, statuses, remaining } = await pool.transaction(async (tx) => {
     // The sessions' rows, in lock order, order this write after a concurrent ingest (a purge, a
     // revision) and a pass, and a concurrent round of the same sessions after this one.
     const live = new Set(await lockSessionRows(tx, sessionIds));
     const written = await writeAnalyses(tx, live, analysed, o);
-    const verdict = await setBillingStates(
+    // The billing verdict, the holds that end, the sessions whose queue is now empty: one statement.
+    const verdict = await settleAnalysisRound(
       tx,
-      sessionIds.map((id) => ({ sessionId: id, blocked: blocked.has(id) })),
+      sessionIds.map((id) => ({ sessionId: id, blocked: blocked.has(id), endHold: !blocked.has(id) && !providerWaits.has(id) })),
     );
     await recordEvents(tx, billingEvents(verdict.changes));
-    // The sessions whose queue is now empty read `completed`: their rows move for incremental sync.
-    await touchAnalysedSessions(tx, [...live]);
-    return { written, statuses: verdict.statuses };
+    return { written, statuses: verdict.statuses, remaining: verdict.remaining };
   });
-  const providerWaits = new Set(unanswered.map((j) => j.session_id));
-  await endHolds(
-    pool,
-    sessionIds.filter((id) => !blocked.has(id) && !providerWaits.has(id)),
-  );
-  const remaining = await countQueuedJobs(pool, sessionIds);
   const count = (list: readonly { sessionId: string }[], id: string) => list.filter((x) => x.sessionId === id).length;
   const failed = [...contentless.map((j) => closing(j, 'failed', null)), ...refused.filter((r) => r.status === 'failed')];
   const results = new Map(
@@ -395,16 +399,11 @@ function closing(j: JobRow, status: Closing['status'], errorCode: string | null)
 
 /**
  * Never calls a (paid) provider for analyses the balance cannot pay: the jobs each organization's
- * balance pays for, in queue order; the sessions of the others are added to `blocked`.
+ * balance (as read with the jobs) pays for, in queue order; the sessions of the others are added
+ * to `blocked`.
  */
-async function affordable(pool: DatabasePool, jobs: readonly JobRow[], creditCost: number, blocked: Set<string>): Promise<JobRow[]> {
-  if (!jobs.length) return [];
-  const budget = new Map(
-    [...(await balances(pool, [...new Set(jobs.map((j) => j.organization_id))]))].map(([org, credits]) => [
-      org,
-      Math.floor(credits / creditCost),
-    ]),
-  );
+function affordable(jobs: readonly JobRow[], creditCost: number, blocked: Set<string>): JobRow[] {
+  const budget = new Map(jobs.map((j) => [j.organization_id, Math.floor(j.credit_balance / creditCost)]));
   return jobs.filter((j) => {
     // Paid by an earlier round that died before writing its result: analysed again, not paid again.
     if (j.credits_spent > 0) return true;
@@ -478,22 +477,18 @@ async function writeAnalyses(
   o: AnalysisOptions,
 ): Promise<Map<string, number>> {
   if (!analysed.length) return new Map();
-  const live = new Set(
-    await lockQueuedJobs(
+  const closed = new Set(
+    await completePaidJobs(
       tx,
       analysed.filter((a) => sessions.has(a.job.session_id)).map((a) => a.job.id),
     ),
   );
-  const paid = analysed.filter((a) => live.has(a.job.id));
+  const paid = analysed.filter((a) => closed.has(a.job.id));
   const created = await replaceQualitativeSignals(tx, paid, o.extractor.name);
   const jobOf = new Map(paid.map((a) => [a.job.session_id, a.job]));
   await recordEvents(
     tx,
     signalEvents(created, 'qualitative_inference', (id) => jobOf.get(id)!),
-  );
-  await completeJobs(
-    tx,
-    paid.map((a) => a.job.id),
   );
   const written = new Map<string, number>();
   for (const a of paid) written.set(a.job.session_id, (written.get(a.job.session_id) ?? 0) + 1);

@@ -138,7 +138,7 @@ export const PROTOCOL_COLUMNS = {
   /** Migration 0012. */
   workflow_signalled_at: {
     means: "the drainer last sent the workflow a signal then (NULL: never, a hold's signal is in flight, or the last one failed)",
-    setBy: 'the drainer taking a routine turn (takeWorkflowSignalTurns) or confirming a sent hold (confirmHoldSignals)',
+    setBy: 'a drainer pass taking a routine turn (advanceSessions) or confirming a sent hold (confirmHoldSignals)',
     clearedBy: 'the drainer taking a hold turn (takeHoldSignalTurns) and a failed signal (deferWorkflowSignal)',
     readBy: 'the drainer (its turns) and every pass (hold told: see HOLD_TOLD)',
   },
@@ -146,7 +146,7 @@ export const PROTOCOL_COLUMNS = {
   hold_signalled_at: {
     means: 'the drainer told the workflow that its analyses wait (counts only with workflow_signalled_at set)',
     setBy: 'the drainer taking a hold turn (takeHoldSignalTurns)',
-    clearedBy: 'an analysis round that was not held, by the workflow or the drainer (endHolds), and a failed signal (deferWorkflowSignal)',
+    clearedBy: 'an analysis round that was not held, by the workflow or the drainer (settleAnalysisRound), and a failed signal (deferWorkflowSignal)',
     readBy: "the drainer's passes: while told, they leave queued analyses to the workflow",
   },
 } as const;

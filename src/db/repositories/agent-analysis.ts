@@ -20,6 +20,8 @@ const jobRow = z.object({
   /** Credits already paid for this analysis (a round that paid, then died before writing its result). */
   credits_spent: z.number(),
   user_messages: z.array(z.string()),
+  /** The organization's balance when the jobs were read (what a round may spend, before it pays). */
+  credit_balance: z.number(),
 });
 export type JobRow = z.infer<typeof jobRow>;
 
@@ -34,6 +36,7 @@ export async function queuedJobs(db: CommonQueryMethods, sessionIds: readonly st
     SELECT j.* FROM unnest(${sql.array([...sessionIds], 'uuid')}) AS q(id) CROSS JOIN LATERAL (
       SELECT j.id, j.session_id, j.event_id, j.revision, e.revision AS event_revision, e.external_event_id,
         e.payload->>'content' AS content, s.organization_id, s.application_id, j.attempts, j.credits_spent,
+        (SELECT o.credit_balance FROM organizations o WHERE o.id = s.organization_id) AS credit_balance,
         coalesce((SELECT array_agg(u.content ORDER BY u.sequence) FROM (
           SELECT m.payload->>'content' AS content, m.sequence FROM agent_events m
           WHERE m.session_id = j.session_id AND m.type = 'user_message' AND m.sequence < e.sequence AND m.payload->>'content' IS NOT NULL
@@ -77,18 +80,6 @@ export async function updateJobs(
 }
 
 /**
- * Locks the jobs still queued whose analysis was paid (payForJobs); returns their ids in queue
- * order. The result of a paid analysis is written even if its response was revised since: the
- * revision has an analysis of its own.
- */
-export async function lockQueuedJobs(tx: CommonQueryMethods, jobIds: readonly number[]): Promise<number[]> {
-  const rows = await tx.anyFirst(sql.type(z.object({ id: z.number() }))`
-    SELECT id FROM agent_analysis_jobs WHERE id = ANY(${sql.array([...jobIds], 'int8')}) AND status = 'queued' AND credits_spent > 0
-    ORDER BY id FOR UPDATE`);
-  return [...rows];
-}
-
-/**
  * Pays for analyses done (decision 0210), in a transaction of its own that touches no session row:
  * the jobs still queued and unpaid are locked (in id order: a concurrent round of the same jobs waits,
  * then finds them paid), then each organization's balance (in id order) pays for as many as it can,
@@ -122,13 +113,6 @@ export async function payForJobs(
     for (const id of ids) if (!paid.has(id)) unpaid.add(id);
   }
   return unpaid;
-}
-
-export async function balances(db: CommonQueryMethods, organizationIds: readonly string[]): Promise<Map<string, number>> {
-  if (!organizationIds.length) return new Map();
-  const rows = await db.any(sql.type(z.object({ id: z.string(), credit_balance: z.number() }))`
-    SELECT id, credit_balance FROM organizations WHERE id = ANY(${sql.array([...organizationIds], 'uuid')})`);
-  return new Map(rows.map((r) => [r.id, r.credit_balance]));
 }
 
 /**
@@ -201,10 +185,19 @@ export async function replaceQualitativeSignals(
     RETURNING id, session_id`);
 }
 
-/** Closes paid analyses whose results were written (what they cost is on them since payForJobs). */
-export async function completeJobs(tx: CommonQueryMethods, jobIds: readonly number[]): Promise<void> {
-  if (!jobIds.length) return;
-  await tx.query(sql.unsafe`
-    UPDATE agent_analysis_jobs SET status = 'done', attempts = attempts + 1, updated_at = now()
-    WHERE id = ANY(${sql.array([...jobIds], 'int8')})`);
+/**
+ * Closes the jobs still queued whose analysis was paid (payForJobs), locked in id order, and
+ * returns their ids: the caller writes their results in the same transaction. The result of a paid
+ * analysis is written even if its response was revised since: the revision has an analysis of its
+ * own. A job closed by a concurrent round is left alone (and not returned).
+ */
+export async function completePaidJobs(tx: CommonQueryMethods, jobIds: readonly number[]): Promise<number[]> {
+  if (!jobIds.length) return [];
+  const rows = await tx.anyFirst(sql.type(z.object({ id: z.number() }))`
+    UPDATE agent_analysis_jobs j SET status = 'done', attempts = j.attempts + 1, updated_at = now()
+    FROM (SELECT id FROM agent_analysis_jobs WHERE id = ANY(${sql.array([...jobIds], 'int8')}) AND status = 'queued' AND credits_spent > 0
+      ORDER BY id FOR UPDATE) AS l
+    WHERE j.id = l.id
+    RETURNING j.id`);
+  return [...rows];
 }

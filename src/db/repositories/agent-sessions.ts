@@ -355,6 +355,8 @@ export const lockedSession = z.object({
   hold_told: z.boolean(),
   /** The wake's generation when the pass read the session (migration 0034): it takes the wake only if unchanged. */
   wake_seq: z.number(),
+  /** Its analyses queued when the pass read it (read with the session: one statement fewer per pass). */
+  queued: z.number(),
 });
 export type LockedSession = z.infer<typeof lockedSession>;
 
@@ -375,8 +377,9 @@ export async function lockSessionRows(tx: CommonQueryMethods, sessionIds: readon
   return tx.anyFirst(sql.type(z.object({ id: z.string() }))`SELECT id FROM ${inLockOrder(sessionIds, sql.fragment`TRUE`)} AS l`);
 }
 
-/** What a pass reads of a session when it takes it (no row lock: ingests go on meanwhile). */
-const PASS_COLUMNS = sql.fragment`id, organization_id, application_id, status, processed_through_sequence, highest_sequence, ${HOLD_TOLD}, wake_seq`;
+/** What a pass reads of a session `s` when it takes it (no row lock: ingests go on meanwhile). */
+const PASS_COLUMNS = sql.fragment`id, organization_id, application_id, status, processed_through_sequence, highest_sequence, ${HOLD_TOLD}, wake_seq,
+  (SELECT count(*) FROM agent_analysis_jobs j WHERE j.session_id = s.id AND j.status = 'queued')::int AS queued`;
 
 /**
  * A session's pass lock (decision 0210): a transaction-scoped advisory lock that orders the passes
@@ -396,7 +399,7 @@ export async function takeSessionsForPass(tx: CommonQueryMethods, sessionIds: re
   await tx.query(sql.unsafe`
     SELECT pg_advisory_xact_lock(${passLockKey(sql.fragment`x.id`)}) FROM unnest(${sql.array(ids, 'uuid')}) WITH ORDINALITY AS x(id, n) ORDER BY x.n`);
   return tx.any(sql.type(lockedSession)`
-    SELECT ${PASS_COLUMNS} FROM agent_sessions WHERE id = ANY(${sql.array(ids, 'uuid')})`);
+    SELECT ${PASS_COLUMNS} FROM agent_sessions s WHERE id = ANY(${sql.array(ids, 'uuid')})`);
 }
 
 /** One of a task queue's session drainer shards: it drains the sessions of bucket `index` of `count`. */
@@ -449,91 +452,121 @@ export interface PassOutcome {
   wakeSeq: number;
 }
 
+/** A session as a pass leaves it; `turn`: the pass took its workflow's routine turn (see advanceSessions). */
+const advancedRow = signalTarget.extend({ turn: z.boolean() });
+export type AdvancedSession = z.infer<typeof advancedRow>;
+
+/**
+ * Routine signals: the workflows of sessions that ended (the workflow finishes its run) or were
+ * not told for `everySeconds` (or ever). A process that dies before sending leaves it to the next
+ * turn.
+ */
+const routineTurnDue = (everySeconds: number) =>
+  sql.fragment`status <> 'open' OR workflow_signalled_at IS NULL OR workflow_signalled_at <= now() - ${everySeconds} * interval '1 second'`;
+
 /**
  * Advances the sessions' watermarks after a pass, taking the wake requests of the settled ones
  * whose wake no ingest requested again since the pass read them (`wake_seq` unchanged); one
  * statement for any number of sessions, which locks their rows in the order every multi-session
  * lock uses (a pass's first write, which holds the rows until its commit). `skipLocked` (the
  * drainer): a session whose ingest is in flight is left out, its wake kept, rather than waited for.
- * Returns the sessions as stored (deleted and skipped ones are absent), which the workflow adopts.
+ * `routineTurnEverySeconds` (the drainer): a settled session whose workflow is due a routine signal
+ * (routineTurnDue) has its turn taken in the same statement (`turn`), one statement fewer
+ * per pass; the caller sends it after the commit. Returns the sessions as stored (deleted and
+ * skipped ones are absent), which the workflow adopts.
  */
-export async function advanceSessions(tx: CommonQueryMethods, outcomes: readonly PassOutcome[], o: { skipLocked?: boolean } = {}) {
-  if (!outcomes.length) return new Map<string, { status: LockedSession['status']; highest_sequence: number | null }>();
+export async function advanceSessions(
+  tx: CommonQueryMethods,
+  outcomes: readonly PassOutcome[],
+  o: { skipLocked?: boolean; routineTurnEverySeconds?: number } = {},
+): Promise<Map<string, AdvancedSession>> {
+  if (!outcomes.length) return new Map();
   const records = outcomes.map((x) => ({ id: x.sessionId, watermark: x.watermark, settled: x.settled, wake_seq: x.wakeSeq }));
-  const rows = await tx.any(sql.type(
-    z.object({ id: z.string(), status: z.enum(['open', 'ended', 'abandoned']), highest_sequence: z.number().nullable() }),
-  )`
+  const due = o.routineTurnEverySeconds === undefined ? sql.fragment`FALSE` : routineTurnDue(o.routineTurnEverySeconds);
+  const rows = await tx.any(sql.type(advancedRow)`
     UPDATE agent_sessions s SET processed_through_sequence = greatest(s.processed_through_sequence, x.watermark), updated_at = now(),
-      wake_requested_at = CASE WHEN x.settled AND s.wake_seq = x.wake_seq THEN NULL ELSE s.wake_requested_at END
+      wake_requested_at = CASE WHEN x.settled AND s.wake_seq = x.wake_seq THEN NULL ELSE s.wake_requested_at END,
+      workflow_signalled_at = CASE WHEN x.settled AND l.due THEN now() ELSE s.workflow_signalled_at END
     FROM jsonb_to_recordset(${sql.jsonb(records)}) AS x(id uuid, watermark bigint, settled boolean, wake_seq bigint),
       ${inLockOrder(
         outcomes.map((x) => x.sessionId),
         sql.fragment`TRUE`,
-        o,
+        { ...o, columns: sql.fragment`(${due}) AS due` },
       )} AS l
     WHERE s.id = x.id AND l.id = s.id
-    RETURNING s.id, s.status, s.highest_sequence`);
-  return new Map(rows.map((r) => [r.id, { status: r.status, highest_sequence: r.highest_sequence }]));
+    RETURNING s.id, s.organization_id, s.status, s.highest_sequence, s.processing_status, s.wake_trace_parent, x.settled AND l.due AS turn`);
+  return new Map(rows.map((r) => [r.id, r]));
 }
 
-const billingRow = z.object({
+const settledRow = z.object({
   id: z.string(),
   organization_id: z.string(),
   application_id: z.string(),
   before: z.enum(['pending', 'processing', 'completed', 'billing_blocked', 'capture_disabled']),
   processing_status: z.enum(['pending', 'processing', 'completed', 'billing_blocked', 'capture_disabled']),
+  remaining: z.number(),
 });
 
-/**
- * An analysis round's verdict: moves sessions between `pending` and `billing_blocked` (from
- * BILLING_MANAGED statuses only: `capture_disabled` is the ingest's to set and clear). Returns the
- * stored statuses (deleted sessions are absent) and the changes made, from which the caller
- * records the billing events in the same transaction. The rows are locked in the order every
- * multi-session lock uses, so the status read before the change is the one it replaced. Two
- * statements: the read after a non-matching update sees rows committed meanwhile.
- */
-export async function setBillingStates(
-  tx: Tx,
-  states: readonly { sessionId: string; blocked: boolean }[],
-): Promise<{ statuses: Map<string, StoredProcessingStatus>; changes: StatusChange[] }> {
-  if (!states.length) return { statuses: new Map(), changes: [] };
-  const targets = states.map((t) => ({ id: t.sessionId, target: processingStatusAfterAnalysis(t.blocked) }));
-  const ids = states.map((t) => t.sessionId);
-  const changed = await tx.any(sql.type(billingRow)`
-    UPDATE agent_sessions s SET processing_status = x.target, updated_at = now()
-    FROM jsonb_to_recordset(${sql.jsonb(targets)}) AS x(id uuid, target text),
-      (SELECT id, processing_status AS before FROM agent_sessions WHERE id = ANY(${sql.array(ids, 'uuid')})
-        ORDER BY application_id, external_session_id COLLATE "C" FOR NO KEY UPDATE) AS l
-    WHERE s.id = x.id AND l.id = s.id AND l.before = ANY(${sql.array([...BILLING_MANAGED], 'text')}) AND l.before <> x.target
-    RETURNING s.id, s.organization_id, s.application_id, l.before, s.processing_status`);
-  const statuses = new Map<string, StoredProcessingStatus>(changed.map((r) => [r.id, r.processing_status]));
-  const rest = ids.filter((id) => !statuses.has(id));
-  if (rest.length) {
-    for (const r of await tx.any(sql.type(z.object({ id: z.string(), processing_status: billingRow.shape.processing_status }))`
-      SELECT id, processing_status FROM agent_sessions WHERE id = ANY(${sql.array(rest, 'uuid')})`))
-      statuses.set(r.id, r.processing_status);
-  }
-  const changes = changed.map((r) => ({
-    sessionId: r.id,
-    organizationId: r.organization_id,
-    applicationId: r.application_id,
-    before: r.before,
-    after: r.processing_status,
-  }));
-  return { statuses, changes };
+/** An analysis round's outcome for one session (settleAnalysisRound). */
+export interface RoundOutcome {
+  sessionId: string;
+  /** Analyses the balance could not pay: the session is billing-blocked. */
+  blocked: boolean;
+  /** The round was not held (neither by credits nor by the provider): the session's hold ends (see takeHoldSignalTurns). */
+  endHold: boolean;
 }
 
 /**
- * Moves the sessions whose analysis queue this round emptied (their reported processing status
- * turns `completed`, src/db/repositories/agent-conversations.ts): `updated_at` is a shown column,
- * so incremental sync reports the change. One statement for the round's sessions.
+ * An analysis round's end, in one statement for its sessions (decision 0210: it was four): the
+ * billing verdict moves sessions between `pending` and `billing_blocked` (from BILLING_MANAGED
+ * statuses only: `capture_disabled` is the ingest's to set and clear); a round that was not held
+ * ends the session's hold; a session whose analysis queue the round emptied moves (`updated_at`, a
+ * shown column: its reported status turns `completed` and incremental sync reports it). A row is
+ * written only when one of these changes it. The rows are locked in the order every multi-session
+ * lock uses, so the status read is the one replaced. Returns the stored statuses and the analyses
+ * still queued (deleted sessions are absent) and the changes made, from which the caller records
+ * the billing events in the same transaction.
  */
-export async function touchAnalysedSessions(tx: Tx, sessionIds: readonly string[]): Promise<void> {
-  if (!sessionIds.length) return;
-  await tx.query(sql.unsafe`
-    UPDATE agent_sessions s SET updated_at = now()
-    FROM ${inLockOrder(sessionIds, sql.fragment`NOT EXISTS (SELECT 1 FROM agent_analysis_jobs j WHERE j.session_id = agent_sessions.id AND j.status = 'queued')`)} AS l
-    WHERE s.id = l.id`);
+export async function settleAnalysisRound(
+  tx: Tx,
+  outcomes: readonly RoundOutcome[],
+): Promise<{ statuses: Map<string, StoredProcessingStatus>; remaining: Map<string, number>; changes: StatusChange[] }> {
+  if (!outcomes.length) return { statuses: new Map(), remaining: new Map(), changes: [] };
+  const records = outcomes.map((o) => ({ id: o.sessionId, target: processingStatusAfterAnalysis(o.blocked), end_hold: o.endHold }));
+  const managed = sql.array([...BILLING_MANAGED], 'text');
+  const rows = await tx.any(sql.type(settledRow)`
+    WITH x AS (SELECT * FROM jsonb_to_recordset(${sql.jsonb(records)}) AS x(id uuid, target text, end_hold boolean)),
+    l AS ${inLockOrder(
+      outcomes.map((o) => o.sessionId),
+      sql.fragment`TRUE`,
+      {
+        columns: sql.fragment`organization_id, application_id, processing_status AS before, hold_signalled_at IS NOT NULL AS held,
+          (SELECT count(*) FROM agent_analysis_jobs j WHERE j.session_id = agent_sessions.id AND j.status = 'queued')::int AS remaining`,
+      },
+    )},
+    v AS (SELECT l.*, x.target, x.end_hold, l.before = ANY(${managed}) AND l.before <> x.target AS moves FROM l JOIN x ON x.id = l.id),
+    u AS (
+      UPDATE agent_sessions s SET
+        processing_status = CASE WHEN v.moves THEN v.target ELSE s.processing_status END,
+        hold_signalled_at = CASE WHEN v.end_hold THEN NULL ELSE s.hold_signalled_at END,
+        updated_at = CASE WHEN v.moves OR v.remaining = 0 THEN now() ELSE s.updated_at END
+      FROM v WHERE s.id = v.id AND (v.moves OR v.remaining = 0 OR (v.end_hold AND v.held))
+      RETURNING s.id, s.processing_status)
+    SELECT v.id, v.organization_id, v.application_id, v.before, coalesce(u.processing_status, v.before) AS processing_status, v.remaining
+    FROM v LEFT JOIN u ON u.id = v.id`);
+  return {
+    statuses: new Map(rows.map((r) => [r.id, r.processing_status])),
+    remaining: new Map(rows.map((r) => [r.id, r.remaining])),
+    changes: rows
+      .filter((r) => r.before !== r.processing_status)
+      .map((r) => ({
+        sessionId: r.id,
+        organizationId: r.organization_id,
+        applicationId: r.application_id,
+        before: r.before,
+        after: r.processing_status,
+      })),
+  };
 }
 
 /** The organization's billing-blocked sessions (a top-up wakes their workflows). */
@@ -579,10 +612,11 @@ export async function claimDoomedSessions(
  * The rows of these sessions that match `where`, locked in the order every multi-session lock
  * uses (see lockSessionRows), so that an update of several sessions never deadlocks with an
  * ingest batch or the drainer. The lock is the one an UPDATE of non-key columns takes (NO KEY), so
- * that inserts referencing the sessions (events, signals) do not wait for it.
+ * that inserts referencing the sessions (events, signals) do not wait for it. `columns`: more of
+ * the rows' columns, read as locked (the latest committed version).
  */
-function inLockOrder(sessionIds: readonly string[], where: FragmentSqlToken, o: { skipLocked?: boolean } = {}) {
-  return sql.fragment`(SELECT id FROM agent_sessions WHERE id = ANY(${sql.array([...sessionIds], 'uuid')}) AND ${where}
+function inLockOrder(sessionIds: readonly string[], where: FragmentSqlToken, o: { skipLocked?: boolean; columns?: FragmentSqlToken } = {}) {
+  return sql.fragment`(SELECT id${o.columns ? sql.fragment`, ${o.columns}` : sql.fragment``} FROM agent_sessions WHERE id = ANY(${sql.array([...sessionIds], 'uuid')}) AND ${where}
     ORDER BY application_id, external_session_id COLLATE "C" FOR NO KEY UPDATE ${o.skipLocked ? sql.fragment`SKIP LOCKED` : sql.fragment``})`;
 }
 
@@ -599,24 +633,6 @@ async function takeTurns(
     FROM ${inLockOrder(sessionIds, sql.fragment`(${due})`)} AS l
     WHERE s.id = l.id
     RETURNING s.id, s.organization_id, s.status, s.highest_sequence, s.processing_status, s.wake_trace_parent`);
-}
-
-/**
- * Routine signals: the workflows of sessions that ended (the workflow finishes its run) or were
- * not told for `everySeconds` (or ever). A process that dies before sending leaves it to the next
- * turn.
- */
-export async function takeWorkflowSignalTurns(
-  db: CommonQueryMethods,
-  sessionIds: readonly string[],
-  everySeconds: number,
-): Promise<readonly SignalTarget[]> {
-  return takeTurns(
-    db,
-    sessionIds,
-    sql.fragment`workflow_signalled_at = now()`,
-    sql.fragment`status <> 'open' OR workflow_signalled_at IS NULL OR workflow_signalled_at <= now() - ${everySeconds} * interval '1 second'`,
-  );
 }
 
 /**
@@ -641,17 +657,6 @@ export async function confirmHoldSignals(db: CommonQueryMethods, sessionIds: rea
   await db.query(sql.unsafe`
     UPDATE agent_sessions s SET workflow_signalled_at = now()
     FROM ${inLockOrder(sessionIds, sql.fragment`TRUE`)} AS l WHERE s.id = l.id`);
-}
-
-/**
- * Analysis rounds that were not held end the sessions' holds: the next round that is held tells
- * the workflow at once (its own wait for credits or the provider has ended too).
- */
-export async function endHolds(db: CommonQueryMethods, sessionIds: readonly string[]): Promise<void> {
-  if (!sessionIds.length) return;
-  await db.query(sql.unsafe`
-    UPDATE agent_sessions s SET hold_signalled_at = NULL
-    FROM ${inLockOrder(sessionIds, sql.fragment`hold_signalled_at IS NOT NULL`)} AS l WHERE s.id = l.id`);
 }
 
 /** Sessions whose drain failed are looked at again after `retrySeconds`, not in a tight loop. */

@@ -3,7 +3,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { analyseQueued, processPending } from '../../../src/agents/processing.js';
 import { billingEvents } from '../../../src/domain/agent-session-state.js';
-import { setBillingStates } from '../../../src/db/repositories/agent-sessions.js';
+import { settleAnalysisRound } from '../../../src/db/repositories/agent-sessions.js';
 import { listEvents, recordEvents, type DomainEventRow } from '../../../src/db/repositories/domain-events.js';
 import { addCredits } from '../../../src/db/repositories/organizations.js';
 import { LocalSignalExtractor } from '../../../src/providers/signal-extractor/local.js';
@@ -160,7 +160,7 @@ describe('domain events: agent sessions', function () {
     const failure = new Error('the rest of the transaction failed');
     await assert.rejects(
       t.pool.transaction(async (tx) => {
-        const verdict = await setBillingStates(tx, [{ sessionId, blocked: true }]);
+        const verdict = await settleAnalysisRound(tx, [{ sessionId, blocked: true, endHold: false }]);
         await recordEvents(tx, billingEvents(verdict.changes));
         assert.equal((await listEvents(tx, org.organizationId)).length, 1, 'recorded inside the transaction');
         throw failure;
