@@ -146,7 +146,8 @@ export const PROTOCOL_COLUMNS = {
   hold_signalled_at: {
     means: 'the drainer told the workflow that its analyses wait (counts only with workflow_signalled_at set)',
     setBy: 'the drainer taking a hold turn (takeHoldSignalTurns)',
-    clearedBy: 'an analysis round that was not held, by the workflow or the drainer (settleAnalysisRound), and a failed signal (deferWorkflowSignal)',
+    clearedBy:
+      'an analysis round that was not held, by the workflow or the drainer (settleAnalysisRound), and a failed signal (deferWorkflowSignal)',
     readBy: "the drainer's passes: while told, they leave queued analyses to the workflow",
   },
 } as const;
