@@ -198,13 +198,19 @@ const calls = (list: Statement[]) => list.reduce((sum, s) => sum + s.calls, 0);
 const explicitTransactions = (list: Statement[]) =>
   calls(list.filter((s) => s.toplevel && /^\s*(COMMIT|ROLLBACK|END|ABORT)\b/i.test(s.query)));
 
+/** The statements that only open and end transactions (START TRANSACTION, COMMIT...): counted among the statements. */
+const transactionControl = (list: Statement[]) =>
+  calls(list.filter((s) => s.toplevel && /^\s*(BEGIN|START TRANSACTION|COMMIT|ROLLBACK|END|ABORT)\b/i.test(s.query)));
+
 /**
- * What every phase reports per event (or row): statements (top-level; with nested: those run inside
- * functions and triggers too, foreign-key checks among them), transactions, CPU.
+ * What every phase reports per event (or row): statements (top-level, of which transaction control
+ * the START TRANSACTION and COMMIT ones; with nested: those run inside functions and triggers too,
+ * foreign-key checks among them), transactions, CPU.
  */
 function perUnit(m: Measured<unknown>, units: number) {
   return {
     statements: round(calls(m.statements.filter((s) => s.toplevel)) / units, 4),
+    transactionControl: round(transactionControl(m.statements) / units, 4),
     statementsWithNested: round(calls(m.statements) / units, 4),
     transactions: round(m.transactions / units, 3),
     explicitTransactions: round(explicitTransactions(m.statements) / units, 3),
@@ -217,6 +223,7 @@ function perUnit(m: Measured<unknown>, units: number) {
 /** perUnit's figures named per event, as the loaded phases report them. */
 const perEventFigures = (per: ReturnType<typeof perUnit>) => ({
   statementsPerEvent: per.statements,
+  transactionControlStatementsPerEvent: per.transactionControl,
   statementsWithNestedPerEvent: per.statementsWithNested,
   transactionsPerEvent: per.transactions,
   explicitTransactionsPerEvent: per.explicitTransactions,
@@ -489,7 +496,7 @@ export async function benchDataPath(): Promise<Record<string, unknown>> {
     const withWorkerFigures = {
       ...singleFigures(withWorker),
       topByTotalTime: topBy(withWorker.statements, 'totalMs'),
-      topByCalls: topBy(withWorker.statements, 'calls'),
+      topByCalls: topBy(withWorker.statements, 'calls', 24),
       lockWaits: withWorkerWaits,
     };
 
