@@ -345,13 +345,15 @@ export async function analyseQueuedSessions(
   );
   const { analysed, refused, unanswered } = await extractAll(ready, o);
   await closeJobs(pool, refused);
-  // Paid first, in a transaction of its own that holds no session row (payForJobs): a round waiting
-  // for its organization's balance never holds up an ingest. Unpaid analyses leave their sessions
-  // billing-blocked; what was paid is written below, or by the next round if this one dies first.
-  const toPay = analysed.filter((a) => a.job.credits_spent === 0).map((a) => a.job);
-  const unpaid = toPay.length
-    ? await pool.transaction((tx) => payForJobs(tx, toPay, o.creditCost, 'agent_response_analysis'))
-    : new Set<number>();
+  // Paid first, one statement per organization that holds no session row (payForJobs): a round
+  // waiting for its organization's balance never holds up an ingest. Unpaid analyses leave their
+  // sessions billing-blocked; what was paid is written below, or by the next round if this one dies first.
+  const unpaid = await payForJobs(
+    pool,
+    analysed.filter((a) => a.job.credits_spent === 0).map((a) => a.job),
+    o.creditCost,
+    'agent_response_analysis',
+  );
   for (const a of analysed) if (unpaid.has(a.job.id)) blocked.add(a.job.session_id);
   // The analyses, the round's billing verdict and its events commit together: a reader that sees
   // the analyses done sees the processing status they leave.

@@ -80,53 +80,49 @@ export async function updateJobs(
 }
 
 /**
- * Pays for analyses done (decision 0210), in a transaction of its own that touches no session row:
- * the jobs still queued and unpaid are locked (in id order: a concurrent round of the same jobs waits,
- * then finds them paid), then each organization's balance (in id order) pays for as many as it can,
- * and those jobs record what they cost. Returns the ids the balance could not pay (a job paid or
- * closed by a concurrent round is not among them). An organization's balance row is
- * held only for this short transaction, and a round waiting for it holds nothing an ingest needs.
+ * Pays for analyses done (decision 0210), one statement per organization (in id order), each its
+ * own transaction, outside any other: the organization's jobs still queued and unpaid are locked
+ * (in id order: a concurrent round of the same jobs waits, then finds them paid), then its balance
+ * pays for as many as it can (the first ones), one ledger line each, and those jobs record what
+ * they cost. The balance row is held only for that statement's end and its commit, never across a
+ * round trip to a busy worker, and a round waiting for it holds nothing an ingest needs. Returns
+ * the ids the balance could not pay (a job paid or closed by a concurrent round is not among them).
  */
 export async function payForJobs(
-  tx: Tx,
+  db: CommonQueryMethods,
   jobs: readonly { id: number; organization_id: string }[],
   cost: number,
   reason: string,
 ): Promise<Set<number>> {
-  if (!jobs.length) return new Set();
-  const payable = new Set(
-    await tx.anyFirst(sql.type(z.object({ id: z.number() }))`
-      SELECT id FROM agent_analysis_jobs WHERE id = ANY(${sql.array(
-        jobs.map((j) => j.id),
-        'int8',
-      )}) AND status = 'queued' AND credits_spent = 0
-      ORDER BY id FOR UPDATE`),
-  );
   const unpaid = new Set<number>();
-  const byOrganization = Map.groupBy(
-    jobs.filter((j) => payable.has(j.id)).sort((a, b) => a.id - b.id),
-    (j) => j.organization_id,
-  );
+  const byOrganization = Map.groupBy(jobs, (j) => j.organization_id);
   for (const organizationId of [...byOrganization.keys()].sort()) {
-    const ids = byOrganization.get(organizationId)!.map((j) => j.id);
-    const paid = new Set(await payFromBalance(tx, organizationId, ids, cost, reason));
-    for (const id of ids) if (!paid.has(id)) unpaid.add(id);
+    const ids = byOrganization
+      .get(organizationId)!
+      .map((j) => j.id)
+      .sort((a, b) => a - b);
+    for (const r of await payFromBalance(db, organizationId, ids, cost, reason)) if (!r.paid) unpaid.add(r.id);
   }
   return unpaid;
 }
 
 /**
- * Spends `cost` credits for as many of `jobIds` (locked by the caller, in queue order) as the
- * organization's balance pays, in one statement: the balance under its row lock, one ledger line
- * each, and the cost recorded on the jobs paid (the first ones). The balance row is taken last in
- * its transaction, so it is held for this statement and the commit only. Returns the ids paid.
+ * Spends `cost` credits for as many of `jobIds` as are still queued and unpaid and the
+ * organization's balance pays, in one statement: the jobs locked first (in id order), then the
+ * balance under its row lock (taken only when a job is payable), one ledger line each, and the cost
+ * recorded on the jobs paid (the first ones). Returns each payable job and whether it was paid.
  */
-async function payFromBalance(tx: Tx, organizationId: string, jobIds: readonly number[], cost: number, reason: string): Promise<number[]> {
-  const paid = await tx.anyFirst(sql.type(z.object({ id: z.number() }))`
-    WITH debit AS (
+async function payFromBalance(db: CommonQueryMethods, organizationId: string, jobIds: readonly number[], cost: number, reason: string) {
+  return db.any(sql.type(z.object({ id: z.number(), paid: z.boolean() }))`
+    WITH jobs AS (
+      SELECT id, row_number() OVER (ORDER BY id) AS n FROM (
+        SELECT id FROM agent_analysis_jobs WHERE id = ANY(${sql.array([...jobIds], 'int8')}) AND status = 'queued' AND credits_spent = 0
+        ORDER BY id FOR UPDATE) l
+    ), wanted AS (SELECT count(*)::int AS n FROM jobs),
+    debit AS (
       UPDATE organizations o SET credit_balance = o.credit_balance - p.n * ${cost}, updated_at = now()
-      FROM (SELECT id, credit_balance AS before, least(${jobIds.length}, floor(credit_balance / ${cost}))::int AS n FROM organizations
-        WHERE id = ${organizationId} FOR NO KEY UPDATE) p
+      FROM (SELECT id, credit_balance AS before, least((SELECT n FROM wanted), floor(credit_balance / ${cost}))::int AS n FROM organizations
+        WHERE id = ${organizationId} AND (SELECT n FROM wanted) > 0 FOR NO KEY UPDATE) p
       WHERE o.id = p.id AND p.n > 0
       RETURNING p.n, p.before
     ), ledger AS (
@@ -134,11 +130,10 @@ async function payFromBalance(tx: Tx, organizationId: string, jobIds: readonly n
       SELECT ${organizationId}, ${-cost}, ${reason}, d.before - i * ${cost} FROM debit d, generate_series(1, d.n) AS i
     ), marked AS (
       UPDATE agent_analysis_jobs SET credits_spent = ${cost}, updated_at = now()
-      WHERE id IN (SELECT j.id FROM unnest(${sql.array([...jobIds], 'int8')}) WITH ORDINALITY AS j(id, n), debit d WHERE j.n <= d.n)
+      WHERE id IN (SELECT j.id FROM jobs j, debit d WHERE j.n <= d.n)
       RETURNING id
     )
-    SELECT id FROM marked ORDER BY id`);
-  return [...paid];
+    SELECT j.id, m.id IS NOT NULL AS paid FROM jobs j LEFT JOIN marked m ON m.id = j.id ORDER BY j.id`);
 }
 
 export interface Analysed {
