@@ -14,7 +14,6 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import path from 'node:path';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import pg from 'pg';
 import { createDatabasePool } from '../src/db/pool.js';
 import { createApplication, issueCredential } from '../src/agents/applications.js';
@@ -27,6 +26,7 @@ import { createTestDatabase, stopTestStack, testStack } from '../harness/stack.j
 import { startApiProcess } from '../harness/api-process.js';
 import { clientProcess } from './client-process.js';
 import { load, type Summary } from './stats.js';
+import { installQuietRuntime } from './runtime.js';
 
 const CONCURRENCY = 32;
 const BATCH = { requests: 40, concurrency: 4, events: 500 };
@@ -46,7 +46,7 @@ const ratio = (api: Summary, base: Summary) => ({
 });
 
 export async function benchAgentIngest(): Promise<Record<string, unknown>> {
-  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('ERROR') });
+  installQuietRuntime();
   const databaseUrl = await createTestDatabase();
   const stack = await testStack();
   const pool = await createDatabasePool(databaseUrl, { poolSize: 4 });

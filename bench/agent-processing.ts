@@ -16,7 +16,6 @@
  */
 import { drainerSettings } from '../src/agents/drainer.js';
 import { once } from 'node:events';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { sleep } from '../src/dev/net.js';
@@ -25,6 +24,7 @@ import { stopTestStack } from '../harness/stack.js';
 import { killWorkerProcess, startWorkerProcess } from '../harness/worker.js';
 import { percentile, untilQuiet } from './stats.js';
 import { openSessions, PRODUCTION_CADENCE, TEXT, turnSender, type Ctx } from './steady-sessions.js';
+import { installQuietRuntime } from './runtime.js';
 
 /** The goal by default: 300 requests/s for 5 minutes over 1,000 open sessions (0 seconds: no steady phase). */
 const STEADY = {
@@ -232,7 +232,7 @@ async function backlogByWorkers() {
 }
 
 export async function benchAgentProcessing(): Promise<Record<string, unknown>> {
-  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('ERROR') });
+  installQuietRuntime();
   // The worker runs in a process of its own, as in production (API and worker scale apart).
   const steadyCtx = await processingContext({ credits: 10_000_000, worker: false, env: PRODUCTION_CADENCE });
   const worker = await startWorkerProcess({

@@ -42,7 +42,6 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import pg from 'pg';
 import { createApplication, issueCredential } from '../src/agents/applications.js';
 import { drainerSettings } from '../src/agents/drainer.js';
@@ -58,6 +57,7 @@ import { event, insertRawEvents, insertRawSession, type IngestLoad } from './age
 import { clientProcess } from './client-process.js';
 import { load, percentile, untilQuiet, type Summary } from './stats.js';
 import { PRODUCTION_CADENCE } from './steady-sessions.js';
+import { installQuietRuntime } from './runtime.js';
 
 const small = process.env.BENCH_DATA_PATH_SIZE === 'small';
 const size = (name: string, full: number, quick: number) => Number(process.env[name] ?? (small ? quick : full));
@@ -241,7 +241,7 @@ const topBy = (statements: Statement[], key: 'totalMs' | 'calls', n = 10) =>
 const latency = (s: Summary) => ({ p50: s.latencyMs.p50, p99: s.latencyMs.p99, max: s.latencyMs.max, mean: s.latencyMs.mean });
 
 export async function benchDataPath(): Promise<Record<string, unknown>> {
-  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('ERROR') });
+  installQuietRuntime();
   const started = performance.now();
   const databaseUrl = await createTestDatabase();
   const stack = await testStack();

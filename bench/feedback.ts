@@ -5,7 +5,6 @@
  * The load generator runs in the same process as the API (both share the machine's 2 cores), and
  * the API's pool has as many connections as the baseline's (32).
  */
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import pg from 'pg';
 import { pino } from 'pino';
 import { REDACTED_PATHS } from '../src/logger.js';
@@ -15,6 +14,7 @@ import { testConfig } from '../harness/config.js';
 import { createTestOrg } from '../harness/fixtures.js';
 import { createTestDatabase, stopTestStack } from '../harness/stack.js';
 import { load, type Summary } from './stats.js';
+import { installQuietRuntime } from './runtime.js';
 
 const CONCURRENCY = 32;
 const REQUESTS = 4000;
@@ -29,7 +29,7 @@ const fields = (i: number) => [
 ];
 
 export async function benchFeedback(): Promise<Record<string, unknown>> {
-  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('ERROR') });
+  installQuietRuntime();
   const databaseUrl = await createTestDatabase();
   const pool = await createDatabasePool(databaseUrl, { poolSize: CONCURRENCY });
   const config = testConfig({ FEEDBACK_RATE_LIMIT_PER_MINUTE: '0', DATABASE_POOL_SIZE: String(CONCURRENCY) });

@@ -6,7 +6,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { pino } from 'pino';
 import { parseSession } from '../src/domain/coding-sessions/index.js';
 import { createDatabasePool } from '../src/db/pool.js';
@@ -17,6 +16,7 @@ import { testConfig } from '../harness/config.js';
 import { createSignInUser, mcpAccessToken } from '../harness/oauth-browser.js';
 import { createTestDatabase, stopTestStack } from '../harness/stack.js';
 import { load } from './stats.js';
+import { installQuietRuntime } from './runtime.js';
 
 const prose = 'We should cap the retries at three attempts and back off exponentially, then add a test for the timeout path. ';
 
@@ -67,7 +67,7 @@ function claudeCodeSession(turns: number, salt: string, paragraph = 2): string {
 }
 
 export async function benchMcpUpload(): Promise<Record<string, unknown>> {
-  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('ERROR') });
+  installQuietRuntime();
   const databaseUrl = await createTestDatabase();
   const pool = await createDatabasePool(databaseUrl, { poolSize: 8 });
   const logger = pino({ level: 'info', redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, pino.destination('/dev/null'));

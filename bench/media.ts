@@ -11,7 +11,6 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { createDatabasePool } from '../src/db/pool.js';
@@ -24,12 +23,13 @@ import { killWorkerProcess, startWorkerProcess } from '../harness/worker.js';
 import { percentile } from './stats.js';
 import { listenLocal } from '../harness/http.js';
 import { writeTone } from '../harness/media.js';
+import { installQuietRuntime } from './runtime.js';
 
 const RUNS = 3;
 const SECONDS_OF_AUDIO = 600;
 
 export async function benchMedia(): Promise<Record<string, unknown>> {
-  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('ERROR') });
+  installQuietRuntime();
   const mediaDir = await mkdtemp(path.join(os.tmpdir(), 'intake-bench-media-'));
   // An MP3 (copied into the rendition) and a WAV of the same audio (encoded to AAC).
   const sources = { mp3: { type: 'audio/mpeg', args: ['-b:a', '128k'] }, wav: { type: 'audio/wav', args: [] as string[] } };

@@ -6,7 +6,6 @@
  * turn, whose sequences Intake assigns. The three alternate over ROUNDS rounds, and the medians are
  * compared (goal: OTLP >= 0.8 x REST). BENCH_PROFILE_DIR: the API process writes a V8 CPU profile there.
  */
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { createDatabasePool } from '../src/db/pool.js';
 import { createApplication, issueCredential } from '../src/agents/applications.js';
 import { startApiProcess } from '../harness/api-process.js';
@@ -16,6 +15,7 @@ import { createTestDatabase, stopTestStack, testStack } from '../harness/stack.j
 import type { OtlpLoad } from './otlp-ingest-client.js';
 import { clientProcess } from './client-process.js';
 import { median, type Summary } from './stats.js';
+import { installQuietRuntime } from './runtime.js';
 
 const TURNS = 10;
 const REQUESTS = Number(process.env.BENCH_OTLP_REQUESTS ?? 300);
@@ -24,7 +24,7 @@ const ROUNDS = 5;
 const FORMATS = ['rest', 'protobuf', 'json'] as const;
 
 export async function benchOtlpIngest(): Promise<Record<string, unknown>> {
-  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('ERROR') });
+  installQuietRuntime();
   const databaseUrl = await createTestDatabase();
   const stack = await testStack();
   const pool = await createDatabasePool(databaseUrl, { poolSize: 2 });

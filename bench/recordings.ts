@@ -3,7 +3,6 @@
  * transcript as utterances and as monologues, and of listing with recorded_at filters when the
  * organization holds 100,000 recordings (seeded in SQL, each with its canonical record and a value).
  */
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { pino } from 'pino';
 import { sql } from 'slonik';
 import { REDACTED_PATHS } from '../src/logger.js';
@@ -15,6 +14,7 @@ import { testConfig } from '../harness/config.js';
 import { createTestOrg } from '../harness/fixtures.js';
 import { createTestDatabase, stopTestStack } from '../harness/stack.js';
 import { load } from './stats.js';
+import { installQuietRuntime } from './runtime.js';
 
 const UTTERANCES = 10_000;
 const RECORDINGS = 100_000;
@@ -30,7 +30,7 @@ const transcript = Array.from({ length: UTTERANCES }, (_, i) => ({
 }));
 
 export async function benchRecordings(): Promise<Record<string, unknown>> {
-  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('ERROR') });
+  installQuietRuntime();
   const databaseUrl = await createTestDatabase();
   const pool = await createDatabasePool(databaseUrl, { poolSize: 8 });
   const logger = pino({ level: 'info', redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, pino.destination('/dev/null'));

@@ -31,7 +31,6 @@ import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import pg from 'pg';
 import { sql } from 'slonik';
 import { z } from 'zod';
@@ -48,6 +47,7 @@ import { generateWebhookSecret } from '../src/webhooks/signing.js';
 import { CommitBounds } from './commit-bounds.js';
 import { busyShare, cpuTicks, percentile, untilQuiet } from './stats.js';
 import { openSessions, PRODUCTION_CADENCE, turnSender, type Ctx, type TurnSender } from './steady-sessions.js';
+import { installQuietRuntime } from './runtime.js';
 
 /** The agent load's levels (requests/s), each with sessions and an endpoint of its own. */
 const LEVELS = (process.env.BENCH_RPS ?? '25,50,100,300').split(',').map(Number);
@@ -337,7 +337,7 @@ const maxEventId = (ctx: Ctx) =>
 type Poller = Awaited<ReturnType<typeof startVisibilityPoller>>;
 
 export async function benchWebhookDelivery(): Promise<Record<string, unknown>> {
-  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('ERROR') });
+  installQuietRuntime();
   const ctx = await processingContext({ credits: 10_000_000, worker: false, env: PRODUCTION_CADENCE });
   const secret = generateWebhookSecret();
   const receiver = await RemoteReceiver.start(secret);
