@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DatabasePool } from 'slonik';
 import {
+  anySessionDue,
   confirmHoldSignals,
   deferRoutineSignals,
   deferWakes,
@@ -202,7 +203,9 @@ export async function drainSessionWakes(o: DrainOptions): Promise<DrainResult> {
       // the latest after 20 pollMs while busy).
       if (batch.length >= o.batchSessions) continue;
       const left = deadline - Date.now();
-      if (n === 0 && !hot()) {
+      // A claim that took nothing while sessions are still due (held by another pass, or left while
+      // their ingest was in flight) looks again after pollMs: no notification may come for them.
+      if (n === 0 && !hot() && !(batch.length === 0 && (await anySessionDue(o.pool, o.shard, [...busy]).catch(() => false)))) {
         // Waiting for a wake, the run still heartbeats (its activity's heartbeat timeout is shorter than idlePollMs).
         const until = Date.now() + Math.max(0, Math.min(o.idlePollMs, left));
         while (!done() && Date.now() < until && !hot()) {

@@ -411,6 +411,23 @@ export interface DrainShard {
 /** A session's bucket of `count`: its id's last two bytes (ids are random), modulo the count. */
 const shardOf = (count: number) => sql.fragment`mod(get_byte(uuid_send(id), 14) * 256 + get_byte(uuid_send(id), 15), ${count})`;
 
+/** A session of the shard whose wake is due, beside `busy` (those the drainer is working on). */
+function dueIn(shard: DrainShard, busy: readonly string[]) {
+  const inShard = shard.count === 1 ? sql.fragment`TRUE` : sql.fragment`${shardOf(shard.count)} = ${shard.index}`;
+  return sql.fragment`wake_requested_at <= now() AND ${inShard} AND NOT (id = ANY(${sql.array([...busy], 'uuid')}))`;
+}
+
+/**
+ * Whether a session of the shard is still due beside `busy`: the drainer asks when its claim took
+ * nothing, before it waits for a wake. Such a session is held by another pass (a worker handing the
+ * shard over, the session's workflow) or was left because its ingest was in flight; no
+ * notification may come for it.
+ */
+export async function anySessionDue(db: CommonQueryMethods, shard: DrainShard, busy: readonly string[]): Promise<boolean> {
+  return db.oneFirst(sql.type(z.object({ due: z.boolean() }))`
+    SELECT EXISTS (SELECT 1 FROM agent_sessions WHERE ${dueIn(shard, busy)}) AS due`);
+}
+
 /**
  * The drainer's claim: up to `limit` sessions of the shard whose wake is due, oldest request first,
  * each with its pass lock (takeSessionsForPass) for the transaction. Sessions another pass holds
@@ -423,13 +440,12 @@ export async function claimDueSessions(
   busy: readonly string[],
   limit: number,
 ): Promise<readonly LockedSession[]> {
-  const inShard = shard.count === 1 ? sql.fragment`TRUE` : sql.fragment`${shardOf(shard.count)} = ${shard.index}`;
   // The lock is tried on the due sessions taken in order (OFFSET 0 keeps the LIMIT below the try),
   // twice as many as wanted: a few held elsewhere do not leave the batch short.
   return tx.any(sql.type(lockedSession)`
     SELECT ${PASS_COLUMNS} FROM (
       SELECT * FROM agent_sessions
-      WHERE wake_requested_at <= now() AND ${inShard} AND NOT (id = ANY(${sql.array([...busy], 'uuid')}))
+      WHERE ${dueIn(shard, busy)}
       ORDER BY wake_requested_at LIMIT ${limit * 2} OFFSET 0) s
     WHERE pg_try_advisory_xact_lock(${passLockKey(sql.fragment`s.id`)})
     LIMIT ${limit}`);

@@ -183,4 +183,68 @@ describe('session drainer wakes', function () {
       await host.stop();
     }
   });
+
+  it('a claim that took nothing while a session is still due (another pass holds it) looks again soon, without a notification', async () => {
+    // Ingested before the drainer listens: its notification is gone.
+    const res = await t.ingest(app, sessionRequest(app, [userMessage(1, 'q'), assistantMessage(2, 'a')], { externalSessionId: 'held' }));
+    assert.equal(res.status, 202);
+    const sessionId = res.body.sessionId as string;
+    // Another pass (a worker handing the shard over, the session's workflow) holds the session's pass lock.
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let holding = () => {};
+    const held = new Promise<void>((resolve) => (holding = resolve));
+    const holder = t.pool.transaction(async (tx) => {
+      await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtextextended(${`agent-session-pass:${sessionId}`}, 0))`);
+      holding();
+      await released;
+    });
+    await held;
+    const host = new DrainerShardHost({
+      pool: t.pool,
+      taskQueue: `held-${randomUUID()}`,
+      worker: 'w',
+      shards: 1,
+      lanes: 2,
+      databaseUrl: t.databaseUrl,
+    });
+    await host.start();
+    const abort = new AbortController();
+    const run = drainSessionWakes({
+      ...drainerSettings(testConfig()),
+      // Its own look would come only after a minute.
+      idlePollMs: 60_000,
+      shard: { index: 0, count: 1 },
+      pool: t.pool,
+      extractor: new LocalSignalExtractor(),
+      analysisCreditCost: 1,
+      tell: async () => undefined,
+      heartbeat: () => undefined,
+      signal: abort.signal,
+      wakeups: host.wakeups!,
+    });
+    try {
+      // Past the busy second: no notification, no work; only the session still due keeps it looking.
+      await sleep(HOT_MS + 500);
+      const before = await t.pool.oneFirst(sql.type(z.object({ w: z.number().nullable() }))`
+        SELECT processed_through_sequence AS w FROM agent_sessions WHERE id = ${sessionId}`);
+      assert.equal(before, null, 'held elsewhere, not processed yet');
+      release();
+      await holder;
+      const watermark = await eventually(
+        () =>
+          t.pool.oneFirst(sql.type(z.object({ w: z.number().nullable() }))`
+          SELECT processed_through_sequence AS w FROM agent_sessions WHERE id = ${sessionId}`),
+        (w) => w === 2,
+        10_000,
+      );
+      assert.equal(watermark, 2, 'processed once the other pass let it go');
+    } finally {
+      release();
+      await holder.catch(() => undefined);
+      abort.abort();
+      await run;
+      await host.stop();
+    }
+  });
 });
