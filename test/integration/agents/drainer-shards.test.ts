@@ -135,7 +135,13 @@ describe('session drainer wakes', function () {
   });
   after(async () => t?.close());
 
-  it("an idle drainer stops looking, and an ingest's notification wakes it at once", async () => {
+  /** The session's watermark. */
+  const watermarkOf = (sessionId: string) =>
+    t.pool.oneFirst(sql.type(z.object({ w: z.number().nullable() }))`
+      SELECT processed_through_sequence AS w FROM agent_sessions WHERE id = ${sessionId}`);
+
+  /** A drainer run of one shard woken by its host's notifications, looking by itself only after a minute. */
+  async function idleDrainer(heartbeat: () => void) {
     const host = new DrainerShardHost({
       pool: t.pool,
       taskQueue: `wakes-${randomUUID()}`,
@@ -146,20 +152,31 @@ describe('session drainer wakes', function () {
     });
     await host.start();
     const abort = new AbortController();
-    let beats = 0;
     const run = drainSessionWakes({
       ...drainerSettings(testConfig()),
-      // Its own look would come only after a minute: whatever is processed sooner was woken.
       idlePollMs: 60_000,
       shard: { index: 0, count: 1 },
       pool: t.pool,
       extractor: new LocalSignalExtractor(),
       analysisCreditCost: 1,
       tell: async () => undefined,
-      heartbeat: () => void beats++,
+      heartbeat,
       signal: abort.signal,
       wakeups: host.wakeups!,
     });
+    return {
+      stop: async () => {
+        abort.abort();
+        await run;
+        await host.stop();
+      },
+    };
+  }
+
+  it("an idle drainer stops looking, and an ingest's notification wakes it at once", async () => {
+    let beats = 0;
+    // Its own look would come only after a minute: whatever is processed sooner was woken.
+    const drainer = await idleDrainer(() => void beats++);
     try {
       await sleep(HOT_MS + 300);
       const idle = beats;
@@ -170,17 +187,13 @@ describe('session drainer wakes', function () {
       assert.equal(res.status, 202);
       const sessionId = res.body.sessionId as string;
       const watermark = await eventually(
-        () =>
-          t.pool.oneFirst(sql.type(z.object({ w: z.number().nullable() }))`
-          SELECT processed_through_sequence AS w FROM agent_sessions WHERE id = ${sessionId}`),
+        () => watermarkOf(sessionId),
         (w) => w === 2,
         10_000,
       );
       assert.equal(watermark, 2, 'the woken drainer processed the session');
     } finally {
-      abort.abort();
-      await run;
-      await host.stop();
+      await drainer.stop();
     }
   });
 
@@ -200,41 +213,17 @@ describe('session drainer wakes', function () {
       await released;
     });
     await held;
-    const host = new DrainerShardHost({
-      pool: t.pool,
-      taskQueue: `held-${randomUUID()}`,
-      worker: 'w',
-      shards: 1,
-      lanes: 2,
-      databaseUrl: t.databaseUrl,
-    });
-    await host.start();
-    const abort = new AbortController();
-    const run = drainSessionWakes({
-      ...drainerSettings(testConfig()),
-      // Its own look would come only after a minute.
-      idlePollMs: 60_000,
-      shard: { index: 0, count: 1 },
-      pool: t.pool,
-      extractor: new LocalSignalExtractor(),
-      analysisCreditCost: 1,
-      tell: async () => undefined,
-      heartbeat: () => undefined,
-      signal: abort.signal,
-      wakeups: host.wakeups!,
-    });
+    // Its own look would come only after a minute.
+    const drainer = await idleDrainer(() => undefined);
     try {
       // Past the busy second: no notification, no work; only the session still due keeps it looking.
       await sleep(HOT_MS + 500);
-      const before = await t.pool.oneFirst(sql.type(z.object({ w: z.number().nullable() }))`
-        SELECT processed_through_sequence AS w FROM agent_sessions WHERE id = ${sessionId}`);
+      const before = await watermarkOf(sessionId);
       assert.equal(before, null, 'held elsewhere, not processed yet');
       release();
       await holder;
       const watermark = await eventually(
-        () =>
-          t.pool.oneFirst(sql.type(z.object({ w: z.number().nullable() }))`
-          SELECT processed_through_sequence AS w FROM agent_sessions WHERE id = ${sessionId}`),
+        () => watermarkOf(sessionId),
         (w) => w === 2,
         10_000,
       );
@@ -242,9 +231,7 @@ describe('session drainer wakes', function () {
     } finally {
       release();
       await holder.catch(() => undefined);
-      abort.abort();
-      await run;
-      await host.stop();
+      await drainer.stop();
     }
   });
 });
