@@ -173,7 +173,7 @@ export async function drainSessionWakes(o: DrainOptions): Promise<DrainResult> {
   };
   const lane = async (n: number) => {
     // A run starts with its first lane's look; the others join when it finds work (or while busy).
-    if (n > 0 && !hot()) {
+    if (n > 0 && !hot() && !done()) {
       const left = Math.max(0, deadline - Date.now());
       await Promise.race([sleep(left, undefined, { signal: o.signal }).catch(() => undefined), work.promise]);
     }
@@ -201,7 +201,7 @@ export async function drainSessionWakes(o: DrainOptions): Promise<DrainResult> {
       // A full batch: more may be due at once. Else the first lane looks again after pollMs while
       // busy, or when woken (at the latest after idlePollMs); the others when a lane finds work (at
       // the latest after 20 pollMs while busy).
-      if (batch.length >= o.batchSessions) continue;
+      if (batch.length >= o.batchSessions || done()) continue;
       const left = deadline - Date.now();
       // A claim that took nothing while sessions are still due (held by another pass, or left while
       // their ingest was in flight) looks again after pollMs: no notification may come for them.
@@ -218,6 +218,10 @@ export async function drainSessionWakes(o: DrainOptions): Promise<DrainResult> {
       const pause = sleep(idle, undefined, { signal: o.signal }).catch(() => undefined);
       await (n === 0 ? pause : Promise.race([pause, work.promise]));
     }
+    // The run is over (its deadline, a stop, or it yielded): the lanes still waiting for work end
+    // now, not at the deadline. A yielding run hands its shard over at once; its waiting lanes do
+    // not heartbeat, so until it ends its call would look dead, and be retried after the timeout.
+    wakeLanes();
   };
   await Promise.all(Array.from({ length: o.concurrency }, (_, n) => lane(n)));
   await run.tells.settled();

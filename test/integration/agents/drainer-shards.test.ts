@@ -141,7 +141,7 @@ describe('session drainer wakes', function () {
       SELECT processed_through_sequence AS w FROM agent_sessions WHERE id = ${sessionId}`);
 
   /** A drainer run of one shard woken by its host's notifications, looking by itself only after a minute. */
-  async function idleDrainer(heartbeat: () => void) {
+  async function idleDrainer(heartbeat: () => void, o: { keep?: () => boolean; quiet?: boolean } = {}) {
     const host = new DrainerShardHost({
       pool: t.pool,
       taskQueue: `wakes-${randomUUID()}`,
@@ -151,6 +151,8 @@ describe('session drainer wakes', function () {
       databaseUrl: t.databaseUrl,
     });
     await host.start();
+    // Its listener's connect counts as a wake: quiet, the run starts once that has cooled down.
+    if (o.quiet) await sleep(HOT_MS + 300);
     const abort = new AbortController();
     const run = drainSessionWakes({
       ...drainerSettings(testConfig()),
@@ -163,8 +165,10 @@ describe('session drainer wakes', function () {
       heartbeat,
       signal: abort.signal,
       wakeups: host.wakeups!,
+      keep: o.keep,
     });
     return {
+      run,
       stop: async () => {
         abort.abort();
         await run;
@@ -232,6 +236,30 @@ describe('session drainer wakes', function () {
       release();
       await holder.catch(() => undefined);
       await drainer.stop();
+    }
+  });
+
+  it("an idle run beyond its worker's share ends within seconds, every lane with it, not at the end of its minute, also when it starts beyond it", async () => {
+    let within = true;
+    const drainer = await idleDrainer(() => undefined, { keep: () => within });
+    try {
+      // Idle: the first lane waits for a wake, the second for work.
+      await sleep(HOT_MS + 300);
+      within = false;
+      const ended = await Promise.race([drainer.run, sleep(15_000, 'still running' as const)]);
+      assert.notEqual(ended, 'still running', 'the run handed its shard over');
+      assert.equal((ended as Awaited<typeof drainer.run>).yielded, true);
+    } finally {
+      await drainer.stop();
+    }
+    // A run that starts beyond the share (its call landed again on the worker it left) ends at once too.
+    const beyond = await idleDrainer(() => undefined, { keep: () => false, quiet: true });
+    try {
+      const ended = await Promise.race([beyond.run, sleep(15_000, 'still running' as const)]);
+      assert.notEqual(ended, 'still running', 'a run beyond the share from its start ended');
+      assert.equal((ended as Awaited<typeof beyond.run>).yielded, true);
+    } finally {
+      await beyond.stop();
     }
   });
 });
