@@ -18,6 +18,7 @@ import { appliedMigrations } from '../../harness/stack.js';
 import { eventually, httpStatus, waitFor } from '../../harness/wait.js';
 import { releaseCli, releaseTree, type ReleaseTree } from '../helpers/release-tree.js';
 import type { ReleaseFixture } from '../upgrade/release-fixture.js';
+import { mediaIngestionWorkflowId } from '../../workflows/media-ingestion/contract.js';
 import { productionBuild } from './production-build.js';
 import { startTemporalCluster, type TemporalCluster } from './temporal-cluster.js';
 
@@ -72,6 +73,23 @@ describe('a rolling upgrade from the previous release, with work in flight', fun
   };
   const polling = async (child: ChildProcess) =>
     assert.ok(await waitFor(async () => (await pollers()).includes(child.pid!), 180_000, 500), `worker ${child.pid} polls the task queue`);
+  /** Why a recording's media is not ready (for a failing assertion): its workflow's pending work, and the workers' last log lines. */
+  const mediaDiagnosis = async (recordingId: string) => {
+    const described = await temporal.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).describe();
+    const pending = (described.raw.pendingActivities ?? []).map((a) => ({
+      type: a.activityType?.name,
+      state: a.state,
+      attempt: a.attempt,
+      worker: a.lastWorkerIdentity,
+      failure: a.lastFailure?.message,
+      startedAt: a.lastStartedTime?.seconds?.toString(),
+      heartbeatAt: a.lastHeartbeatTime?.seconds?.toString(),
+    }));
+    const logs: Record<string, string[]> = {};
+    for (const name of ['worker-old', 'worker-new'])
+      logs[name] = (await readFile(path.join(dir, `${name}.log`), 'utf8').catch(() => '')).trim().split('\n').slice(-15);
+    return JSON.stringify({ status: described.status.name, now: Math.floor(Date.now() / 1000), pending, logs }, null, 1);
+  };
   const stop = async (child: ChildProcess) => {
     const exited = once(child, 'exit');
     child.kill('SIGTERM');
@@ -296,7 +314,8 @@ describe('a rolling upgrade from the previous release, with work in flight', fun
         (r) => r.body?.asset?.status === 'completed',
         120_000,
       );
-      assert.equal(recording.body.asset.status, 'completed', JSON.stringify(recording.body.asset));
+      if (recording.body.asset?.status !== 'completed')
+        assert.fail(`${JSON.stringify(recording.body.asset)} ${await mediaDiagnosis(u.recordingId)}`);
       // The link names PUBLIC_BASE_URL (the old API's address here): the new one answers it.
       const link = new URL(recording.body.asset.url as string);
       const media = await fetch(`${newUrl}${link.pathname}${link.search}`, { headers: { Range: 'bytes=0-15' } });
