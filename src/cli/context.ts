@@ -4,9 +4,8 @@ import { signingSecretPayloadKeys, type Config } from '../config.js';
 import type { PayloadKey } from '../temporal/codec.js';
 import { createDatabasePool } from '../db/pool.js';
 import { readStackInfo } from '../dev/stack-file.js';
-import { resumeBlockedSessions } from '../agents/session-workflow.js';
-import { connectTemporalClient, type TemporalClient } from '../temporal/connection.js';
-import { TemporalGateway } from '../temporal/gateway.js';
+import type { TemporalClient } from '../temporal/connection.js';
+import type { TemporalGateway } from '../temporal/gateway.js';
 
 export class CliError extends Error {
   constructor(
@@ -57,6 +56,11 @@ export class CliContext {
   async withTemporal<T>(use: (temporal: TemporalGateway) => Promise<T>, fallback: (why: string | null) => T | Promise<T>): Promise<T> {
     const address = this.config.temporal.address ?? (await readStackInfo(this.config.dataDir))?.temporalAddress;
     if (!address) return fallback(null);
+    // Temporal's client is loaded only by the commands that call it: it is most of a command's start.
+    const [{ connectTemporalClient }, { TemporalGateway }] = await Promise.all([
+      import('../temporal/connection.js'),
+      import('../temporal/gateway.js'),
+    ]);
     let temporal: TemporalClient;
     try {
       temporal = await connectTemporalClient({ temporal: { ...this.config.temporal, address, payloadKeys: await this.payloadKeys() } });
@@ -82,6 +86,7 @@ export class CliContext {
         );
       return 0;
     };
+    const { resumeBlockedSessions } = await import('../agents/session-workflow.js');
     return this.withTemporal(
       (temporal) =>
         resumeBlockedSessions(this.pool!, temporal, this.config, organizationId).catch((error: Error) => unwoken(error.message)),

@@ -2,23 +2,31 @@ import { loadConfig } from '../config.js';
 import { isDatabaseUnavailable } from '../dependency-errors.js';
 import { ValidationError } from '../errors.js';
 import { packageVersion } from '../paths.js';
-import { agentAppCreate, agentAppList, agentAppRevoke, agentAppSecret, agentAppShow, agentAppUpdate } from './commands/agent-apps.js';
-import { apiKeyCreate, apiKeyList, apiKeyRevoke, tokenIssue, tokenRevoke } from './commands/credentials.js';
-import { doctor } from './commands/doctor.js';
-import { grantList, grantRevoke } from './commands/grants.js';
-import { meetingProviders } from './commands/meetings.js';
-import { batchCreate, folderCreate, metadataFieldCreate } from './commands/recordings.js';
-import { retentionSweep } from './commands/retention.js';
-import { creditsAdd, orgCreate, orgList, orgShow, orgUpdate, userCreate, userList, userSetPassword, userShow } from './commands/tenancy.js';
-import { webhookCreate, webhookDelete, webhookList, webhookRotateSecret, webhookShow, webhookUpdate } from './commands/webhooks.js';
-
-import { webhookDeliveries, webhookRedeliver, webhookTest } from './commands/webhook-deliveries.js';
 import { CliContext, CliError, OutputWritten } from './context.js';
-import { personErase, personErasure } from './commands/people.js';
-import { orgExport, orgImport } from './commands/exports.js';
 import { isEntryPoint } from '../entry-point.js';
 
 type Command = (ctx: CliContext, argv: string[]) => Promise<object>;
+
+/**
+ * A command whose module is loaded when it runs: a command loads only what it uses (Temporal's
+ * client, the API's schemas), so that `intake --help` and a database command start fast.
+ */
+function command<M extends Record<K, Command>, K extends keyof M>(load: () => Promise<M>, name: K): Command {
+  return async (ctx, argv) => (await load())[name](ctx, argv);
+}
+
+const agentApps = () => import('./commands/agent-apps.js');
+const credentials = () => import('./commands/credentials.js');
+const doctor = () => import('./commands/doctor.js');
+const orgExports = () => import('./commands/exports.js');
+const grants = () => import('./commands/grants.js');
+const meetings = () => import('./commands/meetings.js');
+const people = () => import('./commands/people.js');
+const recordings = () => import('./commands/recordings.js');
+const retention = () => import('./commands/retention.js');
+const tenancy = () => import('./commands/tenancy.js');
+const webhookDeliveries = () => import('./commands/webhook-deliveries.js');
+const webhooks = () => import('./commands/webhooks.js');
 
 /** A command: what it runs, and its flags as `intake <command> --help` prints them (continuation lines indented). */
 interface CommandSpec {
@@ -32,75 +40,96 @@ const PAGE = '[--page N] [--limit L]';
 
 /** `intake <group> <action> [--flags]`: a stable contract; one JSON object on stdout. */
 const COMMANDS: Record<string, CommandSpec> = {
-  'org create': { run: orgCreate, usage: '--name N [--credits C] [--no-recording]' },
-  'org list': { run: orgList, usage: `${PAGE}`, note: 'every organization, oldest first' },
-  'org show': { run: orgShow, usage: '--org O', note: 'with what it holds, counted' },
-  'org export': { run: orgExport, usage: '--org O > file.ndjson', note: "the organization's data as NDJSON on stdout (counts on stderr)" },
+  'org create': { run: command(tenancy, 'orgCreate'), usage: '--name N [--credits C] [--no-recording]' },
+  'org list': { run: command(tenancy, 'orgList'), usage: `${PAGE}`, note: 'every organization, oldest first' },
+  'org show': { run: command(tenancy, 'orgShow'), usage: '--org O', note: 'with what it holds, counted' },
+  'org export': {
+    run: command(orgExports, 'orgExport'),
+    usage: '--org O > file.ndjson',
+    note: "the organization's data as NDJSON on stdout (counts on stderr)",
+  },
   'org import': {
-    run: orgImport,
+    run: command(orgExports, 'orgImport'),
     usage: '--org O [--file F]',
     note: 'an export (F, or stdin) into an organization without data; all or nothing, with new ids',
   },
-  'org update': { run: orgUpdate, usage: '--org O [--agent-chats on|off] [--recording on|off]' },
+  'org update': { run: command(tenancy, 'orgUpdate'), usage: '--org O [--agent-chats on|off] [--recording on|off]' },
   'user create': {
-    run: userCreate,
+    run: command(tenancy, 'userCreate'),
     usage: '--org O --email E [--first-name F] [--last-name L] [--role member|admin] [--password-stdin]',
   },
-  'user list': { run: userList, usage: `[--org O] [--email E] ${PAGE}`, note: '--email: any case, every organization' },
-  'user show': { run: userShow, usage: '--user U' },
+  'user list': { run: command(tenancy, 'userList'), usage: `[--org O] [--email E] ${PAGE}`, note: '--email: any case, every organization' },
+  'user show': { run: command(tenancy, 'userShow'), usage: '--user U' },
   'person erase': {
-    run: personErase,
+    run: command(people, 'personErase'),
     usage: '--org O --person P',
     note: 'P: the person id or uuid; the person becomes a tombstone at once, a workflow erases their e-mail everywhere',
   },
-  'person erasure': { run: personErasure, usage: '--org O --erasure E', note: 'whether an erasure finished, and what it changed' },
-  'user set-password': { run: userSetPassword, usage: '(--user U | --org O --email E) --password-stdin' },
+  'person erasure': {
+    run: command(people, 'personErasure'),
+    usage: '--org O --erasure E',
+    note: 'whether an erasure finished, and what it changed',
+  },
+  'user set-password': { run: command(tenancy, 'userSetPassword'), usage: '(--user U | --org O --email E) --password-stdin' },
   'api-key create': {
-    run: apiKeyCreate,
+    run: command(credentials, 'apiKeyCreate'),
     usage: '--org O [--scopes a,b] [--name N]',
     note: 'default: every scope but admin and webhooks:manage',
   },
-  'api-key list': { run: apiKeyList, usage: `--org O ${PAGE}`, note: 'revoked keys too; never the keys themselves' },
-  'api-key revoke': { run: apiKeyRevoke, usage: '--id K' },
-  'grant list': { run: grantList, usage: '--user U', note: 'the MCP clients the user approved' },
-  'grant revoke': { run: grantRevoke, usage: '--user U (--grant G | --all)' },
-  'token issue': { run: tokenIssue, usage: '--user U [--ttl-seconds S]' },
-  'token revoke': { run: tokenRevoke, usage: '--token T | --user U' },
-  'credits add': { run: creditsAdd, usage: '--org O --amount A [--reason R]' },
-  'agent-app create': { run: agentAppCreate, usage: '--org O --name N --agent-key K' },
-  'agent-app list': { run: agentAppList, usage: `--org O ${PAGE}` },
-  'agent-app show': { run: agentAppShow, usage: '--app A', note: 'with its ingest credentials, never their secrets' },
+  'api-key list': {
+    run: command(credentials, 'apiKeyList'),
+    usage: `--org O ${PAGE}`,
+    note: 'revoked keys too; never the keys themselves',
+  },
+  'api-key revoke': { run: command(credentials, 'apiKeyRevoke'), usage: '--id K' },
+  'grant list': { run: command(grants, 'grantList'), usage: '--user U', note: 'the MCP clients the user approved' },
+  'grant revoke': { run: command(grants, 'grantRevoke'), usage: '--user U (--grant G | --all)' },
+  'token issue': { run: command(credentials, 'tokenIssue'), usage: '--user U [--ttl-seconds S]' },
+  'token revoke': { run: command(credentials, 'tokenRevoke'), usage: '--token T | --user U' },
+  'credits add': { run: command(tenancy, 'creditsAdd'), usage: '--org O --amount A [--reason R]' },
+  'agent-app create': { run: command(agentApps, 'agentAppCreate'), usage: '--org O --name N --agent-key K' },
+  'agent-app list': { run: command(agentApps, 'agentAppList'), usage: `--org O ${PAGE}` },
+  'agent-app show': { run: command(agentApps, 'agentAppShow'), usage: '--app A', note: 'with its ingest credentials, never their secrets' },
   'agent-app update': {
-    run: agentAppUpdate,
+    run: command(agentApps, 'agentAppUpdate'),
     usage:
       '--app A [--name N] [--status active|disabled] [--content-capture on|off] [--redact-fields a,b]\n' +
       '    [--redact-patterns p1,p2] [--retention-days D|none] [--environments a,b|any] [--access workspace|users:U1,U2]',
   },
-  'agent-app secret': { run: agentAppSecret, usage: '--app A' },
-  'agent-app revoke': { run: agentAppRevoke, usage: '--credential C' },
+  'agent-app secret': { run: command(agentApps, 'agentAppSecret'), usage: '--app A' },
+  'agent-app revoke': { run: command(agentApps, 'agentAppRevoke'), usage: '--credential C' },
   'webhook create': {
-    run: webhookCreate,
+    run: command(webhooks, 'webhookCreate'),
     usage: '--org O --url U [--event-types a,b|all] [--description D] [--enabled on|off]',
     note: 'prints the secret, once',
   },
-  'webhook list': { run: webhookList, usage: '--org O' },
-  'webhook show': { run: webhookShow, usage: '--org O --id E' },
-  'webhook update': { run: webhookUpdate, usage: '--org O --id E [--url U] [--event-types a,b|all] [--description D] [--enabled on|off]' },
-  'webhook delete': { run: webhookDelete, usage: '--org O --id E' },
+  'webhook list': { run: command(webhooks, 'webhookList'), usage: '--org O' },
+  'webhook show': { run: command(webhooks, 'webhookShow'), usage: '--org O --id E' },
+  'webhook update': {
+    run: command(webhooks, 'webhookUpdate'),
+    usage: '--org O --id E [--url U] [--event-types a,b|all] [--description D] [--enabled on|off]',
+  },
+  'webhook delete': { run: command(webhooks, 'webhookDelete'), usage: '--org O --id E' },
   'webhook rotate-secret': {
-    run: webhookRotateSecret,
+    run: command(webhooks, 'webhookRotateSecret'),
     usage: '--org O --id E',
     note: 'prints the new secret; the previous one signs for 24 hours more',
   },
-  'webhook deliveries': { run: webhookDeliveries, usage: '--endpoint E [--status pending|succeeded|failed] [--limit N] [--delivery D]' },
-  'webhook redeliver': { run: webhookRedeliver, usage: '--endpoint E --delivery D' },
-  'webhook test': { run: webhookTest, usage: '--endpoint E' },
-  'retention sweep': { run: retentionSweep, usage: '[--org O]' },
-  'folder create': { run: folderCreate, usage: '--org O --name N' },
-  'batch create': { run: batchCreate, usage: '--user U' },
-  'metadata-field create': { run: metadataFieldCreate, usage: '--org O --name N --type boolean|date|datetime|float|integer|json|string' },
-  'meeting-providers': { run: (ctx, argv) => meetingProviders(ctx, argv), usage: '[--config]' },
-  doctor: { run: (ctx) => doctor(ctx), usage: '' },
+  'webhook deliveries': {
+    run: command(webhookDeliveries, 'webhookDeliveries'),
+    usage: '--endpoint E [--status pending|succeeded|failed] [--limit N] [--delivery D]',
+  },
+  'webhook redeliver': { run: command(webhookDeliveries, 'webhookRedeliver'), usage: '--endpoint E --delivery D' },
+  'webhook test': { run: command(webhookDeliveries, 'webhookTest'), usage: '--endpoint E' },
+  'retention sweep': { run: command(retention, 'retentionSweep'), usage: '[--org O]' },
+  'folder create': { run: command(recordings, 'folderCreate'), usage: '--org O --name N' },
+  'batch create': { run: command(recordings, 'batchCreate'), usage: '--user U' },
+  'metadata-field create': {
+    run: command(recordings, 'metadataFieldCreate'),
+    usage: '--org O --name N --type boolean|date|datetime|float|integer|json|string',
+  },
+  'meeting-providers': { run: command(meetings, 'meetingProviders'), usage: '[--config]' },
+  doctor: { run: command(doctor, 'doctor'), usage: '' },
 };
 
 function usageLine(name: string): string {
