@@ -522,7 +522,9 @@ describe('organization export', function () {
     const big = await exportPeak(await filled(100_000), bigFile);
     const lines = parseExport(await readFile(bigFile, 'utf8'));
     assert.equal(lines.filter((l) => l.type === 'feedback_record').length, 100_000);
-    // The file is ~30 MB: a process that held it would grow by that much and more.
-    assert.ok(big - small < 25, `peak RSS ${big.toFixed(1)} MiB against ${small.toFixed(1)} MiB for 1,000 records`);
+    // The file is ~30 MB: a process that held it would grow by several times that as objects (and
+    // run out of its 64 MB heap first). Both peak at about 130 MiB alone; in the full suite a big
+    // export was once seen at 160 MiB (sampled), its garbage collected later under load.
+    assert.ok(big - small < 40, `peak RSS ${big.toFixed(1)} MiB against ${small.toFixed(1)} MiB for 1,000 records`);
   });
 });
