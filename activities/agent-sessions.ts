@@ -5,6 +5,7 @@ import { loadProgress } from '../src/db/repositories/agent-processing.js';
 import type { ActivityMetrics } from '../src/metrics/activity-metrics.js';
 import type { SignalExtractor } from '../src/providers/signal-extractor/types.js';
 import type { AnalysisResult, ProcessResult, ProgressSnapshot, StoredProgress } from '../workflows/agent-session/contract.js';
+import { throttledHeartbeat } from './heartbeat.js';
 
 export interface AgentSessionActivityDeps {
   pool: DatabasePool;
@@ -35,7 +36,7 @@ export function createAgentSessionActivities(deps: AgentSessionActivityDeps) {
           extractor: deps.extractor,
           creditCost: deps.analysisCreditCost,
           ...ANALYSIS_BATCH,
-          heartbeat: () => ctx.heartbeat(),
+          heartbeat: throttledHeartbeat(() => ctx.heartbeat()),
           signal: ctx.cancellationSignal,
           observe: (results) => deps.metrics?.analysisRound(results),
         });

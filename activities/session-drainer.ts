@@ -5,6 +5,7 @@ import { wakeSession } from '../src/agents/session-workflow.js';
 import { TemporalGateway } from '../src/temporal/gateway.js';
 import type { AgentSessionActivityDeps } from './agent-sessions.js';
 import type { SessionDrainerActivityResult, SessionDrainerInput } from '../workflows/session-drainer/contract.js';
+import { throttledHeartbeat } from './heartbeat.js';
 
 export function createSessionDrainerActivities(
   deps: AgentSessionActivityDeps & { drainer: DrainerSettings; drainerShards?: DrainerShardHost; workerStopping?: AbortSignal },
@@ -31,7 +32,7 @@ export function createSessionDrainerActivities(
           analysisCreditCost: deps.analysisCreditCost,
           ...deps.drainer,
           tell: (target) => wakeSession(temporal, deps.drainer.sessions, target),
-          heartbeat: () => ctx.heartbeat(),
+          heartbeat: throttledHeartbeat(() => ctx.heartbeat()),
           signal: deps.workerStopping ? AbortSignal.any([ctx.cancellationSignal, deps.workerStopping]) : ctx.cancellationSignal,
           logger: {
             warn: (meta, message) => {

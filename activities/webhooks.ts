@@ -3,6 +3,7 @@ import type { DatabasePool } from 'slonik';
 import { sendDue, WebhookSender, type WebhookDeliverySettings } from '../src/webhooks/delivery.js';
 import type { WebhookWakes } from '../src/webhooks/wakes.js';
 import type { SendDueResult } from '../workflows/webhook-endpoint/contract.js';
+import { throttledHeartbeat } from './heartbeat.js';
 
 /** Heartbeats while a call waits on slow receivers (each delivery also heartbeats as it ends). */
 const HEARTBEAT_EVERY_MS = 5_000;
@@ -26,7 +27,13 @@ export function createWebhookActivities(deps: {
       try {
         const signal = deps.workerStopping ? AbortSignal.any([ctx.cancellationSignal, deps.workerStopping]) : ctx.cancellationSignal;
         return await sendDue(
-          { pool: deps.pool, sender, heartbeat: () => ctx.heartbeat(), signal, ...(deps.webhookWakes ? { wakes: deps.webhookWakes } : {}) },
+          {
+            pool: deps.pool,
+            sender,
+            heartbeat: throttledHeartbeat(() => ctx.heartbeat()),
+            signal,
+            ...(deps.webhookWakes ? { wakes: deps.webhookWakes } : {}),
+          },
           endpointId,
         );
       } finally {
