@@ -73,7 +73,7 @@ describe('a rolling upgrade from the previous release, with work in flight', fun
   };
   const polling = async (child: ChildProcess) =>
     assert.ok(await waitFor(async () => (await pollers()).includes(child.pid!), 180_000, 500), `worker ${child.pid} polls the task queue`);
-  /** Why a recording's media is not ready (for a failing assertion): its workflow's pending work, and the workers' last log lines. */
+  /** Why a recording's media is not ready (for a failing assertion): its workflow's pending work, and the last log lines of the APIs (a finished upload's signal) and the workers. */
   const mediaDiagnosis = async (recordingId: string) => {
     const described = await temporal.workflow.getHandle(mediaIngestionWorkflowId(recordingId)).describe();
     const pending = (described.raw.pendingActivities ?? []).map((a) => ({
@@ -86,7 +86,7 @@ describe('a rolling upgrade from the previous release, with work in flight', fun
       heartbeatAt: a.lastHeartbeatTime?.seconds?.toString(),
     }));
     const logs: Record<string, string[]> = {};
-    for (const name of ['worker-old', 'worker-new'])
+    for (const name of ['api-old', 'api-new', 'worker-old', 'worker-new'])
       logs[name] = (await readFile(path.join(dir, `${name}.log`), 'utf8').catch(() => '')).trim().split('\n').slice(-15);
     return JSON.stringify({ status: described.status.name, now: Math.floor(Date.now() / 1000), pending, logs }, null, 1);
   };
