@@ -86,12 +86,11 @@ export class CliContext {
         );
       return 0;
     };
-    const { resumeBlockedSessions } = await import('../agents/session-workflow.js');
-    return this.withTemporal(
-      (temporal) =>
-        resumeBlockedSessions(this.pool!, temporal, this.config, organizationId).catch((error: Error) => unwoken(error.message)),
-      unwoken,
-    );
+    return this.withTemporal(async (temporal) => {
+      // Loaded only once Temporal is reached (it loads Temporal's client): a top-up without it starts fast.
+      const { resumeBlockedSessions } = await import('../agents/session-workflow.js');
+      return resumeBlockedSessions(this.pool!, temporal, this.config, organizationId).catch((error: Error) => unwoken(error.message));
+    }, unwoken);
   }
 
   async close(): Promise<void> {
