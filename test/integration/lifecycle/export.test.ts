@@ -524,7 +524,7 @@ describe('organization export', function () {
     assert.equal(lines.filter((l) => l.type === 'feedback_record').length, 100_000);
     // The file is ~30 MB: a process that held it would grow by several times that as objects (and
     // run out of its 64 MB heap first). Both peak at about 130 MiB alone; in the full suite a big
-    // export was once seen at 160 MiB (sampled), its garbage collected later under load.
+    // export was once seen at 160 MiB (sampled, cause not found).
     assert.ok(big - small < 40, `peak RSS ${big.toFixed(1)} MiB against ${small.toFixed(1)} MiB for 1,000 records`);
   });
 });
