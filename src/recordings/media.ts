@@ -5,7 +5,7 @@ import type { MediaIngestionIds } from '../domain/media-ingestion-start.js';
 import type { TemporalGateway } from '../temporal/gateway.js';
 import { taskQueues } from '../temporal/task-queues.js';
 import type { MediaWorkflowSettingsInput } from '../../workflows/media-reconciler/contract.js';
-import { mediaIngestionRunning, startMediaIngestionWorkflow } from './media-workflow.js';
+import { mediaIngestionRunning, startMediaIngestionWorkflow, tellUploadFinished } from './media-workflow.js';
 import { resumeRecordingDeletions } from './deletion.js';
 import { resumePersonErasures } from '../people/erasure.js';
 
@@ -38,7 +38,8 @@ export async function startMediaIngestion(
  * No active ingestion is left without its workflow (a create that committed after the workflow
  * gave up waiting for it, a run an operator terminated): one that has not begun (`waiting`) is
  * started again; one that stopped mid-way is failed with `processing_interrupted`, so the recording
- * is terminal and takes a new upload. The first batch of a round also starts the workflow of
+ * is terminal and takes a new upload. A running workflow still waiting for an upload whose bytes are
+ * all in is told (`told`): the last PATCH's signal failed. The first batch of a round also starts the workflow of
  * recording deletions and person erasures left without one (`deletionsStarted`, `erasuresStarted`).
  */
 export async function reconcileMediaIngestions(
@@ -46,14 +47,27 @@ export async function reconcileMediaIngestions(
   temporal: TemporalGateway,
   settings: MediaWorkflowSettingsInput,
   o: { olderThanSeconds: number; limit: number; after: string | null },
-): Promise<{ checked: number; restarted: number; failed: number; last: string | null; deletionsStarted: number; erasuresStarted: number }> {
+): Promise<{
+  checked: number;
+  restarted: number;
+  failed: number;
+  told: number;
+  last: string | null;
+  deletionsStarted: number;
+  erasuresStarted: number;
+}> {
   const deletionsStarted = o.after === null ? await resumeRecordingDeletions(pool, temporal, settings, o.limit) : 0;
   const erasuresStarted = o.after === null ? await resumePersonErasures(pool, temporal, settings, o.limit) : 0;
   const rows = await unfinishedIngestions(pool, o);
   let restarted = 0;
   let failed = 0;
+  let told = 0;
   for (const row of rows) {
-    if (await mediaIngestionRunning(temporal, row.recording_id)) continue;
+    if (await mediaIngestionRunning(temporal, row.recording_id)) {
+      // Its last PATCH could not tell it (Temporal unreachable or slow then): told now, not at the upload's deadline.
+      if (row.phase === 'waiting' && row.bytes_complete && (await tellUploadFinished(temporal, row.recording_id))) told += 1;
+      continue;
+    }
     if (row.phase === 'waiting') {
       const ids = { organizationId: row.organization_id, recordingId: row.recording_id, ingestionId: row.id, kind: row.kind };
       if ((await startMediaIngestionWorkflow(temporal, settings, ids)) === 'started') restarted += 1;
@@ -63,5 +77,5 @@ export async function reconcileMediaIngestions(
       failed += 1;
     }
   }
-  return { checked: rows.length, restarted, failed, last: rows.at(-1)?.id ?? null, deletionsStarted, erasuresStarted };
+  return { checked: rows.length, restarted, failed, told, last: rows.at(-1)?.id ?? null, deletionsStarted, erasuresStarted };
 }

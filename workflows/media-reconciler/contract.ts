@@ -29,4 +29,6 @@ export interface MediaReconcilerInput {
 export interface MediaReconcilerResult {
   restarted: number;
   failed: number;
+  /** Running workflows told that their upload's bytes are all in (0 in runs before this field). */
+  told: number;
 }

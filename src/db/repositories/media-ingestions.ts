@@ -256,13 +256,22 @@ export async function createBatch(db: CommonQueryMethods, organizationId: string
     INSERT INTO upload_batches (organization_id, user_id) VALUES (${organizationId}, ${userId}) RETURNING id`);
 }
 
-/** Active ingestions unchanged for `olderThanSeconds`, in id order after `after`: the reconciler's candidates. */
+const unfinishedRow = ingestionRow
+  .pick({ id: true, organization_id: true, recording_id: true, kind: true, phase: true })
+  .extend({ bytes_complete: z.boolean() });
+
+/**
+ * Active ingestions unchanged for `olderThanSeconds`, in id order after `after`: the reconciler's
+ * candidates. `bytes_complete`: an upload whose recorded bytes reach its declared size.
+ */
 export async function unfinishedIngestions(
   db: CommonQueryMethods,
   o: { olderThanSeconds: number; limit: number; after: string | null },
-): Promise<Pick<IngestionRow, 'id' | 'organization_id' | 'recording_id' | 'kind' | 'phase'>[]> {
-  const rows = await db.any(sql.type(ingestionRow.pick({ id: true, organization_id: true, recording_id: true, kind: true, phase: true }))`
-    SELECT id, organization_id, recording_id, kind, phase FROM media_ingestions
+): Promise<z.infer<typeof unfinishedRow>[]> {
+  const rows = await db.any(sql.type(unfinishedRow)`
+    SELECT id, organization_id, recording_id, kind, phase,
+      (kind = 'upload' AND file_size > 0 AND bytes_received >= file_size) AS bytes_complete
+    FROM media_ingestions
     WHERE phase NOT IN ('ready', 'failed', 'cancelled')
       AND updated_at < now() - make_interval(secs => ${o.olderThanSeconds})
       AND id > coalesce(${o.after}::uuid, '00000000-0000-0000-0000-000000000000'::uuid)

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { createDatabasePool } from '../../../src/db/pool.js';
+import { connectTemporalClient } from '../../../src/temporal/connection.js';
 import { insertIngestion } from '../../../src/db/repositories/media-ingestions.js';
 import { mediaWorkflowSettings } from '../../../src/recordings/media.js';
 import { mediaIngestionWorkflowId } from '../../../src/temporal/ids.js';
@@ -21,8 +22,10 @@ import { testConfig } from '../../../harness/config.js';
 import { createTestOrg, type TestOrg } from '../../../harness/fixtures.js';
 import { closeServer, listenLocal } from '../../../harness/http.js';
 import { writeTone } from '../../../harness/media.js';
-import { createTestDatabase } from '../../../harness/stack.js';
+import { createTestDatabase, testStack } from '../../../harness/stack.js';
 import { loopbackMediaDeps, startTestWorker, type TestWorker } from '../../../harness/worker.js';
+import { eventually } from '../../../harness/wait.js';
+import { TcpProxy } from '../../helpers/tcp-proxy.js';
 
 /**
  * No active ingestion without a workflow: the reconciler (a Temporal Schedule in production)
@@ -103,7 +106,7 @@ describe('media reconciler', function () {
       taskQueue: worker.taskQueue,
       args: [input],
     })) as MediaReconcilerResult;
-    assert.deepEqual(result, { restarted: 1, failed: 1 });
+    assert.deepEqual(result, { restarted: 1, failed: 1, told: 0 });
 
     const restarted = (await api.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(stranded)).result()) as MediaIngestionResult;
     assert.deepEqual(restarted, { phase: 'ready', errorCode: null });
@@ -123,5 +126,55 @@ describe('media reconciler', function () {
     });
     assert.equal(again.status, 201, JSON.stringify(again.body));
     await api.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(busy)).terminate('test over');
+  });
+  it('tells a running workflow whose upload finished while Temporal was unreachable, long before the upload deadline', async () => {
+    // An API whose Temporal goes through a proxy: the upload's last PATCH cannot tell the workflow.
+    const proxy = await TcpProxy.start(Number((await testStack()).temporal.address.split(':')[1]));
+    const config = testConfig({ STORAGE_DIR: dir, TEMPORAL_TASK_QUEUE: worker.taskQueue });
+    const temporal = await connectTemporalClient({ temporal: { ...config.temporal, address: `127.0.0.1:${proxy.port}` } });
+    const cut = await startTestApi({ pool, config, temporal });
+    try {
+      const recordingId = await createRecording();
+      const tone = await readFile(path.join(dir, 'tone.wav'));
+      const created = await cut.request(`/v3/rest/recordings/${recordingId}/uploads`, {
+        method: 'POST',
+        headers: { 'X-Service-Api-Key': org.apiKey },
+        json: { fileName: 'tone.wav', fileSize: tone.length },
+      });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      // The workflow has read the upload (no byte yet) and waits: its timer runs to the deadline.
+      const handle = api.temporal.client.workflow.getHandle(mediaIngestionWorkflowId(recordingId));
+      await eventually(
+        async () => (await handle.fetchHistory()).events?.some((e) => e.timerStartedEventAttributes) ?? false,
+        (waiting) => waiting,
+        30_000,
+      );
+      await proxy.down();
+      const patched = await fetch(created.body.uploadUrl as string, {
+        method: 'PATCH',
+        body: tone,
+        headers: { 'Tus-Resumable': '1.0.0', 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream' },
+      });
+      assert.equal(patched.status, 204);
+      assert.ok(cut.logs.join('').includes('upload finished but its workflow was not told'), 'the API says it could not tell');
+      const phase = () =>
+        pool.oneFirst(sql.type(z.object({ phase: z.string() }))`SELECT phase FROM media_ingestions WHERE recording_id = ${recordingId}`);
+      assert.equal(await phase(), 'waiting', 'unless told, the workflow waits for the upload deadline (an hour after the last byte)');
+
+      const input: MediaReconcilerInput = { version: 1, olderThanSeconds: 0, settings: mediaWorkflowSettings(api.deps.config) };
+      const result = (await api.temporal.client.workflow.execute(MEDIA_RECONCILER_WORKFLOW, {
+        workflowId: `media-reconciler/${randomUUID()}`,
+        taskQueue: worker.taskQueue,
+        args: [input],
+      })) as MediaReconcilerResult;
+      assert.equal(result.told, 1);
+      const done = (await handle.result()) as MediaIngestionResult;
+      assert.deepEqual(done, { phase: 'ready', errorCode: null });
+      assert.equal((await asset(recordingId)).status, 'completed');
+    } finally {
+      await cut.close();
+      await temporal.connection.close();
+      await proxy.down();
+    }
   });
 });
