@@ -16,8 +16,13 @@
  *     analysis queued): requests/s, p50/p99, statements and transactions per event (API and worker
  *     together), PostgreSQL CPU per event and its ratio to the raw single row, the top statements by
  *     time and by calls;
- *  3. the same load with the worker stopped (SIGTERM), then started again and left to drain:
- *     p50/p99, and with-worker over without-worker (goal p99 ratio <= 1.3);
+ *     Then open loop at a fixed rate (half of that closed loop's requests/s, BENCH_FIXED_RATE to set
+ *     it) for BENCH_FIXED_SECONDS (20), the worker running;
+ *  3. the same two loads with the worker stopped (SIGTERM), then started again and left to drain:
+ *     p50/p99, and with-worker over without-worker (goal p99 ratio <= 1.3). The closed loop's
+ *     latency is its concurrency over its throughput, so its ratio is mostly the machine's
+ *     throughput with processing over without; the fixed rate's ratio is what an ingest waits for
+ *     beside processing at a load both sustain;
  *  4. 500-event requests, each a new session, at concurrency 4, measured until processed: events/s,
  *     statements per event, PostgreSQL CPU per event and its ratio to the raw 500-row insert (goal <= 3);
  *  5. idle: API and worker running, no load, once the machine is quiet (bench/stats.ts untilQuiet):
@@ -68,6 +73,9 @@ const SIZES = {
   rawBatchRows: 500,
   rawBatchConcurrency: 4,
   singleRequests: size('BENCH_SINGLE_REQUESTS', 6000, 600),
+  /** The open-loop pair: this share of the closed-loop rate with the worker, for fixedSeconds, with and without it. */
+  fixedRateShare: 0.5,
+  fixedSeconds: size('BENCH_FIXED_SECONDS', 20, 4),
   concurrency: 32,
   sessions: 32,
   batchRequests: size('BENCH_BATCH_REQUESTS', 40, 4),
@@ -133,6 +141,8 @@ interface Statement {
   query: string;
   calls: number;
   totalMs: number;
+  /** Planning time (pg_stat_statements.track_planning): what a named prepared statement's cached plan saves. */
+  planMs: number;
   toplevel: boolean;
 }
 
@@ -142,6 +152,7 @@ const shown = (s: Statement) => ({
   calls: s.calls,
   totalMs: round(s.totalMs, 1),
   meanMs: round(s.totalMs / s.calls, 3),
+  meanPlanMs: round(s.planMs / s.calls, 3),
   ...(s.toplevel ? {} : { nested: true }),
 });
 
@@ -160,12 +171,12 @@ class Sampler {
   /** The bench database's statements since the last reset, the benchmark's own left out. */
   statements = async (): Promise<Statement[]> =>
     (
-      await this.query<{ query: string; calls: string; total: number; toplevel: boolean }>(
-        `SELECT query, calls, total_exec_time AS total, toplevel FROM pg_stat_statements
+      await this.query<{ query: string; calls: string; total: number; plan: number; toplevel: boolean }>(
+        `SELECT query, calls, total_exec_time AS total, total_plan_time AS plan, toplevel FROM pg_stat_statements
          WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
            AND query NOT ILIKE '%pg_stat_statements%' AND query NOT ILIKE '%pg_stat_database%' AND query NOT ILIKE '%${TAG}%'`,
       )
-    ).map((r) => ({ query: r.query, calls: Number(r.calls), totalMs: r.total, toplevel: r.toplevel }));
+    ).map((r) => ({ query: r.query, calls: Number(r.calls), totalMs: r.total, planMs: r.plan, toplevel: r.toplevel }));
 
   /**
    * The bench database's committed and rolled-back transactions, with this connection's own so far
@@ -215,6 +226,9 @@ function perUnit(m: Measured<unknown>, units: number) {
     transactions: round(m.transactions / units, 3),
     explicitTransactions: round(explicitTransactions(m.statements) / units, 3),
     postgresCpuMs: round(m.postgresCpuMs / units, 4),
+    /** Statements' execution and planning time (pg_stat_statements, top level), an event. */
+    executeMs: round(m.statements.filter((x) => x.toplevel).reduce((sum, x) => sum + x.totalMs, 0) / units, 4),
+    planMs: round(m.statements.filter((x) => x.toplevel).reduce((sum, x) => sum + x.planMs, 0) / units, 4),
     apiCpuMs: round(m.apiCpuMs / units, 4),
     workerCpuMs: round(m.workerCpuMs / units, 4),
   };
@@ -228,6 +242,8 @@ const perEventFigures = (per: ReturnType<typeof perUnit>) => ({
   transactionsPerEvent: per.transactions,
   explicitTransactionsPerEvent: per.explicitTransactions,
   postgresCpuMsPerEvent: per.postgresCpuMs,
+  statementExecuteMsPerEvent: per.executeMs,
+  statementPlanMsPerEvent: per.planMs,
   apiCpuMsPerEvent: per.apiCpuMs,
   workerCpuMsPerEvent: per.workerCpuMs,
 });
@@ -500,6 +516,47 @@ export async function benchDataPath(): Promise<Record<string, unknown>> {
       lockWaits: withWorkerWaits,
     };
 
+    // 2b. Open loop at a rate both sides sustain (half of the closed loop's with the worker): the
+    // closed loop's latency is its concurrency over its throughput, so its ratio is the throughput's;
+    // at a fixed rate, what an ingest waits for beside processing (locks, CPU) is what moves the p99.
+    const fixedRate = Number(
+      process.env.BENCH_FIXED_RATE ?? Math.max(10, Math.round(withWorkerFigures.requestsPerSecond * SIZES.fixedRateShare)),
+    );
+    const fixedLoad = (prefix: string) =>
+      client({
+        prefix,
+        requests: Math.round(fixedRate * SIZES.fixedSeconds),
+        concurrency: 256,
+        kind: 'single',
+        sessions: SIZES.sessions,
+        rate: fixedRate,
+      });
+    const fixedFigures = (m: Measured<Summary>, waits: Record<string, unknown>) => {
+      const per = perUnit(m, m.result.requests);
+      return {
+        offeredPerSecond: fixedRate,
+        requests: m.result.requests,
+        requestsPerSecond: m.result.throughputPerSecond,
+        latencyMs: latency(m.result),
+        ...perEventFigures(per),
+        postgresCpuOverRawSingleRow: round(per.postgresCpuMs / rawSingleFigures.postgresCpuMsPerRow, 2),
+        lockWaits: waits,
+        topByTotalTime: topBy(m.statements, 'totalMs', 5),
+        topByCalls: topBy(m.statements, 'calls', 12),
+      };
+    };
+    await untilQuiet(0.3, QUIET_TIMEOUT_MS);
+    progress(`single events at ${fixedRate}/s, worker running`);
+    let fixedWithWaits: Record<string, unknown> = {};
+    // Measured until processed, so that its figures an event hold the processing too.
+    const fixedWith = await measure(async () => {
+      const { result, waits } = await whoWaits(() => fixedLoad('fw'));
+      fixedWithWaits = waits;
+      await untilProcessed('fw', SIZES.sessions);
+      return result;
+    });
+    const fixedWithFigures = fixedFigures(fixedWith, fixedWithWaits);
+
     // 3. The same load with the worker stopped; then it starts again and drains.
     progress('single events, worker stopped');
     await stopWorker();
@@ -525,21 +582,34 @@ export async function benchDataPath(): Promise<Record<string, unknown>> {
         lockWaits: aloneWaits,
       };
     })();
+    await untilQuiet(0.3, QUIET_TIMEOUT_MS);
+    progress(`single events at ${fixedRate}/s, worker stopped`);
+    let fixedAloneWaits: Record<string, unknown> = {};
+    const fixedAlone = await measure(async () => {
+      const { result, waits } = await whoWaits(() => fixedLoad('fnw'));
+      fixedAloneWaits = waits;
+      return result;
+    });
+    const fixedAloneFigures = fixedFigures(fixedAlone, fixedAloneWaits);
     progress('worker restarting, draining');
     const drained = await measure(async () => {
       const t0 = performance.now();
       worker = await startWorker();
       const startSeconds = (performance.now() - t0) / 1000;
-      const processingSeconds = await untilProcessed('nw', SIZES.sessions);
+      const t1 = performance.now();
+      await untilProcessed('nw', SIZES.sessions);
+      await untilProcessed('fnw', SIZES.sessions);
+      const processingSeconds = (performance.now() - t1) / 1000;
       return { startSeconds, processingSeconds };
     });
     const drainFigures = (() => {
-      const per = perUnit(drained, alone.result.requests);
+      const events = alone.result.requests + fixedAlone.result.requests;
+      const per = perUnit(drained, events);
       return {
-        events: alone.result.requests,
+        events,
         workerStartSeconds: round(drained.result.startSeconds, 2),
         processingSeconds: round(drained.result.processingSeconds, 2),
-        eventsPerSecond: round(alone.result.requests / drained.result.processingSeconds, 1),
+        eventsPerSecond: round(events / drained.result.processingSeconds, 1),
         statementsPerEvent: per.statements,
         postgresCpuMsPerEvent: per.postgresCpuMs,
         workerCpuMsPerEvent: per.workerCpuMs,
@@ -548,6 +618,10 @@ export async function benchDataPath(): Promise<Record<string, unknown>> {
     const ingestWithProcessingOverAlone = {
       p50: round(withWorkerFigures.latencyMs.p50 / aloneFigures.latencyMs.p50, 2),
       p99: round(withWorkerFigures.latencyMs.p99 / aloneFigures.latencyMs.p99, 2),
+    };
+    const fixedRateWithProcessingOverAlone = {
+      p50: round(fixedWithFigures.latencyMs.p50 / fixedAloneFigures.latencyMs.p50, 2),
+      p99: round(fixedWithFigures.latencyMs.p99 / fixedAloneFigures.latencyMs.p99, 2),
     };
 
     // 4. 500-event requests, each a new session, until processed.
@@ -729,6 +803,11 @@ export async function benchDataPath(): Promise<Record<string, unknown>> {
         withoutWorker: aloneFigures,
         drainAfterRestart: drainFigures,
         ingestWithProcessingOverAlone,
+        fixedRate: {
+          withWorker: fixedWithFigures,
+          withoutWorker: fixedAloneFigures,
+          withProcessingOverAlone: fixedRateWithProcessingOverAlone,
+        },
       },
       batchOf500: batchFigures,
       idle: idleFigures,
@@ -736,6 +815,7 @@ export async function benchDataPath(): Promise<Record<string, unknown>> {
       wakeLag,
       goals: {
         ingestWithProcessingOverAloneP99: goal(ingestWithProcessingOverAlone.p99, '<=', 1.3),
+        fixedRateIngestWithProcessingOverAloneP99: goal(fixedRateWithProcessingOverAlone.p99, '<=', 1.3),
         batchPostgresCpuOverRaw500Row: goal(batchFigures.postgresCpuOverRaw500Row, '<=', 3),
         idleTransactionsPerSecond: goal(idleFigures.transactionsPerSecond, '<=', 1),
         oneOrgOverManyProcessed: goal(oneOverMany.processedEventsPerSecond, '>=', 0.9),

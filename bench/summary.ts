@@ -209,6 +209,15 @@ const HEADLINES: Record<string, (r: BenchResult) => Headline[]> = {
       limit: `worker stopped: p99 ${ms(at(r, 'singleEvent.withoutWorker.latencyMs.p99'))}, p50 ${ms(at(r, 'singleEvent.withoutWorker.latencyMs.p50'))}`,
       ratio: at(r, 'singleEvent.ingestWithProcessingOverAlone.p99'),
     },
+    ...(!has(r, 'singleEvent.fixedRate.withWorker.offeredPerSecond')
+      ? []
+      : [
+          {
+            figure: `single-event ingest at a fixed ${n(at(r, 'singleEvent.fixedRate.withWorker.offeredPerSecond'))}/s with the worker processing: p99 ${ms(at(r, 'singleEvent.fixedRate.withWorker.latencyMs.p99'))}, p50 ${ms(at(r, 'singleEvent.fixedRate.withWorker.latencyMs.p50'))}`,
+            limit: `worker stopped: p99 ${ms(at(r, 'singleEvent.fixedRate.withoutWorker.latencyMs.p99'))}, p50 ${ms(at(r, 'singleEvent.fixedRate.withoutWorker.latencyMs.p50'))}`,
+            ratio: at(r, 'singleEvent.fixedRate.withProcessingOverAlone.p99'),
+          },
+        ]),
     {
       figure: `one organization of 32 sessions: ${n(at(r, 'organizations.oneOrg.processedEventsPerSecond'))} events/s ingested and processed`,
       limit: `32 organizations of one session ${n(at(r, 'organizations.manyOrgs.processedEventsPerSecond'))} events/s`,

@@ -28,7 +28,7 @@ export interface LocalPostgresOptions {
   fast?: boolean;
   /**
    * Libraries loaded at server start (`shared_preload_libraries`); benchmarks load
-   * `pg_stat_statements`, which then tracks nested statements too, with I/O timing on.
+   * `pg_stat_statements`, which then tracks nested statements (and planning) too, with I/O timing on.
    */
   preload?: string[];
   /**
@@ -251,6 +251,8 @@ export async function startLocalPostgres(options: LocalPostgresOptions): Promise
       `shared_preload_libraries=${options.preload.join(',')}`,
       '-c',
       'pg_stat_statements.track=all',
+      '-c',
+      'pg_stat_statements.track_planning=on',
       '-c',
       'track_io_timing=on',
     );
