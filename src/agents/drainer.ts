@@ -13,7 +13,7 @@ import type { DrainShard } from '../db/repositories/agent-sessions.js';
 import type { SignalExtractor } from '../providers/signal-extractor/types.js';
 import {
   ANALYSIS_BATCH,
-  analyseQueuedSessions,
+  analyseDrainedSessions,
   processDueSessions,
   processSessions,
   type AnalysisOptions,
@@ -240,18 +240,27 @@ async function follow(run: Run, batch: readonly DrainedSession[]): Promise<void>
   counted(run, live);
   const settled = live.filter((s) => s.settled);
   totals.sessions += settled.length;
-  const toAnalyse = live.filter((s) => !s.settled && !s.more && s.queued > 0).map((s) => s.sessionId);
+  const toAnalyse = live.filter((s) => !s.settled && !s.more && s.queued > 0);
+  const turns = settled.flatMap((s) => (s.turn ? [s.turn] : []));
   if (toAnalyse.length && !o.signal.aborted) {
-    const analysed = await analyseQueuedSessions(o.pool, toAnalyse, {
-      extractor: o.extractor,
-      creditCost: o.analysisCreditCost,
-      ...ANALYSIS_BATCH,
-      heartbeat: o.heartbeat,
-      signal: o.signal,
-      observe: o.observeAnalyses,
-    });
+    // The round takes the wakes it leaves with nothing to do (RoundSettling): no pass follows only for them.
+    const round = await analyseDrainedSessions(
+      o.pool,
+      toAnalyse.map((s) => s.sessionId),
+      {
+        extractor: o.extractor,
+        creditCost: o.analysisCreditCost,
+        ...ANALYSIS_BATCH,
+        heartbeat: o.heartbeat,
+        signal: o.signal,
+        observe: o.observeAnalyses,
+      },
+      { wakeSeqs: new Map(toAnalyse.map((s) => [s.sessionId, s.wakeSeq])), routineTurnEverySeconds: o.signalEverySeconds },
+    );
+    totals.sessions += round.settled.size;
+    turns.push(...round.turns);
     const held: string[] = [];
-    for (const [id, a] of analysed) {
+    for (const [id, a] of round.results) {
       totals.analyses += a.analysed;
       if (!a.deleted && (a.billingBlocked || a.providerUnavailable)) held.push(id);
     }
@@ -262,10 +271,7 @@ async function follow(run: Run, batch: readonly DrainedSession[]): Promise<void>
       totals.sessions += released.filter((s) => s.settled).length;
     }
   }
-  await tellRoutine(
-    run,
-    settled.flatMap((s) => (s.turn ? [s.turn] : [])),
-  );
+  await tellRoutine(run, turns);
 }
 
 /**

@@ -70,7 +70,7 @@ export async function processPending(
     // Deleted after it was read: its pass wrote nothing.
     const result = (await processPages(tx, [session], at, pageSize, o)).get(sessionId);
     if (!result) return DELETED;
-    const { turn: _turn, ...processed } = result;
+    const { turn: _turn, wakeSeq: _wakeSeq, ...processed } = result;
     return processed;
   });
 }
@@ -104,6 +104,8 @@ export interface DrainedSession extends PassResult {
 interface PassResult extends ProcessResult {
   settled: boolean;
   turn: SignalTarget | null;
+  /** The wake's generation the pass read (an analysis round after it may take the wake: RoundSettling). */
+  wakeSeq: number;
 }
 
 /**
@@ -258,6 +260,7 @@ async function processPages(
           queued: p.queued,
           settled: p.settled,
           turn: s.turn ? s : null,
+          wakeSeq: p.session.wake_seq,
         },
       ];
     }),
@@ -330,6 +333,29 @@ export async function analyseQueuedSessions(
   sessionIds: readonly string[],
   o: AnalysisOptions,
 ): Promise<Map<string, AnalysisResult>> {
+  return (await analyseDrainedSessions(pool, sessionIds, o)).results;
+}
+
+/** The drainer's round settles the sessions its pass left only for their analyses (RoundOutcome.wakeSeq). */
+export interface RoundSettling {
+  /** The wake's generation each session's pass read (DrainedSession.wakeSeq). */
+  wakeSeqs: ReadonlyMap<string, number>;
+  /** As the pass's (PassOptions.routineTurnEverySeconds). */
+  routineTurnEverySeconds?: number | undefined;
+}
+
+/**
+ * An analysis round (analyseQueuedSessions) that, given `settling`, also takes the wake of each
+ * session it leaves with nothing queued and not held, if no ingest requested it again since its
+ * pass read it: the pass that would otherwise follow only to take it is saved. `settled`: those
+ * sessions; `turns`: their workflows' routine signal turns taken with them, for the caller to send.
+ */
+export async function analyseDrainedSessions(
+  pool: DatabasePool,
+  sessionIds: readonly string[],
+  o: AnalysisOptions,
+  settling?: RoundSettling,
+): Promise<{ results: Map<string, AnalysisResult>; settled: Set<string>; turns: SignalTarget[] }> {
   const jobs = await queuedJobs(pool, sessionIds, o.limit);
   const superseded = jobs.filter((j) => j.event_revision !== j.revision);
   const contentless = jobs.filter((j) => j.event_revision === j.revision && j.content === null);
@@ -358,18 +384,28 @@ export async function analyseQueuedSessions(
   // The analyses, the round's billing verdict and its events commit together: a reader that sees
   // the analyses done sees the processing status they leave.
   const providerWaits = new Set(unanswered.map((j) => j.session_id));
-  const { written, statuses, remaining } = await pool.transaction(async (tx) => {
+  const { written, statuses, remaining, settled, turns } = await pool.transaction(async (tx) => {
     // The sessions' rows, in lock order, order this write after a concurrent ingest (a purge, a
     // revision) and a pass, and a concurrent round of the same sessions after this one.
     const live = new Set(await lockSessionRows(tx, sessionIds));
     const written = await writeAnalyses(tx, live, analysed, o);
-    // The billing verdict, the holds that end, the sessions whose queue is now empty: one statement.
+    // The billing verdict, the holds that end, the sessions whose queue is now empty (and, for the
+    // drainer, the wakes it takes): one statement.
     const verdict = await settleAnalysisRound(
       tx,
-      sessionIds.map((id) => ({ sessionId: id, blocked: blocked.has(id), endHold: !blocked.has(id) && !providerWaits.has(id) })),
+      sessionIds.map((id) => {
+        const wakeSeq = settling?.wakeSeqs.get(id);
+        return {
+          sessionId: id,
+          blocked: blocked.has(id),
+          endHold: !blocked.has(id) && !providerWaits.has(id),
+          ...(wakeSeq === undefined ? {} : { wakeSeq }),
+        };
+      }),
+      settling?.routineTurnEverySeconds === undefined ? {} : { routineTurnEverySeconds: settling.routineTurnEverySeconds },
     );
     await recordEvents(tx, billingEvents(verdict.changes));
-    return { written, statuses: verdict.statuses, remaining: verdict.remaining };
+    return { written, ...verdict };
   });
   const count = (list: readonly { sessionId: string }[], id: string) => list.filter((x) => x.sessionId === id).length;
   const failed = [...contentless.map((j) => closing(j, 'failed', null)), ...refused.filter((r) => r.status === 'failed')];
@@ -390,7 +426,7 @@ export async function analyseQueuedSessions(
     }),
   );
   o.observe?.(results.values());
-  return results;
+  return { results, settled, turns };
 }
 
 type Closing = { id: number; sessionId: string; status: 'failed' | 'superseded' | 'queued'; errorCode: string | null };

@@ -6,6 +6,8 @@ import {
   type Interceptor,
   type QueryResultRow,
 } from 'slonik';
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
 import type { Config } from '../config.js';
 
 export type { DatabasePool };
@@ -31,6 +33,36 @@ const resultParser: Interceptor = {
   },
 };
 
+/**
+ * Named prepared statements (`sql.prepared(name, schema)`, the hot statements of ingest and
+ * processing): PostgreSQL parses each once per connection and can keep its plan (decision 0210,
+ * fourth part). `pg` prepares a name once per connection and refuses the same name with another
+ * text, and a statement's text varies with its fragments (a lock's SKIP LOCKED, an optional
+ * filter): the name sent is the given one with a hash of the text, so each variant is a statement
+ * of its own. Names stay within PostgreSQL's 63 bytes. Statements named this way list their result
+ * columns (no `*`): a migration that adds a column would otherwise change a prepared statement's
+ * result type, which PostgreSQL refuses on the connections that prepared it.
+ */
+/** The schema of a prepared statement whose rows are not read (`sql.prepared` needs one). */
+export const unreadRows = z.unknown();
+
+const preparedNames = new Map<string, string>();
+const statementNames: Interceptor = {
+  name: 'intake-statement-names',
+  transformQuery: (_ctx, query) => {
+    if (!query.name) return query;
+    const key = `${query.name}\u0000${query.sql}`;
+    let name = preparedNames.get(key);
+    if (name === undefined) {
+      name = `${query.name.slice(0, 40)}_${createHash('sha1').update(query.sql).digest('hex').slice(0, 12)}`;
+      // The texts are the repositories' templates: a few hundred at most; the bound is a safety net.
+      if (preparedNames.size > 10_000) preparedNames.clear();
+      preparedNames.set(key, name);
+    }
+    return { ...query, name };
+  },
+};
+
 /** int8 as a JS number (ids and counters stay far below 2^53); refuses to lose precision. */
 const int8 = {
   name: 'int8',
@@ -47,7 +79,7 @@ const date = { name: 'date', parse: (value: string) => value };
 
 export async function createDatabasePool(url: string, options: Partial<Config['database']> = {}): Promise<DatabasePool> {
   return createPool(url, {
-    interceptors: [resultParser],
+    interceptors: [statementNames, resultParser],
     typeParsers: [int8, timestamptz, date],
     maxPoolSize: options.poolSize ?? 10,
     statementTimeout: options.statementTimeoutMs ?? 30_000,

@@ -117,7 +117,7 @@ export const PROTOCOL_COLUMNS = {
     means: 'the session has work a pass has not taken yet (due at this time)',
     setBy: 'the ingest that gives the session work, when none is pending (updateSessionsAfterIngest)',
     clearedBy:
-      'a pass that leaves nothing it may process now, unless an ingest requested it again since the pass read the session (advanceSessions, wake_seq)',
+      "a pass that leaves nothing it may process now, unless an ingest requested it again since the pass read the session (advanceSessions, wake_seq); the drainer's analysis round after such a pass that leaves nothing queued, on the same condition (settleAnalysisRound)",
     movedBy: 'the drainer, after a failed drain or signal: due again later (deferWakes, deferWorkflowSignal)',
     readBy: 'the drainer (claimDueSessions) and the reconciler (strandedWakes)',
   },
@@ -138,7 +138,8 @@ export const PROTOCOL_COLUMNS = {
   /** Migration 0012. */
   workflow_signalled_at: {
     means: "the drainer last sent the workflow a signal then (NULL: never, a hold's signal is in flight, or the last one failed)",
-    setBy: 'a drainer pass taking a routine turn (advanceSessions) or confirming a sent hold (confirmHoldSignals)',
+    setBy:
+      'a drainer pass or analysis round taking a routine turn with the wake (advanceSessions, settleAnalysisRound) or confirming a sent hold (confirmHoldSignals)',
     clearedBy: 'the drainer taking a hold turn (takeHoldSignalTurns) and a failed signal (deferWorkflowSignal)',
     readBy: 'the drainer (its turns) and every pass (hold told: see HOLD_TOLD)',
   },

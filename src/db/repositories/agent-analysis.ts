@@ -1,7 +1,7 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { ExtractedSignal } from '../../domain/signals.js';
-import type { Tx } from '../pool.js';
+import { unreadRows, type Tx } from '../pool.js';
 import { createdSignal, type CreatedSignal } from './agent-processing.js';
 
 /** Queued qualitative analyses of finalized assistant responses, and the credits they spend. */
@@ -32,7 +32,7 @@ export type JobRow = z.infer<typeof jobRow>;
  */
 export async function queuedJobs(db: CommonQueryMethods, sessionIds: readonly string[], limit: number): Promise<readonly JobRow[]> {
   if (!sessionIds.length) return [];
-  return db.any(sql.type(jobRow)`
+  return db.any(sql.prepared('round_jobs', jobRow)`
     SELECT j.* FROM unnest(${sql.array([...sessionIds], 'uuid')}) AS q(id) CROSS JOIN LATERAL (
       SELECT j.id, j.session_id, j.event_id, j.revision, e.revision AS event_revision, e.external_event_id,
         e.payload->>'content' AS content, s.organization_id, s.application_id, j.attempts, j.credits_spent,
@@ -69,7 +69,7 @@ export async function updateJobs(
   jobs: readonly { id: number; status: 'superseded' | 'failed' | 'queued'; errorCode: string | null }[],
 ): Promise<void> {
   if (!jobs.length) return;
-  await tx.query(sql.unsafe`
+  await tx.query(sql.prepared('round_update_jobs', unreadRows)`
     UPDATE agent_analysis_jobs j SET status = x.status, error_code = x.error_code, attempts = attempts + 1, updated_at = now()
     FROM jsonb_to_recordset(${sql.jsonb(jobs.map((j) => ({ id: j.id, status: j.status, error_code: j.errorCode })))})
       AS x(id bigint, status text, error_code text)
@@ -113,7 +113,7 @@ export async function payForJobs(
  * recorded on the jobs paid (the first ones). Returns each payable job and whether it was paid.
  */
 async function payFromBalance(db: CommonQueryMethods, organizationId: string, jobIds: readonly number[], cost: number, reason: string) {
-  return db.any(sql.type(z.object({ id: z.number(), paid: z.boolean() }))`
+  return db.any(sql.prepared('round_pay', z.object({ id: z.number(), paid: z.boolean() }))`
     WITH jobs AS (
       SELECT id, row_number() OVER (ORDER BY id) AS n FROM (
         SELECT id FROM agent_analysis_jobs WHERE id = ANY(${sql.array([...jobIds], 'int8')}) AND status = 'queued' AND credits_spent = 0
@@ -165,7 +165,7 @@ export async function replaceQualitativeSignals(
     })),
   );
   // One statement: the earlier analysis's signals go as the new ones come (both see the same snapshot).
-  return tx.any(sql.type(createdSignal)`
+  return tx.any(sql.prepared('round_signals', createdSignal)`
     WITH replaced AS (
       DELETE FROM agent_signals WHERE source = 'qualitative_inference' AND event_id = ANY(${sql.array(
         analysed.map((a) => a.job.event_id),
@@ -188,7 +188,7 @@ export async function replaceQualitativeSignals(
  */
 export async function completePaidJobs(tx: CommonQueryMethods, jobIds: readonly number[]): Promise<number[]> {
   if (!jobIds.length) return [];
-  const rows = await tx.anyFirst(sql.type(z.object({ id: z.number() }))`
+  const rows = await tx.anyFirst(sql.prepared('round_complete', z.object({ id: z.number() }))`
     UPDATE agent_analysis_jobs j SET status = 'done', attempts = j.attempts + 1, updated_at = now()
     FROM (SELECT id FROM agent_analysis_jobs WHERE id = ANY(${sql.array([...jobIds], 'int8')}) AND status = 'queued' AND credits_spent > 0
       ORDER BY id FOR UPDATE) AS l

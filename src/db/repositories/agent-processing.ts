@@ -1,7 +1,7 @@
 import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { StoredProgress } from '../../domain/agent-processing-plan.js';
-import type { Tx } from '../pool.js';
+import { unreadRows, type Tx } from '../pool.js';
 import type { LockedSession } from './agent-sessions.js';
 
 /**
@@ -69,7 +69,7 @@ export async function pendingRows(
   if (!sessions.length) return [];
   const columns = sql.fragment`id, session_id, sequence, revision, type, final, processed_revision, payload IS NOT NULL AS has_content,
     payload->'feedback' AS feedback`;
-  return tx.any(sql.type(processRow)`
+  return tx.any(sql.prepared('pass_pending', processRow)`
     SELECT p.* FROM unnest(${sql.array(
       sessions.map((s) => s.sessionId),
       'uuid',
@@ -121,7 +121,7 @@ export async function upsertExplicitSignals(tx: Tx, rows: readonly SessionEvent[
     comment: r.feedback!.comment ?? null,
     revision: r.revision,
   }));
-  const written = await tx.any(sql.type(createdSignal.extend({ created: z.boolean() }))`
+  const written = await tx.any(sql.prepared('pass_signals_upsert', createdSignal.extend({ created: z.boolean() }))`
     INSERT INTO agent_signals (organization_id, session_id, event_id, event_external_id, source, kind, rating, labels, comment, event_revision, producer)
     SELECT x.organization_id, x.session_id, x.event_id, x.target, 'explicit_feedback', 'feedback', x.rating,
       ARRAY(SELECT jsonb_array_elements_text(x.labels)), x.comment, x.revision, 'explicit'
@@ -143,7 +143,7 @@ export async function meterResponses(tx: CommonQueryMethods, responses: readonly
     session_id: session.id,
     event_id: row.id,
   }));
-  return tx.anyFirst(sql.type(z.object({ session_id: z.string() }))`
+  return tx.anyFirst(sql.prepared('pass_meter', z.object({ session_id: z.string() }))`
     INSERT INTO usage_records (organization_id, application_id, session_id, event_id, unit, quantity)
     SELECT x.organization_id, x.application_id, x.session_id, x.event_id, 'agent_response_processed', 1
     FROM jsonb_to_recordset(${sql.jsonb(records)}) AS x(organization_id uuid, application_id uuid, session_id uuid, event_id bigint)
@@ -155,7 +155,7 @@ export async function meterResponses(tx: CommonQueryMethods, responses: readonly
 export async function queueAnalyses(tx: Tx, events: readonly SessionEvent[]): Promise<void> {
   if (!events.length) return;
   const records = sql.jsonb(events.map(({ session, row }) => ({ session_id: session.id, event_id: row.id, revision: row.revision })));
-  await tx.query(sql.unsafe`
+  await tx.query(sql.prepared('pass_queue', unreadRows)`
     WITH x AS (SELECT * FROM jsonb_to_recordset(${records}) AS x(session_id uuid, event_id bigint, revision integer)),
     superseded AS (
       UPDATE agent_analysis_jobs j SET status = 'superseded', updated_at = now()
@@ -177,7 +177,7 @@ export async function queueAnalyses(tx: Tx, events: readonly SessionEvent[]): Pr
 export async function markEventsProcessed(tx: CommonQueryMethods, rows: readonly ProcessRow[]): Promise<void> {
   const marked = rows.filter((r) => r.processed_revision !== null);
   if (!marked.length) return;
-  await tx.query(sql.unsafe`
+  await tx.query(sql.prepared('pass_mark', unreadRows)`
     UPDATE agent_events e SET processed_revision = x.revision
     FROM unnest(${sql.array(
       marked.map((r) => r.id),

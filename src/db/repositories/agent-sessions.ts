@@ -9,7 +9,7 @@ import {
   type StatusChange,
   type StoredProcessingStatus,
 } from '../../domain/agent-session-state.js';
-import type { Tx } from '../pool.js';
+import { unreadRows, type Tx } from '../pool.js';
 import { authorityStamp } from './agent-applications.js';
 import { contains, erasedIdentifier, scrubbedJson, type Needle, type ScrubTarget } from './text-scrub.js';
 
@@ -44,6 +44,12 @@ export const sessionRow = z.object({
   updated_at: z.string(),
 });
 export type SessionRow = z.infer<typeof sessionRow>;
+
+/** sessionRow's columns of `s`, listed: a prepared statement's result type does not change when a migration adds one (see src/db/pool.ts). */
+const SESSION_COLUMNS = sql.join(
+  Object.keys(sessionRow.shape).map((column) => sql.identifier(['s', column])),
+  sql.fragment`, `,
+);
 
 export interface SessionKey {
   organizationId: string;
@@ -107,8 +113,8 @@ function keyRecords(keys: readonly SessionKey[]) {
 
 async function lockExisting(tx: CommonQueryMethods, keys: readonly SessionKey[]): Promise<readonly LockedSessionRow[]> {
   if (!keys.length) return [];
-  return tx.any(sql.type(lockedSessionRow)`
-    SELECT s.*, false AS created, ${sessionAuthority}
+  return tx.any(sql.prepared('ingest_lock_sessions', lockedSessionRow)`
+    SELECT ${SESSION_COLUMNS}, false AS created, ${sessionAuthority}
     FROM agent_sessions s
     JOIN jsonb_to_recordset(${keyRecords(keys)}) AS x(application_id uuid, external_session_id text)
       ON s.application_id = x.application_id AND s.external_session_id = x.external_session_id
@@ -124,7 +130,7 @@ async function insertMissing(tx: CommonQueryMethods, keys: readonly SessionKey[]
     FROM jsonb_to_recordset(${keyRecords(keys)}) AS x(organization_id uuid, application_id uuid, external_session_id text, restricted_to uuid[])
     ORDER BY x.application_id, x.external_session_id COLLATE "C"
     ON CONFLICT (application_id, external_session_id) DO NOTHING
-    RETURNING s.*, true AS created, ${sessionAuthority}`);
+    RETURNING ${SESSION_COLUMNS}, true AS created, ${sessionAuthority}`);
 }
 
 /**
@@ -176,7 +182,7 @@ export async function loadEventStates(tx: CommonQueryMethods, queries: readonly 
   const result = new Map<string, EventState[]>(queries.map((q) => [q.sessionId, []]));
   if (!queries.length) return result;
   const records = queries.map((q) => ({ session_id: q.sessionId, ids: q.externalIds, sequences: q.sequences }));
-  const rows = await tx.any(sql.type(stateRow.extend({ session_id: z.string() }))`
+  const rows = await tx.any(sql.prepared('ingest_event_states', stateRow.extend({ session_id: z.string() }))`
     SELECT e.session_id, e.external_event_id, e.sequence, e.revision, e.type, e.final, encode(e.content_hash, 'hex') AS content_hash
     FROM jsonb_to_recordset(${sql.jsonb(records)}) AS x(session_id uuid, ids text[], sequences bigint[])
     CROSS JOIN LATERAL (
@@ -281,7 +287,7 @@ export async function updateSessionsAfterIngest(tx: CommonQueryMethods, updates:
     wake: u.wake,
     trace_parent: u.traceParent,
   }));
-  return tx.any(sql.type(sessionRow)`
+  return tx.any(sql.prepared('ingest_write', sessionRow)`
     WITH inserted AS (
       INSERT INTO agent_events (session_id, external_event_id, sequence, revision, type, occurred_at, final, content_hash, payload)
       SELECT x.session_id, x.external_event_id, x.sequence, x.revision, x.type, x.occurred_at, x.final, decode(x.content_hash, 'hex'), x.payload
@@ -308,7 +314,7 @@ export async function updateSessionsAfterIngest(tx: CommonQueryMethods, updates:
       updates.map((u) => u.sessionId),
       'uuid',
     )})
-    RETURNING s.*`);
+    RETURNING ${SESSION_COLUMNS}`);
 }
 
 /**
@@ -374,7 +380,9 @@ const HOLD_TOLD = sql.fragment`${holdTold} AS hold_told`;
  */
 export async function lockSessionRows(tx: CommonQueryMethods, sessionIds: readonly string[]): Promise<readonly string[]> {
   if (!sessionIds.length) return [];
-  return tx.anyFirst(sql.type(z.object({ id: z.string() }))`SELECT id FROM ${inLockOrder(sessionIds, sql.fragment`TRUE`)} AS l`);
+  return tx.anyFirst(
+    sql.prepared('sessions_lock_rows', z.object({ id: z.string() }))`SELECT id FROM ${inLockOrder(sessionIds, sql.fragment`TRUE`)} AS l`,
+  );
 }
 
 /** What a pass reads of a session `s` when it takes it (no row lock: ingests go on meanwhile). */
@@ -396,9 +404,9 @@ const passLockKey = (id: FragmentSqlToken) => sql.fragment`hashtextextended('age
 export async function takeSessionsForPass(tx: CommonQueryMethods, sessionIds: readonly string[]): Promise<readonly LockedSession[]> {
   if (!sessionIds.length) return [];
   const ids = [...new Set(sessionIds)].sort();
-  await tx.query(sql.unsafe`
+  await tx.query(sql.prepared('pass_lock', unreadRows)`
     SELECT pg_advisory_xact_lock(${passLockKey(sql.fragment`x.id`)}) FROM unnest(${sql.array(ids, 'uuid')}) WITH ORDINALITY AS x(id, n) ORDER BY x.n`);
-  return tx.any(sql.type(lockedSession)`
+  return tx.any(sql.prepared('pass_take', lockedSession)`
     SELECT ${PASS_COLUMNS} FROM agent_sessions s WHERE id = ANY(${sql.array(ids, 'uuid')})`);
 }
 
@@ -442,7 +450,7 @@ export async function claimDueSessions(
 ): Promise<readonly LockedSession[]> {
   // The lock is tried on the due sessions taken in order (OFFSET 0 keeps the LIMIT below the try),
   // twice as many as wanted: a few held elsewhere do not leave the batch short.
-  return tx.any(sql.type(lockedSession)`
+  return tx.any(sql.prepared('drain_claim', lockedSession)`
     SELECT ${PASS_COLUMNS} FROM (
       SELECT * FROM agent_sessions
       WHERE ${dueIn(shard, busy)}
@@ -499,7 +507,7 @@ export async function advanceSessions(
   if (!outcomes.length) return new Map();
   const records = outcomes.map((x) => ({ id: x.sessionId, watermark: x.watermark, settled: x.settled, wake_seq: x.wakeSeq }));
   const due = o.routineTurnEverySeconds === undefined ? sql.fragment`FALSE` : routineTurnDue(o.routineTurnEverySeconds);
-  const rows = await tx.any(sql.type(advancedRow)`
+  const rows = await tx.any(sql.prepared('pass_advance', advancedRow)`
     UPDATE agent_sessions s SET processed_through_sequence = greatest(s.processed_through_sequence, x.watermark), updated_at = now(),
       wake_requested_at = CASE WHEN x.settled AND s.wake_seq = x.wake_seq THEN NULL ELSE s.wake_requested_at END,
       workflow_signalled_at = CASE WHEN x.settled AND l.due THEN now() ELSE s.workflow_signalled_at END
@@ -521,6 +529,11 @@ const settledRow = z.object({
   before: z.enum(['pending', 'processing', 'completed', 'billing_blocked', 'capture_disabled']),
   processing_status: z.enum(['pending', 'processing', 'completed', 'billing_blocked', 'capture_disabled']),
   remaining: z.number(),
+  settled: z.boolean(),
+  turn: z.boolean(),
+  status: z.enum(['open', 'ended', 'abandoned']),
+  highest_sequence: z.number().nullable(),
+  wake_trace_parent: z.string().nullable(),
 });
 
 /** An analysis round's outcome for one session (settleAnalysisRound). */
@@ -530,6 +543,12 @@ export interface RoundOutcome {
   blocked: boolean;
   /** The round was not held (neither by credits nor by the provider): the session's hold ends (see takeHoldSignalTurns). */
   endHold: boolean;
+  /**
+   * The drainer's rounds: the wake's generation its pass read (PassOutcome.wakeSeq). A round that
+   * was not held and leaves no analysis queued takes the wake, as that pass would have, if no ingest
+   * requested it again since: the pass that would follow only to take it is saved.
+   */
+  wakeSeq?: number;
 }
 
 /**
@@ -546,31 +565,65 @@ export interface RoundOutcome {
 export async function settleAnalysisRound(
   tx: Tx,
   outcomes: readonly RoundOutcome[],
-): Promise<{ statuses: Map<string, StoredProcessingStatus>; remaining: Map<string, number>; changes: StatusChange[] }> {
-  if (!outcomes.length) return { statuses: new Map(), remaining: new Map(), changes: [] };
-  const records = outcomes.map((o) => ({ id: o.sessionId, target: processingStatusAfterAnalysis(o.blocked), end_hold: o.endHold }));
+  o: { routineTurnEverySeconds?: number } = {},
+): Promise<{
+  statuses: Map<string, StoredProcessingStatus>;
+  remaining: Map<string, number>;
+  changes: StatusChange[];
+  /** The sessions whose wake the round took (RoundOutcome.wakeSeq). */
+  settled: Set<string>;
+  /** Their workflows' routine signal turns, taken with the wake as a pass takes them (advanceSessions): the caller sends them. */
+  turns: SignalTarget[];
+}> {
+  if (!outcomes.length) return { statuses: new Map(), remaining: new Map(), changes: [], settled: new Set(), turns: [] };
+  const records = outcomes.map((x) => ({
+    id: x.sessionId,
+    target: processingStatusAfterAnalysis(x.blocked),
+    end_hold: x.endHold,
+    wake_seq: x.wakeSeq ?? null,
+  }));
   const managed = sql.array([...BILLING_MANAGED], 'text');
-  const rows = await tx.any(sql.type(settledRow)`
-    WITH x AS (SELECT * FROM jsonb_to_recordset(${sql.jsonb(records)}) AS x(id uuid, target text, end_hold boolean)),
+  const due = o.routineTurnEverySeconds === undefined ? sql.fragment`FALSE` : routineTurnDue(o.routineTurnEverySeconds);
+  const rows = await tx.any(sql.prepared('round_settle', settledRow)`
+    WITH x AS (SELECT * FROM jsonb_to_recordset(${sql.jsonb(records)}) AS x(id uuid, target text, end_hold boolean, wake_seq bigint)),
     l AS ${inLockOrder(
-      outcomes.map((o) => o.sessionId),
+      outcomes.map((x) => x.sessionId),
       sql.fragment`TRUE`,
       {
         columns: sql.fragment`organization_id, application_id, processing_status AS before, hold_signalled_at IS NOT NULL AS held,
-          (SELECT count(*) FROM agent_analysis_jobs j WHERE j.session_id = agent_sessions.id AND j.status = 'queued')::int AS remaining`,
+          (SELECT count(*) FROM agent_analysis_jobs j WHERE j.session_id = agent_sessions.id AND j.status = 'queued')::int AS remaining,
+          wake_seq AS wake_seq_now, wake_requested_at IS NOT NULL AS waking, (${due}) AS due`,
       },
     )},
-    v AS (SELECT l.*, x.target, x.end_hold, l.before = ANY(${managed}) AND l.before <> x.target AS moves FROM l JOIN x ON x.id = l.id),
+    v AS (
+      SELECT l.*, x.target, x.end_hold, l.before = ANY(${managed}) AND l.before <> x.target AS moves,
+        x.wake_seq IS NOT NULL AND x.end_hold AND l.remaining = 0 AND l.waking AND l.wake_seq_now = x.wake_seq AS settles
+      FROM l JOIN x ON x.id = l.id),
     u AS (
       UPDATE agent_sessions s SET
         processing_status = CASE WHEN v.moves THEN v.target ELSE s.processing_status END,
         hold_signalled_at = CASE WHEN v.end_hold THEN NULL ELSE s.hold_signalled_at END,
-        updated_at = CASE WHEN v.moves OR v.remaining = 0 THEN now() ELSE s.updated_at END
-      FROM v WHERE s.id = v.id AND (v.moves OR v.remaining = 0 OR (v.end_hold AND v.held))
-      RETURNING s.id, s.processing_status)
-    SELECT v.id, v.organization_id, v.application_id, v.before, coalesce(u.processing_status, v.before) AS processing_status, v.remaining
+        updated_at = CASE WHEN v.moves OR v.remaining = 0 THEN now() ELSE s.updated_at END,
+        wake_requested_at = CASE WHEN v.settles THEN NULL ELSE s.wake_requested_at END,
+        workflow_signalled_at = CASE WHEN v.settles AND v.due THEN now() ELSE s.workflow_signalled_at END
+      FROM v WHERE s.id = v.id AND (v.moves OR v.remaining = 0 OR (v.end_hold AND v.held) OR v.settles)
+      RETURNING s.id, s.processing_status, s.status, s.highest_sequence, s.wake_trace_parent)
+    SELECT v.id, v.organization_id, v.application_id, v.before, coalesce(u.processing_status, v.before) AS processing_status, v.remaining,
+      coalesce(v.settles, false) AS settled, coalesce(v.settles AND v.due, false) AS turn,
+      coalesce(u.status, 'open') AS status, u.highest_sequence, u.wake_trace_parent
     FROM v LEFT JOIN u ON u.id = v.id`);
   return {
+    settled: new Set(rows.filter((r) => r.settled).map((r) => r.id)),
+    turns: rows
+      .filter((r) => r.turn)
+      .map((r) => ({
+        id: r.id,
+        organization_id: r.organization_id,
+        status: r.status,
+        highest_sequence: r.highest_sequence,
+        processing_status: r.processing_status,
+        wake_trace_parent: r.wake_trace_parent,
+      })),
     statuses: new Map(rows.map((r) => [r.id, r.processing_status])),
     remaining: new Map(rows.map((r) => [r.id, r.remaining])),
     changes: rows

@@ -1,6 +1,7 @@
 import { sql, type CommonQueryMethods, type DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
 import type { DomainEvent, DomainEventType } from '../../domain/events.js';
+import { unreadRows } from '../pool.js';
 
 /**
  * The outbox of the event seam (migration 0023). `recordEvent` takes a transaction: the event must
@@ -23,7 +24,7 @@ export const WEBHOOK_WAKE_CHANNEL = 'intake_webhook_deliveries';
  */
 export async function recordEvents(tx: DatabaseTransactionConnection, events: readonly DomainEvent[]): Promise<void> {
   if (events.length === 0) return;
-  await tx.query(sql.unsafe`
+  await tx.query(sql.prepared('domain_events_record', unreadRows)`
     WITH recorded AS (
       INSERT INTO domain_events (organization_id, type, subject_id, payload)
       SELECT * FROM unnest(

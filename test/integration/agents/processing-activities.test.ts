@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import {
+  analyseDrainedSessions,
   analyseQueued,
   analyseQueuedSessions,
   processDueSessions,
@@ -216,6 +217,38 @@ describe('session processing activities: a pass beside ingests', function () {
     const pass = await processSessions(t.pool, [sessionId], 500, {});
     assert.deepEqual([pass[0]!.processed, pass[0]!.processedThroughSequence, pass[0]!.settled], [1, 2, true]);
     assert.deepEqual(await state(sessionId), { w: 2, wake: false, marked: 0 }, 'settled: taken; no event row was written by the passes');
+  });
+
+  it("the drainer's analysis round takes the wake its pass kept for the analysis, unless an ingest requested it again meanwhile", async () => {
+    const o = { extractor: new LocalSignalExtractor(), creditCost: 1, limit: 20, concurrency: 2 };
+    const turn = [userMessage(1, 'the export is broken'), assistantMessage(2, 'a')];
+    const quiet = (await t.ingest(app, sessionRequest(app, turn, { externalSessionId: 'round-settles' }))).body.sessionId as string;
+    const busy = (await t.ingest(app, sessionRequest(app, turn, { externalSessionId: 'round-keeps' }))).body.sessionId as string;
+    // The drainer's pass: the analyses it queues keep the wakes (the drainer runs them next).
+    const passes = await processSessions(t.pool, [quiet, busy], 500, { holdWakeWhileQueued: true });
+    assert.deepEqual(
+      passes.map((p) => [p.processed, p.queued, p.settled]),
+      [
+        [2, 1, false],
+        [2, 1, false],
+      ],
+    );
+    // The next turn of one session commits between the pass and its round.
+    const next = await t.ingest(app, sessionRequest(app, [userMessage(3, 'and now?')], { externalSessionId: 'round-keeps' }));
+    assert.equal(next.status, 202);
+    const round = await analyseDrainedSessions(t.pool, [quiet, busy], o, {
+      wakeSeqs: new Map(passes.map((p) => [p.sessionId, p.wakeSeq])),
+    });
+    assert.deepEqual([...round.settled], [quiet], 'the quiet session is settled by its round: no pass follows only to take its wake');
+    assert.deepEqual(
+      [...round.results.values()].map((r) => r.analysed),
+      [1, 1],
+    );
+    assert.deepEqual(await state(quiet), { w: 2, wake: false, marked: 0 });
+    assert.deepEqual(await state(busy), { w: 2, wake: true, marked: 0 }, 'the turn that came meanwhile is still due');
+    const pass = await processSessions(t.pool, [busy], 500, { holdWakeWhileQueued: true });
+    assert.deepEqual([pass[0]!.processed, pass[0]!.processedThroughSequence, pass[0]!.settled], [1, 3, true]);
+    assert.deepEqual(await state(busy), { w: 3, wake: false, marked: 0 });
   });
 
   it('a revision below the watermark and feedback arriving in an ended session below its last event are processed once', async () => {
