@@ -434,17 +434,21 @@ export async function benchDataPath(): Promise<Record<string, unknown>> {
     /**
      * Who waits for whom while `send` runs (pg_stat_activity every 50 ms): the average number of the
      * bench database's backends waiting on a lock, by the statement that waits and the one that holds
-     * it (first 70 characters each), and the average number active (running or waiting).
+     * it (first 70 characters each), the average number active (running or waiting), and the
+     * longest a waiting statement was seen running (the tail of the waits).
      */
     const whoWaits = async <T>(send: () => Promise<T>): Promise<{ result: T; waits: Record<string, unknown> }> => {
       const pairs = new Map<string, number>();
+      /** The longest a waiting statement was seen running, by pair: the lock waits' tail (sampled every 50 ms). */
+      const longest = new Map<string, number>();
       let samples = 0;
       let active = 0;
       let sending = true;
       const sampling = (async () => {
         while (sending) {
-          const rows = await sampler.query<{ waiting: string | null; holding: string | null; active: number }>(
+          const rows = await sampler.query<{ waiting: string | null; holding: string | null; active: number; waited_ms: number | null }>(
             `SELECT 1 AS ${TAG}, left(regexp_replace(w.query, '\\s+', ' ', 'g'), 70) AS waiting,
+               (extract(epoch FROM clock_timestamp() - w.query_start) * 1000)::float8 AS waited_ms,
                left(regexp_replace(b.query, '\\s+', ' ', 'g'), 70) AS holding,
                (SELECT count(*)::int FROM pg_stat_activity a WHERE a.datname = current_database() AND a.state = 'active'
                   AND a.query NOT ILIKE '%${TAG}%') AS active
@@ -455,8 +459,12 @@ export async function benchDataPath(): Promise<Record<string, unknown>> {
           );
           samples++;
           active += rows[0]?.active ?? 0;
-          for (const r of rows)
-            if (r.waiting) pairs.set(`${r.waiting} <- ${r.holding ?? '?'}`, (pairs.get(`${r.waiting} <- ${r.holding ?? '?'}`) ?? 0) + 1);
+          for (const r of rows) {
+            if (!r.waiting) continue;
+            const pair = `${r.waiting} <- ${r.holding ?? '?'}`;
+            pairs.set(pair, (pairs.get(pair) ?? 0) + 1);
+            if (r.waited_ms !== null && r.waited_ms > (longest.get(pair) ?? 0)) longest.set(pair, r.waited_ms);
+          }
           await sleep(50);
         }
       })();
@@ -471,6 +479,10 @@ export async function benchDataPath(): Promise<Record<string, unknown>> {
               .sort((a, b) => b[1] - a[1])
               .slice(0, 8)
               .map(([pair, n]) => ({ pair, backends: round(n / Math.max(1, samples), 3) })),
+            longestSeenMs: [...longest]
+              .sort((a, b) => b[1] - a[1])
+              .slice(0, 5)
+              .map(([pair, ms]) => ({ pair, ms: round(ms, 1) })),
           },
         };
       } finally {
