@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { DatabasePool } from 'slonik';
 import type { AnalysisResult, ProcessResult } from '../../workflows/agent-session/contract.js';
 import {
@@ -24,6 +25,7 @@ import {
   claimDueSessions,
   type DrainShard,
   lockSessionRows,
+  type RoundOutcome,
   settleAnalysisRound,
   takeSessionsForPass,
   type LockedSession,
@@ -32,7 +34,7 @@ import {
 import { recordEvents } from '../db/repositories/domain-events.js';
 import type { Tx } from '../db/pool.js';
 import type { DomainEvent } from '../domain/events.js';
-import { billingEvents, effectiveProcessingStatus, passSettles } from '../domain/agent-session-state.js';
+import { billingEvents, effectiveProcessingStatus, passSettles, type StoredProcessingStatus } from '../domain/agent-session-state.js';
 import { maxOrNull, planProcessing, type ProgressSnapshot } from '../domain/agent-processing-plan.js';
 import { forEachLimited } from '../concurrency.js';
 import { ExtractorError, type SignalExtractor } from '../providers/signal-extractor/types.js';
@@ -384,29 +386,23 @@ export async function analyseDrainedSessions(
   // The analyses, the round's billing verdict and its events commit together: a reader that sees
   // the analyses done sees the processing status they leave.
   const providerWaits = new Set(unanswered.map((j) => j.session_id));
-  const { written, statuses, remaining, settled, turns } = await pool.transaction(async (tx) => {
-    // The sessions' rows, in lock order, order this write after a concurrent ingest (a purge, a
-    // revision) and a pass, and a concurrent round of the same sessions after this one.
-    const live = new Set(await lockSessionRows(tx, sessionIds));
-    const written = await writeAnalyses(tx, live, analysed, o);
-    // The billing verdict, the holds that end, the sessions whose queue is now empty (and, for the
-    // drainer, the wakes it takes): one statement.
-    const verdict = await settleAnalysisRound(
-      tx,
-      sessionIds.map((id) => {
-        const wakeSeq = settling?.wakeSeqs.get(id);
-        return {
-          sessionId: id,
-          blocked: blocked.has(id),
-          endHold: !blocked.has(id) && !providerWaits.has(id),
-          ...(wakeSeq === undefined ? {} : { wakeSeq }),
-        };
-      }),
-      settling?.routineTurnEverySeconds === undefined ? {} : { routineTurnEverySeconds: settling.routineTurnEverySeconds },
-    );
-    await recordEvents(tx, billingEvents(verdict.changes));
-    return { written, ...verdict };
+  const outcomes = sessionIds.map((id) => {
+    const wakeSeq = settling?.wakeSeqs.get(id);
+    return {
+      sessionId: id,
+      blocked: blocked.has(id),
+      endHold: !blocked.has(id) && !providerWaits.has(id),
+      ...(wakeSeq === undefined ? {} : { wakeSeq }),
+    };
   });
+  const { written, statuses, remaining, settled, turns } = await writeRound(
+    pool,
+    outcomes,
+    (tx, live) => writeAnalyses(tx, live, analysed, o),
+    {
+      ...(settling?.routineTurnEverySeconds === undefined ? {} : { routineTurnEverySeconds: settling.routineTurnEverySeconds }),
+    },
+  );
   const count = (list: readonly { sessionId: string }[], id: string) => list.filter((x) => x.sessionId === id).length;
   const failed = [...contentless.map((j) => closing(j, 'failed', null)), ...refused.filter((r) => r.status === 'failed')];
   const results = new Map(
@@ -427,6 +423,67 @@ export async function analyseDrainedSessions(
   );
   o.observe?.(results.values());
   return { results, settled, turns };
+}
+
+/** Waits before a round's write looks again for the session rows ingests held; after the last, it waits for the rows. */
+const ROUND_WRITE_RETRY_MS = [5, 20, 50] as const;
+
+/**
+ * An analysis round's write: the analyses (`write`), the billing verdict, the holds and wakes
+ * (settleAnalysisRound) and their events commit together, under the sessions' rows (lock order),
+ * which order it after a concurrent ingest (a purge, a revision) and a pass, and a concurrent round
+ * of the same sessions after it. The rows are taken with SKIP LOCKED: a round never waits for one
+ * session's ingest while it holds the rows of the others, so an ingest waits at most for the
+ * statements of one round that holds its session, never for a convoy behind another session's
+ * ingest (decision 0210, fourth part). The sessions left out are written by a further transaction
+ * shortly after; the last one waits for their rows.
+ */
+async function writeRound(
+  pool: DatabasePool,
+  outcomes: readonly RoundOutcome[],
+  write: (tx: Tx, live: ReadonlySet<string>) => Promise<Map<string, number>>,
+  o: { routineTurnEverySeconds?: number },
+) {
+  const total = {
+    written: new Map<string, number>(),
+    statuses: new Map<string, StoredProcessingStatus>(),
+    remaining: new Map<string, number>(),
+    settled: new Set<string>(),
+    turns: [] as SignalTarget[],
+  };
+  let left = [...outcomes];
+  for (let attempt = 0; left.length > 0; attempt++) {
+    const wait = ROUND_WRITE_RETRY_MS[attempt - 1];
+    if (wait !== undefined) await sleep(wait);
+    const skipLocked = attempt < ROUND_WRITE_RETRY_MS.length;
+    const done = await pool.transaction(async (tx) => {
+      const live = new Set(
+        await lockSessionRows(
+          tx,
+          left.map((x) => x.sessionId),
+          { skipLocked },
+        ),
+      );
+      const written = await write(tx, live);
+      // The billing verdict, the holds that end, the sessions whose queue is now empty (and, for the
+      // drainer, the wakes it takes): one statement.
+      const verdict = await settleAnalysisRound(
+        tx,
+        left.filter((x) => live.has(x.sessionId)),
+        o,
+      );
+      await recordEvents(tx, billingEvents(verdict.changes));
+      return { live, written, ...verdict };
+    });
+    for (const [id, n] of done.written) total.written.set(id, n);
+    for (const [id, status] of done.statuses) total.statuses.set(id, status);
+    for (const [id, n] of done.remaining) total.remaining.set(id, n);
+    for (const id of done.settled) total.settled.add(id);
+    total.turns.push(...done.turns);
+    // Left out: held by an ingest (taken next time), or deleted (absent from the last attempt too).
+    left = skipLocked ? left.filter((x) => !done.live.has(x.sessionId)) : [];
+  }
+  return total;
 }
 
 type Closing = { id: number; sessionId: string; status: 'failed' | 'superseded' | 'queued'; errorCode: string | null };

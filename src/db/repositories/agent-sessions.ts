@@ -377,11 +377,16 @@ const HOLD_TOLD = sql.fragment`${holdTold} AS hold_told`;
  * Locks these session rows for the transaction in the order every multi-session lock uses (see
  * lockSessions), ordering a write after an ingest in flight (a purge, a revision) and every later
  * ingest after it; deleted sessions are absent. Analysis rounds take them before their jobs.
+ * `skipLocked`: a row locked elsewhere (an ingest in flight) is left out too, not waited for.
  */
-export async function lockSessionRows(tx: CommonQueryMethods, sessionIds: readonly string[]): Promise<readonly string[]> {
+export async function lockSessionRows(
+  tx: CommonQueryMethods,
+  sessionIds: readonly string[],
+  o: { skipLocked?: boolean } = {},
+): Promise<readonly string[]> {
   if (!sessionIds.length) return [];
   return tx.anyFirst(
-    sql.prepared('sessions_lock_rows', z.object({ id: z.string() }))`SELECT id FROM ${inLockOrder(sessionIds, sql.fragment`TRUE`)} AS l`,
+    sql.prepared('sessions_lock_rows', z.object({ id: z.string() }))`SELECT id FROM ${inLockOrder(sessionIds, sql.fragment`TRUE`, o)} AS l`,
   );
 }
 

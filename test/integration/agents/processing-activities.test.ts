@@ -251,6 +251,40 @@ describe('session processing activities: a pass beside ingests', function () {
     assert.deepEqual(await state(busy), { w: 3, wake: false, marked: 0 });
   });
 
+  it("an analysis round never waits for one session's ingest while it holds the others: it writes them at once, and the held one after", async () => {
+    const o = { extractor: new LocalSignalExtractor(), creditCost: 1, limit: 20, concurrency: 2 };
+    const turn = [userMessage(1, 'the export is broken'), assistantMessage(2, 'a')];
+    const free = (await t.ingest(app, sessionRequest(app, turn, { externalSessionId: 'round-free' }))).body.sessionId as string;
+    const held = (await t.ingest(app, sessionRequest(app, turn, { externalSessionId: 'round-held' }))).body.sessionId as string;
+    await processSessions(t.pool, [free, held], 500, { holdWakeWhileQueued: true });
+    const jobDone = (sessionId: string) =>
+      t.pool.oneFirst(sql.type(z.object({ done: z.boolean() }))`
+        SELECT bool_and(status = 'done') AS done FROM agent_analysis_jobs WHERE session_id = ${sessionId}`);
+    // An ingest in flight holds one session's row (as lockSessions does) until the test lets it commit.
+    const release = Promise.withResolvers<void>();
+    const holding = Promise.withResolvers<void>();
+    const ingest = t.pool.transaction(async (tx) => {
+      await tx.query(sql.unsafe`SELECT id FROM agent_sessions WHERE id = ${held} FOR NO KEY UPDATE`);
+      holding.resolve();
+      await release.promise;
+    });
+    await holding.promise;
+    const round = analyseQueuedSessions(t.pool, [free, held], o);
+    try {
+      for (let i = 0; !(await jobDone(free)); i++) {
+        assert.ok(i < 100, 'the free session is written while the other is held');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      assert.equal(await jobDone(held), false, 'the held session waits for its ingest');
+    } finally {
+      release.resolve();
+      await ingest;
+    }
+    const results = await round;
+    assert.deepEqual([results.get(free)!.analysed, results.get(held)!.analysed, results.get(held)!.remaining], [1, 1, 0]);
+    assert.equal(await jobDone(held), true);
+  });
+
   it('a revision below the watermark and feedback arriving in an ended session below its last event are processed once', async () => {
     const res = await t.ingest(
       app,
