@@ -53,6 +53,8 @@ const SKIPPED: Record<string, string[]> = {
 const FIRST: Continued = ['first-requests.md', 'first requests'];
 const FEEDBACK: Continued = ['first-requests.md', 'feedback'];
 const AGENT: Continued = ['agent-conversations.md', 'agent conversations'];
+/** The conversation ended and waited for until processed: its signals exist (processing takes moments after an ingest). */
+const AGENT_PROCESSED: Continued = ['agent-conversations.md', 'end session'];
 type Continued = [guide: string, block: string];
 
 /** A guide that goes on from another's shell (`$KEY` of First requests, …) runs those blocks first; it links that guide. */
@@ -60,7 +62,7 @@ const CONTINUES: Record<string, Continued[]> = {
   'agent-conversations.md': [FIRST],
   'data-lifecycle.md': [FIRST],
   'idempotency.md': [FIRST],
-  'incremental-sync.md': [FIRST, AGENT],
+  'incremental-sync.md': [FIRST, AGENT, AGENT_PROCESSED],
   'mcp.md': [FIRST],
   'opentelemetry.md': [FIRST, AGENT],
   'recordings.md': [FIRST],
