@@ -491,6 +491,18 @@ export async function benchDataPath(): Promise<Record<string, unknown>> {
       }
     };
 
+    /** `send` measured (then `after`, inside the measurement), with who waited for whom while it ran. */
+    const measureWaits = async <T>(send: () => Promise<T>, after?: () => Promise<unknown>) => {
+      let waits: Record<string, unknown> = {};
+      const measured = await measure(async () => {
+        const r = await whoWaits(send);
+        waits = r.waits;
+        await after?.();
+        return r.result;
+      });
+      return { measured, waits };
+    };
+
     // 2. Single events, the worker processing.
     progress('single events, worker running');
     let withWorkerWaits: Record<string, unknown> = {};
@@ -559,26 +571,18 @@ export async function benchDataPath(): Promise<Record<string, unknown>> {
     };
     await untilQuiet(0.3, QUIET_TIMEOUT_MS);
     progress(`single events at ${fixedRate}/s, worker running`);
-    let fixedWithWaits: Record<string, unknown> = {};
     // Measured until processed, so that its figures an event hold the processing too.
-    const fixedWith = await measure(async () => {
-      const { result, waits } = await whoWaits(() => fixedLoad('fw'));
-      fixedWithWaits = waits;
-      await untilProcessed('fw', SIZES.sessions);
-      return result;
-    });
-    const fixedWithFigures = fixedFigures(fixedWith, fixedWithWaits);
+    const fixedWith = await measureWaits(
+      () => fixedLoad('fw'),
+      () => untilProcessed('fw', SIZES.sessions),
+    );
+    const fixedWithFigures = fixedFigures(fixedWith.measured, fixedWith.waits);
 
     // 3. The same load with the worker stopped; then it starts again and drains.
     progress('single events, worker stopped');
     await stopWorker();
     const quietBeforeAlone = await untilQuiet(0.3, QUIET_TIMEOUT_MS);
-    let aloneWaits: Record<string, unknown> = {};
-    const alone = await measure(async () => {
-      const { result, waits } = await whoWaits(() => singleLoad('nw'));
-      aloneWaits = waits;
-      return result;
-    });
+    const { measured: alone, waits: aloneWaits } = await measureWaits(() => singleLoad('nw'));
     const aloneFigures = (() => {
       const per = perUnit(alone, alone.result.requests);
       return {
@@ -596,12 +600,7 @@ export async function benchDataPath(): Promise<Record<string, unknown>> {
     })();
     await untilQuiet(0.3, QUIET_TIMEOUT_MS);
     progress(`single events at ${fixedRate}/s, worker stopped`);
-    let fixedAloneWaits: Record<string, unknown> = {};
-    const fixedAlone = await measure(async () => {
-      const { result, waits } = await whoWaits(() => fixedLoad('fnw'));
-      fixedAloneWaits = waits;
-      return result;
-    });
+    const { measured: fixedAlone, waits: fixedAloneWaits } = await measureWaits(() => fixedLoad('fnw'));
     const fixedAloneFigures = fixedFigures(fixedAlone, fixedAloneWaits);
     progress('worker restarting, draining');
     const drained = await measure(async () => {
