@@ -33,6 +33,9 @@ const resultParser: Interceptor = {
   },
 };
 
+/** The schema of a prepared statement whose rows are not read (`sql.prepared` needs one). */
+export const unreadRows = z.unknown();
+
 /**
  * Named prepared statements (`sql.prepared(name, schema)`, the hot statements of ingest and
  * processing): PostgreSQL parses each once per connection and can keep its plan (decision 0210,
@@ -43,9 +46,6 @@ const resultParser: Interceptor = {
  * columns (no `*`): a migration that adds a column would otherwise change a prepared statement's
  * result type, which PostgreSQL refuses on the connections that prepared it.
  */
-/** The schema of a prepared statement whose rows are not read (`sql.prepared` needs one). */
-export const unreadRows = z.unknown();
-
 const preparedNames = new Map<string, string>();
 const statementNames: Interceptor = {
   name: 'intake-statement-names',

@@ -611,7 +611,7 @@ export async function settleAnalysisRound(
         updated_at = CASE WHEN v.moves OR v.remaining = 0 THEN now() ELSE s.updated_at END,
         wake_requested_at = CASE WHEN v.settles THEN NULL ELSE s.wake_requested_at END,
         workflow_signalled_at = CASE WHEN v.settles AND v.due THEN now() ELSE s.workflow_signalled_at END
-      FROM v WHERE s.id = v.id AND (v.moves OR v.remaining = 0 OR (v.end_hold AND v.held) OR v.settles)
+      FROM v WHERE s.id = v.id AND (v.moves OR v.remaining = 0 OR (v.end_hold AND v.held))
       RETURNING s.id, s.processing_status, s.status, s.highest_sequence, s.wake_trace_parent)
     SELECT v.id, v.organization_id, v.application_id, v.before, coalesce(u.processing_status, v.before) AS processing_status, v.remaining,
       coalesce(v.settles, false) AS settled, coalesce(v.settles AND v.due, false) AS turn,
