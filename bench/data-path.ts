@@ -41,11 +41,10 @@
  * many, one), BENCH_WAKE_SAMPLES (20), BENCH_API_POOL_SIZE (the API's DATABASE_POOL_SIZE, production's
  * default unless set).
  */
-import { execFileSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
 import { createApplication, issueCredential } from '../src/agents/applications.js';
@@ -60,7 +59,7 @@ import { createTestDatabase, stopTestStack, testStack } from '../harness/stack.j
 import { killWorkerProcess, startWorkerProcess } from '../harness/worker.js';
 import { event, insertRawEvents, insertRawSession, type IngestLoad } from './agent-events.js';
 import { clientProcess } from './client-process.js';
-import { load, percentile, untilQuiet, type Summary } from './stats.js';
+import { CLK_TCK, load, percentile, postgresCpuMs, processCpuMs, untilQuiet, type Summary } from './stats.js';
 import { PRODUCTION_CADENCE } from './steady-sessions.js';
 import { installQuietRuntime } from './runtime.js';
 
@@ -105,38 +104,6 @@ const TAG = 'bench_sampler';
 
 const progress = (message: string) => process.stderr.write(`[data-path] ${new Date().toISOString()} ${message}\n`);
 const round = (value: number, digits = 3) => Number(value.toFixed(digits));
-const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-
-/** utime, stime, cutime, cstime of a process, in ticks (null: gone). */
-async function procTimes(pid: number): Promise<{ ppid: number; own: number; children: number } | null> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
-  if (!stat) return null;
-  // The fields after the command name (which may hold spaces and parentheses): state is field 3.
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const field = (n: number) => Number(f[n - 3]);
-  return { ppid: field(4), own: field(14) + field(15), children: field(16) + field(17) };
-}
-
-/** CPU milliseconds of one process so far (0 when it is gone). */
-async function processCpuMs(pid: number | undefined): Promise<number> {
-  const t = pid === undefined ? null : await procTimes(pid);
-  return t ? (t.own * 1000) / CLK_TCK : 0;
-}
-
-/**
- * CPU milliseconds of the whole cluster so far: the postmaster, its live children (backends,
- * checkpointer, WAL writer, ...) and the children it reaped (cutime/cstime), so a backend that
- * exits within a phase still counts.
- */
-async function postgresCpuMs(postmaster: number): Promise<number> {
-  const self = await procTimes(postmaster);
-  if (!self) throw new Error(`the postmaster (pid ${postmaster}) is gone`);
-  let ticks = self.own + self.children;
-  const pids = (await readdir('/proc')).filter((d) => /^\d+$/.test(d)).map(Number);
-  for (const t of await Promise.all(pids.map(procTimes))) if (t && t.ppid === postmaster) ticks += t.own;
-  return (ticks * 1000) / CLK_TCK;
-}
-
 interface Statement {
   query: string;
   calls: number;

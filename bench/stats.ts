@@ -1,3 +1,6 @@
+import { execFileSync } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+
 /** Latency summary of one benchmark phase. */
 export interface Summary {
   requests: number;
@@ -143,4 +146,36 @@ export async function untilQuiet(quietShare = 0.3, timeoutMs = 60_000): Promise<
 export function busyShare(before: { busy: number; total: number } | null, after: { busy: number; total: number } | null): number | null {
   if (!before || !after) return null;
   return Number(((after.busy - before.busy) / Math.max(1, after.total - before.total)).toFixed(3));
+}
+
+export const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+/** utime, stime, cutime, cstime of a process, in ticks (null: gone). */
+export async function procTimes(pid: number): Promise<{ ppid: number; own: number; children: number } | null> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
+  if (!stat) return null;
+  // The fields after the command name (which may hold spaces and parentheses): state is field 3.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const field = (n: number) => Number(f[n - 3]);
+  return { ppid: field(4), own: field(14) + field(15), children: field(16) + field(17) };
+}
+
+/** CPU milliseconds of one process so far (0 when it is gone). */
+export async function processCpuMs(pid: number | undefined): Promise<number> {
+  const t = pid === undefined ? null : await procTimes(pid);
+  return t ? (t.own * 1000) / CLK_TCK : 0;
+}
+
+/**
+ * CPU milliseconds of the whole cluster so far: the postmaster, its live children (backends,
+ * checkpointer, WAL writer, ...) and the children it reaped (cutime/cstime), so a backend that
+ * exits within a phase still counts.
+ */
+export async function postgresCpuMs(postmaster: number): Promise<number> {
+  const self = await procTimes(postmaster);
+  if (!self) throw new Error(`the postmaster (pid ${postmaster}) is gone`);
+  let ticks = self.own + self.children;
+  const pids = (await readdir('/proc')).filter((d) => /^\d+$/.test(d)).map(Number);
+  for (const t of await Promise.all(pids.map(procTimes))) if (t && t.ppid === postmaster) ticks += t.own;
+  return (ticks * 1000) / CLK_TCK;
 }

@@ -27,7 +27,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { randomUUID } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -40,12 +40,12 @@ import type { DomainEvent } from '../src/domain/events.js';
 import { sleep } from '../src/dev/net.js';
 import { PROJECT_ROOT } from '../src/paths.js';
 import { processingContext } from '../harness/agents.js';
-import { stopTestStack } from '../harness/stack.js';
+import { stopTestStack, testStack } from '../harness/stack.js';
 import { killWorkerProcess, startWorkerProcess } from '../harness/worker.js';
 import { createTestEndpoint } from '../harness/webhooks.js';
 import { generateWebhookSecret } from '../src/webhooks/signing.js';
 import { CommitBounds } from './commit-bounds.js';
-import { busyShare, cpuTicks, percentile, untilQuiet } from './stats.js';
+import { busyShare, CLK_TCK, cpuTicks, percentile, postgresCpuMs, processCpuMs, procTimes, untilQuiet } from './stats.js';
 import { openSessions, PRODUCTION_CADENCE, turnSender, type Ctx, type TurnSender } from './steady-sessions.js';
 import { installQuietRuntime } from './runtime.js';
 
@@ -127,13 +127,22 @@ const eventsWithDeliveries = (ctx: Ctx, endpointId: string, afterId = 0) =>
 
 /**
  * Every event's delivery succeeded (the receiver answered 2xx), and that held for `stableMs`.
- * Polled once a second with a count (the load's tail is still being measured meanwhile).
+ * Polled once a second: while the endpoint has pending deliveries, with their count alone (the
+ * pending index; the load's tail, or the backlog, is still being measured meanwhile), then with
+ * the check of every event, which joins the organization's events with the deliveries. Run once a
+ * second throughout, that check took 2 s a call under a 15,000-event backlog: 10 s of PostgreSQL's
+ * time in the 17 s the backlog took, taken from the sender it measured.
  */
 async function untilDelivered(ctx: Ctx, endpointId: string, afterId: number, timeoutMs: number, stableMs = 2000) {
   const started = Date.now();
   let doneSince: number | null = null;
   while (Date.now() - started < timeoutMs) {
-    const pending = await ctx.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+    const sending = await ctx.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+      SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = ${endpointId} AND status = 'pending'`);
+    const pending =
+      sending > 0
+        ? sending
+        : await ctx.pool.oneFirst(sql.type(z.object({ n: z.number() }))`
       SELECT count(*)::int AS n FROM domain_events e
       WHERE e.organization_id = ${ctx.org.organizationId} AND e.id > ${afterId} AND NOT EXISTS (
         SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.endpoint_id = ${endpointId} AND d.status = 'succeeded')`);
@@ -173,6 +182,10 @@ class RemoteReceiver {
     return new RemoteReceiver(child, url, control);
   }
 
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
   async received(): Promise<Arrival[]> {
     const res = await fetch(this.control);
     return (await res.json()) as Arrival[];
@@ -210,6 +223,88 @@ async function agentLoad(send: TurnSender, requestsPerSecond: number) {
   }
   await Promise.all(inFlight);
   return { requests: total, sendSeconds: (performance.now() - started) / 1000 };
+}
+
+/**
+ * The CPU each process of the delivery path used over a phase, in cores (CPU seconds a second,
+ * from /proc): the worker (the sender), the receiver, PostgreSQL (the postmaster and its
+ * children), this process (the API and the benchmark's poller), and the machine's busy share.
+ */
+class ProcessCpu {
+  private constructor(
+    private readonly pids: { worker: number | undefined; receiver: number | undefined; postmaster: number },
+    private readonly before: { worker: number; receiver: number; postgres: number; self: number; at: number },
+    private readonly ticks: Awaited<ReturnType<typeof cpuTicks>>,
+    private readonly all: Map<number, { name: string; ticks: number }>,
+  ) {}
+
+  static async start(worker: number | undefined, receiver: number | undefined): Promise<ProcessCpu> {
+    const stack = await testStack();
+    const postmaster = Number((await readFile(path.join(stack.postgres.dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    const pids = { worker, receiver, postmaster };
+    return new ProcessCpu(pids, await ProcessCpu.read(pids), await cpuTicks(), await everyProcessTicks());
+  }
+
+  private static async read(pids: ProcessCpu['pids']) {
+    const usage = process.cpuUsage();
+    return {
+      worker: await processCpuMs(pids.worker),
+      receiver: await processCpuMs(pids.receiver),
+      postgres: await postgresCpuMs(pids.postmaster),
+      self: (usage.user + usage.system) / 1000,
+      at: performance.now(),
+    };
+  }
+
+  async cores() {
+    const after = await ProcessCpu.read(this.pids);
+    const ms = Math.max(1, after.at - this.before.at);
+    const share = (k: 'worker' | 'receiver' | 'postgres' | 'self') => Number(((after[k] - this.before[k]) / ms).toFixed(3));
+    return {
+      worker: share('worker'),
+      receiver: share('receiver'),
+      postgres: share('postgres'),
+      apiAndBenchmark: share('self'),
+      machineBusyShare: busyShare(this.ticks, await cpuTicks()),
+      busiestProcesses: [...(await everyProcessTicks()).entries()]
+        .map(([pid, p]) => ({ pid, name: p.name, cores: ((p.ticks - (this.all.get(pid)?.ticks ?? 0)) * 1000) / CLK_TCK / ms }))
+        .sort((a, b) => b.cores - a.cores)
+        .slice(0, 6)
+        .map((p) => ({ ...p, cores: Number(p.cores.toFixed(3)) })),
+    };
+  }
+}
+
+/** Every process's own CPU ticks so far and its command name (/proc/<pid>/stat). */
+async function everyProcessTicks(): Promise<Map<number, { name: string; ticks: number }>> {
+  const pids = (await readdir('/proc')).filter((d) => /^\d+$/.test(d)).map(Number);
+  const all = new Map<number, { name: string; ticks: number }>();
+  await Promise.all(
+    pids.map(async (pid) => {
+      const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
+      const t = await procTimes(pid);
+      if (stat && t) all.set(pid, { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), ticks: t.own });
+    }),
+  );
+  return all;
+}
+
+/**
+ * The statements of the bench database since pg_stat_statements was reset, by total execution
+ * time (the top 12, their text cut to 120 characters): where PostgreSQL's share of a phase goes.
+ */
+async function topStatements(ctx: Ctx) {
+  const rows = await ctx.pool.any(sql.type(z.object({ query: z.string(), calls: z.number(), total_ms: z.number(), rows: z.number() }))`
+    SELECT query, calls::float8 AS calls, total_exec_time AS total_ms, rows::float8 AS rows FROM pg_stat_statements
+    WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT ILIKE '%pg_stat_statements%'
+    ORDER BY total_exec_time DESC LIMIT 12`);
+  return rows.map((r) => ({
+    query: r.query.replace(/\s+/g, ' ').trim().slice(0, 120),
+    calls: r.calls,
+    totalMs: Number(r.total_ms.toFixed(1)),
+    meanMs: Number((r.total_ms / Math.max(1, r.calls)).toFixed(3)),
+    rows: r.rows,
+  }));
 }
 
 /** The raw POST loop (bench/webhook-raw-posts.ts) in a process of its own. */
@@ -373,10 +468,17 @@ export async function benchWebhookDelivery(): Promise<Record<string, unknown>> {
       } as unknown as DomainEvent;
     });
     const beforeBacklog = await maxEventId(ctx);
+    // What the steady load set going (its sessions' workflows closing) is not billed to the backlog.
+    const quietBeforeBacklog = await untilQuiet();
     progress(`backlog: ${BACKLOG} events in one transaction`);
+    await ctx.pool.query(sql.unsafe`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`);
+    await ctx.pool.query(sql.unsafe`SELECT pg_stat_statements_reset()`);
+    const cpu = await ProcessCpu.start(worker.pid, receiver.pid);
     await ctx.pool.transaction((tx) => recordEvents(tx, events));
     const committedAt = Date.now();
     const backlogDelivered = await untilDelivered(ctx, endpoint.id, beforeBacklog, 180_000, 500);
+    const backlogCpu = await cpu.cores();
+    const backlogStatements = await topStatements(ctx);
     const backlogRows = await eventsWithDeliveries(ctx, endpoint.id, beforeBacklog);
     const received = await receiver.received();
     const after = arrivals(received);
@@ -394,11 +496,16 @@ export async function benchWebhookDelivery(): Promise<Record<string, unknown>> {
       commitToLast2xxSeconds: Number(((answers.at(-1)! - committedAt) / 1000).toFixed(2)),
       deliveriesPerSecond: Number(((answers.length - 1) / sendingSeconds).toFixed(1)),
       bodyBytesMean: Math.round(bodies.reduce((s, b) => s + Buffer.byteLength(b), 0) / Math.max(1, bodies.length)),
+      cpuCores: backlogCpu,
+      quietWaitSeconds: quietBeforeBacklog,
+      topStatementsByTotalTime: backlogStatements,
     };
 
     // (c) The physical limit: the same bodies, signed, straight to the same receiver.
     progress('raw signed POSTs');
+    const rawCpu = await ProcessCpu.start(undefined, receiver.pid);
     const raw = await rawPosts(receiver.url, secret, bodies);
+    const rawCpuCores = await rawCpu.cores();
     const rawPerSecond = bodies.length / raw.seconds;
     return {
       name: 'webhook-delivery',
@@ -410,6 +517,12 @@ export async function benchWebhookDelivery(): Promise<Record<string, unknown>> {
         failed: raw.failed,
         seconds: Number(raw.seconds.toFixed(2)),
         postsPerSecond: Number(rawPerSecond.toFixed(1)),
+        cpuCores: {
+          receiver: rawCpuCores.receiver,
+          postgres: rawCpuCores.postgres,
+          machineBusyShare: rawCpuCores.machineBusyShare,
+          busiestProcesses: rawCpuCores.busiestProcesses,
+        },
       },
       ratio: { backlogDeliveriesOverRawPosts: Number((backlog.deliveriesPerSecond / rawPerSecond).toFixed(3)) },
     };

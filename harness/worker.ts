@@ -99,7 +99,8 @@ export async function startTestWorker(
 
 /**
  * A worker in a child process (harness/worker-process.ts): killable with SIGKILL, and on a
- * core of its own beside the API (benchmarks). Resolves once it polls.
+ * core of its own beside the API (benchmarks). Resolves once it polls. BENCH_WORKER_CPU_PROF=<dir>:
+ * it runs under `--cpu-prof` and writes its profile there when stopped (killWorkerProcess).
  */
 export async function startWorkerProcess(o: {
   databaseUrl: string;
@@ -116,7 +117,9 @@ export async function startWorkerProcess(o: {
   const stack = await testStack();
   const bundlePath = path.join(stack.tmpDir, `bundle-${process.pid}.js`);
   if (!existsSync(bundlePath)) await writeFile(bundlePath, (await workflowBundle()).code);
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(PROJECT_ROOT, 'harness', 'worker-process.ts')], {
+  const profileDir = process.env.BENCH_WORKER_CPU_PROF;
+  const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const proc = spawn(process.execPath, [...profile, '--import', 'tsx', path.join(PROJECT_ROOT, 'harness', 'worker-process.ts')], {
     env: {
       ...process.env,
       DATABASE_URL: o.databaseUrl,
@@ -140,6 +143,14 @@ export async function startWorkerProcess(o: {
 export async function killWorkerProcess(proc: ChildProcess): Promise<void> {
   if (proc.exitCode !== null || proc.signalCode !== null) return;
   const exited = once(proc, 'exit');
+  if (process.env.BENCH_WORKER_CPU_PROF) {
+    // A profiled worker stops on SIGTERM, so that it writes its profile (at most 30 s).
+    proc.kill('SIGTERM');
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 30_000);
+    await exited;
+    clearTimeout(timer);
+    return;
+  }
   proc.kill('SIGKILL');
   await exited;
 }

@@ -193,6 +193,11 @@ export interface SendDueDeps {
   wakes?: WebhookWakes;
 }
 
+/** What one look found: the endpoint gone or disabled, or its due deliveries with their bodies. */
+type Look =
+  | { ended: 'gone' | 'disabled' }
+  | { ended: null; endpoint: EndpointTarget; due: readonly DueDelivery[]; bodies: Map<string, string | null> };
+
 /**
  * Sends the endpoint's due deliveries (see SendDueResult) in batches of `batchSize`, as long as
  * batches find some (what is committed meanwhile is taken by the same call). When a batch finds
@@ -204,11 +209,19 @@ export interface SendDueDeps {
  * of statements: its due deliveries, their events, their resources (one query per kind) and bodies
  * the first time, then the attempts, recorded as they end in group commits (one transaction for
  * whatever ended meanwhile).
+ *
+ * A batch of more than one round of sends looks for the next batch while it sends (decision 0211):
+ * that look leaves out the deliveries the call holds (in flight, or their attempts not yet
+ * recorded), so it never takes one twice, and a subject whose delivery is in flight has none in it
+ * (events of one resource stay in order). Before a look that found nothing is believed, the call's
+ * attempts are recorded and it looks once more: a subject's next delivery is due only once the one
+ * before it is recorded.
  */
 export async function sendDue(deps: SendDueDeps, endpointId: string): Promise<SendDueResult> {
   const s = deps.sender.settings;
   const now = s.now ?? (() => new Date());
   const batchSize = s.batchSize ?? 200;
+  const concurrency = s.concurrency ?? 8;
   const budgetMs = s.budgetMs ?? CALL_BUDGET_MS;
   const lingerMs = s.lingerMs ?? LINGER_MS;
   const callStartedAt = now();
@@ -216,30 +229,63 @@ export async function sendDue(deps: SendDueDeps, endpointId: string): Promise<Se
   const log = new AttemptLog(deps.pool, endpointId, s);
   const stopped = () => log.halted || deps.signal?.aborted === true || Date.now() - started > budgetMs;
   const here = deps.wakes?.enter(endpointId);
+  // A call runs for minutes: every look sees the endpoint as it is now (a new URL, a rotated
+  // secret, disabled or deleted meanwhile).
+  const look = async (): Promise<Look> => {
+    here?.take();
+    const endpoint = await findEndpointTarget(deps.pool, endpointId);
+    if (!endpoint) return { ended: 'gone' };
+    if (!endpoint.enabled) return { ended: 'disabled' };
+    const due = await dueDeliveries(deps.pool, endpointId, {
+      now: now(),
+      limit: batchSize,
+      notAttemptedSince: callStartedAt,
+      except: log.held(),
+    });
+    log.hold(due.map((d) => d.id));
+    return { ended: null, endpoint, due, bodies: await batchBodies(deps.pool, due) };
+  };
+  // A look started ahead may be left unused (the call stops): its failure is then nobody's.
+  const ahead = (): Promise<Look> => {
+    const p = look();
+    p.catch(() => undefined);
+    return p;
+  };
   let attempted = 0;
   let more = false;
+  let ended: 'gone' | 'disabled' | null = null;
   try {
+    let next: Promise<Look> = ahead();
     for (;;) {
-      here?.take();
-      // A call runs for minutes: every look sees the endpoint as it is now (a new URL, a rotated
-      // secret, disabled or deleted meanwhile).
-      const endpoint = await findEndpointTarget(deps.pool, endpointId);
-      if (!endpoint) return { endpoint: 'gone', attempted, more: false, nextDueAt: null };
-      if (!endpoint.enabled) return { endpoint: 'disabled', attempted, more: false, nextDueAt: null };
-      const due = await dueDeliveries(deps.pool, endpointId, { now: now(), limit: batchSize, notAttemptedSince: callStartedAt });
-      if (due.length === 0) {
-        if (!here || attempted === 0 || lingerMs <= 0 || stopped()) break;
-        const left = budgetMs - (Date.now() - started);
-        if (await here.wait(Math.min(lingerMs, left), deps.signal)) continue;
+      const found = await next;
+      if (found.ended) {
+        ended = found.ended;
         break;
       }
-      const bodies = await batchBodies(deps.pool, due);
+      const { endpoint, due, bodies } = found;
+      if (due.length === 0) {
+        // What the call holds may hide a subject's next delivery: recorded first, then looked for.
+        if (log.holding) {
+          await log.settled();
+          next = ahead();
+          continue;
+        }
+        if (!here || attempted === 0 || lingerMs <= 0 || stopped()) break;
+        const left = budgetMs - (Date.now() - started);
+        if (await here.wait(Math.min(lingerMs, left), deps.signal)) {
+          next = ahead();
+          continue;
+        }
+        break;
+      }
       const secrets = signingSecrets(endpoint, s.payloadKeys, now()).map(signingKey);
+      // A batch of one round of sends is over in moments: the next look follows its attempts' records.
+      let following: Promise<Look> | null = due.length > concurrency && !stopped() ? ahead() : null;
       let begun = 0;
       let failed = false;
       await forEachLimited(
         due,
-        s.concurrency ?? 8,
+        concurrency,
         async (delivery) => {
           begun++;
           const done = await attempt(deps.sender, now, endpoint.url, secrets, delivery, bodies.get(delivery.id) ?? null);
@@ -250,15 +296,21 @@ export async function sendDue(deps: SendDueDeps, endpointId: string): Promise<Se
         stopped,
       );
       attempted += begun;
-      await log.settled();
       if (begun < due.length || failed || stopped()) {
         more = true;
         break;
       }
+      if (!following) {
+        await log.settled();
+        following = ahead();
+      }
+      next = following;
     }
   } finally {
     here?.leave();
   }
+  await log.settled();
+  if (ended) return { endpoint: ended, attempted, more: false, nextDueAt: null };
   if (log.disabled) return { endpoint: 'disabled', attempted, more: false, nextDueAt: null };
   return { endpoint: 'active', attempted, more, nextDueAt: await nextDueAt(deps.pool, endpointId) };
 }
@@ -316,12 +368,28 @@ class AttemptLog {
   private queue: AttemptRecord[] = [];
   private flushing: Promise<void> | null = null;
   private failure: Error | null = null;
+  /** Deliveries the call took whose attempts are not recorded yet (a look leaves them out). */
+  private readonly unrecorded = new Set<string>();
 
   constructor(
     private readonly pool: DatabasePool,
     private readonly endpointId: string,
     private readonly s: WebhookDeliverySettings,
   ) {}
+
+  /** The call took these deliveries: held until their attempts are recorded. */
+  hold(ids: readonly string[]): void {
+    for (const id of ids) this.unrecorded.add(id);
+  }
+
+  held(): string[] {
+    return [...this.unrecorded];
+  }
+
+  /** Some delivery the call took is not recorded yet. */
+  get holding(): boolean {
+    return this.unrecorded.size > 0;
+  }
 
   add(a: Awaited<ReturnType<typeof attempt>>): void {
     const succeeded = a.outcome.error === null;
@@ -364,6 +432,7 @@ class AttemptLog {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0);
         const { failingSince } = await recordAttempts(this.pool, this.endpointId, batch);
+        for (const a of batch) this.unrecorded.delete(a.deliveryId);
         const last = batch.at(-1)!;
         if (failingSince === null || this.disabled) continue;
         if (!shouldDisable(new Date(failingSince), last.attemptedAt, this.s.disableAfterMs ?? WEBHOOK_DISABLE_AFTER_MS)) continue;

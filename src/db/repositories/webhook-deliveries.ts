@@ -48,20 +48,23 @@ export type DueDelivery = z.infer<typeof dueDelivery>;
  * (DISTINCT ON over the pending-subject index, hashed), not probed per delivery: a probe per row
  * took seconds over a few thousand pending rows whenever the table's statistics were stale.
  * `notAttemptedSince`: leaves out deliveries attempted since then (the sender's call does not retry
- * what failed in it, whatever the retry delay).
+ * what failed in it, whatever the retry delay). `except`: leaves out these deliveries (the call's
+ * own, in flight or their attempts not yet recorded); a subject whose first pending delivery is
+ * among them has none due.
  */
 export async function dueDeliveries(
   db: CommonQueryMethods,
   endpointId: string,
-  o: { now: Date; limit: number; notAttemptedSince?: Date },
+  o: { now: Date; limit: number; notAttemptedSince?: Date; except?: readonly string[] },
 ): Promise<readonly DueDelivery[]> {
   const fresh = o.notAttemptedSince
     ? sql.fragment`AND (d.last_attempt_at IS NULL OR d.last_attempt_at < ${o.notAttemptedSince.toISOString()})`
     : sql.fragment``;
+  const except = o.except?.length ? sql.fragment`AND d.id <> ALL(${sql.array([...o.except], 'text')})` : sql.fragment``;
   return db.any(sql.type(dueDelivery)`
     SELECT d.id, d.event_id, d.event_type, d.subject_id, d.body, d.attempts
     FROM webhook_deliveries d
-    WHERE d.endpoint_id = ${endpointId} AND d.status = 'pending' AND d.next_attempt_at <= ${o.now.toISOString()} ${fresh}
+    WHERE d.endpoint_id = ${endpointId} AND d.status = 'pending' AND d.next_attempt_at <= ${o.now.toISOString()} ${fresh} ${except}
       AND (d.subject_id IS NULL OR d.event_id IS NULL OR d.id IN (
         SELECT DISTINCT ON (h.subject_id) h.id FROM webhook_deliveries h
         WHERE h.endpoint_id = ${endpointId} AND h.status = 'pending' AND h.subject_id IS NOT NULL AND h.event_id IS NOT NULL

@@ -496,6 +496,47 @@ describe('webhook delivery', function () {
       }
     });
 
+    it('a batch that sends looks for the next meanwhile: none goes twice, and a subject’s next waits for the one before', async () => {
+      const { r, url } = await receiver();
+      const own = await createTestOrg(pool);
+      // 8 subjects, two events each (events 0..7 their first, 8..15 their second), recorded before the
+      // endpoint exists; their deliveries inserted by hand (no workflow takes them), bodies built at the first
+      // look that takes them. Batches of 4 with 2 in flight: the first batch is events 0..3, the next 4..7.
+      const subjects = Array.from({ length: 8 }, () => randomUUID());
+      for (let i = 0; i < 16; i++) await record(pool, signalCreated(own, subjects[i % 8]));
+      const endpoint = await createTestEndpoint(pool, own.organizationId, { url });
+      r.secrets = [endpoint.secret];
+      await pool.query(sql.unsafe`
+        INSERT INTO webhook_deliveries (id, endpoint_id, organization_id, event_id, event_type, subject_id, next_attempt_at)
+        SELECT 'msg_ahead' || e.id, ${endpoint.id}, e.organization_id, e.id, e.type, e.subject_id, now() - interval '1 second'
+        FROM domain_events e WHERE e.organization_id = ${own.organizationId}`);
+      const deliveries = await deliveriesOf(pool, endpoint.id);
+      assert.equal(deliveries.length, 16);
+      const secondBatch = deliveries.slice(4, 8).map((d) => d.id);
+      const bodiesFixed = async () =>
+        (await pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+            SELECT count(*)::int AS n FROM webhook_deliveries WHERE id = ANY(${sql.array(secondBatch, 'text')}) AND body IS NOT NULL`)) ===
+        4;
+      const index = new Map(deliveries.map((d, i) => [d.id, i]));
+      const early: number[] = [];
+      let aheadWhileSending: boolean | null = null;
+      r.answer = async (x) => {
+        const n = index.get(x.id)!;
+        const first = r.received.find((y) => y.id === deliveries[n - 8]?.id);
+        if (n >= 8 && first?.answeredAt == null) early.push(n);
+        // The first batch's last delivery is answered only once the next batch's bodies are fixed (or 5 s passed).
+        if (n === 3) aheadWhileSending = await waitFor(bodiesFixed, 5000, 20);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return 200;
+      };
+      const result = await send(endpoint.id, { batchSize: 4, concurrency: 2 });
+      assert.equal(aheadWhileSending, true, 'the next batch was read and its bodies fixed while the first was in flight');
+      assert.deepEqual(result, { endpoint: 'active', attempted: 16, more: false, nextDueAt: null });
+      assert.deepEqual(r.received.map((x) => x.id).sort(), deliveries.map((d) => d.id).sort(), 'each delivery once');
+      assert.deepEqual(early, [], 'a subject’s second event went only after its first was answered');
+      assert.ok((await deliveriesOf(pool, endpoint.id)).every((d) => d.status === 'succeeded' && d.attempts === 1));
+    });
+
     it('a call does not retry what failed in it; failing_since ends as one attempt at a time would leave it', async () => {
       const { r, url } = await receiver();
       const endpoint = await endpointWith(url, 6);
