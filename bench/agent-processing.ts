@@ -22,7 +22,7 @@ import { sleep } from '../src/dev/net.js';
 import { assistantMessage, feedbackEvent, processingContext, sessionRequest, userMessage } from '../harness/agents.js';
 import { stopTestStack } from '../harness/stack.js';
 import { killWorkerProcess, startWorkerProcess } from '../harness/worker.js';
-import { percentile, untilQuiet } from './stats.js';
+import { busyShare, cpuTicks, percentile, untilQuiet } from './stats.js';
 import { openSessions, PRODUCTION_CADENCE, TEXT, turnSender, type Ctx } from './steady-sessions.js';
 import { installQuietRuntime } from './runtime.js';
 
@@ -87,6 +87,7 @@ async function turnLag(ctx: Ctx, requestsPerSecond: number, mode: 'steady' | 'bu
       await sleep(20);
     }
   })();
+  const cluster = new ClusterByMinute(ctx, () => clockStarted);
   const send = turnSender(ctx, app, `${mode}-${requestsPerSecond}`);
   /** Sends turn `round` of session `s` (events 2·round+1 and +2), its lag then awaited by the poller. */
   const tracked = async (s: number, round: number) => {
@@ -133,6 +134,7 @@ async function turnLag(ctx: Ctx, requestsPerSecond: number, mode: 'steady' | 'bu
   const sendSeconds = (performance.now() - started) / 1000;
   polling = false;
   await poller;
+  const clusterByMinute = await cluster.stop();
   const sorted = lags.sort((a, b) => a - b);
   const ingestSorted = ingestMs.sort((a, b) => a - b);
   const events = total * STEADY.eventsPerRequest;
@@ -154,7 +156,92 @@ async function turnLag(ctx: Ctx, requestsPerSecond: number, mode: 'steady' | 'bu
     ),
     ingestLatencyMs: { p50: percentile(ingestSorted, 50), p95: percentile(ingestSorted, 95) },
     pollIntervalMs: 20,
+    clusterByMinute,
   };
+}
+
+const clusterSample = z.object({
+  checkpoints: z.number(),
+  buffers_written: z.number(),
+  wal_bytes: z.number(),
+  autovacuum_workers: z.number(),
+  autovacuum_tables: z.string().nullable(),
+});
+
+/**
+ * What PostgreSQL did in each minute of a load, on the clock its lags are counted by (the lag
+ * candidates beside the lag p95 by minute): checkpoints begun and the buffers they wrote, WAL
+ * written, autovacuum workers seen running (sampled every SAMPLE_MS, as worker-seconds) and on
+ * which tables, and the machine's busy share.
+ */
+class ClusterByMinute {
+  static readonly SAMPLE_MS = 2000;
+  private readonly minutes: {
+    checkpoints: number;
+    checkpointBuffers: number;
+    walMiB: number;
+    autovacuumWorkerSeconds: number;
+    autovacuumTables: Set<string>;
+    busy: { before: Awaited<ReturnType<typeof cpuTicks>>; after: Awaited<ReturnType<typeof cpuTicks>> };
+  }[] = [];
+  private last: { s: z.infer<typeof clusterSample>; at: number } | null = null;
+  private readonly loop: Promise<void>;
+  private running = true;
+
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly clock: () => number,
+  ) {
+    this.loop = (async () => {
+      while (this.running) {
+        await this.sample().catch(() => undefined);
+        await sleep(ClusterByMinute.SAMPLE_MS);
+      }
+    })();
+  }
+
+  private async sample(): Promise<void> {
+    const s = await this.ctx.pool.one(sql.type(clusterSample)`
+      SELECT (c.num_timed + c.num_requested)::float8 AS checkpoints, c.buffers_written::float8 AS buffers_written,
+        (SELECT wal_bytes::float8 FROM pg_stat_wal) AS wal_bytes,
+        (SELECT count(*)::float8 FROM pg_stat_activity WHERE backend_type = 'autovacuum worker') AS autovacuum_workers,
+        (SELECT string_agg(DISTINCT regexp_replace(query, '^autovacuum: ', ''), '; ') FROM pg_stat_activity
+          WHERE backend_type = 'autovacuum worker') AS autovacuum_tables
+      FROM pg_stat_checkpointer c`);
+    const at = performance.now();
+    const ticks = await cpuTicks();
+    const started = this.clock();
+    if (at >= started && this.last) {
+      const m = (this.minutes[Math.floor((at - started) / 60_000)] ??= {
+        checkpoints: 0,
+        checkpointBuffers: 0,
+        walMiB: 0,
+        autovacuumWorkerSeconds: 0,
+        autovacuumTables: new Set(),
+        busy: { before: ticks, after: ticks },
+      });
+      m.checkpoints += s.checkpoints - this.last.s.checkpoints;
+      m.checkpointBuffers += s.buffers_written - this.last.s.buffers_written;
+      m.walMiB += (s.wal_bytes - this.last.s.wal_bytes) / 2 ** 20;
+      m.autovacuumWorkerSeconds += (s.autovacuum_workers * (at - this.last.at)) / 1000;
+      for (const t of s.autovacuum_tables?.split('; ') ?? []) m.autovacuumTables.add(t);
+      m.busy.after = ticks;
+    }
+    this.last = { s, at };
+  }
+
+  async stop() {
+    this.running = false;
+    await this.loop;
+    return this.minutes.map((m) => ({
+      checkpoints: m.checkpoints,
+      checkpointBuffersWritten: m.checkpointBuffers,
+      walMiB: Number(m.walMiB.toFixed(1)),
+      autovacuumWorkerSeconds: Number(m.autovacuumWorkerSeconds.toFixed(0)),
+      autovacuumTables: [...m.autovacuumTables].sort(),
+      machineBusyShare: busyShare(m.busy.before, m.busy.after),
+    }));
+  }
 }
 
 /**

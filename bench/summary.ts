@@ -191,6 +191,14 @@ const HEADLINES: Record<string, (r: BenchResult) => Headline[]> = {
         limit: `raw signed POSTs ${n(at(r, 'rawPosts.postsPerSecond'))}/s`,
         ratio: at(r, 'ratio.backlogDeliveriesOverRawPosts'),
       },
+      ...(!has(r, 'backlog.cpuCores.worker')
+        ? []
+        : [
+            {
+              figure: `backlog's CPU in cores: the worker ${n(at(r, 'backlog.cpuCores.worker'), 2)}, PostgreSQL ${n(at(r, 'backlog.cpuCores.postgres'), 2)}, the receiver ${n(at(r, 'backlog.cpuCores.receiver'), 2)}; the machine ${n(Number(at(r, 'backlog.cpuCores.machineBusyShare')) * 100, 0)}% busy`,
+              limit: `raw POSTs: the receiver ${n(at(r, 'rawPosts.cpuCores.receiver'), 2)}, PostgreSQL ${n(at(r, 'rawPosts.cpuCores.postgres'), 2)}`,
+            },
+          ]),
     ];
   },
   'data-path': (r) => [

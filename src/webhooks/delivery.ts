@@ -210,7 +210,7 @@ type Look =
  * the first time, then the attempts, recorded as they end in group commits (one transaction for
  * whatever ended meanwhile).
  *
- * A batch of more than one round of sends looks for the next batch while it sends (decision 0211):
+ * A batch of more than one round of sends looks for the next batch while it sends (decision 0210, fifth part):
  * that look leaves out the deliveries the call holds (in flight, or their attempts not yet
  * recorded), so it never takes one twice, and a subject whose delivery is in flight has none in it
  * (events of one resource stay in order). Before a look that found nothing is believed, the call's
