@@ -306,6 +306,11 @@ export async function sendDue(deps: SendDueDeps, endpointId: string): Promise<Se
       }
       next = following;
     }
+  } catch (error) {
+    // A look that failed (the database) leaves the attempts already made recorded, as a call that
+    // waited for its records before each look did: the next call does not send them again.
+    await log.settled().catch(() => undefined);
+    throw error;
   } finally {
     here?.leave();
   }

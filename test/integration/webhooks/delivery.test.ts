@@ -537,6 +537,40 @@ describe('webhook delivery', function () {
       assert.ok((await deliveriesOf(pool, endpoint.id)).every((d) => d.status === 'succeeded' && d.attempts === 1));
     });
 
+    it('a look that fails mid-call fails the call only once the attempts already made are recorded', async () => {
+      const { r, url } = await receiver();
+      const endpoint = await endpointWith(url, 12);
+      // The database refuses the call's second look (the one started while the first batch sends), and
+      // records attempts slowly: the first batch's last records are still being written when the failed
+      // look is awaited.
+      let looks = 0;
+      const failing = new Proxy(pool, {
+        get(target, prop, receiver) {
+          const value = Reflect.get(target, prop, receiver) as unknown;
+          if (typeof value !== 'function') return value;
+          const call = (...args: unknown[]) => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          if (prop === 'transaction')
+            return async (...args: unknown[]) => {
+              await new Promise((resolve) => setTimeout(resolve, 500));
+              return call(...args);
+            };
+          if (prop !== 'any') return value.bind(target);
+          return (query: { sql: string }) =>
+            query.sql.includes('DISTINCT ON (h.subject_id)') && ++looks === 2 ? Promise.reject(new Error('the look failed')) : call(query);
+        },
+      });
+      const sender = new WebhookSender({ payloadKeys: TEST_PAYLOAD_KEYS, policy: LOOPBACK_POLICY, batchSize: 6, concurrency: 3 });
+      try {
+        await assert.rejects(sendDue({ pool: failing, sender }, endpoint.id), /the look failed/);
+      } finally {
+        await sender.close();
+      }
+      assert.equal(r.received.length, 6, 'the first batch went');
+      const rows = await deliveriesOf(pool, endpoint.id);
+      assert.equal(rows.filter((d) => d.status === 'succeeded' && d.attempts === 1).length, 6, 'and every attempt of it is recorded');
+      assert.equal(rows.filter((d) => d.status === 'pending' && d.attempts === 0).length, 6);
+    });
+
     it('a call does not retry what failed in it; failing_since ends as one attempt at a time would leave it', async () => {
       const { r, url } = await receiver();
       const endpoint = await endpointWith(url, 6);
