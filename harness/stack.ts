@@ -1,3 +1,4 @@
+import { appendFileSync } from 'node:fs';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import pg from 'pg';
@@ -38,6 +39,19 @@ interface Shared {
 }
 const shared: Shared = ((globalThis as { __intakeTestStack?: Shared }).__intakeTestStack ??= { databases: 0 });
 
+/** A benchmark's PostgreSQL: `pg_stat_statements`, and with BENCH_AUTO_EXPLAIN_MS the slow statements' plans in a log. */
+function benchPostgres(tmpDir: string) {
+  const explainMs = process.env.BENCH_AUTO_EXPLAIN_MS;
+  if (!explainMs) return { preload: ['pg_stat_statements'] };
+  const logFile = process.env.BENCH_POSTGRES_LOG ?? path.join(tmpDir, 'pg.log');
+  process.stderr.write(`PostgreSQL logs the plans of statements over ${explainMs} ms to ${logFile}\n`);
+  return {
+    preload: ['pg_stat_statements', 'auto_explain'],
+    settings: { 'auto_explain.log_min_duration': `${explainMs}ms`, 'auto_explain.log_format': 'text' },
+    onLog: (chunk: string) => appendFileSync(logFile, chunk),
+  };
+}
+
 async function start(): Promise<TestStack> {
   const tmpDir = await mkdtemp(path.join(os.tmpdir(), 'intake-test-'));
   // PostgreSQL runs as the `postgres` user when we are root: it must be able to reach its data dir.
@@ -48,8 +62,9 @@ async function start(): Promise<TestStack> {
       port: await freePort(),
       persistent: false,
       fast: !shared.durable,
-      // Benchmarks: the statements each phase runs (bench/data-path.ts).
-      ...(shared.durable ? { preload: ['pg_stat_statements'] } : {}),
+      // Benchmarks: the statements each phase runs (bench/data-path.ts); BENCH_AUTO_EXPLAIN_MS also
+      // logs the plan of every statement slower than that to BENCH_POSTGRES_LOG (default pg.log in the stack's directory).
+      ...(shared.durable ? benchPostgres(tmpDir) : {}),
     }),
     startTestTemporal(path.join(tmpDir, 'temporal.log')),
   ]);

@@ -31,6 +31,8 @@ export interface LocalPostgresOptions {
    * `pg_stat_statements`, which then tracks nested statements (and planning) too, with I/O timing on.
    */
   preload?: string[];
+  /** Further server settings (`-c name=value`): a benchmark's `auto_explain` thresholds. */
+  settings?: Record<string, string>;
   /**
    * As root, PostgreSQL runs as the `postgres` user. When that user cannot reach the binaries in
    * node_modules or the data directory (a clone in root's 0700 home), they are kept here instead:
@@ -256,6 +258,7 @@ export async function startLocalPostgres(options: LocalPostgresOptions): Promise
       '-c',
       'track_io_timing=on',
     );
+  for (const [name, value] of Object.entries(options.settings ?? {})) flags.push('-c', `${name}=${value}`);
   const child: ChildProcess = spawn(path.join(bin, 'bin', 'postgres'), ['-D', dataDir, '-p', String(options.port), ...flags], {
     ...spawnOptions,
     detached: options.ownProcessGroup ?? false,
