@@ -44,8 +44,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import pg from 'pg';
 import { createApplication, issueCredential } from '../src/agents/applications.js';
 import { drainerSettings } from '../src/agents/drainer.js';
@@ -59,7 +57,7 @@ import { createTestDatabase, stopTestStack, testStack } from '../harness/stack.j
 import { killWorkerProcess, startWorkerProcess } from '../harness/worker.js';
 import { event, insertRawEvents, insertRawSession, type IngestLoad } from './agent-events.js';
 import { clientProcess } from './client-process.js';
-import { CLK_TCK, load, percentile, postgresCpuMs, processCpuMs, untilQuiet, type Summary } from './stats.js';
+import { CLK_TCK, load, percentile, postgresCpuMs, postmasterPid, processCpuMs, untilQuiet, type Summary } from './stats.js';
 import { PRODUCTION_CADENCE } from './steady-sessions.js';
 import { installQuietRuntime } from './runtime.js';
 
@@ -228,7 +226,7 @@ export async function benchDataPath(): Promise<Record<string, unknown>> {
   const started = performance.now();
   const databaseUrl = await createTestDatabase();
   const stack = await testStack();
-  const postmaster = Number((await readFile(path.join(stack.postgres.dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+  const postmaster = await postmasterPid(stack.postgres.dataDir);
   const pool = await createDatabasePool(databaseUrl, { poolSize: 4 });
   const raw = new pg.Pool({ connectionString: databaseUrl, max: SIZES.rawWriters });
   // An idle client's connection ended by the server (the stack stopping) is not an error of the run.

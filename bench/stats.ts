@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
 
 /** Latency summary of one benchmark phase. */
 export interface Summary {
@@ -150,20 +151,26 @@ export function busyShare(before: { busy: number; total: number } | null, after:
 
 export const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
-/** utime, stime, cutime, cstime of a process, in ticks (null: gone). */
-export async function procTimes(pid: number): Promise<{ ppid: number; own: number; children: number } | null> {
+/** A process's command name, parent, and utime + stime and cutime + cstime in ticks (null: gone). */
+export async function procTimes(pid: number): Promise<{ name: string; ppid: number; own: number; children: number } | null> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
   if (!stat) return null;
   // The fields after the command name (which may hold spaces and parentheses): state is field 3.
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const field = (n: number) => Number(f[n - 3]);
-  return { ppid: field(4), own: field(14) + field(15), children: field(16) + field(17) };
+  const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+  return { name, ppid: field(4), own: field(14) + field(15), children: field(16) + field(17) };
 }
 
 /** CPU milliseconds of one process so far (0 when it is gone). */
 export async function processCpuMs(pid: number | undefined): Promise<number> {
   const t = pid === undefined ? null : await procTimes(pid);
   return t ? (t.own * 1000) / CLK_TCK : 0;
+}
+
+/** The postmaster's pid, from its data directory's postmaster.pid. */
+export async function postmasterPid(dataDir: string): Promise<number> {
+  return Number((await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
 }
 
 /**

@@ -27,7 +27,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { randomUUID } from 'node:crypto';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -45,7 +45,7 @@ import { killWorkerProcess, startWorkerProcess } from '../harness/worker.js';
 import { createTestEndpoint } from '../harness/webhooks.js';
 import { generateWebhookSecret } from '../src/webhooks/signing.js';
 import { CommitBounds } from './commit-bounds.js';
-import { busyShare, CLK_TCK, cpuTicks, percentile, postgresCpuMs, processCpuMs, procTimes, untilQuiet } from './stats.js';
+import { busyShare, CLK_TCK, cpuTicks, percentile, postgresCpuMs, postmasterPid, processCpuMs, procTimes, untilQuiet } from './stats.js';
 import { openSessions, PRODUCTION_CADENCE, turnSender, type Ctx, type TurnSender } from './steady-sessions.js';
 import { installQuietRuntime } from './runtime.js';
 
@@ -240,7 +240,7 @@ class ProcessCpu {
 
   static async start(worker: number | undefined, receiver: number | undefined): Promise<ProcessCpu> {
     const stack = await testStack();
-    const postmaster = Number((await readFile(path.join(stack.postgres.dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    const postmaster = await postmasterPid(stack.postgres.dataDir);
     const pids = { worker, receiver, postmaster };
     return new ProcessCpu(pids, await ProcessCpu.read(pids), await cpuTicks(), await everyProcessTicks());
   }
@@ -281,9 +281,8 @@ async function everyProcessTicks(): Promise<Map<number, { name: string; ticks: n
   const all = new Map<number, { name: string; ticks: number }>();
   await Promise.all(
     pids.map(async (pid) => {
-      const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
       const t = await procTimes(pid);
-      if (stat && t) all.set(pid, { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), ticks: t.own });
+      if (t) all.set(pid, { name: t.name, ticks: t.own });
     }),
   );
   return all;
