@@ -15,6 +15,7 @@
  *      must be at least one worker's rate).
  */
 import { drainerSettings } from '../src/agents/drainer.js';
+import { sessionDrainerWorkflowId } from '../workflows/session-drainer/contract.js';
 import { once } from 'node:events';
 import { sql } from 'slonik';
 import { z } from 'zod';
@@ -22,7 +23,7 @@ import { sleep } from '../src/dev/net.js';
 import { assistantMessage, feedbackEvent, processingContext, sessionRequest, userMessage } from '../harness/agents.js';
 import { stopTestStack } from '../harness/stack.js';
 import { killWorkerProcess, startWorkerProcess } from '../harness/worker.js';
-import { busyShare, cpuTicks, percentile, untilQuiet } from './stats.js';
+import { busyShare, CLK_TCK, cpuTicks, everyProcessTicks, percentile, untilQuiet } from './stats.js';
 import { openSessions, PRODUCTION_CADENCE, TEXT, turnSender, type Ctx } from './steady-sessions.js';
 import { installQuietRuntime } from './runtime.js';
 
@@ -62,12 +63,14 @@ const watermarks = (ctx: Ctx, ids: string[]) =>
  * benchmark, and session starts are timed apart. `burst`: the sessions are opened at
  * BURST.openPerSecond with the load right behind them, and the opening turns count.
  */
-async function turnLag(ctx: Ctx, requestsPerSecond: number, mode: 'steady' | 'burst') {
+async function turnLag(ctx: Ctx, requestsPerSecond: number, mode: 'steady' | 'burst', roles: Roles) {
   const app = await ctx.newApp();
   const pending = new Map<string, { sequence: number; at: number }[]>();
   const lags: number[] = [];
   /** Lags by the minute they were answered in (from the load's start, or the burst's): flat, or growing. */
   const byMinute: number[][] = [];
+  /** By minute, the sessions with an ingest over the goal (2 s): the few, or all of them. */
+  const slowSessionsByMinute: Set<string>[] = [];
   const ingestMs: number[] = [];
   let polling = true;
   let clockStarted = Infinity;
@@ -81,13 +84,15 @@ async function turnLag(ctx: Ctx, requestsPerSecond: number, mode: 'steady' | 'bu
         while (list.length && row.w !== null && row.w >= list[0]!.sequence) {
           const { at } = list.shift()!;
           lags.push(now - at);
-          (byMinute[Math.floor(Math.max(0, at - clockStarted) / 60_000)] ??= []).push(now - at);
+          const minute = Math.floor(Math.max(0, at - clockStarted) / 60_000);
+          (byMinute[minute] ??= []).push(now - at);
+          if (now - at > 2000) (slowSessionsByMinute[minute] ??= new Set()).add(row.id);
         }
       }
       await sleep(20);
     }
   })();
-  const cluster = new ClusterByMinute(ctx, () => clockStarted);
+  const cluster = new ClusterByMinute(ctx, () => clockStarted, roles);
   const send = turnSender(ctx, app, `${mode}-${requestsPerSecond}`);
   /** Sends turn `round` of session `s` (events 2·round+1 and +2), its lag then awaited by the poller. */
   const tracked = async (s: number, round: number) => {
@@ -135,6 +140,7 @@ async function turnLag(ctx: Ctx, requestsPerSecond: number, mode: 'steady' | 'bu
   polling = false;
   await poller;
   const clusterByMinute = await cluster.stop();
+  const drainers = await drainerHandOvers(ctx, roles.drainShards, Date.now() - (performance.now() - clockStarted));
   const sorted = lags.sort((a, b) => a - b);
   const ingestSorted = ingestMs.sort((a, b) => a - b);
   const events = total * STEADY.eventsPerRequest;
@@ -154,9 +160,11 @@ async function turnLag(ctx: Ctx, requestsPerSecond: number, mode: 'steady' | 'bu
         95,
       ),
     ),
+    sessionsOver2sByMinute: byMinute.map((_, i) => slowSessionsByMinute[i]?.size ?? 0),
     ingestLatencyMs: { p50: percentile(ingestSorted, 50), p95: percentile(ingestSorted, 95) },
     pollIntervalMs: 20,
     clusterByMinute,
+    drainerHandOvers: drainers,
   };
 }
 
@@ -167,12 +175,20 @@ const clusterSample = z.object({
   autovacuum_workers: z.number(),
   autovacuum_tables: z.string().nullable(),
 });
+const statementSample = z.object({ queryid: z.string(), query: z.string(), calls: z.number(), total_ms: z.number() });
+
+/** Processes named by role: the worker, the benchmark's own (API, load, poller), else the command name (postgres, temporal, ...). */
+type Roles = { worker?: number; drainShards: number };
+const roleOf = (pid: number, name: string, roles: Roles) =>
+  pid === roles.worker ? 'worker' : pid === process.pid ? 'apiAndBenchmark' : name;
 
 /**
- * What PostgreSQL did in each minute of a load, on the clock its lags are counted by (the lag
- * candidates beside the lag p95 by minute): checkpoints begun and the buffers they wrote, WAL
- * written, autovacuum workers seen running (sampled every SAMPLE_MS, as worker-seconds) and on
- * which tables, and the machine's busy share.
+ * What the machine did in each minute of a load, on the clock its lags are counted by (the lag
+ * candidates beside the lag p95 by minute): PostgreSQL's checkpoints begun and the buffers they
+ * wrote, WAL written, autovacuum workers seen running (sampled every SAMPLE_MS, as worker-seconds)
+ * and on which tables; the machine's busy share; the CPU of each process by role, in cores (the
+ * worker, the benchmark's own process, PostgreSQL's backends summed, Temporal's server); and the
+ * statements that took the most execution time in that minute (pg_stat_statements).
  */
 class ClusterByMinute {
   static readonly SAMPLE_MS = 2000;
@@ -183,14 +199,23 @@ class ClusterByMinute {
     autovacuumWorkerSeconds: number;
     autovacuumTables: Set<string>;
     busy: { before: Awaited<ReturnType<typeof cpuTicks>>; after: Awaited<ReturnType<typeof cpuTicks>> };
+    sampledMs: number;
+    cpuMsByRole: Map<string, number>;
+    statements: Map<string, { query: string; calls: number; ms: number }>;
   }[] = [];
-  private last: { s: z.infer<typeof clusterSample>; at: number } | null = null;
+  private last: {
+    s: z.infer<typeof clusterSample>;
+    at: number;
+    procs: Awaited<ReturnType<typeof everyProcessTicks>>;
+    statements: Map<string, z.infer<typeof statementSample>>;
+  } | null = null;
   private readonly loop: Promise<void>;
   private running = true;
 
   constructor(
     private readonly ctx: Ctx,
     private readonly clock: () => number,
+    private readonly roles: Roles,
   ) {
     this.loop = (async () => {
       while (this.running) {
@@ -208,8 +233,22 @@ class ClusterByMinute {
         (SELECT string_agg(DISTINCT regexp_replace(query, '^autovacuum: ', ''), '; ') FROM pg_stat_activity
           WHERE backend_type = 'autovacuum worker') AS autovacuum_tables
       FROM pg_stat_checkpointer c`);
+    // Empty where the extension is not loaded (the other figures still count).
+    const statements = new Map(
+      (
+        await this.ctx.pool
+          .any(
+            sql.type(statementSample)`
+          SELECT queryid::text AS queryid, query, calls::float8 AS calls, total_exec_time AS total_ms FROM pg_stat_statements
+          WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND toplevel
+            AND query NOT ILIKE '%pg_stat_%'`,
+          )
+          .catch(() => [])
+      ).map((r) => [r.queryid, r]),
+    );
     const at = performance.now();
     const ticks = await cpuTicks();
+    const procs = await everyProcessTicks();
     const started = this.clock();
     if (at >= started && this.last) {
       const m = (this.minutes[Math.floor((at - started) / 60_000)] ??= {
@@ -219,6 +258,9 @@ class ClusterByMinute {
         autovacuumWorkerSeconds: 0,
         autovacuumTables: new Set(),
         busy: { before: ticks, after: ticks },
+        sampledMs: 0,
+        cpuMsByRole: new Map(),
+        statements: new Map(),
       });
       m.checkpoints += s.checkpoints - this.last.s.checkpoints;
       m.checkpointBuffers += s.buffers_written - this.last.s.buffers_written;
@@ -226,8 +268,24 @@ class ClusterByMinute {
       m.autovacuumWorkerSeconds += (s.autovacuum_workers * (at - this.last.at)) / 1000;
       for (const t of s.autovacuum_tables?.split('; ') ?? []) m.autovacuumTables.add(t);
       m.busy.after = ticks;
+      m.sampledMs += at - this.last.at;
+      for (const [pid, p] of procs) {
+        // A process born within the interval counts from zero.
+        const ms = ((p.ticks - (this.last.procs.get(pid)?.ticks ?? 0)) * 1000) / CLK_TCK;
+        const role = roleOf(pid, p.name, this.roles);
+        if (ms > 0) m.cpuMsByRole.set(role, (m.cpuMsByRole.get(role) ?? 0) + ms);
+      }
+      for (const [id, r] of statements) {
+        const before = this.last.statements.get(id);
+        const ms = r.total_ms - (before?.total_ms ?? 0);
+        if (ms <= 0) continue;
+        const t = m.statements.get(id) ?? { query: r.query, calls: 0, ms: 0 };
+        t.calls += r.calls - (before?.calls ?? 0);
+        t.ms += ms;
+        m.statements.set(id, t);
+      }
     }
-    this.last = { s, at };
+    this.last = { s, at, procs, statements };
   }
 
   async stop() {
@@ -240,8 +298,72 @@ class ClusterByMinute {
       autovacuumWorkerSeconds: Number(m.autovacuumWorkerSeconds.toFixed(0)),
       autovacuumTables: [...m.autovacuumTables].sort(),
       machineBusyShare: busyShare(m.busy.before, m.busy.after),
+      cpuCoresByProcess: Object.fromEntries(
+        [...m.cpuMsByRole]
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, 6)
+          .map(([role, ms]) => [role, Number((ms / Math.max(1, m.sampledMs)).toFixed(2))]),
+      ),
+      topStatements: [...m.statements.values()]
+        .sort((a, b) => b.ms - a.ms)
+        .slice(0, 4)
+        .map((t) => ({
+          query: t.query.replace(/\s+/g, ' ').trim().slice(0, 100),
+          calls: t.calls,
+          totalMs: Math.round(t.ms),
+          meanMs: Number((t.ms / Math.max(1, t.calls)).toFixed(2)),
+        })),
     }));
   }
+}
+
+/**
+ * Each drainer shard's calls of its drain activity (a call runs about a minute, then the shard's
+ * workflow schedules the next): for each hand-over in the window, when it began (seconds on the
+ * load's clock) and how long the shard drained nothing, split into the workflow task's wait, its
+ * run, and the next call's wait in the activity task queue (from the shards' histories).
+ */
+async function drainerHandOvers(ctx: Ctx, shards: number, windowStartedAtMs: number) {
+  const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
+    t ? Number(t.seconds) * 1000 + (t.nanos ?? 0) / 1e6 : NaN;
+  const byShard = [];
+  for (let shard = 0; shard < shards; shard++) {
+    const id = sessionDrainerWorkflowId(ctx.taskQueue, shard, shards);
+    // A history that cannot be read leaves the shard's list empty, not the run without its figures.
+    const events =
+      (
+        await ctx.api.temporal.client.workflow
+          .getHandle(id)
+          .fetchHistory()
+          .catch(() => null)
+      )?.events ?? [];
+    const handOvers = [];
+    let completedAt: number | null = null;
+    let wft: { scheduled?: number; started?: number; completed?: number } = {};
+    let scheduledAt: number | null = null;
+    for (const e of events) {
+      const at = ms(e.eventTime);
+      if (e.activityTaskCompletedEventAttributes || e.activityTaskFailedEventAttributes || e.activityTaskTimedOutEventAttributes) {
+        completedAt = at;
+        wft = {};
+      } else if (e.workflowTaskScheduledEventAttributes && completedAt !== null) wft.scheduled ??= at;
+      else if (e.workflowTaskStartedEventAttributes && completedAt !== null) wft.started = at;
+      else if (e.workflowTaskCompletedEventAttributes && completedAt !== null) wft.completed = at;
+      else if (e.activityTaskScheduledEventAttributes) scheduledAt = at;
+      else if (e.activityTaskStartedEventAttributes && completedAt !== null && scheduledAt !== null && completedAt >= windowStartedAtMs) {
+        handOvers.push({
+          atSeconds: Number(((completedAt - windowStartedAtMs) / 1000).toFixed(1)),
+          drainedNothingMs: Math.round(at - completedAt),
+          workflowTaskWaitMs: Math.round((wft.started ?? NaN) - (wft.scheduled ?? NaN)),
+          workflowTaskRunMs: Math.round((wft.completed ?? NaN) - (wft.started ?? NaN)),
+          activityWaitMs: Math.round(at - scheduledAt),
+        });
+        completedAt = null;
+      }
+    }
+    byShard.push({ shard: shard + 1, handOvers });
+  }
+  return byShard;
 }
 
 /**
@@ -326,13 +448,17 @@ export async function benchAgentProcessing(): Promise<Record<string, unknown>> {
     databaseUrl: steadyCtx.databaseUrl,
     taskQueue: steadyCtx.taskQueue,
     drainer: drainerSettings(steadyCtx.api.deps.config),
+    // Production's shards (AGENT_DRAIN_SHARDS), this worker holding them all beside its LISTEN wakeups, as src/main/worker.ts does.
+    drainShards: steadyCtx.api.deps.config.agents.drainShards,
   });
+  const roles = { worker: worker.pid, drainShards: steadyCtx.api.deps.config.agents.drainShards };
+  await steadyCtx.pool.query(sql.unsafe`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`);
   const steady = [];
   let burst;
   try {
     // The burst first: its sessions are new to a quiet stack, as after a deploy or a customer's launch.
-    if (BURST.seconds > 0) burst = await turnLag(steadyCtx, LEVELS[0]!, 'burst');
-    if (STEADY.seconds > 0) for (const rps of LEVELS) steady.push(await turnLag(steadyCtx, rps, 'steady'));
+    if (BURST.seconds > 0) burst = await turnLag(steadyCtx, LEVELS[0]!, 'burst', roles);
+    if (STEADY.seconds > 0) for (const rps of LEVELS) steady.push(await turnLag(steadyCtx, rps, 'steady', roles));
   } finally {
     if (process.env.BENCH_PROFILE) {
       worker.kill('SIGTERM');

@@ -186,3 +186,16 @@ export async function postgresCpuMs(postmaster: number): Promise<number> {
   for (const t of await Promise.all(pids.map(procTimes))) if (t && t.ppid === postmaster) ticks += t.own;
   return (ticks * 1000) / CLK_TCK;
 }
+
+/** Every process's own CPU ticks so far and its command name (/proc/<pid>/stat). */
+export async function everyProcessTicks(): Promise<Map<number, { name: string; ticks: number }>> {
+  const pids = (await readdir('/proc')).filter((d) => /^\d+$/.test(d)).map(Number);
+  const all = new Map<number, { name: string; ticks: number }>();
+  await Promise.all(
+    pids.map(async (pid) => {
+      const t = await procTimes(pid);
+      if (t) all.set(pid, { name: t.name, ticks: t.own });
+    }),
+  );
+  return all;
+}

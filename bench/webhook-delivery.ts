@@ -27,7 +27,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { randomUUID } from 'node:crypto';
-import { readdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -45,7 +45,17 @@ import { killWorkerProcess, startWorkerProcess } from '../harness/worker.js';
 import { createTestEndpoint } from '../harness/webhooks.js';
 import { generateWebhookSecret } from '../src/webhooks/signing.js';
 import { CommitBounds } from './commit-bounds.js';
-import { busyShare, CLK_TCK, cpuTicks, percentile, postgresCpuMs, postmasterPid, processCpuMs, procTimes, untilQuiet } from './stats.js';
+import {
+  busyShare,
+  CLK_TCK,
+  cpuTicks,
+  everyProcessTicks,
+  percentile,
+  postgresCpuMs,
+  postmasterPid,
+  processCpuMs,
+  untilQuiet,
+} from './stats.js';
 import { openSessions, PRODUCTION_CADENCE, turnSender, type Ctx, type TurnSender } from './steady-sessions.js';
 import { installQuietRuntime } from './runtime.js';
 
@@ -273,19 +283,6 @@ class ProcessCpu {
         .map((p) => ({ ...p, cores: Number(p.cores.toFixed(3)) })),
     };
   }
-}
-
-/** Every process's own CPU ticks so far and its command name (/proc/<pid>/stat). */
-async function everyProcessTicks(): Promise<Map<number, { name: string; ticks: number }>> {
-  const pids = (await readdir('/proc')).filter((d) => /^\d+$/.test(d)).map(Number);
-  const all = new Map<number, { name: string; ticks: number }>();
-  await Promise.all(
-    pids.map(async (pid) => {
-      const t = await procTimes(pid);
-      if (t) all.set(pid, { name: t.name, ticks: t.own });
-    }),
-  );
-  return all;
 }
 
 /**
