@@ -7,6 +7,7 @@ import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import os from 'node:os';
 import { ensureSessionDrainers } from '../src/agents/drainer-workflow.js';
+import { sessionDrainerTaskQueue } from '../workflows/session-drainer/contract.js';
 import { DrainerShardHost } from '../src/agents/drainer-shards.js';
 import type { DrainerSettings } from '../src/agents/drainer.js';
 import { createActivities } from '../activities/index.js';
@@ -77,7 +78,9 @@ const mediaWorker = await Worker.create({
   maxConcurrentActivityTaskExecutions: testConfig().temporal.mediaActivitySlots,
 });
 const webhookWorker = await Worker.create({ ...common, ...workflows, taskQueue: `${taskQueue}-webhooks` });
-const running = Promise.all([worker.run(), mediaWorker.run(), webhookWorker.run()]);
+// The drainer shards' own queue (decision 0211), their workflows and activity.
+const drainerWorker = await Worker.create({ ...common, ...workflows, taskQueue: sessionDrainerTaskQueue(taskQueue) });
+const running = Promise.all([worker.run(), mediaWorker.run(), webhookWorker.run(), drainerWorker.run()]);
 const client = new Client({ connection, dataConverter });
 await ensureSessionDrainers(client, taskQueue, shards);
 const waker = process.env.WEBHOOK_WAKER

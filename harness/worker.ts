@@ -17,6 +17,7 @@ import { LocalRecorder } from '../src/providers/recorder/local.js';
 import { testStack, workflowBundle } from './stack.js';
 import { drainerSettings, type DrainerSettings } from '../src/agents/drainer.js';
 import { ensureSessionDrainers } from '../src/agents/drainer-workflow.js';
+import { sessionDrainerTaskQueue } from '../workflows/session-drainer/contract.js';
 import { workerInterceptors } from '../src/temporal/worker.js';
 import { workflowSinks } from '../src/temporal/tracing.js';
 
@@ -80,7 +81,9 @@ export async function startTestWorker(
   // `<taskQueue>-media`, activities only; `<taskQueue>-webhooks`, the senders' workflows and activities).
   const mediaWorker = await Worker.create({ ...common, taskQueue: `${taskQueue}-media` });
   const webhookWorker = await Worker.create({ ...common, ...workflows, taskQueue: `${taskQueue}-webhooks` });
-  const running = Promise.all([worker.run(), mediaWorker.run(), webhookWorker.run()]);
+  // The drainer shards' own queue (decision 0211), their workflows and activity.
+  const drainerWorker = await Worker.create({ ...common, ...workflows, taskQueue: sessionDrainerTaskQueue(taskQueue) });
+  const running = Promise.all([worker.run(), mediaWorker.run(), webhookWorker.run(), drainerWorker.run()]);
   if (options.drainer !== false)
     await ensureSessionDrainers(new Client({ connection, dataConverter }), taskQueue, options.drainerShards ?? 1);
   return {
@@ -91,6 +94,7 @@ export async function startTestWorker(
       worker.shutdown();
       mediaWorker.shutdown();
       webhookWorker.shutdown();
+      drainerWorker.shutdown();
       await running;
       await connection.close();
     },

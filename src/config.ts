@@ -76,11 +76,10 @@ export const envSchema = z.object({
     .optional()
     .meta({ description: '`host:port` of a Temporal frontend; unset under `npm start` means the dev server' }),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default').meta({ description: 'Temporal namespace' }),
-  TEMPORAL_TASK_QUEUE: z
-    .string()
-    .min(1)
-    .default('intake')
-    .meta({ description: 'task queue of the worker: every workflow and the light activities' }),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('intake').meta({
+    description:
+      "task queue of the worker: every workflow and the light activities; the session drainer shards run on `<TEMPORAL_TASK_QUEUE>-drainers`, which every worker polls beside it, so that a shard's hand-over between two calls never waits behind the sessions' workflow tasks (decision 0211)",
+  }),
   TEMPORAL_MEDIA_TASK_QUEUE: z.string().min(1).optional().meta({
     description:
       'task queue of the heavy media activities (URL transfers, encodes, transcription); every worker polls it beside the main queue, with its own slots',
@@ -303,7 +302,7 @@ export const envSchema = z.object({
   }),
   AGENT_DRAIN_SHARDS: positiveInt.max(256).default(4).meta({
     description:
-      'worker: session drainer shards per task queue (workflows `agent-session-drainer/<queue>/<i>-of-<n>`, each draining the sessions of its bucket); a worker holds at most its share of them (shards over live workers, rounded up), so that every worker drains. Set it to at least the number of workers, the same on every worker',
+      "worker: session drainer shards per task queue (workflows `agent-session-drainer/<queue>-drainers/<i>-of-<n>` on the drainers' queue, each draining the sessions of its bucket); a worker holds at most its share of them (shards over live workers, rounded up), so that every worker drains. Set it to at least the number of workers, the same on every worker",
   }),
   AGENT_DRAIN_BATCH_SESSIONS: positiveInt.max(1000).default(50).meta({
     description:

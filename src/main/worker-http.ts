@@ -3,8 +3,8 @@ import { startOpsServer, type OpsServer } from '../metrics/server.js';
 import type { RunningWorker } from './worker.js';
 
 /**
- * The worker's operational endpoint: `GET /healthz` answers 200 while both of the process's
- * Temporal workers (main and media queues) run, 503 with their states otherwise (a worker that
+ * The worker's operational endpoint: `GET /healthz` answers 200 while every one of the process's
+ * Temporal workers (main, media, webhooks and drainers queues) runs, 503 with their states otherwise (a worker that
  * failed or is shutting down takes no work: restart it); `GET /metrics` when `metrics` is given.
  */
 export function startWorkerHttp(o: {
@@ -25,6 +25,7 @@ export function startWorkerHttp(o: {
           main: o.running.worker.getState(),
           media: o.running.mediaWorker.getState(),
           webhooks: o.running.webhookWorker.getState(),
+          drainers: o.running.drainerWorker.getState(),
         };
         const ok = Object.values(workers).every((state) => state === 'RUNNING');
         return {

@@ -36,6 +36,8 @@ export interface RunningWorker {
   mediaWorker: Worker;
   /** The webhook queue's worker (the senders' workflows and activities). */
   webhookWorker: Worker;
+  /** The drainers' queue's worker (the session drainer shards' workflows and activity, decision 0211). */
+  drainerWorker: Worker;
   /** The worker's PostgreSQL pool (the backlog gauges read it). */
   pool: DatabasePool;
   /** Resolves when the worker has drained and every connection is closed. */
@@ -129,7 +131,10 @@ export async function startWorker(config: Config, logger: Logger, o: { metrics?:
     activitiesOnly: { maxConcurrent: config.temporal.mediaActivitySlots },
   });
   const webhookWorker = await createWorker({ ...common, activities: createActivities(activities), taskQueue: taskQueues(config).webhooks });
+  const drainerWorker = await createWorker({ ...common, activities: createActivities(activities), taskQueue: taskQueues(config).drainers });
+  // The drain runs (drainers' queue) and the sessions' activities (main queue) stop with either.
   abortWhenStopping(worker, stopping);
+  abortWhenStopping(drainerWorker, stopping);
   // Wakes the webhook senders of endpoints with new deliveries (LISTEN), and sweeps for stranded ones.
   const webhookWaker = await startWebhookWaker({
     databaseUrl: required(config.database.url, 'DATABASE_URL'),
@@ -142,14 +147,11 @@ export async function startWorker(config: Config, logger: Logger, o: { metrics?:
     log: logger,
   });
   // One stops, all stop (the Runtime's SIGTERM stops them at once).
-  const stopBoth = () => {
-    for (const w of [worker, mediaWorker, webhookWorker]) if (w.getState() === 'RUNNING') w.shutdown();
+  const workers = [worker, mediaWorker, webhookWorker, drainerWorker];
+  const stopAll = () => {
+    for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
   };
-  const done = Promise.allSettled([
-    worker.run().finally(stopBoth),
-    mediaWorker.run().finally(stopBoth),
-    webhookWorker.run().finally(stopBoth),
-  ]).then(async (results) => {
+  const done = Promise.allSettled(workers.map((w) => w.run().finally(stopAll))).then(async (results) => {
     await webhookWaker.close().catch((err: unknown) => logger.warn({ err }, 'closing the webhook waker failed'));
     await drainerShards.stop();
     await connection.close();
@@ -161,10 +163,11 @@ export async function startWorker(config: Config, logger: Logger, o: { metrics?:
     worker,
     mediaWorker,
     webhookWorker,
+    drainerWorker,
     pool,
     done,
     async shutdown() {
-      stopBoth();
+      stopAll();
       await done;
     },
   };

@@ -5,8 +5,24 @@
  */
 export const SESSION_DRAINER_WORKFLOW = 'sessionDrainerWorkflow';
 
-/** Shard `shard` (from 0) of `shards`: `agent-session-drainer/<taskQueue>/<shard + 1>-of-<shards>`. */
+/**
+ * The task queue the drainers of main queue `taskQueue` run on, workflows and activity alike
+ * (decision 0211): a shard's workflow task between two calls never queues behind the sessions'.
+ */
+export function sessionDrainerTaskQueue(taskQueue: string): string {
+  return `${taskQueue}-drainers`;
+}
+
+/**
+ * Shard `shard` (from 0) of `shards` of main queue `taskQueue`, on the drainers' own queue:
+ * `agent-session-drainer/<taskQueue>-drainers/<shard + 1>-of-<shards>`.
+ */
 export function sessionDrainerWorkflowId(taskQueue: string, shard: number, shards: number): string {
+  return mainQueueSessionDrainerWorkflowId(sessionDrainerTaskQueue(taskQueue), shard, shards);
+}
+
+/** Before decision 0211: a shard's drainer on the main queue itself (it ends itself now). */
+export function mainQueueSessionDrainerWorkflowId(taskQueue: string, shard: number, shards: number): string {
   return `agent-session-drainer/${taskQueue}/${shard + 1}-of-${shards}`;
 }
 
@@ -22,6 +38,8 @@ export interface SessionDrainerInput {
   /** The shard (from 0) this drainer drains, of `shards`; both absent: the legacy drainer of every session. */
   shard?: number;
   shards?: number;
+  /** Started on the drainers' own queue (decision 0211); absent on a shard's drainer of before, which ends itself. */
+  ownTaskQueue?: true;
 }
 
 export interface SessionDrainerActivityResult {

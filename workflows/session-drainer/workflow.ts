@@ -8,6 +8,9 @@ const CALLS_PER_RUN = 100;
 /** Issue 34: the task queue's drainers are shards; the one drainer of before (no shard in its input) ends. */
 const SHARDED_DRAINERS_PATCH = 'session-drainer-shards';
 
+/** Decision 0211: the shards' drainers run on a task queue of their own; a shard's drainer of before, on the main queue, ends. */
+const OWN_QUEUE_PATCH = 'session-drainer-own-queue';
+
 /**
  * Keeps the drain activity running: a call runs for a minute or so (AGENT_DRAIN_RUN_SECONDS of the
  * worker that takes it), heartbeating, then returns and the next one starts. A worker that dies stops
@@ -27,6 +30,8 @@ export async function sessionDrainerWorkflow(input: SessionDrainerInput): Promis
   for (let i = 0; i < CALLS_PER_RUN && !workflowInfo().continueAsNewSuggested; i++) {
     // The shards drain every session now; histories from before keep their calls on replay.
     if (input.shards === undefined && patched(SHARDED_DRAINERS_PATCH)) return;
+    // Its successor on the drainers' queue drains the shard now (started by every worker at start).
+    if (input.shards !== undefined && !input.ownTaskQueue && patched(OWN_QUEUE_PATCH)) return;
     const result = await drainSessionWakes(input);
     if (result.yielded) await sleep('1 second');
   }

@@ -20,7 +20,13 @@ import {
 } from '../../../harness/agents.js';
 import { startTestWorker } from '../../../harness/worker.js';
 import { eventually } from '../../../harness/wait.js';
-import { legacySessionDrainerWorkflowId, SESSION_DRAINER_WORKFLOW } from '../../../workflows/session-drainer/contract.js';
+import {
+  legacySessionDrainerWorkflowId,
+  mainQueueSessionDrainerWorkflowId,
+  SESSION_DRAINER_WORKFLOW,
+  sessionDrainerTaskQueue,
+  sessionDrainerWorkflowId,
+} from '../../../workflows/session-drainer/contract.js';
 
 /** Issue 34: the session drainer in shards, each worker holding its share (decision 0199). */
 describe('session drainer shards', function () {
@@ -113,11 +119,57 @@ describe('session drainer shards', function () {
       const shards = await Promise.all(
         [0, 1].map(
           async (shard) =>
-            (await t.api.temporal.client.workflow.getHandle(`agent-session-drainer/${worker.taskQueue}/${shard + 1}-of-2`).describe())
-              .status.name,
+            (await t.api.temporal.client.workflow.getHandle(sessionDrainerWorkflowId(worker.taskQueue, shard, 2)).describe()).status.name,
         ),
       );
       assert.deepEqual(shards, ['RUNNING', 'RUNNING']);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it("a shard's drainer of before, on the main queue, ends itself; the shards on the drainers' queue drain every bucket", async () => {
+    const worker = await startTestWorker(t.pool, { drainerShards: 2 });
+    try {
+      // As a worker of before decision 0211 started it: shard 1 of 2, on the main queue.
+      const before = await t.api.temporal.client.workflow.start(SESSION_DRAINER_WORKFLOW, {
+        workflowId: mainQueueSessionDrainerWorkflowId(worker.taskQueue, 0, 2),
+        taskQueue: worker.taskQueue,
+        args: [{ shard: 0, shards: 2 }],
+      });
+      assert.equal(await before.result(), undefined);
+      const ended = await before.describe();
+      assert.equal(ended.status.name, 'COMPLETED');
+      assert.equal(ended.taskQueue, worker.taskQueue);
+      const shards = await Promise.all(
+        [0, 1].map((shard) => t.api.temporal.client.workflow.getHandle(sessionDrainerWorkflowId(worker.taskQueue, shard, 2)).describe()),
+      );
+      assert.deepEqual(
+        shards.map((d) => [d.status.name, d.taskQueue]),
+        [0, 1].map(() => ['RUNNING', sessionDrainerTaskQueue(worker.taskQueue)]),
+      );
+      // The drainers on their own queue process an ingest, both buckets included.
+      const ids: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        const res = await t.ingest(
+          app,
+          sessionRequest(app, [userMessage(1, `q${i}`), assistantMessage(2, `a${i}`)], { externalSessionId: `own-queue-${i}` }),
+        );
+        assert.equal(res.status, 202);
+        ids.push(res.body.sessionId as string);
+      }
+      assert.equal(new Set((await sessionShards(t.pool, ids, 2)).values()).size, 2, 'the sessions fall in both buckets');
+      const watermarks = await eventually(
+        () =>
+          t.pool.anyFirst(sql.type(z.object({ w: z.number().nullable() }))`
+            SELECT processed_through_sequence AS w FROM agent_sessions WHERE id = ANY(${sql.array(ids, 'uuid')})`),
+        (ws) => ws.length === ids.length && ws.every((w) => w === 2),
+        30_000,
+      );
+      assert.deepEqual(
+        watermarks,
+        ids.map(() => 2),
+      );
     } finally {
       await worker.stop();
     }
