@@ -140,7 +140,7 @@ async function turnLag(ctx: Ctx, requestsPerSecond: number, mode: 'steady' | 'bu
   polling = false;
   await poller;
   const clusterByMinute = await cluster.stop();
-  const drainers = await drainerHandOvers(ctx, roles.drainShards, Date.now() - (performance.now() - clockStarted));
+  const drainers = await drainerHandOvers(ctx, Date.now() - (performance.now() - clockStarted));
   const sorted = lags.sort((a, b) => a - b);
   const ingestSorted = ingestMs.sort((a, b) => a - b);
   const events = total * STEADY.eventsPerRequest;
@@ -178,7 +178,7 @@ const clusterSample = z.object({
 const statementSample = z.object({ queryid: z.string(), query: z.string(), calls: z.number(), total_ms: z.number() });
 
 /** Processes named by role: the worker, the benchmark's own (API, load, poller), else the command name (postgres, temporal, ...). */
-type Roles = { worker?: number; drainShards: number };
+type Roles = { worker?: number };
 const roleOf = (pid: number, name: string, roles: Roles) =>
   pid === roles.worker ? 'worker' : pid === process.pid ? 'apiAndBenchmark' : name;
 
@@ -323,7 +323,9 @@ class ClusterByMinute {
  * load's clock) and how long the shard drained nothing, split into the workflow task's wait, its
  * run, and the next call's wait in the activity task queue (from the shards' histories).
  */
-async function drainerHandOvers(ctx: Ctx, shards: number, windowStartedAtMs: number) {
+async function drainerHandOvers(ctx: Ctx, windowStartedAtMs: number) {
+  // The shards the worker was started with (production's AGENT_DRAIN_SHARDS).
+  const shards = ctx.api.deps.config.agents.drainShards;
   const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
     t ? Number(t.seconds) * 1000 + (t.nanos ?? 0) / 1e6 : NaN;
   const byShard = [];
@@ -451,7 +453,7 @@ export async function benchAgentProcessing(): Promise<Record<string, unknown>> {
     // Production's shards (AGENT_DRAIN_SHARDS), this worker holding them all beside its LISTEN wakeups, as src/main/worker.ts does.
     drainShards: steadyCtx.api.deps.config.agents.drainShards,
   });
-  const roles = { worker: worker.pid, drainShards: steadyCtx.api.deps.config.agents.drainShards };
+  const roles = { worker: worker.pid };
   await steadyCtx.pool.query(sql.unsafe`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`);
   const steady = [];
   let burst;

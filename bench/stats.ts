@@ -182,20 +182,24 @@ export async function postgresCpuMs(postmaster: number): Promise<number> {
   const self = await procTimes(postmaster);
   if (!self) throw new Error(`the postmaster (pid ${postmaster}) is gone`);
   let ticks = self.own + self.children;
-  const pids = (await readdir('/proc')).filter((d) => /^\d+$/.test(d)).map(Number);
-  for (const t of await Promise.all(pids.map(procTimes))) if (t && t.ppid === postmaster) ticks += t.own;
+  for (const t of (await everyProcTimes()).values()) if (t.ppid === postmaster) ticks += t.own;
   return (ticks * 1000) / CLK_TCK;
+}
+
+/** procTimes of every process there is now, by pid. */
+async function everyProcTimes(): Promise<Map<number, NonNullable<Awaited<ReturnType<typeof procTimes>>>>> {
+  const pids = (await readdir('/proc')).filter((d) => /^\d+$/.test(d)).map(Number);
+  const all = new Map<number, NonNullable<Awaited<ReturnType<typeof procTimes>>>>();
+  await Promise.all(
+    pids.map(async (pid) => {
+      const t = await procTimes(pid);
+      if (t) all.set(pid, t);
+    }),
+  );
+  return all;
 }
 
 /** Every process's own CPU ticks so far and its command name (/proc/<pid>/stat). */
 export async function everyProcessTicks(): Promise<Map<number, { name: string; ticks: number }>> {
-  const pids = (await readdir('/proc')).filter((d) => /^\d+$/.test(d)).map(Number);
-  const all = new Map<number, { name: string; ticks: number }>();
-  await Promise.all(
-    pids.map(async (pid) => {
-      const t = await procTimes(pid);
-      if (t) all.set(pid, { name: t.name, ticks: t.own });
-    }),
-  );
-  return all;
+  return new Map([...(await everyProcTimes())].map(([pid, t]) => [pid, { name: t.name, ticks: t.own }]));
 }

@@ -132,9 +132,9 @@ export async function startWorker(config: Config, logger: Logger, o: { metrics?:
   });
   const webhookWorker = await createWorker({ ...common, activities: createActivities(activities), taskQueue: taskQueues(config).webhooks });
   const drainerWorker = await createWorker({ ...common, activities: createActivities(activities), taskQueue: taskQueues(config).drainers });
-  // The drain runs (drainers' queue) and the sessions' activities (main queue) stop with either.
+  // Every worker of the process stops when one does (stopAll below), so the main one's state says
+  // when the drain runs on the drainers' queue must end too.
   abortWhenStopping(worker, stopping);
-  abortWhenStopping(drainerWorker, stopping);
   // Wakes the webhook senders of endpoints with new deliveries (LISTEN), and sweeps for stranded ones.
   const webhookWaker = await startWebhookWaker({
     databaseUrl: required(config.database.url, 'DATABASE_URL'),
