@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- foundation|feedback-records|agent-ingest|agent-processing|otlp-ingest|recordings|mcp-upload|media|uploads|hostile-input|hostile-otlp|dashboard|webhook-delivery|data-path ...] [-- --skip-tests]`: runs the benchmarks (all by
+ * `npm run bench [-- foundation|feedback-records|agent-ingest|agent-processing|otlp-ingest|recordings|mcp-upload|media|uploads|hostile-input|hostile-otlp|dashboard|webhook-delivery|data-path|growth ...] [-- --skip-tests] [-- --size S|M|L]`: runs the benchmarks (all by
  * default) and writes each result to bench/results/<name>.json (bench/results-file.ts: with the commit
  * and the machine it ran on), then the summary table of docs/benchmarks.md (bench/summary.ts).
  *
@@ -8,6 +8,9 @@
  * of the same rows; ingest latency with and without the worker processing; idle transactions a
  * second; one organization against many; the wake lag of an idle stack. BENCH_DATA_PATH_SIZE=small
  * runs it quickly; its other sizes are in its header.
+ *
+ * `growth` (bench/growth.ts): the headline figures at each data size up to `--size` (S, 1M events,
+ * by default; M 10M; L 50M), filled by the data generator (bench/data-generator.ts), beside S's.
  */
 import { mkdir } from 'node:fs/promises';
 import { benchAgentIngest } from './agent-ingest.js';
@@ -17,6 +20,8 @@ import { benchDashboard } from './dashboard.js';
 import { benchDataPath } from './data-path.js';
 import { benchFeedback } from './feedback.js';
 import { benchFoundation } from './foundation.js';
+import { benchGrowth } from './growth.js';
+import { isSizeName, SIZES } from './data-generator.js';
 import { benchHostileInput } from './hostile-input.js';
 import { benchHostileOtlp } from './hostile-otlp.js';
 import { benchMcpUpload } from './mcp-upload.js';
@@ -29,7 +34,15 @@ import { writeSummary } from './summary.js';
 import { useDurablePostgres } from '../harness/stack.js';
 
 const args = process.argv.slice(2);
-const wanted = args.filter((a) => !a.startsWith('--'));
+/** Options that take a value (`--size M`): the value is not a benchmark's name. */
+const VALUED = new Set(['--size']);
+const wanted = args.filter((a, i) => !a.startsWith('--') && !VALUED.has(args[i - 1] ?? ''));
+const optionValue = (name: string) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const growthSize = optionValue('--size') ?? 'S';
+if (!isSizeName(growthSize)) throw new Error(`--size must be one of ${Object.keys(SIZES).join(', ')}`);
 const all: Record<string, () => Promise<Record<string, unknown>>> = {
   foundation: () => benchFoundation({ tests: !args.includes('--skip-tests') }),
   'feedback-records': () => benchFeedback(),
@@ -45,6 +58,7 @@ const all: Record<string, () => Promise<Record<string, unknown>>> = {
   dashboard: () => benchDashboard(),
   'webhook-delivery': () => benchWebhookDelivery(),
   'data-path': () => benchDataPath(),
+  growth: () => benchGrowth({ size: growthSize }),
 };
 // Every benchmark measures with the durability `npm start` runs with: fsync on, on both sides.
 useDurablePostgres();
@@ -54,7 +68,8 @@ await mkdir(RESULTS_DIR, { recursive: true });
 for (const [name, run] of Object.entries(all)) {
   if (wanted.length && !wanted.includes(name)) continue;
   const figures = await run();
-  const result = resultRecord(name, figures, { commit, machine, postgres: { fsync: true, synchronousCommit: 'on' } });
+  // A growth run's file names its largest size (growth-M.json holds S and M): a quick S run keeps an M run's file.
+  const result = resultRecord(name === 'growth' ? `growth-${growthSize}` : name, figures, { commit, machine, postgres: { fsync: true, synchronousCommit: 'on' } });
   await writeResult(result);
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 }
