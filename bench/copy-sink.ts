@@ -21,7 +21,7 @@ export function copyField(value: CopyValue): string {
   if (typeof value === 'boolean') return value ? 't' : 'f';
   if (value instanceof Date) return value.toISOString();
   if (Buffer.isBuffer(value)) return `\\\\x${value.toString('hex')}`;
-  return escapeText(`{${(value as readonly string[]).map(arrayElement).join(',')}}`);
+  return escapeText(`{${value.map(arrayElement).join(',')}}`);
 }
 
 /** Lines are written to the COPY stream in chunks of about this size. */

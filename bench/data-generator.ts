@@ -256,8 +256,9 @@ export async function generateData(url: string, options: GenerateOptions): Promi
   const admin = await pool.connect();
   const clients: pg.PoolClient[] = [admin];
   try {
-    const [{ superuser }] = (await admin.query<{ superuser: boolean }>('SELECT rolsuper AS superuser FROM pg_roles WHERE rolname = current_user'))
-      .rows as [{ superuser: boolean }];
+    const [{ superuser }] = (
+      await admin.query<{ superuser: boolean }>('SELECT rolsuper AS superuser FROM pg_roles WHERE rolname = current_user')
+    ).rows as [{ superuser: boolean }];
     if (!superuser) throw new Error('the data generator needs a superuser connection (session_replication_role)');
 
     // Ids and sync positions: taken from each sequence's next value, the sequences set past them at the end.
@@ -332,7 +333,16 @@ export async function generateData(url: string, options: GenerateOptions): Promi
       if (random() < 0.3) {
         webhookEndpointId = uuid();
         // Never sent to: every generated delivery has succeeded, and no new event of this organization comes.
-        add('webhook_endpoints', [webhookEndpointId, id, `https://hooks.org${i}.example.com/intake`, 'generated', true, 'generated', created, created]);
+        add('webhook_endpoints', [
+          webhookEndpointId,
+          id,
+          `https://hooks.org${i}.example.com/intake`,
+          'generated',
+          true,
+          'generated',
+          created,
+          created,
+        ]);
       }
       orgs.push({ id, weight, applications, firstPersonId, people, feedbackSourceId, webhookEndpointId });
       sum += weight;
@@ -356,12 +366,27 @@ export async function generateData(url: string, options: GenerateOptions): Promi
     const domainEvent = (org: Org, type: string, subjectId: string, payload: Record<string, string>, when: Date) => {
       // Domain events older than DOMAIN_EVENT_RETENTION_DAYS' default (30) are swept; deliveries are kept.
       const eventId = take('domainEvent');
-      if (now - when.getTime() < DOMAIN_EVENT_DAYS * DAY_MS) add('domain_events', [eventId, org.id, type, subjectId, JSON.stringify(payload), when]);
+      if (now - when.getTime() < DOMAIN_EVENT_DAYS * DAY_MS)
+        add('domain_events', [eventId, org.id, type, subjectId, JSON.stringify(payload), when]);
       if (!org.webhookEndpointId) return;
       const deliveryId = `msg_${uuid().replaceAll('-', '')}`;
       const body = JSON.stringify({ id: deliveryId, type, timestamp: when.toISOString(), data: payload });
       const sent = new Date(when.getTime() + 400);
-      add('webhook_deliveries', [deliveryId, org.webhookEndpointId, org.id, eventId, type, subjectId, body, 'succeeded', 1, sent, 200, when, sent]);
+      add('webhook_deliveries', [
+        deliveryId,
+        org.webhookEndpointId,
+        org.id,
+        eventId,
+        type,
+        subjectId,
+        body,
+        'succeeded',
+        1,
+        sent,
+        200,
+        when,
+        sent,
+      ]);
       add('webhook_delivery_attempts', [take('attempt'), deliveryId, sent, 200, 'ok', 40 + Math.floor(random() * 200)]);
     };
 
@@ -405,14 +430,21 @@ export async function generateData(url: string, options: GenerateOptions): Promi
           revision,
           occurredAt: occurred.toISOString(),
           ...(feedbackEvent
-            ? { type: 'feedback', feedback: { targetEventExternalId: target!.external, rating, labels: [pick(LABELS)], comment: pick(SENTENCES) } }
+            ? {
+                type: 'feedback',
+                feedback: { targetEventExternalId: target!.external, rating, labels: [pick(LABELS)], comment: pick(SENTENCES) },
+              }
             : assistant
               ? {
                   type: 'assistant_message',
                   content,
                   final: true,
                   model: { provider: 'openai', name: 'gpt-4.1' },
-                  usage: { inputTokens: 100 + Math.floor(random() * 900), outputTokens: 50 + Math.floor(random() * 400), latencyMs: 300 + Math.floor(random() * 3000) },
+                  usage: {
+                    inputTokens: 100 + Math.floor(random() * 900),
+                    outputTokens: 50 + Math.floor(random() * 400),
+                    latencyMs: 300 + Math.floor(random() * 3000),
+                  },
                 }
               : { type: 'user_message', content }),
         } as AgentEvent;
@@ -420,10 +452,32 @@ export async function generateData(url: string, options: GenerateOptions): Promi
         const hash = Buffer.from(contentHash(payload), 'hex');
         const id = take('event');
         const updated = revised ? new Date(occurred.getTime() + 5_000) : occurred;
-        add('agent_events', [id, sessionId, external, sequence, revision, event.type, occurred, assistant ? true : null, hash, JSON.stringify(payload), occurred, updated, revised ? revision : null]);
+        add('agent_events', [
+          id,
+          sessionId,
+          external,
+          sequence,
+          revision,
+          event.type,
+          occurred,
+          assistant ? true : null,
+          hash,
+          JSON.stringify(payload),
+          occurred,
+          updated,
+          revised ? revision : null,
+        ]);
         if (revised) {
-          const before = { ...payload, content: `${String(payload.content ?? '')} (draft)` };
-          add('agent_event_revisions', [take('revision'), id, 1, assistant ? false : null, Buffer.from(contentHash(before), 'hex'), JSON.stringify(before), updated]);
+          const before = { ...payload, content: `${typeof payload.content === 'string' ? payload.content : ''} (draft)` };
+          add('agent_event_revisions', [
+            take('revision'),
+            id,
+            1,
+            assistant ? false : null,
+            Buffer.from(contentHash(before), 'hex'),
+            JSON.stringify(before),
+            updated,
+          ]);
         }
         if (assistant) {
           assistantIds.push({ id, external, revision });
@@ -435,15 +489,64 @@ export async function generateData(url: string, options: GenerateOptions): Promi
             const label = pick(LABELS);
             const kind = pick(['sentiment', 'issue', 'request', 'praise', 'topic'] as const);
             const signalRating = kind === 'issue' ? 'negative' : kind === 'praise' ? 'positive' : kind === 'sentiment' ? rating : null;
-            add('agent_signals', [signalId, org.id, sessionId, id, external, 'qualitative_inference', kind, signalRating, [label], null, `Customer mentions ${label}: ${pick(WORDS)}`, analysed, revision, 'local', xid, change(), analysed]);
-            if (random() < 0.5) domainEvent(org, 'signal.created', signalId, { signalId, sessionId, applicationId: app.id, source: 'qualitative_inference' }, analysed);
+            add('agent_signals', [
+              signalId,
+              org.id,
+              sessionId,
+              id,
+              external,
+              'qualitative_inference',
+              kind,
+              signalRating,
+              [label],
+              null,
+              `Customer mentions ${label}: ${pick(WORDS)}`,
+              analysed,
+              revision,
+              'local',
+              xid,
+              change(),
+              analysed,
+            ]);
+            if (random() < 0.5)
+              domainEvent(
+                org,
+                'signal.created',
+                signalId,
+                { signalId, sessionId, applicationId: app.id, source: 'qualitative_inference' },
+                analysed,
+              );
           }
         }
         if (feedbackEvent) {
           const signalId = uuid();
           // The feedback event's signal (its event), naming the response it rates.
-          add('agent_signals', [signalId, org.id, sessionId, id, target!.external, 'explicit_feedback', 'feedback', rating, [pick(LABELS)], pick(SENTENCES), null, occurred, revision, 'explicit', xid, change(), occurred]);
-          domainEvent(org, 'signal.created', signalId, { signalId, sessionId, applicationId: app.id, source: 'explicit_feedback' }, occurred);
+          add('agent_signals', [
+            signalId,
+            org.id,
+            sessionId,
+            id,
+            target!.external,
+            'explicit_feedback',
+            'feedback',
+            rating,
+            [pick(LABELS)],
+            pick(SENTENCES),
+            null,
+            occurred,
+            revision,
+            'explicit',
+            xid,
+            change(),
+            occurred,
+          ]);
+          domainEvent(
+            org,
+            'signal.created',
+            signalId,
+            { signalId, sessionId, applicationId: app.id, source: 'explicit_feedback' },
+            occurred,
+          );
         }
         sequence++;
       }
@@ -478,7 +581,21 @@ export async function generateData(url: string, options: GenerateOptions): Promi
         const rOrg = pickOrg();
         const recordingId = uuid();
         const when = at(events / options.events);
-        add('recordings', [recordingId, rOrg.id, `Customer call ${recordings}`, 'api', when, 'completed', 'completed', 'api', when, when, xid, change(), when]);
+        add('recordings', [
+          recordingId,
+          rOrg.id,
+          `Customer call ${recordings}`,
+          'api',
+          when,
+          'completed',
+          'completed',
+          'api',
+          when,
+          when,
+          xid,
+          change(),
+          when,
+        ]);
         const speakers = 1 + Math.floor(random() * 4);
         const used = new Set<number>();
         for (let s = 0; s < speakers; s++) {
@@ -501,14 +618,36 @@ export async function generateData(url: string, options: GenerateOptions): Promi
           { category: 'content', type: 'string', name: 'comment', value: pick(SENTENCES) },
           { category: 'metadata', type: 'integer', name: 'rating', value: 1 + Math.floor(random() * 5) },
         ];
-        add('feedback_records', [take('feedbackRecord'), fOrg.id, fOrg.feedbackSourceId, personOf(fOrg), `f-${batch}-${feedback}`, when, JSON.stringify(fields), when]);
+        add('feedback_records', [
+          take('feedbackRecord'),
+          fOrg.id,
+          fOrg.feedbackSourceId,
+          personOf(fOrg),
+          `f-${batch}-${feedback}`,
+          when,
+          JSON.stringify(fields),
+          when,
+        ]);
       }
       if (sessionIndex % 500 === 0) {
         for (let c = 0; c < 2; c++) {
           const cOrg = pickOrg();
           const when = at(events / options.events);
-          const body = [{ role: 'user', text: pick(SENTENCES) }, { role: 'assistant', text: pick(SENTENCES) }];
-          add('coding_sessions', [uuid(), cOrg.id, 'Refactor the export', 'normalized', body.length, Buffer.from(contentHash({ body, n: sessionIndex + c }), 'hex'), JSON.stringify(body), when, 'upload']);
+          const body = [
+            { role: 'user', text: pick(SENTENCES) },
+            { role: 'assistant', text: pick(SENTENCES) },
+          ];
+          add('coding_sessions', [
+            uuid(),
+            cOrg.id,
+            'Refactor the export',
+            'normalized',
+            body.length,
+            Buffer.from(contentHash({ body, n: sessionIndex + c }), 'hex'),
+            JSON.stringify(body),
+            when,
+            'upload',
+          ]);
         }
       }
       if (events - reported >= options.events / 10) {

@@ -18,4 +18,6 @@ const { counts } = await generateData(url, {
 });
 const seconds = (performance.now() - started) / 1000;
 const rows = Object.values(counts).reduce((a, b) => a + b, 0);
-process.stdout.write(`${JSON.stringify({ size: values.size, seconds: Number(seconds.toFixed(1)), rowsPerSecond: Math.round(rows / seconds), counts, database: await databaseSize(url) }, null, 2)}\n`);
+process.stdout.write(
+  `${JSON.stringify({ size: values.size, seconds: Number(seconds.toFixed(1)), rowsPerSecond: Math.round(rows / seconds), counts, database: await databaseSize(url) }, null, 2)}\n`,
+);

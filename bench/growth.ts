@@ -45,7 +45,7 @@ import { event, insertRawEvents, insertRawSession, type IngestLoad } from './age
 import { clientProcess } from './client-process.js';
 import { databaseSize, generateData, SIZES, type SizeName } from './data-generator.js';
 import { installQuietRuntime } from './runtime.js';
-import { load, percentile, type Summary } from './stats.js';
+import { load, percentile } from './stats.js';
 import { PRODUCTION_CADENCE } from './steady-sessions.js';
 
 const ORDER: SizeName[] = ['S', 'M', 'L'];
@@ -130,7 +130,10 @@ export async function benchGrowth(o: { size: SizeName }): Promise<Record<string,
     const bySize: Record<string, Record<string, unknown>> = {};
     for (const size of sizes) {
       // Fill to the size: the generator adds what the smaller sizes did not.
-      const target = { events: Math.round(SIZES[size].events * SCALE), organizations: Math.max(1, Math.round(SIZES[size].organizations * SCALE)) };
+      const target = {
+        events: Math.round(SIZES[size].events * SCALE),
+        organizations: Math.max(1, Math.round(SIZES[size].organizations * SCALE)),
+      };
       progress(`generating ${size}: ${(target.events - generatedEvents).toLocaleString('en')} events more`);
       const g0 = performance.now();
       const generated = await generateData(databaseUrl, {
@@ -142,7 +145,10 @@ export async function benchGrowth(o: { size: SizeName }): Promise<Record<string,
       const generateSeconds = (performance.now() - g0) / 1000;
       generatedEvents = target.events;
       generatedOrganizations = target.organizations;
-      const keyOf = async (organizationId: string) => ({ organizationId, apiKey: (await createTestKey(pool, organizationId, [...SCOPES])).apiKey });
+      const keyOf = async (organizationId: string) => ({
+        organizationId,
+        apiKey: (await createTestKey(pool, organizationId, [...SCOPES])).apiKey,
+      });
       const largestOfSize = await keyOf(generated.organizations[0]!.id);
       if (!reader) {
         const r = await generateData(databaseUrl, { events: READER_EVENTS, organizations: 1, seed: 1000, progress: () => undefined });
@@ -156,8 +162,16 @@ export async function benchGrowth(o: { size: SizeName }): Promise<Record<string,
       const rows = Array.from({ length: 500 }, (_, i) => event(i));
       let rawRound = 0;
       const rawInsert = async () => {
-        const sessions = await Promise.all(rawSessions.map(() => insertRawSession(raw, writer.organizationId, app.id, `raw-${size}-${rawRound++}`)));
-        return load(40, 4, (i) => insertRawEvents(raw, sessions[i % 4]!, rows.map((e) => ({ ...e, externalEventId: `${e.externalEventId}-${i}`, sequence: e.sequence + 500 * Math.floor(i / 4) }))));
+        const sessions = await Promise.all(
+          rawSessions.map(() => insertRawSession(raw, writer.organizationId, app.id, `raw-${size}-${rawRound++}`)),
+        );
+        return load(40, 4, (i) =>
+          insertRawEvents(
+            raw,
+            sessions[i % 4]!,
+            rows.map((e) => ({ ...e, externalEventId: `${e.externalEventId}-${i}`, sequence: e.sequence + 500 * Math.floor(i / 4) })),
+          ),
+        );
       };
       await rawInsert();
       const rawBatch = await rawInsert();
@@ -170,8 +184,16 @@ export async function benchGrowth(o: { size: SizeName }): Promise<Record<string,
       const singleDrain = await untilProcessed(`single-${size}`);
       const batch = await ingest({ prefix: `batch-${size}`, requests: 40, concurrency: 4, kind: 'batch', sessions: 40, events: 500 });
       const batchDrain = await untilProcessed(`batch-${size}`);
-      figures.ingestSingle = { requestsPerSecond: single.throughputPerSecond, latencyMs: { p50: single.latencyMs.p50, p99: single.latencyMs.p99 }, drainSeconds: round(singleDrain, 2) };
-      figures.ingestBatch = { eventsPerSecond: round((batch.requests * 500) / batch.seconds, 1), latencyMs: { p50: batch.latencyMs.p50, p99: batch.latencyMs.p99 }, drainSeconds: round(batchDrain, 2) };
+      figures.ingestSingle = {
+        requestsPerSecond: single.throughputPerSecond,
+        latencyMs: { p50: single.latencyMs.p50, p99: single.latencyMs.p99 },
+        drainSeconds: round(singleDrain, 2),
+      };
+      figures.ingestBatch = {
+        eventsPerSecond: round((batch.requests * 500) / batch.seconds, 1),
+        latencyMs: { p50: batch.latencyMs.p50, p99: batch.latencyMs.p99 },
+        drainSeconds: round(batchDrain, 2),
+      };
       figures.ingestBatchOverRaw = round((batch.requests * 500) / batch.seconds / ((rawBatch.requests * 500) / rawBatch.seconds), 3);
 
       // Processing lag: a single event into a quiet session, until its watermark passes it.
@@ -182,10 +204,14 @@ export async function benchGrowth(o: { size: SizeName }): Promise<Record<string,
       for (let i = 1; i <= 20; i++) {
         await sleep(500);
         const t0 = performance.now();
-        await http('/v3/rest/agent-conversations/ingest', { 'content-type': 'application/json', 'x-service-agent-key': credential.secret }, {
-          method: 'POST',
-          body: JSON.stringify({ agentKey: 'bench', externalSessionId: `${lagSession}-0`, participants: [], events: [event(i)] }),
-        });
+        await http(
+          '/v3/rest/agent-conversations/ingest',
+          { 'content-type': 'application/json', 'x-service-agent-key': credential.secret },
+          {
+            method: 'POST',
+            body: JSON.stringify({ agentKey: 'bench', externalSessionId: `${lagSession}-0`, participants: [], events: [event(i)] }),
+          },
+        );
         for (;;) {
           const { rows: w } = await raw.query<{ through: string | null }>(
             'SELECT processed_through_sequence AS through FROM agent_sessions WHERE organization_id = $1 AND external_session_id = $2',
@@ -201,9 +227,13 @@ export async function benchGrowth(o: { size: SizeName }): Promise<Record<string,
       figures.processingLagMs = { p50: percentile(lags, 50), p95: percentile(lags, 95) };
 
       // Reads on the reader organization.
-      const headers = { 'X-Service-Api-Key': reader!.apiKey };
-      const { rows: sessionIds } = await raw.query<{ id: string }>('SELECT id FROM agent_sessions WHERE organization_id = $1 ORDER BY id', [reader!.organizationId]);
-      const { rows: recordingIds } = await raw.query<{ id: string }>('SELECT id FROM recordings WHERE organization_id = $1 ORDER BY id', [reader!.organizationId]);
+      const headers = { 'X-Service-Api-Key': reader.apiKey };
+      const { rows: sessionIds } = await raw.query<{ id: string }>('SELECT id FROM agent_sessions WHERE organization_id = $1 ORDER BY id', [
+        reader.organizationId,
+      ]);
+      const { rows: recordingIds } = await raw.query<{ id: string }>('SELECT id FROM recordings WHERE organization_id = $1 ORDER BY id', [
+        reader.organizationId,
+      ]);
       const timed = async (path: (i: number) => string) => {
         await load(20, READ_CONCURRENCY, async (i) => void (await http(path(i), headers)));
         const s = await load(READS, READ_CONCURRENCY, async (i) => void (await http(path(i), headers)));
@@ -244,7 +274,7 @@ export async function benchGrowth(o: { size: SizeName }): Promise<Record<string,
         return { lines, seconds: round(seconds, 2), linesPerSecond: round(lines / seconds, 1), bytes: res.text.length };
       };
       figures.export = {
-        reader: await exportOf(reader!),
+        reader: await exportOf(reader),
         largestOfS: await exportOf(largestOfS!),
         ...(size === 'S' ? {} : { largestOfSize: await exportOf(largestOfSize) }),
       };
@@ -253,14 +283,18 @@ export async function benchGrowth(o: { size: SizeName }): Promise<Record<string,
       const { rows: people } = await raw.query<{ uuid: string; participants: number }>(
         `SELECT p.uuid, (SELECT count(*)::int FROM agent_participants ap WHERE ap.person_id = p.id) AS participants
          FROM people p WHERE p.organization_id = $1 AND p.erased_at IS NULL ORDER BY p.id OFFSET $2 LIMIT 1`,
-        [reader!.organizationId, ORDER.indexOf(size)],
+        [reader.organizationId, ORDER.indexOf(size)],
       );
       const e0 = performance.now();
       const erasure = (await http(`/v3/rest/people/${people[0]!.uuid}/erase`, headers, { method: 'POST' })).json();
       for (;;) {
         const status = (await http(`/v3/rest/people/erasures/${String(erasure.erasureId)}`, headers)).json();
         if (status.status === 'finished') {
-          figures.erasure = { seconds: round((performance.now() - e0) / 1000, 2), participants: people[0]!.participants, counts: status.counts };
+          figures.erasure = {
+            seconds: round((performance.now() - e0) / 1000, 2),
+            participants: people[0]!.participants,
+            counts: status.counts,
+          };
           break;
         }
         if (performance.now() - e0 > PROCESSED_TIMEOUT_MS) throw new Error('erasure not finished');
@@ -268,9 +302,21 @@ export async function benchGrowth(o: { size: SizeName }): Promise<Record<string,
       }
 
       // The retention sweep: 100 sessions of 20 events past their application's retention.
-      const doomedApp = await createApplication(pool, { organizationId: writer.organizationId, name: `retention-${size}`, agentKey: `retention-${size}` });
+      const doomedApp = await createApplication(pool, {
+        organizationId: writer.organizationId,
+        name: `retention-${size}`,
+        agentKey: `retention-${size}`,
+      });
       const doomedCredential = { secret: (await issueCredential(pool, doomedApp)).secret, agentKey: `retention-${size}` };
-      await ingest({ prefix: `doomed-${size}`, requests: 100, concurrency: 4, kind: 'batch', sessions: 100, events: 20, credentials: [doomedCredential] });
+      await ingest({
+        prefix: `doomed-${size}`,
+        requests: 100,
+        concurrency: 4,
+        kind: 'batch',
+        sessions: 100,
+        events: 20,
+        credentials: [doomedCredential],
+      });
       await untilProcessed(`doomed-${size}`);
       await raw.query(`UPDATE agent_applications SET retention_days = 1 WHERE id = $1`, [doomedApp.id]);
       await raw.query(`UPDATE agent_sessions SET last_ingest_at = now() - interval '2 days' WHERE application_id = $1`, [doomedApp.id]);
@@ -288,7 +334,15 @@ export async function benchGrowth(o: { size: SizeName }): Promise<Record<string,
       progress(`${size}: ${JSON.stringify(figures)}`);
     }
 
-    return { scale: SCALE, sizes: Object.fromEntries(sizes.map((s) => [s, { events: Math.round(SIZES[s].events * SCALE), organizations: Math.round(SIZES[s].organizations * SCALE) }])), bySize, ratios: ratiosToS(bySize), seconds: round((performance.now() - started) / 1000, 1) };
+    return {
+      scale: SCALE,
+      sizes: Object.fromEntries(
+        sizes.map((s) => [s, { events: Math.round(SIZES[s].events * SCALE), organizations: Math.round(SIZES[s].organizations * SCALE) }]),
+      ),
+      bySize,
+      ratios: ratiosToS(bySize),
+      seconds: round((performance.now() - started) / 1000, 1),
+    };
   } finally {
     if (worker) await killWorkerProcess(worker);
     await api?.stop();

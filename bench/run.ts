@@ -69,7 +69,11 @@ for (const [name, run] of Object.entries(all)) {
   if (wanted.length && !wanted.includes(name)) continue;
   const figures = await run();
   // A growth run's file names its largest size (growth-M.json holds S and M): a quick S run keeps an M run's file.
-  const result = resultRecord(name === 'growth' ? `growth-${growthSize}` : name, figures, { commit, machine, postgres: { fsync: true, synchronousCommit: 'on' } });
+  const result = resultRecord(name === 'growth' ? `growth-${growthSize}` : name, figures, {
+    commit,
+    machine,
+    postgres: { fsync: true, synchronousCommit: 'on' },
+  });
   await writeResult(result);
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 }
