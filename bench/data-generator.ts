@@ -25,6 +25,7 @@
  * and sync positions are taken from the sequences before the load and the sequences set past them
  * after it. A second run adds to the first (new organizations): S then the rest of M gives M.
  */
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { contentHash, eventPayload } from '../src/domain/agent-events.js';
 import type { AgentEvent } from '../src/domain/agent-ingest.js';
@@ -54,7 +55,7 @@ const DAY_MS = 86_400_000;
 const SPAN_DAYS = 180;
 const DOMAIN_EVENT_DAYS = 30;
 
-/** mulberry32: a small seeded generator, so a size is the same data every time. */
+/** mulberry32: a small seeded generator, so a size has the same shapes every time (the ids differ). */
 function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
@@ -64,24 +65,6 @@ function prng(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-}
-
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
-
-/** A version-4 UUID from the seeded generator. */
-function uuidFrom(random: () => number): string {
-  const b = new Array<number>(16);
-  for (let i = 0; i < 16; i += 4) {
-    const n = (random() * 4294967296) >>> 0;
-    b[i] = n & 255;
-    b[i + 1] = (n >>> 8) & 255;
-    b[i + 2] = (n >>> 16) & 255;
-    b[i + 3] = n >>> 24;
-  }
-  b[6] = (b[6]! & 0x0f) | 0x40;
-  b[8] = (b[8]! & 0x3f) | 0x80;
-  const h = b.map((x) => HEX[x]!);
-  return `${h.slice(0, 4).join('')}-${h.slice(4, 6).join('')}-${h.slice(6, 8).join('')}-${h.slice(8, 10).join('')}-${h.slice(10).join('')}`;
 }
 
 const WORDS = (
@@ -250,7 +233,8 @@ export async function generateData(url: string, options: GenerateOptions): Promi
   const progress = options.progress ?? (() => undefined);
   const random = prng(options.seed);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
-  const uuid = () => uuidFrom(random);
+  // Ids from the system's generator: the seeded one has 32 bits of state, so two seeds' sequences overlap.
+  const uuid = () => randomUUID();
   const pool = new pg.Pool({ connectionString: url, max: Object.keys(TABLES).length + 1 });
   pool.on('error', () => undefined);
   const admin = await pool.connect();

@@ -22,7 +22,11 @@
  *  - person erasure (a person of the reader organization with participants and records), from
  *    the POST to the erasure's `finished`;
  *  - the retention sweep (the CLI's deletion, src/agents/session-deletion.ts): 100 sessions of 20
- *    events made for it at each size, their application's retention passed.
+ *    events made for it at each size, their application's retention passed;
+ *  - the online migration: 0035's indexes (the organization keysets) dropped and built again
+ *    CONCURRENTLY, as the migration runner builds them, while single events are ingested (rounds of
+ *    1,000 requests at concurrency 16 until the build is done): the build's seconds, and each
+ *    round's requests/s and p50/p99 beside the ingest's figures at the same size.
  *
  * Sizes: `--size S|M|L` (the largest measured; default S). BENCH_GROWTH_EVENTS_SCALE (default 1)
  * scales every size's events and organizations down for a quick check (0.01: S is 10,000 events).
@@ -34,6 +38,7 @@ import { createApplication, issueCredential } from '../src/agents/applications.j
 import { sweepDoomedSessions } from '../src/agents/session-deletion.js';
 import { drainerSettings } from '../src/agents/drainer.js';
 import { SCOPES } from '../src/auth/scopes.js';
+import { concurrentStatements, readMigrations } from '../src/db/migrate.js';
 import { createDatabasePool } from '../src/db/pool.js';
 import { sleep } from '../src/dev/net.js';
 import { startApiProcess, type ApiProcess } from '../harness/api-process.js';
@@ -47,6 +52,7 @@ import { databaseSize, generateData, SIZES, type SizeName } from './data-generat
 import { installQuietRuntime } from './runtime.js';
 import { load, percentile } from './stats.js';
 import { PRODUCTION_CADENCE } from './steady-sessions.js';
+import { ratiosToS } from './growth-figures.js';
 
 const ORDER: SizeName[] = ['S', 'M', 'L'];
 const SCALE = Number(process.env.BENCH_GROWTH_EVENTS_SCALE ?? 1);
@@ -266,12 +272,24 @@ export async function benchGrowth(o: { size: SizeName }): Promise<Record<string,
       };
 
       // Exports: fixed-size organizations, and the size's own largest.
+      /** An export; one cut short (a batch over the statement timeout closes the stream) is reported, not fatal. */
       const exportOf = async (org: { apiKey: string }) => {
         const t0 = performance.now();
-        const res = await http('/v3/rest/organization/export', { 'X-Service-Api-Key': org.apiKey });
-        const seconds = (performance.now() - t0) / 1000;
-        const lines = res.text.split('\n').filter(Boolean).length;
-        return { lines, seconds: round(seconds, 2), linesPerSecond: round(lines / seconds, 1), bytes: res.text.length };
+        try {
+          const res = await http('/v3/rest/organization/export', { 'X-Service-Api-Key': org.apiKey });
+          const seconds = (performance.now() - t0) / 1000;
+          const lines = res.text.split('\n').filter(Boolean);
+          const complete = (JSON.parse(lines.at(-1) ?? '{}') as { type?: string }).type === 'end';
+          return {
+            lines: lines.length,
+            complete,
+            seconds: round(seconds, 2),
+            linesPerSecond: round(lines.length / seconds, 1),
+            bytes: res.text.length,
+          };
+        } catch (error) {
+          return { complete: false, failedAfterSeconds: round((performance.now() - t0) / 1000, 2), error: String(error) };
+        }
       };
       figures.export = {
         reader: await exportOf(reader),
@@ -329,6 +347,44 @@ export async function benchGrowth(o: { size: SizeName }): Promise<Record<string,
       }
       figures.retentionSweep = { sessions: swept, seconds: round((performance.now() - s0) / 1000, 2) };
 
+      // The migration of the organization keysets (0035) run again at this size, online: its indexes
+      // dropped, then built CONCURRENTLY as the migration runner does, while single events are ingested.
+      const keysets = (await readMigrations()).find((f) => f.name === '0035_organization_keysets.sql')!;
+      const statements = concurrentStatements(keysets);
+      for (const { index } of statements) await raw.query(`DROP INDEX CONCURRENTLY IF EXISTS ${index}`);
+      const b0 = performance.now();
+      const builds: Record<string, number> = {};
+      const building = (async () => {
+        for (const { statement, index } of statements) {
+          const t0 = performance.now();
+          await raw.query(statement);
+          builds[index] = round((performance.now() - t0) / 1000, 2);
+        }
+        return (performance.now() - b0) / 1000;
+      })();
+      let built = false;
+      void building.then(() => (built = true));
+      // Rounds of 1,000 requests (each round's sessions their own: a round's sequences start at 0) until the build is done.
+      const rounds: { requestsPerSecond: number; p50: number; p99: number }[] = [];
+      while (!built || rounds.length === 0) {
+        const r = await ingest({
+          prefix: `online-${size}-${rounds.length}`,
+          requests: 1000,
+          concurrency: 16,
+          kind: 'single',
+          sessions: 16,
+          events: 1,
+        });
+        rounds.push({ requestsPerSecond: r.throughputPerSecond, p50: r.latencyMs.p50, p99: r.latencyMs.p99 });
+      }
+      const buildSeconds = await building;
+      await untilProcessed(`online-${size}`);
+      figures.onlineMigration = {
+        buildSeconds: round(buildSeconds, 2),
+        builds,
+        ingestDuringBuild: { rounds, worstP99: Math.max(...rounds.map((r) => r.p99)) },
+      };
+
       figures.database = await databaseSize(databaseUrl);
       bySize[size] = figures;
       progress(`${size}: ${JSON.stringify(figures)}`);
@@ -350,49 +406,4 @@ export async function benchGrowth(o: { size: SizeName }): Promise<Record<string,
     await pool.end();
     await stopTestStack();
   }
-}
-
-/** The headline figures, each size's over S's (a latency or a duration: higher is worse; a rate: lower is worse). */
-export const HEADLINES: { key: string; label: string; kind: 'latency' | 'rate' }[] = [
-  { key: 'rawInsertRowsPerSecond', label: 'raw pg 500-row inserts, rows/s (the limit)', kind: 'rate' },
-  { key: 'ingestSingle.latencyMs.p99', label: 'single-event ingest p99', kind: 'latency' },
-  { key: 'ingestSingle.requestsPerSecond', label: 'single-event ingest, requests/s', kind: 'rate' },
-  { key: 'ingestBatch.eventsPerSecond', label: '500-event ingest, events/s', kind: 'rate' },
-  { key: 'processingLagMs.p95', label: 'processing lag p95', kind: 'latency' },
-  { key: 'reads.session.p99', label: 'session read p99', kind: 'latency' },
-  { key: 'reads.sessionsFirstPage.p99', label: 'sessions list p99', kind: 'latency' },
-  { key: 'reads.sessionsPage5.p99', label: 'sessions list page 5 p99', kind: 'latency' },
-  { key: 'reads.sessionsSyncFirstPage.p99', label: 'sessions sync first page p99', kind: 'latency' },
-  { key: 'reads.sessionsSyncPage5.p99', label: 'sessions sync page 5 p99', kind: 'latency' },
-  { key: 'reads.signalsFirstPage.p99', label: 'signals list p99', kind: 'latency' },
-  { key: 'reads.signalsSyncPage5.p99', label: 'signals sync page 5 p99', kind: 'latency' },
-  { key: 'reads.recordingsFiltered.p99', label: 'recordings list, recorded-at range, p99', kind: 'latency' },
-  { key: 'reads.recordingsPage5.p99', label: 'recordings list page 5 p99', kind: 'latency' },
-  { key: 'reads.transcript.p99', label: 'transcript read p99', kind: 'latency' },
-  { key: 'export.reader.seconds', label: 'export of the reader organization', kind: 'latency' },
-  { key: 'export.largestOfS.seconds', label: "export of S's largest organization", kind: 'latency' },
-  { key: 'erasure.seconds', label: 'person erasure', kind: 'latency' },
-  { key: 'retentionSweep.seconds', label: 'retention sweep of 100 sessions', kind: 'latency' },
-];
-
-export function valueAt(figures: unknown, key: string): number | undefined {
-  let v: unknown = figures;
-  for (const part of key.split('.')) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[part] : undefined;
-  return typeof v === 'number' ? v : undefined;
-}
-
-function ratiosToS(bySize: Record<string, Record<string, unknown>>): Record<string, Record<string, number>> {
-  const base = bySize.S;
-  const out: Record<string, Record<string, number>> = {};
-  for (const [size, figures] of Object.entries(bySize)) {
-    if (size === 'S' || !base) continue;
-    out[size] = {};
-    for (const h of HEADLINES) {
-      const a = valueAt(figures, h.key);
-      const b = valueAt(base, h.key);
-      // Worse-than-S as a number above 1 for both kinds.
-      if (a !== undefined && b) out[size][h.key] = round(h.kind === 'latency' ? a / b : b / a, 3);
-    }
-  }
-  return out;
 }

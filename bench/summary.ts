@@ -10,6 +10,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PROJECT_ROOT } from '../src/paths.js';
+import { GROWTH_CHART_FILE, growthChartSvg, largestGrowthResult } from './growth-chart.js';
+import { GROWTH_FIGURES, ratiosToS } from './growth-figures.js';
 import { RESULTS_DIR, type BenchResult } from './results-file.js';
 
 export const SUMMARY_FILE = path.join(PROJECT_ROOT, 'docs', 'benchmarks.md');
@@ -237,8 +239,38 @@ const HEADLINES: Record<string, (r: BenchResult) => Headline[]> = {
   ],
 };
 
+/** The growth run's headline: its largest size's figures over S's; the ratio is the worst of ingest, lag and reads. */
+function growthHeadline(r: BenchResult): Headline[] {
+  const size = r.benchmark.slice(-1);
+  if (size === 'S')
+    return [
+      {
+        figure: `growth at S only (${n(at(r, 'sizes.S.events'))} events): single-event ingest p99 ${ms(at(r, 'bySize.S.ingestSingle.latencyMs.p99'))}; run --size M for the comparison`,
+      },
+    ];
+  const ratios = ratiosToS((r as unknown as { bySize: Record<string, Record<string, unknown>> }).bySize)[size] ?? {};
+  const over = (key: string) => {
+    const value = ratios[key];
+    if (value === undefined) throw new Error(`${r.benchmark}: no ${key} at ${size}`);
+    return value;
+  };
+  const goalKeys = GROWTH_FIGURES.filter((f) => f.goal).map((f) => f.key);
+  const worst = Math.max(...goalKeys.map(over));
+  const worstLabel = GROWTH_FIGURES.find((f) => f.key === goalKeys.find((k) => over(k) === worst))!.label;
+  return [
+    {
+      figure: `at ${size} (${n(at(r, `sizes.${size}.events`))} events, ${n(at(r, `bySize.${size}.database.bytes`) / 2 ** 30, 1)} GiB) over S: single-event ingest p99 ${n(over('ingestSingle.latencyMs.p99'), 2, 2)}×, 500-event ingest ${n(over('ingestBatch.eventsPerSecond'), 2, 2)}×, lag p95 ${n(over('processingLagMs.p95'), 2, 2)}×, session read p50 ${n(over('reads.session.p50'), 2, 2)}×, sync page 5 p50 ${n(over('reads.sessionsSyncPage5.p50'), 2, 2)}×; the worst, ${worstLabel}, ${n(worst, 2, 2)}× (goal ≤ 1.5); export of a fixed-size organization ${n(over('export.largestOfS.seconds'), 2, 2)}×`,
+      limit: `raw \`pg\` 500-row inserts at ${size} ${n(at(r, `bySize.${size}.rawInsertRowsPerSecond`))} rows/s, ${n(over('rawInsertRowsPerSecond'), 2, 2)}× S's`,
+      ratio: worst,
+    },
+  ];
+}
+
 /** A benchmark's headline; `<name>-baseline-<commit>` (a run of the same benchmark at an earlier commit, kept beside it) has its benchmark's. */
-const headlineOf = (benchmark: string) => HEADLINES[benchmark] ?? HEADLINES[benchmark.replace(/-baseline-[0-9a-f]{7,40}$/, '')];
+const headlineOf = (benchmark: string) =>
+  /^growth-[SML]$/.test(benchmark)
+    ? growthHeadline
+    : (HEADLINES[benchmark] ?? HEADLINES[benchmark.replace(/-baseline-[0-9a-f]{7,40}$/, '')]);
 
 export function readResults(dir = RESULTS_DIR): BenchResult[] {
   return readdirSync(dir)
@@ -289,8 +321,11 @@ export function withSummary(markdown: string, table: string): string {
 }
 
 export async function writeSummary(): Promise<void> {
+  const results = readResults();
   const markdown = await readFile(SUMMARY_FILE, 'utf8');
-  await writeFile(SUMMARY_FILE, withSummary(markdown, summaryTable(readResults())));
+  await writeFile(SUMMARY_FILE, withSummary(markdown, summaryTable(results)));
+  const growth = largestGrowthResult(results);
+  if (growth) await writeFile(GROWTH_CHART_FILE, await growthChartSvg(growth));
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await writeSummary();

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { RESULTS_DIR } from '../../bench/results-file.js';
 import { readResults, SUMMARY_END, SUMMARY_FILE, SUMMARY_START, summaryTable, withSummary } from '../../bench/summary.js';
+import { GROWTH_CHART_FILE, growthChartSvg, largestGrowthResult } from '../../bench/growth-chart.js';
 
 describe('benchmark results and their summary', () => {
   it('every result file has one shape: benchmark (its name), measuredAt, the figures, commit, machine, postgres', () => {
@@ -30,6 +31,15 @@ describe('benchmark results and their summary', () => {
     const markdown = readFileSync(SUMMARY_FILE, 'utf8');
     assert.ok(markdown.includes(SUMMARY_START) && markdown.includes(SUMMARY_END), 'the summary markers');
     assert.equal(markdown, withSummary(markdown, summaryTable(readResults())), 'stale: run npm run bench:summary');
+  });
+
+  it('docs/images/growth.svg is the chart npm run bench:summary renders from the largest growth result', async () => {
+    const growth = largestGrowthResult(readResults());
+    assert.ok(growth, 'a growth result (npm run bench -- growth --size M)');
+    assert.match(growth.benchmark, /^growth-[ML]$/, 'the chart compares a larger size with S');
+    const svg = await growthChartSvg(growth);
+    assert.match(svg, /^<svg /);
+    assert.equal(readFileSync(GROWTH_CHART_FILE, 'utf8'), svg, 'stale: run npm run bench:summary');
   });
 
   it('the summary fails on a benchmark without a headline rather than leaving it out', () => {

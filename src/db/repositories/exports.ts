@@ -97,19 +97,31 @@ function query(kind: ExportKind, organizationId: string, after: string | null, l
             FROM agent_participants p LEFT JOIN people pe ON pe.id = p.person_id LEFT JOIN users u ON u.id = p.owner_user_id
             WHERE p.session_id = s.id), '[]'))::text AS line
         FROM agent_sessions s JOIN agent_applications a ON a.id = s.application_id
-        WHERE s.id IN (${sessionsOfOrg}) AND s.id > ${after ?? '00000000-0000-0000-0000-000000000000'}::uuid ORDER BY s.id LIMIT ${limit}`;
-    case 'agent_event':
+        WHERE s.organization_id = ${organizationId} AND a.sessions_deleted_at IS NULL
+          AND s.id > ${after ?? '00000000-0000-0000-0000-000000000000'}::uuid ORDER BY s.id LIMIT ${limit}`;
+    case 'agent_event': {
+      // In session order, each session's in sequence order: the organization's sessions a batch at a
+      // time (agent_sessions_organization_id_idx), then their events (the session's sequence index).
+      // The key: `<session id>/<sequence>`.
+      const [afterSession, afterSequence] = after ? after.split('/') : ['00000000-0000-0000-0000-000000000000', '-1'];
       return sql.fragment`
-        SELECT e.id::text AS k, json_build_object('type', 'agent_event', 'sessionId', e.session_id, 'externalEventId', e.external_event_id,
-          'sequence', e.sequence, 'revision', e.revision, 'eventType', e.type, 'occurredAt', ${at(sql.fragment`e.occurred_at`)},
-          'final', e.final, 'contentHash', encode(e.content_hash, 'hex'), 'payload', e.payload)::text AS line
-        FROM agent_events e WHERE e.session_id IN (${sessionsOfOrg}) AND e.id > ${after ?? '0'}::bigint ORDER BY e.id LIMIT ${limit}`;
+        SELECT e.session_id::text || '/' || e.sequence AS k, json_build_object('type', 'agent_event', 'sessionId', e.session_id,
+          'externalEventId', e.external_event_id, 'sequence', e.sequence, 'revision', e.revision, 'eventType', e.type,
+          'occurredAt', ${at(sql.fragment`e.occurred_at`)}, 'final', e.final, 'contentHash', encode(e.content_hash, 'hex'),
+          'payload', e.payload)::text AS line
+        FROM (SELECT s.id FROM agent_sessions s JOIN agent_applications a ON a.id = s.application_id
+              WHERE s.organization_id = ${organizationId} AND a.sessions_deleted_at IS NULL AND s.id >= ${afterSession!}::uuid
+              ORDER BY s.id LIMIT ${limit}) s
+        CROSS JOIN LATERAL (SELECT * FROM agent_events e WHERE e.session_id = s.id
+              AND (s.id > ${afterSession!}::uuid OR e.sequence > ${afterSequence!}::bigint) ORDER BY e.sequence LIMIT ${limit}) e
+        ORDER BY s.id, e.sequence LIMIT ${limit}`;
+    }
     case 'agent_signal':
       return sql.fragment`
         SELECT g.id::text AS k, json_build_object('type', 'agent_signal', 'id', g.id, 'sessionId', g.session_id,
           'eventExternalId', g.event_external_id, 'eventRevision', g.event_revision, 'producer', g.producer, 'source', g.source, 'kind', g.kind, 'rating', g.rating, 'labels', g.labels,
           'comment', g.comment, 'summary', g.summary, 'createdAt', ${at(sql.fragment`g.created_at`)})::text AS line
-        FROM agent_signals g WHERE g.session_id IN (${sessionsOfOrg})
+        FROM agent_signals g WHERE g.organization_id = ${organizationId} AND g.session_id IN (${sessionsOfOrg})
           AND g.id > ${after ?? '00000000-0000-0000-0000-000000000000'}::uuid ORDER BY g.id LIMIT ${limit}`;
   }
 }

@@ -78,7 +78,8 @@ export type { ErasurePlace };
 function targetOf(place: ErasurePlace, erasure: { organizationId: string; personId: number; email: string }): ScrubTarget {
   const needle = needleOf(erasure.email);
   const org = sql.fragment`t.organization_id = ${erasure.organizationId}`;
-  const sessionsOfOrg = sql.fragment`SELECT id FROM agent_sessions WHERE organization_id = ${erasure.organizationId}`;
+  // The rows under a session go a batch of the organization's sessions at a time (agent_sessions_organization_id_idx).
+  const underSessions = { table: 'agent_sessions', fk: 'session_id' };
   const json = (column: string) => ({
     match: contains(sql.fragment`${sql.identifier(['c', column])}`, needle),
     set: sql.fragment`${sql.identifier([column])} = ${scrubbedJson(sql.fragment`${sql.identifier(['c', column])}`, needle)}`,
@@ -99,8 +100,9 @@ function targetOf(place: ErasurePlace, erasure: { organizationId: string; person
       return {
         table: 'agent_participants',
         key: 'id',
-        keyType: 'int8',
-        scope: sql.fragment`t.session_id IN (${sessionsOfOrg})`,
+        keyType: 'uuid',
+        parent: underSessions,
+        scope: org,
         match: sql.fragment`(c.person_id = ${erasure.personId} OR ${contains(identity, needle)})`,
         // The participant stays (counts), without identity; a key or external id that holds the address is replaced.
         set: sql.fragment`email = NULL, display_name = NULL, username = NULL, properties = NULL,
@@ -117,8 +119,9 @@ function targetOf(place: ErasurePlace, erasure: { organizationId: string; person
       return {
         table: 'agent_events',
         key: 'id',
-        keyType: 'int8',
-        scope: sql.fragment`t.session_id IN (${sessionsOfOrg})`,
+        keyType: 'uuid',
+        parent: underSessions,
+        scope: org,
         match: contains(sql.fragment`concat_ws(' ', c.external_event_id, c.payload::text)`, needle),
         set: sql.fragment`payload = ${scrubbedJson(sql.fragment`c.payload`, needle)},
           external_event_id = ${scrubbedKey(needle, { table: 'agent_events', column: 'external_event_id', within: ['session_id'] })}`,
@@ -127,8 +130,12 @@ function targetOf(place: ErasurePlace, erasure: { organizationId: string; person
       return {
         table: 'agent_event_revisions',
         key: 'id',
-        keyType: 'int8',
-        scope: sql.fragment`t.event_id IN (SELECT e.id FROM agent_events e WHERE e.session_id IN (${sessionsOfOrg}))`,
+        keyType: 'uuid',
+        parent: {
+          table: 'agent_sessions',
+          rowsOf: (sessions) => sql.fragment`c.event_id IN (SELECT e.id FROM agent_events e WHERE e.session_id IN (${sessions}))`,
+        },
+        scope: org,
         ...json('payload'),
       };
     case 'agent_signals': {
@@ -205,8 +212,9 @@ function targetOf(place: ErasurePlace, erasure: { organizationId: string; person
       return {
         table: 'webhook_delivery_attempts',
         key: 'id',
-        keyType: 'int8',
-        scope: sql.fragment`t.delivery_id IN (SELECT id FROM webhook_deliveries WHERE organization_id = ${erasure.organizationId})`,
+        keyType: 'text',
+        parent: { table: 'webhook_deliveries', fk: 'delivery_id' },
+        scope: org,
         match: sql.fragment`(${contains(sql.fragment`c.response_excerpt`, needle)} OR ${contains(sql.fragment`c.error`, needle)})`,
         set: sql.fragment`response_excerpt = ${scrubbedText(sql.fragment`c.response_excerpt`, needle)}, error = ${scrubbedText(sql.fragment`c.error`, needle)}`,
       };

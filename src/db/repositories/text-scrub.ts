@@ -13,8 +13,13 @@ export interface ScrubTarget {
   /** The batches' key: a column of `table`, or of `parent` when the rows hang off a parent (a recording's utterances). */
   key: string;
   keyType: 'int8' | 'uuid' | 'text';
-  /** Keys come from this table (alias `t`), and `table.<fk>` refers to them. */
-  parent?: { table: string; fk: string };
+  /**
+   * Keys come from this table (alias `t`), and `table.<fk>` refers to them; or, with `rowsOf`, the
+   * rows of `table` (alias `c`) under the keys the subquery `keys` gives (a session's events'
+   * revisions). `scope` and the key then follow an index of the parent (organization_id, key): a
+   * batch is a batch of the organization's parents, whatever the size of the table.
+   */
+  parent?: { table: string; fk: string } | { table: string; rowsOf: (keys: FragmentSqlToken) => FragmentSqlToken };
   /** The organization's rows (alias `t`: `table`, or `parent`). */
   scope: FragmentSqlToken;
   /** The rows to change (alias `c`: `table`). */
@@ -29,16 +34,35 @@ export interface ScrubBatch {
   changed: number;
 }
 
+const KEY_FORMS: Record<ScrubTarget['keyType'], RegExp> = {
+  int8: /^-?\d{1,19}$/,
+  uuid: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
+  text: /^/,
+};
+
+/** The rows of the target's table (alias `c`) under a batch of keys (an array) or the keys a subquery gives. */
+function rowsUnder(target: ScrubTarget, keys: { batch: readonly string[] } | { query: FragmentSqlToken }): FragmentSqlToken {
+  const parent = target.parent;
+  const column = sql.identifier(['c', parent && 'fk' in parent ? parent.fk : target.key]);
+  if ('batch' in keys) {
+    const array = sql.array([...keys.batch], target.keyType);
+    return parent && 'rowsOf' in parent ? parent.rowsOf(sql.fragment`SELECT unnest(${array})`) : sql.fragment`${column} = ANY(${array})`;
+  }
+  return parent && 'rowsOf' in parent ? parent.rowsOf(keys.query) : sql.fragment`${column} IN (${keys.query})`;
+}
+
 export async function scrubBatch(db: CommonQueryMethods, target: ScrubTarget, after: string | null, limit: number): Promise<ScrubBatch> {
   const keyTable = sql.identifier([target.parent?.table ?? target.table]);
   const key = sql.identifier(['t', target.key]);
-  const from = after === null ? sql.fragment`` : sql.fragment`AND ${key} > ${after}::${sql.identifier([target.keyType])}`;
+  // A key of another form (a scrub resumed across an upgrade that changed the place's key) starts the
+  // place again: rows scrubbed already no longer match, so nothing is changed or counted twice.
+  const start = after !== null && KEY_FORMS[target.keyType].test(after) ? after : null;
+  const from = start === null ? sql.fragment`` : sql.fragment`AND ${key} > ${start}::${sql.identifier([target.keyType])}`;
   const keys = await db.anyFirst(sql.type(z.object({ k: z.string() }))`
     SELECT ${key}::text AS k FROM ${keyTable} t WHERE ${target.scope} ${from} ORDER BY ${key} LIMIT ${limit}`);
   if (!keys.length) return { last: null, changed: 0 };
-  const column = sql.identifier(['c', target.parent?.fk ?? target.key]);
   const table = sql.identifier([target.table]);
-  const inBatch = sql.fragment`${column} = ANY(${sql.array([...keys], target.keyType)})`;
+  const inBatch = rowsUnder(target, { batch: keys });
   const result = target.set
     ? await db.query(sql.unsafe`UPDATE ${table} c SET ${target.set} WHERE ${inBatch} AND ${target.match}`)
     : await db.query(sql.unsafe`DELETE FROM ${table} c WHERE ${inBatch} AND ${target.match}`);
@@ -49,10 +73,9 @@ export async function scrubBatch(db: CommonQueryMethods, target: ScrubTarget, af
 export async function countScrubTarget(db: CommonQueryMethods, target: ScrubTarget): Promise<number> {
   const keyTable = sql.identifier([target.parent?.table ?? target.table]);
   const table = sql.identifier([target.table]);
-  const column = sql.identifier(['c', target.parent?.fk ?? target.key]);
+  const keys = sql.fragment`SELECT ${sql.identifier(['t', target.key])} FROM ${keyTable} t WHERE ${target.scope}`;
   return db.oneFirst(sql.type(z.object({ n: z.number() }))`
-    SELECT count(*)::int AS n FROM ${table} c JOIN ${keyTable} t ON ${sql.identifier(['t', target.key])} = ${column}
-    WHERE ${target.scope} AND ${target.match}`);
+    SELECT count(*)::int AS n FROM ${table} c WHERE ${rowsUnder(target, { query: keys })} AND ${target.match}`);
 }
 
 /** A needle for `contains`: the string as PostgreSQL's lower() has it. */
