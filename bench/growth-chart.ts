@@ -39,7 +39,7 @@ export async function growthChartSvg(result: BenchResult): Promise<string> {
         data: { values },
         mark: { type: 'bar' },
         encoding: {
-          y: { field: 'figure', type: 'nominal', sort: null, title: null },
+          y: { field: 'figure', type: 'nominal', sort: null, title: null, axis: { labelLimit: 320 } },
           yOffset: { field: 'size', sort: SIZE_ORDER },
           x: { field: 'ratio', type: 'quantitative', title: 'over S', scale: { domainMin: 0 } },
           color: { field: 'size', type: 'nominal', sort: SIZE_ORDER, title: 'size' },

@@ -109,7 +109,7 @@ export async function benchGrowth(o: { size: SizeName }): Promise<Record<string,
     const credential = { secret: (await issueCredential(pool, app)).secret, agentKey: 'bench' };
     const ingest = (phase: Omit<IngestLoad, 'url' | 'credentials'> & { credentials?: IngestLoad['credentials'] }) =>
       clientProcess('agent-ingest-client.ts', { url, credentials: [credential], ...phase } satisfies IngestLoad);
-    const untilProcessed = async (prefix: string) => {
+    const untilProcessed = async (prefix: string, organizationId = writer.organizationId) => {
       const t0 = performance.now();
       for (;;) {
         const { rows } = await raw.query<{ behind: number; queued: number }>(
@@ -117,7 +117,7 @@ export async function benchGrowth(o: { size: SizeName }): Promise<Record<string,
                      AND (processed_through_sequence IS NULL OR processed_through_sequence < highest_sequence)) AS behind,
                   (SELECT count(*)::int FROM agent_analysis_jobs j JOIN agent_sessions s ON s.id = j.session_id
                      WHERE j.status = 'queued' AND s.organization_id = $2 AND s.external_session_id LIKE $1) AS queued`,
-          [`${prefix}-%`, writer.organizationId],
+          [`${prefix}-%`, organizationId],
         );
         if (rows[0]!.behind === 0 && rows[0]!.queued === 0) return (performance.now() - t0) / 1000;
         if (performance.now() - t0 > PROCESSED_TIMEOUT_MS) throw new Error(`${prefix}: not processed: ${JSON.stringify(rows[0])}`);
@@ -276,17 +276,20 @@ export async function benchGrowth(o: { size: SizeName }): Promise<Record<string,
       const exportOf = async (org: { apiKey: string }) => {
         const t0 = performance.now();
         try {
-          const res = await http('/v3/rest/organization/export', { 'X-Service-Api-Key': org.apiKey });
+          // Streamed and counted, not held: the largest organization's export is over a GiB at M.
+          const res = await fetch(`${url}/v3/rest/organization/export`, { headers: { 'X-Service-Api-Key': org.apiKey } });
+          if (res.status !== 200 || !res.body) throw new Error(`export: ${res.status} ${(await res.text()).slice(0, 300)}`);
+          let lines = 0;
+          let bytes = 0;
+          let tail = '';
+          for await (const chunk of res.body.pipeThrough(new TextDecoderStream())) {
+            bytes += chunk.length;
+            for (let i = chunk.indexOf('\n'); i >= 0; i = chunk.indexOf('\n', i + 1)) lines++;
+            tail = (tail + chunk).slice(-4096);
+          }
           const seconds = (performance.now() - t0) / 1000;
-          const lines = res.text.split('\n').filter(Boolean);
-          const complete = (JSON.parse(lines.at(-1) ?? '{}') as { type?: string }).type === 'end';
-          return {
-            lines: lines.length,
-            complete,
-            seconds: round(seconds, 2),
-            linesPerSecond: round(lines.length / seconds, 1),
-            bytes: res.text.length,
-          };
+          const complete = (tail.trimEnd().split('\n').at(-1) ?? '').startsWith('{"type":"end"');
+          return { lines, complete, seconds: round(seconds, 2), linesPerSecond: round(lines / seconds, 1), bytes };
         } catch (error) {
           return { complete: false, failedAfterSeconds: round((performance.now() - t0) / 1000, 2), error: String(error) };
         }
@@ -319,9 +322,11 @@ export async function benchGrowth(o: { size: SizeName }): Promise<Record<string,
         await sleep(50);
       }
 
-      // The retention sweep: 100 sessions of 20 events past their application's retention.
+      // The retention sweep: 100 sessions of 20 events past their application's retention, in an
+      // organization of their own (the writer organization grows from size to size).
+      const doomedOrg = await createTestOrg(pool, { credits: 1_000_000 });
       const doomedApp = await createApplication(pool, {
-        organizationId: writer.organizationId,
+        organizationId: doomedOrg.organizationId,
         name: `retention-${size}`,
         agentKey: `retention-${size}`,
       });
@@ -335,7 +340,7 @@ export async function benchGrowth(o: { size: SizeName }): Promise<Record<string,
         events: 20,
         credentials: [doomedCredential],
       });
-      await untilProcessed(`doomed-${size}`);
+      await untilProcessed(`doomed-${size}`, doomedOrg.organizationId);
       await raw.query(`UPDATE agent_applications SET retention_days = 1 WHERE id = $1`, [doomedApp.id]);
       await raw.query(`UPDATE agent_sessions SET last_ingest_at = now() - interval '2 days' WHERE application_id = $1`, [doomedApp.id]);
       const s0 = performance.now();

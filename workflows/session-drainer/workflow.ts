@@ -12,8 +12,8 @@ const SHARDED_DRAINERS_PATCH = 'session-drainer-shards';
 const OWN_QUEUE_PATCH = 'session-drainer-own-queue';
 
 /**
- * Keeps the drain activity running: a call runs for a minute or so (AGENT_DRAIN_RUN_SECONDS of the
- * worker that takes it), heartbeating, then returns and the next one starts. A worker that dies stops
+ * Keeps the drain activity running: a call runs for a minute (`runSeconds` of the drainer's settings,
+ * src/agents/drainer.ts; not a setting), heartbeating, then returns and the next one starts. A worker that dies stops
  * heartbeating; the call is retried (on another worker) after the heartbeat timeout. Nothing is lost
  * meanwhile: the wakes wait in PostgreSQL. A call that yields (its worker holds more than its share of
  * the shards) is made again after a second, for a worker below its share to take.

@@ -133,7 +133,10 @@ function targetOf(place: ErasurePlace, erasure: { organizationId: string; person
         keyType: 'uuid',
         parent: {
           table: 'agent_sessions',
-          rowsOf: (sessions) => sql.fragment`c.event_id IN (SELECT e.id FROM agent_events e WHERE e.session_id IN (${sessions}))`,
+          // The events' ids first (an array), then the revisions by their event index: as a semi-join, the
+          // planner hashed the events and scanned every revision of the table.
+          rowsOf: (under) =>
+            sql.fragment`c.event_id = ANY(ARRAY(SELECT e.id FROM agent_events e WHERE ${under(sql.fragment`e.session_id`)}))`,
         },
         scope: org,
         ...json('payload'),

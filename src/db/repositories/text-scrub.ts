@@ -15,11 +15,13 @@ export interface ScrubTarget {
   keyType: 'int8' | 'uuid' | 'text';
   /**
    * Keys come from this table (alias `t`), and `table.<fk>` refers to them; or, with `rowsOf`, the
-   * rows of `table` (alias `c`) under the keys the subquery `keys` gives (a session's events'
-   * revisions). `scope` and the key then follow an index of the parent (organization_id, key): a
+   * rows of `table` (alias `c`) under the keys, given `under(column)`: whether a column holds one of
+   * them (a session's events' revisions). `scope` and the key then follow an index of the parent (organization_id, key): a
    * batch is a batch of the organization's parents, whatever the size of the table.
    */
-  parent?: { table: string; fk: string } | { table: string; rowsOf: (keys: FragmentSqlToken) => FragmentSqlToken };
+  parent?:
+    | { table: string; fk: string }
+    | { table: string; rowsOf: (under: (column: FragmentSqlToken) => FragmentSqlToken) => FragmentSqlToken };
   /** The organization's rows (alias `t`: `table`, or `parent`). */
   scope: FragmentSqlToken;
   /** The rows to change (alias `c`: `table`). */
@@ -44,11 +46,11 @@ const KEY_FORMS: Record<ScrubTarget['keyType'], RegExp> = {
 function rowsUnder(target: ScrubTarget, keys: { batch: readonly string[] } | { query: FragmentSqlToken }): FragmentSqlToken {
   const parent = target.parent;
   const column = sql.identifier(['c', parent && 'fk' in parent ? parent.fk : target.key]);
-  if ('batch' in keys) {
-    const array = sql.array([...keys.batch], target.keyType);
-    return parent && 'rowsOf' in parent ? parent.rowsOf(sql.fragment`SELECT unnest(${array})`) : sql.fragment`${column} = ANY(${array})`;
-  }
-  return parent && 'rowsOf' in parent ? parent.rowsOf(keys.query) : sql.fragment`${column} IN (${keys.query})`;
+  const under =
+    'batch' in keys
+      ? (c: FragmentSqlToken) => sql.fragment`${c} = ANY(${sql.array([...keys.batch], target.keyType)})`
+      : (c: FragmentSqlToken) => sql.fragment`${c} IN (${keys.query})`;
+  return parent && 'rowsOf' in parent ? parent.rowsOf(under) : under(sql.fragment`${column}`);
 }
 
 export async function scrubBatch(db: CommonQueryMethods, target: ScrubTarget, after: string | null, limit: number): Promise<ScrubBatch> {
