@@ -100,9 +100,10 @@ function query(kind: ExportKind, organizationId: string, after: string | null, l
         WHERE s.organization_id = ${organizationId} AND a.sessions_deleted_at IS NULL
           AND s.id > ${after ?? '00000000-0000-0000-0000-000000000000'}::uuid ORDER BY s.id LIMIT ${limit}`;
     case 'agent_event': {
-      // In session order, each session's in sequence order: the organization's sessions a batch at a
-      // time (agent_sessions_organization_id_idx), then their events (the session's sequence index).
-      // The key: `<session id>/<sequence>`.
+      // In session order, each session's in sequence order: the organization's sessions in id order
+      // (agent_sessions_organization_id_idx), each one's events by the session's sequence index, until
+      // the batch is full (a session without events never ends a batch early). The key:
+      // `<session id>/<sequence>`.
       const [afterSession, afterSequence] = after ? after.split('/') : ['00000000-0000-0000-0000-000000000000', '-1'];
       return sql.fragment`
         SELECT e.session_id::text || '/' || e.sequence AS k, json_build_object('type', 'agent_event', 'sessionId', e.session_id,
@@ -111,7 +112,7 @@ function query(kind: ExportKind, organizationId: string, after: string | null, l
           'payload', e.payload)::text AS line
         FROM (SELECT s.id FROM agent_sessions s JOIN agent_applications a ON a.id = s.application_id
               WHERE s.organization_id = ${organizationId} AND a.sessions_deleted_at IS NULL AND s.id >= ${afterSession!}::uuid
-              ORDER BY s.id LIMIT ${limit}) s
+              ORDER BY s.id) s
         CROSS JOIN LATERAL (SELECT * FROM agent_events e WHERE e.session_id = s.id
               AND (s.id > ${afterSession!}::uuid OR e.sequence > ${afterSequence!}::bigint) ORDER BY e.sequence LIMIT ${limit}) e
         ORDER BY s.id, e.sequence LIMIT ${limit}`;
