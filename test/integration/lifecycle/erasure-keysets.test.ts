@@ -73,7 +73,13 @@ describe('organization keysets: erasure and export read rows under sessions by b
       WHERE s.organization_id = ${other.organizationId} AND position(${email} in e.payload::text) > 0`);
     assert.equal(untouched, 6, "another organization's events are not touched");
 
-    // The export reads the same way: every event once, each session's in sequence order, at any batch size.
+    // The export reads the same way: every event once, each session's in sequence order, at any batch
+    // size, sessions without events among them (they never end a batch early).
+    for (let i = 0; i < 6; i++) {
+      await pool.query(
+        sql.unsafe`INSERT INTO agent_sessions (organization_id, application_id, external_session_id) VALUES (${organizationId}, ${app.id}, ${`empty-${i}`})`,
+      );
+    }
     const exported = async (batch?: number) => {
       const lines: string[] = [];
       await exportOrganization(pool, organizationId, async (chunk) => void lines.push(chunk), batch ? { batch } : {});
