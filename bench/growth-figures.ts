@@ -32,10 +32,14 @@ export const GROWTH_FIGURES: { key: string; label: string; kind: 'latency' | 'ra
   { key: 'retentionSweep.seconds', label: 'retention sweep of 100 sessions', kind: 'latency' },
 ];
 
+/** A number in a result's figures, by its dotted path (`-1` is an array's last item); undefined where there is none. */
 export function valueAt(figures: unknown, key: string): number | undefined {
-  let v: unknown = figures;
-  for (const part of key.split('.')) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[part] : undefined;
-  return typeof v === 'number' ? v : undefined;
+  let value: unknown = figures;
+  for (const part of key.split('.')) {
+    if (Array.isArray(value)) value = value.at(Number(part));
+    else value = value && typeof value === 'object' ? (value as Record<string, unknown>)[part] : undefined;
+  }
+  return typeof value === 'number' ? value : undefined;
 }
 
 export function ratiosToS(bySize: Record<string, Record<string, unknown>>): Record<string, Record<string, number>> {

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PROJECT_ROOT } from '../src/paths.js';
 import { GROWTH_CHART_FILE, growthChartSvg, largestGrowthResult } from './growth-chart.js';
-import { GROWTH_FIGURES, ratiosToS } from './growth-figures.js';
+import { GROWTH_FIGURES, ratiosToS, valueAt } from './growth-figures.js';
 import { RESULTS_DIR, type BenchResult } from './results-file.js';
 
 export const SUMMARY_FILE = path.join(PROJECT_ROOT, 'docs', 'benchmarks.md');
@@ -28,24 +28,13 @@ interface Headline {
 
 /** A number in a result, by its dotted path (`-1` is an array's last item): the results are JSON of many shapes. */
 function at(result: BenchResult, key: string): number {
-  let value: unknown = result;
-  for (const part of key.split('.')) {
-    if (Array.isArray(value)) value = value.at(Number(part));
-    else value = value && typeof value === 'object' ? (value as Record<string, unknown>)[part] : undefined;
-  }
-  if (typeof value !== 'number') throw new Error(`${result.benchmark}: ${key} is not a number`);
+  const value = valueAt(result, key);
+  if (value === undefined) throw new Error(`${result.benchmark}: ${key} is not a number`);
   return value;
 }
 
 /** Whether the result has a number at `key`. */
-function has(result: BenchResult, key: string): boolean {
-  try {
-    at(result, key);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const has = (result: BenchResult, key: string): boolean => valueAt(result, key) !== undefined;
 
 /** The numbers of a list in a result (`<key>.0`, `<key>.1`, …), as milliseconds or seconds, comma-separated. */
 function byMinute(result: BenchResult, key: string): string {

@@ -122,39 +122,44 @@ export function concurrentStatements(file: MigrationFile): { statement: string; 
 }
 
 async function applyConcurrently(client: pg.Client, file: MigrationFile): Promise<void> {
-  try {
-    for (const { statement, index } of concurrentStatements(file)) {
-      const { rowCount } = await client.query(
-        `SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+  for (const { statement, index } of concurrentStatements(file)) {
+    const { rowCount } = await client.query(
+      `SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
          WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace AND NOT i.indisvalid`,
-        [index],
-      );
-      if (rowCount) await client.query(`DROP INDEX CONCURRENTLY IF EXISTS ${index}`);
-      await client.query(statement);
-    }
-    await client.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [
-      file.version,
-      file.name,
-      file.checksum,
-    ]);
+      [index],
+    );
+    if (rowCount) await client.query(`DROP INDEX CONCURRENTLY IF EXISTS ${index}`);
+    await client.query(statement);
+  }
+  await record(client, file);
+}
+
+async function applyOne(client: pg.Client, file: MigrationFile): Promise<void> {
+  try {
+    if (file.sql.startsWith(NO_TRANSACTION_MARKER)) await applyConcurrently(client, file);
+    else await applyInTransaction(client, file);
   } catch (error) {
     throw new Error(`Migration ${file.name} failed: ${(error as Error).message}`, { cause: error });
   }
 }
 
-async function applyOne(client: pg.Client, file: MigrationFile): Promise<void> {
-  if (file.sql.startsWith(NO_TRANSACTION_MARKER)) return applyConcurrently(client, file);
+async function applyInTransaction(client: pg.Client, file: MigrationFile): Promise<void> {
   await client.query('BEGIN');
   try {
     await client.query(file.sql);
-    await client.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [
-      file.version,
-      file.name,
-      file.checksum,
-    ]);
+    await record(client, file);
     await client.query('COMMIT');
   } catch (error) {
     await client.query('ROLLBACK');
-    throw new Error(`Migration ${file.name} failed: ${(error as Error).message}`, { cause: error });
+    throw error;
   }
+}
+
+/** The file, applied: in schema_migrations. */
+async function record(client: pg.Client, file: MigrationFile): Promise<void> {
+  await client.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [
+    file.version,
+    file.name,
+    file.checksum,
+  ]);
 }
