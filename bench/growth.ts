@@ -35,7 +35,7 @@ import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { createApplication, issueCredential } from '../src/agents/applications.js';
-import { sweepDoomedSessions } from '../src/agents/session-deletion.js';
+import { sweepAllDoomedSessions } from '../src/agents/session-deletion.js';
 import { drainerSettings } from '../src/agents/drainer.js';
 import { SCOPES } from '../src/auth/scopes.js';
 import { concurrentStatements, readMigrations } from '../src/db/migrate.js';
@@ -344,12 +344,8 @@ export async function benchGrowth(o: { size: SizeName }): Promise<Record<string,
       await raw.query(`UPDATE agent_applications SET retention_days = 1 WHERE id = $1`, [doomedApp.id]);
       await raw.query(`UPDATE agent_sessions SET last_ingest_at = now() - interval '2 days' WHERE application_id = $1`, [doomedApp.id]);
       const s0 = performance.now();
-      let swept = 0;
-      for (;;) {
-        const n = await sweepDoomedSessions(pool, 25);
-        swept += n;
-        if (n < 25) break;
-      }
+      // The CLI's sweep (`intake retention sweep`), in batches of its size.
+      const swept = await sweepAllDoomedSessions(pool, 25);
       figures.retentionSweep = { sessions: swept, seconds: round((performance.now() - s0) / 1000, 2) };
 
       // The migration of the organization keysets (0035) run again at this size, online: its indexes

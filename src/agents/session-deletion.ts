@@ -49,3 +49,13 @@ export async function sweepDoomedSessions(pool: DatabasePool, limit: number, org
     return doomed.length;
   });
 }
+
+/** Batches of sweepDoomedSessions until one is short: how many conversations it deleted in all (the CLI's sweep). */
+export async function sweepAllDoomedSessions(pool: DatabasePool, batch: number, organizationId?: string): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const n = await sweepDoomedSessions(pool, batch, organizationId);
+    deleted += n;
+    if (n < batch) return deleted;
+  }
+}

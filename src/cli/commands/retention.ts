@@ -1,4 +1,4 @@
-import { sweepDoomedSessions } from '../../agents/session-deletion.js';
+import { sweepAllDoomedSessions } from '../../agents/session-deletion.js';
 import { purgeExpiredModels } from '../../db/repositories/oauth-models.js';
 import { isUuid } from '../../db/uuid.js';
 import { AUTHORIZATION_PURGE_BATCH, EVENT_PURGE_BATCH, IDEMPOTENCY_KEY_PURGE_BATCH } from '../../../workflows/retention-sweep/contract.js';
@@ -22,12 +22,7 @@ export async function retentionSweep(ctx: CliContext, argv: string[]) {
   const org = optStr(f, 'org');
   if (org !== undefined && !isUuid(org)) throw new CliError('--org must be an organization UUID', 2);
   const db = await ctx.db();
-  let deleted = 0;
-  for (;;) {
-    const n = await sweepDoomedSessions(db, BATCH, org);
-    deleted += n;
-    if (n < BATCH) break;
-  }
+  const deleted = await sweepAllDoomedSessions(db, BATCH, org);
   if (org !== undefined) return { deletedSessions: deleted };
   let purged = 0;
   for (;;) {
