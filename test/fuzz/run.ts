@@ -24,7 +24,7 @@ import { TEST_OPERATOR_TOKEN, testConfig } from '../../harness/config.js';
 import { createSignInUser, mcpAccessToken } from '../../harness/oauth-browser.js';
 import { createTestOrg, createTestUser } from '../../harness/fixtures.js';
 import { createTestDatabase, stopTestStack } from '../../harness/stack.js';
-import { ensurePipTool } from '../helpers/tools.js';
+import { ensurePipTool } from '../../harness/tools.js';
 import { loopbackMediaDeps, startTestWorker } from '../../harness/worker.js';
 
 const VERSION = '4.32.5';

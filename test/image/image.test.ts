@@ -17,9 +17,9 @@ import { TEST_OPERATOR_TOKEN, TEST_SIGNING_SECRET, testConfig } from '../../harn
 import { httpStatus, waitFor } from '../../harness/wait.js';
 import { isMp4, writeClip } from '../../harness/media.js';
 import { ACCEPTED_DECODERS, ACCEPTED_FORMATS } from '../../src/media/ffmpeg.js';
-import { startTestS3, TEST_S3_CREDENTIALS, type TestS3 } from '../helpers/s3.js';
-import { composeEnvironments, onThisMachine } from '../topology/compose-env.js';
-import { startTemporalCluster, type TemporalCluster } from '../topology/temporal-cluster.js';
+import { startTestS3, TEST_S3_CREDENTIALS, type TestS3 } from '../../harness/s3.js';
+import { composeEnvironments, onThisMachine } from '../../harness/compose-env.js';
+import { startTemporalCluster, type TemporalCluster } from '../../harness/temporal-cluster.js';
 
 const run = promisify(execFile);
 const podman = (args: string[], o: { timeout?: number } = {}) =>

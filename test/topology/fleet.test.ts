@@ -1,10 +1,9 @@
 import { Client, Connection } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
 import { strict as assert } from 'node:assert';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { createWriteStream } from 'node:fs';
-import { mkdtemp, chmod, rm } from 'node:fs/promises';
+import { mkdtemp, chmod } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -13,23 +12,18 @@ import { z } from 'zod';
 import { createApplication, issueCredential } from '../../src/agents/applications.js';
 import { createDatabasePool } from '../../src/db/pool.js';
 import { processedEvent } from '../../src/db/repositories/agent-processing.js';
-import { freePort } from '../../src/dev/net.js';
-import { startLocalPostgres, type LocalPostgres } from '../../src/dev/postgres.js';
 import { PROJECT_ROOT } from '../../src/paths.js';
 import { assistantMessage, feedbackEvent, userMessage } from '../../harness/agents.js';
-import { TEST_OPERATOR_TOKEN, TEST_SIGNING_SECRET, testConfig, testDataConverter } from '../../harness/config.js';
+import { TEST_SIGNING_SECRET, testDataConverter } from '../../harness/config.js';
 import { createTestOrg } from '../../harness/fixtures.js';
-import { eventually, httpStatus, waitFor } from '../../harness/wait.js';
+import { eventually, waitFor } from '../../harness/wait.js';
 import { sessionDrainerWorkflowId } from '../../workflows/session-drainer/contract.js';
-import { productionBuild } from './production-build.js';
-import { startTemporalCluster, type TemporalCluster } from './temporal-cluster.js';
+import { startFleet, type Fleet, type FleetProc } from '../../harness/fleet.js';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { mediaIngestionWorkflowId } from '../../src/temporal/ids.js';
-import { startTestS3, TEST_S3_CREDENTIALS, type TestS3 } from '../helpers/s3.js';
-import { composeEnvironments, onThisMachine } from './compose-env.js';
-import pg from 'pg';
+import type { TestS3 } from '../../harness/s3.js';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -38,77 +32,24 @@ import { createTestUser } from '../../harness/fixtures.js';
 import { createSignInUser, mcpAccessToken } from '../../harness/oauth-browser.js';
 import { writeTone } from '../../harness/media.js';
 
-/** A production process (`node dist/...`), its output kept in a log file of the run. */
-interface Proc {
-  name: string;
-  child: ChildProcess;
-  /** A worker's metrics and health port. */
-  metricsPort?: number;
-}
-
 /**
  * The fleet on one machine, as processes: PostgreSQL, the production Temporal server on it, two
  * API replicas and two workers, all from `npm run build` output (`node dist/...`, the prebuilt
- * workflow bundle). Requests alternate between the replicas; a worker is killed with SIGKILL in
- * the middle of the work, and nothing may be lost or counted twice.
+ * workflow bundle), as harness/fleet.ts starts them. Requests alternate between the replicas; a
+ * worker is killed with SIGKILL in the middle of the work, and nothing may be lost or counted twice.
  */
 describe('fleet topology: two API replicas and two workers on the production Temporal server', function () {
   this.timeout(20 * 60_000);
-  let dir: string;
-  let postgres: LocalPostgres;
-  let cluster: TemporalCluster;
+  let fleet: Fleet;
   let temporal: Client;
-  let historyShards: number;
-  let s3: TestS3;
   let pool: DatabasePool;
-  const procs: Proc[] = [];
   let apis: string[] = [];
+  let dir: string;
+  let s3: TestS3;
   let env: Record<string, string>;
+  let historyShards: number;
+  let procs: FleetProc[];
 
-  const launch = (name: string, entry: string, extra: Record<string, string>): Proc => {
-    const log = createWriteStream(path.join(dir, `${name}.log`));
-    const child = spawn(process.execPath, [path.join(PROJECT_ROOT, 'dist', 'src', 'main', entry)], {
-      cwd: PROJECT_ROOT,
-      env: { PATH: process.env.PATH ?? '', ...env, ...extra },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stdout.pipe(log);
-    child.stderr.pipe(log);
-    const proc = { name, child };
-    procs.push(proc);
-    return proc;
-  };
-  const startApi = async (name: string, port: number) => {
-    launch(name, 'api.js', {
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      STORAGE_DIR: path.join(dir, `${name}-storage`),
-      METRICS_HOST: '127.0.0.1',
-      METRICS_PORT: String(await freePort()),
-    });
-    const url = `http://127.0.0.1:${port}`;
-    assert.ok(
-      await waitFor(async () => (await httpStatus(`${url}/readyz`)) === 200, 60_000),
-      `${name} did not become ready (see ${dir}/${name}.log)`,
-    );
-    return url;
-  };
-  /** A worker process; resolves once its health endpoint says both of its Temporal workers run. */
-  const startWorker = async (name: string) => {
-    const port = await freePort();
-    const proc = launch(name, 'worker.js', {
-      WORKFLOW_BUNDLE_PATH: path.join(PROJECT_ROOT, 'dist', 'workflow-bundle.js'),
-      STORAGE_DIR: path.join(dir, `${name}-scratch`),
-      METRICS_HOST: '127.0.0.1',
-      METRICS_PORT: String(port),
-    });
-    assert.ok(
-      await waitFor(async () => (await httpStatus(`http://127.0.0.1:${port}/healthz`)) === 200, 60_000),
-      `${name} is not healthy (see ${dir}/${name}.log)`,
-    );
-    proc.metricsPort = port;
-    return proc;
-  };
   /** The pid of the worker running `workflowId`'s pending activity (of `activityType`, if given); worker identities are `pid@host`. */
   const activityWorkerPid = async (workflowId: string, activityType?: string) => {
     const handle = temporal.workflow.getHandle(workflowId);
@@ -137,7 +78,7 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     return holders;
   };
   /** The events a worker's drainer runs processed (its intake_agent_events_drained_total). */
-  const drainedBy = async (proc: Proc) => {
+  const drainedBy = async (proc: FleetProc) => {
     const text = await (await fetch(`http://127.0.0.1:${proc.metricsPort}/metrics`)).text();
     return Number(/^intake_agent_events_drained_total (\d+)/m.exec(text)?.[1] ?? 0);
   };
@@ -148,9 +89,8 @@ describe('fleet topology: two API replicas and two workers on the production Tem
   const replaceWorker = async (pid: number) => {
     const victim = procs.find((p) => p.child.pid === pid);
     assert.ok(victim, `worker process ${pid} is one of ours`);
-    victim.child.kill('SIGKILL');
-    await once(victim.child, 'exit');
-    await startWorker(`worker-${++workers}`);
+    await fleet.kill(victim);
+    await fleet.startWorker(`worker-${++workers}`);
     return victim.name;
   };
   let turn = 0;
@@ -170,74 +110,26 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     this.timeout(30 * 60_000);
     dir = await mkdtemp(path.join(os.tmpdir(), 'intake-fleet-'));
     await chmod(dir, 0o755);
-    // The production build: compiled JavaScript and the prebuilt workflow bundle.
-    await productionBuild();
-    postgres = await startLocalPostgres({ dataDir: path.join(dir, 'pg'), port: await freePort(), persistent: false, fast: false });
-    await postgres.createDatabase('intake');
-    // The bucket docker-compose.yml creates.
-    s3 = await startTestS3('intake');
-    // The compose file's database role: the superuser `intake` with its default password.
-    const admin = new pg.Client({ connectionString: postgres.url('postgres') });
-    await admin.connect();
-    await admin.query("CREATE ROLE intake LOGIN SUPERUSER PASSWORD 'intake'");
-    await admin.end();
-    // What a fleet shares: PostgreSQL, Temporal and the bucket (uploads and media). The processes get
-    // the environment docker-compose.yml gives the api and worker services (its required variables
-    // set here), with the compose network's addresses replaced by this machine's.
-    const ports = [await freePort(), await freePort()];
-    const payloadKey = testConfig().temporal.payloadKeys![0]!;
-    const compose = await composeEnvironments(['api', 'worker', 'temporal'], {
-      SIGNING_SECRET: TEST_SIGNING_SECRET,
-      OPERATOR_TOKEN: TEST_OPERATOR_TOKEN,
-      S3_SECRET_ACCESS_KEY: TEST_S3_CREDENTIALS.secretAccessKey,
-      GRAFANA_ADMIN_PASSWORD: 'test-grafana-password',
-      // The key the test's own Temporal client decodes with.
-      TEMPORAL_PAYLOAD_KEYS: `${payloadKey.id}:${Buffer.from(payloadKey.key).toString('base64')}`,
-      // api-a stands in for the load balancer that PUBLIC_BASE_URL names.
-      PUBLIC_BASE_URL: `http://127.0.0.1:${ports[0]}`,
-    });
-    assert.deepEqual(compose.worker, compose.api, 'the API and the worker share one environment');
-    assert.equal(compose.api.NODE_ENV, 'production');
-    // The Temporal server with the file's history shard count (fixed when its database is created).
-    historyShards = Number(compose.temporal.NUM_HISTORY_SHARDS);
-    cluster = await startTemporalCluster({ postgresUrl: postgres.url('postgres'), dir: path.join(dir, 'temporal'), historyShards });
-    // The test's own client of the cluster: results, and which worker runs an activity.
-    temporal = new Client({ connection: await Connection.connect({ address: cluster.address }), dataConverter: testDataConverter() });
-    env = {
-      ...onThisMachine(compose.api, {
-        'postgres:5432': new URL(postgres.url('intake')).host,
-        'temporal:7233': cluster.address,
-        'seaweedfs:8333': new URL(s3.endpoint).host,
-      }),
+    fleet = await startFleet({
+      dir,
+      apis: ['api-a', 'api-b'],
+      workers: ['worker-a', 'worker-b'],
       // Test-only, on top of the file's: shorter waits, and the test's media server on this machine
-      // (its name may resolve to loopback). Each process's STORAGE_DIR and ports are its own.
-      MEDIA_HEARTBEAT_TIMEOUT_SECONDS: '5',
-      LOCAL_RECORDER_MEETING_SECONDS: '2',
-      MEDIA_FETCH_ALLOWED_HOSTS: 'localhost',
-    };
-    apis = await Promise.all(['api-a', 'api-b'].map((name, i) => startApi(name, ports[i]!)));
-    await Promise.all([startWorker('worker-a'), startWorker('worker-b')]);
-    pool = await createDatabasePool(postgres.url('intake'));
+      // (its name may resolve to loopback).
+      extraEnv: { MEDIA_HEARTBEAT_TIMEOUT_SECONDS: '5', LOCAL_RECORDER_MEETING_SECONDS: '2', MEDIA_FETCH_ALLOWED_HOSTS: 'localhost' },
+    });
+    ({ s3, env, historyShards, procs } = fleet);
+    apis = procs.filter((p) => p.role === 'api').map((p) => p.url!);
+    // The test's own client of the cluster: results, and which worker runs an activity.
+    temporal = new Client({ connection: await Connection.connect({ address: fleet.cluster.address }), dataConverter: testDataConverter() });
+    pool = await createDatabasePool(fleet.databaseUrl);
   });
 
   after(async function () {
     this.timeout(120_000);
-    await Promise.all(
-      procs.map(async ({ child }) => {
-        if (child.exitCode !== null || child.signalCode !== null) return;
-        const exited = once(child, 'exit');
-        child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-        await exited;
-        clearTimeout(timer);
-      }),
-    );
     await pool?.end();
     await temporal?.connection.close();
-    await cluster?.stop();
-    await s3?.stop();
-    await postgres?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await fleet?.stop();
   });
 
   it("intake doctor (the compiled CLI) reaches a worker through the cluster, which has docker-compose.yml's history shard count", async () => {
@@ -276,7 +168,7 @@ describe('fleet topology: two API replicas and two workers on the production Tem
 
   it("the session drainer's shards are spread over both workers, and both drain a backlog (issue 34)", async () => {
     assert.equal(shards(), 4, "docker-compose.yml's AGENT_DRAIN_SHARDS");
-    const workerProcs = procs.filter((p) => p.metricsPort !== undefined && p.child.exitCode === null);
+    const workerProcs = procs.filter((p) => p.role === 'worker' && p.child.exitCode === null);
     const pids = workerProcs.map((p) => p.child.pid!);
     const spread = await eventually(shardHolders, (h) => pids.every((pid) => h.get(pid) === shards() / 2), 60_000);
     assert.deepEqual(

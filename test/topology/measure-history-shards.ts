@@ -12,7 +12,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { freePort, sleep } from '../../src/dev/net.js';
 import { startLocalPostgres } from '../../src/dev/postgres.js';
-import { startTemporalCluster } from './temporal-cluster.js';
+import { startTemporalCluster } from '../../harness/temporal-cluster.js';
 
 const TICKS_PER_SECOND = 100;
 

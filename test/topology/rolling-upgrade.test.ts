@@ -19,8 +19,8 @@ import { eventually, httpStatus, waitFor } from '../../harness/wait.js';
 import { releaseCli, releaseTree, type ReleaseTree } from '../helpers/release-tree.js';
 import type { ReleaseFixture } from '../upgrade/release-fixture.js';
 import { mediaIngestionWorkflowId } from '../../workflows/media-ingestion/contract.js';
-import { productionBuild } from './production-build.js';
-import { startTemporalCluster, type TemporalCluster } from './temporal-cluster.js';
+import { productionBuild } from '../../harness/production-build.js';
+import { startTemporalCluster, type TemporalCluster } from '../../harness/temporal-cluster.js';
 
 interface Signal {
   sessionId: string;

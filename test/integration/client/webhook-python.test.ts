@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { PROJECT_ROOT } from '../../../src/paths.js';
 import { generateWebhookSecret, signedHeaders } from '../../../src/webhooks/signing.js';
-import { ensurePipTool } from '../../helpers/tools.js';
+import { ensurePipTool } from '../../../harness/tools.js';
 
 const run = promisify(execFile);
 /** The version the guide names and `.ci/run` installs. */

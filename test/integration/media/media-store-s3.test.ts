@@ -18,7 +18,7 @@ import { startTestApi, type TestApi } from '../../../harness/app.js';
 import { testConfig } from '../../../harness/config.js';
 import { createTestOrg, type TestOrg } from '../../../harness/fixtures.js';
 import { closeServer, listenLocal } from '../../../harness/http.js';
-import { startTestS3, type TestS3 } from '../../helpers/s3.js';
+import { startTestS3, type TestS3 } from '../../../harness/s3.js';
 import { createTestDatabase } from '../../../harness/stack.js';
 import { LOOPBACK_POLICY, startTestWorker, type TestWorker } from '../../../harness/worker.js';
 import { writeTone } from '../../../harness/media.js';

@@ -12,7 +12,7 @@ import { mediaIngestionWorkflowId } from '../../../src/temporal/ids.js';
 import { startTestApi, type TestApi } from '../../../harness/app.js';
 import { testConfig } from '../../../harness/config.js';
 import { createTestOrg, type TestOrg } from '../../../harness/fixtures.js';
-import { startTestS3, type TestS3 } from '../../helpers/s3.js';
+import { startTestS3, type TestS3 } from '../../../harness/s3.js';
 import { createTestDatabase } from '../../../harness/stack.js';
 import { startTestWorker, type TestWorker } from '../../../harness/worker.js';
 import { writeTone } from '../../../harness/media.js';

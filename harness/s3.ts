@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { freePort } from '../../src/dev/net.js';
+import { freePort } from '../src/dev/net.js';
 import { ensurePipTool } from './tools.js';
 
 /** moto's S3-compatible server (PyPI), installed into .tools/ like the Temporal CLI. */

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { z } from 'zod';
-import { PROJECT_ROOT } from '../../src/paths.js';
+import { PROJECT_ROOT } from '../src/paths.js';
 
 const run = promisify(execFile);
 

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { PROJECT_ROOT } from '../../src/paths.js';
+import { PROJECT_ROOT } from '../src/paths.js';
 
 const exec = promisify(execFile);
 

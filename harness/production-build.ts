@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { PROJECT_ROOT } from '../../src/paths.js';
+import { PROJECT_ROOT } from '../src/paths.js';
 
 const run = promisify(execFile);
 const shared = globalThis as { __intakeProductionBuild?: Promise<void> };

@@ -6,8 +6,8 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { canListen, sleep } from '../../src/dev/net.js';
-import { PROJECT_ROOT } from '../../src/paths.js';
+import { canListen, sleep } from '../src/dev/net.js';
+import { PROJECT_ROOT } from '../src/paths.js';
 
 const run = promisify(execFile);
 
@@ -19,8 +19,10 @@ const run = promisify(execFile);
 export interface TemporalCluster {
   address: string;
   namespace: string;
-  /** The server process (its CPU and memory are measured by measure-history-shards.ts). */
-  pid: number;
+  /** The server process (its CPU and memory are measured by measure-history-shards.ts); a restart changes it. */
+  readonly pid: number;
+  /** Stops the server (SIGTERM, SIGKILL after 10 s) and starts it again on the same ports and databases: clients reconnect. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -138,23 +140,34 @@ export async function startTemporalCluster(o: {
     ].join('\n'),
   );
   const log = createWriteStream(path.join(o.dir, 'server.log'), { flags: 'a' });
-  const child = spawn(path.join(build, 'bin', 'server'), ['--config-file', path.join(o.dir, 'config.yaml'), '--allow-no-auth', 'start'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout.pipe(log);
-  child.stderr.pipe(log);
   const namespace = o.namespace ?? 'default';
-  try {
-    await serving(child, frontend, namespace);
-  } catch (error) {
-    child.kill('SIGKILL');
-    const tail = (await readFile(path.join(o.dir, 'server.log'), 'utf8').catch(() => '')).slice(-3000);
-    throw new Error(`${error instanceof Error ? error.message : String(error)}; its log ends with:\n${tail}`);
-  }
+  /** Starts the server on the configuration above and resolves once it serves `namespace`. */
+  const launch = async (): Promise<ChildProcess> => {
+    const child = spawn(path.join(build, 'bin', 'server'), ['--config-file', path.join(o.dir, 'config.yaml'), '--allow-no-auth', 'start'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.pipe(log, { end: false });
+    child.stderr.pipe(log, { end: false });
+    try {
+      await serving(child, frontend, namespace);
+    } catch (error) {
+      child.kill('SIGKILL');
+      const tail = (await readFile(path.join(o.dir, 'server.log'), 'utf8').catch(() => '')).slice(-3000);
+      throw new Error(`${error instanceof Error ? error.message : String(error)}; its log ends with:\n${tail}`);
+    }
+    return child;
+  };
+  let child = await launch();
   return {
     address: frontend,
     namespace,
-    pid: child.pid!,
+    get pid() {
+      return child.pid!;
+    },
+    async restart() {
+      await stopChild(child);
+      child = await launch();
+    },
     async stop() {
       await stopChild(child);
       log.end();
