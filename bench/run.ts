@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- foundation|feedback-records|agent-ingest|agent-processing|otlp-ingest|recordings|mcp-upload|media|uploads|hostile-input|hostile-otlp|dashboard|webhook-delivery|data-path|growth ...] [-- --skip-tests] [-- --size S|M|L]`: runs the benchmarks (all by
+ * `npm run bench [-- foundation|feedback-records|agent-ingest|agent-processing|otlp-ingest|recordings|mcp-upload|media|uploads|hostile-input|hostile-otlp|dashboard|webhook-delivery|data-path|growth|soak ...] [-- --skip-tests] [-- --size S|M|L] [-- --minutes N]`: runs the benchmarks (all by
  * default) and writes each result to bench/results/<name>.json (bench/results-file.ts: with the commit
  * and the machine it ran on), then the summary table of docs/benchmarks.md (bench/summary.ts).
  *
@@ -11,6 +11,10 @@
  *
  * `growth` (bench/growth.ts): the headline figures at each data size up to `--size` (S, 1M events,
  * by default; M 10M; L 50M), filled by the data generator (bench/data-generator.ts), beside S's.
+ *
+ * `soak` (bench/soak.ts): the fleet under a mixed load at half its capacity for `--minutes` (120 by
+ * default; CI runs 10) with faults on a schedule; it fails the run when anything was lost, counted
+ * twice or missing.
  */
 import { mkdir } from 'node:fs/promises';
 import { benchAgentIngest } from './agent-ingest.js';
@@ -29,13 +33,14 @@ import { benchMedia } from './media.js';
 import { benchRecordings } from './recordings.js';
 import { benchUploads } from './uploads.js';
 import { benchWebhookDelivery } from './webhook-delivery.js';
+import { benchSoak } from './soak.js';
 import { currentCommit, currentMachine, resultRecord, RESULTS_DIR, writeResult } from './results-file.js';
 import { writeSummary } from './summary.js';
 import { useDurablePostgres } from '../harness/stack.js';
 
 const args = process.argv.slice(2);
 /** Options that take a value (`--size M`): the value is not a benchmark's name. */
-const VALUED = new Set(['--size']);
+const VALUED = new Set(['--size', '--minutes']);
 const wanted = args.filter((a, i) => !a.startsWith('--') && !VALUED.has(args[i - 1] ?? ''));
 const optionValue = (name: string) => {
   const i = args.indexOf(name);
@@ -43,6 +48,8 @@ const optionValue = (name: string) => {
 };
 const growthSize = optionValue('--size') ?? 'S';
 if (!isSizeName(growthSize)) throw new Error(`--size must be one of ${Object.keys(SIZES).join(', ')}`);
+const soakMinutes = Number(optionValue('--minutes') ?? 120);
+if (!(soakMinutes >= 1)) throw new Error('--minutes must be a number of minutes, at least 1');
 const all: Record<string, () => Promise<Record<string, unknown>>> = {
   foundation: () => benchFoundation({ tests: !args.includes('--skip-tests') }),
   'feedback-records': () => benchFeedback(),
@@ -59,6 +66,7 @@ const all: Record<string, () => Promise<Record<string, unknown>>> = {
   'webhook-delivery': () => benchWebhookDelivery(),
   'data-path': () => benchDataPath(),
   growth: () => benchGrowth({ size: growthSize }),
+  soak: () => benchSoak({ minutes: soakMinutes }),
 };
 // Every benchmark measures with the durability `npm start` runs with: fsync on, on both sides.
 useDurablePostgres();
@@ -69,12 +77,20 @@ for (const [name, run] of Object.entries(all)) {
   if (wanted.length && !wanted.includes(name)) continue;
   const figures = await run();
   // A growth run's file names its largest size (growth-M.json holds S and M): a quick S run keeps an M run's file.
-  const result = resultRecord(name === 'growth' ? `growth-${growthSize}` : name, figures, {
+  // A soak of other than the default 2 hours (CI's 10 minutes) keeps a file of its own: soak-10min.json.
+  const fileName = name === 'growth' ? `growth-${growthSize}` : name === 'soak' && soakMinutes !== 120 ? `soak-${soakMinutes}min` : name;
+  const result = resultRecord(fileName, figures, {
     commit,
     machine,
     postgres: { fsync: true, synchronousCommit: 'on' },
   });
   await writeResult(result);
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  // A benchmark that checks what it measured (the soak: nothing lost) lists what failed; the run fails with it.
+  const failures = Array.isArray(figures.failures) ? (figures.failures as string[]) : [];
+  if (failures.length) {
+    process.stderr.write(`${name}: ${failures.length} checks failed:\n${failures.map((f) => `  - ${f}`).join('\n')}\n`);
+    process.exitCode = 1;
+  }
 }
 await writeSummary();

@@ -203,3 +203,21 @@ async function everyProcTimes(): Promise<Map<number, NonNullable<Awaited<ReturnT
 export async function everyProcessTicks(): Promise<Map<number, { name: string; ticks: number }>> {
   return new Map([...(await everyProcTimes())].map(([pid, t]) => [pid, { name: t.name, ticks: t.own }]));
 }
+
+/** A process's resident and proportional set sizes in MiB (/proc/<pid>/smaps_rollup; null: gone). */
+export async function processMemoryMiB(pid: number | undefined): Promise<{ rss: number; pss: number } | null> {
+  const text = pid === undefined ? null : await readFile(`/proc/${pid}/smaps_rollup`, 'utf8').catch(() => null);
+  if (!text) return null;
+  const kib = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0);
+  return { rss: kib('Rss') / 1024, pss: kib('Pss') / 1024 };
+}
+
+/**
+ * The PostgreSQL cluster's memory in MiB: the proportional set sizes of the postmaster and its
+ * children summed (their shared buffers counted once, not once per backend as resident sizes would).
+ */
+export async function postgresMemoryMiB(postmaster: number): Promise<number> {
+  const pids = [postmaster, ...[...(await everyProcTimes())].filter(([, t]) => t.ppid === postmaster).map(([pid]) => pid)];
+  const sizes = await Promise.all(pids.map((pid) => processMemoryMiB(pid)));
+  return sizes.reduce((sum, m) => sum + (m?.pss ?? 0), 0);
+}

@@ -255,11 +255,31 @@ function growthHeadline(r: BenchResult): Headline[] {
   ];
 }
 
+/** The soak's headline: what it lost (nothing, or the run failed), each fault's recovery, and growth after the warm-up. */
+function soakHeadline(r: BenchResult): Headline[] {
+  const faults = (r.faults as { kind: string; recoverySeconds: number | null }[]) ?? [];
+  const memory = Object.values(
+    (r.memory as { afterWarmUp: Record<string, { growthPercent: number | null; ranThroughout: boolean }> }).afterWarmUp,
+  )
+    .filter((m) => m.ranThroughout && m.growthPercent !== null)
+    .map((m) => m.growthPercent!);
+  const failures = (r.failures as string[]) ?? [];
+  return [
+    {
+      figure: `${n(at(r, 'minutes'))} min at ${n(at(r, 'rate.achievedEventsPerSecond'))} events/s with ${faults.length} faults (${[...new Set(faults.map((f) => f.kind))].join(', ')}): ${failures.length ? `${failures.length} checks failed` : '0 events lost, 0 charged twice, 0 deliveries missing'}; lag back under 2 s within ${n(Math.max(0, ...faults.map((f) => f.recoverySeconds ?? Infinity)), 1)} s of a fault (goal 60 s), p95 ${ms(1000 * at(r, 'lag.outsideFaults.p95'))} outside them; memory growth after warm-up at most ${n(Math.max(0, ...memory), 1)}%, steady tables ${n(at(r, 'database.steadyGrowthPercent'), 1)}%`,
+      limit: `capacity measured first: ${n(at(r, 'capacity.eventsPerSecond'))} events/s`,
+      ratio: at(r, 'rate.achievedEventsPerSecond') / at(r, 'capacity.eventsPerSecond'),
+    },
+  ];
+}
+
 /** A benchmark's headline; `<name>-baseline-<commit>` (a run of the same benchmark at an earlier commit, kept beside it) has its benchmark's. */
 const headlineOf = (benchmark: string) =>
   /^growth-[SML]$/.test(benchmark)
     ? growthHeadline
-    : (HEADLINES[benchmark] ?? HEADLINES[benchmark.replace(/-baseline-[0-9a-f]{7,40}$/, '')]);
+    : /^soak(-\d+min)?$/.test(benchmark)
+      ? soakHeadline
+      : (HEADLINES[benchmark] ?? HEADLINES[benchmark.replace(/-baseline-[0-9a-f]{7,40}$/, '')]);
 
 export function readResults(dir = RESULTS_DIR): BenchResult[] {
   return readdirSync(dir)

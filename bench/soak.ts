@@ -1,0 +1,496 @@
+/**
+ * Soak: `npm run bench -- soak [--minutes N]` (120 by default; CI runs `--minutes 10`). The fleet of
+ * production processes (harness/fleet.ts: PostgreSQL with fsync on, the production Temporal server
+ * on it, two API replicas and two workers from the build, with docker-compose.yml's environment)
+ * takes a mixed load (bench/mixed-load.ts: agent sessions one event a request, feedback records,
+ * recordings with transcripts, webhooks to a receiver, sessions, records and recordings deleted once
+ * checked) at half of its capacity, measured first in the same run, for the set time, while faults
+ * come on a schedule, one kind after another: a worker killed with SIGKILL (another started in its
+ * place), PostgreSQL restarted (a fast shutdown: every connection closed), the Temporal server
+ * restarted, an API replica killed (the load balancer, here the load's client, routes around it; it
+ * comes back 30 s later).
+ *
+ * It reports:
+ *  - what was lost or counted twice: events accepted but not stored or not processed, answers
+ *    charged other than once (usage records and credits against the answers accepted), domain
+ *    events without a delivery the receiver got, feedback records and recordings stored twice;
+ *  - the processing lag (a probe: one event a second into a quiet session, from its POST until the
+ *    session's watermark passes it), and after each fault how long until a probe's lag is under 2 s
+ *    again (goal: RECOVERY_GOAL_SECONDS);
+ *  - every process's memory (RSS; PostgreSQL's summed PSS) and the database's size every
+ *    SAMPLE_SECONDS, and their growth after the warm-up (the first fifth): flat is at most
+ *    FLAT_GOAL_PERCENT between the first and the second half of what follows it, for the processes
+ *    that ran through it and the tables whose live rows the load keeps steady; the tables that keep
+ *    a record of the work (usage, credits, domain events, deliveries, idempotency keys) grow with it,
+ *    and their bytes per event are reported instead;
+ *  - webhook latency (domain event to the receiver) p50/p95.
+ *
+ * A run whose checks find anything lost, counted twice or missing lists it in `failures`, and
+ * `npm run bench` exits non-zero after writing the result.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, chmod } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { createApplication, issueCredential } from '../src/agents/applications.js';
+import { createDatabasePool } from '../src/db/pool.js';
+import { sleep } from '../src/dev/net.js';
+import { createTestOrg } from '../harness/fixtures.js';
+import { startFleet, type Fleet, type FleetProc } from '../harness/fleet.js';
+import { userMessage } from '../harness/agents.js';
+import { MixedLoad, Replicas, type Tenant } from './mixed-load.js';
+import { percentile, postgresMemoryMiB, postmasterPid, processMemoryMiB } from './stats.js';
+
+const TENANTS = 4;
+const CAPACITY_SECONDS = 30;
+const CAPACITY_CONCURRENCY = 32;
+const LOAD_SHARE = 0.5;
+const SAMPLE_SECONDS = 10;
+const PROBE_SECONDS = 1;
+const LAG_UNDER_SECONDS = 2;
+const RECOVERY_GOAL_SECONDS = 60;
+const FLAT_GOAL_PERCENT = 10;
+const API_BACK_AFTER_MS = 30_000;
+const SETTLE_TIMEOUT_MS = 5 * 60_000;
+const FAULTS = ['worker-sigkill', 'postgres-restart', 'temporal-restart', 'api-drop'] as const;
+type FaultKind = (typeof FAULTS)[number];
+
+/** Tables whose live rows the load keeps steady (it deletes what it checked). */
+const STEADY_TABLES = [
+  'agent_sessions',
+  'agent_events',
+  'agent_event_revisions',
+  'agent_analysis_jobs',
+  'agent_signals',
+  'agent_participants',
+  'recordings',
+  'transcript_utterances',
+  'recording_participants',
+  'feedback_records',
+  'people',
+];
+/** Tables that keep a record of the work, and grow with it. */
+const RECORD_TABLES = [
+  'usage_records',
+  'credit_transactions',
+  'domain_events',
+  'webhook_deliveries',
+  'webhook_delivery_attempts',
+  'idempotency_keys',
+  'recording_deletions',
+];
+
+const progress = (message: string) => process.stderr.write(`[soak] ${new Date().toISOString()} ${message}\n`);
+const round = (value: number, digits = 1) => Number(value.toFixed(digits));
+
+interface Sample {
+  seconds: number;
+  memoryMiB: Record<string, number>;
+  databaseMiB: { intake: number; temporal: number; steady: number; records: number };
+  events: number;
+}
+
+interface Probe {
+  /** Seconds into the soak when the probe was sent. */
+  at: number;
+  lagSeconds: number;
+}
+
+interface FaultRecord {
+  kind: FaultKind;
+  at: number;
+  /** How long the fault itself took: the kill and the replacement's start, or the restart. */
+  tookSeconds: number;
+  /** From the fault until a probe sent after it was processed in under LAG_UNDER_SECONDS. */
+  recoverySeconds: number | null;
+  maxLagSeconds: number;
+}
+
+/** A receiver that answers 200 at once and keeps when each webhook-id first arrived. */
+async function startReceiver(): Promise<{ url: string; firstSeen: Map<string, number>; close(): Promise<void> }> {
+  const firstSeen = new Map<string, number>();
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const id = String(req.headers['webhook-id']);
+      if (!firstSeen.has(id)) firstSeen.set(id, Date.now());
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    firstSeen,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** Growth in percent from the first half's mean to the second half's (null: too few values). */
+function growthPercent(values: number[]): number | null {
+  if (values.length < 4) return null;
+  const half = Math.floor(values.length / 2);
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const first = mean(values.slice(0, half));
+  return first > 0 ? round((100 * (mean(values.slice(half)) - first)) / first) : null;
+}
+
+export async function benchSoak(o: { minutes: number }): Promise<Record<string, unknown>> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'intake-soak-'));
+  await chmod(dir, 0o755);
+  progress(`starting the fleet in ${dir}`);
+  const fleet: Fleet = await startFleet({
+    dir,
+    apis: ['api-a', 'api-b'],
+    workers: ['worker-a', 'worker-b'],
+    extraEnv: {
+      // The receiver is on this machine.
+      WEBHOOK_ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8',
+      // The soak measures what survives faults, not the limits (the noisy-tenant benchmark does).
+      AGENT_INGEST_RATE_LIMIT_PER_MINUTE: '100000000',
+      FEEDBACK_RATE_LIMIT_PER_MINUTE: '100000000',
+      RECORDING_CREATE_RATE_LIMIT_PER_MINUTE: '100000000',
+      MANAGEMENT_RATE_LIMIT_PER_MINUTE: '100000000',
+      LOG_LEVEL: 'warn',
+    },
+  });
+  const pool = await createDatabasePool(fleet.databaseUrl, { poolSize: 2 });
+  const raw = new pg.Pool({ connectionString: fleet.databaseUrl, max: 4 });
+  raw.on('error', () => undefined);
+  const receiver = await startReceiver();
+  const apiUrls = fleet.procs.filter((p) => p.role === 'api').map((p) => p.url!);
+  const replicas = new Replicas(apiUrls);
+  let workerCount = fleet.procs.filter((p) => p.role === 'worker').length;
+  const started = Date.now();
+  const at = () => (Date.now() - started) / 1000;
+  let running = false;
+  try {
+    const tenants: Tenant[] = [];
+    for (let i = 0; i < TENANTS; i++) {
+      const org = await createTestOrg(pool, { credits: 1_000_000_000 });
+      const app = await createApplication(pool, { organizationId: org.organizationId, name: 'soak', agentKey: 'soak' });
+      const { secret } = await issueCredential(pool, app);
+      const as = { 'X-Service-Api-Key': org.apiKey, 'content-type': 'application/json' };
+      const source = await fetch(`${apiUrls[0]}/v3/rest/feedback-sources`, {
+        method: 'POST',
+        headers: as,
+        body: JSON.stringify({ name: 'Support', type: 'api' }),
+      }).then((r) => r.json() as Promise<{ id: string }>);
+      const endpoint = await fetch(`${apiUrls[0]}/v3/rest/webhook-endpoints`, {
+        method: 'POST',
+        headers: as,
+        body: JSON.stringify({ url: receiver.url, description: 'the soak receiver' }),
+      }).then((r) => r.json() as Promise<{ id: string; secret: string }>);
+      tenants.push({
+        organizationId: org.organizationId,
+        apiKey: org.apiKey,
+        agentKey: 'soak',
+        agentSecret: secret,
+        sourceId: source.id,
+        endpointId: endpoint.id,
+        endpointSecret: endpoint.secret,
+      });
+    }
+    const load = new MixedLoad(replicas, tenants, raw);
+    const query = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[] | null> =>
+      raw.query<R>(text, values).then(
+        (r) => r.rows,
+        () => null,
+      );
+
+    // Capacity: the same mix, closed loop, then until all of it is processed.
+    progress(`capacity: ${CAPACITY_SECONDS} s closed loop at concurrency ${CAPACITY_CONCURRENCY}`);
+    const capacityStart = performance.now();
+    await load.runClosed({ concurrency: CAPACITY_CONCURRENCY, seconds: CAPACITY_SECONDS });
+    const capacityEvents = load.counts.events;
+    await load.finish();
+    await load.settle({ all: true, timeoutMs: SETTLE_TIMEOUT_MS });
+    const capacitySeconds = (performance.now() - capacityStart) / 1000;
+    const capacity = load.counts.events / capacitySeconds;
+    const rate = LOAD_SHARE * capacity;
+    progress(
+      `capacity ${Math.round(capacity)} events/s (${load.counts.events} events in ${capacitySeconds.toFixed(1)} s); soaking at ${Math.round(rate)} events/s for ${o.minutes} min`,
+    );
+
+    // The soak.
+    const soakStart = Date.now();
+    const soakAt = () => (Date.now() - soakStart) / 1000;
+    const soakSeconds = o.minutes * 60;
+    const until = soakStart + soakSeconds * 1000;
+    const eventsAtSoakStart = load.counts.events;
+    const samples: Sample[] = [];
+    const probes: Probe[] = [];
+    const faults: FaultRecord[] = [];
+    running = true;
+
+    const sampler = (async () => {
+      while (running) {
+        const memoryMiB: Record<string, number> = {};
+        for (const proc of fleet.procs.filter((p: FleetProc) => p.child.exitCode === null && p.child.signalCode === null)) {
+          const m = await processMemoryMiB(proc.child.pid);
+          if (m) memoryMiB[proc.name] = round(m.rss);
+        }
+        const temporal = await processMemoryMiB(fleet.cluster.pid);
+        if (temporal) memoryMiB['temporal-server'] = round(temporal.rss);
+        const postmaster = await postmasterPid(fleet.postgres.dataDir).catch(() => null);
+        if (postmaster) memoryMiB.postgres = round(await postgresMemoryMiB(postmaster));
+        const sizes = await query<{ intake: string; temporal: string; steady: string; records: string }>(
+          `SELECT pg_database_size('intake') AS intake, pg_database_size('temporal') AS temporal,
+                  (SELECT sum(pg_total_relation_size(t::regclass)) FROM unnest($1::text[]) t) AS steady,
+                  (SELECT sum(pg_total_relation_size(t::regclass)) FROM unnest($2::text[]) t) AS records`,
+          [STEADY_TABLES, RECORD_TABLES],
+        );
+        if (sizes?.[0]) {
+          const mib = (v: string) => round(Number(v) / 2 ** 20, 2);
+          samples.push({
+            seconds: round(soakAt()),
+            memoryMiB,
+            databaseMiB: {
+              intake: mib(sizes[0].intake),
+              temporal: mib(sizes[0].temporal),
+              steady: mib(sizes[0].steady),
+              records: mib(sizes[0].records),
+            },
+            events: load.counts.events - eventsAtSoakStart,
+          });
+        }
+        await sleep(SAMPLE_SECONDS * 1000);
+      }
+    })();
+
+    // The probe: its own session in the first tenant, one event a second.
+    const probeTenant = tenants[0]!;
+    const prober = (async () => {
+      let sequence = 0;
+      const session = `probe-${randomUUID()}`;
+      while (running) {
+        const next = sleep(PROBE_SECONDS * 1000);
+        sequence++;
+        const sentAt = Date.now();
+        const res = await load.send(
+          'POST',
+          '/v3/rest/agent-conversations/ingest',
+          { 'X-Service-Agent-Key': probeTenant.agentSecret },
+          { agentKey: probeTenant.agentKey, externalSessionId: session, events: [userMessage(sequence, `probe ${sequence}`)] },
+        );
+        if (res.status === 202) {
+          for (;;) {
+            const rows = await query<{ done: boolean }>(
+              `SELECT coalesce(processed_through_sequence, 0) >= $2 AS done FROM agent_sessions WHERE id = $1`,
+              [res.body?.sessionId, sequence],
+            );
+            if (rows?.[0]?.done) break;
+            await sleep(20);
+          }
+          probes.push({ at: round((sentAt - soakStart) / 1000, 2), lagSeconds: round((Date.now() - sentAt) / 1000, 3) });
+        }
+        await next;
+      }
+    })();
+
+    const settler = (async () => {
+      while (running) {
+        await load.settle().catch(() => undefined);
+        await sleep(5000);
+      }
+    })();
+
+    // Faults: every fifth of the soak (at most every 10 minutes), the kinds in turn.
+    const interval = Math.min(600, soakSeconds / 5);
+    const faulter = (async () => {
+      for (let k = 1; k * interval <= soakSeconds - interval / 2; k++) {
+        await sleep(Math.max(0, soakStart + k * interval * 1000 - Date.now()));
+        if (!running) return;
+        const kind = FAULTS[(k - 1) % FAULTS.length]!;
+        const faultAt = soakAt();
+        progress(`fault ${k}: ${kind}`);
+        const t0 = performance.now();
+        if (kind === 'worker-sigkill') {
+          const victim = fleet.procs.find((p) => p.role === 'worker' && p.child.exitCode === null && p.child.signalCode === null)!;
+          await fleet.kill(victim);
+          await fleet.startWorker(`worker-${++workerCount}`);
+        } else if (kind === 'postgres-restart') await fleet.restartPostgres();
+        else if (kind === 'temporal-restart') await fleet.cluster.restart();
+        else {
+          const victim = fleet.procs.find((p) => p.role === 'api' && p.child.exitCode === null && p.child.signalCode === null)!;
+          await fleet.kill(victim);
+          const port = Number(new URL(victim.url!).port);
+          void sleep(API_BACK_AFTER_MS).then(() => fleet.startApi(victim.name, port));
+        }
+        faults.push({
+          kind,
+          at: round(faultAt),
+          tookSeconds: round((performance.now() - t0) / 1000, 2),
+          recoverySeconds: null,
+          maxLagSeconds: 0,
+        });
+      }
+    })();
+
+    await load.run({ eventsPerSecond: rate, until });
+    running = false;
+    progress('the soak is over: finishing the open sessions');
+    await faulter;
+    await Promise.all([prober, settler, sampler]);
+    const offered = (load.counts.events - eventsAtSoakStart) / soakSeconds;
+    await load.drain();
+    await load.finish();
+    await load.settle({ all: true, timeoutMs: SETTLE_TIMEOUT_MS });
+
+    // Every delivery due is made (or the wait ends).
+    const endpointIds = tenants.map((t) => t.endpointId);
+    const deliveriesDone = async () =>
+      (
+        await query<{ pending: number }>(
+          `SELECT count(*)::int AS pending FROM webhook_deliveries WHERE endpoint_id = ANY($1::uuid[]) AND status = 'pending'`,
+          [endpointIds],
+        )
+      )?.[0]?.pending === 0;
+    const waitStart = Date.now();
+    while (!(await deliveriesDone()) && Date.now() - waitStart < SETTLE_TIMEOUT_MS) await sleep(500);
+
+    // The checks.
+    const failures: string[] = [];
+    const mismatched = load.counts.sessionMismatches;
+    if (mismatched.length)
+      failures.push(`${mismatched.length} sessions lost events or were charged other than once: ${mismatched.slice(0, 5).join('; ')}`);
+    const charges: Record<string, unknown>[] = [];
+    for (const tenant of tenants) {
+      const [row] = (await query<{ units: number; debits: number; balance: number; feedback: number; recordings: number }>(
+        `SELECT (SELECT coalesce(sum(quantity), 0)::int FROM usage_records WHERE organization_id = $1) AS units,
+                (SELECT coalesce(-sum(amount), 0)::int FROM credit_transactions WHERE organization_id = $1 AND amount < 0) AS debits,
+                (SELECT credit_balance::int FROM organizations WHERE id = $1) AS balance,
+                (SELECT count(*)::int FROM feedback_records WHERE source_id = $2) AS feedback,
+                (SELECT count(*)::int FROM recordings WHERE organization_id = $1) AS recordings`,
+        [tenant.organizationId, tenant.sourceId],
+      ))!;
+      const answers = load.counts.byTenant[tenant.organizationId]!.answers;
+      charges.push({ answers, ...row });
+      if (row!.units !== answers)
+        failures.push(`tenant ${tenant.organizationId}: ${answers} answers accepted, ${row!.units} units charged`);
+      if (row!.debits !== row!.units || row!.balance !== 1_000_000_000 - row!.units)
+        failures.push(`tenant ${tenant.organizationId}: credits ${JSON.stringify(row)} do not match the units`);
+      // Everything the load created it deleted: what remains was stored twice.
+      if (row!.feedback !== 0) failures.push(`tenant ${tenant.organizationId}: ${row!.feedback} feedback records stored twice`);
+      if (row!.recordings !== 0) failures.push(`tenant ${tenant.organizationId}: ${row!.recordings} recordings stored twice`);
+    }
+    if (load.counts.recordingsVerified !== load.counts.recordings)
+      failures.push(`${load.counts.recordings - load.counts.recordingsVerified} recordings' transcripts did not read back`);
+    if (load.counts.refused) failures.push(`${load.counts.refused} requests refused: ${load.refusals.slice(0, 5).join('; ')}`);
+    const deliveries =
+      (await query<{ id: string; created: number; status: string }>(
+        `SELECT d.id, (extract(epoch FROM e.created_at) * 1000)::float8 AS created, d.status
+           FROM domain_events e
+           JOIN webhook_endpoints w ON w.organization_id = e.organization_id AND e.created_at >= w.created_at
+           LEFT JOIN webhook_deliveries d ON d.endpoint_id = w.id AND d.event_id = e.id
+          WHERE w.id = ANY($1::uuid[])`,
+        [endpointIds],
+      )) ?? [];
+    const missing = deliveries.filter((d) => d.id === null || d.status !== 'succeeded' || !receiver.firstSeen.has(d.id));
+    if (missing.length) failures.push(`${missing.length} of ${deliveries.length} domain events without a delivery the receiver got`);
+    const webhookMs = deliveries
+      .filter((d) => d.id !== null && receiver.firstSeen.has(d.id))
+      .map((d) => receiver.firstSeen.get(d.id)! - d.created)
+      .sort((a, b) => a - b);
+
+    // Lag, and each fault's recovery.
+    for (const fault of faults) {
+      const after = probes.filter((p) => p.at >= fault.at);
+      const recovered = after.find((p) => p.lagSeconds < LAG_UNDER_SECONDS);
+      fault.recoverySeconds = recovered ? round(recovered.at + recovered.lagSeconds - fault.at, 2) : null;
+      const window = probes.filter((p) => p.at + p.lagSeconds >= fault.at && p.at <= (recovered?.at ?? Infinity));
+      fault.maxLagSeconds = round(Math.max(0, ...window.map((p) => p.lagSeconds)), 2);
+      if (fault.recoverySeconds === null || fault.recoverySeconds > RECOVERY_GOAL_SECONDS)
+        failures.push(
+          `after ${fault.kind} at ${fault.at} s the lag was not under ${LAG_UNDER_SECONDS} s within ${RECOVERY_GOAL_SECONDS} s`,
+        );
+    }
+    const lags = probes.map((p) => p.lagSeconds).sort((a, b) => a - b);
+    const calm = probes
+      .filter((p) => !faults.some((f) => p.at + p.lagSeconds >= f.at && p.at <= f.at + (f.recoverySeconds ?? Infinity)))
+      .map((p) => p.lagSeconds)
+      .sort((a, b) => a - b);
+    const lagSummary = (xs: number[]) =>
+      xs.length
+        ? { probes: xs.length, p50: percentile(xs, 50), p95: percentile(xs, 95), p99: percentile(xs, 99), max: percentile(xs, 100) }
+        : null;
+
+    // Memory and size after the warm-up.
+    const warm = samples.filter((s) => s.seconds >= soakSeconds / 5);
+    const names = [...new Set(warm.flatMap((s) => Object.keys(s.memoryMiB)))];
+    const memory = Object.fromEntries(
+      names.map((name) => {
+        const values = warm.map((s) => s.memoryMiB[name]).filter((v): v is number => v !== undefined);
+        const throughout =
+          values.length === warm.length &&
+          !faults.some((f) => f.kind === 'postgres-restart' && name === 'postgres') &&
+          !(name === 'temporal-server' && faults.some((f) => f.kind === 'temporal-restart'));
+        return [
+          name,
+          {
+            first: values[0] ?? null,
+            last: values.at(-1) ?? null,
+            max: Math.max(...values),
+            growthPercent: growthPercent(values),
+            ranThroughout: throughout,
+          },
+        ];
+      }),
+    );
+    for (const [name, m] of Object.entries(memory))
+      if (m.ranThroughout && m.growthPercent !== null && m.growthPercent > FLAT_GOAL_PERCENT)
+        failures.push(`${name}'s memory grew ${m.growthPercent}% after the warm-up`);
+    const steadyGrowth = growthPercent(warm.map((s) => s.databaseMiB.steady));
+    if (steadyGrowth !== null && steadyGrowth > FLAT_GOAL_PERCENT)
+      failures.push(`the steady tables grew ${steadyGrowth}% after the warm-up`);
+    const first = warm[0];
+    const last = warm.at(-1);
+    const recordBytesPerEvent =
+      first && last && last.events > first.events
+        ? Math.round(((last.databaseMiB.records - first.databaseMiB.records) * 2 ** 20) / (last.events - first.events))
+        : null;
+
+    const { sessionMismatches: _mismatches, byTenant: _byTenant, ...counts } = load.counts;
+    return {
+      minutes: o.minutes,
+      fleet: { apis: apiUrls.length, workers: 2, tenants: TENANTS, drainShards: Number(fleet.env.AGENT_DRAIN_SHARDS) },
+      capacity: { eventsPerSecond: round(capacity), events: capacityEvents, seconds: round(capacitySeconds) },
+      rate: { targetEventsPerSecond: round(rate), achievedEventsPerSecond: round(offered) },
+      load: counts,
+      faults,
+      lag: {
+        all: lagSummary(lags),
+        outsideFaults: lagSummary(calm),
+        goal: `under ${LAG_UNDER_SECONDS} s within ${RECOVERY_GOAL_SECONDS} s of each fault`,
+      },
+      webhooks: {
+        deliveries: deliveries.length,
+        p50Ms: webhookMs.length ? percentile(webhookMs, 50) : null,
+        p95Ms: webhookMs.length ? percentile(webhookMs, 95) : null,
+      },
+      checks: {
+        sessionsMismatched: mismatched.length,
+        deliveriesMissing: missing.length,
+        charges,
+      },
+      memory: { afterWarmUp: memory, goalPercent: FLAT_GOAL_PERCENT },
+      database: {
+        steadyGrowthPercent: steadyGrowth,
+        recordBytesPerEvent,
+        first: first?.databaseMiB ?? null,
+        last: last?.databaseMiB ?? null,
+      },
+      timeline: samples,
+      failures,
+      seconds: round(at()),
+    };
+  } finally {
+    running = false;
+    await receiver.close();
+    await pool.end().catch(() => undefined);
+    await raw.end().catch(() => undefined);
+    await fleet.stop();
+  }
+}
