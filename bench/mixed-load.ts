@@ -67,6 +67,8 @@ export interface LoadCounts {
   sessionsVerified: number;
   sessionsDeleted: number;
   feedbackRecords: number;
+  /** Feedback records a retry found already made (409 `duplicate_external_id`, the record's id in the body). */
+  feedbackFoundByExternalId: number;
   recordings: number;
   recordingsVerified: number;
   /** Sessions found with fewer events, unprocessed events or a usage count other than its answers. */
@@ -107,6 +109,7 @@ export class MixedLoad {
     sessionsVerified: 0,
     sessionsDeleted: 0,
     feedbackRecords: 0,
+    feedbackFoundByExternalId: 0,
     recordings: 0,
     recordingsVerified: 0,
     sessionMismatches: [],
@@ -150,7 +153,8 @@ export class MixedLoad {
         const retry =
           res.status >= 500 || res.status === 429 || (res.status === 409 && parsed?.errorCode === 'idempotency_key_in_progress');
         if (!retry) {
-          if (res.status >= 400 && res.status !== 404) {
+          const known = res.status === 409 && parsed?.errorCode === 'duplicate_external_id';
+          if (res.status >= 400 && res.status !== 404 && !known) {
             this.counts.refused++;
             if (this.refusals.length < 20) this.refusals.push(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
           }
@@ -228,7 +232,11 @@ export class MixedLoad {
       { 'X-Service-Api-Key': tenant.apiKey, 'Idempotency-Key': externalId },
       { external_id: externalId, fields: [{ category: 'content', type: 'string', name: 'body', value: 'exports drop a column' }] },
     );
-    if (res.status !== 201) return;
+    // A retry after a fault may find the record made by the attempt whose answer was lost: the key
+    // was released when that attempt failed after the record's commit (a 5xx), and the 409 names the record.
+    const made = res.status === 409 && res.body?.errorCode === 'duplicate_external_id';
+    if (res.status !== 201 && !made) return;
+    if (made) this.counts.feedbackFoundByExternalId++;
     this.counts.feedbackRecords++;
     this.recordsToDelete.push({ tenant, id: String(res.body?.id) });
   }
@@ -324,7 +332,7 @@ export class MixedLoad {
 
   /**
    * Checks the ended sessions that are processed (events stored and processed, one usage record per
-   * answer; a session not processed yet waits for the next call) and deletes them through the API;
+   * answer, every analysis done; a session not processed yet waits for the next call) and deletes them through the API;
    * reads back the recordings' transcripts and deletes them, and deletes the feedback records. With
    * `all`, waits (up to `timeoutMs`) until every ended session is processed.
    */
@@ -333,22 +341,30 @@ export class MixedLoad {
     for (;;) {
       const ready = this.ended.filter((s) => s.id !== undefined);
       if (ready.length > 0) {
-        const { rows } = await this.pool.query<{ id: string; events: number; processed: number; units: number }>(
+        const { rows } = await this.pool.query<{ id: string; events: number; processed: number; units: number; unanalysed: number }>(
           `SELECT s.id,
                   (SELECT count(*)::int FROM agent_events e WHERE e.session_id = s.id) AS events,
-                  coalesce(s.processed_through_sequence, 0) AS processed,
-                  (SELECT count(*)::int FROM usage_records u WHERE u.session_id = s.id) AS units
+                  coalesce(s.processed_through_sequence, 0)::int AS processed,
+                  (SELECT count(*)::int FROM usage_records u WHERE u.session_id = s.id) AS units,
+                  (SELECT count(*)::int FROM agent_analysis_jobs j WHERE j.session_id = s.id AND j.status <> 'done') AS unanalysed
              FROM agent_sessions s WHERE s.id = ANY($1::uuid[])`,
           [ready.map((s) => s.id)],
         );
         const byId = new Map(rows.map((r) => [r.id, r]));
         for (const session of ready) {
           const row = byId.get(session.id!);
-          const done = row && row.processed >= session.sent;
+          // Processed, and every answer analysed (its credit debited): then it may be deleted.
+          const done = row && row.processed >= session.sent && row.unanalysed === 0;
           // Not processed yet: the next call looks again (the end of the run reports it as a mismatch).
           if (!done && !(o.all && Date.now() > deadline)) continue;
           this.ended.splice(this.ended.indexOf(session), 1);
-          if (!row || row.events !== session.sent || row.processed !== session.sent || row.units !== session.answers)
+          if (
+            !row ||
+            row.events !== session.sent ||
+            row.processed !== session.sent ||
+            row.units !== session.answers ||
+            row.unanalysed !== 0
+          )
             this.counts.sessionMismatches.push(
               `${session.externalId}: sent ${session.sent} (${session.answers} answers), stored ${JSON.stringify(row ?? null)}`,
             );
