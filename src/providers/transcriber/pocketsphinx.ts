@@ -10,6 +10,7 @@ import type { Utterance } from '../../domain/transcript.js';
 import { FfmpegTools } from '../../media/ffmpeg-tools.js';
 import { resolveFromRoot } from '../../paths.js';
 import { extractSpeech, TranscriberError, type Transcriber } from './types.js';
+import { pipInstallTarget } from '../../pip-install.js';
 
 const exec = promisify(execFile);
 export const POCKETSPHINX_VERSION = '5.1.1';
@@ -42,27 +43,14 @@ let installing: Promise<void> | undefined;
 /** Installs the pocketsphinx wheel into .tools/ once (PyPI is reachable where npm is). */
 export function ensurePocketSphinx(dir = POCKETSPHINX_DIR): Promise<void> {
   if (existsSync(path.join(dir, 'pocketsphinx', '__init__.py'))) return Promise.resolve();
-  installing ??= exec(
-    'python3',
-    [
-      '-m',
-      'pip',
-      'install',
-      '--quiet',
-      '--disable-pip-version-check',
-      '--no-deps',
-      '--target',
-      dir,
-      `pocketsphinx==${POCKETSPHINX_VERSION}`,
-    ],
-    {
-      timeout: 600_000,
-    },
-  )
-    .then(() => undefined)
-    .finally(() => {
-      installing = undefined;
-    });
+  installing ??= pipInstallTarget({
+    python: 'python3',
+    target: dir,
+    args: ['--no-deps', `pocketsphinx==${POCKETSPHINX_VERSION}`],
+    timeoutMs: 600_000,
+  }).finally(() => {
+    installing = undefined;
+  });
   return installing;
 }
 
