@@ -97,6 +97,8 @@ interface Sample {
   memoryMiB: Record<string, number>;
   databaseMiB: { intake: number; temporal: number; steady: number; records: number };
   events: number;
+  /** The slowest probe of the last SAMPLE_SECONDS. */
+  lagMaxSeconds: number;
 }
 
 interface Probe {
@@ -315,6 +317,7 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
               records: mib(sizes[0].records),
             },
             events: load.counts.events - eventsAtSoakStart,
+            lagMaxSeconds: Math.max(0, ...probes.filter((p) => p.at >= soakAt() - SAMPLE_SECONDS).map((p) => p.lagSeconds)),
           });
         }
         await sleep(SAMPLE_SECONDS * 1000);
@@ -360,6 +363,9 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
 
     // Faults: every fifth of the soak (at most every 10 minutes), the kinds in turn.
     const interval = Math.min(600, soakSeconds / 5);
+    /** Dropped replicas coming back (awaited before the end). */
+    const comeBacks: Promise<unknown>[] = [];
+    const comeBackErrors: string[] = [];
     const faulter = (async () => {
       for (let k = 1; k * interval <= soakSeconds - interval / 2; k++) {
         await sleep(Math.max(0, soakStart + k * interval * 1000 - Date.now()));
@@ -378,7 +384,11 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
           const victim = fleet.procs.find((p) => p.role === 'api' && p.child.exitCode === null && p.child.signalCode === null)!;
           await fleet.kill(victim);
           const port = Number(new URL(victim.url!).port);
-          void sleep(API_BACK_AFTER_MS).then(() => fleet.startApi(victim.name, port));
+          comeBacks.push(
+            sleep(API_BACK_AFTER_MS)
+              .then(() => fleet.startApi(victim.name, port))
+              .catch((error: unknown) => comeBackErrors.push(`${victim.name} did not come back: ${String(error)}`)),
+          );
         }
         faults.push({
           kind,
@@ -394,6 +404,7 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
     running = false;
     progress('the soak is over: finishing the open sessions');
     await faulter;
+    await Promise.all(comeBacks);
     await Promise.all([prober, settler, sampler]);
     const offered = (load.counts.events - eventsAtSoakStart) / soakSeconds;
     await load.drain();
@@ -413,7 +424,7 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
     while (!(await deliveriesDone()) && Date.now() - waitStart < SETTLE_TIMEOUT_MS) await sleep(500);
 
     // The checks.
-    const failures: string[] = [];
+    const failures: string[] = [...comeBackErrors];
     const mismatched = load.counts.sessionMismatches;
     if (mismatched.length)
       failures.push(`${mismatched.length} sessions lost events or were charged other than once: ${mismatched.slice(0, 5).join('; ')}`);
@@ -527,6 +538,8 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
       lag: {
         all: lagSummary(lags),
         outsideFaults: lagSummary(calm),
+        // The five slowest probes (seconds into the soak, lag): where the tail is.
+        worst: [...probes].sort((a, b) => b.lagSeconds - a.lagSeconds).slice(0, 5),
         goal: `under ${LAG_UNDER_SECONDS} s within ${RECOVERY_GOAL_SECONDS} s of each fault`,
       },
       webhooks: {
