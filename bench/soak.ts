@@ -30,23 +30,12 @@
  * A run whose checks find anything lost, counted twice or missing lists it in `failures`, and
  * `npm run bench` exits non-zero after writing the result.
  */
-import { randomUUID } from 'node:crypto';
-import { execFile } from 'node:child_process';
-import { mkdtemp, chmod, readFile } from 'node:fs/promises';
-import { createServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
-import pg from 'pg';
-import { createApplication, issueCredential } from '../src/agents/applications.js';
-import { createDatabasePool } from '../src/db/pool.js';
+import type pg from 'pg';
 import { sleep } from '../src/dev/net.js';
-import { createTestOrg } from '../harness/fixtures.js';
-import { startFleet, type Fleet, type FleetProc } from '../harness/fleet.js';
-import { userMessage } from '../harness/agents.js';
-import { MixedLoad, Replicas, type Tenant } from './mixed-load.js';
-import { percentile, postgresCpuMs, postgresMemoryMiB, postmasterPid, processCpuMs, processMemoryMiB } from './stats.js';
+import type { FleetProc } from '../harness/fleet.js';
+import { measureCapacity, probeLag, RAISED_RATE_LIMITS, startLoadFleet, type Probe as SentProbe } from './load-fleet.js';
+import { MixedLoad, type Tenant } from './mixed-load.js';
+import { percentile, postgresMemoryMiB, postmasterPid, processMemoryMiB } from './stats.js';
 
 const TENANTS = 4;
 const CAPACITY_SECONDS = 30;
@@ -117,72 +106,6 @@ interface FaultRecord {
   maxLagSeconds: number;
 }
 
-/**
- * A receiver that answers 200 at once and keeps when each webhook-id first arrived: over HTTPS, as
- * production requires of receivers, with a certificate made here that the fleet's processes trust
- * (NODE_EXTRA_CA_CERTS).
- */
-async function startReceiver(tls: {
-  key: Buffer;
-  cert: Buffer;
-}): Promise<{ url: string; firstSeen: Map<string, number>; close(): Promise<void> }> {
-  const firstSeen = new Map<string, number>();
-  const server = createServer(tls, (req, res) => {
-    req.resume();
-    req.on('end', () => {
-      const id = String(req.headers['webhook-id']);
-      if (!firstSeen.has(id)) firstSeen.set(id, Date.now());
-      res.writeHead(200).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `https://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
-    firstSeen,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-/** A self-signed certificate for 127.0.0.1 (openssl), its key and its PEM file's path. */
-async function receiverCertificate(dir: string): Promise<{ key: Buffer; cert: Buffer; certFile: string }> {
-  const keyFile = path.join(dir, 'receiver-key.pem');
-  const certFile = path.join(dir, 'receiver-cert.pem');
-  await promisify(execFile)('openssl', [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:P-256',
-    '-nodes',
-    '-days',
-    '2',
-    '-subj',
-    '/CN=soak receiver',
-    '-addext',
-    'subjectAltName=IP:127.0.0.1',
-    '-keyout',
-    keyFile,
-    '-out',
-    certFile,
-  ]);
-  return { key: await readFile(keyFile), cert: await readFile(certFile), certFile };
-}
-
-/** CPU milliseconds so far of each live process of the fleet, the Temporal server and PostgreSQL (the whole cluster). */
-async function fleetCpuMs(fleet: Fleet): Promise<Record<string, number>> {
-  const cpu: Record<string, number> = {};
-  for (const proc of fleet.procs.filter((p) => p.child.exitCode === null && p.child.signalCode === null))
-    cpu[proc.name] = await processCpuMs(proc.child.pid);
-  cpu['temporal-server'] = await processCpuMs(fleet.cluster.pid);
-  cpu.postgres = await postgresCpuMs(await postmasterPid(fleet.postgres.dataDir));
-  return cpu;
-}
-
 /** Growth in percent from the first half's mean to the second half's (null: too few values). */
 function growthPercent(values: number[]): number | null {
   if (values.length < 4) return null;
@@ -193,63 +116,17 @@ function growthPercent(values: number[]): number | null {
 }
 
 export async function benchSoak(o: { minutes: number }): Promise<Record<string, unknown>> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'intake-soak-'));
-  await chmod(dir, 0o755);
-  const tls = await receiverCertificate(dir);
-  progress(`starting the fleet in ${dir}`);
-  const fleet: Fleet = await startFleet({
-    dir,
-    apis: ['api-a', 'api-b'],
-    workers: ['worker-a', 'worker-b'],
-    extraEnv: {
-      // The receiver is on this machine.
-      WEBHOOK_ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8',
-      NODE_EXTRA_CA_CERTS: tls.certFile,
-      // The soak measures what survives faults, not the limits (the noisy-tenant benchmark does).
-      AGENT_INGEST_RATE_LIMIT_PER_MINUTE: '100000000',
-      FEEDBACK_RATE_LIMIT_PER_MINUTE: '100000000',
-      RECORDING_CREATE_RATE_LIMIT_PER_MINUTE: '100000000',
-      MANAGEMENT_RATE_LIMIT_PER_MINUTE: '100000000',
-      LOG_LEVEL: 'warn',
-    },
-  });
-  const pool = await createDatabasePool(fleet.databaseUrl, { poolSize: 2 });
-  const raw = new pg.Pool({ connectionString: fleet.databaseUrl, max: 4 });
-  raw.on('error', () => undefined);
-  const receiver = await startReceiver(tls);
-  const apiUrls = fleet.procs.filter((p) => p.role === 'api').map((p) => p.url!);
-  const replicas = new Replicas(apiUrls);
+  progress('starting the fleet');
+  // The soak measures what survives faults, not the limits (the noisy-tenant benchmark does).
+  const bench = await startLoadFleet({ name: 'soak', extraEnv: RAISED_RATE_LIMITS });
+  const { fleet, raw, receiver, apiUrls, replicas } = bench;
   let workerCount = fleet.procs.filter((p) => p.role === 'worker').length;
   const started = Date.now();
   const at = () => (Date.now() - started) / 1000;
   let running = false;
   try {
     const tenants: Tenant[] = [];
-    for (let i = 0; i < TENANTS; i++) {
-      const org = await createTestOrg(pool, { credits: 1_000_000_000 });
-      const app = await createApplication(pool, { organizationId: org.organizationId, name: 'soak', agentKey: 'soak' });
-      const { secret } = await issueCredential(pool, app);
-      const as = { 'X-Service-Api-Key': org.apiKey, 'content-type': 'application/json' };
-      const create = async <T>(what: string, body: unknown): Promise<T> => {
-        const res = await fetch(`${apiUrls[0]}/v3/rest/${what}`, { method: 'POST', headers: as, body: JSON.stringify(body) });
-        if (res.status !== 201) throw new Error(`POST ${what}: ${res.status} ${await res.text()}`);
-        return (await res.json()) as T;
-      };
-      const source = await create<{ id: string }>('feedback-sources', { name: 'Support', type: 'api' });
-      const endpoint = await create<{ id: string; secret: string }>('webhook-endpoints', {
-        url: receiver.url,
-        description: 'the soak receiver',
-      });
-      tenants.push({
-        organizationId: org.organizationId,
-        apiKey: org.apiKey,
-        agentKey: 'soak',
-        agentSecret: secret,
-        sourceId: source.id,
-        endpointId: endpoint.id,
-        endpointSecret: endpoint.secret,
-      });
-    }
+    for (let i = 0; i < TENANTS; i++) tenants.push(await bench.newTenant());
     const load = new MixedLoad(replicas, tenants, raw);
     const query = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[] | null> =>
       raw.query<R>(text, values).then(
@@ -259,22 +136,14 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
 
     // Capacity: the same mix, closed loop, then until all of it is processed.
     progress(`capacity: ${CAPACITY_SECONDS} s closed loop at concurrency ${CAPACITY_CONCURRENCY}`);
-    const capacityStart = performance.now();
-    const cpuBefore = await fleetCpuMs(fleet);
-    await load.runClosed({ concurrency: CAPACITY_CONCURRENCY, seconds: CAPACITY_SECONDS });
-    const capacityEvents = load.counts.events;
-    await load.finish();
-    await load.settle({ all: true, timeoutMs: SETTLE_TIMEOUT_MS });
-    const capacitySeconds = (performance.now() - capacityStart) / 1000;
-    const cpuAfter = await fleetCpuMs(fleet);
-    // Where the capacity went: each process's share of one core over the phase.
-    const capacityCores = Object.fromEntries(
-      Object.entries(cpuAfter).map(([name, ms]) => [name, round((ms - (cpuBefore[name] ?? 0)) / 1000 / capacitySeconds, 3)]),
-    );
-    const capacity = load.counts.events / capacitySeconds;
-    const rate = LOAD_SHARE * capacity;
+    const capacity = await measureCapacity(load, fleet, {
+      seconds: CAPACITY_SECONDS,
+      concurrency: CAPACITY_CONCURRENCY,
+      settleTimeoutMs: SETTLE_TIMEOUT_MS,
+    });
+    const rate = LOAD_SHARE * capacity.eventsPerSecond;
     progress(
-      `capacity ${Math.round(capacity)} events/s (${load.counts.events} events in ${capacitySeconds.toFixed(1)} s); soaking at ${Math.round(rate)} events/s for ${o.minutes} min`,
+      `capacity ${Math.round(capacity.eventsPerSecond)} events/s (${capacity.events} events in ${capacity.seconds} s); soaking at ${Math.round(rate)} events/s for ${o.minutes} min`,
     );
 
     // The soak.
@@ -284,9 +153,13 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
     const until = soakStart + soakSeconds * 1000;
     const eventsAtSoakStart = load.counts.events;
     const samples: Sample[] = [];
-    const probes: Probe[] = [];
     const faults: FaultRecord[] = [];
     running = true;
+
+    // The probe: its own session in the first tenant, one event a second.
+    const sent: SentProbe[] = [];
+    const prober = probeLag(load, raw, tenants[0]!, { everyMs: PROBE_SECONDS * 1000, running: () => running, probes: sent });
+    const probesNow = (): Probe[] => sent.map((p) => ({ at: round((p.sentAt - soakStart) / 1000, 2), lagSeconds: p.lagSeconds }));
 
     const sampler = (async () => {
       while (running) {
@@ -317,40 +190,15 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
               records: mib(sizes[0].records),
             },
             events: load.counts.events - eventsAtSoakStart,
-            lagMaxSeconds: Math.max(0, ...probes.filter((p) => p.at >= soakAt() - SAMPLE_SECONDS).map((p) => p.lagSeconds)),
+            lagMaxSeconds: Math.max(
+              0,
+              ...probesNow()
+                .filter((p) => p.at >= soakAt() - SAMPLE_SECONDS)
+                .map((p) => p.lagSeconds),
+            ),
           });
         }
         await sleep(SAMPLE_SECONDS * 1000);
-      }
-    })();
-
-    // The probe: its own session in the first tenant, one event a second.
-    const probeTenant = tenants[0]!;
-    const prober = (async () => {
-      let sequence = 0;
-      const session = `probe-${randomUUID()}`;
-      while (running) {
-        const next = sleep(PROBE_SECONDS * 1000);
-        sequence++;
-        const sentAt = Date.now();
-        const res = await load.send(
-          'POST',
-          '/v3/rest/agent-conversations/ingest',
-          { 'X-Service-Agent-Key': probeTenant.agentSecret },
-          { agentKey: probeTenant.agentKey, externalSessionId: session, events: [userMessage(sequence, `probe ${sequence}`)] },
-        );
-        if (res.status === 202) {
-          for (;;) {
-            const rows = await query<{ done: boolean }>(
-              `SELECT coalesce(processed_through_sequence, 0) >= $2 AS done FROM agent_sessions WHERE id = $1`,
-              [res.body?.sessionId, sequence],
-            );
-            if (rows?.[0]?.done) break;
-            await sleep(20);
-          }
-          probes.push({ at: round((sentAt - soakStart) / 1000, 2), lagSeconds: round((Date.now() - sentAt) / 1000, 3) });
-        }
-        await next;
       }
     })();
 
@@ -406,6 +254,7 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
     await faulter;
     await Promise.all(comeBacks);
     await Promise.all([prober, settler, sampler]);
+    const probes = probesNow();
     const offered = (load.counts.events - eventsAtSoakStart) / soakSeconds;
     await load.drain();
     await load.finish();
@@ -531,7 +380,7 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
     return {
       minutes: o.minutes,
       fleet: { apis: apiUrls.length, workers: 2, tenants: TENANTS, drainShards: Number(fleet.env.AGENT_DRAIN_SHARDS) },
-      capacity: { eventsPerSecond: round(capacity), events: capacityEvents, seconds: round(capacitySeconds), cores: capacityCores },
+      capacity,
       rate: { targetEventsPerSecond: round(rate), achievedEventsPerSecond: round(offered) },
       load: counts,
       faults,
@@ -565,9 +414,6 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
     };
   } finally {
     running = false;
-    await receiver.close();
-    await pool.end().catch(() => undefined);
-    await raw.end().catch(() => undefined);
-    await fleet.stop();
+    await bench.stop();
   }
 }
