@@ -15,8 +15,8 @@
  *    charged other than once (usage records and credits against the answers accepted), domain
  *    events without a delivery the receiver got, feedback records and recordings stored twice;
  *  - the processing lag (a probe: one event a second into a quiet session, from its POST until the
- *    session's watermark passes it), and after each fault how long until a probe's lag is under 2 s
- *    again (goal: RECOVERY_GOAL_SECONDS);
+ *    session's watermark passes it), and after each fault how long until the lag is under 2 s again
+ *    and stays there for STABLE_SECONDS (goal: RECOVERY_GOAL_SECONDS);
  *  - every process's memory (RSS; PostgreSQL's summed PSS) and the database's size every
  *    SAMPLE_SECONDS, and their growth after the warm-up (the first fifth): flat is at most
  *    FLAT_GOAL_PERCENT between the first and the second half of what follows it, for the processes
@@ -45,6 +45,8 @@ const SAMPLE_SECONDS = 10;
 const PROBE_SECONDS = 1;
 const LAG_UNDER_SECONDS = 2;
 const RECOVERY_GOAL_SECONDS = 60;
+/** A recovery holds for this long: the lag stays under LAG_UNDER_SECONDS. */
+const STABLE_SECONDS = 30;
 const FLAT_GOAL_PERCENT = 10;
 /** Flatness is judged on runs this long or longer: a shorter one's window is GC and autovacuum noise (it is reported, not judged). */
 const FLAT_JUDGED_FROM_MINUTES = 60;
@@ -319,8 +321,14 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
 
     // Lag, and each fault's recovery.
     for (const fault of faults) {
+      // Recovered: a probe under LAG_UNDER_SECONDS, and every probe of the STABLE_SECONDS after it too
+      // (a replaced worker joins, and its shards move, some seconds after the kill).
       const after = probes.filter((p) => p.at >= fault.at);
-      const recovered = after.find((p) => p.lagSeconds < LAG_UNDER_SECONDS);
+      const recovered = after.find(
+        (p) =>
+          p.lagSeconds < LAG_UNDER_SECONDS &&
+          after.every((q) => q.at < p.at || q.at > p.at + STABLE_SECONDS || q.lagSeconds < LAG_UNDER_SECONDS),
+      );
       fault.recoverySeconds = recovered ? round(recovered.at + recovered.lagSeconds - fault.at, 2) : null;
       const window = probes.filter((p) => p.at + p.lagSeconds >= fault.at && p.at <= (recovered?.at ?? Infinity));
       fault.maxLagSeconds = round(Math.max(0, ...window.map((p) => p.lagSeconds)), 2);
