@@ -237,7 +237,10 @@ export async function probeLag(
         const done = await raw
           .query<{
             done: boolean;
-          }>(`SELECT coalesce(processed_through_sequence, 0) >= $2 AS done FROM agent_sessions WHERE id = $1`, [res.body?.sessionId, sequence])
+          }>(`SELECT coalesce(processed_through_sequence, 0) >= $2 AS done FROM agent_sessions WHERE id = $1`, [
+            res.body?.sessionId,
+            sequence,
+          ])
           .then(
             (r) => r.rows[0]?.done === true,
             () => false,
@@ -248,5 +251,22 @@ export async function probeLag(
       o.probes.push({ sentAt, lagSeconds: round((Date.now() - sentAt) / 1000, 3) });
     }
     await next;
+  }
+}
+
+/** Waits until none of the endpoints' deliveries is pending (or `timeoutMs` has passed). */
+export async function untilDeliveriesMade(raw: pg.Pool, endpointIds: readonly string[], timeoutMs: number): Promise<void> {
+  const started = Date.now();
+  for (;;) {
+    const pending = await raw
+      .query<{
+        pending: number;
+      }>(`SELECT count(*)::int AS pending FROM webhook_deliveries WHERE endpoint_id = ANY($1::uuid[]) AND status = 'pending'`, [endpointIds])
+      .then(
+        (r) => r.rows[0]!.pending,
+        () => null,
+      );
+    if (pending === 0 || Date.now() - started > timeoutMs) return;
+    await sleep(500);
   }
 }

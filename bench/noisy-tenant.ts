@@ -16,7 +16,7 @@
  * without it.
  */
 import { sleep } from '../src/dev/net.js';
-import { measureCapacity, probeLag, startLoadFleet, type Probe } from './load-fleet.js';
+import { measureCapacity, probeLag, startLoadFleet, untilDeliveriesMade, type Probe } from './load-fleet.js';
 import { MixedLoad, type Tenant } from './mixed-load.js';
 import { percentile } from './stats.js';
 
@@ -91,15 +91,7 @@ export async function benchNoisyTenant(): Promise<Record<string, unknown>> {
     await load.settle({ all: true, timeoutMs: SETTLE_TIMEOUT_MS });
     // Every delivery due is made (or the wait ends).
     const endpointIds = tenants.map((t) => t.endpointId);
-    const waitStart = Date.now();
-    for (;;) {
-      const { rows } = await raw.query<{ pending: number }>(
-        `SELECT count(*)::int AS pending FROM webhook_deliveries WHERE endpoint_id = ANY($1::uuid[]) AND status = 'pending'`,
-        [endpointIds],
-      );
-      if (rows[0]!.pending === 0 || Date.now() - waitStart > SETTLE_TIMEOUT_MS) break;
-      await sleep(500);
-    }
+    await untilDeliveriesMade(raw, endpointIds, SETTLE_TIMEOUT_MS);
     const { rows: deliveries } = await raw.query<{ id: string; recorded: number; organizationId: string }>(
       `SELECT d.id, (extract(epoch FROM e.recorded_at) * 1000)::float8 AS recorded, e.organization_id AS "organizationId"
          FROM webhook_deliveries d JOIN domain_events e ON e.id = d.event_id

@@ -33,7 +33,14 @@
 import type pg from 'pg';
 import { sleep } from '../src/dev/net.js';
 import type { FleetProc } from '../harness/fleet.js';
-import { measureCapacity, probeLag, RAISED_RATE_LIMITS, startLoadFleet, type Probe as SentProbe } from './load-fleet.js';
+import {
+  measureCapacity,
+  probeLag,
+  RAISED_RATE_LIMITS,
+  startLoadFleet,
+  untilDeliveriesMade,
+  type Probe as SentProbe,
+} from './load-fleet.js';
 import { MixedLoad, type Tenant } from './mixed-load.js';
 import { percentile, postgresMemoryMiB, postmasterPid, processMemoryMiB } from './stats.js';
 
@@ -264,15 +271,7 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
 
     // Every delivery due is made (or the wait ends).
     const endpointIds = tenants.map((t) => t.endpointId);
-    const deliveriesDone = async () =>
-      (
-        await query<{ pending: number }>(
-          `SELECT count(*)::int AS pending FROM webhook_deliveries WHERE endpoint_id = ANY($1::uuid[]) AND status = 'pending'`,
-          [endpointIds],
-        )
-      )?.[0]?.pending === 0;
-    const waitStart = Date.now();
-    while (!(await deliveriesDone()) && Date.now() - waitStart < SETTLE_TIMEOUT_MS) await sleep(500);
+    await untilDeliveriesMade(raw, endpointIds, SETTLE_TIMEOUT_MS);
 
     // The checks.
     const failures: string[] = [...comeBackErrors];

@@ -12,7 +12,7 @@ import { composeEnvironments, onThisMachine } from './compose-env.js';
 import { TEST_OPERATOR_TOKEN, TEST_SIGNING_SECRET, testConfig } from './config.js';
 import { productionBuild } from './production-build.js';
 import { startTestS3, TEST_S3_CREDENTIALS, type TestS3 } from './s3.js';
-import { startTemporalCluster, type TemporalCluster } from './temporal-cluster.js';
+import { startTemporalCluster, stopChild, type TemporalCluster } from './temporal-cluster.js';
 import { httpStatus, waitFor } from './wait.js';
 
 /** A production process of the fleet (`node dist/src/main/...`), its output kept in `<dir>/<name>.log`. */
@@ -172,16 +172,7 @@ export async function startFleet(o: {
       postgres = await startLocalPostgres(pgOptions);
     },
     async stop() {
-      await Promise.all(
-        procs.map(async ({ child }) => {
-          if (child.exitCode !== null || child.signalCode !== null) return;
-          const exited = once(child, 'exit');
-          child.kill('SIGTERM');
-          const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-          await exited;
-          clearTimeout(timer);
-        }),
-      );
+      await Promise.all(procs.map(({ child }) => stopChild(child, 20_000)));
       await cluster.stop();
       await s3.stop();
       await postgres.stop();
