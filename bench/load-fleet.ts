@@ -14,12 +14,15 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import type { DatabasePool } from 'slonik';
+import { Connection, WorkflowClient } from '@temporalio/client';
 import { createApplication, issueCredential } from '../src/agents/applications.js';
+import { sessionShards } from '../src/db/repositories/agent-sessions.js';
+import { sessionDrainerWorkflowId } from '../workflows/session-drainer/contract.js';
 import { createDatabasePool } from '../src/db/pool.js';
 import { sleep } from '../src/dev/net.js';
 import { userMessage } from '../harness/agents.js';
 import { createTestOrg } from '../harness/fixtures.js';
-import { startFleet, type Fleet } from '../harness/fleet.js';
+import { startFleet, type Fleet, type FleetProc } from '../harness/fleet.js';
 import { MixedLoad, Replicas, type Tenant } from './mixed-load.js';
 import { postgresCpuMs, postmasterPid, processCpuMs } from './stats.js';
 
@@ -203,6 +206,32 @@ export async function measureCapacity(
   };
 }
 
+/**
+ * The live worker of the fleet whose drainer runs `sessionId`'s shard now (the last worker of its
+ * shard's pending drain call, from the shard's workflow), or null when none is known (the call is
+ * between two runs, or its worker is gone).
+ */
+export async function workerDrainingSession(load: LoadFleet, sessionId: string): Promise<FleetProc | null> {
+  const { fleet } = load;
+  const shards = Number(fleet.env.AGENT_DRAIN_SHARDS ?? 4);
+  const shard = (await sessionShards(load.pool, [sessionId], shards)).get(sessionId);
+  if (shard === undefined) return null;
+  const connection = await Connection.connect({ address: fleet.cluster.address });
+  try {
+    const client = new WorkflowClient({ connection, namespace: fleet.cluster.namespace });
+    const taskQueue = fleet.env.TEMPORAL_TASK_QUEUE ?? 'intake';
+    const described = await client.getHandle(sessionDrainerWorkflowId(taskQueue, shard, shards)).describe();
+    const identity = described.raw.pendingActivities?.[0]?.lastWorkerIdentity ?? '';
+    const pid = Number(identity.split('@')[0]);
+    return (
+      fleet.procs.find((p) => p.role === 'worker' && p.child.pid === pid && p.child.exitCode === null && p.child.signalCode === null) ??
+      null
+    );
+  } finally {
+    await connection.close();
+  }
+}
+
 export interface Probe {
   /** When the probe was sent (epoch ms). */
   sentAt: number;
@@ -218,7 +247,7 @@ export async function probeLag(
   load: MixedLoad,
   raw: pg.Pool,
   tenant: Tenant,
-  o: { everyMs: number; running: () => boolean; probes: Probe[] },
+  o: { everyMs: number; running: () => boolean; probes: Probe[]; session?: { id?: string } },
 ): Promise<void> {
   let sequence = 0;
   const session = `probe-${randomUUID()}`;
@@ -233,6 +262,7 @@ export async function probeLag(
       { agentKey: tenant.agentKey, externalSessionId: session, events: [userMessage(sequence, `probe ${sequence}`)] },
     );
     if (res.status === 202) {
+      if (o.session) o.session.id = res.body?.sessionId;
       for (;;) {
         const done = await raw
           .query<{
@@ -261,7 +291,9 @@ export async function untilDeliveriesMade(raw: pg.Pool, endpointIds: readonly st
     const pending = await raw
       .query<{
         pending: number;
-      }>(`SELECT count(*)::int AS pending FROM webhook_deliveries WHERE endpoint_id = ANY($1::uuid[]) AND status = 'pending'`, [endpointIds])
+      }>(`SELECT count(*)::int AS pending FROM webhook_deliveries WHERE endpoint_id = ANY($1::uuid[]) AND status = 'pending'`, [
+        endpointIds,
+      ])
       .then(
         (r) => r.rows[0]!.pending,
         () => null,

@@ -39,6 +39,7 @@ import {
   RAISED_RATE_LIMITS,
   startLoadFleet,
   untilDeliveriesMade,
+  workerDrainingSession,
   type Probe as SentProbe,
 } from './load-fleet.js';
 import { MixedLoad, type Tenant } from './mixed-load.js';
@@ -167,7 +168,13 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
 
     // The probe: its own session in the first tenant, one event a second.
     const sent: SentProbe[] = [];
-    const prober = probeLag(load, raw, tenants[0]!, { everyMs: PROBE_SECONDS * 1000, running: () => running, probes: sent });
+    const probeSession: { id?: string } = {};
+    const prober = probeLag(load, raw, tenants[0]!, {
+      everyMs: PROBE_SECONDS * 1000,
+      running: () => running,
+      probes: sent,
+      session: probeSession,
+    });
     const probesNow = (): Probe[] => sent.map((p) => ({ at: round((p.sentAt - soakStart) / 1000, 2), lagSeconds: p.lagSeconds }));
 
     const sampler = (async () => {
@@ -232,7 +239,12 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
         progress(`fault ${k}: ${kind}`);
         const t0 = performance.now();
         if (kind === 'worker-sigkill') {
-          const victim = fleet.procs.find((p) => p.role === 'worker' && p.child.exitCode === null && p.child.signalCode === null)!;
+          // The worker whose drainer holds the probe's shard: the recovery measured is the shard's
+          // hand-over to a live worker, not a coin's toss between the two.
+          const holder = probeSession.id ? await workerDrainingSession(bench, probeSession.id).catch(() => null) : null;
+          const victim =
+            holder ?? fleet.procs.find((p) => p.role === 'worker' && p.child.exitCode === null && p.child.signalCode === null)!;
+          progress(`killing ${victim.name}${holder ? " (it drains the probe's shard)" : ''}`);
           await fleet.kill(victim);
           await fleet.startWorker(`worker-${++workerCount}`);
         } else if (kind === 'postgres-restart') await fleet.restartPostgres();
@@ -319,10 +331,12 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
       .sort((a, b) => a - b);
 
     // Lag, and each fault's recovery.
-    for (const fault of faults) {
-      // Recovered: a probe under LAG_UNDER_SECONDS, and every probe of the STABLE_SECONDS after it too
-      // (a replaced worker joins, and its shards move, some seconds after the kill).
-      const after = probes.filter((p) => p.at >= fault.at);
+    for (const [k, fault] of faults.entries()) {
+      // Recovered: a probe under LAG_UNDER_SECONDS, and every probe of the STABLE_SECONDS after it
+      // too, up to the next fault (a replaced worker joins, and its shards move, some seconds after
+      // the kill).
+      const next = faults[k + 1]?.at ?? Infinity;
+      const after = probes.filter((p) => p.at >= fault.at && p.at < next);
       const recovered = after.find(
         (p) =>
           p.lagSeconds < LAG_UNDER_SECONDS &&
@@ -396,6 +410,8 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
         outsideFaults: lagSummary(calm),
         // The five slowest probes (seconds into the soak, lag): where the tail is.
         worst: [...probes].sort((a, b) => b.lagSeconds - a.lagSeconds).slice(0, 5),
+        // Every probe over LAG_UNDER_SECONDS, in time order (the first 200): when the lag was high.
+        over: probes.filter((p) => p.lagSeconds >= LAG_UNDER_SECONDS).slice(0, 200),
         goal: `under ${LAG_UNDER_SECONDS} s within ${RECOVERY_GOAL_SECONDS} s of each fault`,
       },
       webhooks: {

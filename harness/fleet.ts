@@ -180,7 +180,16 @@ export async function startFleet(o: {
       await rm(o.dir, { recursive: true, force: true });
     },
   };
-  await Promise.all(o.apis.map((name, i) => fleet.startApi(name, ports[i])));
-  await Promise.all(o.workers.map((name) => fleet.startWorker(name)));
+  try {
+    await Promise.all(o.apis.map((name, i) => fleet.startApi(name, ports[i])));
+    await Promise.all(o.workers.map((name) => fleet.startWorker(name)));
+  } catch (error) {
+    // A fleet that did not start leaves no process behind (its logs are kept for the message).
+    await Promise.all(procs.map(({ child }) => stopChild(child, 5_000)));
+    await cluster.stop();
+    await s3.stop();
+    await postgres.stop();
+    throw error;
+  }
   return fleet;
 }
