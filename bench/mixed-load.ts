@@ -59,6 +59,8 @@ interface Session {
 export interface LoadCounts {
   requests: number;
   retries: number;
+  /** Retries by what was answered: the status (and `errorCode` of a 4xx), or `connection` when none was. */
+  retriesBy: Record<string, number>;
   /** Requests Intake refused with a 4xx other than 409 in-progress and 429: the load's own bug or Intake's. */
   refused: number;
   events: number;
@@ -102,6 +104,7 @@ export class MixedLoad {
   readonly counts: LoadCounts = {
     requests: 0,
     retries: 0,
+    retriesBy: {},
     refused: 0,
     events: 0,
     answers: 0,
@@ -141,6 +144,7 @@ export class MixedLoad {
     this.counts.requests++;
     for (let attempt = 0; ; attempt++) {
       const url = this.replicas.pick();
+      let why = 'connection';
       try {
         const res = await fetch(`${url}${path}`, {
           method,
@@ -160,10 +164,12 @@ export class MixedLoad {
           }
           return { status: res.status, body: parsed };
         }
+        why = res.status < 500 ? `${res.status} ${parsed?.errorCode ?? ''}`.trim() : String(res.status);
       } catch (error) {
         if ((error as { cause?: { code?: string } }).cause?.code === 'ECONNREFUSED') this.replicas.markDown(url);
       }
       this.counts.retries++;
+      this.counts.retriesBy[why] = (this.counts.retriesBy[why] ?? 0) + 1;
       await sleep(RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)]!);
     }
   }

@@ -4,7 +4,10 @@
  * production rate limits), QUIET tenants send the mixed load (bench/mixed-load.ts) at the same rate
  * each, and in every other phase one more tenant sends ten times that rate (its ingest, feedback,
  * recordings and webhooks). Phases alternate without and with it, ROUNDS times each, PHASE_SECONDS
- * long, so that drift over the run falls on both sides.
+ * long, so that drift over the run falls on both sides. A third phase in each round is the control:
+ * the same extra load spread over NOISY_FACTOR more tenants at the quiet rate, so that what one
+ * tenant's concentration costs the others (fairness) shows apart from what the load itself costs
+ * them on a shared machine (capacity).
  *
  * The rate: the noisy phase's whole load is LOAD_SHARE of the capacity the mix measures first, in
  * the same run (so the quiet tenants alone are LOAD_SHARE × QUIET / (QUIET + 10) of it).
@@ -13,10 +16,11 @@
  * one event a second into a quiet session, from its POST until the watermark passes it) and the
  * webhook latency (each delivery of theirs whose domain event was recorded in the phase, from the
  * event until the receiver got it). Goal: with the noisy tenant, their p95s at most 1.2× those
- * without it.
+ * without it. Reported beside it: their p95s with the noisy tenant over those with the spread load
+ * (1.0: the one tenant costs the others no more than the same load from many).
  */
 import { sleep } from '../src/dev/net.js';
-import { measureCapacity, probeLag, startLoadFleet, untilDeliveriesMade, type Probe } from './load-fleet.js';
+import { fleetCpuMs, measureCapacity, probeLag, startLoadFleet, untilDeliveriesMade, type Probe } from './load-fleet.js';
 import { MixedLoad, type Tenant } from './mixed-load.js';
 import { percentile } from './stats.js';
 
@@ -35,10 +39,19 @@ const GOAL_RATIO = 1.2;
 const progress = (message: string) => process.stderr.write(`[noisy-tenant] ${new Date().toISOString()} ${message}\n`);
 const round = (value: number, digits = 2) => Number(value.toFixed(digits));
 
+type PhaseKind = 'without' | 'noisy' | 'spread';
+
+const cpuMsOfThisProcess = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
+
 interface Phase {
-  noisy: boolean;
+  kind: PhaseKind;
   from: number;
   to: number;
+  /** Each process's share of one core over the phase, this benchmark's own (the load, the probes, the receiver) included. */
+  cores: Record<string, number>;
 }
 
 export async function benchNoisyTenant(): Promise<Record<string, unknown>> {
@@ -50,7 +63,9 @@ export async function benchNoisyTenant(): Promise<Record<string, unknown>> {
     const quiet: Tenant[] = [];
     for (let i = 0; i < QUIET; i++) quiet.push(await bench.newTenant());
     const noisy = await bench.newTenant();
-    const tenants = [...quiet, noisy];
+    const spread: Tenant[] = [];
+    for (let i = 0; i < NOISY_FACTOR; i++) spread.push(await bench.newTenant());
+    const tenants = [...quiet, noisy, ...spread];
     const load = new MixedLoad(replicas, tenants, raw);
 
     progress(`capacity: ${CAPACITY_SECONDS} s closed loop at concurrency ${CAPACITY_CONCURRENCY}`);
@@ -74,16 +89,24 @@ export async function benchNoisyTenant(): Promise<Record<string, unknown>> {
     })();
 
     const phases: Phase[] = [];
-    for (let round = 0; round < ROUNDS; round++)
-      for (const withNoisy of [false, true]) {
+    for (let r = 0; r < ROUNDS; r++)
+      for (const kind of ['without', 'noisy', 'spread'] as const) {
         const from = Date.now();
-        progress(`round ${round + 1}: ${withNoisy ? 'with' : 'without'} the noisy tenant`);
+        const cpuBefore: Record<string, number> = { ...(await fleetCpuMs(fleet)), bench: cpuMsOfThisProcess() };
+        progress(
+          `round ${r + 1}: ${{ without: 'the quiet tenants alone', noisy: 'with the noisy tenant', spread: `with ${NOISY_FACTOR} more quiet tenants (the same load spread)` }[kind]}`,
+        );
         await load.run({
-          eventsPerSecond: perQuiet * (QUIET + (withNoisy ? NOISY_FACTOR : 0)),
+          eventsPerSecond: perQuiet * (QUIET + (kind === 'without' ? 0 : NOISY_FACTOR)),
           until: from + PHASE_SECONDS * 1000,
-          weights: [...quiet.map(() => 1), withNoisy ? NOISY_FACTOR : 0],
+          weights: [...quiet.map(() => 1), kind === 'noisy' ? NOISY_FACTOR : 0, ...spread.map(() => (kind === 'spread' ? 1 : 0))],
         });
-        phases.push({ noisy: withNoisy, from: from + PHASE_SETTLE_SECONDS * 1000, to: Date.now() });
+        const to = Date.now();
+        const cpuAfter = { ...(await fleetCpuMs(fleet)), bench: cpuMsOfThisProcess() };
+        const cores = Object.fromEntries(
+          Object.entries(cpuAfter).map(([name, ms]) => [name, round((ms - (cpuBefore[name] ?? 0)) / (to - from), 3)]),
+        );
+        phases.push({ kind, from: from + PHASE_SETTLE_SECONDS * 1000, to, cores });
       }
     running = false;
     await Promise.all([...probers, settler]);
@@ -114,8 +137,8 @@ export async function benchNoisyTenant(): Promise<Record<string, unknown>> {
             50,
           )
         : null;
-    const measure = (withNoisy: boolean) => {
-      const windows = phases.filter((p) => p.noisy === withNoisy);
+    const measure = (kind: PhaseKind) => {
+      const windows = phases.filter((p) => p.kind === kind);
       const inside = (t: number) => windows.some((w) => t >= w.from && t < w.to);
       const lags = probes
         .flat()
@@ -129,8 +152,9 @@ export async function benchNoisyTenant(): Promise<Record<string, unknown>> {
         webhookMs: { deliveries: webhooks.length, p50: p50(webhooks), p95: p95(webhooks) },
       };
     };
-    const without = measure(false);
-    const withNoisy = measure(true);
+    const without = measure('without');
+    const withNoisy = measure('noisy');
+    const withSpread = measure('spread');
     const ratio = (a: number | null, b: number | null) => (a !== null && b !== null && b > 0 ? round(a / b) : null);
     const lagRatio = ratio(withNoisy.lagMs.p95, without.lagMs.p95);
     const webhookRatio = ratio(withNoisy.webhookMs.p95, without.webhookMs.p95);
@@ -147,10 +171,21 @@ export async function benchNoisyTenant(): Promise<Record<string, unknown>> {
       capacity,
       rate: { quietTenantEventsPerSecond: round(perQuiet, 1), noisyTenantEventsPerSecond: round(perQuiet * NOISY_FACTOR, 1) },
       eventsByTenant: Object.fromEntries(
-        tenants.map((t, i) => [i < QUIET ? `quiet-${i + 1}` : 'noisy', byTenant[t.organizationId]!.events]),
+        tenants.map((t, i) => [
+          i < QUIET ? `quiet-${i + 1}` : i === QUIET ? 'noisy' : `spread-${i - QUIET}`,
+          byTenant[t.organizationId]!.events,
+        ]),
       ),
-      quiet: { without, with: withNoisy },
-      ratios: { lagP95: lagRatio, webhookP95: webhookRatio },
+      quiet: { without, with: withNoisy, withSpread },
+      // Where the machine's two cores went in each phase (shares of one core).
+      phases: phases.map((p) => ({ kind: p.kind, seconds: round((p.to - p.from) / 1000, 1), cores: p.cores })),
+      // With the noisy tenant over without it (the goal's), and over the same load spread (fairness).
+      ratios: {
+        lagP95: lagRatio,
+        webhookP95: webhookRatio,
+        lagP95OverSpread: ratio(withNoisy.lagMs.p95, withSpread.lagMs.p95),
+        webhookP95OverSpread: ratio(withNoisy.webhookMs.p95, withSpread.webhookMs.p95),
+      },
       goals: {
         ratio: GOAL_RATIO,
         lagP95Holds: lagRatio !== null && lagRatio <= GOAL_RATIO,

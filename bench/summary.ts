@@ -53,7 +53,7 @@ const cpuMs = (value: number) => (value < 1 ? `${n(value, 3)} ms` : ms(value));
 const HEADLINES: Record<string, (r: BenchResult) => Headline[]> = {
   'noisy-tenant': (r) => [
     {
-      figure: `quiet tenants beside one sending ${n(at(r, 'noisyFactor'))}× their load: lag p95 ${ms(at(r, 'quiet.with.lagMs.p95'))} (without it ${ms(at(r, 'quiet.without.lagMs.p95'))}), webhook p95 ${ms(at(r, 'quiet.with.webhookMs.p95'))} (without it ${ms(at(r, 'quiet.without.webhookMs.p95'))}); goal ≤ ${n(at(r, 'goals.ratio'), 1)}× for both`,
+      figure: `quiet tenants beside one sending ${n(at(r, 'noisyFactor'))}× their load: lag p95 ${ms(at(r, 'quiet.with.lagMs.p95'))} (without it ${ms(at(r, 'quiet.without.lagMs.p95'))}), webhook p95 ${ms(at(r, 'quiet.with.webhookMs.p95'))} (without it ${ms(at(r, 'quiet.without.webhookMs.p95'))}); goal ≤ ${n(at(r, 'goals.ratio'), 1)}× for both; the same extra load from ${n(at(r, 'noisyFactor'))} tenants: lag p95 ${ms(at(r, 'quiet.withSpread.lagMs.p95'))}, webhook p95 ${ms(at(r, 'quiet.withSpread.webhookMs.p95'))}`,
       limit: `the same quiet load without the noisy tenant, same run (lag p95 ratio ${n(at(r, 'ratios.lagP95'), 2, 2)}×, webhook p95 ratio ${n(at(r, 'ratios.webhookP95'), 2, 2)}×)`,
       ratio: Math.max(at(r, 'ratios.lagP95'), at(r, 'ratios.webhookP95')),
     },
