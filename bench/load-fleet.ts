@@ -16,13 +16,14 @@ import pg from 'pg';
 import type { DatabasePool } from 'slonik';
 import { Connection, WorkflowClient } from '@temporalio/client';
 import { createApplication, issueCredential } from '../src/agents/applications.js';
+import { loadConfig } from '../src/config.js';
 import { sessionShards } from '../src/db/repositories/agent-sessions.js';
 import { sessionDrainerWorkflowId } from '../workflows/session-drainer/contract.js';
 import { createDatabasePool } from '../src/db/pool.js';
 import { sleep } from '../src/dev/net.js';
 import { userMessage } from '../harness/agents.js';
 import { createTestOrg } from '../harness/fixtures.js';
-import { startFleet, type Fleet, type FleetProc } from '../harness/fleet.js';
+import { isRunning, startFleet, type Fleet, type FleetProc } from '../harness/fleet.js';
 import { MixedLoad, Replicas, type Tenant } from './mixed-load.js';
 import { postgresCpuMs, postmasterPid, processCpuMs } from './stats.js';
 
@@ -163,11 +164,15 @@ export async function startLoadFleet(o: { name: string; extraEnv?: Record<string
 /** CPU milliseconds so far of each live process of the fleet, the Temporal server and PostgreSQL (the whole cluster). */
 export async function fleetCpuMs(fleet: Fleet): Promise<Record<string, number>> {
   const cpu: Record<string, number> = {};
-  for (const proc of fleet.procs.filter((p) => p.child.exitCode === null && p.child.signalCode === null))
-    cpu[proc.name] = await processCpuMs(proc.child.pid);
+  for (const proc of fleet.procs.filter(isRunning)) cpu[proc.name] = await processCpuMs(proc.child.pid);
   cpu['temporal-server'] = await processCpuMs(fleet.cluster.pid);
   cpu.postgres = await postgresCpuMs(await postmasterPid(fleet.postgres.dataDir));
   return cpu;
+}
+
+/** Each process's share of one core between two readings of CPU milliseconds (fleetCpuMs) `wallMs` apart. */
+export function coresBetween(before: Record<string, number>, after: Record<string, number>, wallMs: number): Record<string, number> {
+  return Object.fromEntries(Object.entries(after).map(([name, ms]) => [name, round((ms - (before[name] ?? 0)) / wallMs, 3)]));
 }
 
 export interface Capacity {
@@ -200,9 +205,7 @@ export async function measureCapacity(
     eventsPerSecond: round(events / seconds),
     events,
     seconds: round(seconds),
-    cores: Object.fromEntries(
-      Object.entries(cpuAfter).map(([name, ms]) => [name, round((ms - (cpuBefore[name] ?? 0)) / 1000 / seconds, 3)]),
-    ),
+    cores: coresBetween(cpuBefore, cpuAfter, seconds * 1000),
   };
 }
 
@@ -213,20 +216,18 @@ export async function measureCapacity(
  */
 export async function workerDrainingSession(load: LoadFleet, sessionId: string): Promise<FleetProc | null> {
   const { fleet } = load;
-  const shards = Number(fleet.env.AGENT_DRAIN_SHARDS ?? 4);
+  // The shard count and the task queue the fleet's workers run with (their environment, read as they read it).
+  const config = loadConfig(fleet.env);
+  const shards = config.agents.drainShards;
   const shard = (await sessionShards(load.pool, [sessionId], shards)).get(sessionId);
   if (shard === undefined) return null;
   const connection = await Connection.connect({ address: fleet.cluster.address });
   try {
     const client = new WorkflowClient({ connection, namespace: fleet.cluster.namespace });
-    const taskQueue = fleet.env.TEMPORAL_TASK_QUEUE ?? 'intake';
-    const described = await client.getHandle(sessionDrainerWorkflowId(taskQueue, shard, shards)).describe();
+    const described = await client.getHandle(sessionDrainerWorkflowId(config.temporal.taskQueue, shard, shards)).describe();
     const identity = described.raw.pendingActivities?.[0]?.lastWorkerIdentity ?? '';
     const pid = Number(identity.split('@')[0]);
-    return (
-      fleet.procs.find((p) => p.role === 'worker' && p.child.pid === pid && p.child.exitCode === null && p.child.signalCode === null) ??
-      null
-    );
+    return fleet.procs.find((p) => p.role === 'worker' && p.child.pid === pid && isRunning(p)) ?? null;
   } finally {
     await connection.close();
   }

@@ -20,7 +20,7 @@
  * (1.0: the one tenant costs the others no more than the same load from many).
  */
 import { sleep } from '../src/dev/net.js';
-import { fleetCpuMs, measureCapacity, probeLag, startLoadFleet, untilDeliveriesMade, type Probe } from './load-fleet.js';
+import { coresBetween, fleetCpuMs, measureCapacity, probeLag, startLoadFleet, untilDeliveriesMade, type Probe } from './load-fleet.js';
 import { MixedLoad, type Tenant } from './mixed-load.js';
 import { percentile } from './stats.js';
 
@@ -92,7 +92,7 @@ export async function benchNoisyTenant(): Promise<Record<string, unknown>> {
     for (let r = 0; r < ROUNDS; r++)
       for (const kind of ['without', 'noisy', 'spread'] as const) {
         const from = Date.now();
-        const cpuBefore: Record<string, number> = { ...(await fleetCpuMs(fleet)), bench: cpuMsOfThisProcess() };
+        const cpuBefore = { ...(await fleetCpuMs(fleet)), bench: cpuMsOfThisProcess() };
         progress(
           `round ${r + 1}: ${{ without: 'the quiet tenants alone', noisy: 'with the noisy tenant', spread: `with ${NOISY_FACTOR} more quiet tenants (the same load spread)` }[kind]}`,
         );
@@ -103,10 +103,7 @@ export async function benchNoisyTenant(): Promise<Record<string, unknown>> {
         });
         const to = Date.now();
         const cpuAfter = { ...(await fleetCpuMs(fleet)), bench: cpuMsOfThisProcess() };
-        const cores = Object.fromEntries(
-          Object.entries(cpuAfter).map(([name, ms]) => [name, round((ms - (cpuBefore[name] ?? 0)) / (to - from), 3)]),
-        );
-        phases.push({ kind, from: from + PHASE_SETTLE_SECONDS * 1000, to, cores });
+        phases.push({ kind, from: from + PHASE_SETTLE_SECONDS * 1000, to, cores: coresBetween(cpuBefore, cpuAfter, to - from) });
       }
     running = false;
     await Promise.all([...probers, settler]);

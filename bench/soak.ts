@@ -32,7 +32,7 @@
  */
 import type pg from 'pg';
 import { sleep } from '../src/dev/net.js';
-import type { FleetProc } from '../harness/fleet.js';
+import { isRunning } from '../harness/fleet.js';
 import {
   measureCapacity,
   probeLag,
@@ -180,7 +180,7 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
     const sampler = (async () => {
       while (running) {
         const memoryMiB: Record<string, number> = {};
-        for (const proc of fleet.procs.filter((p: FleetProc) => p.child.exitCode === null && p.child.signalCode === null)) {
+        for (const proc of fleet.procs.filter(isRunning)) {
           const m = await processMemoryMiB(proc.child.pid);
           if (m) memoryMiB[proc.name] = round(m.rss);
         }
@@ -242,15 +242,14 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
           // The worker whose drainer holds the probe's shard: the recovery measured is the shard's
           // hand-over to a live worker, not a coin's toss between the two.
           const holder = probeSession.id ? await workerDrainingSession(bench, probeSession.id).catch(() => null) : null;
-          const victim =
-            holder ?? fleet.procs.find((p) => p.role === 'worker' && p.child.exitCode === null && p.child.signalCode === null)!;
+          const victim = holder ?? fleet.procs.find((p) => p.role === 'worker' && isRunning(p))!;
           progress(`killing ${victim.name}${holder ? " (it drains the probe's shard)" : ''}`);
           await fleet.kill(victim);
           await fleet.startWorker(`worker-${++workerCount}`);
         } else if (kind === 'postgres-restart') await fleet.restartPostgres();
         else if (kind === 'temporal-restart') await fleet.cluster.restart();
         else {
-          const victim = fleet.procs.find((p) => p.role === 'api' && p.child.exitCode === null && p.child.signalCode === null)!;
+          const victim = fleet.procs.find((p) => p.role === 'api' && isRunning(p))!;
           await fleet.kill(victim);
           const port = Number(new URL(victim.url!).port);
           comeBacks.push(

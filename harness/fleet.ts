@@ -57,6 +57,11 @@ export interface Fleet {
   stop(): Promise<void>;
 }
 
+/** Whether a process of the fleet is still running (neither exited nor killed by a signal). */
+export function isRunning(proc: FleetProc): boolean {
+  return proc.child.exitCode === null && proc.child.signalCode === null;
+}
+
 export async function startFleet(o: {
   /** Where the processes' logs, PostgreSQL's data and the cluster's files go (deleted by stop). */
   dir: string;
@@ -134,6 +139,13 @@ export async function startFleet(o: {
       await waitFor(async () => (await httpStatus(url)) === 200, 60_000),
       `${proc.name} is not ready (see ${o.dir}/${proc.name}.log)`,
     );
+  /** Stops every process (SIGTERM, SIGKILL after `graceMs`), then the Temporal server, the bucket and PostgreSQL. */
+  const stopAll = async (graceMs: number) => {
+    await Promise.all(procs.map(({ child }) => stopChild(child, graceMs)));
+    await cluster.stop();
+    await s3.stop();
+    await postgres.stop();
+  };
   const fleet: Fleet = {
     dir: o.dir,
     get postgres() {
@@ -162,7 +174,7 @@ export async function startFleet(o: {
     },
     async kill(proc, signal = 'SIGKILL') {
       const { child } = proc;
-      if (child.exitCode !== null || child.signalCode !== null) return;
+      if (!isRunning(proc)) return;
       const exited = once(child, 'exit');
       child.kill(signal);
       await exited;
@@ -172,10 +184,7 @@ export async function startFleet(o: {
       postgres = await startLocalPostgres(pgOptions);
     },
     async stop() {
-      await Promise.all(procs.map(({ child }) => stopChild(child, 20_000)));
-      await cluster.stop();
-      await s3.stop();
-      await postgres.stop();
+      await stopAll(20_000);
       await rm(postgres.dataDir, { recursive: true, force: true });
       await rm(o.dir, { recursive: true, force: true });
     },
@@ -185,10 +194,7 @@ export async function startFleet(o: {
     await Promise.all(o.workers.map((name) => fleet.startWorker(name)));
   } catch (error) {
     // A fleet that did not start leaves no process behind (its logs are kept for the message).
-    await Promise.all(procs.map(({ child }) => stopChild(child, 5_000)));
-    await cluster.stop();
-    await s3.stop();
-    await postgres.stop();
+    await stopAll(5_000);
     throw error;
   }
   return fleet;

@@ -48,6 +48,7 @@ describe('a rolling upgrade from the previous release, with work in flight', fun
   let env: Record<string, string>;
   let oldUrl: string;
   const children: ChildProcess[] = [];
+  let db: pg.Client | undefined;
 
   const launch = (name: string, cwd: string, node: string, args: string[], extra: Record<string, string> = {}) => {
     const log = createWriteStream(path.join(dir, `${name}.log`));
@@ -130,6 +131,10 @@ describe('a rolling upgrade from the previous release, with work in flight', fun
       METRICS_PORT: 'off',
       HOST: '127.0.0.1',
       AGENT_WORKFLOW_SIGNAL_SECONDS: '0',
+      // An activity task the server hands the old worker's poll as that worker stops is never run there:
+      // it comes back after its heartbeat timeout (CI saw an encode wait out the default 120 s). Both
+      // versions read this setting; 5 s keeps that retry inside the waits below.
+      MEDIA_HEARTBEAT_TIMEOUT_SECONDS: '5',
     };
     await writeTone(path.join(dir, 'tone.wav'), { seconds: 2 });
   });
@@ -137,6 +142,7 @@ describe('a rolling upgrade from the previous release, with work in flight', fun
   after(async function () {
     this.timeout(120_000);
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await db?.end().catch(() => undefined);
     await temporal?.connection.close();
     await cluster?.stop();
     await postgres?.stop();
@@ -234,7 +240,9 @@ describe('a rolling upgrade from the previous release, with work in flight', fun
       PORT: String(newPort),
     });
     await ready('api-new', newUrl);
-    const db = new pg.Client({ connectionString: postgres.url('intake') });
+    db = new pg.Client({ connectionString: postgres.url('intake') });
+    // A failing assertion leaves it open until after(), which stops PostgreSQL under it.
+    db.on('error', () => undefined);
     await db.connect();
     assert.deepEqual(
       await appliedMigrations(postgres.url('intake')),
@@ -315,7 +323,7 @@ describe('a rolling upgrade from the previous release, with work in flight', fun
         120_000,
       );
       if (recording.body.asset?.status !== 'completed')
-        assert.fail(`${JSON.stringify(recording.body.asset)} ${await mediaDiagnosis(u.recordingId)}`);
+        assert.fail(`recording ${u.recordingId}: ${JSON.stringify(recording.body.asset)} ${await mediaDiagnosis(u.recordingId)}`);
       // The link names PUBLIC_BASE_URL (the old API's address here): the new one answers it.
       const link = new URL(recording.body.asset.url as string);
       const media = await fetch(`${newUrl}${link.pathname}${link.search}`, { headers: { Range: 'bytes=0-15' } });
@@ -324,7 +332,6 @@ describe('a rolling upgrade from the previous release, with work in flight', fun
     }
     const renditions = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM recordings WHERE asset_status = 'completed'");
     assert.equal(renditions.rows[0]!.n, 3);
-    await db.end();
     const failed: string[] = [];
     for await (const w of temporal.workflow.list({
       query: 'ExecutionStatus = "Failed" OR ExecutionStatus = "Terminated" OR ExecutionStatus = "TimedOut"',
