@@ -132,7 +132,7 @@ describe('a rolling upgrade from the previous release, with work in flight', fun
       HOST: '127.0.0.1',
       AGENT_WORKFLOW_SIGNAL_SECONDS: '0',
       // An activity task the server hands the old worker's poll as that worker stops is never run there:
-      // it comes back after its heartbeat timeout (CI saw an encode wait out the default 120 s). Both
+      // it comes back after its heartbeat timeout (temporalio/sdk-rust#1080; CI saw an encode wait out the default 120 s). Both
       // versions read this setting; 5 s keeps that retry inside the waits below.
       MEDIA_HEARTBEAT_TIMEOUT_SECONDS: '5',
     };
