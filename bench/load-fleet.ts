@@ -161,11 +161,12 @@ export async function startLoadFleet(o: { name: string; extraEnv?: Record<string
   };
 }
 
-/** CPU milliseconds so far of each live process of the fleet, the Temporal server and PostgreSQL (the whole cluster). */
+/** CPU milliseconds so far of each live process of the fleet, the Temporal server, PgBouncer and PostgreSQL (the whole cluster). */
 export async function fleetCpuMs(fleet: Fleet): Promise<Record<string, number>> {
   const cpu: Record<string, number> = {};
   for (const proc of fleet.procs.filter(isRunning)) cpu[proc.name] = await processCpuMs(proc.child.pid);
   cpu['temporal-server'] = await processCpuMs(fleet.cluster.pid);
+  cpu.pgbouncer = await processCpuMs(fleet.pgbouncer.pid);
   cpu.postgres = await postgresCpuMs(await postmasterPid(fleet.postgres.dataDir));
   return cpu;
 }

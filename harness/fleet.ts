@@ -10,6 +10,7 @@ import { startLocalPostgres, type LocalPostgres, type LocalPostgresOptions } fro
 import { PROJECT_ROOT } from '../src/paths.js';
 import { composeEnvironments, onThisMachine } from './compose-env.js';
 import { TEST_OPERATOR_TOKEN, TEST_SIGNING_SECRET, testConfig } from './config.js';
+import { startPgbouncer, type Pgbouncer } from './pgbouncer.js';
 import { productionBuild } from './production-build.js';
 import { startTestS3, TEST_S3_CREDENTIALS, type TestS3 } from './s3.js';
 import { startTemporalCluster, stopChild, type TemporalCluster } from './temporal-cluster.js';
@@ -28,13 +29,15 @@ export interface FleetProc {
 
 /**
  * The fleet on one machine, as processes, the way docker-compose.yml runs it: PostgreSQL (fsync on),
- * the production Temporal server on it, the bucket (moto), API replicas and workers from the
+ * PgBouncer in transaction mode in front of it (the processes' pools), the production Temporal server on it, the bucket (moto), API replicas and workers from the
  * `npm run build` output with the environment the compose file gives the api and worker services.
  * The fleet test (test/topology/fleet.test.ts) and the soak benchmark (bench/soak.ts) run on it.
  */
 export interface Fleet {
   dir: string;
   readonly postgres: LocalPostgres;
+  /** The processes' pools go through it (DATABASE_URL); migrations, LISTEN and upload locks go straight to PostgreSQL (DATABASE_SESSION_URL). */
+  pgbouncer: Pgbouncer;
   cluster: TemporalCluster;
   s3: TestS3;
   /** The environment every API and worker process gets. */
@@ -92,6 +95,14 @@ export async function startFleet(o: {
   await admin.connect();
   await admin.query("CREATE ROLE intake LOGIN SUPERUSER PASSWORD 'intake'");
   await admin.end();
+  // docker-compose.yml's pgbouncer service: its configuration, in front of this PostgreSQL (which
+  // keeps its port across restarts, so PgBouncer follows one).
+  const pgbouncer = await startPgbouncer({
+    dir: path.join(o.dir, 'pgbouncer'),
+    postgres: new URL(postgres.url('intake')).host,
+    user: 'intake',
+    password: 'intake',
+  });
   // What a fleet shares: PostgreSQL, Temporal and the bucket (uploads and media). The processes get
   // the environment docker-compose.yml gives the api and worker services (its required variables
   // set here), with the compose network's addresses replaced by this machine's.
@@ -114,6 +125,7 @@ export async function startFleet(o: {
   const env = {
     ...onThisMachine(compose.api, {
       'postgres:5432': new URL(postgres.url('intake')).host,
+      'pgbouncer:6432': pgbouncer.address,
       'temporal:7233': cluster.address,
       'seaweedfs:8333': new URL(s3.endpoint).host,
     }),
@@ -144,6 +156,7 @@ export async function startFleet(o: {
     await Promise.all(procs.map(({ child }) => stopChild(child, graceMs)));
     await cluster.stop();
     await s3.stop();
+    await pgbouncer.stop();
     await postgres.stop();
   };
   const fleet: Fleet = {
@@ -151,6 +164,7 @@ export async function startFleet(o: {
     get postgres() {
       return postgres;
     },
+    pgbouncer,
     cluster,
     s3,
     env,

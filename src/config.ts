@@ -58,6 +58,18 @@ export const envSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
     .optional()
     .meta({ description: '`postgres://…`; unset under `npm start` means embedded PostgreSQL; required by `start:api`/`start:worker`' }),
+  DATABASE_SESSION_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional()
+    .meta({
+      description:
+        "a session connection to DATABASE_URL's database (PostgreSQL itself, or a session-mode pooler) for what a transaction pooler cannot carry: migrations (a session advisory lock, `CREATE INDEX CONCURRENTLY`), LISTEN (the drainers' and webhook senders' wake-ups) and the tus upload locks (session advisory locks). Unset: DATABASE_URL. Required with `DATABASE_POOL_MODE=transaction`",
+    }),
+  DATABASE_POOL_MODE: z.enum(['session', 'transaction']).default('session').meta({
+    description:
+      '`transaction`: DATABASE_URL is a transaction-mode pooler (PgBouncer 1.21 or later with `max_prepared_statements` above 0: the hot statements are named prepared statements). The pool then sends no timeouts in its startup packet, which a pooler refuses: the pooler sets `DATABASE_STATEMENT_TIMEOUT_MS` and the idle-in-transaction timeout on its server connections (`connect_query`, as deploy/pgbouncer/pgbouncer.ini does), and the API and worker log a warning at start when statements through it have no timeout',
+  }),
   DATABASE_POOL_SIZE: positiveInt.max(200).default(10).meta({ description: 'connections per process' }),
   DATABASE_STATEMENT_TIMEOUT_MS: positiveInt.default(30_000).meta({ description: 'statement timeout' }),
   DEV_POSTGRES_PORT: port.default(54329).meta({ description: 'port of the embedded PostgreSQL (`npm start` only)' }),
@@ -552,7 +564,17 @@ export interface Config {
   codecServer: { host: string; port: number; allowedOrigins: string[]; token: string | undefined; extraHosts: string[] };
   logLevel: Parsed['LOG_LEVEL'];
   dataDir: string;
-  database: { url: string | undefined; poolSize: number; statementTimeoutMs: number; devPort: number; devSharedDir: string };
+  database: {
+    url: string | undefined;
+    /** DATABASE_SESSION_URL, else DATABASE_URL: migrations, LISTEN and session advisory locks. */
+    sessionUrl: string | undefined;
+    /** `transaction`: `url` is a transaction-mode pooler (no session state through the pool). */
+    poolMode: 'session' | 'transaction';
+    poolSize: number;
+    statementTimeoutMs: number;
+    devPort: number;
+    devSharedDir: string;
+  };
   /** Where the dev stack and the tests find and install tools (the Temporal CLI). */
   toolsDir: string;
   temporal: {
@@ -733,6 +755,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     // The contract's MCP access is an OAuth user context with explicit approval: no operator-issued token skips it in production.
     throw new ConfigError('Invalid configuration: MCP_ACCEPT_CLI_TOKENS: development only; not allowed with NODE_ENV=production');
   }
+  if (e.DATABASE_POOL_MODE === 'transaction' && !e.DATABASE_SESSION_URL) {
+    // Migrations, LISTEN and the upload locks would go through the transaction pooler and break there.
+    throw new ConfigError(
+      'Invalid configuration: DATABASE_SESSION_URL: required with DATABASE_POOL_MODE=transaction (a session connection for migrations, LISTEN and the upload locks)',
+    );
+  }
   if (e.AGENT_WORKFLOW_SIGNAL_SECONDS >= e.AGENT_SESSION_IDLE_SECONDS) {
     // An active session's workflow would be closed as idle between two signals.
     throw new ConfigError('Invalid configuration: AGENT_WORKFLOW_SIGNAL_SECONDS: must be less than AGENT_SESSION_IDLE_SECONDS');
@@ -754,6 +782,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir: e.DATA_DIR,
     database: {
       url: e.DATABASE_URL,
+      sessionUrl: e.DATABASE_SESSION_URL ?? e.DATABASE_URL,
+      poolMode: e.DATABASE_POOL_MODE,
       poolSize: e.DATABASE_POOL_SIZE,
       statementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
       devPort: e.DEV_POSTGRES_PORT,

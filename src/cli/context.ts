@@ -30,8 +30,13 @@ export class CliContext {
     throw new CliError('DATABASE_URL is not set and no dev stack is running here (start one with `npm start`).');
   }
 
+  /** DATABASE_SESSION_URL when set (migrations never go through a transaction pooler), else databaseUrl(). */
+  async sessionDatabaseUrl(): Promise<string> {
+    return this.config.database.sessionUrl ?? this.databaseUrl();
+  }
+
   async db(): Promise<DatabasePool> {
-    this.pool ??= await createDatabasePool(await this.databaseUrl(), { poolSize: 2 });
+    this.pool ??= await createDatabasePool(await this.databaseUrl(), { ...this.config.database, poolSize: 2 });
     return this.pool;
   }
 

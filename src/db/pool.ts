@@ -78,11 +78,15 @@ const timestamptz = { name: 'timestamptz', parse: (value: string) => new Date(va
 const date = { name: 'date', parse: (value: string) => value };
 
 export async function createDatabasePool(url: string, options: Partial<Config['database']> = {}): Promise<DatabasePool> {
+  // A transaction pooler refuses timeouts in the startup packet (PgBouncer: "unsupported startup
+  // parameter"): it sets them on its server connections itself (deploy/pgbouncer/pgbouncer.ini).
+  const pooled = options.poolMode === 'transaction';
   return createPool(url, {
     interceptors: [statementNames, resultParser],
     typeParsers: [int8, timestamptz, date],
     maxPoolSize: options.poolSize ?? 10,
-    statementTimeout: options.statementTimeoutMs ?? 30_000,
+    statementTimeout: pooled ? 'DISABLE_TIMEOUT' : (options.statementTimeoutMs ?? 30_000),
+    idleInTransactionSessionTimeout: pooled ? 'DISABLE_TIMEOUT' : 60_000,
     connectionTimeout: 5_000,
     idleTimeout: 10_000,
     // Slonik's default runs DISCARD ALL after every implicit query: a second round trip each time.

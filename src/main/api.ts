@@ -10,6 +10,7 @@ import { TokenService } from '../auth/tokens.js';
 import { loadConfig, required, type Config } from '../config.js';
 import { migrate } from '../db/migrate.js';
 import { createDatabasePool } from '../db/pool.js';
+import { warnOfUnboundedPooler } from '../db/pooler.js';
 import { createLogger, type Logger } from '../logger.js';
 import { createRateLimitStore } from '../rate-limit.js';
 import { PostgresUploadLocker } from '../media/upload-locker.js';
@@ -35,15 +36,18 @@ export async function startApi(
   o: { migrate?: boolean; beforeListen?: (metrics: ApiMetrics) => void; startup?: StartupGate } = {},
 ): Promise<RunningApi> {
   const databaseUrl = required(config.database.url, 'DATABASE_URL');
+  // Migrations, LISTEN and session advisory locks: never through a transaction pooler.
+  const sessionUrl = required(config.database.sessionUrl, 'DATABASE_SESSION_URL');
   // Behind a load balancer the Host header is the client's to choose: links must not be built from it.
   if (config.env === 'production') required(config.http.publicBaseUrl, 'PUBLIC_BASE_URL (with NODE_ENV=production)');
   const signingSecret = required(config.auth.signingSecret, 'SIGNING_SECRET');
   const tokens = new TokenService({ signingSecret, issuer: config.auth.issuer });
-  if (o.migrate ?? true) await applyMigrations(databaseUrl, logger);
+  if (o.migrate ?? true) await applyMigrations(sessionUrl, logger);
   const pool = await createDatabasePool(databaseUrl, config.database);
+  if (config.database.poolMode === 'transaction') await warnOfUnboundedPooler(pool, logger);
   const temporal = await retryStartup('Temporal', logger, () => connectTemporalClient(config));
   const rateLimits = createRateLimitStore(databaseUrl);
-  const uploadLocks = new PostgresUploadLocker(databaseUrl);
+  const uploadLocks = new PostgresUploadLocker(sessionUrl);
   const bodyChecker = createBodyChecker({ threads: config.http.bodyWorkerThreads });
   const metrics = createApiMetrics({ pool });
   o.beforeListen?.(metrics);
@@ -167,9 +171,9 @@ const PROCESS_STOP_MS = 20_000;
  * or SIGINT stops them all, then this process (exit 0).
  */
 async function supervise(config: Config, logger: Logger): Promise<void> {
-  const databaseUrl = required(config.database.url, 'DATABASE_URL');
+  required(config.database.url, 'DATABASE_URL');
   required(config.auth.signingSecret, 'SIGNING_SECRET');
-  await applyMigrations(databaseUrl, logger);
+  await applyMigrations(required(config.database.sessionUrl, 'DATABASE_SESSION_URL'), logger);
   let stopping = false;
   const listening = new Set<Worker>();
   const fork = () => cluster.fork();

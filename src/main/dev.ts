@@ -126,7 +126,7 @@ async function main(): Promise<void> {
   ]);
   const effective: Config = {
     ...config,
-    database: { ...config.database, url: databaseUrl },
+    database: { ...config.database, url: databaseUrl, sessionUrl: config.database.sessionUrl ?? databaseUrl },
     temporal: {
       ...config.temporal,
       address: t.address,

@@ -3,6 +3,7 @@ import type { DatabasePool } from 'slonik';
 import { ConfigError, loadConfig, required, type Config } from '../config.js';
 import { transcriberUnusable } from '../providers/transcriber/index.js';
 import { createDatabasePool } from '../db/pool.js';
+import { warnOfUnboundedPooler } from '../db/pooler.js';
 import { createLogger, type Logger } from '../logger.js';
 import { ensureSearchAttributes } from '../temporal/search-attributes.js';
 import { connectTemporalClient, connectTemporalWorker } from '../temporal/connection.js';
@@ -55,6 +56,7 @@ export async function startWorker(config: Config, logger: Logger, o: { metrics?:
       'WORKFLOW_BUNDLE_PATH is required with NODE_ENV=production: production workers run the prebuilt workflow bundle (`npm run build` writes dist/workflow-bundle.js; the image and `npm run start:prod:worker` set it)',
     );
   const pool = await createDatabasePool(required(config.database.url, 'DATABASE_URL'), config.database);
+  if (config.database.poolMode === 'transaction') await warnOfUnboundedPooler(pool, logger);
   const admin = await retryStartup('Temporal', logger, () => connectTemporalClient(config));
   try {
     await ensureSearchAttributes(admin.connection, config.temporal.namespace, logger);
@@ -104,7 +106,7 @@ export async function startWorker(config: Config, logger: Logger, o: { metrics?:
     shards: config.agents.drainShards,
     lanes: config.agents.drainConcurrency,
     routineSignalsPerSecond: config.agents.workflowSignalsPerSecond,
-    databaseUrl: required(config.database.url, 'DATABASE_URL'),
+    databaseUrl: required(config.database.sessionUrl, 'DATABASE_SESSION_URL'),
     logger,
   });
   await drainerShards.start();
@@ -137,7 +139,7 @@ export async function startWorker(config: Config, logger: Logger, o: { metrics?:
   abortWhenStopping(worker, stopping);
   // Wakes the webhook senders of endpoints with new deliveries (LISTEN), and sweeps for stranded ones.
   const webhookWaker = await startWebhookWaker({
-    databaseUrl: required(config.database.url, 'DATABASE_URL'),
+    databaseUrl: required(config.database.sessionUrl, 'DATABASE_SESSION_URL'),
     pool,
     temporal: new TemporalGateway(
       new Client({ connection, namespace: config.temporal.namespace, dataConverter: temporalDataConverter(config.temporal.payloadKeys) }),

@@ -20,6 +20,7 @@ import { ACCEPTED_DECODERS, ACCEPTED_FORMATS } from '../../src/media/ffmpeg.js';
 import { startTestS3, TEST_S3_CREDENTIALS, type TestS3 } from '../../harness/s3.js';
 import { composeEnvironments, onThisMachine } from '../../harness/compose-env.js';
 import { startTemporalCluster, type TemporalCluster } from '../../harness/temporal-cluster.js';
+import { pgbouncerIniHere } from '../../harness/pgbouncer.js';
 
 const run = promisify(execFile);
 const podman = (args: string[], o: { timeout?: number } = {}) =>
@@ -43,6 +44,9 @@ describe('the image', function () {
   let envFile: string;
   let api: string;
   const containers: string[] = [];
+  /** PgBouncer's container (docker-compose.yml's pgbouncer service). */
+  let pgbouncerId: string;
+  let pgbouncerPort: number;
   const suffix = `${process.pid}`;
 
   /** A detached container from the image: host network, read-only root, the data volume, the compose environment. */
@@ -117,9 +121,53 @@ describe('the image', function () {
       dir: path.join(dir, 'temporal'),
       historyShards: Number(compose.temporal.NUM_HISTORY_SHARDS),
     });
+    // The compose file's database role.
+    const admin = new pg.Client({ connectionString: postgres.url('postgres') });
+    await admin.connect();
+    await admin.query("CREATE ROLE intake LOGIN SUPERUSER PASSWORD 'intake'");
+    await admin.end();
+    // The compose file's pgbouncer service: its image (Debian 13's package, deploy/pgbouncer), its
+    // file with this machine's addresses, the password from the environment as compose gives it.
+    await podman(
+      ['build', '--pull=never', '--quiet', '--tag', `intake-pgbouncer:test-${suffix}`, path.join(PROJECT_ROOT, 'deploy', 'pgbouncer')],
+      {
+        timeout: 10 * 60_000,
+      },
+    );
+    pgbouncerPort = await freePort();
+    await writeFile(
+      path.join(dir, 'pgbouncer.ini'),
+      await pgbouncerIniHere({ postgres: new URL(postgres.url('intake')).host, port: pgbouncerPort }),
+    );
+    pgbouncerId = `intake-pgbouncer-${suffix}`;
+    await podman([
+      'run',
+      '--detach',
+      '--name',
+      pgbouncerId,
+      '--network',
+      'host',
+      '--env',
+      'POSTGRES_PASSWORD=intake',
+      '--volume',
+      `${path.join(dir, 'pgbouncer.ini')}:/etc/pgbouncer/pgbouncer.ini:ro`,
+      `intake-pgbouncer:test-${suffix}`,
+    ]);
+    // The compose file's healthcheck.
+    assert.ok(
+      await waitFor(async () => {
+        const config = await podman(['exec', pgbouncerId, 'bash', '-c', `exec 3<>/dev/tcp/127.0.0.1/${pgbouncerPort}`]).then(
+          () => true,
+          () => false,
+        );
+        return config;
+      }, 30_000),
+      `PgBouncer does not listen:\n${await logsOf(pgbouncerId)}`,
+    );
     const env = {
       ...onThisMachine(compose.api, {
         'postgres:5432': new URL(postgres.url('intake')).host,
+        'pgbouncer:6432': `127.0.0.1:${pgbouncerPort}`,
         'temporal:7233': cluster.address,
         'seaweedfs:8333': new URL(s3.endpoint).host,
       }),
@@ -133,11 +181,6 @@ describe('the image', function () {
         .map(([k, v]) => `${k}=${v}`)
         .join('\n'),
     );
-    // The compose file's database role.
-    const admin = new pg.Client({ connectionString: postgres.url('postgres') });
-    await admin.connect();
-    await admin.query("CREATE ROLE intake LOGIN SUPERUSER PASSWORD 'intake'");
-    await admin.end();
     const apiId = await start('api', ['node', 'dist/src/main/api.js'], { PORT: String(port), HOST: '127.0.0.1', METRICS_PORT: 'off' });
     api = `http://127.0.0.1:${port}`;
     assert.ok(
@@ -157,7 +200,8 @@ describe('the image', function () {
   });
 
   after(async () => {
-    for (const id of containers) await podman(['rm', '--force', id]).catch(() => undefined);
+    for (const id of [...containers, pgbouncerId]) if (id) await podman(['rm', '--force', id]).catch(() => undefined);
+    await podman(['rmi', '--force', `intake-pgbouncer:test-${suffix}`]).catch(() => undefined);
     await pool?.end();
     await cluster?.stop();
     await s3?.stop();
@@ -309,6 +353,29 @@ describe('the image', function () {
     assert.deepEqual(missing(names(await list('devices')), ['lavfi']), [], 'input devices');
     const ldd = await podman(['run', '--rm', '--entrypoint', 'ldd', image, '/usr/local/bin/ffmpeg', '/usr/local/bin/ffprobe']);
     assert.doesNotMatch(ldd, /not found/);
+  });
+
+  it("PgBouncer's image (Debian 13's package, as compose runs it) carries the containers' pools in transaction mode", async () => {
+    assert.equal(await podman(['exec', pgbouncerId, 'id', '-un']), 'postgres');
+    const version = /PgBouncer (\d+)\.(\d+)/.exec(await podman(['exec', pgbouncerId, 'pgbouncer', '--version']));
+    assert.ok(
+      version && (Number(version[1]) > 1 || Number(version[2]) >= 21),
+      `PgBouncer ${version?.[0]}: 1.21 or later keeps named prepared statements`,
+    );
+    const admin = new pg.Client({ connectionString: `postgres://intake:intake@127.0.0.1:${pgbouncerPort}/pgbouncer` });
+    await admin.connect();
+    try {
+      const pools = (await admin.query('SHOW POOLS')).rows.filter((r) => r.database === 'intake');
+      assert.equal(pools[0]?.pool_mode, 'transaction');
+      const stats = (await admin.query('SHOW STATS')).rows.find((r) => r.database === 'intake');
+      // The tests above (migrations aside, which go straight to PostgreSQL) went through it.
+      assert.ok(Number(stats?.total_xact_count) > 10, JSON.stringify(stats));
+    } finally {
+      await admin.end();
+    }
+    // A wrong password is refused (SCRAM against the auth file the entrypoint wrote).
+    const wrong = new pg.Client({ connectionString: `postgres://intake:wrong@127.0.0.1:${pgbouncerPort}/intake` });
+    await assert.rejects(wrong.connect(), /SASL authentication failed|password authentication failed/);
   });
 
   it('SIGTERM stops the API and the worker containers with exit code 0', async () => {

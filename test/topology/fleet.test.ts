@@ -7,6 +7,7 @@ import { mkdtemp, chmod } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import pg from 'pg';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { createApplication, issueCredential } from '../../src/agents/applications.js';
@@ -448,5 +449,42 @@ describe('fleet topology: two API replicas and two workers on the production Tem
       await a.close();
       await b.close();
     }
+  });
+  it("PgBouncer in transaction mode carries every process's pool; LISTEN and the upload locks go straight to PostgreSQL", async () => {
+    // PgBouncer's admin console (the `pgbouncer` database; simple queries only), as the compose file's stats user.
+    const admin = new pg.Client({ connectionString: `postgres://intake:intake@${fleet.pgbouncer.address}/pgbouncer` });
+    await admin.connect();
+    try {
+      const show = async <T>(what: string) => (await admin.query(`SHOW ${what}`)).rows as T[];
+      const [stats] = (await show<{ database: string; total_xact_count: string }>('STATS')).filter((r) => r.database === 'intake');
+      // Everything the tests above did went through it: thousands of transactions.
+      assert.ok(Number(stats?.total_xact_count) > 1000, JSON.stringify(stats));
+      const [pools] = (
+        await show<{ database: string; pool_mode: string; sv_active: string; sv_idle: string; sv_used: string }>('POOLS')
+      ).filter((r) => r.database === 'intake');
+      assert.equal(pools?.pool_mode, 'transaction');
+      const clients = (await show<{ database: string; application_name: string }>('CLIENTS')).filter((r) => r.database === 'intake');
+      const live = procs.filter((p) => p.child.exitCode === null && p.child.signalCode === null).length;
+      // Each live process holds pool connections through it; none of them listens.
+      assert.ok(clients.length >= live, `${clients.length} clients for ${live} processes`);
+      assert.deepEqual(
+        clients.filter((c) => c.application_name.startsWith('intake listen')),
+        [],
+        'no LISTEN connection goes through the pooler',
+      );
+      // PostgreSQL sees at most the pooler's server connections for the pools, whatever the replicas' pool sizes.
+      const servers = Number(pools.sv_active) + Number(pools.sv_idle) + Number(pools.sv_used);
+      assert.ok(servers <= 25, `${servers} server connections (default_pool_size 20, reserve 5)`);
+      console.log(
+        `      pgbouncer: ${stats!.total_xact_count} transactions; ${clients.length} client connections over ${servers} server connections`,
+      );
+    } finally {
+      await admin.end();
+    }
+    // The listeners (drain wake-ups, webhook wake-ups: two per worker) are sessions of PostgreSQL itself.
+    const listeners = await pool.oneFirst(sql.type(z.object({ n: z.number() }))`
+      SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = 'intake' AND application_name LIKE 'intake listen %'`);
+    const workers = procs.filter((p) => p.role === 'worker' && p.child.exitCode === null && p.child.signalCode === null).length;
+    assert.ok(listeners >= 2 * workers, `${listeners} listening sessions for ${workers} workers`);
   });
 });

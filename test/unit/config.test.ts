@@ -117,6 +117,21 @@ describe('config', () => {
     );
     assert.throws(() => loadConfig({ AGENT_SESSION_HISTORY_LIMIT: '10' }), /AGENT_SESSION_HISTORY_LIMIT/);
   });
+
+  it('a transaction pooler: DATABASE_SESSION_URL defaults to DATABASE_URL, and transaction mode requires it', () => {
+    const direct = 'postgres://intake@db:5432/intake';
+    const pooler = 'postgres://intake@pgbouncer:6432/intake';
+    const plain = loadConfig({ DATABASE_URL: direct });
+    assert.deepEqual([plain.database.url, plain.database.sessionUrl, plain.database.poolMode], [direct, direct, 'session']);
+    const pooled = loadConfig({ DATABASE_URL: pooler, DATABASE_SESSION_URL: direct, DATABASE_POOL_MODE: 'transaction' });
+    assert.deepEqual([pooled.database.url, pooled.database.sessionUrl, pooled.database.poolMode], [pooler, direct, 'transaction']);
+    assert.throws(
+      () => loadConfig({ DATABASE_URL: pooler, DATABASE_POOL_MODE: 'transaction' }),
+      (e: unknown) => e instanceof ConfigError && /DATABASE_SESSION_URL: required with DATABASE_POOL_MODE=transaction/.test(e.message),
+    );
+    assert.throws(() => loadConfig({ DATABASE_POOL_MODE: 'statement' }), /DATABASE_POOL_MODE/);
+    assert.throws(() => loadConfig({ DATABASE_SESSION_URL: 'mysql://x' }), /DATABASE_SESSION_URL: must be a postgres/);
+  });
 });
 
 describe('the configuration reference (docs/configuration.md)', () => {
