@@ -98,7 +98,7 @@ export interface LoadFleet {
 }
 
 /** The fleet (two API replicas, two workers) with the receiver, `extraEnv` on top of docker-compose.yml's environment. */
-export async function startLoadFleet(o: { name: string; extraEnv?: Record<string, string> }): Promise<LoadFleet> {
+export async function startLoadFleet(o: { name: string; extraEnv?: Record<string, string>; pooler?: boolean }): Promise<LoadFleet> {
   const dir = await mkdtemp(path.join(os.tmpdir(), `intake-${o.name}-`));
   await chmod(dir, 0o755);
   const tls = await receiverCertificate(dir);
@@ -106,6 +106,7 @@ export async function startLoadFleet(o: { name: string; extraEnv?: Record<string
     dir,
     apis: ['api-a', 'api-b'],
     workers: ['worker-a', 'worker-b'],
+    ...(o.pooler === undefined ? {} : { pooler: o.pooler }),
     extraEnv: {
       // The receiver is on this machine.
       WEBHOOK_ALLOWED_PRIVATE_NETWORKS: '127.0.0.0/8',

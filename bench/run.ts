@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- foundation|feedback-records|agent-ingest|agent-processing|otlp-ingest|recordings|mcp-upload|media|uploads|hostile-input|hostile-otlp|dashboard|webhook-delivery|data-path|growth|soak|noisy-tenant ...] [-- --skip-tests] [-- --size S|M|L] [-- --minutes N]`: runs the benchmarks (all by
+ * `npm run bench [-- foundation|feedback-records|agent-ingest|agent-processing|otlp-ingest|recordings|mcp-upload|media|uploads|hostile-input|hostile-otlp|dashboard|webhook-delivery|data-path|growth|soak|noisy-tenant|pooler ...] [-- --skip-tests] [-- --size S|M|L] [-- --minutes N]`: runs the benchmarks (all by
  * default) and writes each result to bench/results/<name>.json (bench/results-file.ts: with the commit
  * and the machine it ran on), then the summary table of docs/benchmarks.md (bench/summary.ts).
  *
@@ -18,6 +18,9 @@
  *
  * `noisy-tenant` (bench/noisy-tenant.ts): the quiet tenants' lag and webhook p95 on the fleet with
  * and without one tenant sending ten times their load, phases alternating (goal ≤ 1.2×).
+ *
+ * `pooler` (bench/pooler.ts): the fleet through PgBouncer in transaction mode beside the same fleet
+ * straight to PostgreSQL: capacity, lag p95 at one rate, cores and PostgreSQL's backends.
  */
 import { mkdir } from 'node:fs/promises';
 import { benchAgentIngest } from './agent-ingest.js';
@@ -38,6 +41,7 @@ import { benchUploads } from './uploads.js';
 import { benchWebhookDelivery } from './webhook-delivery.js';
 import { benchSoak } from './soak.js';
 import { benchNoisyTenant } from './noisy-tenant.js';
+import { benchPooler } from './pooler.js';
 import { currentCommit, currentMachine, resultRecord, RESULTS_DIR, writeResult } from './results-file.js';
 import { writeSummary } from './summary.js';
 import { useDurablePostgres } from '../harness/stack.js';
@@ -72,6 +76,7 @@ const all: Record<string, () => Promise<Record<string, unknown>>> = {
   growth: () => benchGrowth({ size: growthSize }),
   soak: () => benchSoak({ minutes: soakMinutes }),
   'noisy-tenant': () => benchNoisyTenant(),
+  pooler: () => benchPooler(),
 };
 // Every benchmark measures with the durability `npm start` runs with: fsync on, on both sides.
 useDurablePostgres();

@@ -58,6 +58,13 @@ const HEADLINES: Record<string, (r: BenchResult) => Headline[]> = {
       ratio: Math.max(at(r, 'ratios.lagP95'), at(r, 'ratios.webhookP95')),
     },
   ],
+  pooler: (r) => [
+    {
+      figure: `the fleet through PgBouncer (transaction mode): capacity ${n(at(r, 'pgbouncer.capacityEventsPerSecond'), 1)} events/s, lag p95 ${ms(at(r, 'pgbouncer.lagP95Ms'))} at ${n(at(r, 'lagEventsPerSecond'), 1)} events/s, ${n(at(r, 'pgbouncer.lagPhaseCores'), 2, 2)} cores, PostgreSQL backends ${n(at(r, 'pgbouncer.maxBackends'))}`,
+      limit: `the same fleet straight to PostgreSQL, same run: ${n(at(r, 'direct.capacityEventsPerSecond'), 1)} events/s, lag p95 ${ms(at(r, 'direct.lagP95Ms'))}, ${n(at(r, 'direct.lagPhaseCores'), 2, 2)} cores, ${n(at(r, 'direct.maxBackends'))} backends`,
+      ratio: at(r, 'ratios.capacity'),
+    },
+  ],
   foundation: (r) => [
     {
       figure: `cold \`npm start\` to ready ${ms(at(r, 'coldStart.readyMs'))}, warm ${ms(at(r, 'warmStart.readyMs'))}; \`npm test\` ${ms(at(r, 'npmTest.ms'))}`,

@@ -75,6 +75,8 @@ export async function startFleet(o: {
   extraEnv?: Record<string, string>;
   /** PostgreSQL's further settings (`-c name=value`). */
   postgresSettings?: Record<string, string>;
+  /** false: the pools go straight to PostgreSQL too (the pooler benchmark's baseline); PgBouncer still runs. */
+  pooler?: boolean;
 }): Promise<Fleet> {
   // The production build: compiled JavaScript and the prebuilt workflow bundle.
   await productionBuild();
@@ -122,13 +124,15 @@ export async function startFleet(o: {
   // The Temporal server with the file's history shard count (fixed when its database is created).
   const historyShards = Number(compose.temporal.NUM_HISTORY_SHARDS);
   const cluster = await startTemporalCluster({ postgresUrl: postgres.url('postgres'), dir: path.join(o.dir, 'temporal'), historyShards });
+  const machine = onThisMachine(compose.api, {
+    'postgres:5432': new URL(postgres.url('intake')).host,
+    'pgbouncer:6432': pgbouncer.address,
+    'temporal:7233': cluster.address,
+    'seaweedfs:8333': new URL(s3.endpoint).host,
+  });
   const env = {
-    ...onThisMachine(compose.api, {
-      'postgres:5432': new URL(postgres.url('intake')).host,
-      'pgbouncer:6432': pgbouncer.address,
-      'temporal:7233': cluster.address,
-      'seaweedfs:8333': new URL(s3.endpoint).host,
-    }),
+    ...machine,
+    ...(o.pooler === false ? { DATABASE_URL: machine.DATABASE_SESSION_URL!, DATABASE_POOL_MODE: 'session' } : {}),
     ...o.extraEnv,
   };
   const procs: FleetProc[] = [];
