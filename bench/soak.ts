@@ -324,10 +324,14 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
     );
     const missing = deliveries.filter((d) => d.id === null || d.status !== 'succeeded' || !receiver.firstSeen.has(d.id));
     if (missing.length) failures.push(`${missing.length} of ${deliveries.length} domain events without a delivery the receiver got`);
-    const webhookMs = deliveries
-      .filter((d) => d.id !== null && receiver.firstSeen.has(d.id))
-      .map((d) => receiver.firstSeen.get(d.id)! - d.created)
-      .sort((a, b) => a - b);
+    const delivered = deliveries.filter((d) => d.id !== null && receiver.firstSeen.has(d.id));
+    const webhookMs = delivered.map((d) => receiver.firstSeen.get(d.id)! - d.created).sort((a, b) => a - b);
+    // By the minute of the soak the event was recorded in: which faults the senders lag behind.
+    const webhookByMinute = new Map<number, number[]>();
+    for (const d of delivered) {
+      const minute = Math.floor((d.created - soakStart) / 60_000);
+      webhookByMinute.set(minute, [...(webhookByMinute.get(minute) ?? []), receiver.firstSeen.get(d.id)! - d.created]);
+    }
 
     // Lag, and each fault's recovery.
     for (const [k, fault] of faults.entries()) {
@@ -417,6 +421,12 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
         deliveries: deliveries.length,
         p50Ms: webhookMs.length ? percentile(webhookMs, 50) : null,
         p95Ms: webhookMs.length ? percentile(webhookMs, 95) : null,
+        byMinute: [...webhookByMinute.entries()]
+          .sort(([a], [b]) => a - b)
+          .map(([minute, ms]) => {
+            const sorted = ms.sort((a, b) => a - b);
+            return { minute, deliveries: sorted.length, p50Ms: percentile(sorted, 50), p95Ms: percentile(sorted, 95) };
+          }),
       },
       checks: {
         sessionsMismatched: mismatched.length,
