@@ -35,7 +35,7 @@ interface ModeResult {
   maxBackends: number;
 }
 
-async function measureMode(mode: 'pgbouncer' | 'direct', lagRate: number | null): Promise<ModeResult & { lagRate: number }> {
+async function measureMode(mode: 'pgbouncer' | 'direct', lagRate: number | null): Promise<ModeResult> {
   progress(`${mode}: starting the fleet`);
   const bench = await startLoadFleet({ name: `pooler-${mode}`, pooler: mode === 'pgbouncer' });
   const { fleet, raw, replicas } = bench;
@@ -81,7 +81,6 @@ async function measureMode(mode: 'pgbouncer' | 'direct', lagRate: number | null)
       .map((p) => p.lagSeconds * 1000)
       .sort((a, b) => a - b);
     return {
-      lagRate: rate,
       capacity,
       lag: {
         eventsPerSecond: rate,
@@ -107,7 +106,7 @@ export async function benchPooler(): Promise<Record<string, unknown>> {
   for (let r = 0; r < ROUNDS; r++) {
     progress(`round ${r + 1} of ${ROUNDS}`);
     const pooled = await measureMode('pgbouncer', lagRate);
-    lagRate = pooled.lagRate;
+    lagRate = pooled.lag.eventsPerSecond;
     const direct = await measureMode('direct', lagRate);
     rounds.push({ pgbouncer: pooled, direct });
   }

@@ -324,13 +324,15 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
     );
     const missing = deliveries.filter((d) => d.id === null || d.status !== 'succeeded' || !receiver.firstSeen.has(d.id));
     if (missing.length) failures.push(`${missing.length} of ${deliveries.length} domain events without a delivery the receiver got`);
-    const delivered = deliveries.filter((d) => d.id !== null && receiver.firstSeen.has(d.id));
-    const webhookMs = delivered.map((d) => receiver.firstSeen.get(d.id)! - d.created).sort((a, b) => a - b);
+    const delivered = deliveries
+      .filter((d) => d.id !== null && receiver.firstSeen.has(d.id))
+      .map((d) => ({ created: d.created, ms: receiver.firstSeen.get(d.id)! - d.created }));
+    const webhookMs = delivered.map((d) => d.ms).sort((a, b) => a - b);
     // By the minute of the soak the event was recorded in: which faults the senders lag behind.
     const webhookByMinute = new Map<number, number[]>();
     for (const d of delivered) {
       const minute = Math.floor((d.created - soakStart) / 60_000);
-      webhookByMinute.set(minute, [...(webhookByMinute.get(minute) ?? []), receiver.firstSeen.get(d.id)! - d.created]);
+      webhookByMinute.set(minute, [...(webhookByMinute.get(minute) ?? []), d.ms]);
     }
 
     // Lag, and each fault's recovery.

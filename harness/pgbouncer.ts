@@ -1,11 +1,11 @@
 import { execFile, spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { chown, copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { freePort, sleep } from '../src/dev/net.js';
+import { freePort, isPortOpen, sleep } from '../src/dev/net.js';
+import { postgresUser } from '../src/dev/postgres.js';
 import { PROJECT_ROOT } from '../src/paths.js';
 import { stopChild } from './temporal-cluster.js';
 
@@ -62,7 +62,7 @@ export async function startPgbouncer(o: {
   await mkdir(o.dir, { recursive: true });
   // PgBouncer refuses to run as root: as root it runs as the `postgres` user (which the embedded
   // PostgreSQL runs as), on files of its own in a directory that user can reach.
-  const ids = process.getuid?.() === 0 ? await userIds('postgres') : undefined;
+  const ids = process.getuid?.() === 0 ? await postgresUser() : undefined;
   const filesDir = ids ? await mkdtemp(path.join(os.tmpdir(), 'intake-pgbouncer-')) : o.dir;
   if (ids) await chown(filesDir, ids.uid, ids.gid);
   const port = await freePort();
@@ -80,7 +80,7 @@ export async function startPgbouncer(o: {
   child.stdout.pipe(log);
   child.stderr.pipe(log);
   const deadline = Date.now() + 20_000;
-  while (!(await accepts(port))) {
+  while (!(await isPortOpen(port))) {
     if (child.exitCode !== null) throw new Error(`PgBouncer exited with ${child.exitCode} (see ${o.dir}/pgbouncer.log)`);
     if (Date.now() > deadline) throw new Error(`PgBouncer does not listen on ${port} (see ${o.dir}/pgbouncer.log)`);
     await sleep(50);
@@ -96,20 +96,4 @@ export async function startPgbouncer(o: {
       if (ids) await rm(filesDir, { recursive: true, force: true });
     },
   };
-}
-
-async function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ port, host: '127.0.0.1' });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
-async function userIds(user: string): Promise<{ uid: number; gid: number }> {
-  const id = async (flag: string) => Number((await run('id', [flag, user])).stdout.trim());
-  return { uid: await id('-u'), gid: await id('-g') };
 }

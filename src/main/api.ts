@@ -44,7 +44,7 @@ export async function startApi(
   const tokens = new TokenService({ signingSecret, issuer: config.auth.issuer });
   if (o.migrate ?? true) await applyMigrations(sessionUrl, logger);
   const pool = await createDatabasePool(databaseUrl, config.database);
-  if (config.database.poolMode === 'transaction') await warnOfUnboundedPooler(pool, logger);
+  await warnOfUnboundedPooler(pool, config.database, logger);
   const temporal = await retryStartup('Temporal', logger, () => connectTemporalClient(config));
   const rateLimits = createRateLimitStore(databaseUrl);
   const uploadLocks = new PostgresUploadLocker(sessionUrl);

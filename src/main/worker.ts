@@ -56,7 +56,7 @@ export async function startWorker(config: Config, logger: Logger, o: { metrics?:
       'WORKFLOW_BUNDLE_PATH is required with NODE_ENV=production: production workers run the prebuilt workflow bundle (`npm run build` writes dist/workflow-bundle.js; the image and `npm run start:prod:worker` set it)',
     );
   const pool = await createDatabasePool(required(config.database.url, 'DATABASE_URL'), config.database);
-  if (config.database.poolMode === 'transaction') await warnOfUnboundedPooler(pool, logger);
+  await warnOfUnboundedPooler(pool, config.database, logger);
   const admin = await retryStartup('Temporal', logger, () => connectTemporalClient(config));
   try {
     await ensureSearchAttributes(admin.connection, config.temporal.namespace, logger);

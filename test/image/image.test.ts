@@ -155,13 +155,14 @@ describe('the image', function () {
     ]);
     // The compose file's healthcheck.
     assert.ok(
-      await waitFor(async () => {
-        const config = await podman(['exec', pgbouncerId, 'bash', '-c', `exec 3<>/dev/tcp/127.0.0.1/${pgbouncerPort}`]).then(
-          () => true,
-          () => false,
-        );
-        return config;
-      }, 30_000),
+      await waitFor(
+        () =>
+          podman(['exec', pgbouncerId, 'bash', '-c', `exec 3<>/dev/tcp/127.0.0.1/${pgbouncerPort}`]).then(
+            () => true,
+            () => false,
+          ),
+        30_000,
+      ),
       `PgBouncer does not listen:\n${await logsOf(pgbouncerId)}`,
     );
     const env = {

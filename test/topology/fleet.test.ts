@@ -19,7 +19,7 @@ import { TEST_SIGNING_SECRET, testDataConverter } from '../../harness/config.js'
 import { createTestOrg } from '../../harness/fixtures.js';
 import { eventually, waitFor } from '../../harness/wait.js';
 import { sessionDrainerWorkflowId } from '../../workflows/session-drainer/contract.js';
-import { startFleet, type Fleet, type FleetProc } from '../../harness/fleet.js';
+import { isRunning, startFleet, type Fleet, type FleetProc } from '../../harness/fleet.js';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
@@ -464,7 +464,7 @@ describe('fleet topology: two API replicas and two workers on the production Tem
       ).filter((r) => r.database === 'intake');
       assert.equal(pools?.pool_mode, 'transaction');
       const clients = (await show<{ database: string; application_name: string }>('CLIENTS')).filter((r) => r.database === 'intake');
-      const live = procs.filter((p) => p.child.exitCode === null && p.child.signalCode === null).length;
+      const live = procs.filter(isRunning).length;
       // Each live process holds pool connections through it; none of them listens.
       assert.ok(clients.length >= live, `${clients.length} clients for ${live} processes`);
       assert.deepEqual(
@@ -484,7 +484,7 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     // The listeners (drain wake-ups, webhook wake-ups: two per worker) are sessions of PostgreSQL itself.
     const listeners = await pool.oneFirst(sql.type(z.object({ n: z.number() }))`
       SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = 'intake' AND application_name LIKE 'intake listen %'`);
-    const workers = procs.filter((p) => p.role === 'worker' && p.child.exitCode === null && p.child.signalCode === null).length;
+    const workers = procs.filter((p) => p.role === 'worker' && isRunning(p)).length;
     assert.ok(listeners >= 2 * workers, `${listeners} listening sessions for ${workers} workers`);
   });
 });

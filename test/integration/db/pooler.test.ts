@@ -18,7 +18,7 @@ describe('the pool behind a transaction pooler', () => {
   it('sends no timeouts, and warns when the server bounds neither statements nor open transactions', async () => {
     const pool = await createDatabasePool(await createEmptyDatabase(), { poolMode: 'transaction', statementTimeoutMs: 1234 });
     try {
-      await warnOfUnboundedPooler(pool, logger);
+      await warnOfUnboundedPooler(pool, { poolMode: 'transaction' }, logger);
       assert.equal(warnings.length, 1);
       assert.deepEqual(warnings[0]!.meta, { unbounded: ['statement_timeout', 'idle_in_transaction_session_timeout'] });
       assert.match(warnings[0]!.message, /without statement_timeout or idle_in_transaction_session_timeout: set them in its connect_query/);
@@ -37,7 +37,7 @@ describe('the pool behind a transaction pooler', () => {
     await admin.end();
     const pool = await createDatabasePool(url, { poolMode: 'transaction' });
     try {
-      await warnOfUnboundedPooler(pool, logger);
+      await warnOfUnboundedPooler(pool, { poolMode: 'transaction' }, logger);
       assert.deepEqual(warnings, []);
       assert.deepEqual(await unboundedTimeouts(pool), []);
     } finally {
