@@ -9,7 +9,8 @@
  * recorded run (test/file-seconds.json; a file not in it counts by its size); TEST_RECORD_TIMES=1
  * writes this run's times there. The first shard's output streams as it runs; the others' is kept
  * and printed whole after it, shard after shard, then one summary line over all of them (`mocha: N passed, N failed, N skipped`); the
- * exit code is non-zero when any shard failed. Arguments after `--` go to every shard's mocha (a
+ * exit code is non-zero when any shard failed. A failed shard's failures (mocha's "N failing" section) are
+ * printed again after that line, so the end of the output (all a CI log may keep) names them. Arguments after `--` go to every shard's mocha (a
  * `--grep`, say). TEST_SHARDS=1 runs one mocha over every file, as before.
  */
 import { spawn } from 'node:child_process';
@@ -17,6 +18,7 @@ import { createWriteStream, globSync, readFileSync, statSync, writeFileSync } fr
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { PROJECT_ROOT } from '../src/paths.js';
 
 const GLOBS = ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts', 'test/replay/**/*.test.ts'];
@@ -96,4 +98,8 @@ process.stdout.write(
   `\ntest:all: ${shards} shard(s) in ${((performance.now() - started) / 1000).toFixed(0)} s${broken ? `; ${broken} shard(s) ended without a summary` : ''}\n` +
     `mocha: ${passed} passed, ${failed} failed, ${skipped} skipped\n`,
 );
+for (const [i, r] of results.entries()) {
+  const failing = /^ {2}\d+ failing$[\s\S]*?(?=^mocha: )/m.exec(stripVTControlCharacters(r.text));
+  if (failing) process.stdout.write(`\n--- test:all shard ${i + 1}: failures again\n${failing[0]}`);
+}
 process.exitCode = results.some((r) => r.code !== 0) ? 1 : 0;
