@@ -5,8 +5,9 @@ import { unboundedTimeouts } from './repositories/schema-status.js';
 /**
  * Behind a transaction pooler (`DATABASE_POOL_MODE=transaction`) Intake sends no timeouts: the
  * pooler's server connections carry them (its `connect_query`). A pool whose statements would run
- * unbounded is said at start, once, as a warning (a pool in session mode sends its own: nothing to check): it works, but a stuck statement holds a server
- * connection of the pooler for as long as it runs.
+ * unbounded is said at start, once, as a warning: it works, but a stuck statement holds a server
+ * connection of the pooler for as long as it runs. A pool in session mode sends its own timeouts,
+ * so there is nothing to check.
  */
 export async function warnOfUnboundedPooler(
   pool: DatabasePool,
