@@ -1,6 +1,8 @@
 import type { DatabasePool } from 'slonik';
 import { DOMAIN_EVENT_RETENTION_DAYS_DEFAULT } from '../src/config.js';
-import { sweepDoomedSessions } from '../src/agents/session-deletion.js';
+import { dropExpiredEventPartitions, sweepDoomedSessions } from '../src/agents/session-deletion.js';
+import { extendEventPartitions } from '../src/agents/event-partitions.js';
+import type { EventPartitionsOutcome } from '../workflows/retention-sweep/contract.js';
 import { purgeEventsBefore } from '../src/db/repositories/domain-events.js';
 import { purgeExpiredKeys } from '../src/db/repositories/idempotency-keys.js';
 import { purgeExpiredModels } from '../src/db/repositories/oauth-models.js';
@@ -8,6 +10,13 @@ import { IDEMPOTENCY_RETENTION_SECONDS } from '../src/idempotency/service.js';
 
 export function createRetentionActivities(deps: { pool: DatabasePool; eventRetentionDays?: number | undefined }) {
   return {
+    /**
+     * The weekly partitions of agent_events (decision 0216): the weeks ahead attached, then the weeks
+     * whose every session is past retention dropped with their sessions.
+     */
+    async maintainEventPartitions(): Promise<EventPartitionsOutcome> {
+      return maintainEventPartitions(deps.pool);
+    },
     /** One batch of the retention sweep (past retention, or of an application deleted with them); returns how many conversations it deleted. */
     async deleteExpiredConversations(limit: number): Promise<number> {
       return sweepDoomedSessions(deps.pool, limit);
@@ -25,6 +34,13 @@ export function createRetentionActivities(deps: { pool: DatabasePool; eventReten
       return purgeExpiredKeys(deps.pool, IDEMPOTENCY_RETENTION_SECONDS, limit);
     },
   };
+}
+
+/** The sweep's partition work, for the activity and `intake retention sweep`. */
+export async function maintainEventPartitions(pool: DatabasePool): Promise<EventPartitionsOutcome> {
+  const extended = await extendEventPartitions(pool);
+  const drops = await dropExpiredEventPartitions(pool);
+  return { attached: extended.attached.length, dropped: drops.dropped.length, deletedSessions: drops.deletedSessions, busy: drops.busy.length };
 }
 
 /** Events recorded before this are past their retention. */

@@ -5,7 +5,9 @@ import pg from 'pg';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../src/config.js';
+import { extendEventPartitions } from '../src/agents/event-partitions.js';
 import { migrate } from '../src/db/migrate.js';
+import { createDatabasePool } from '../src/db/pool.js';
 import { freePort } from '../src/dev/net.js';
 import { startLocalPostgres, type LocalPostgres } from '../src/dev/postgres.js';
 import { findTemporalCli } from '../src/dev/temporal-cli.js';
@@ -72,6 +74,9 @@ async function start(): Promise<TestStack> {
   ]);
   await postgres.createDatabase(TEMPLATE);
   await migrate(postgres.url(TEMPLATE));
+  // As the API does after its migrations: the weekly partitions, and UUIDv7 session ids (decision 0216).
+  const pool = await createDatabasePool(postgres.url(TEMPLATE));
+  await extendEventPartitions(pool).finally(() => pool.end());
   return { postgres, temporal, tmpDir };
 }
 

@@ -42,3 +42,9 @@ export function isTemporalUnavailable(error: unknown): boolean {
   }
   return false;
 }
+
+/** PostgreSQL's lock_not_available (55P03): a statement gave up waiting for a lock (`lock_timeout`). */
+export function isLockTimeout(error: unknown): boolean {
+  for (const e of causes(error)) if (e.code === '55P03') return true;
+  return false;
+}

@@ -296,7 +296,7 @@ async function applyIngests(tx: Tx, items: readonly Prepared[], analysisCreditCo
     const capture = item.app.content_capture;
     await reviseEvents(
       tx,
-      session.id,
+      session,
       plan.revised.map((r) => r.event),
       capture,
     );
@@ -304,6 +304,7 @@ async function applyIngests(tx: Tx, items: readonly Prepared[], analysisCreditCo
       session.status === 'open' && item.request.status && item.request.status !== 'open' ? item.request.status : session.status;
     updates.push({
       sessionId: session.id,
+      organizationId: session.organization_id,
       status,
       captureContent: capture,
       processingStatus: processingStatusAfterIngest({ captureContent: capture, creditBalance: session.credit_balance, analysisCreditCost }),
@@ -366,7 +367,7 @@ async function participantsOf(tx: Tx, item: Prepared, session: LockedSessionRow)
   const capture = item.app.content_capture;
   if (!capture) await purgeSessionContent(tx, session.id);
   const links = await linkParticipants(tx, item.app.organization_id, item.request.participants ?? [], item.participants);
-  if (capture) await upsertParticipants(tx, session.id, links);
+  if (capture) await upsertParticipants(tx, session, links);
 }
 
 function maxSequence(events: readonly IncomingEvent[]): number | null {

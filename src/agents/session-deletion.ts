@@ -5,6 +5,17 @@ import { sessionSignalIds } from '../db/repositories/agent-signals.js';
 import { claimDoomedSessions, deleteSessions } from '../db/repositories/agent-sessions.js';
 import { forgetSubjectTraces } from '../db/repositories/webhook-deliveries.js';
 import { NotFoundError } from '../errors.js';
+import { isLockTimeout } from '../dependency-errors.js';
+import { compareUuids, uuidAtTime, weekStart } from '../domain/event-partitions.js';
+import {
+  deleteSessionRowsButEvents,
+  dropWeeklyPartition,
+  limitLockWait,
+  lockDoomedRange,
+  rangeHoldsKeptSession,
+  weeklyPartitions,
+} from '../db/repositories/event-partitions.js';
+import { MAINTAINER_LOCK_WAIT_MS } from './event-partitions.js';
 
 /**
  * Deletes a conversation the reader can see (issue 32, point 1), in one transaction: its events,
@@ -58,4 +69,56 @@ export async function sweepAllDoomedSessions(pool: DatabasePool, batch: number, 
     deleted += n;
     if (n < batch) return deleted;
   }
+}
+
+/** What one pass of dropExpiredEventPartitions did. */
+export interface PartitionDrops {
+  /** The weekly partitions dropped, every session of theirs past retention. */
+  dropped: string[];
+  /** The conversations deleted with them. */
+  deletedSessions: number;
+  /** Partitions whose every session was doomed but whose locks were busy: the next sweep tries again. */
+  busy: string[];
+}
+
+/**
+ * Retention by partition (decision 0216): a weekly partition of agent_events whose sessions are all
+ * past retention (or of deleted applications) is dropped instead of deleted row by row, with its
+ * sessions. Weeks before the current one, oldest first; a week holding a session its application
+ * keeps is left to the row-by-row sweep (the tier's edge). One transaction per week: its sessions
+ * locked and checked again, their other rows deleted, then the partition dropped and the sessions
+ * deleted, which holds agent_events' lock (`lockWaitMs` at most to get it) only for the last two.
+ */
+export async function dropExpiredEventPartitions(pool: DatabasePool, o: { now?: Date; lockWaitMs?: number } = {}): Promise<PartitionDrops> {
+  const before = uuidAtTime(weekStart(o.now ?? new Date()));
+  const result: PartitionDrops = { dropped: [], deletedSessions: 0, busy: [] };
+  for (const partition of await weeklyPartitions(pool)) {
+    if (compareUuids(partition.to, before) > 0) break;
+    if (await rangeHoldsKeptSession(pool, partition)) continue;
+    try {
+      const deleted = await pool.transaction(async (tx) => {
+        await limitLockWait(tx, o.lockWaitMs ?? MAINTAINER_LOCK_WAIT_MS);
+        const doomed = await lockDoomedRange(tx, partition);
+        if (!doomed) return null;
+        const ids = doomed.map((s) => s.id);
+        for (const [org, sessions] of Map.groupBy(doomed, (s) => s.organization_id))
+          await forgetTraces(
+            tx,
+            org,
+            sessions.map((s) => s.id),
+          );
+        await deleteSessionRowsButEvents(tx, ids);
+        await dropWeeklyPartition(tx, partition.name);
+        await deleteSessions(tx, ids);
+        return ids.length;
+      });
+      if (deleted === null) continue;
+      result.dropped.push(partition.name);
+      result.deletedSessions += deleted;
+    } catch (error) {
+      if (!isLockTimeout(error)) throw error;
+      result.busy.push(partition.name);
+    }
+  }
+  return result;
 }

@@ -1,5 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Server } from 'node:http';
+import { prepareEventPartitions } from '../agents/event-partitions.js';
 import { buildApp } from '../../api/app.js';
 import type { AppDeps } from '../../api/context.js';
 import { createBodyChecker } from '../../api/json-body.js';
@@ -45,6 +46,7 @@ export async function startApi(
   if (o.migrate ?? true) await applyMigrations(sessionUrl, logger);
   const pool = await createDatabasePool(databaseUrl, config.database);
   await warnOfUnboundedPooler(pool, config.database, logger);
+  if (o.migrate ?? true) await prepareEventPartitions(pool, logger);
   const temporal = await retryStartup('Temporal', logger, () => connectTemporalClient(config));
   const rateLimits = createRateLimitStore(databaseUrl);
   const uploadLocks = new PostgresUploadLocker(sessionUrl);

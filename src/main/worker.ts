@@ -1,3 +1,4 @@
+import { prepareEventPartitions } from '../agents/event-partitions.js';
 import { Runtime, type Worker } from '@temporalio/worker';
 import type { DatabasePool } from 'slonik';
 import { ConfigError, loadConfig, required, type Config } from '../config.js';
@@ -57,6 +58,7 @@ export async function startWorker(config: Config, logger: Logger, o: { metrics?:
     );
   const pool = await createDatabasePool(required(config.database.url, 'DATABASE_URL'), config.database);
   await warnOfUnboundedPooler(pool, config.database, logger);
+  await prepareEventPartitions(pool, logger);
   const admin = await retryStartup('Temporal', logger, () => connectTemporalClient(config));
   try {
     await ensureSearchAttributes(admin.connection, config.temporal.namespace, logger);

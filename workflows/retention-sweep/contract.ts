@@ -22,10 +22,27 @@ export interface RetentionSweepInput {
   batchSize?: number;
   /** Carried over continue-as-new. */
   deletedSoFar?: number;
+  /** Carried over continue-as-new (sweeps since EVENT_PARTITIONS_PATCH). */
+  droppedPartitionsSoFar?: number;
+}
+
+/** What the sweep's partition work did (decision 0216). */
+export interface EventPartitionsOutcome {
+  /** Weekly partitions attached ahead. */
+  attached: number;
+  /** Weekly partitions dropped, every session of theirs past retention. */
+  dropped: number;
+  /** The conversations deleted with them. */
+  deletedSessions: number;
+  /** Droppable partitions whose locks were busy (the next sweep tries again). */
+  busy: number;
 }
 
 export interface RetentionSweepResult {
+  /** Conversations deleted, those of dropped partitions included. */
   deletedSessions: number;
+  /** Weekly partitions of agent_events dropped; absent when none were (and in sweeps before it). */
+  droppedPartitions?: number;
   /** Expired rows of the MCP authorization server deleted (codes, tokens, sessions, grants); absent in sweeps before it. */
   purgedAuthorizations?: number;
   /** Domain events past their retention deleted; absent when none were (and in sweeps before it). */

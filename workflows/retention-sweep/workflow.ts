@@ -8,7 +8,7 @@ import {
   type RetentionSweepResult,
 } from './contract.js';
 
-const { deleteExpiredConversations, purgeExpiredAuthorizations, purgeExpiredEvents, purgeExpiredIdempotencyKeys } =
+const { deleteExpiredConversations, maintainEventPartitions, purgeExpiredAuthorizations, purgeExpiredEvents, purgeExpiredIdempotencyKeys } =
   proxyActivities<RetentionActivities>({
     startToCloseTimeout: '5 minutes',
     retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
@@ -32,13 +32,26 @@ export const PURGE_IDEMPOTENCY_KEYS_PATCH = 'retention-purge-idempotency-keys';
 const IDEMPOTENCY_KEY_PURGE_BATCHES = 100;
 
 /**
- * Deletes every conversation past its application's retention, a batch at a time, until a batch
+ * Sweeps since this patch first keep agent_events' weekly partitions (decision 0216): the weeks
+ * ahead attached, and whole weeks past retention dropped before the row-by-row batches.
+ */
+export const EVENT_PARTITIONS_PATCH = 'retention-event-partitions';
+
+/**
+ * The weekly partitions first (sweeps since EVENT_PARTITIONS_PATCH, once per sweep, not again after
+ * a continue-as-new); then deletes every conversation past its application's retention, a batch at a time, until a batch
  * comes back short; then the MCP authorization server's expired codes, tokens, sessions and
  * grants; then the domain events past their retention; then the idempotency keys past their 24 hours. Each batch is its own transaction, so a crash resumes where it stopped.
  */
 export async function retentionSweepWorkflow(input: RetentionSweepInput): Promise<RetentionSweepResult> {
   const batchSize = input.batchSize ?? 25;
   let deleted = input.deletedSoFar ?? 0;
+  let droppedPartitions = input.droppedPartitionsSoFar ?? 0;
+  if (input.deletedSoFar === undefined && patched(EVENT_PARTITIONS_PATCH)) {
+    const partitions = await maintainEventPartitions();
+    deleted += partitions.deletedSessions;
+    droppedPartitions += partitions.dropped;
+  }
   for (let i = 0; i < BATCHES_PER_RUN; i++) {
     const n = await deleteExpiredConversations(batchSize);
     deleted += n;
@@ -57,7 +70,12 @@ export async function retentionSweepWorkflow(input: RetentionSweepInput): Promis
         events += m;
         if (m < EVENT_PURGE_BATCH) break;
       }
-      const done = { deletedSessions: deleted, purgedAuthorizations: purged, ...(events ? { purgedEvents: events } : {}) };
+      const done = {
+        deletedSessions: deleted,
+        ...(droppedPartitions ? { droppedPartitions } : {}),
+        purgedAuthorizations: purged,
+        ...(events ? { purgedEvents: events } : {}),
+      };
       if (!patched(PURGE_IDEMPOTENCY_KEYS_PATCH)) return done;
       let keys = 0;
       for (let j = 0; j < IDEMPOTENCY_KEY_PURGE_BATCHES; j++) {
@@ -68,5 +86,9 @@ export async function retentionSweepWorkflow(input: RetentionSweepInput): Promis
       return { ...done, ...(keys ? { purgedIdempotencyKeys: keys } : {}) };
     }
   }
-  return continueAsNew<typeof retentionSweepWorkflow>({ ...input, deletedSoFar: deleted });
+  return continueAsNew<typeof retentionSweepWorkflow>({
+    ...input,
+    deletedSoFar: deleted,
+    ...(droppedPartitions ? { droppedPartitionsSoFar: droppedPartitions } : {}),
+  });
 }

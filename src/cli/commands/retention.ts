@@ -5,7 +5,7 @@ import { AUTHORIZATION_PURGE_BATCH, EVENT_PURGE_BATCH, IDEMPOTENCY_KEY_PURGE_BAT
 import { purgeExpiredKeys } from '../../db/repositories/idempotency-keys.js';
 import { IDEMPOTENCY_RETENTION_SECONDS } from '../../idempotency/service.js';
 import { purgeEventsBefore } from '../../db/repositories/domain-events.js';
-import { eventRetentionCutoff } from '../../../activities/retention.js';
+import { eventRetentionCutoff, maintainEventPartitions } from '../../../activities/retention.js';
 import { CliError, type CliContext } from '../context.js';
 import { flags, optStr } from '../args.js';
 
@@ -22,8 +22,10 @@ export async function retentionSweep(ctx: CliContext, argv: string[]) {
   const org = optStr(f, 'org');
   if (org !== undefined && !isUuid(org)) throw new CliError('--org must be an organization UUID', 2);
   const db = await ctx.db();
-  const deleted = await sweepAllDoomedSessions(db, BATCH, org);
-  if (org !== undefined) return { deletedSessions: deleted };
+  if (org !== undefined) return { deletedSessions: await sweepAllDoomedSessions(db, BATCH, org) };
+  // A week's partition holds every organization's sessions: dropped only by the sweep of all of them.
+  const partitions = await maintainEventPartitions(db);
+  const deleted = partitions.deletedSessions + (await sweepAllDoomedSessions(db, BATCH));
   let purged = 0;
   for (;;) {
     const n = await purgeExpiredModels(db, AUTHORIZATION_PURGE_BATCH);
@@ -45,6 +47,7 @@ export async function retentionSweep(ctx: CliContext, argv: string[]) {
   }
   return {
     deletedSessions: deleted,
+    ...(partitions.dropped ? { droppedPartitions: partitions.dropped } : {}),
     purgedAuthorizations: purged,
     ...(events ? { purgedEvents: events } : {}),
     ...(keys ? { purgedIdempotencyKeys: keys } : {}),

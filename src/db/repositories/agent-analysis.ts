@@ -44,7 +44,7 @@ export async function queuedJobs(db: CommonQueryMethods, sessionIds: readonly st
               WHERE p.session_id = j.session_id AND p.type = 'assistant_message' AND p.sequence < e.sequence), -1)
           ORDER BY m.sequence DESC LIMIT 20) u), '{}') AS user_messages
       FROM agent_analysis_jobs j
-      JOIN agent_events e ON e.id = j.event_id
+      JOIN agent_events e ON e.session_id = j.session_id AND e.id = j.event_id
       JOIN agent_sessions s ON s.id = j.session_id
       WHERE j.session_id = q.id AND j.status = 'queued'
       ORDER BY j.id LIMIT ${limit}) j

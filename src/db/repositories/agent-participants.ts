@@ -51,14 +51,14 @@ export async function activeUserIds(tx: CommonQueryMethods, organizationId: stri
  */
 export async function upsertParticipants(
   tx: CommonQueryMethods,
-  sessionId: string,
+  session: { id: string; organization_id: string },
   records: readonly (ParticipantRecord & { person_id: number | null })[],
 ): Promise<void> {
   if (records.length === 0) return;
   await tx.query(sql.unsafe`
-    INSERT INTO agent_participants AS p (session_id, participant_key, external_id, display_name, username, email, person_id,
+    INSERT INTO agent_participants AS p (session_id, organization_id, participant_key, external_id, display_name, username, email, person_id,
       company_external_id, boundary, owner_user_id, properties)
-    SELECT ${sessionId}, x.participant_key, x.external_id, x.display_name, x.username, x.email, x.person_id,
+    SELECT ${session.id}, ${session.organization_id}, x.participant_key, x.external_id, x.display_name, x.username, x.email, x.person_id,
       x.company_external_id, x.boundary, x.owner_user_id, x.properties
     FROM jsonb_to_recordset(${sql.jsonb(records as never)}) AS x(participant_key text, external_id text, display_name text, username text,
       email text, person_id bigint, company_external_id text, boundary text, owner_user_id uuid, properties jsonb)

@@ -154,9 +154,11 @@ export async function meterResponses(tx: CommonQueryMethods, responses: readonly
 /** Queues analysis of these revisions, in one statement; a queued analysis of an older revision is superseded. */
 export async function queueAnalyses(tx: Tx, events: readonly SessionEvent[]): Promise<void> {
   if (!events.length) return;
-  const records = sql.jsonb(events.map(({ session, row }) => ({ session_id: session.id, event_id: row.id, revision: row.revision })));
+  const records = sql.jsonb(
+    events.map(({ session, row }) => ({ session_id: session.id, organization_id: session.organization_id, event_id: row.id, revision: row.revision })),
+  );
   await tx.query(sql.prepared('pass_queue', unreadRows)`
-    WITH x AS (SELECT * FROM jsonb_to_recordset(${records}) AS x(session_id uuid, event_id bigint, revision integer)),
+    WITH x AS (SELECT * FROM jsonb_to_recordset(${records}) AS x(session_id uuid, organization_id uuid, event_id bigint, revision integer)),
     superseded AS (
       UPDATE agent_analysis_jobs j SET status = 'superseded', updated_at = now()
       FROM x WHERE j.event_id = x.event_id AND j.event_id = ANY(${sql.array(
@@ -164,8 +166,8 @@ export async function queueAnalyses(tx: Tx, events: readonly SessionEvent[]): Pr
         'int8',
       )}) AND j.revision < x.revision AND j.status = 'queued'
     )
-    INSERT INTO agent_analysis_jobs (session_id, event_id, revision)
-    SELECT x.session_id, x.event_id, x.revision FROM x
+    INSERT INTO agent_analysis_jobs (session_id, organization_id, event_id, revision)
+    SELECT x.session_id, x.organization_id, x.event_id, x.revision FROM x
     ON CONFLICT (event_id, revision) DO NOTHING`);
 }
 
@@ -177,16 +179,20 @@ export async function queueAnalyses(tx: Tx, events: readonly SessionEvent[]): Pr
 export async function markEventsProcessed(tx: CommonQueryMethods, rows: readonly ProcessRow[]): Promise<void> {
   const marked = rows.filter((r) => r.processed_revision !== null);
   if (!marked.length) return;
+  // By the session's key, not the event id alone: no index of the weekly partitions is on id (decision 0216).
   await tx.query(sql.prepared('pass_mark', unreadRows)`
     UPDATE agent_events e SET processed_revision = x.revision
     FROM unnest(${sql.array(
-      marked.map((r) => r.id),
+      marked.map((r) => r.session_id),
+      'uuid',
+    )}, ${sql.array(
+      marked.map((r) => r.sequence),
       'int8',
     )}, ${sql.array(
       marked.map((r) => r.revision),
       'int4',
-    )}) AS x(id, revision)
-    WHERE e.id = x.id`);
+    )}) AS x(session_id, sequence, revision)
+    WHERE e.session_id = x.session_id AND e.sequence = x.sequence`);
 }
 
 /**

@@ -152,8 +152,7 @@ export async function deleteSessions(tx: CommonQueryMethods, sessionIds: readonl
 export async function purgeSessionContent(tx: Tx, sessionId: string): Promise<void> {
   await tx.query(sql.unsafe`DELETE FROM agent_signals WHERE session_id = ${sessionId}`);
   await tx.query(sql.unsafe`DELETE FROM agent_analysis_jobs WHERE session_id = ${sessionId}`);
-  await tx.query(sql.unsafe`
-    DELETE FROM agent_event_revisions WHERE event_id IN (SELECT id FROM agent_events WHERE session_id = ${sessionId})`);
+  await tx.query(sql.unsafe`DELETE FROM agent_event_revisions WHERE session_id = ${sessionId}`);
   await tx.query(sql.unsafe`DELETE FROM agent_participants WHERE session_id = ${sessionId}`);
   await tx.query(sql.unsafe`UPDATE agent_events SET payload = NULL WHERE session_id = ${sessionId} AND payload IS NOT NULL`);
   await tx.query(sql.unsafe`
@@ -228,15 +227,21 @@ function eventRecords(events: readonly IncomingEvent[], captureContent: boolean)
 
 /** One statement for the whole batch (up to 500 events). */
 /** Keeps each replaced content in the revision history, then writes the new revision in place. */
-export async function reviseEvents(tx: Tx, sessionId: string, events: readonly IncomingEvent[], captureContent: boolean) {
+export async function reviseEvents(
+  tx: Tx,
+  session: { id: string; organization_id: string },
+  events: readonly IncomingEvent[],
+  captureContent: boolean,
+) {
   if (events.length === 0) return;
+  const sessionId = session.id;
   const ids = sql.array(
     events.map((e) => e.externalEventId),
     'text',
   );
   await tx.query(sql.unsafe`
-    INSERT INTO agent_event_revisions (event_id, revision, final, content_hash, payload)
-    SELECT id, revision, final, content_hash, payload FROM agent_events
+    INSERT INTO agent_event_revisions (event_id, session_id, organization_id, revision, final, content_hash, payload)
+    SELECT id, session_id, ${session.organization_id}, revision, final, content_hash, payload FROM agent_events
     WHERE session_id = ${sessionId} AND external_event_id = ANY(${ids})
     ON CONFLICT (event_id, revision) DO NOTHING`);
   await tx.query(sql.unsafe`
@@ -249,6 +254,8 @@ export async function reviseEvents(tx: Tx, sessionId: string, events: readonly I
 
 export interface SessionUpdate {
   sessionId: string;
+  /** The session's organization, written on its events (decision 0216). */
+  organizationId: string;
   status: 'open' | 'ended' | 'abandoned';
   /** Whether the event content is stored. */
   captureContent: boolean;
@@ -275,7 +282,9 @@ export interface SessionUpdate {
  */
 export async function updateSessionsAfterIngest(tx: CommonQueryMethods, updates: readonly SessionUpdate[]): Promise<readonly SessionRow[]> {
   if (!updates.length) return [];
-  const events = updates.flatMap((u) => eventRecords(u.newEvents, u.captureContent).map((e) => ({ session_id: u.sessionId, ...e })));
+  const events = updates.flatMap((u) =>
+    eventRecords(u.newEvents, u.captureContent).map((e) => ({ session_id: u.sessionId, organization_id: u.organizationId, ...e })),
+  );
   const sessions = updates.map((u) => ({
     id: u.sessionId,
     status: u.status,
@@ -289,10 +298,10 @@ export async function updateSessionsAfterIngest(tx: CommonQueryMethods, updates:
   }));
   return tx.any(sql.prepared('ingest_write', sessionRow)`
     WITH inserted AS (
-      INSERT INTO agent_events (session_id, external_event_id, sequence, revision, type, occurred_at, final, content_hash, payload)
-      SELECT x.session_id, x.external_event_id, x.sequence, x.revision, x.type, x.occurred_at, x.final, decode(x.content_hash, 'hex'), x.payload
+      INSERT INTO agent_events (session_id, organization_id, external_event_id, sequence, revision, type, occurred_at, final, content_hash, payload)
+      SELECT x.session_id, x.organization_id, x.external_event_id, x.sequence, x.revision, x.type, x.occurred_at, x.final, decode(x.content_hash, 'hex'), x.payload
       FROM jsonb_to_recordset(${sql.jsonb(events)})
-        AS x(session_id uuid, external_event_id text, sequence bigint, revision integer, type text, occurred_at timestamptz, final boolean, content_hash text, payload jsonb)
+        AS x(session_id uuid, organization_id uuid, external_event_id text, sequence bigint, revision integer, type text, occurred_at timestamptz, final boolean, content_hash text, payload jsonb)
       RETURNING session_id
     ), counts AS (SELECT session_id, count(*) AS n FROM inserted GROUP BY session_id)
     UPDATE agent_sessions s SET
@@ -663,6 +672,15 @@ export async function restrictSessionsToUsers(tx: Tx, applicationId: string, use
 }
 
 /**
+ * Whether a session (`s`, of agent_sessions, joined with its application `a`) is for the retention
+ * sweep to delete: its last activity is older than its application's retention (spec: reducing
+ * retention can permanently delete older conversations), or its application was deleted with its
+ * conversations (issue 32).
+ */
+export const doomedSession = sql.fragment`((a.retention_days IS NOT NULL AND s.last_ingest_at < now() - make_interval(days => a.retention_days))
+  OR a.sessions_deleted_at IS NOT NULL)`;
+
+/**
  * Up to `limit` conversations the retention sweep deletes, locked: those whose last activity is
  * older than their application's retention (spec: reducing retention can permanently delete older
  * conversations), and those of an application deleted with its conversations (issue 32). SKIP
@@ -676,8 +694,7 @@ export async function claimDoomedSessions(
   const org = organizationId ? sql.fragment`AND s.organization_id = ${organizationId}` : sql.fragment``;
   return tx.any(sql.type(z.object({ id: z.string(), organization_id: z.string() }))`
     SELECT s.id, s.organization_id FROM agent_sessions s JOIN agent_applications a ON a.id = s.application_id
-    WHERE ((a.retention_days IS NOT NULL AND s.last_ingest_at < now() - make_interval(days => a.retention_days))
-      OR a.sessions_deleted_at IS NOT NULL) ${org}
+    WHERE ${doomedSession} ${org}
     ORDER BY s.last_ingest_at LIMIT ${limit}
     FOR UPDATE OF s SKIP LOCKED`);
 }
@@ -831,12 +848,13 @@ export interface ImportedEvent {
  */
 export async function importEvents(tx: Tx, events: readonly ImportedEvent[]): Promise<void> {
   await tx.query(sql.unsafe`
-    INSERT INTO agent_events (session_id, external_event_id, sequence, revision, type, occurred_at, final, content_hash, payload,
-      processed_revision)
-    SELECT x.session_id, x.external_event_id, x.sequence, x.revision, x.type, x.occurred_at, x.final, decode(x.content_hash, 'hex'),
-      x.payload, x.revision
+    INSERT INTO agent_events (session_id, organization_id, external_event_id, sequence, revision, type, occurred_at, final, content_hash,
+      payload, processed_revision)
+    SELECT x.session_id, s.organization_id, x.external_event_id, x.sequence, x.revision, x.type, x.occurred_at, x.final,
+      decode(x.content_hash, 'hex'), x.payload, x.revision
     FROM jsonb_to_recordset(${sql.jsonb(events as never)}) AS x(session_id uuid, external_event_id text, sequence bigint,
-      revision integer, type text, occurred_at timestamptz, final boolean, content_hash text, payload jsonb)`);
+      revision integer, type text, occurred_at timestamptz, final boolean, content_hash text, payload jsonb)
+    JOIN agent_sessions s ON s.id = x.session_id`);
 }
 
 /** `intake org import`, once every event is in: each imported session's counts, and its watermark at its last event. */

@@ -146,13 +146,14 @@ export interface ImportedParticipant {
 export async function importAgentParticipants(tx: Tx, participants: readonly ImportedParticipant[]): Promise<void> {
   if (!participants.length) return;
   await tx.query(sql.unsafe`
-    INSERT INTO agent_participants (session_id, participant_key, external_id, display_name, username, email, person_id,
+    INSERT INTO agent_participants (session_id, organization_id, participant_key, external_id, display_name, username, email, person_id,
       company_external_id, boundary, owner_user_id, properties)
-    SELECT x.session_id, x.participant_key, x.external_id, x.display_name, x.username, x.email, x.person_id, x.company_external_id,
-      x.boundary, x.owner_user_id, x.properties
+    SELECT x.session_id, s.organization_id, x.participant_key, x.external_id, x.display_name, x.username, x.email, x.person_id,
+      x.company_external_id, x.boundary, x.owner_user_id, x.properties
     FROM jsonb_to_recordset(${sql.jsonb(participants as never)}) AS x(session_id uuid, participant_key text, external_id text,
       display_name text, username text, email text, person_id bigint, company_external_id text, boundary text, owner_user_id uuid,
-      properties jsonb)`);
+      properties jsonb)
+    JOIN agent_sessions s ON s.id = x.session_id`);
 }
 
 export interface ImportedSignal {

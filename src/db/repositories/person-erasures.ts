@@ -131,13 +131,8 @@ function targetOf(place: ErasurePlace, erasure: { organizationId: string; person
         table: 'agent_event_revisions',
         key: 'id',
         keyType: 'uuid',
-        parent: {
-          table: 'agent_sessions',
-          // The events' ids first (an array), then the revisions by their event index: as a semi-join, the
-          // planner hashed the events and scanned every revision of the table.
-          rowsOf: (under) =>
-            sql.fragment`c.event_id = ANY(ARRAY(SELECT e.id FROM agent_events e WHERE ${under(sql.fragment`e.session_id`)}))`,
-        },
+        // A revision names its session since migration 0036, through an index of its own.
+        parent: underSessions,
         scope: org,
         ...json('payload'),
       };
@@ -146,7 +141,7 @@ function targetOf(place: ErasurePlace, erasure: { organizationId: string; person
       // event; an explicit one its feedback's target, which the same text replacement keeps naming (scrubbedKey).
       const eventId = scrubbedText(sql.fragment`c.event_external_id`, needle);
       const named = sql.fragment`CASE WHEN c.source = 'qualitative_inference'
-        THEN coalesce((SELECT e.external_event_id FROM agent_events e WHERE e.id = c.event_id), ${eventId}) ELSE ${eventId} END`;
+        THEN coalesce((SELECT e.external_event_id FROM agent_events e WHERE e.session_id = c.session_id AND e.id = c.event_id), ${eventId}) ELSE ${eventId} END`;
       return {
         table: 'agent_signals',
         key: 'id',

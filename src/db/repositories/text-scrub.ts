@@ -14,14 +14,11 @@ export interface ScrubTarget {
   key: string;
   keyType: 'int8' | 'uuid' | 'text';
   /**
-   * Keys come from this table (alias `t`), and `table.<fk>` refers to them; or, with `rowsOf`, the
-   * rows of `table` (alias `c`) under the keys, given `under(column)`: whether a column holds one of
-   * them (a session's events' revisions). `scope` and the key then follow an index of the parent (organization_id, key): a
-   * batch is a batch of the organization's parents, whatever the size of the table.
+   * Keys come from this table (alias `t`), and `table.<fk>` refers to them. `scope` and the key then
+   * follow an index of the parent (organization_id, key): a batch is a batch of the organization's
+   * parents, whatever the size of the table.
    */
-  parent?:
-    | { table: string; fk: string }
-    | { table: string; rowsOf: (under: (column: FragmentSqlToken) => FragmentSqlToken) => FragmentSqlToken };
+  parent?: { table: string; fk: string };
   /** The organization's rows (alias `t`: `table`, or `parent`). */
   scope: FragmentSqlToken;
   /** The rows to change (alias `c`: `table`). */
@@ -44,13 +41,10 @@ const KEY_FORMS: Record<ScrubTarget['keyType'], RegExp> = {
 
 /** The rows of the target's table (alias `c`) under a batch of keys (an array) or the keys a subquery gives. */
 function rowsUnder(target: ScrubTarget, keys: { batch: readonly string[] } | { query: FragmentSqlToken }): FragmentSqlToken {
-  const parent = target.parent;
-  const column = sql.identifier(['c', parent && 'fk' in parent ? parent.fk : target.key]);
-  const under =
-    'batch' in keys
-      ? (c: FragmentSqlToken) => sql.fragment`${c} = ANY(${sql.array([...keys.batch], target.keyType)})`
-      : (c: FragmentSqlToken) => sql.fragment`${c} IN (${keys.query})`;
-  return parent && 'rowsOf' in parent ? parent.rowsOf(under) : under(sql.fragment`${column}`);
+  const column = sql.identifier(['c', target.parent?.fk ?? target.key]);
+  return 'batch' in keys
+    ? sql.fragment`${column} = ANY(${sql.array([...keys.batch], target.keyType)})`
+    : sql.fragment`${column} IN (${keys.query})`;
 }
 
 export async function scrubBatch(db: CommonQueryMethods, target: ScrubTarget, after: string | null, limit: number): Promise<ScrubBatch> {

@@ -1,0 +1,140 @@
+import type { DatabasePool } from 'slonik';
+import { isLockTimeout } from '../dependency-errors.js';
+import type { Logger } from '../logger.js';
+import {
+  addWeeks,
+  compareUuids,
+  piecesAround,
+  timeOfUuid,
+  uuidAtTime,
+  weekOfPartition,
+  weekPartitionName,
+  weekStart,
+} from '../domain/event-partitions.js';
+import {
+  addWindowConstraint,
+  attachWeeklyPartition,
+  dropWindowConstraint,
+  ensureTimeOrderedSessionIds,
+  holdLegacyWrites,
+  legacyIdsWithin,
+  limitLockWait,
+  readPartitionWindow,
+  savePartitionWindow,
+  takeMaintainerLock,
+  validateWindowConstraint,
+  weeklyPartitions,
+  windowConstraints,
+  windowConstraintName,
+  type PartitionWindow,
+} from '../db/repositories/event-partitions.js';
+
+/**
+ * The partition maintainer (decision 0216): agent_events has a partition for every week from the
+ * first one it made to `WEEKS_AHEAD` weeks after the current one, so that a new session's events
+ * always have their week's partition. Run at worker start and by every retention sweep; it does
+ * work only when fewer than `EXTEND_BELOW_WEEKS` weeks are left ahead, and then adds weeks up to
+ * `WEEKS_AHEAD` ahead again.
+ */
+export const WEEKS_AHEAD = 4;
+export const EXTEND_BELOW_WEEKS = 2;
+/** How long a catalogue change of the maintainer waits for a lock before it gives up until its next run. */
+export const MAINTAINER_LOCK_WAIT_MS = 5_000;
+
+export interface ExtendOptions {
+  now?: Date;
+  /** The first week to cover when no partition exists yet (the data generator's history); default: this week. */
+  from?: Date;
+  weeksAhead?: number;
+}
+
+export interface ExtendResult {
+  /** The partitions attached by this run, in id order. */
+  attached: string[];
+  /** The legacy sessions whose ids fall in the weeks added, left in the legacy partition. */
+  legacyIdsKept: number;
+  /** This run switched new sessions to UUIDv7 ids (the first run after migration 0036). */
+  switchedToTimeOrderedIds: boolean;
+}
+
+/**
+ * Adds the weeks up to `weeksAhead` after the current one, if fewer than EXTEND_BELOW_WEEKS are
+ * left. Three transactions, each safe to repeat when a run stops part-way:
+ * 1. with the legacy partition's writes held an instant, the legacy ids of the new weeks are read
+ *    and a NOT VALID window constraint naming them is added;
+ * 2. the constraint is validated: a scan of the legacy rows, with ingest going on;
+ * 3. the older window constraint goes and each new week's partitions are attached (split around
+ *    the legacy ids): the validated constraint proves the legacy rows are outside them, so nothing
+ *    is scanned; then new sessions take UUIDv7 ids, if they did not yet.
+ */
+export async function extendEventPartitions(pool: DatabasePool, o: ExtendOptions = {}): Promise<ExtendResult> {
+  const now = o.now ?? new Date();
+  const thisWeek = weekStart(now);
+  const end = addWeeks(thisWeek, (o.weeksAhead ?? WEEKS_AHEAD) + 1);
+  const target = uuidAtTime(end);
+  const current = await readPartitionWindow(pool);
+  if (current && compareUuids(current.high, uuidAtTime(addWeeks(thisWeek, EXTEND_BELOW_WEEKS + 1))) >= 0)
+    return { attached: [], legacyIdsKept: 0, switchedToTimeOrderedIds: false };
+
+  const low = current?.low ?? uuidAtTime(weekStart(o.from ?? now));
+  const oldHigh = current?.high ?? low;
+  const name = windowConstraintName(end.toISOString().slice(0, 10).replaceAll('-', ''));
+
+  const planned = await pool.transaction(async (tx) => {
+    await takeMaintainerLock(tx);
+    await limitLockWait(tx, MAINTAINER_LOCK_WAIT_MS);
+    await holdLegacyWrites(tx);
+    const added = await legacyIdsWithin(tx, { from: oldHigh, to: target });
+    const window: PartitionWindow = { low, high: target, legacyIds: [...new Set([...(current?.legacyIds ?? []), ...added])] };
+    await addWindowConstraint(tx, name, window);
+    return { window, added: added.length };
+  });
+
+  await validateWindowConstraint(pool, name);
+
+  return pool.transaction(async (tx) => {
+    await takeMaintainerLock(tx);
+    await limitLockWait(tx, MAINTAINER_LOCK_WAIT_MS);
+    const { window } = planned;
+    const existing = new Set((await weeklyPartitions(tx)).map((p) => p.name));
+    const attached: string[] = [];
+    for (let week = timeOfUuid(oldHigh); compareUuids(uuidAtTime(week), target) < 0; week = addWeeks(week, 1)) {
+      const pieces = piecesAround({ from: uuidAtTime(week), to: uuidAtTime(addWeeks(week, 1)) }, window.legacyIds);
+      for (const [i, piece] of pieces.entries()) {
+        const partition = weekPartitionName(week, i);
+        if (existing.has(partition)) continue;
+        await attachWeeklyPartition(tx, partition, piece);
+        attached.push(partition);
+      }
+    }
+    for (const { name: other } of await windowConstraints(tx))
+      if (other !== name) await dropWindowConstraint(tx, other);
+    await savePartitionWindow(tx, window);
+    const switchedToTimeOrderedIds = await ensureTimeOrderedSessionIds(tx);
+    return { attached, legacyIdsKept: planned.added, switchedToTimeOrderedIds };
+  });
+}
+
+/** The weekly partitions and the week each is of, oldest first (for the retention sweep and `intake doctor`). */
+export async function eventPartitionWeeks(pool: DatabasePool) {
+  return (await weeklyPartitions(pool)).map((p) => ({ ...p, week: weekOfPartition(p.name) }));
+}
+
+/**
+ * extendEventPartitions at a process's start (the API after its migrations, every worker): what it
+ * attached is logged; a lock it could not get in time is a warning, and the retention sweep's next
+ * run tries again (until then new sessions' events go to the legacy partition, as before 0.2).
+ */
+export async function prepareEventPartitions(pool: DatabasePool, logger: Pick<Logger, 'info' | 'warn'>): Promise<void> {
+  try {
+    const result = await extendEventPartitions(pool);
+    if (result.attached.length)
+      logger.info(
+        { attached: result.attached, legacyIdsKept: result.legacyIdsKept, timeOrderedIds: result.switchedToTimeOrderedIds },
+        'agent_events partitions attached',
+      );
+  } catch (error) {
+    if (!isLockTimeout(error)) throw error;
+    logger.warn({ err: error }, 'agent_events partitions not extended: a lock was busy (the retention sweep tries again)');
+  }
+}
