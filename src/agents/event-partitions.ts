@@ -1,16 +1,7 @@
 import type { DatabasePool } from 'slonik';
 import { isLockTimeout } from '../dependency-errors.js';
 import type { Logger } from '../logger.js';
-import {
-  addWeeks,
-  compareUuids,
-  piecesAround,
-  timeOfUuid,
-  uuidAtTime,
-  weekOfPartition,
-  weekPartitionName,
-  weekStart,
-} from '../domain/event-partitions.js';
+import { addWeeks, compareUuids, piecesAround, timeOfUuid, uuidAtTime, weekPartitionName, weekStart } from '../domain/event-partitions.js';
 import {
   addWindowConstraint,
   attachWeeklyPartition,
@@ -107,17 +98,11 @@ export async function extendEventPartitions(pool: DatabasePool, o: ExtendOptions
         attached.push(partition);
       }
     }
-    for (const { name: other } of await windowConstraints(tx))
-      if (other !== name) await dropWindowConstraint(tx, other);
+    for (const { name: other } of await windowConstraints(tx)) if (other !== name) await dropWindowConstraint(tx, other);
     await savePartitionWindow(tx, window);
     const switchedToTimeOrderedIds = await ensureTimeOrderedSessionIds(tx);
     return { attached, legacyIdsKept: planned.added, switchedToTimeOrderedIds };
   });
-}
-
-/** The weekly partitions and the week each is of, oldest first (for the retention sweep and `intake doctor`). */
-export async function eventPartitionWeeks(pool: DatabasePool) {
-  return (await weeklyPartitions(pool)).map((p) => ({ ...p, week: weekOfPartition(p.name) }));
 }
 
 /**

@@ -77,12 +77,6 @@ export function weekPartitionName(week: Date, piece = 0): string {
   return `agent_events_w${day}${piece ? `_${piece}` : ''}`;
 }
 
-/** The week a partition name is of (null: not a week's partition). */
-export function weekOfPartition(name: string): Date | null {
-  const match = /^agent_events_w(\d{4})(\d{2})(\d{2})(?:_\d+)?$/.exec(name);
-  return match ? new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]))) : null;
-}
-
 function parseUuid(id: string): bigint {
   const hex = id.replaceAll('-', '');
   if (!/^[0-9a-fA-F]{32}$/.test(hex)) throw new TypeError(`not a uuid: ${id}`);

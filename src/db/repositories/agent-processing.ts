@@ -155,7 +155,12 @@ export async function meterResponses(tx: CommonQueryMethods, responses: readonly
 export async function queueAnalyses(tx: Tx, events: readonly SessionEvent[]): Promise<void> {
   if (!events.length) return;
   const records = sql.jsonb(
-    events.map(({ session, row }) => ({ session_id: session.id, organization_id: session.organization_id, event_id: row.id, revision: row.revision })),
+    events.map(({ session, row }) => ({
+      session_id: session.id,
+      organization_id: session.organization_id,
+      event_id: row.id,
+      revision: row.revision,
+    })),
   );
   await tx.query(sql.prepared('pass_queue', unreadRows)`
     WITH x AS (SELECT * FROM jsonb_to_recordset(${records}) AS x(session_id uuid, organization_id uuid, event_id bigint, revision integer)),
