@@ -38,26 +38,32 @@ export interface IngestLoad {
 }
 
 /** The raw `pg` limit's session: a row of `agent_sessions` made straight through `pg`. */
+/** A session the raw limit writes events into (its organization goes on every event row, as the API writes it). */
+export interface RawSession {
+  id: string;
+  organizationId: string;
+}
+
 export async function insertRawSession(
   db: pg.Pool,
   organizationId: string,
   applicationId: string,
   externalSessionId: string,
-): Promise<string> {
+): Promise<RawSession> {
   const { rows } = await db.query<{ id: string }>(
     'INSERT INTO agent_sessions (organization_id, application_id, external_session_id) VALUES ($1, $2, $3) RETURNING id',
     [organizationId, applicationId, externalSessionId],
   );
-  return rows[0]!.id;
+  return { id: rows[0]!.id, organizationId };
 }
 
 /** The raw `pg` limit's write: the same event rows the API stores (agent_events' shape), in one statement. */
-export async function insertRawEvents(db: pg.Pool, sessionId: string, events: readonly AgentEvent[]): Promise<void> {
+export async function insertRawEvents(db: pg.Pool, session: RawSession, events: readonly AgentEvent[]): Promise<void> {
   const rows = JSON.stringify(events.map((e) => ({ ...e, content_hash: '00', payload: { content: e.content } })));
   await db.query(
-    `INSERT INTO agent_events (session_id, external_event_id, sequence, revision, type, occurred_at, final, content_hash, payload)
-     SELECT $1, x."externalEventId", x.sequence, x.revision, x.type, x."occurredAt", x.final, decode(x.content_hash, 'hex'), x.payload
-     FROM jsonb_to_recordset($2::jsonb) AS x("externalEventId" text, sequence bigint, revision int, type text, "occurredAt" timestamptz, final boolean, content_hash text, payload jsonb)`,
-    [sessionId, rows],
+    `INSERT INTO agent_events (session_id, organization_id, external_event_id, sequence, revision, type, occurred_at, final, content_hash, payload)
+     SELECT $1, $2, x."externalEventId", x.sequence, x.revision, x.type, x."occurredAt", x.final, decode(x.content_hash, 'hex'), x.payload
+     FROM jsonb_to_recordset($3::jsonb) AS x("externalEventId" text, sequence bigint, revision int, type text, "occurredAt" timestamptz, final boolean, content_hash text, payload jsonb)`,
+    [session.id, session.organizationId, rows],
   );
 }

@@ -19,7 +19,7 @@ import { createDatabasePool } from '../src/db/pool.js';
 import { createApplication, issueCredential } from '../src/agents/applications.js';
 import type { AgentEvent } from '../src/domain/agent-ingest.js';
 import { PROJECT_ROOT } from '../src/paths.js';
-import { event, insertRawEvents, insertRawSession, TEXT, type IngestLoad } from './agent-events.js';
+import { event, insertRawEvents, insertRawSession, TEXT, type IngestLoad, type RawSession } from './agent-events.js';
 import { TEST_SIGNING_SECRET } from '../harness/config.js';
 import { createTestOrg } from '../harness/fixtures.js';
 import { createTestDatabase, stopTestStack, testStack } from '../harness/stack.js';
@@ -79,7 +79,7 @@ export async function benchAgentIngest(): Promise<Record<string, unknown>> {
 
     // Baseline: sessions made up front, then the same event rows through pg.
     const session = () => insertRawSession(raw, org.organizationId, app.id, randomUUID());
-    const insertBatch = (sessionId: string, events: AgentEvent[]) => insertRawEvents(raw, sessionId, events);
+    const insertBatch = (s: RawSession, events: AgentEvent[]) => insertRawEvents(raw, s, events);
     const batchSessions = await Promise.all(Array.from({ length: BATCH.requests + 4 }, session));
     const singleSessions = await Promise.all(Array.from({ length: SINGLE.sessions }, session));
 

@@ -9,7 +9,9 @@
  *  - agent sessions of 2-400 events (log-uniform: median about 28, mean about 75), in time order
  *    over the last 180 days, user messages and final assistant responses alternating, a feedback
  *    event (and its explicit signal) in one session of six, a sequence gap in one of fifty, one
- *    participant each; 3% of the events revised once (a row in agent_event_revisions), every
+ *    participant each (random v4 ids, as a deployment upgraded from 0.1 holds them: their events are
+ *    in agent_events' legacy partition, decision 0216, and the benchmark's own ingest writes the
+ *    weekly partitions); 3% of the events revised once (a row in agent_event_revisions), every
  *    assistant response analysed (a done job and a usage record), a qualitative signal for one
  *    response of four; every session processed through its highest sequence, the last day's open;
  *  - recordings (one per 50 events) with participants (1-4) and transcripts (4-20 utterances),
@@ -140,10 +142,21 @@ const TABLES = {
     'change_seq',
     'changed_at',
   ],
-  agent_participants: ['id', 'session_id', 'participant_key', 'external_id', 'display_name', 'email', 'person_id', 'boundary'],
+  agent_participants: [
+    'id',
+    'session_id',
+    'organization_id',
+    'participant_key',
+    'external_id',
+    'display_name',
+    'email',
+    'person_id',
+    'boundary',
+  ],
   agent_events: [
     'id',
     'session_id',
+    'organization_id',
     'external_event_id',
     'sequence',
     'revision',
@@ -156,8 +169,29 @@ const TABLES = {
     'updated_at',
     'processed_revision',
   ],
-  agent_event_revisions: ['id', 'event_id', 'revision', 'final', 'content_hash', 'payload', 'superseded_at'],
-  agent_analysis_jobs: ['id', 'session_id', 'event_id', 'revision', 'status', 'created_at', 'updated_at', 'attempts', 'credits_spent'],
+  agent_event_revisions: [
+    'id',
+    'event_id',
+    'session_id',
+    'organization_id',
+    'revision',
+    'final',
+    'content_hash',
+    'payload',
+    'superseded_at',
+  ],
+  agent_analysis_jobs: [
+    'id',
+    'session_id',
+    'organization_id',
+    'event_id',
+    'revision',
+    'status',
+    'created_at',
+    'updated_at',
+    'attempts',
+    'credits_spent',
+  ],
   agent_signals: [
     'id',
     'organization_id',
@@ -439,6 +473,7 @@ export async function generateData(url: string, options: GenerateOptions): Promi
         add('agent_events', [
           id,
           sessionId,
+          org.id,
           external,
           sequence,
           revision,
@@ -456,6 +491,8 @@ export async function generateData(url: string, options: GenerateOptions): Promi
           add('agent_event_revisions', [
             take('revision'),
             id,
+            sessionId,
+            org.id,
             1,
             assistant ? false : null,
             Buffer.from(contentHash(before), 'hex'),
@@ -466,7 +503,7 @@ export async function generateData(url: string, options: GenerateOptions): Promi
         if (assistant) {
           assistantIds.push({ id, external, revision });
           const analysed = new Date(occurred.getTime() + 1_500);
-          add('agent_analysis_jobs', [take('job'), sessionId, id, revision, 'done', occurred, analysed, 1, 1]);
+          add('agent_analysis_jobs', [take('job'), sessionId, org.id, id, revision, 'done', occurred, analysed, 1, 1]);
           add('usage_records', [take('usage'), org.id, app.id, sessionId, id, 'agent_response_processed', 1, analysed]);
           if (random() < 0.25) {
             const signalId = uuid();
@@ -555,7 +592,17 @@ export async function generateData(url: string, options: GenerateOptions): Promi
         change(),
         last,
       ]);
-      add('agent_participants', [take('participant'), sessionId, 'user', `u-${sessionIndex}`, 'Customer', null, personOf(org), 'external']);
+      add('agent_participants', [
+        take('participant'),
+        sessionId,
+        org.id,
+        'user',
+        `u-${sessionIndex}`,
+        'Customer',
+        null,
+        personOf(org),
+        'external',
+      ]);
       if (ended) domainEvent(org, 'agent_session.processed', sessionId, { sessionId, applicationId: app.id }, last);
       events += length;
 
@@ -667,8 +714,10 @@ export async function databaseSize(url: string): Promise<{ bytes: number; tables
     const bytes = Number((await client.query<{ b: string }>('SELECT pg_database_size(current_database()) AS b')).rows[0]!.b);
     const rows = (
       await client.query<{ name: string; b: string }>(
-        `SELECT c.relname AS name, pg_total_relation_size(c.oid) AS b FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-         WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') ORDER BY 2 DESC LIMIT 12`,
+        // A partitioned table (agent_events) is the sum of its partitions, which are not listed apart.
+        `SELECT c.relname AS name, (SELECT sum(pg_total_relation_size(p.relid)) FROM pg_partition_tree(c.oid) p) AS b
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = 'public' AND (c.relkind = 'p' OR (c.relkind = 'r' AND NOT c.relispartition)) ORDER BY 2 DESC LIMIT 12`,
       )
     ).rows;
     return { bytes, tables: Object.fromEntries(rows.map((r) => [r.name, Number(r.b)])) };

@@ -55,7 +55,7 @@ import { TEST_SIGNING_SECRET, testConfig } from '../harness/config.js';
 import { createTestOrg } from '../harness/fixtures.js';
 import { createTestDatabase, stopTestStack, testStack } from '../harness/stack.js';
 import { killWorkerProcess, startWorkerProcess } from '../harness/worker.js';
-import { event, insertRawEvents, insertRawSession, type IngestLoad } from './agent-events.js';
+import { event, insertRawEvents, insertRawSession, type IngestLoad, type RawSession } from './agent-events.js';
 import { clientProcess } from './client-process.js';
 import { CLK_TCK, load, percentile, postgresCpuMs, postmasterPid, processCpuMs, untilQuiet, type Summary } from './stats.js';
 import { PRODUCTION_CADENCE } from './steady-sessions.js';
@@ -331,7 +331,7 @@ export async function benchDataPath(): Promise<Record<string, unknown>> {
     // 1. The limit: the same rows straight through pg, before the API and the worker run.
     progress('raw inserts');
     const session = () => insertRawSession(raw, org.organizationId, rawApp.app.id, `raw-${randomUUID()}`);
-    const insert = (sessionId: string, events: AgentEvent[]) => insertRawEvents(raw, sessionId, events);
+    const insert = (s: RawSession, events: AgentEvent[]) => insertRawEvents(raw, s, events);
     const rawSessions = await Promise.all(Array.from({ length: SIZES.sessions }, session));
     const batchSessions = await Promise.all(Array.from({ length: SIZES.rawBatches + SIZES.rawBatchConcurrency }, session));
     const batchEvents = Array.from({ length: SIZES.rawBatchRows }, (_, i) => event(i));

@@ -63,7 +63,7 @@ const SETTLE_TIMEOUT_MS = 5 * 60_000;
 const FAULTS = ['worker-sigkill', 'postgres-restart', 'temporal-restart', 'api-drop'] as const;
 type FaultKind = (typeof FAULTS)[number];
 
-/** Tables whose live rows the load keeps steady (it deletes what it checked). */
+/** Tables whose live rows the load keeps steady (it deletes what it checked); a partitioned one counts its partitions. */
 const STEADY_TABLES = [
   'agent_sessions',
   'agent_events',
@@ -190,8 +190,8 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
         if (postmaster) memoryMiB.postgres = round(await postgresMemoryMiB(postmaster));
         const sizes = await query<{ intake: string; temporal: string; steady: string; records: string }>(
           `SELECT pg_database_size('intake') AS intake, pg_database_size('temporal') AS temporal,
-                  (SELECT sum(pg_total_relation_size(t::regclass)) FROM unnest($1::text[]) t) AS steady,
-                  (SELECT sum(pg_total_relation_size(t::regclass)) FROM unnest($2::text[]) t) AS records`,
+                  (SELECT sum(pg_total_relation_size(p.relid)) FROM unnest($1::text[]) t, pg_partition_tree(t::regclass) p) AS steady,
+                  (SELECT sum(pg_total_relation_size(p.relid)) FROM unnest($2::text[]) t, pg_partition_tree(t::regclass) p) AS records`,
           [STEADY_TABLES, RECORD_TABLES],
         );
         if (sizes?.[0]) {

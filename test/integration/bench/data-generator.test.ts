@@ -35,7 +35,7 @@ describe('data generator (bench/data-generator.ts)', () => {
 
     // Every foreign key holds: re-adding each validates it against every row (rolled back).
     const { rows: fks } = await db.query<{ table: string; name: string; def: string }>(
-      `SELECT conrelid::regclass::text AS table, conname AS name, pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE contype = 'f'`,
+      `SELECT conrelid::regclass::text AS table, conname AS name, pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE contype = 'f' AND conparentid = 0`,
     );
     assert.ok(fks.length > 20);
     await db.query('BEGIN');
@@ -47,6 +47,21 @@ describe('data generator (bench/data-generator.ts)', () => {
       await db.query('ROLLBACK');
     }
 
+    // Rows that name an event by id (no foreign key since decision 0216) name one of their own session.
+    for (const table of ['agent_event_revisions', 'agent_analysis_jobs', 'agent_signals', 'usage_records']) {
+      const { rows: orphans } = await db.query(
+        `SELECT x.id FROM ${table} x WHERE x.event_id IS NOT NULL
+           AND NOT EXISTS (SELECT 1 FROM agent_events e WHERE e.session_id = x.session_id AND e.id = x.event_id) LIMIT 1`,
+      );
+      assert.deepEqual(orphans, [], table);
+    }
+    // The organization on every event-level row is its session's.
+    for (const table of ['agent_events', 'agent_event_revisions', 'agent_analysis_jobs', 'agent_participants']) {
+      const { rows: strays } = await db.query(
+        `SELECT x.session_id FROM ${table} x JOIN agent_sessions s ON s.id = x.session_id WHERE x.organization_id IS DISTINCT FROM s.organization_id LIMIT 1`,
+      );
+      assert.deepEqual(strays, [], table);
+    }
     // A session's counters say what its events are; its watermark is at its highest sequence.
     const { rows: wrong } = await db.query(
       `SELECT s.id FROM agent_sessions s LEFT JOIN LATERAL (SELECT count(*)::int AS n, max(sequence) AS top FROM agent_events e WHERE e.session_id = s.id) e ON true
