@@ -38,17 +38,24 @@ export class CopySink {
   private chars = 0;
   private waiting: Promise<void> | null = null;
   private readonly stream: ReturnType<typeof copyFrom>;
+  /** Which of the row's values the table has a column for (all, unless `present` left some out). */
+  private readonly kept: readonly boolean[] | null;
 
+  /** `present`: the columns the table has (a database of an earlier schema lacks some): the others' values are left out. */
   constructor(
     client: pg.PoolClient | pg.Client,
     readonly table: string,
     columns: readonly string[],
+    present?: ReadonlySet<string>,
   ) {
-    this.stream = client.query(copyFrom(`COPY ${table} (${columns.join(', ')}) FROM STDIN`));
+    const kept = columns.map((c) => !present || present.has(c));
+    this.kept = kept.every(Boolean) ? null : kept;
+    this.stream = client.query(copyFrom(`COPY ${table} (${columns.filter((_, i) => kept[i]).join(', ')}) FROM STDIN`));
   }
 
   add(values: readonly CopyValue[]): void {
-    const line = `${values.map(copyField).join('\t')}\n`;
+    const row = this.kept ? values.filter((_, i) => this.kept![i]) : values;
+    const line = `${row.map(copyField).join('\t')}\n`;
     this.buffer.push(line);
     this.chars += line.length;
     this.rows++;

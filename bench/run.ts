@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- foundation|feedback-records|agent-ingest|agent-processing|otlp-ingest|recordings|mcp-upload|media|uploads|hostile-input|hostile-otlp|dashboard|webhook-delivery|data-path|growth|soak|noisy-tenant|pooler ...] [-- --skip-tests] [-- --size S|M|L] [-- --minutes N]`: runs the benchmarks (all by
+ * `npm run bench [-- foundation|feedback-records|agent-ingest|agent-processing|otlp-ingest|recordings|mcp-upload|media|uploads|hostile-input|hostile-otlp|dashboard|webhook-delivery|data-path|growth|soak|noisy-tenant|pooler|partition-migration ...] [-- --skip-tests] [-- --size S|M|L] [-- --minutes N]`: runs the benchmarks (all by
  * default) and writes each result to bench/results/<name>.json (bench/results-file.ts: with the commit
  * and the machine it ran on), then the summary table of docs/benchmarks.md (bench/summary.ts).
  *
@@ -21,6 +21,9 @@
  *
  * `pooler` (bench/pooler.ts): the fleet through PgBouncer in transaction mode beside the same fleet
  * straight to PostgreSQL: capacity, lag p95 at one rate, cores and PostgreSQL's backends.
+ *
+ * `partition-migration` (bench/partition-migration.ts): migration 0036 and the partition maintainer's
+ * first run on 0.1-shaped data of `--size`, with 0.1's inserts going on (decision 0216).
  */
 import { mkdir } from 'node:fs/promises';
 import { benchAgentIngest } from './agent-ingest.js';
@@ -42,6 +45,7 @@ import { benchWebhookDelivery } from './webhook-delivery.js';
 import { benchSoak } from './soak.js';
 import { benchNoisyTenant } from './noisy-tenant.js';
 import { benchPooler } from './pooler.js';
+import { benchPartitionMigration } from './partition-migration.js';
 import { currentCommit, currentMachine, resultRecord, RESULTS_DIR, writeResult } from './results-file.js';
 import { writeSummary } from './summary.js';
 import { useDurablePostgres } from '../harness/stack.js';
@@ -77,6 +81,7 @@ const all: Record<string, () => Promise<Record<string, unknown>>> = {
   soak: () => benchSoak({ minutes: soakMinutes }),
   'noisy-tenant': () => benchNoisyTenant(),
   pooler: () => benchPooler(),
+  'partition-migration': () => benchPartitionMigration({ size: growthSize }),
 };
 // Every benchmark measures with the durability `npm start` runs with: fsync on, on both sides.
 useDurablePostgres();
@@ -88,7 +93,12 @@ for (const [name, run] of Object.entries(all)) {
   const figures = await run();
   // A growth run's file names its largest size (growth-M.json holds S and M): a quick S run keeps an M run's file.
   // A soak of other than the default 2 hours (CI's 10 minutes) keeps a file of its own: soak-10min.json.
-  const fileName = name === 'growth' ? `growth-${growthSize}` : name === 'soak' && soakMinutes !== 120 ? `soak-${soakMinutes}min` : name;
+  const fileName =
+    name === 'growth' || name === 'partition-migration'
+      ? `${name}-${growthSize}`
+      : name === 'soak' && soakMinutes !== 120
+        ? `soak-${soakMinutes}min`
+        : name;
   const result = resultRecord(fileName, figures, {
     commit,
     machine,

@@ -42,6 +42,7 @@ import {
   workerDrainingSession,
   type Probe as SentProbe,
 } from './load-fleet.js';
+import { TABLE_BYTES } from './data-generator.js';
 import { MixedLoad, type Tenant } from './mixed-load.js';
 import { percentile, postgresMemoryMiB, postmasterPid, processMemoryMiB } from './stats.js';
 
@@ -190,8 +191,8 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
         if (postmaster) memoryMiB.postgres = round(await postgresMemoryMiB(postmaster));
         const sizes = await query<{ intake: string; temporal: string; steady: string; records: string }>(
           `SELECT pg_database_size('intake') AS intake, pg_database_size('temporal') AS temporal,
-                  (SELECT sum(pg_total_relation_size(p.relid)) FROM unnest($1::text[]) t, pg_partition_tree(t::regclass) p) AS steady,
-                  (SELECT sum(pg_total_relation_size(p.relid)) FROM unnest($2::text[]) t, pg_partition_tree(t::regclass) p) AS records`,
+                  (SELECT sum(${TABLE_BYTES('t::regclass')}) FROM unnest($1::text[]) t) AS steady,
+                  (SELECT sum(${TABLE_BYTES('t::regclass')}) FROM unnest($2::text[]) t) AS records`,
           [STEADY_TABLES, RECORD_TABLES],
         );
         if (sizes?.[0]) {

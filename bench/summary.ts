@@ -293,7 +293,21 @@ const headlineOf = (benchmark: string) =>
     ? growthHeadline
     : /^soak(-\d+min)?$/.test(benchmark)
       ? soakHeadline
-      : (HEADLINES[benchmark] ?? HEADLINES[benchmark.replace(/-baseline-[0-9a-f]{7,40}$/, '')]);
+      : /^partition-migration-[SML]$/.test(benchmark)
+        ? partitionMigrationHeadline
+        : (HEADLINES[benchmark] ?? HEADLINES[benchmark.replace(/-baseline-[0-9a-f]{7,40}$/, '')]);
+
+/** The partition migration's headline: the steps' seconds at its size, and the writers' longest insert during each beside before. */
+function partitionMigrationHeadline(r: BenchResult): Headline[] {
+  return [
+    {
+      figure: `migration 0036 at ${n(at(r, 'legacyRows'))} events ${ms(1000 * at(r, 'seconds.migration'))}, the maintainer's first run ${ms(1000 * at(r, 'seconds.maintainer'))} (its scan of the legacy rows ${ms(at(r, 'maintainer.stepsMs.validate'))}); 0.1 writers meanwhile: longest insert ${ms(at(r, 'stallMs.migration'))} and ${ms(at(r, 'stallMs.maintainer'))}, ${n(at(r, 'writes.migration.perSecond'), 0)} and ${n(at(r, 'writes.maintainer.perSecond'), 0)} inserts/s`,
+      limit: `the same writers before the migration, same run: ${n(at(r, 'writes.before.perSecond'), 0)} inserts/s, longest ${ms(at(r, 'stallMs.before'))}`,
+      ratio:
+        at(r, 'writes.before.perSecond') / Math.max(1, Math.min(at(r, 'writes.migration.perSecond'), at(r, 'writes.maintainer.perSecond'))),
+    },
+  ];
+}
 
 export function readResults(dir = RESULTS_DIR): BenchResult[] {
   return readdirSync(dir)

@@ -46,6 +46,8 @@ export interface ExtendResult {
   legacyIdsKept: number;
   /** This run switched new sessions to UUIDv7 ids (the first run after migration 0036). */
   switchedToTimeOrderedIds: boolean;
+  /** Each step's milliseconds (absent when there was nothing to do): the legacy ids read and the constraint added, its validation (the scan), the attaches. */
+  stepsMs?: { plan: number; validate: number; attach: number };
 }
 
 /**
@@ -71,6 +73,7 @@ export async function extendEventPartitions(pool: DatabasePool, o: ExtendOptions
   const oldHigh = current?.high ?? low;
   const name = windowConstraintName(end.toISOString().slice(0, 10).replaceAll('-', ''));
 
+  const t0 = performance.now();
   const planned = await pool.transaction(async (tx) => {
     await takeMaintainerLock(tx);
     await limitLockWait(tx, MAINTAINER_LOCK_WAIT_MS);
@@ -81,9 +84,11 @@ export async function extendEventPartitions(pool: DatabasePool, o: ExtendOptions
     return { window, added: added.length };
   });
 
+  const t1 = performance.now();
   await validateWindowConstraint(pool, name);
+  const t2 = performance.now();
 
-  return pool.transaction(async (tx) => {
+  const done = await pool.transaction(async (tx) => {
     await takeMaintainerLock(tx);
     await limitLockWait(tx, MAINTAINER_LOCK_WAIT_MS);
     const { window } = planned;
@@ -103,6 +108,8 @@ export async function extendEventPartitions(pool: DatabasePool, o: ExtendOptions
     const switchedToTimeOrderedIds = await ensureTimeOrderedSessionIds(tx);
     return { attached, legacyIdsKept: planned.added, switchedToTimeOrderedIds };
   });
+  const ms = (from: number, to: number) => Math.round(to - from);
+  return { ...done, stepsMs: { plan: ms(t0, t1), validate: ms(t1, t2), attach: ms(t2, performance.now()) } };
 }
 
 /**
@@ -115,7 +122,7 @@ export async function prepareEventPartitions(pool: DatabasePool, logger: Pick<Lo
     const result = await extendEventPartitions(pool);
     if (result.attached.length)
       logger.info(
-        { attached: result.attached, legacyIdsKept: result.legacyIdsKept, timeOrderedIds: result.switchedToTimeOrderedIds },
+        { attached: result.attached, legacyIdsKept: result.legacyIdsKept, timeOrderedIds: result.switchedToTimeOrderedIds, stepsMs: result.stepsMs },
         'agent_events partitions attached',
       );
   } catch (error) {
