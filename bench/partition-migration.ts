@@ -1,6 +1,6 @@
 /**
  * Partition migration (decision 0216): `npm run bench -- partition-migration --size M` measures
- * migration 0036 and the partition maintainer's first run on a database of a 0.1 deployment's
+ * migrations 0036-0039 and the partition maintainer's first run on a database of a 0.1 deployment's
  * shape at that size, with writes going on, as a rolling upgrade runs them.
  *
  * - A database migrated to 0035 (the last migration before 0.2's partitioning) is filled to the size
@@ -8,9 +8,10 @@
  * - Writers (WRITERS, closed loop) insert single events in 0.1's statement (no organization: the
  *   trigger fills it after 0036) into sessions of their own, throughout.
  * - Phases, each timed: `before` (BASELINE_MS of writes alone: the limit, same run and settings),
- *   `migration` (0036 through the migration runner, as the API's start applies it), `maintainer`
- *   (extendEventPartitions' first run: the legacy ids read, the validation's scan of the legacy rows,
- *   the attaches), `after` (BASELINE_MS more).
+ *   `migration` (0036-0039 through the migration runner, as the API's start applies them),
+ *   `maintainer` (extendEventPartitions' first run: the legacy ids read, the validation's scan of the
+ *   legacy rows, the attaches), `after` (BASELINE_MS more of the same writes), `afterNew` (BASELINE_MS
+ *   of this version's insert, the organization written, into new sessions: the week's partition).
  * - Reported: each phase's seconds, the writers' inserts a second and latency (p50, p99, max) in it,
  *   the maintainer's steps, the legacy ids kept, and the database's size.
  *
@@ -32,7 +33,7 @@ import { percentile } from './stats.js';
 const WRITERS = 4;
 const BASELINE_MS = 15_000;
 const SCALE = Number(process.env.BENCH_GROWTH_EVENTS_SCALE ?? 1);
-const PHASES = ['before', 'migration', 'maintainer', 'after'] as const;
+const PHASES = ['before', 'migration', 'maintainer', 'after', 'afterNew'] as const;
 type Phase = (typeof PHASES)[number];
 
 const progress = (message: string) => process.stderr.write(`[partition-migration] ${new Date().toISOString()} ${message}\n`);
@@ -76,18 +77,28 @@ export async function benchPartitionMigration(o: { size: SizeName }): Promise<Re
     // The writers: 0.1's event insert, closed loop, each call's latency kept under the phase it started in.
     let phase: Phase = 'before';
     let stop = false;
-    const latencies: Record<Phase, number[]> = { before: [], migration: [], maintainer: [], after: [] };
+    const latencies: Record<Phase, number[]> = { before: [], migration: [], maintainer: [], after: [], afterNew: [] };
     const failures: string[] = [];
-    const writers = sessions.map(async (sessionId) => {
+    // From `afterNew` on, this version's insert instead (the organization written) into new sessions
+    // (UUIDv7 ids, so the week's partition): what the writers pay once the upgrade is done.
+    const fresh: string[] = [];
+    const writers = sessions.map(async (legacySession, w) => {
       for (let sequence = 1; !stop; sequence++) {
         const at = phase;
         const t = performance.now();
         try {
-          await raw.query(
-            `INSERT INTO agent_events (session_id, external_event_id, sequence, revision, type, occurred_at, final, content_hash, payload)
-             VALUES ($1, $2, $3, 1, 'user_message', now(), NULL, '\\x00', '{"content": "during the upgrade"}')`,
-            [sessionId, `e${sequence}`, sequence],
-          );
+          if (at === 'afterNew')
+            await raw.query(
+              `INSERT INTO agent_events (session_id, organization_id, external_event_id, sequence, revision, type, occurred_at, final, content_hash, payload)
+               VALUES ($1, $4, $2, $3, 1, 'user_message', now(), NULL, '\\x00', '{"content": "after the upgrade"}')`,
+              [fresh[w], `e${sequence}`, sequence, apps[0]!.organization_id],
+            );
+          else
+            await raw.query(
+              `INSERT INTO agent_events (session_id, external_event_id, sequence, revision, type, occurred_at, final, content_hash, payload)
+               VALUES ($1, $2, $3, 1, 'user_message', now(), NULL, '\\x00', '{"content": "during the upgrade"}')`,
+              [legacySession, `e${sequence}`, sequence],
+            );
         } catch (error) {
           if (failures.length < 10) failures.push(`${at}: ${(error as Error).message}`);
         }
@@ -110,6 +121,14 @@ export async function benchPartitionMigration(o: { size: SizeName }): Promise<Re
     const migration = await timed('migration', () => migrate(url));
     const maintainer = await timed('maintainer', () => extendEventPartitions(pool));
     await timed('after', () => wait(BASELINE_MS));
+    for (let i = 0; i < WRITERS; i++) {
+      const { rows } = await raw.query<{ id: string }>(
+        'INSERT INTO agent_sessions (organization_id, application_id, external_session_id) VALUES ($1, $2, $3) RETURNING id',
+        [apps[0]!.organization_id, apps[0]!.id, `partition-migration-new-${i}`],
+      );
+      fresh.push(rows[0]!.id);
+    }
+    await timed('afterNew', () => wait(BASELINE_MS));
     stop = true;
     await Promise.all(writers);
 

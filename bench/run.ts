@@ -22,7 +22,7 @@
  * `pooler` (bench/pooler.ts): the fleet through PgBouncer in transaction mode beside the same fleet
  * straight to PostgreSQL: capacity, lag p95 at one rate, cores and PostgreSQL's backends.
  *
- * `partition-migration` (bench/partition-migration.ts): migration 0036 and the partition maintainer's
+ * `partition-migration` (bench/partition-migration.ts): migrations 0036-0039 and the partition maintainer's
  * first run on 0.1-shaped data of `--size`, with 0.1's inserts going on (decision 0216).
  */
 import { mkdir } from 'node:fs/promises';

@@ -301,7 +301,7 @@ const headlineOf = (benchmark: string) =>
 function partitionMigrationHeadline(r: BenchResult): Headline[] {
   return [
     {
-      figure: `migration 0036 at ${n(at(r, 'legacyRows'))} events ${ms(1000 * at(r, 'seconds.migration'))}, the maintainer's first run ${ms(1000 * at(r, 'seconds.maintainer'))} (its scan of the legacy rows ${ms(at(r, 'maintainer.stepsMs.validate'))}); 0.1 writers meanwhile: longest insert ${ms(at(r, 'stallMs.migration'))} and ${ms(at(r, 'stallMs.maintainer'))}, ${n(at(r, 'writes.migration.perSecond'), 0)} and ${n(at(r, 'writes.maintainer.perSecond'), 0)} inserts/s`,
+      figure: `migrations 0036-0039 at ${n(at(r, 'legacyRows'))} events ${ms(1000 * at(r, 'seconds.migration'))}, the maintainer's first run ${ms(1000 * at(r, 'seconds.maintainer'))} (its scan of the legacy rows ${ms(at(r, 'maintainer.stepsMs.validate'))}); 0.1 writers meanwhile: longest insert ${ms(at(r, 'stallMs.migration'))} and ${ms(at(r, 'stallMs.maintainer'))}, ${n(at(r, 'writes.migration.perSecond'), 0)} and ${n(at(r, 'writes.maintainer.perSecond'), 0)} inserts/s; afterwards ${n(at(r, 'writes.after.perSecond'), 0)} inserts/s into their sessions, ${n(at(r, 'writes.afterNew.perSecond'), 0)} into new ones`,
       limit: `the same writers before the migration, same run: ${n(at(r, 'writes.before.perSecond'), 0)} inserts/s, longest ${ms(at(r, 'stallMs.before'))}`,
       ratio:
         at(r, 'writes.before.perSecond') / Math.max(1, Math.min(at(r, 'writes.migration.perSecond'), at(r, 'writes.maintainer.perSecond'))),

@@ -44,7 +44,7 @@ export interface ExtendResult {
   attached: string[];
   /** The legacy sessions whose ids fall in the weeks added, left in the legacy partition. */
   legacyIdsKept: number;
-  /** This run switched new sessions to UUIDv7 ids (the first run after migration 0036). */
+  /** This run switched new sessions to UUIDv7 ids (the first run after migration 0039). */
   switchedToTimeOrderedIds: boolean;
   /** Each step's milliseconds (absent when there was nothing to do): the legacy ids read and the constraint added, its validation (the scan), the attaches. */
   stepsMs?: { plan: number; validate: number; attach: number };
@@ -65,37 +65,51 @@ export async function extendEventPartitions(pool: DatabasePool, o: ExtendOptions
   const thisWeek = weekStart(now);
   const end = addWeeks(thisWeek, (o.weeksAhead ?? WEEKS_AHEAD) + 1);
   const target = uuidAtTime(end);
-  const current = await readPartitionWindow(pool);
-  if (current && compareUuids(current.high, uuidAtTime(addWeeks(thisWeek, EXTEND_BELOW_WEEKS + 1))) >= 0)
-    return { attached: [], legacyIdsKept: 0, switchedToTimeOrderedIds: false };
+  const enough = uuidAtTime(addWeeks(thisWeek, EXTEND_BELOW_WEEKS + 1));
+  const covered = (w: PartitionWindow | null) => w !== null && w.pending === null && compareUuids(w.high, enough) >= 0;
+  const nothing: ExtendResult = { attached: [], legacyIdsKept: 0, switchedToTimeOrderedIds: false };
+  if (covered(await readPartitionWindow(pool))) return nothing;
 
-  const low = current?.low ?? uuidAtTime(weekStart(o.from ?? now));
-  const oldHigh = current?.high ?? low;
-  const name = windowConstraintName(end.toISOString().slice(0, 10).replaceAll('-', ''));
-
+  // 1. The plan: saved with its constraint, so that a run starting meanwhile (another replica) or the
+  // next one after a stop part-way finishes it rather than plans another.
   const t0 = performance.now();
   const planned = await pool.transaction(async (tx) => {
     await takeMaintainerLock(tx);
     await limitLockWait(tx, MAINTAINER_LOCK_WAIT_MS);
+    const current = await readPartitionWindow(tx);
+    if (covered(current)) return null;
+    if (current?.pending) return { pending: current.pending, added: 0 };
+    const low = current?.low ?? uuidAtTime(weekStart(o.from ?? now));
+    const high = current?.high ?? low;
     await holdLegacyWrites(tx);
-    const added = await legacyIdsWithin(tx, { from: oldHigh, to: target });
-    const window: PartitionWindow = { low, high: target, legacyIds: [...new Set([...(current?.legacyIds ?? []), ...added])] };
-    await addWindowConstraint(tx, name, window);
-    return { window, added: added.length };
+    const added = await legacyIdsWithin(tx, { from: high, to: target });
+    const pending = {
+      high: target,
+      legacyIds: [...new Set([...(current?.legacyIds ?? []), ...added])],
+      constraint: windowConstraintName(end.toISOString().slice(0, 10).replaceAll('-', '')),
+    };
+    await addWindowConstraint(tx, pending.constraint, { low, high: target, legacyIds: pending.legacyIds });
+    await savePartitionWindow(tx, { low, high, legacyIds: current?.legacyIds ?? [], pending });
+    return { pending, added: added.length };
   });
+  if (!planned) return nothing;
 
+  // 2. The scan, online; a second validation waits for the first and then has nothing to do.
   const t1 = performance.now();
-  await validateWindowConstraint(pool, name);
+  await validateWindowConstraint(pool, planned.pending.constraint);
   const t2 = performance.now();
 
+  // 3. The attaches.
   const done = await pool.transaction(async (tx) => {
     await takeMaintainerLock(tx);
     await limitLockWait(tx, MAINTAINER_LOCK_WAIT_MS);
-    const { window } = planned;
+    const current = await readPartitionWindow(tx);
+    if (!current?.pending) return nothing;
+    const { pending } = current;
     const existing = new Set((await weeklyPartitions(tx)).map((p) => p.name));
     const attached: string[] = [];
-    for (let week = timeOfUuid(oldHigh); compareUuids(uuidAtTime(week), target) < 0; week = addWeeks(week, 1)) {
-      const pieces = piecesAround({ from: uuidAtTime(week), to: uuidAtTime(addWeeks(week, 1)) }, window.legacyIds);
+    for (let week = timeOfUuid(current.high); compareUuids(uuidAtTime(week), pending.high) < 0; week = addWeeks(week, 1)) {
+      const pieces = piecesAround({ from: uuidAtTime(week), to: uuidAtTime(addWeeks(week, 1)) }, pending.legacyIds);
       for (const [i, piece] of pieces.entries()) {
         const partition = weekPartitionName(week, i);
         if (existing.has(partition)) continue;
@@ -103,8 +117,8 @@ export async function extendEventPartitions(pool: DatabasePool, o: ExtendOptions
         attached.push(partition);
       }
     }
-    for (const { name: other } of await windowConstraints(tx)) if (other !== name) await dropWindowConstraint(tx, other);
-    await savePartitionWindow(tx, window);
+    for (const { name } of await windowConstraints(tx)) if (name !== pending.constraint) await dropWindowConstraint(tx, name);
+    await savePartitionWindow(tx, { low: current.low, high: pending.high, legacyIds: pending.legacyIds, pending: null });
     const switchedToTimeOrderedIds = await ensureTimeOrderedSessionIds(tx);
     return { attached, legacyIdsKept: planned.added, switchedToTimeOrderedIds };
   });
@@ -122,7 +136,12 @@ export async function prepareEventPartitions(pool: DatabasePool, logger: Pick<Lo
     const result = await extendEventPartitions(pool);
     if (result.attached.length)
       logger.info(
-        { attached: result.attached, legacyIdsKept: result.legacyIdsKept, timeOrderedIds: result.switchedToTimeOrderedIds, stepsMs: result.stepsMs },
+        {
+          attached: result.attached,
+          legacyIdsKept: result.legacyIdsKept,
+          timeOrderedIds: result.switchedToTimeOrderedIds,
+          stepsMs: result.stepsMs,
+        },
         'agent_events partitions attached',
       );
   } catch (error) {

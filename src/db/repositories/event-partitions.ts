@@ -5,7 +5,7 @@ import type { IdRange } from '../../domain/event-partitions.js';
 import { doomedSession } from './agent-sessions.js';
 
 // The weekly partitions of agent_events and the legacy partition's window constraint (decision 0216,
-// migration 0036). Identifiers below are made here from dates and validated names, never from input.
+// migration 0039). Identifiers below are made here from dates and validated names, never from input.
 
 const LEGACY = 'agent_events_legacy';
 const WINDOW_PREFIX = 'agent_events_legacy_window_';
@@ -18,23 +18,48 @@ function identifier(name: string) {
 
 const uuidLiteral = (id: string) => sql.fragment`${id}::uuid`;
 
-export interface PartitionWindow {
+/** The ids from `low` to `high`, but `legacyIds` (which the legacy partition keeps). */
+export interface IdWindow {
   low: string;
   high: string;
   legacyIds: string[];
 }
 
-/** The range the weekly partitions cover, and the legacy ids inside it (null: no partition made yet). */
+export interface PartitionWindow extends IdWindow {
+  /** An extension planned (its constraint added) and not attached yet: up to `high`, around `legacyIds`. */
+  pending: { high: string; legacyIds: string[]; constraint: string } | null;
+}
+
+/** The range the weekly partitions cover, the legacy ids inside it, and an extension under way (null: none planned yet). */
 export async function readPartitionWindow(db: CommonQueryMethods): Promise<PartitionWindow | null> {
-  const row = await db.maybeOne(sql.type(z.object({ low: z.string(), high: z.string(), legacy_ids: z.array(z.string()) }))`
-    SELECT low, high, legacy_ids FROM agent_event_partition_window`);
-  return row ? { low: row.low, high: row.high, legacyIds: row.legacy_ids } : null;
+  const row = await db.maybeOne(sql.type(
+    z.object({
+      low: z.string(),
+      high: z.string(),
+      legacy_ids: z.array(z.string()),
+      pending_high: z.string().nullable(),
+      pending_legacy_ids: z.array(z.string()).nullable(),
+      pending_constraint: z.string().nullable(),
+    }),
+  )`
+    SELECT low, high, legacy_ids, pending_high, pending_legacy_ids, pending_constraint FROM agent_event_partition_window`);
+  if (!row) return null;
+  const pending =
+    row.pending_high && row.pending_legacy_ids && row.pending_constraint
+      ? { high: row.pending_high, legacyIds: row.pending_legacy_ids, constraint: row.pending_constraint }
+      : null;
+  return { low: row.low, high: row.high, legacyIds: row.legacy_ids, pending };
 }
 
 export async function savePartitionWindow(tx: Tx, w: PartitionWindow): Promise<void> {
+  const p = w.pending;
   await tx.query(sql.unsafe`
-    INSERT INTO agent_event_partition_window (low, high, legacy_ids) VALUES (${w.low}, ${w.high}, ${sql.array(w.legacyIds, 'uuid')})
-    ON CONFLICT (singleton) DO UPDATE SET low = excluded.low, high = excluded.high, legacy_ids = excluded.legacy_ids, updated_at = now()`);
+    INSERT INTO agent_event_partition_window (low, high, legacy_ids, pending_high, pending_legacy_ids, pending_constraint)
+    VALUES (${w.low}, ${w.high}, ${sql.array(w.legacyIds, 'uuid')}, ${p?.high ?? null}, ${p ? sql.array(p.legacyIds, 'uuid') : null},
+      ${p?.constraint ?? null})
+    ON CONFLICT (singleton) DO UPDATE SET low = excluded.low, high = excluded.high, legacy_ids = excluded.legacy_ids,
+      pending_high = excluded.pending_high, pending_legacy_ids = excluded.pending_legacy_ids,
+      pending_constraint = excluded.pending_constraint, updated_at = now()`);
 }
 
 /** One maintainer at a time (worker starts and sweeps may overlap); held to the transaction's end. */
@@ -81,7 +106,7 @@ export async function windowConstraints(db: CommonQueryMethods): Promise<readonl
  * proves a weekly piece disjoint from the legacy rows only arm by arm, so that attaching it needs no
  * scan of them (decision 0216).
  */
-export async function addWindowConstraint(tx: Tx, name: string, w: PartitionWindow): Promise<void> {
+export async function addWindowConstraint(tx: Tx, name: string, w: IdWindow): Promise<void> {
   const arms = [
     sql.fragment`session_id < ${sql.literalValue(w.low)}::uuid`,
     sql.fragment`session_id >= ${sql.literalValue(w.high)}::uuid`,

@@ -131,7 +131,7 @@ function targetOf(place: ErasurePlace, erasure: { organizationId: string; person
         table: 'agent_event_revisions',
         key: 'id',
         keyType: 'uuid',
-        // A revision names its session since migration 0036, through an index of its own.
+        // A revision names its session since migrations 0036-0038, through an index of its own.
         parent: underSessions,
         scope: org,
         ...json('payload'),

@@ -180,6 +180,27 @@ describe('agent_events partitioned by week (decision 0216)', function () {
     });
   });
 
+  it('two maintainers at once (replicas starting together) attach each week once, and both succeed', async () => {
+    const url = await createEmptyDatabase();
+    await migrate(url);
+    const pools = [await createDatabasePool(url), await createDatabasePool(url)];
+    try {
+      const results = await Promise.all(pools.map((p) => extendEventPartitions(p)));
+      const attached = results.flatMap((r) => r.attached).sort();
+      const week = weekStart(new Date());
+      assert.deepEqual(
+        attached,
+        [0, 1, 2, 3, 4].map((n) => weekPartitionName(addWeeks(week, n))),
+      );
+      assert.equal(results.filter((r) => r.switchedToTimeOrderedIds).length, 1);
+      const window = await pools[0]!.one(sql.type(z.object({ pending_high: z.string().nullable(), high: z.string() }))`
+        SELECT pending_high, high FROM agent_event_partition_window`);
+      assert.deepEqual(window, { pending_high: null, high: uuidAtTime(addWeeks(week, 5)) });
+    } finally {
+      await Promise.all(pools.map((p) => p.end()));
+    }
+  });
+
   describe('retention by partition', () => {
     let pool: DatabasePool;
     let org: string;
