@@ -40,7 +40,12 @@ export function createRetentionActivities(deps: { pool: DatabasePool; eventReten
 export async function maintainEventPartitions(pool: DatabasePool): Promise<EventPartitionsOutcome> {
   const extended = await extendEventPartitions(pool);
   const drops = await dropExpiredEventPartitions(pool);
-  return { attached: extended.attached.length, dropped: drops.dropped.length, deletedSessions: drops.deletedSessions, busy: drops.busy.length };
+  return {
+    attached: extended.attached.length,
+    dropped: drops.dropped.length,
+    deletedSessions: drops.deletedSessions,
+    busy: drops.busy.length,
+  };
 }
 
 /** Events recorded before this are past their retention. */
