@@ -144,16 +144,23 @@ export async function deleteSessions(tx: CommonQueryMethods, sessionIds: readonl
   await tx.query(sql.unsafe`DELETE FROM agent_sessions WHERE id = ANY(${sql.array([...sessionIds], 'uuid')})`);
 }
 
+/** The sessions' signals, analysis jobs, revision history and participants (a purge, and a partition's drop before it). */
+export async function deleteSessionsDerivedRows(tx: CommonQueryMethods, sessionIds: readonly string[]): Promise<void> {
+  if (!sessionIds.length) return;
+  const ids = sql.array([...sessionIds], 'uuid');
+  await tx.query(sql.unsafe`DELETE FROM agent_signals WHERE session_id = ANY(${ids})`);
+  await tx.query(sql.unsafe`DELETE FROM agent_analysis_jobs WHERE session_id = ANY(${ids})`);
+  await tx.query(sql.unsafe`DELETE FROM agent_event_revisions WHERE session_id = ANY(${ids})`);
+  await tx.query(sql.unsafe`DELETE FROM agent_participants WHERE session_id = ANY(${ids})`);
+}
+
 /**
  * Content capture off (spec): only counts and status are kept. Deletes the session's content,
  * participants, revision history, jobs and signals; event rows keep sequence, type, revision and
  * the hash that deduplicates retries.
  */
 export async function purgeSessionContent(tx: Tx, sessionId: string): Promise<void> {
-  await tx.query(sql.unsafe`DELETE FROM agent_signals WHERE session_id = ${sessionId}`);
-  await tx.query(sql.unsafe`DELETE FROM agent_analysis_jobs WHERE session_id = ${sessionId}`);
-  await tx.query(sql.unsafe`DELETE FROM agent_event_revisions WHERE session_id = ${sessionId}`);
-  await tx.query(sql.unsafe`DELETE FROM agent_participants WHERE session_id = ${sessionId}`);
+  await deleteSessionsDerivedRows(tx, [sessionId]);
   await tx.query(sql.unsafe`UPDATE agent_events SET payload = NULL WHERE session_id = ${sessionId} AND payload IS NOT NULL`);
   await tx.query(sql.unsafe`
     UPDATE agent_sessions SET context = NULL, source = NULL, agent_version = NULL, content_purged_at = coalesce(content_purged_at, now())

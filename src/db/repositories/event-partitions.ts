@@ -2,7 +2,7 @@ import { sql, type CommonQueryMethods } from 'slonik';
 import { z } from 'zod';
 import type { Tx } from '../pool.js';
 import type { IdRange } from '../../domain/event-partitions.js';
-import { doomedSession } from './agent-sessions.js';
+import { deleteSessionsDerivedRows, doomedSession } from './agent-sessions.js';
 
 // The weekly partitions of agent_events and the legacy partition's window constraint (decision 0216,
 // migration 0039). Identifiers below are made here from dates and validated names, never from input.
@@ -197,12 +197,8 @@ export async function lockDoomedRange(tx: Tx, range: IdRange): Promise<readonly 
  */
 export async function deleteSessionRowsButEvents(tx: Tx, sessionIds: readonly string[]): Promise<void> {
   if (!sessionIds.length) return;
-  const ids = sql.array([...sessionIds], 'uuid');
-  await tx.query(sql.unsafe`DELETE FROM agent_signals WHERE session_id = ANY(${ids})`);
-  await tx.query(sql.unsafe`DELETE FROM agent_analysis_jobs WHERE session_id = ANY(${ids})`);
-  await tx.query(sql.unsafe`DELETE FROM agent_event_revisions WHERE session_id = ANY(${ids})`);
-  await tx.query(sql.unsafe`DELETE FROM agent_participants WHERE session_id = ANY(${ids})`);
-  await tx.query(sql.unsafe`UPDATE usage_records SET session_id = NULL WHERE session_id = ANY(${ids})`);
+  await deleteSessionsDerivedRows(tx, sessionIds);
+  await tx.query(sql.unsafe`UPDATE usage_records SET session_id = NULL WHERE session_id = ANY(${sql.array([...sessionIds], 'uuid')})`);
 }
 
 /** Drops a weekly partition: its rows go at once, without a row deleted (an ACCESS EXCLUSIVE lock of agent_events for an instant). */
