@@ -1,5 +1,6 @@
 import { Router } from '@koa/router';
 import type { Middleware } from 'koa';
+import type { CommonQueryMethods } from 'slonik';
 import type { AppContext, AppDeps } from './context.js';
 import { authenticate, type AuthRequirement } from './middleware/auth.js';
 import { idempotent } from './middleware/idempotency.js';
@@ -23,6 +24,13 @@ export interface RouteInput<B, Q> {
   body: B;
   query: Q;
   params: Record<string, string>;
+  /**
+   * What the handler's effect writes through: the pool, or, on an `idempotent` route's request with an
+   * `Idempotency-Key`, the transaction in which the middleware also stores the response, so that the
+   * effect and the key's completion commit together (a service that opens its own transaction on it
+   * nests in this one).
+   */
+  db: CommonQueryMethods;
 }
 
 /**
@@ -101,16 +109,17 @@ export class RouteRegistry {
       throw new Error(`${spec.operationId}: an idempotent route needs \`auth\` (keys belong to a credential)`);
     const idempotency = spec.idempotent ? idempotent(this.deps) : null;
     middleware.push(async (ctx: AppContext) => {
-      const input: RouteInput<unknown, unknown> = {
+      const input: Omit<RouteInput<unknown, unknown>, 'db'> = {
         // A body a thread checked is valid already (see json-body.ts).
         body: validateBody && !ctx.state.bodyChecked ? validateBody(ctx.request.body) : ctx.request.body,
         query: validateQuery ? validateQuery(ctx.query) : undefined,
         params: (ctx as unknown as { params: Record<string, string> }).params,
       };
       // The validators return what the schemas describe, which is what the handler's input type says.
-      const handle = () => (spec.handler as (ctx: AppContext, input: RouteInput<unknown, unknown>) => Promise<void>)(ctx, input);
+      const handle = (db: CommonQueryMethods) =>
+        (spec.handler as (ctx: AppContext, input: RouteInput<unknown, unknown>) => Promise<void>)(ctx, { ...input, db });
       // Inside the validation: a request refused before its handler began stores nothing.
-      await (idempotency ? idempotency(ctx, handle) : handle());
+      await (idempotency ? idempotency(ctx, handle) : handle(this.deps.pool));
     });
     const koaPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
     this.router[spec.method](spec.operationId, koaPath, ...middleware);

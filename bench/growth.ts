@@ -28,6 +28,11 @@
  *    1,000 requests at concurrency 16 until the build is done): the build's seconds, and each
  *    round's requests/s and p50/p99 beside the ingest's figures at the same size.
  *
+ * Before measuring, each size is settled: VACUUM (ANALYZE) and a CHECKPOINT, so that autovacuum's
+ * first pass over the rows just copied in does not run through the measurements
+ * (BENCH_GROWTH_SETTLE=0 leaves it out); `autovacuum` in each size's figures is the share of 500 ms
+ * samples during the measurements in which an autovacuum worker ran, and on what.
+ *
  * Sizes: `--size S|M|L` (the largest measured; default S). BENCH_GROWTH_EVENTS_SCALE (default 1)
  * scales every size's events and organizations down for a quick check (0.01: S is 10,000 events).
  */
@@ -60,6 +65,38 @@ const READER_EVENTS = 20_000;
 const READS = 200;
 const READ_CONCURRENCY = 4;
 const PROCESSED_TIMEOUT_MS = 300_000;
+
+/** BENCH_GROWTH_SETTLE=0 measures straight after the generator's COPY, with autovacuum's first pass still to run. */
+const SETTLE = process.env.BENCH_GROWTH_SETTLE !== '0';
+
+/**
+ * Samples, every 500 ms until stopped, whether an autovacuum worker runs and on what: the share of
+ * samples with one, and the tables named (a figure measured while one ran shares the cores with it).
+ */
+function autovacuumProbe(raw: pg.Pool) {
+  let samples = 0;
+  let busy = 0;
+  const tables = new Set<string>();
+  let stopped = false;
+  const sampling = (async () => {
+    while (!stopped) {
+      const { rows } = await raw.query<{ query: string }>(
+        `SELECT query FROM pg_stat_activity WHERE backend_type = 'autovacuum worker' AND query <> ''`,
+      );
+      samples++;
+      if (rows.length > 0) busy++;
+      for (const r of rows) tables.add(r.query.replace(/^autovacuum:\s*/, ''));
+      await sleep(500);
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      await sampling;
+      return { samples, busyShare: samples ? round(busy / samples) : 0, work: [...tables].sort() };
+    },
+  };
+}
 
 const progress = (message: string) => process.stderr.write(`[growth] ${new Date().toISOString()} ${message}\n`);
 const round = (value: number, digits = 3) => Number(value.toFixed(digits));
@@ -162,7 +199,18 @@ export async function benchGrowth(o: { size: SizeName }): Promise<Record<string,
         largestOfS = largestOfSize;
       }
       const figures: Record<string, unknown> = { generateSeconds: round(generateSeconds, 1), generated: generated.counts };
+      if (SETTLE) {
+        // A table that grew over months has been vacuumed as it grew; one just filled by COPY has
+        // not, and autovacuum's first pass over it (every page's visibility and hint bits, at M over
+        // 10 GB) would run through the measurements below on the same two cores.
+        progress(`${size}: settling (VACUUM (ANALYZE), CHECKPOINT)`);
+        const v0 = performance.now();
+        await raw.query('VACUUM (ANALYZE)');
+        await raw.query('CHECKPOINT');
+        figures.settleSeconds = round((performance.now() - v0) / 1000, 1);
+      }
       progress(`${size}: measuring`);
+      const autovacuum = autovacuumProbe(raw);
 
       // The limit: raw 500-row inserts into the same tables.
       const rows = Array.from({ length: 500 }, (_, i) => event(i));
@@ -386,6 +434,7 @@ export async function benchGrowth(o: { size: SizeName }): Promise<Record<string,
         ingestDuringBuild: { rounds, worstP99: Math.max(...rounds.map((r) => r.p99)) },
       };
 
+      figures.autovacuum = await autovacuum.stop();
       figures.database = await databaseSize(databaseUrl);
       bySize[size] = figures;
       progress(`${size}: ${JSON.stringify(figures)}`);

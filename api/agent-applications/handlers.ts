@@ -1,3 +1,4 @@
+import type { CommonQueryMethods } from 'slonik';
 import {
   changeApplication,
   createApplication,
@@ -21,17 +22,17 @@ import type { RouteInput } from '../routes.js';
 import type { CreateApplicationBody, DeleteApplicationQuery, NewCredential, PageQuery, UpdateApplicationBody } from './schemas.js';
 
 export function agentApplicationHandlers(deps: AppDeps) {
-  const applicationOf = async (ctx: AppContext, id: string | undefined): Promise<ApplicationRow> => {
-    const app = id ? await findApplication(deps.pool, principalOf(ctx).organizationId, id) : null;
+  const applicationOf = async (ctx: AppContext, id: string | undefined, db: CommonQueryMethods = deps.pool): Promise<ApplicationRow> => {
+    const app = id ? await findApplication(db, principalOf(ctx).organizationId, id) : null;
     if (!app) throw new NotFoundError('Agent application');
     return app;
   };
 
   return {
-    create: async (ctx: AppContext, { body }: RouteInput<CreateApplicationBody, unknown>) => {
+    create: async (ctx: AppContext, { body, db }: RouteInput<CreateApplicationBody, unknown>) => {
       const organizationId = principalOf(ctx).organizationId;
       const { name, agentKey, ...settings } = body;
-      const app = await createApplication(deps.pool, { organizationId, name: name.trim(), agentKey, settings });
+      const app = await createApplication(db, { organizationId, name: name.trim(), agentKey, settings });
       ctx.status = 201;
       ctx.set('Location', `/v3/rest/agent-applications/${app.id}`);
       ctx.body = presentApplication(app);
@@ -60,9 +61,9 @@ export function agentApplicationHandlers(deps: AppDeps) {
       ctx.status = 204;
     },
 
-    createCredential: async (ctx: AppContext, { params }: RouteInput<unknown, unknown>) => {
-      const app = await applicationOf(ctx, params.applicationId);
-      const { row, secret } = await issueCredential(deps.pool, app);
+    createCredential: async (ctx: AppContext, { params, db }: RouteInput<unknown, unknown>) => {
+      const app = await applicationOf(ctx, params.applicationId, db);
+      const { row, secret } = await issueCredential(db, app);
       ctx.status = 201;
       ctx.set('Cache-Control', 'no-store');
       const created: NewCredential = { ...presentCredential(row), secret };

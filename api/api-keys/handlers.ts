@@ -12,8 +12,8 @@ export function apiKeyHandlers(deps: AppDeps) {
   const idOf = (params: Record<string, string>) => params.apiKeyId ?? '';
 
   return {
-    create: async (ctx: AppContext, { body }: RouteInput<CreateApiKeyBody, unknown>) => {
-      const key = await issueApiKey(deps.pool, principalOf(ctx), { organizationId: orgOf(ctx), name: body.name, scopes: body.scopes });
+    create: async (ctx: AppContext, { body, db }: RouteInput<CreateApiKeyBody, unknown>) => {
+      const key = await issueApiKey(db, principalOf(ctx), { organizationId: orgOf(ctx), name: body.name, scopes: body.scopes });
       ctx.status = 201;
       ctx.set('Location', `${API_KEYS_PATH}/${key.apiKeyId}`);
       // The key itself is in this answer only: never cached on the way.

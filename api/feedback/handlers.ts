@@ -46,8 +46,8 @@ export function feedbackHandlers(deps: AppDeps) {
   };
 
   return {
-    createSource: async (ctx: AppContext, { body }: RouteInput<CreateSourceBody, unknown>) => {
-      const source = await createSource(deps.pool, principalOf(ctx).organizationId, { name: body.name.trim(), type: body.type });
+    createSource: async (ctx: AppContext, { body, db }: RouteInput<CreateSourceBody, unknown>) => {
+      const source = await createSource(db, principalOf(ctx).organizationId, { name: body.name.trim(), type: body.type });
       ctx.status = 201;
       ctx.set('Location', `/v3/rest/feedback-sources/${source.id}`);
       ctx.body = presentSource(source);

@@ -31,8 +31,8 @@ export function webhookEndpointHandlers(deps: AppDeps) {
   const idOf = (params: Record<string, string>) => params.endpointId ?? '';
 
   return {
-    create: async (ctx: AppContext, { body }: RouteInput<CreateWebhookEndpointBody, unknown>) => {
-      const created = await createEndpoint(deps.pool, webhookSecretKeys(deps.config), policy, { organizationId: orgOf(ctx), ...body });
+    create: async (ctx: AppContext, { body, db }: RouteInput<CreateWebhookEndpointBody, unknown>) => {
+      const created = await createEndpoint(db, webhookSecretKeys(deps.config), policy, { organizationId: orgOf(ctx), ...body });
       ctx.status = 201;
       ctx.set('Location', `${WEBHOOK_ENDPOINTS_PATH}/${created.endpoint.id}`);
       withSecret(ctx, created);
@@ -56,8 +56,8 @@ export function webhookEndpointHandlers(deps: AppDeps) {
       ctx.status = 204;
     },
 
-    rotateSecret: async (ctx: AppContext, { params }: RouteInput<unknown, unknown>) => {
-      withSecret(ctx, await rotateEndpointSecret(deps.pool, webhookSecretKeys(deps.config), orgOf(ctx), idOf(params)));
+    rotateSecret: async (ctx: AppContext, { params, db }: RouteInput<unknown, unknown>) => {
+      withSecret(ctx, await rotateEndpointSecret(db, webhookSecretKeys(deps.config), orgOf(ctx), idOf(params)));
     },
   };
 }

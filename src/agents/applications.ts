@@ -24,11 +24,11 @@ export { presentApplication, presentCredential } from '../contracts/agent-applic
 
 /** Creates the application and applies any settings given with it, atomically. */
 export async function createApplication(
-  pool: DatabasePool,
+  db: CommonQueryMethods,
   input: { organizationId: string; name: string; agentKey: string; settings?: SettingsPatch },
 ): Promise<ApplicationRow> {
   try {
-    return await pool.transaction(async (tx) => {
+    return await db.transaction(async (tx) => {
       const created = await insertApplication(tx, input);
       return input.settings && Object.keys(input.settings).length ? applyPatch(tx, created, input.settings) : created;
     });
@@ -75,9 +75,12 @@ async function applyPatch(tx: Tx, current: ApplicationRow, patch: SettingsPatch)
   return updated;
 }
 
-export async function issueCredential(pool: DatabasePool, application: ApplicationRow): Promise<{ row: CredentialRow; secret: string }> {
+export async function issueCredential(
+  db: CommonQueryMethods,
+  application: ApplicationRow,
+): Promise<{ row: CredentialRow; secret: string }> {
   const secret = generateSecret(AGENT_SECRET_PREFIX);
-  const row = await insertCredential(pool, { application, displayPrefix: displayPrefix(secret), secretHash: hashSecret(secret) });
+  const row = await insertCredential(db, { application, displayPrefix: displayPrefix(secret), secretHash: hashSecret(secret) });
   return { row, secret };
 }
 

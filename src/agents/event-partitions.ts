@@ -1,7 +1,16 @@
 import type { DatabasePool } from 'slonik';
 import { isLockTimeout } from '../dependency-errors.js';
 import type { Logger } from '../logger.js';
-import { addWeeks, compareUuids, piecesAround, timeOfUuid, uuidAtTime, weekPartitionName, weekStart } from '../domain/event-partitions.js';
+import {
+  addWeeks,
+  compareUuids,
+  dayStamp,
+  piecesAround,
+  timeOfUuid,
+  uuidAtTime,
+  weekPartitionName,
+  weekStart,
+} from '../domain/event-partitions.js';
 import {
   addWindowConstraint,
   attachWeeklyPartition,
@@ -86,7 +95,7 @@ export async function extendEventPartitions(pool: DatabasePool, o: ExtendOptions
     const pending = {
       high: target,
       legacyIds: [...new Set([...(current?.legacyIds ?? []), ...added])],
-      constraint: windowConstraintName(end.toISOString().slice(0, 10).replaceAll('-', '')),
+      constraint: windowConstraintName(dayStamp(end)),
     };
     await addWindowConstraint(tx, pending.constraint, { low, high: target, legacyIds: pending.legacyIds });
     await savePartitionWindow(tx, { low, high, legacyIds: current?.legacyIds ?? [], pending });

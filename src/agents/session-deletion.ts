@@ -14,6 +14,7 @@ import {
   lockDoomedRange,
   rangeHoldsKeptSession,
   takeMaintainerLock,
+  tableExists,
   weeklyPartitions,
 } from '../db/repositories/event-partitions.js';
 import { MAINTAINER_LOCK_WAIT_MS } from './event-partitions.js';
@@ -100,7 +101,7 @@ export async function dropExpiredEventPartitions(pool: DatabasePool, o: { now?: 
       const deleted = await pool.transaction(async (tx) => {
         // One maintainer at a time (a scheduled sweep and `intake retention sweep`): the partition may be gone since the list.
         await takeMaintainerLock(tx);
-        if (!(await weeklyPartitions(tx)).some((p) => p.name === partition.name)) return null;
+        if (!(await tableExists(tx, partition.name))) return null;
         await limitLockWait(tx, o.lockWaitMs ?? MAINTAINER_LOCK_WAIT_MS);
         const doomed = await lockDoomedRange(tx, partition);
         if (!doomed) return null;

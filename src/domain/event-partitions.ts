@@ -71,10 +71,14 @@ export function piecesAround(range: IdRange, excluded: readonly string[]): IdRan
   return pieces;
 }
 
+/** A UTC day as the partitions' and window constraints' names give it: `20261130`. */
+export function dayStamp(day: Date): string {
+  return day.toISOString().slice(0, 10).replaceAll('-', '');
+}
+
 /** A week's partition name (`agent_events_w20261130`), its pieces after the first `_1`, `_2`... */
 export function weekPartitionName(week: Date, piece = 0): string {
-  const day = week.toISOString().slice(0, 10).replaceAll('-', '');
-  return `agent_events_w${day}${piece ? `_${piece}` : ''}`;
+  return `agent_events_w${dayStamp(week)}${piece ? `_${piece}` : ''}`;
 }
 
 function parseUuid(id: string): bigint {

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { DatabasePool } from 'slonik';
+import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import {
   claimKey,
   completeKey,
@@ -82,20 +82,47 @@ export async function beginIdempotent(
   }
 }
 
+/** How `finishIdempotent` left the key: its response stored, the key released, or the claim found taken over. */
+export type Finish = 'stored' | 'released' | 'lost';
+
 /**
  * Ends a request begun with `beginIdempotent`: its response is stored for replay, or, with null (a
  * 5xx, a failure, a body that is not stored), the key is released so that the client may retry it.
- * Returns whether the response was stored (sealed: without a payload key, nothing is stored).
+ * Without a payload key nothing is stored (responses are sealed). `lost`: the claim was taken over
+ * meanwhile (this request outlived its lock), so nothing was written. Given the transaction of the
+ * request's effect (the middleware does), the outcome commits with the effect or not at all.
  */
 export async function finishIdempotent(
-  pool: DatabasePool,
+  db: CommonQueryMethods,
   keys: readonly PayloadKey[],
   claim: Claim,
   response: StoredResponse | null,
-): Promise<boolean> {
+): Promise<Finish> {
   if (!response || response.status >= 500 || keys.length === 0 || Buffer.byteLength(response.body ?? '') > MAX_STORED_BODY_BYTES) {
-    await releaseKey(pool, claim);
-    return false;
+    return (await releaseKey(db, claim)) ? 'released' : 'lost';
   }
-  return completeKey(pool, claim, { ...response, body: response.body === null ? null : sealBody(keys, response.body) });
+  const stored = await completeKey(db, claim, { ...response, body: response.body === null ? null : sealBody(keys, response.body) });
+  return stored ? 'stored' : 'lost';
+}
+
+/**
+ * Runs a claimed request's effect and ends its key in one transaction: the effect writes through the
+ * `db` it is given, and the response it returns is stored (or the key released) before the commit.
+ * A process that dies before the commit leaves neither (once the lock passes, the retry runs the
+ * effect); after it, both (the retry is replayed). What the effect throws rolls it back and is
+ * rethrown: the caller then stores a 4xx answer or releases the key (`finishIdempotent` on the pool).
+ * A claim taken over meanwhile (this request outlived its lock) rolls the effect back too: 409
+ * `idempotency_key_in_progress`, the request holding the key answers.
+ */
+export async function executeIdempotent(
+  pool: DatabasePool,
+  keys: readonly PayloadKey[],
+  claim: Claim,
+  effect: (db: CommonQueryMethods) => Promise<StoredResponse | null>,
+): Promise<Finish> {
+  return pool.transaction(async (tx) => {
+    const finish = await finishIdempotent(tx, keys, claim, await effect(tx));
+    if (finish === 'lost') throw new AppError('idempotency_key_in_progress');
+    return finish;
+  });
 }

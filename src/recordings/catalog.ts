@@ -1,16 +1,20 @@
-import { UniqueIntegrityConstraintViolationError, type DatabasePool } from 'slonik';
+import { UniqueIntegrityConstraintViolationError, type CommonQueryMethods } from 'slonik';
 import type { FieldType } from '../domain/feedback-fields.js';
 import { insertField, insertFolder, recordingsSourceId, type FieldRow, type FolderRow } from '../db/repositories/metadata.js';
 import { ConflictError } from '../errors.js';
 
-export async function createFolder(pool: DatabasePool, organizationId: string, name: string): Promise<FolderRow> {
-  return insertFolder(pool, organizationId, name.trim());
+export async function createFolder(db: CommonQueryMethods, organizationId: string, name: string): Promise<FolderRow> {
+  return insertFolder(db, organizationId, name.trim());
 }
 
 /** Fields belong to the organization's recordings source (created on demand); names are unique in it, case-insensitively. */
-export async function createField(pool: DatabasePool, organizationId: string, input: { name: string; type: FieldType }): Promise<FieldRow> {
+export async function createField(
+  db: CommonQueryMethods,
+  organizationId: string,
+  input: { name: string; type: FieldType },
+): Promise<FieldRow> {
   try {
-    return await pool.transaction(async (tx) => {
+    return await db.transaction(async (tx) => {
       const sourceId = await recordingsSourceId(tx, organizationId);
       return insertField(tx, { organizationId, sourceId, name: input.name.trim(), type: input.type });
     });

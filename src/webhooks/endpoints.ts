@@ -1,4 +1,4 @@
-import type { DatabasePool } from 'slonik';
+import type { CommonQueryMethods, DatabasePool } from 'slonik';
 import type { Config } from '../config.js';
 import {
   countWebhookEndpoints,
@@ -89,7 +89,7 @@ export interface NewEndpoint {
 
 /** Creates an endpoint with a new secret; at most WEBHOOK_ENDPOINTS_PER_ORGANIZATION per organization (409 `webhook_endpoint_limit_reached`). */
 export async function createEndpoint(
-  pool: DatabasePool,
+  db: CommonQueryMethods,
   keys: readonly PayloadKey[],
   policy: EndpointPolicy,
   input: { organizationId: string } & CreateWebhookEndpointBody,
@@ -97,7 +97,7 @@ export async function createEndpoint(
   checkUrl(input.url, policy);
   const secret = generateWebhookSecret();
   const secretSealed = sealSecret(keys, secret);
-  const endpoint = await pool.transaction(async (tx) => {
+  const endpoint = await db.transaction(async (tx) => {
     await lockOrganizationWebhookEndpoints(tx, input.organizationId);
     if ((await countWebhookEndpoints(tx, input.organizationId)) >= WEBHOOK_ENDPOINTS_PER_ORGANIZATION) {
       throw new AppError('webhook_endpoint_limit_reached', {
@@ -180,13 +180,13 @@ export async function removeEndpoint(pool: DatabasePool, organizationId: string,
  * secret just replaced stays valid beside the new one.
  */
 export async function rotateEndpointSecret(
-  pool: DatabasePool,
+  db: CommonQueryMethods,
   keys: readonly PayloadKey[],
   organizationId: string,
   id: string,
 ): Promise<NewEndpoint> {
   const secret = generateWebhookSecret();
-  const endpoint = await replaceWebhookEndpointSecret(pool, organizationId, id, {
+  const endpoint = await replaceWebhookEndpointSecret(db, organizationId, id, {
     secretSealed: sealSecret(keys, secret),
     previousValidSeconds: PREVIOUS_SECRET_VALID_SECONDS,
   });

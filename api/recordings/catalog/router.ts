@@ -34,8 +34,8 @@ export function recordingCatalogRoutes(deps: AppDeps, registry: RouteRegistry): 
     summary: 'Create a folder (admin)',
     body: { schema: createFolderBody },
     responses: { 201: { description: 'The folder', schema: folderSchema } },
-    handler: async (ctx, { body }: RouteInput<CreateFolderBody, unknown>) => {
-      const folder = await createFolder(deps.pool, org(ctx), body.name);
+    handler: async (ctx, { body, db }: RouteInput<CreateFolderBody, unknown>) => {
+      const folder = await createFolder(db, org(ctx), body.name);
       ctx.status = 201;
       ctx.body = presentFolder(folder);
     },
@@ -71,8 +71,8 @@ export function recordingCatalogRoutes(deps: AppDeps, registry: RouteRegistry): 
       201: { description: 'The field', schema: fieldSchema },
     },
     errors: ['metadata_field_exists'],
-    handler: async (ctx, { body }: RouteInput<CreateFieldBody, unknown>) => {
-      const field = await createField(deps.pool, org(ctx), body);
+    handler: async (ctx, { body, db }: RouteInput<CreateFieldBody, unknown>) => {
+      const field = await createField(db, org(ctx), body);
       ctx.status = 201;
       ctx.body = presentField(field);
     },

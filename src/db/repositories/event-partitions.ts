@@ -131,6 +131,11 @@ export interface WeeklyPartition extends IdRange {
 }
 
 /** The partitions of agent_events but the legacy one, with their bounds, in id order. */
+/** Whether a table of that name exists (a partition another maintainer may have dropped). */
+export async function tableExists(db: CommonQueryMethods, name: string): Promise<boolean> {
+  return db.oneFirst(sql.type(z.object({ exists: z.boolean() }))`SELECT to_regclass(quote_ident(${name})) IS NOT NULL AS exists`);
+}
+
 export async function weeklyPartitions(db: CommonQueryMethods): Promise<WeeklyPartition[]> {
   const rows = await db.any(sql.type(z.object({ name: z.string(), bound: z.string() }))`
     SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound

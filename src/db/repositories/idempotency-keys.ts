@@ -84,9 +84,12 @@ export async function completeKey(
   return result.rowCount === 1;
 }
 
-/** Drops the claim (a 5xx, or a response not stored): the client may retry with the same key. */
-export async function releaseKey(db: CommonQueryMethods, claim: { id: number; claim: string }): Promise<void> {
-  await db.query(sql.unsafe`DELETE FROM idempotency_keys WHERE id = ${claim.id} AND claim = ${claim.claim} AND state = 'in_progress'`);
+/** Drops the claim (a 5xx, or a response not stored): the client may retry with the same key. False when the claim was taken over meanwhile. */
+export async function releaseKey(db: CommonQueryMethods, claim: { id: number; claim: string }): Promise<boolean> {
+  const result = await db.query(
+    sql.unsafe`DELETE FROM idempotency_keys WHERE id = ${claim.id} AND claim = ${claim.claim} AND state = 'in_progress'`,
+  );
+  return result.rowCount === 1;
 }
 
 /** The retention sweep's share: keys created more than `retentionSeconds` ago, at most `limit` a call. */

@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import Koa from 'koa';
+import pg from 'pg';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { createRetentionActivities } from '../../../activities/retention.js';
@@ -13,11 +14,13 @@ import { createDatabasePool } from '../../../src/db/pool.js';
 import { AppError } from '../../../src/errors.js';
 import { requestHash } from '../../../src/idempotency/request.js';
 import { beginIdempotent, DEFAULT_IDEMPOTENCY_OPTIONS, finishIdempotent } from '../../../src/idempotency/service.js';
+import { startApiProcess, type ApiProcess } from '../../../harness/api-process.js';
 import { startTestApi, type TestApi } from '../../../harness/app.js';
-import { testConfig } from '../../../harness/config.js';
+import { TEST_SIGNING_SECRET, testConfig } from '../../../harness/config.js';
 import { createTestKey, createTestOrg, createTestUser, type TestOrg } from '../../../harness/fixtures.js';
 import { closeServer, listenLocal } from '../../../harness/http.js';
-import { createTestDatabase } from '../../../harness/stack.js';
+import { createTestDatabase, testStack } from '../../../harness/stack.js';
+import { waitFor } from '../../../harness/wait.js';
 
 /** `Idempotency-Key` on the creates without a natural key (docs/guides/idempotency.md), against the real API and PostgreSQL. */
 describe('idempotency keys', function () {
@@ -25,9 +28,11 @@ describe('idempotency keys', function () {
   let pool: DatabasePool;
   let api: TestApi;
   let org: TestOrg;
+  let databaseUrl: string;
 
   before(async () => {
-    pool = await createDatabasePool(await createTestDatabase());
+    databaseUrl = await createTestDatabase();
+    pool = await createDatabasePool(databaseUrl);
     api = await startTestApi({ pool });
     org = await createTestOrg(pool);
   });
@@ -288,7 +293,10 @@ describe('idempotency keys', function () {
       const waiting = beginIdempotent(pool, keys, scope(), key, hash);
       await new Promise((resolve) => setTimeout(resolve, 200));
       if (first.kind !== 'execute') return;
-      assert.equal(await finishIdempotent(pool, keys, first.claim, { status: 201, headers: { location: '/x' }, body: '{"id":1}' }), true);
+      assert.equal(
+        await finishIdempotent(pool, keys, first.claim, { status: 201, headers: { location: '/x' }, body: '{"id":1}' }),
+        'stored',
+      );
       assert.deepEqual(await waiting, { kind: 'replay', response: { status: 201, headers: { location: '/x' }, body: '{"id":1}' } });
     });
 
@@ -311,8 +319,8 @@ describe('idempotency keys', function () {
       assert.equal(retry.kind, 'execute');
       if (dead.kind !== 'execute' || retry.kind !== 'execute') return;
       // The dead request's late completion cannot overwrite the claim that took over.
-      assert.equal(await finishIdempotent(pool, keys, dead.claim, { status: 201, headers: {}, body: '{"late":true}' }), false);
-      assert.equal(await finishIdempotent(pool, keys, retry.claim, { status: 201, headers: {}, body: '{"retry":true}' }), true);
+      assert.equal(await finishIdempotent(pool, keys, dead.claim, { status: 201, headers: {}, body: '{"late":true}' }), 'lost');
+      assert.equal(await finishIdempotent(pool, keys, retry.claim, { status: 201, headers: {}, body: '{"retry":true}' }), 'stored');
       const replay = await beginIdempotent(pool, keys, scope(), key, hash, fast);
       assert.deepEqual(replay, { kind: 'replay', response: { status: 201, headers: {}, body: '{"retry":true}' } });
     });
@@ -323,9 +331,84 @@ describe('idempotency keys', function () {
       if (begun.kind !== 'execute') assert.fail('expected to execute');
       assert.equal(
         await finishIdempotent(pool, keys, begun.claim, { status: 201, headers: {}, body: JSON.stringify('x'.repeat(70_000)) }),
-        false,
+        'released',
       );
       assert.equal(await keyRows(key), 0);
+    });
+  });
+
+  describe('a process that dies between the effect and the response', function () {
+    this.timeout(120_000);
+    let child: ApiProcess | undefined;
+    let holder: pg.Client | undefined;
+    after(async () => {
+      child?.child.kill('SIGKILL');
+      await holder?.end();
+      await pool.query(sql.unsafe`DROP TRIGGER IF EXISTS test_hold_completion ON idempotency_keys`);
+    });
+
+    it('an API process SIGKILLed after its create ran, before the key was completed: nothing committed; the retry creates exactly one', async () => {
+      // The key's completion waits on an advisory lock this test holds, so the process is killed at
+      // exactly that point: the create has run, its response is not yet stored.
+      await pool.query(sql.unsafe`
+        CREATE OR REPLACE FUNCTION test_hold_completion() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN PERFORM pg_advisory_xact_lock(917001); RETURN NEW; END $$`);
+      await pool.query(sql.unsafe`
+        CREATE TRIGGER test_hold_completion BEFORE UPDATE ON idempotency_keys
+        FOR EACH ROW WHEN (NEW.state = 'completed') EXECUTE FUNCTION test_hold_completion()`);
+      holder = new pg.Client({ connectionString: databaseUrl });
+      await holder.connect();
+      await holder.query('SELECT pg_advisory_lock(917001)');
+      const { temporal } = await testStack();
+      child = await startApiProcess({
+        DATABASE_URL: databaseUrl,
+        TEMPORAL_ADDRESS: temporal.address,
+        SIGNING_SECRET: TEST_SIGNING_SECRET,
+        LOG_LEVEL: 'warn',
+        TEMPORAL_TASK_QUEUE: `idempotency-crash-${randomUUID()}`,
+      });
+      const key = randomUUID();
+      const name = `Crash ${key}`;
+      const body = { name, type: 'api' };
+      const sent = fetch(`${child.url}/v3/rest/feedback-sources`, {
+        method: 'POST',
+        headers: { 'X-Service-Api-Key': org.apiKey, 'Idempotency-Key': key, 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      }).catch((error: unknown) => error);
+      const blocked = async () =>
+        (
+          await holder!.query<{ pid: number }>(
+            `SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory' AND query LIKE '%idempotency_keys%'`,
+          )
+        ).rows[0]?.pid;
+      assert.ok(await waitFor(async () => (await blocked()) !== undefined, 30_000), 'the completion reached the held lock');
+      const pid = (await blocked())!;
+      const sources = () =>
+        pool.oneFirst(
+          sql.type(
+            z.object({ n: z.number() }),
+          )`SELECT count(*)::int AS n FROM feedback_sources WHERE organization_id = ${org.organizationId} AND name = ${name}`,
+        );
+      assert.equal(await sources(), 0, 'the create is not committed before its response is stored');
+      child.child.kill('SIGKILL');
+      assert.ok((await sent) instanceof Error, 'the client saw the connection drop');
+      await holder.query('SELECT pg_advisory_unlock(917001)');
+      // The dead process's backend goes on, finds its client gone and rolls back.
+      assert.ok(
+        await waitFor(async () => (await holder!.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).rowCount === 0, 30_000),
+        "the dead process's backend ended",
+      );
+      assert.equal(await sources(), 0, 'nothing of the create committed');
+      await pool.query(sql.unsafe`DROP TRIGGER test_hold_completion ON idempotency_keys`);
+      assert.equal((await post('/v3/rest/feedback-sources', body, key)).status, 409, 'the dead claim holds until its lock passes');
+      // The dead request's 60-second lock passes.
+      await pool.query(sql.unsafe`UPDATE idempotency_keys SET locked_until = now() - interval '1 second' WHERE idempotency_key = ${key}`);
+      const retry = await post('/v3/rest/feedback-sources', body, key);
+      assert.equal(retry.status, 201, JSON.stringify(retry.body));
+      assert.equal(retry.headers.get('idempotent-replayed'), null);
+      const replay = await post('/v3/rest/feedback-sources', body, key);
+      assert.deepEqual([replay.status, replay.headers.get('idempotent-replayed'), replay.body], [201, 'true', retry.body]);
+      assert.equal(await sources(), 1, 'exactly one source');
     });
   });
 });
