@@ -16,7 +16,9 @@
  *  - reads on the reader organization (generated once, after S: about 20,000 events, 400
  *    recordings), concurrency 4: a session with its events, the sessions, signals and recordings
  *    lists (first page; recordings filtered by a recorded-at range), the offset list's fifth page,
- *    the sessions' keyset sync's first page and its fifth (following nextCursor), a transcript;
+ *    the sessions' keyset sync's first page and its fifth (following nextCursor), a transcript; with
+ *    each read's CPU per process role (`cpuMsPerRead`: the API, the worker, PostgreSQL, the Temporal
+ *    server, this process, the rest), read from /proc around the timed requests;
  *  - the export of the reader organization (fixed size) and of the largest organization of S (fixed
  *    size) and, from M, of the largest of the size's own organizations: seconds, lines/s;
  *  - person erasure (a person of the reader organization with participants and records), from
@@ -55,7 +57,7 @@ import { event, insertRawEvents, insertRawSession, type IngestLoad } from './age
 import { clientProcess } from './client-process.js';
 import { databaseSize, generateData, SIZES, type SizeName } from './data-generator.js';
 import { installQuietRuntime } from './runtime.js';
-import { load, percentile } from './stats.js';
+import { CLK_TCK, everyProcessTicks, load, percentile } from './stats.js';
 import { PRODUCTION_CADENCE } from './steady-sessions.js';
 import { ratiosToS } from './growth-figures.js';
 
@@ -96,6 +98,21 @@ function autovacuumProbe(raw: pg.Pool) {
       return { samples, busyShare: samples ? round(busy / samples) : 0, work: [...tables].sort() };
     },
   };
+}
+
+/**
+ * CPU milliseconds so far of every process on the machine, summed by role: the API, the worker and
+ * this process by pid, then PostgreSQL's and the Temporal server's processes by name, the rest as
+ * `other` (/proc/<pid>/stat). Two readings' difference is what each spent between them.
+ */
+async function cpuByRole(pids: Record<string, number | undefined>): Promise<Record<string, number>> {
+  const byPid = new Map(Object.entries(pids).map(([role, pid]) => [pid, role]));
+  const out: Record<string, number> = { api: 0, worker: 0, bench: 0, postgres: 0, temporal: 0, other: 0 };
+  for (const [pid, t] of await everyProcessTicks()) {
+    const role = byPid.get(pid) ?? (t.name === 'postgres' ? 'postgres' : t.name.startsWith('temporal') ? 'temporal' : 'other');
+    out[role] = (out[role] ?? 0) + (t.ticks * 1000) / CLK_TCK;
+  }
+  return out;
 }
 
 const progress = (message: string) => process.stderr.write(`[growth] ${new Date().toISOString()} ${message}\n`);
@@ -280,7 +297,8 @@ export async function benchGrowth(o: { size: SizeName }): Promise<Record<string,
       lags.sort((a, b) => a - b);
       figures.processingLagMs = { p50: percentile(lags, 50), p95: percentile(lags, 95) };
 
-      // Reads on the reader organization.
+      // Reads on the reader organization, each with the CPU every process spent on it (per read).
+      const roles = { api: api.child.pid, worker: worker.pid, bench: process.pid };
       const headers = { 'X-Service-Api-Key': reader.apiKey };
       const { rows: sessionIds } = await raw.query<{ id: string }>('SELECT id FROM agent_sessions WHERE organization_id = $1 ORDER BY id', [
         reader.organizationId,
@@ -290,8 +308,13 @@ export async function benchGrowth(o: { size: SizeName }): Promise<Record<string,
       ]);
       const timed = async (path: (i: number) => string) => {
         await load(20, READ_CONCURRENCY, async (i) => void (await http(path(i), headers)));
+        const before = await cpuByRole(roles);
         const s = await load(READS, READ_CONCURRENCY, async (i) => void (await http(path(i), headers)));
-        return { p50: s.latencyMs.p50, p99: s.latencyMs.p99, perSecond: s.throughputPerSecond };
+        const after = await cpuByRole(roles);
+        const cpuMsPerRead = Object.fromEntries(
+          Object.keys(after).map((role) => [role, round(((after[role] ?? 0) - (before[role] ?? 0)) / READS, 3)]),
+        );
+        return { p50: s.latencyMs.p50, p99: s.latencyMs.p99, perSecond: s.throughputPerSecond, cpuMsPerRead };
       };
       const since = new Date(Date.now() - 90 * 86_400_000).toISOString();
       const until = new Date(Date.now() - 30 * 86_400_000).toISOString();
