@@ -99,6 +99,12 @@ interface Sample {
   events: number;
   /** The slowest probe of the last SAMPLE_SECONDS. */
   lagMaxSeconds: number;
+  /**
+   * The Temporal server's connections to its database (pg_stat_activity): running a statement, idle
+   * inside a transaction, waiting on a lock, and the oldest open transaction's age: a stalled history
+   * shard whose writes wait on PostgreSQL shows here.
+   */
+  temporalDb: { active: number; idleInTransaction: number; waitingOnLocks: number; oldestTransactionSeconds: number } | null;
 }
 
 interface Probe {
@@ -195,8 +201,16 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
                   (SELECT sum(${TABLE_BYTES('t::regclass')}) FROM unnest($2::text[]) t) AS records`,
           [STEADY_TABLES, RECORD_TABLES],
         );
+        const temporalDb = await query<{ active: number; idle: number; waiting: number; oldest: number }>(
+          `SELECT count(*) FILTER (WHERE state = 'active')::int AS active,
+                  count(*) FILTER (WHERE state LIKE 'idle in transaction%')::int AS idle,
+                  count(*) FILTER (WHERE wait_event_type = 'Lock')::int AS waiting,
+                  coalesce(extract(epoch FROM max(now() - xact_start)), 0)::float8 AS oldest
+           FROM pg_stat_activity WHERE datname = 'temporal' AND pid <> pg_backend_pid()`,
+        );
         if (sizes?.[0]) {
           const mib = (v: string) => round(Number(v) / 2 ** 20, 2);
+          const t = temporalDb?.[0];
           samples.push({
             seconds: round(soakAt()),
             memoryMiB,
@@ -213,6 +227,9 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
                 .filter((p) => p.at >= soakAt() - SAMPLE_SECONDS)
                 .map((p) => p.lagSeconds),
             ),
+            temporalDb: t
+              ? { active: t.active, idleInTransaction: t.idle, waitingOnLocks: t.waiting, oldestTransactionSeconds: round(t.oldest) }
+              : null,
           });
         }
         await sleep(SAMPLE_SECONDS * 1000);
