@@ -35,8 +35,13 @@ import type { SendDueResult } from '../../workflows/webhook-endpoint/contract.js
 export const RESPONSE_EXCERPT_BYTES = 1024;
 export const ATTEMPT_TIMEOUT_MS = 15_000;
 export const USER_AGENT = 'Intake-Webhooks/1';
-/** A call's budget: under a steady stream it runs this long (the workflow's start-to-close timeout is above it). */
-export const CALL_BUDGET_MS = 10 * 60_000;
+/**
+ * A call's budget: under a steady stream it runs this long (the workflow's start-to-close timeout,
+ * 2 minutes, is above it). Also the bound on a call whose end the server lost: after a PostgreSQL
+ * restart the server can drop both the call's failure and its heartbeat timeout, and only the
+ * start-to-close timeout frees the endpoint (decision 0213's update).
+ */
+export const CALL_BUDGET_MS = 60_000;
 /** How long a call that has sent waits for more before it returns to its workflow (decision 0188). */
 export const LINGER_MS = 2_000;
 

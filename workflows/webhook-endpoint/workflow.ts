@@ -14,8 +14,9 @@ const DEFAULT_IDLE_SECONDS = 600;
  */
 export async function webhookEndpointWorkflow(input: WebhookEndpointInput): Promise<void> {
   const { sendDueWebhooks } = proxyActivities<WebhookActivities>({
-    // A call stops starting deliveries after 10 minutes (CALL_BUDGET_MS); each takes at most 15 s.
-    startToCloseTimeout: '12 minutes',
+    // A call stops starting deliveries after 60 s (CALL_BUDGET_MS); each takes at most 15 s. This
+    // timeout is also what frees an endpoint whose call's end the server lost (decision 0213).
+    startToCloseTimeout: '2 minutes',
     heartbeatTimeout: '15 seconds',
     retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
   });
