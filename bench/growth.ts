@@ -18,7 +18,8 @@
  *    lists (first page; recordings filtered by a recorded-at range), the offset list's fifth page,
  *    the sessions' keyset sync's first page and its fifth (following nextCursor), a transcript; with
  *    each read's CPU per process role (`cpuMsPerRead`: the API, the worker, PostgreSQL, the Temporal
- *    server, this process, the rest), read from /proc around the timed requests;
+ *    server, this process, the rest), read from /proc around the timed requests, and the machine's
+ *    busy and stolen shares of its CPU meanwhile (`machine`, /proc/stat);
  *  - the export of the reader organization (fixed size) and of the largest organization of S (fixed
  *    size) and, from M, of the largest of the size's own organizations: seconds, lines/s;
  *  - person erasure (a person of the reader organization with participants and records), from
@@ -57,7 +58,7 @@ import { event, insertRawEvents, insertRawSession, type IngestLoad } from './age
 import { clientProcess } from './client-process.js';
 import { databaseSize, generateData, SIZES, type SizeName } from './data-generator.js';
 import { installQuietRuntime } from './runtime.js';
-import { CLK_TCK, everyProcessTicks, load, percentile } from './stats.js';
+import { CLK_TCK, cpuTicks, everyProcessTicks, load, percentile } from './stats.js';
 import { PRODUCTION_CADENCE } from './steady-sessions.js';
 import { ratiosToS } from './growth-figures.js';
 
@@ -309,12 +310,19 @@ export async function benchGrowth(o: { size: SizeName }): Promise<Record<string,
       const timed = async (path: (i: number) => string) => {
         await load(20, READ_CONCURRENCY, async (i) => void (await http(path(i), headers)));
         const before = await cpuByRole(roles);
+        const ticksBefore = await cpuTicks();
         const s = await load(READS, READ_CONCURRENCY, async (i) => void (await http(path(i), headers)));
+        const ticksAfter = await cpuTicks();
         const after = await cpuByRole(roles);
+        const span = ticksBefore && ticksAfter ? ticksAfter.total - ticksBefore.total : 0;
+        const machine = {
+          busyShare: span ? round((ticksAfter!.busy - ticksBefore!.busy) / span) : null,
+          stealShare: span ? round((ticksAfter!.steal - ticksBefore!.steal) / span) : null,
+        };
         const cpuMsPerRead = Object.fromEntries(
           Object.keys(after).map((role) => [role, round(((after[role] ?? 0) - (before[role] ?? 0)) / READS, 3)]),
         );
-        return { p50: s.latencyMs.p50, p99: s.latencyMs.p99, perSecond: s.throughputPerSecond, cpuMsPerRead };
+        return { p50: s.latencyMs.p50, p99: s.latencyMs.p99, perSecond: s.throughputPerSecond, cpuMsPerRead, machine };
       };
       const since = new Date(Date.now() - 90 * 86_400_000).toISOString();
       const until = new Date(Date.now() - 30 * 86_400_000).toISOString();
@@ -329,7 +337,10 @@ export async function benchGrowth(o: { size: SizeName }): Promise<Record<string,
       };
       const deepSessions = await syncPage('agent-conversations/sessions', 5);
       const deepSignals = await syncPage('signals', 5);
+      const transcriptRead = (i: number) => `/v3/rest/recordings/${recordingIds[i % recordingIds.length]!.id}/transcript`;
       figures.reads = {
+        // The transcript read again, first: whether its figure depends on when in the phase it runs.
+        transcriptFirst: await timed(transcriptRead),
         session: await timed((i) => `/v3/rest/agent-conversations/sessions/${sessionIds[i % sessionIds.length]!.id}`),
         sessionsFirstPage: await timed(() => '/v3/rest/agent-conversations/sessions?limit=50'),
         sessionsPage5: await timed(() => '/v3/rest/agent-conversations/sessions?limit=50&page=5'),
@@ -339,7 +350,7 @@ export async function benchGrowth(o: { size: SizeName }): Promise<Record<string,
         signalsSyncPage5: await timed(() => deepSignals),
         recordingsFiltered: await timed(() => `/v3/rest/recordings?recorded_at_gte=${since}&recorded_at_lt=${until}&limit=50`),
         recordingsPage5: await timed(() => '/v3/rest/recordings?limit=50&page=5'),
-        transcript: await timed((i) => `/v3/rest/recordings/${recordingIds[i % recordingIds.length]!.id}/transcript`),
+        transcript: await timed(transcriptRead),
       };
 
       // Exports: fixed-size organizations, and the size's own largest.

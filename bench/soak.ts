@@ -31,7 +31,9 @@
  * `npm run bench` exits non-zero after writing the result.
  */
 import type pg from 'pg';
+import { Connection, WorkflowClient } from '@temporalio/client';
 import { sleep } from '../src/dev/net.js';
+import { webhookEndpointWorkflowId } from '../workflows/webhook-endpoint/contract.js';
 import { isRunning } from '../harness/fleet.js';
 import {
   measureCapacity,
@@ -105,6 +107,32 @@ interface Sample {
    * shard whose writes wait on PostgreSQL shows here.
    */
   temporalDb: { active: number; idleInTransaction: number; waitingOnLocks: number; oldestTransactionSeconds: number } | null;
+  /** Deliveries the receiver has had so far, and each endpoint's queue and sender: where a stalled delivery waits. */
+  webhooks: { received: number; endpoints: EndpointSample[] };
+}
+
+/** One endpoint at one sample: its deliveries (webhook_deliveries) and its sender workflow (Temporal's describe). */
+interface EndpointSample {
+  pending: number;
+  /** Pending and due now. */
+  due: number;
+  /** Due, and first of its subject (what a look can take). */
+  takeable: number;
+  /** Pending with at least one failed attempt, and the latest error. */
+  retrying: number;
+  lastError: string | null;
+  oldestDueSeconds: number | null;
+  /** The sender workflow's status and its pending call (attempt, state, seconds since it started and since its last heartbeat). */
+  sender: {
+    status: string | null;
+    call: {
+      state: string;
+      attempt: number;
+      startedSecondsAgo: number | null;
+      heartbeatSecondsAgo: number | null;
+      lastFailure: string | null;
+    } | null;
+  } | null;
 }
 
 interface Probe {
@@ -184,6 +212,8 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
     });
     const probesNow = (): Probe[] => sent.map((p) => ({ at: round((p.sentAt - soakStart) / 1000, 2), lagSeconds: p.lagSeconds }));
 
+    const senders = await sendersProbe(fleet.cluster.address, fleet.cluster.namespace);
+    const endpointIdsOf = tenants.map((t) => t.endpointId);
     const sampler = (async () => {
       while (running) {
         const memoryMiB: Record<string, number> = {};
@@ -230,6 +260,7 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
             temporalDb: t
               ? { active: t.active, idleInTransaction: t.idle, waitingOnLocks: t.waiting, oldestTransactionSeconds: round(t.oldest) }
               : null,
+            webhooks: { received: receiver.firstSeen.size, endpoints: await endpointSamples(raw, senders, endpointIdsOf) },
           });
         }
         await sleep(SAMPLE_SECONDS * 1000);
@@ -292,6 +323,7 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
     await faulter;
     await Promise.all(comeBacks);
     await Promise.all([prober, settler, sampler]);
+    await senders.close();
     const probes = probesNow();
     const offered = (load.counts.events - eventsAtSoakStart) / soakSeconds;
     await load.drain();
@@ -468,4 +500,79 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
     running = false;
     await bench.stop();
   }
+}
+
+interface SendersProbe {
+  describe(endpointId: string): Promise<EndpointSample['sender']>;
+  close(): Promise<void>;
+}
+
+/** Describes endpoints' sender workflows (null when the server does not answer: it is restarting). */
+async function sendersProbe(address: string, namespace: string): Promise<SendersProbe> {
+  const connection = await Connection.connect({ address });
+  const client = new WorkflowClient({ connection, namespace });
+  const secondsAgo = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
+    t?.seconds == null ? null : round((Date.now() - Number(t.seconds) * 1000 - (t.nanos ?? 0) / 1e6) / 1000);
+  return {
+    async describe(endpointId) {
+      try {
+        const d = await client.getHandle(webhookEndpointWorkflowId(endpointId)).describe();
+        const a = d.raw.pendingActivities?.[0];
+        return {
+          status: d.status.name,
+          call: a
+            ? {
+                state: String(a.state ?? ''),
+                attempt: a.attempt ?? 0,
+                startedSecondsAgo: secondsAgo(a.lastStartedTime),
+                heartbeatSecondsAgo: secondsAgo(a.lastHeartbeatTime),
+                lastFailure: a.lastFailure?.message ?? null,
+              }
+            : null,
+        };
+      } catch {
+        return null;
+      }
+    },
+    close: () => connection.close(),
+  };
+}
+
+async function endpointSamples(raw: pg.Pool, senders: SendersProbe, endpointIds: readonly string[]): Promise<EndpointSample[]> {
+  const { rows } = await raw
+    .query<{
+      id: string;
+      pending: number;
+      due: number;
+      takeable: number;
+      retrying: number;
+      last_error: string | null;
+      oldest: number | null;
+    }>(
+      `SELECT w.id,
+              count(d.id) FILTER (WHERE d.status = 'pending')::int AS pending,
+              count(d.id) FILTER (WHERE d.status = 'pending' AND d.next_attempt_at <= now())::int AS due,
+              count(d.id) FILTER (WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND (d.subject_id IS NULL OR NOT EXISTS (
+                SELECT 1 FROM webhook_deliveries h WHERE h.endpoint_id = w.id AND h.status = 'pending'
+                   AND h.subject_id = d.subject_id AND h.event_id < d.event_id)))::int AS takeable,
+              count(d.id) FILTER (WHERE d.status = 'pending' AND d.attempts > 0)::int AS retrying,
+              (array_agg(d.last_error ORDER BY d.last_attempt_at DESC) FILTER (WHERE d.status = 'pending' AND d.last_error IS NOT NULL))[1] AS last_error,
+              extract(epoch FROM now() - min(d.next_attempt_at) FILTER (WHERE d.status = 'pending' AND d.next_attempt_at <= now()))::float8 AS oldest
+         FROM unnest($1::uuid[]) WITH ORDINALITY AS w(id, n)
+         LEFT JOIN webhook_deliveries d ON d.endpoint_id = w.id AND d.status = 'pending'
+        GROUP BY w.id, w.n ORDER BY w.n`,
+      [endpointIds],
+    )
+    .catch(() => ({ rows: [] }));
+  return Promise.all(
+    rows.map(async (r) => ({
+      pending: r.pending,
+      due: r.due,
+      takeable: r.takeable,
+      retrying: r.retrying,
+      lastError: r.last_error,
+      oldestDueSeconds: r.oldest === null ? null : round(r.oldest),
+      sender: await senders.describe(r.id),
+    })),
+  );
 }

@@ -108,8 +108,8 @@ export async function loadAtRate(
   };
 }
 
-/** The machine's CPU ticks since boot, busy and total (Linux /proc/stat; null elsewhere). */
-export async function cpuTicks(): Promise<{ busy: number; total: number } | null> {
+/** The machine's CPU ticks since boot, busy (steal included) and total, and those the hypervisor stole (Linux /proc/stat; null elsewhere). */
+export async function cpuTicks(): Promise<{ busy: number; total: number; steal: number } | null> {
   const { readFile } = await import('node:fs/promises');
   const line = (await readFile('/proc/stat', 'utf8').catch(() => '')).split('\n')[0] ?? '';
   const ticks = line
@@ -120,7 +120,7 @@ export async function cpuTicks(): Promise<{ busy: number; total: number } | null
   if (ticks.length < 5) return null;
   const total = ticks.reduce((a, b) => a + b, 0);
   const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);
-  return { busy: total - idle, total };
+  return { busy: total - idle, total, steal: ticks[7] ?? 0 };
 }
 
 /**
