@@ -17,20 +17,32 @@ export async function listenChannel(o: {
   onConnect?: () => void;
   log?: { warn(meta: object, message: string): void };
 }): Promise<ChannelListener> {
+  const { channel, onNotification, ...rest } = o;
+  return listenChannels({ ...rest, channels: { [channel]: onNotification } });
+}
+
+/** listenChannel for several channels over one connection: each notification goes to its channel's handler. */
+export async function listenChannels(o: {
+  databaseUrl: string;
+  channels: Record<string, (payload: string) => void>;
+  onConnect?: () => void;
+  log?: { warn(meta: object, message: string): void };
+}): Promise<ChannelListener> {
   let closed = false;
   let client: pg.Client | undefined;
+  const names = Object.keys(o.channels);
   const connect = async (): Promise<void> => {
     if (closed) return;
-    const c = new pg.Client({ connectionString: o.databaseUrl, application_name: `intake listen ${o.channel}` });
-    c.on('notification', (n) => o.onNotification(n.payload ?? ''));
+    const c = new pg.Client({ connectionString: o.databaseUrl, application_name: `intake listen ${names.join(' ')}`.slice(0, 63) });
+    c.on('notification', (n) => o.channels[n.channel]?.(n.payload ?? ''));
     c.on('error', (err) => {
-      o.log?.warn({ err, channel: o.channel }, 'a notification listener lost its connection; opening it again');
+      o.log?.warn({ err, channels: names }, 'a notification listener lost its connection; opening it again');
       void c.end().catch(() => undefined);
       if (client === c) client = undefined;
       setTimeout(() => void connect().catch(() => undefined), 1000).unref();
     });
     await c.connect();
-    await c.query(`LISTEN ${pg.escapeIdentifier(o.channel)}`);
+    for (const name of names) await c.query(`LISTEN ${pg.escapeIdentifier(name)}`);
     if (closed) return void (await c.end());
     client = c;
     o.onConnect?.();

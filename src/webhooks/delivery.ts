@@ -5,6 +5,7 @@ import type { Agent } from 'undici';
 import { request } from 'undici';
 import { forEachLimited } from '../concurrency.js';
 import {
+  announceSenderCall,
   disableEndpoint,
   dueDeliveries,
   findEndpointTarget,
@@ -22,8 +23,8 @@ import { checkedAgent, findCode, messageOf, type AddressPolicy, type Resolver } 
 import { readResources } from './resources.js';
 import { openSecret } from './secret-box.js';
 import { signedHeaders, signingKey } from './signing.js';
-import type { WebhookWakes } from './wakes.js';
-import type { SendDueResult } from '../../workflows/webhook-endpoint/contract.js';
+import { presencePayload, type WebhookWakes } from './wakes.js';
+import { SEND_CALL_TIMEOUT_MS, type SendDueResult } from '../../workflows/webhook-endpoint/contract.js';
 
 /**
  * The webhook delivery engine (issue 31): sends an endpoint's due deliveries, records every
@@ -35,12 +36,7 @@ import type { SendDueResult } from '../../workflows/webhook-endpoint/contract.js
 export const RESPONSE_EXCERPT_BYTES = 1024;
 export const ATTEMPT_TIMEOUT_MS = 15_000;
 export const USER_AGENT = 'Intake-Webhooks/1';
-/**
- * A call's budget: under a steady stream it runs this long (the workflow's start-to-close timeout,
- * 2 minutes, is above it). Also the bound on a call whose end the server lost: after a PostgreSQL
- * restart the server can drop both the call's failure and its heartbeat timeout, and only the
- * start-to-close timeout frees the endpoint (decision 0213's update).
- */
+/** A call's budget: under a steady stream it runs this long (its start-to-close timeout, SEND_CALL_TIMEOUT_MS, is above it). */
 export const CALL_BUDGET_MS = 60_000;
 /** How long a call that has sent waits for more before it returns to its workflow (decision 0188). */
 export const LINGER_MS = 2_000;
@@ -207,7 +203,7 @@ type Look =
  * Sends the endpoint's due deliveries (see SendDueResult) in batches of `batchSize`, as long as
  * batches find some (what is committed meanwhile is taken by the same call). When a batch finds
  * none, a call that has sent lingers (`lingerMs`) for a wake from this process's waker before it
- * returns: under a steady stream a call runs for its budget (10 minutes) instead of a workflow
+ * returns: under a steady stream a call runs for its budget (60 s) instead of a workflow
  * round trip whenever the queue is empty for a moment (decision 0188). A delivery attempted in
  * this call is not taken again by it, and a batch with a failed attempt ends the call, so that
  * retries keep their schedule (the next call takes them when due). A batch costs a fixed number
@@ -259,6 +255,9 @@ export async function sendDue(deps: SendDueDeps, endpointId: string): Promise<Se
   let attempted = 0;
   let more = false;
   let ended: 'gone' | 'disabled' | null = null;
+  // The other workers' wakers leave this endpoint's wakes to this process while the call runs (decision 0218).
+  const announced = announce(deps, endpointId, Date.now() + SEND_CALL_TIMEOUT_MS);
+  let result: SendDueResult;
   try {
     let next: Promise<Look> = ahead();
     for (;;) {
@@ -311,18 +310,34 @@ export async function sendDue(deps: SendDueDeps, endpointId: string): Promise<Se
       }
       next = following;
     }
+    await log.settled();
+    result = ended
+      ? { endpoint: ended, attempted, more: false, nextDueAt: null }
+      : log.disabled
+        ? { endpoint: 'disabled', attempted, more: false, nextDueAt: null }
+        : { endpoint: 'active', attempted, more, nextDueAt: await nextDueAt(deps.pool, endpointId) };
   } catch (error) {
+    here?.leave();
     // A look that failed (the database) leaves the attempts already made recorded, as a call that
     // waited for its records before each look did: the next call does not send them again.
     await log.settled().catch(() => undefined);
+    await announced;
+    await announce(deps, endpointId, 0);
     throw error;
-  } finally {
-    here?.leave();
   }
-  await log.settled();
-  if (ended) return { endpoint: ended, attempted, more: false, nextDueAt: null };
-  if (log.disabled) return { endpoint: 'disabled', attempted, more: false, nextDueAt: null };
-  return { endpoint: 'active', attempted, more, nextDueAt: await nextDueAt(deps.pool, endpointId) };
+  // A wake this process's waker handed to the call after its last look is answered by calling again
+  // (leave() and this check run in one turn of the event loop: a later wake finds no call here, and
+  // the waker signals the workflow).
+  if (here?.leave() && result.endpoint === 'active') result = { ...result, more: true };
+  await announced;
+  await announce(deps, endpointId, 0);
+  return result;
+}
+
+/** Announces the call's beginning (`untilMs`: the latest it can run) or its end (0); best effort: a lost one only costs signals. */
+async function announce(deps: SendDueDeps, endpointId: string, untilMs: number): Promise<void> {
+  if (!deps.wakes) return;
+  await announceSenderCall(deps.pool, presencePayload({ endpointId, processId: deps.wakes.processId, untilMs })).catch(() => undefined);
 }
 
 /** The bodies of a batch: fixed already, or built now from the event and the resource and fixed (null: the event was purged). */

@@ -21,6 +21,13 @@ export interface WebhookEndpointInput {
   idleSeconds?: number;
 }
 
+/**
+ * A `sendDueWebhooks` call's start-to-close timeout: the latest a call can still run, which its
+ * process announces to the others (src/webhooks/wakes.ts). A call stops starting deliveries after
+ * 60 s (CALL_BUDGET_MS) and each takes at most 15 s.
+ */
+export const SEND_CALL_TIMEOUT_MS = 120_000;
+
 /** Deliveries are due (new, redelivered, or found by the sweep). */
 export const wakeSignal = defineSignal('wake');
 

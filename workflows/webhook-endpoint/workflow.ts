@@ -1,6 +1,6 @@
 import { condition, continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { WebhookActivities } from '../../activities/webhooks.js';
-import { wakeSignal, type WebhookEndpointInput } from './contract.js';
+import { SEND_CALL_TIMEOUT_MS, wakeSignal, type WebhookEndpointInput } from './contract.js';
 import { nextStep } from './state.js';
 
 /** Calls per run before continuing as new (each is a handful of history events). */
@@ -14,9 +14,8 @@ const DEFAULT_IDLE_SECONDS = 600;
  */
 export async function webhookEndpointWorkflow(input: WebhookEndpointInput): Promise<void> {
   const { sendDueWebhooks } = proxyActivities<WebhookActivities>({
-    // A call stops starting deliveries after 60 s (CALL_BUDGET_MS); each takes at most 15 s. This
-    // timeout is also what frees an endpoint whose call's end the server lost (decision 0213).
-    startToCloseTimeout: '2 minutes',
+    // A call stops starting deliveries after 60 s (CALL_BUDGET_MS); each takes at most 15 s.
+    startToCloseTimeout: SEND_CALL_TIMEOUT_MS,
     heartbeatTimeout: '15 seconds',
     retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
   });

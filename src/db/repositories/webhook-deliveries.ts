@@ -263,6 +263,14 @@ export async function notifyEndpoint(tx: CommonQueryMethods, endpointId: string)
   await tx.query(sql.unsafe`SELECT pg_notify(${WEBHOOK_WAKE_CHANNEL}, ${endpointId})`);
 }
 
+/** The channel on which the workers announce their sender calls' beginnings and ends (src/webhooks/wakes.ts). */
+export const WEBHOOK_SENDER_CHANNEL = 'intake_webhook_senders';
+
+/** Announces a sender call to every worker's waker (a NOTIFY of its own: no transaction waits on it). */
+export async function announceSenderCall(db: CommonQueryMethods, payload: string): Promise<void> {
+  await db.query(sql.unsafe`SELECT pg_notify(${WEBHOOK_SENDER_CHANNEL}, ${payload})`);
+}
+
 /** Pending again and due now, with the same id (the `webhook-id`) and body; its attempts so far are kept. */
 export async function redeliver(pool: DatabasePool, endpointId: string, deliveryId: string): Promise<DeliveryRow | null> {
   return pool.transaction(async (tx) => {

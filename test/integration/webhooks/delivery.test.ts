@@ -445,6 +445,18 @@ describe('webhook delivery', function () {
       assert.equal(wakes.offer(endpoint.id), false, 'every call has left');
     });
 
+    it('a wake that comes after a call’s last look is answered by calling again (more: true), not lost', async () => {
+      const { url } = await receiver();
+      const empty = await endpointWith(url, 0);
+      const wakes = new WebhookWakes();
+      // The call's first look begins before send() returns its promise: this wake comes after it.
+      const call = send(empty.id, { lingerMs: 0 }, wakes);
+      assert.equal(wakes.offer(empty.id), true);
+      assert.deepEqual(await call, { endpoint: 'active', attempted: 0, more: true, nextDueAt: null });
+      // Without one, nothing is due and nothing pending: the workflow waits.
+      assert.deepEqual(await send(empty.id, { lingerMs: 0 }, wakes), { endpoint: 'active', attempted: 0, more: false, nextDueAt: null });
+    });
+
     it('a batch with a failed attempt ends the call (more: true), so that the next call retries it on schedule', async () => {
       const { r, url } = await receiver();
       const endpoint = await endpointWith(url, 4);
@@ -597,6 +609,102 @@ describe('webhook delivery', function () {
       result = await send(endpoint.id, { batchSize: 6, concurrency: 1 });
       assert.equal(result.attempted, 3);
       assert.equal(await failingSince(), since);
+    });
+  });
+
+  describe('wakes across worker processes (decision 0218)', () => {
+    /** A waker of its own, as another worker process runs one: its signals counted per endpoint. */
+    const wakerOf = async (wakes: WebhookWakes, o: { signalIntervalMs?: number } = {}) => {
+      const signals = new Map<string, number>();
+      const w = await startWebhookWaker({
+        databaseUrl,
+        pool,
+        temporal: temporal.gateway,
+        taskQueue: worker.webhookTaskQueue,
+        wakes,
+        sweepMs: 60_000,
+        ...o,
+        onSignal: (id) => signals.set(id, (signals.get(id) ?? 0) + 1),
+      });
+      return { w, signals };
+    };
+    const notify = (endpointId: string) => pool.query(sql.unsafe`SELECT pg_notify('intake_webhook_deliveries', ${endpointId})`);
+    const sender = () => new WebhookSender({ payloadKeys: TEST_PAYLOAD_KEYS, policy: LOOPBACK_POLICY, retryDelaysMs: [0, 0, 0] });
+
+    it('another process does not signal an endpoint whose call runs in a process that announced it, and signals once it ended', async () => {
+      const { r, url } = await receiver();
+      const own = await createTestOrg(pool);
+      const endpoint = await createTestEndpoint(pool, own.organizationId, { url });
+      await pool.query(sql.unsafe`
+        INSERT INTO webhook_deliveries (id, endpoint_id, organization_id, event_type, body, next_attempt_at)
+        VALUES (${`msg_cross_${randomUUID().slice(0, 8)}`}, ${endpoint.id}, ${own.organizationId}, 'webhook.test', '{"type":"webhook.test"}', now())`);
+      const a = new WebhookWakes();
+      const b = new WebhookWakes();
+      const { w, signals } = await wakerOf(b);
+      const s = sender();
+      try {
+        // Process A's call sends, then lingers (its process's wakes): A announced it to B.
+        const stop = new AbortController();
+        const call = sendDue({ pool, sender: s, wakes: a, signal: stop.signal }, endpoint.id);
+        await waitFor(async () => r.received.length === 1 && b.runsElsewhere(endpoint.id), 10_000);
+        for (let i = 0; i < 5; i++) await notify(endpoint.id);
+        await w.flush();
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        assert.equal(signals.get(endpoint.id) ?? 0, 0, 'A answers its own wakes: B signals nothing');
+        stop.abort();
+        assert.equal((await call).endpoint, 'active');
+        // A announced the end: B signals the next wake.
+        await waitFor(async () => !b.runsElsewhere(endpoint.id), 10_000);
+        await notify(endpoint.id);
+        await waitFor(async () => signals.get(endpoint.id) === 1, 10_000);
+      } finally {
+        await s.close();
+        await w.close();
+      }
+    });
+
+    it('signals one endpoint at most once an interval, and the wakes meanwhile as one signal at its end', async () => {
+      const { url } = await receiver();
+      const own = await createTestOrg(pool);
+      const endpoint = await createTestEndpoint(pool, own.organizationId, { url });
+      const { w, signals } = await wakerOf(new WebhookWakes(), { signalIntervalMs: 1500 });
+      try {
+        await notify(endpoint.id);
+        await waitFor(async () => signals.get(endpoint.id) === 1, 10_000);
+        const first = Date.now();
+        for (let i = 0; i < 10; i++) {
+          await notify(endpoint.id);
+          await new Promise((resolve) => setTimeout(resolve, 60));
+        }
+        assert.equal(signals.get(endpoint.id), 1, 'held until the interval ends');
+        await waitFor(async () => signals.get(endpoint.id) === 2, 10_000);
+        assert.ok(Date.now() - first >= 1400, 'the held wakes went out as one signal at the interval’s end');
+        await new Promise((resolve) => setTimeout(resolve, 1700));
+        assert.equal(signals.get(endpoint.id), 2, 'one signal for the ten wakes');
+      } finally {
+        await w.close();
+      }
+    });
+
+    it('the sweep signals an endpoint with an overdue delivery even while another process announces a call of it', async () => {
+      const { url } = await receiver();
+      const own = await createTestOrg(pool);
+      const endpoint = await createTestEndpoint(pool, own.organizationId, { url });
+      const b = new WebhookWakes();
+      const { w, signals } = await wakerOf(b);
+      try {
+        // Another process says its call of the endpoint runs for a minute more (and then dies, say).
+        b.noteAnnouncement({ endpointId: endpoint.id, processId: 'another process', untilMs: Date.now() + 60_000 });
+        // Inserted by hand (no notification), then swept at once: before the suite's own sweep can take it.
+        await pool.query(sql.unsafe`
+          INSERT INTO webhook_deliveries (id, endpoint_id, organization_id, event_type, body, next_attempt_at)
+          VALUES (${`msg_overdue_${randomUUID().slice(0, 8)}`}, ${endpoint.id}, ${own.organizationId}, 'webhook.test', '{"type":"webhook.test"}',
+            now() - interval '10 minutes')`);
+        await w.flush();
+        assert.equal(signals.get(endpoint.id), 1, 'the sweep found its delivery overdue');
+      } finally {
+        await w.close();
+      }
     });
   });
 
