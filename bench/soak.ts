@@ -125,6 +125,8 @@ interface EndpointSample {
   /** The sender workflow's status and its pending call (attempt, state, seconds since it started and since its last heartbeat). */
   sender: {
     status: string | null;
+    /** Events in the workflow's current run's history: signals and workflow tasks grow it, continue-as-new resets it. */
+    historyLength: number;
     call: {
       state: string;
       attempt: number;
@@ -520,6 +522,7 @@ async function sendersProbe(address: string, namespace: string): Promise<Senders
         const a = d.raw.pendingActivities?.[0];
         return {
           status: d.status.name,
+          historyLength: d.historyLength,
           call: a
             ? {
                 state: String(a.state ?? ''),
