@@ -25,7 +25,8 @@
  *    and their bytes per event are reported instead. Flatness is judged (a failure past the goal) on
  *    runs of FLAT_JUDGED_FROM_MINUTES or more; a shorter run (CI's) reports it;
  *  - webhook latency (domain event to the receiver, an HTTPS server here with a certificate the
- *    fleet trusts, as production delivers only over TLS) p50/p95.
+ *    fleet trusts, as production delivers only over TLS) p50/p95 and by the minute of the event;
+ *    a delivery later than WEBHOOK_GOAL_SECONDS is a failure (a stalled sender, decision 0218).
  *
  * A run whose checks find anything lost, counted twice or missing lists it in `failures`, and
  * `npm run bench` exits non-zero after writing the result.
@@ -56,6 +57,8 @@ const SAMPLE_SECONDS = 10;
 const PROBE_SECONDS = 1;
 const LAG_UNDER_SECONDS = 2;
 const RECOVERY_GOAL_SECONDS = 60;
+/** No delivery arrives later than this after its event, faults included (a sender's recovery takes well under it). */
+const WEBHOOK_GOAL_SECONDS = 120;
 /** A recovery holds for this long: the lag stays under LAG_UNDER_SECONDS. */
 const STABLE_SECONDS = 30;
 const FLAT_GOAL_PERCENT = 10;
@@ -387,6 +390,12 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
       webhookByMinute.set(minute, [...(webhookByMinute.get(minute) ?? []), d.ms]);
     }
 
+    const late = delivered.filter((d) => d.ms > WEBHOOK_GOAL_SECONDS * 1000);
+    if (late.length)
+      failures.push(
+        `${late.length} deliveries arrived more than ${WEBHOOK_GOAL_SECONDS} s after their event (the latest ${round(Math.max(...late.map((d) => d.ms)) / 1000)} s)`,
+      );
+
     // Lag, and each fault's recovery.
     for (const [k, fault] of faults.entries()) {
       // Recovered: a probe under LAG_UNDER_SECONDS, and every probe of the STABLE_SECONDS after it
@@ -475,6 +484,8 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
         deliveries: deliveries.length,
         p50Ms: webhookMs.length ? percentile(webhookMs, 50) : null,
         p95Ms: webhookMs.length ? percentile(webhookMs, 95) : null,
+        maxMs: webhookMs.at(-1) ?? null,
+        goal: `every delivery within ${WEBHOOK_GOAL_SECONDS} s of its event`,
         byMinute: [...webhookByMinute.entries()]
           .sort(([a], [b]) => a - b)
           .map(([minute, ms]) => {

@@ -269,6 +269,12 @@ function growthHeadline(r: BenchResult): Headline[] {
   ];
 }
 
+/** The soak's webhook latency, event to receiver (runs before its maxMs have none). */
+function webhookFigure(r: BenchResult): string {
+  const w = r.webhooks as { p95Ms?: number | null; maxMs?: number | null } | undefined;
+  return w?.maxMs == null || w.p95Ms == null ? '' : `; webhooks p95 ${ms(w.p95Ms)}, slowest ${ms(w.maxMs)} (goal 120 s)`;
+}
+
 /** The soak's headline: what it lost (nothing, or the run failed), each fault's recovery, and growth after the warm-up. */
 function soakHeadline(r: BenchResult): Headline[] {
   const faults = (r.faults as { kind: string; recoverySeconds: number | null }[]) ?? [];
@@ -280,7 +286,7 @@ function soakHeadline(r: BenchResult): Headline[] {
   const failures = (r.failures as string[]) ?? [];
   return [
     {
-      figure: `${n(at(r, 'minutes'))} min at ${n(at(r, 'rate.achievedEventsPerSecond'))} events/s with ${faults.length} faults (${[...new Set(faults.map((f) => f.kind))].join(', ')}): ${failures.length ? `${failures.length} checks failed` : '0 events lost, 0 charged twice, 0 deliveries missing'}; lag back under 2 s within ${n(Math.max(0, ...faults.map((f) => f.recoverySeconds ?? Infinity)), 1)} s of a fault (goal 60 s), p95 ${ms(1000 * at(r, 'lag.outsideFaults.p95'))} outside them; memory growth after warm-up at most ${n(Math.max(0, ...memory), 1)}%, steady tables ${n(at(r, 'database.steadyGrowthPercent'), 1)}%`,
+      figure: `${n(at(r, 'minutes'))} min at ${n(at(r, 'rate.achievedEventsPerSecond'))} events/s with ${faults.length} faults (${[...new Set(faults.map((f) => f.kind))].join(', ')}): ${failures.length ? `${failures.length} checks failed` : '0 events lost, 0 charged twice, 0 deliveries missing'}; lag back under 2 s within ${n(Math.max(0, ...faults.map((f) => f.recoverySeconds ?? Infinity)), 1)} s of a fault (goal 60 s), p95 ${ms(1000 * at(r, 'lag.outsideFaults.p95'))} outside them; memory growth after warm-up at most ${n(Math.max(0, ...memory), 1)}%, steady tables ${n(at(r, 'database.steadyGrowthPercent'), 1)}%${webhookFigure(r)}`,
       limit: `capacity measured first: ${n(at(r, 'capacity.eventsPerSecond'))} events/s`,
       ratio: at(r, 'rate.achievedEventsPerSecond') / at(r, 'capacity.eventsPerSecond'),
     },

@@ -61,6 +61,8 @@ export interface WebhookDeliverySettings {
   /** A call that has sent and finds nothing due waits this long for a wake before it returns (0: it returns). */
   lingerMs?: number;
   attemptTimeoutMs?: number;
+  /** How often a running call announces itself again (ANNOUNCE_EVERY_MS; tests a short one). */
+  announceEveryMs?: number;
 }
 
 /** One worker's connections to receivers: every one dialled through the connect-time address check. */
@@ -255,8 +257,10 @@ export async function sendDue(deps: SendDueDeps, endpointId: string): Promise<Se
   let attempted = 0;
   let more = false;
   let ended: 'gone' | 'disabled' | null = null;
-  // The other workers' wakers leave this endpoint's wakes to this process while the call runs (decision 0218).
-  const announced = announce(deps, endpointId, Date.now() + SEND_CALL_TIMEOUT_MS);
+  // The other workers' wakers leave this endpoint's wakes to this process while the call runs
+  // (decision 0218). Announced again every ANNOUNCE_EVERY_MS, for a worker that starts (or whose
+  // listener reconnects) meanwhile; one announcement at a time, so that the end comes last.
+  const presence = new Announcer(deps, endpointId, Date.now() + SEND_CALL_TIMEOUT_MS);
   let result: SendDueResult;
   try {
     let next: Promise<Look> = ahead();
@@ -321,23 +325,52 @@ export async function sendDue(deps: SendDueDeps, endpointId: string): Promise<Se
     // A look that failed (the database) leaves the attempts already made recorded, as a call that
     // waited for its records before each look did: the next call does not send them again.
     await log.settled().catch(() => undefined);
-    await announced;
-    await announce(deps, endpointId, 0);
+    await presence.end();
     throw error;
   }
   // A wake this process's waker handed to the call after its last look is answered by calling again
   // (leave() and this check run in one turn of the event loop: a later wake finds no call here, and
   // the waker signals the workflow).
   if (here?.leave() && result.endpoint === 'active') result = { ...result, more: true };
-  await announced;
-  await announce(deps, endpointId, 0);
+  await presence.end();
   return result;
 }
 
-/** Announces the call's beginning (`untilMs`: the latest it can run) or its end (0); best effort: a lost one only costs signals. */
-async function announce(deps: SendDueDeps, endpointId: string, untilMs: number): Promise<void> {
-  if (!deps.wakes) return;
-  await announceSenderCall(deps.pool, presencePayload({ endpointId, processId: deps.wakes.processId, untilMs })).catch(() => undefined);
+/** How often a running call announces itself again. */
+export const ANNOUNCE_EVERY_MS = 15_000;
+
+/**
+ * A call's announcements (`untilMs`: the latest it can run; 0: it ended), one at a time, best
+ * effort: a lost one only costs signals. Nothing is announced by a call without its process's wakes.
+ */
+class Announcer {
+  private chain: Promise<void> = Promise.resolve();
+  private readonly timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly deps: SendDueDeps,
+    private readonly endpointId: string,
+    private readonly untilMs: number,
+  ) {
+    if (!deps.wakes) return;
+    this.send(untilMs);
+    this.timer = setInterval(() => this.send(this.untilMs), deps.sender.settings.announceEveryMs ?? ANNOUNCE_EVERY_MS);
+    this.timer.unref();
+  }
+
+  /** The call ended: the last announcement, after every one before it. */
+  async end(): Promise<void> {
+    if (!this.deps.wakes) return;
+    clearInterval(this.timer);
+    this.send(0);
+    await this.chain;
+  }
+
+  private send(untilMs: number): void {
+    const wakes = this.deps.wakes!;
+    const payload = presencePayload({ endpointId: this.endpointId, processId: wakes.processId, untilMs });
+    this.chain = this.chain.then(() => announceSenderCall(this.deps.pool, payload).catch(() => undefined));
+  }
 }
 
 /** The bodies of a batch: fixed already, or built now from the event and the resource and fixed (null: the event was purged). */

@@ -663,6 +663,38 @@ describe('webhook delivery', function () {
       }
     });
 
+    it('a worker that starts while a call runs elsewhere learns of it from the call’s next announcement', async () => {
+      const { r, url } = await receiver();
+      const own = await createTestOrg(pool);
+      const endpoint = await createTestEndpoint(pool, own.organizationId, { url });
+      await pool.query(sql.unsafe`
+        INSERT INTO webhook_deliveries (id, endpoint_id, organization_id, event_type, body, next_attempt_at)
+        VALUES (${`msg_late_${randomUUID().slice(0, 8)}`}, ${endpoint.id}, ${own.organizationId}, 'webhook.test', '{"type":"webhook.test"}', now())`);
+      const a = new WebhookWakes();
+      const s = new WebhookSender({ payloadKeys: TEST_PAYLOAD_KEYS, policy: LOOPBACK_POLICY, announceEveryMs: 300 });
+      const stop = new AbortController();
+      const call = sendDue({ pool, sender: s, wakes: a, signal: stop.signal }, endpoint.id);
+      try {
+        await waitFor(async () => r.received.length === 1, 10_000);
+        // B starts after the call's first announcement.
+        const b = new WebhookWakes();
+        const { w } = await wakerOf(b);
+        try {
+          assert.equal(b.runsElsewhere(endpoint.id), false);
+          await waitFor(async () => b.runsElsewhere(endpoint.id), 5_000);
+          stop.abort();
+          await call;
+          await waitFor(async () => !b.runsElsewhere(endpoint.id), 5_000);
+        } finally {
+          await w.close();
+        }
+      } finally {
+        stop.abort();
+        await call.catch(() => undefined);
+        await s.close();
+      }
+    });
+
     it('signals one endpoint at most once an interval, and the wakes meanwhile as one signal at its end', async () => {
       const { url } = await receiver();
       const own = await createTestOrg(pool);
