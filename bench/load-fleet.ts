@@ -24,6 +24,7 @@ import { sleep } from '../src/dev/net.js';
 import { userMessage } from '../harness/agents.js';
 import { createTestOrg } from '../harness/fixtures.js';
 import { isRunning, startFleet, type Fleet, type FleetProc } from '../harness/fleet.js';
+import { pidOfWorkerIdentity } from '../src/temporal/worker.js';
 import { MixedLoad, Replicas, type Tenant } from './mixed-load.js';
 import { postgresCpuMs, postmasterPid, processCpuMs } from './stats.js';
 
@@ -227,8 +228,7 @@ export async function workerDrainingSession(load: LoadFleet, sessionId: string):
   try {
     const client = new WorkflowClient({ connection, namespace: fleet.cluster.namespace });
     const described = await client.getHandle(sessionDrainerWorkflowId(config.temporal.taskQueue, shard, shards)).describe();
-    const identity = described.raw.pendingActivities?.[0]?.lastWorkerIdentity ?? '';
-    const pid = Number(identity.split('@')[0]);
+    const pid = pidOfWorkerIdentity(described.raw.pendingActivities?.[0]?.lastWorkerIdentity);
     return fleet.procs.find((p) => p.role === 'worker' && p.child.pid === pid && isRunning(p)) ?? null;
   } finally {
     await connection.close();

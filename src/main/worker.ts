@@ -13,10 +13,9 @@ import { MEDIA_STRANDED_AFTER_SECONDS, mediaWorkflowSettings } from '../recordin
 import { sessionWorkflowSettings } from '../agents/session-workflow.js';
 import { ensureSessionDrainers } from '../agents/drainer-workflow.js';
 import { DrainerShardHost } from '../agents/drainer-shards.js';
-import os from 'node:os';
 import { sdkLogger, sdkLogging } from '../temporal/sdk-logger.js';
 import { taskQueues } from '../temporal/task-queues.js';
-import { createWorker } from '../temporal/worker.js';
+import { createWorker, workerIdentity } from '../temporal/worker.js';
 import { retryStartup } from './retry.js';
 import { startTracing, stopTracing } from '../telemetry/tracing.js';
 import { startWorkerHttp } from './worker-http.js';
@@ -104,7 +103,7 @@ export async function startWorker(config: Config, logger: Logger, o: { metrics?:
   const drainerShards = new DrainerShardHost({
     pool,
     taskQueue: taskQueues(config).main,
-    worker: `${process.pid}@${os.hostname()}`,
+    worker: workerIdentity(),
     shards: config.agents.drainShards,
     lanes: config.agents.drainConcurrency,
     routineSignalsPerSecond: config.agents.workflowSignalsPerSecond,

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { Worker, type NativeConnection, type WorkerInterceptors, type WorkerOptions } from '@temporalio/worker';
 import type { ActivityMetrics } from '../metrics/activity-metrics.js';
 import { workflowsEntry, resolveFromRoot } from '../paths.js';
@@ -42,6 +43,21 @@ export function workerInterceptors(deps: { metrics?: ActivityMetrics | undefined
   };
 }
 
+/**
+ * This process's worker identity, `pid@host` (the SDK's default, made explicit here): the drainer
+ * shards' liveness rows carry it, and the fleet tests and benchmarks read the pid back from the
+ * identity Temporal records on a pending activity or a poller (pidOfWorkerIdentity).
+ */
+export function workerIdentity(): string {
+  return `${process.pid}@${os.hostname()}`;
+}
+
+/** The pid of a `pid@host` worker identity, or null for another form. */
+export function pidOfWorkerIdentity(identity: string | null | undefined): number | null {
+  const match = /^(\d+)@/.exec(identity ?? '');
+  return match ? Number(match[1]) : null;
+}
+
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
   return Worker.create({
     connection: deps.connection,
@@ -57,6 +73,6 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
       ? { maxConcurrentActivityTaskExecutions: deps.activitiesOnly.maxConcurrent }
       : workflowSource(deps.workflowBundlePath)),
     shutdownGraceTime: `${deps.shutdownGraceSeconds ?? 30}s`,
-    ...(deps.identity ? { identity: deps.identity } : {}),
+    identity: deps.identity ?? workerIdentity(),
   });
 }

@@ -24,6 +24,7 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { mediaIngestionWorkflowId } from '../../src/temporal/ids.js';
+import { pidOfWorkerIdentity } from '../../src/temporal/worker.js';
 import type { TestS3 } from '../../harness/s3.js';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -56,8 +57,8 @@ describe('fleet topology: two API replicas and two workers on the production Tem
     const handle = temporal.workflow.getHandle(workflowId);
     for (;;) {
       const pending = (await handle.describe()).raw.pendingActivities?.find((a) => !activityType || a.activityType?.name === activityType);
-      const identity = pending?.lastWorkerIdentity;
-      if (identity) return Number(identity.split('@')[0]);
+      const pid = pidOfWorkerIdentity(pending?.lastWorkerIdentity);
+      if (pid !== null) return pid;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   };
@@ -72,7 +73,7 @@ describe('fleet topology: two API replicas and two workers on the production Tem
         .pendingActivities?.[0];
       const pid =
         pending?.state === proto.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED
-          ? Number((pending.lastWorkerIdentity ?? '').split('@')[0])
+          ? pidOfWorkerIdentity(pending.lastWorkerIdentity)
           : null;
       if (pid !== null) holders.set(pid, (holders.get(pid) ?? 0) + 1);
     }

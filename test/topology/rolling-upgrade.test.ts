@@ -21,6 +21,7 @@ import type { ReleaseFixture } from '../upgrade/release-fixture.js';
 import { mediaIngestionWorkflowId } from '../../workflows/media-ingestion/contract.js';
 import { productionBuild } from '../../harness/production-build.js';
 import { startTemporalCluster, type TemporalCluster } from '../../harness/temporal-cluster.js';
+import { pidOfWorkerIdentity } from '../../src/temporal/worker.js';
 
 interface Signal {
   sessionId: string;
@@ -70,7 +71,7 @@ describe('a rolling upgrade from the previous release, with work in flight', fun
       taskQueue: { name: 'intake' },
       taskQueueType: 1, // TASK_QUEUE_TYPE_WORKFLOW
     });
-    return (response.pollers ?? []).map((p) => Number((p.identity ?? '').split('@')[0]));
+    return (response.pollers ?? []).map((p) => pidOfWorkerIdentity(p.identity));
   };
   const polling = async (child: ChildProcess) =>
     assert.ok(await waitFor(async () => (await pollers()).includes(child.pid!), 180_000, 500), `worker ${child.pid} polls the task queue`);

@@ -8,6 +8,7 @@ import { sendDue, WebhookSender, type WebhookDeliverySettings } from '../../../s
 import { webhookAddressPolicy } from '../../../src/webhooks/address-policy.js';
 import { sealSecret } from '../../../src/webhooks/secret-box.js';
 import { generateWebhookSecret } from '../../../src/webhooks/signing.js';
+import { notifyEndpoint } from '../../../src/db/repositories/webhook-deliveries.js';
 import { startWebhookWaker, type WebhookWaker } from '../../../src/webhooks/waker.js';
 import { WebhookWakes } from '../../../src/webhooks/wakes.js';
 import { testConfig } from '../../../harness/config.js';
@@ -628,16 +629,29 @@ describe('webhook delivery', function () {
       });
       return { w, signals };
     };
-    const notify = (endpointId: string) => pool.query(sql.unsafe`SELECT pg_notify('intake_webhook_deliveries', ${endpointId})`);
+    const notify = (endpointId: string) => notifyEndpoint(pool, endpointId);
+    /** An endpoint of an organization of its own. */
+    const ownEndpoint = async (url: string) => {
+      const own = await createTestOrg(pool);
+      return { ...(await createTestEndpoint(pool, own.organizationId, { url })), organizationId: own.organizationId };
+    };
+    /** A test delivery due `dueAgo` ago, inserted by hand (no notification). */
+    const addDue = (endpoint: { id: string; organizationId: string }, dueAgo = '0 seconds') =>
+      pool.query(sql.unsafe`
+        INSERT INTO webhook_deliveries (id, endpoint_id, organization_id, event_type, body, next_attempt_at)
+        VALUES (${`msg_wake_${randomUUID().slice(0, 8)}`}, ${endpoint.id}, ${endpoint.organizationId}, 'webhook.test', '{"type":"webhook.test"}',
+          now() - ${dueAgo}::interval)`);
+    /** An endpoint with one delivery due now. */
+    const endpointWithOne = async (url: string) => {
+      const endpoint = await ownEndpoint(url);
+      await addDue(endpoint);
+      return endpoint;
+    };
     const sender = () => new WebhookSender({ payloadKeys: TEST_PAYLOAD_KEYS, policy: LOOPBACK_POLICY, retryDelaysMs: [0, 0, 0] });
 
     it('another process does not signal an endpoint whose call runs in a process that announced it, and signals once it ended', async () => {
       const { r, url } = await receiver();
-      const own = await createTestOrg(pool);
-      const endpoint = await createTestEndpoint(pool, own.organizationId, { url });
-      await pool.query(sql.unsafe`
-        INSERT INTO webhook_deliveries (id, endpoint_id, organization_id, event_type, body, next_attempt_at)
-        VALUES (${`msg_cross_${randomUUID().slice(0, 8)}`}, ${endpoint.id}, ${own.organizationId}, 'webhook.test', '{"type":"webhook.test"}', now())`);
+      const endpoint = await endpointWithOne(url);
       const a = new WebhookWakes();
       const b = new WebhookWakes();
       const { w, signals } = await wakerOf(b);
@@ -665,11 +679,7 @@ describe('webhook delivery', function () {
 
     it('a worker that starts while a call runs elsewhere learns of it from the call’s next announcement', async () => {
       const { r, url } = await receiver();
-      const own = await createTestOrg(pool);
-      const endpoint = await createTestEndpoint(pool, own.organizationId, { url });
-      await pool.query(sql.unsafe`
-        INSERT INTO webhook_deliveries (id, endpoint_id, organization_id, event_type, body, next_attempt_at)
-        VALUES (${`msg_late_${randomUUID().slice(0, 8)}`}, ${endpoint.id}, ${own.organizationId}, 'webhook.test', '{"type":"webhook.test"}', now())`);
+      const endpoint = await endpointWithOne(url);
       const a = new WebhookWakes();
       const s = new WebhookSender({ payloadKeys: TEST_PAYLOAD_KEYS, policy: LOOPBACK_POLICY, announceEveryMs: 300 });
       const stop = new AbortController();
@@ -697,8 +707,7 @@ describe('webhook delivery', function () {
 
     it('signals one endpoint at most once an interval, and the wakes meanwhile as one signal at its end', async () => {
       const { url } = await receiver();
-      const own = await createTestOrg(pool);
-      const endpoint = await createTestEndpoint(pool, own.organizationId, { url });
+      const endpoint = await ownEndpoint(url);
       const { w, signals } = await wakerOf(new WebhookWakes(), { signalIntervalMs: 1500 });
       try {
         await notify(endpoint.id);
@@ -720,18 +729,14 @@ describe('webhook delivery', function () {
 
     it('the sweep signals an endpoint with an overdue delivery even while another process announces a call of it', async () => {
       const { url } = await receiver();
-      const own = await createTestOrg(pool);
-      const endpoint = await createTestEndpoint(pool, own.organizationId, { url });
+      const endpoint = await ownEndpoint(url);
       const b = new WebhookWakes();
       const { w, signals } = await wakerOf(b);
       try {
         // Another process says its call of the endpoint runs for a minute more (and then dies, say).
         b.noteAnnouncement({ endpointId: endpoint.id, processId: 'another process', untilMs: Date.now() + 60_000 });
-        // Inserted by hand (no notification), then swept at once: before the suite's own sweep can take it.
-        await pool.query(sql.unsafe`
-          INSERT INTO webhook_deliveries (id, endpoint_id, organization_id, event_type, body, next_attempt_at)
-          VALUES (${`msg_overdue_${randomUUID().slice(0, 8)}`}, ${endpoint.id}, ${own.organizationId}, 'webhook.test', '{"type":"webhook.test"}',
-            now() - interval '10 minutes')`);
+        // Due 10 minutes ago (no notification), then swept at once, before the suite's own sweep takes it.
+        await addDue(endpoint, '10 minutes');
         await w.flush();
         assert.equal(signals.get(endpoint.id), 1, 'the sweep found its delivery overdue');
       } finally {
