@@ -10,11 +10,34 @@ const round = (value: number, digits = 3) => Number(value.toFixed(digits));
  * their median: 200 requests of 10-30 ms on two shared cores give a p99 that is the machine's noise
  * (the p99s are in the result files).
  */
-export const GROWTH_FIGURES: { key: string; label: string; kind: 'latency' | 'rate'; goal?: true }[] = [
+/**
+ * The 500-event ingest is judged against its limit measured in the same run at the same size (raw
+ * `pg` 500-row inserts of the same rows): its share of that limit, `ingestBatch.shareOfRawInsert`
+ * (derived: `derive`). Its events/s alone moves with the machine's state between the sizes' phases
+ * as much as with the data (the limit itself ran 1.17x to 1.55x slower at M than at S in two runs).
+ */
+export const GROWTH_FIGURES: {
+  key: string;
+  label: string;
+  kind: 'latency' | 'rate';
+  goal?: true;
+  derive?: (figures: unknown) => number | undefined;
+}[] = [
   { key: 'rawInsertRowsPerSecond', label: 'raw pg 500-row inserts, rows/s (the limit)', kind: 'rate' },
   { key: 'ingestSingle.latencyMs.p99', goal: true, label: 'single-event ingest p99', kind: 'latency' },
   { key: 'ingestSingle.requestsPerSecond', goal: true, label: 'single-event ingest, requests/s', kind: 'rate' },
-  { key: 'ingestBatch.eventsPerSecond', goal: true, label: '500-event ingest, events/s', kind: 'rate' },
+  { key: 'ingestBatch.eventsPerSecond', label: '500-event ingest, events/s', kind: 'rate' },
+  {
+    key: 'ingestBatch.shareOfRawInsert',
+    goal: true,
+    label: '500-event ingest, share of raw inserts',
+    kind: 'rate',
+    derive: (figures) => {
+      const ingest = valueAt(figures, 'ingestBatch.eventsPerSecond');
+      const raw = valueAt(figures, 'rawInsertRowsPerSecond');
+      return ingest !== undefined && raw ? ingest / raw : undefined;
+    },
+  },
   { key: 'processingLagMs.p95', goal: true, label: 'processing lag p95', kind: 'latency' },
   { key: 'reads.session.p50', goal: true, label: 'session read p50', kind: 'latency' },
   { key: 'reads.sessionsFirstPage.p50', goal: true, label: 'sessions list p50', kind: 'latency' },
@@ -49,8 +72,8 @@ export function ratiosToS(bySize: Record<string, Record<string, unknown>>): Reco
     if (size === 'S' || !base) continue;
     out[size] = {};
     for (const h of GROWTH_FIGURES) {
-      const a = valueAt(figures, h.key);
-      const b = valueAt(base, h.key);
+      const a = h.derive ? h.derive(figures) : valueAt(figures, h.key);
+      const b = h.derive ? h.derive(base) : valueAt(base, h.key);
       // Worse-than-S as a number above 1 for both kinds.
       if (a !== undefined && b) out[size][h.key] = round(h.kind === 'latency' ? a / b : b / a, 3);
     }

@@ -262,7 +262,7 @@ function growthHeadline(r: BenchResult): Headline[] {
   const worstLabel = GROWTH_FIGURES.find((f) => f.key === goalKeys.find((k) => over(k) === worst))!.label;
   return [
     {
-      figure: `at ${size} (${n(at(r, `sizes.${size}.events`))} events, ${n(at(r, `bySize.${size}.database.bytes`) / 2 ** 30, 1)} GiB) over S: single-event ingest p99 ${n(over('ingestSingle.latencyMs.p99'), 2, 2)}×, 500-event ingest ${n(over('ingestBatch.eventsPerSecond'), 2, 2)}×, lag p95 ${n(over('processingLagMs.p95'), 2, 2)}×, session read p50 ${n(over('reads.session.p50'), 2, 2)}×, sync page 5 p50 ${n(over('reads.sessionsSyncPage5.p50'), 2, 2)}×; the worst, ${worstLabel}, ${n(worst, 2, 2)}× (goal ≤ 1.5); export of a fixed-size organization ${n(over('export.largestOfS.seconds'), 2, 2)}×`,
+      figure: `at ${size} (${n(at(r, `sizes.${size}.events`))} events, ${n(at(r, `bySize.${size}.database.bytes`) / 2 ** 30, 1)} GiB) over S: single-event ingest p99 ${n(over('ingestSingle.latencyMs.p99'), 2, 2)}×, 500-event ingest ${n(over('ingestBatch.eventsPerSecond'), 2, 2)}× (its share of raw inserts ${n(over('ingestBatch.shareOfRawInsert'), 2, 2)}×), lag p95 ${n(over('processingLagMs.p95'), 2, 2)}×, session read p50 ${n(over('reads.session.p50'), 2, 2)}×, sync page 5 p50 ${n(over('reads.sessionsSyncPage5.p50'), 2, 2)}×; the worst, ${worstLabel}, ${n(worst, 2, 2)}× (goal ≤ 1.5); export of a fixed-size organization ${n(over('export.largestOfS.seconds'), 2, 2)}×`,
       limit: `raw \`pg\` 500-row inserts at ${size} ${n(at(r, `bySize.${size}.rawInsertRowsPerSecond`))} rows/s, ${n(over('rawInsertRowsPerSecond'), 2, 2)}× S's`,
       ratio: worst,
     },
