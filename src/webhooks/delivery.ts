@@ -328,10 +328,17 @@ export async function sendDue(deps: SendDueDeps, endpointId: string): Promise<Se
     await presence.end();
     throw error;
   }
-  // A wake this process's waker handed to the call after its last look is answered by calling again
-  // (leave() and this check run in one turn of the event loop: a later wake finds no call here, and
-  // the waker signals the workflow).
-  if (here?.leave() && result.endpoint === 'active') result = { ...result, more: true };
+  // A wake this process's waker handed to the call after its last look (leave() and this check run
+  // in one turn of the event loop: a later wake finds no call here, and the waker signals the
+  // workflow). A call that sent is called again at once; one that sent nothing reads when the next
+  // delivery is due again, and its workflow waits at least MIN_WAIT_MS: deliveries waiting behind
+  // their subject's retry keep waking a call that can send none of them, and that is no hot loop.
+  if (here?.leave() && result.endpoint === 'active') {
+    const sent = result.attempted > 0;
+    result = sent
+      ? { ...result, more: true }
+      : { ...result, nextDueAt: await nextDueAt(deps.pool, endpointId).catch(() => result.nextDueAt) };
+  }
   await presence.end();
   return result;
 }

@@ -61,8 +61,10 @@ export async function startWebhookWaker(o: WebhookWakerOptions): Promise<Webhook
   let timer: NodeJS.Timeout | undefined;
   /** When this process last signalled each endpoint, and the wakes held for the interval's end. */
   const lastSignalAt = new Map<string, number>();
-  const held = new Set<string>();
+  /** Held wakes and where they came from (a sweep's keeps its bypass of the announcements). */
+  const held = new Map<string, 'notification' | 'sweep'>();
   let heldTimer: NodeJS.Timeout | undefined;
+  let closed = false;
 
   const signal = (id: string) => {
     o.onSignal?.(id);
@@ -71,6 +73,7 @@ export async function startWebhookWaker(o: WebhookWakerOptions): Promise<Webhook
     );
   };
   const wakeAll = async (ids: Iterable<string>, from: 'notification' | 'sweep') => {
+    if (closed) return;
     const now = Date.now();
     const signals: string[] = [];
     for (const id of ids) {
@@ -78,8 +81,9 @@ export async function startWebhookWaker(o: WebhookWakerOptions): Promise<Webhook
       if (from === 'notification' && o.wakes?.runsElsewhere(id)) continue;
       const last = lastSignalAt.get(id);
       if (last !== undefined && now - last < intervalMs) {
-        held.add(id);
+        if (held.get(id) !== 'sweep') held.set(id, from);
         heldTimer ??= setTimeout(() => void releaseHeld(), intervalMs);
+        heldTimer.unref();
         continue;
       }
       lastSignalAt.set(id, now);
@@ -89,9 +93,16 @@ export async function startWebhookWaker(o: WebhookWakerOptions): Promise<Webhook
   };
   const releaseHeld = async () => {
     heldTimer = undefined;
-    const ids = [...held];
+    const entries = [...held];
     held.clear();
-    await wakeAll(ids, 'notification');
+    await wakeAll(
+      entries.filter(([, from]) => from === 'sweep').map(([id]) => id),
+      'sweep',
+    );
+    await wakeAll(
+      entries.filter(([, from]) => from === 'notification').map(([id]) => id),
+      'notification',
+    );
   };
   const flushPending = async () => {
     timer = undefined;
@@ -144,6 +155,7 @@ export async function startWebhookWaker(o: WebhookWakerOptions): Promise<Webhook
       clearInterval(sweeper);
       if (timer) clearTimeout(timer);
       await flushPending();
+      closed = true;
       held.clear();
       if (heldTimer) clearTimeout(heldTimer);
       await listener.close();
