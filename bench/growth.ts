@@ -58,7 +58,7 @@ import { event, insertRawEvents, insertRawSession, type IngestLoad } from './age
 import { clientProcess } from './client-process.js';
 import { databaseSize, generateData, SIZES, type SizeName } from './data-generator.js';
 import { installQuietRuntime } from './runtime.js';
-import { CLK_TCK, cpuTicks, everyProcessTicks, load, percentile } from './stats.js';
+import { busyShare, CLK_TCK, cpuTicks, everyProcessTicks, load, percentile, stealShare } from './stats.js';
 import { PRODUCTION_CADENCE } from './steady-sessions.js';
 import { ratiosToS } from './growth-figures.js';
 
@@ -314,11 +314,7 @@ export async function benchGrowth(o: { size: SizeName }): Promise<Record<string,
         const s = await load(READS, READ_CONCURRENCY, async (i) => void (await http(path(i), headers)));
         const ticksAfter = await cpuTicks();
         const after = await cpuByRole(roles);
-        const span = ticksBefore && ticksAfter ? ticksAfter.total - ticksBefore.total : 0;
-        const machine = {
-          busyShare: span ? round((ticksAfter!.busy - ticksBefore!.busy) / span) : null,
-          stealShare: span ? round((ticksAfter!.steal - ticksBefore!.steal) / span) : null,
-        };
+        const machine = { busyShare: busyShare(ticksBefore, ticksAfter), stealShare: stealShare(ticksBefore, ticksAfter) };
         const cpuMsPerRead = Object.fromEntries(
           Object.keys(after).map((role) => [role, round(((after[role] ?? 0) - (before[role] ?? 0)) / READS, 3)]),
         );

@@ -218,7 +218,7 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
     const probesNow = (): Probe[] => sent.map((p) => ({ at: round((p.sentAt - soakStart) / 1000, 2), lagSeconds: p.lagSeconds }));
 
     const senders = await sendersProbe(fleet.cluster.address, fleet.cluster.namespace);
-    const endpointIdsOf = tenants.map((t) => t.endpointId);
+    const endpointIds = tenants.map((t) => t.endpointId);
     const sampler = (async () => {
       while (running) {
         const memoryMiB: Record<string, number> = {};
@@ -265,7 +265,7 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
             temporalDb: t
               ? { active: t.active, idleInTransaction: t.idle, waitingOnLocks: t.waiting, oldestTransactionSeconds: round(t.oldest) }
               : null,
-            webhooks: { received: receiver.firstSeen.size, endpoints: await endpointSamples(raw, senders, endpointIdsOf) },
+            webhooks: { received: receiver.firstSeen.size, endpoints: await endpointSamples(raw, senders, endpointIds) },
           });
         }
         await sleep(SAMPLE_SECONDS * 1000);
@@ -336,7 +336,6 @@ export async function benchSoak(o: { minutes: number }): Promise<Record<string, 
     await load.settle({ all: true, timeoutMs: SETTLE_TIMEOUT_MS });
 
     // Every delivery due is made (or the wait ends).
-    const endpointIds = tenants.map((t) => t.endpointId);
     await untilDeliveriesMade(raw, endpointIds, SETTLE_TIMEOUT_MS);
 
     // The checks.
@@ -564,15 +563,16 @@ async function endpointSamples(raw: pg.Pool, senders: SendersProbe, endpointIds:
       oldest: number | null;
     }>(
       `SELECT w.id,
-              count(d.id) FILTER (WHERE d.status = 'pending')::int AS pending,
-              count(d.id) FILTER (WHERE d.status = 'pending' AND d.next_attempt_at <= now())::int AS due,
-              count(d.id) FILTER (WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND (d.subject_id IS NULL OR NOT EXISTS (
+              count(d.id)::int AS pending,
+              count(d.id) FILTER (WHERE d.next_attempt_at <= now())::int AS due,
+              count(d.id) FILTER (WHERE d.next_attempt_at <= now() AND (d.subject_id IS NULL OR NOT EXISTS (
                 SELECT 1 FROM webhook_deliveries h WHERE h.endpoint_id = w.id AND h.status = 'pending'
                    AND h.subject_id = d.subject_id AND h.event_id < d.event_id)))::int AS takeable,
-              count(d.id) FILTER (WHERE d.status = 'pending' AND d.attempts > 0)::int AS retrying,
-              (array_agg(d.last_error ORDER BY d.last_attempt_at DESC) FILTER (WHERE d.status = 'pending' AND d.last_error IS NOT NULL))[1] AS last_error,
-              extract(epoch FROM now() - min(d.next_attempt_at) FILTER (WHERE d.status = 'pending' AND d.next_attempt_at <= now()))::float8 AS oldest
+              count(d.id) FILTER (WHERE d.attempts > 0)::int AS retrying,
+              (array_agg(d.last_error ORDER BY d.last_attempt_at DESC) FILTER (WHERE d.last_error IS NOT NULL))[1] AS last_error,
+              extract(epoch FROM now() - min(d.next_attempt_at) FILTER (WHERE d.next_attempt_at <= now()))::float8 AS oldest
          FROM unnest($1::uuid[]) WITH ORDINALITY AS w(id, n)
+         -- Only the pending deliveries are joined.
          LEFT JOIN webhook_deliveries d ON d.endpoint_id = w.id AND d.status = 'pending'
         GROUP BY w.id, w.n ORDER BY w.n`,
       [endpointIds],

@@ -149,6 +149,12 @@ export function busyShare(before: { busy: number; total: number } | null, after:
   return Number(((after.busy - before.busy) / Math.max(1, after.total - before.total)).toFixed(3));
 }
 
+/** The share (0-1) of the machine's CPU the hypervisor stole between two cpuTicks readings; null when either is missing. */
+export function stealShare(before: { steal: number; total: number } | null, after: { steal: number; total: number } | null): number | null {
+  if (!before || !after) return null;
+  return Number(((after.steal - before.steal) / Math.max(1, after.total - before.total)).toFixed(3));
+}
+
 export const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
 /** A process's command name, parent, and utime + stime and cutime + cstime in ticks (null: gone). */

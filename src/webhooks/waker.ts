@@ -25,7 +25,7 @@ export interface WebhookWakerOptions {
   sweepMs?: number;
   /** Signals to one endpoint's workflow from this process are at least this far apart; wakes meanwhile make one at its end. */
   signalIntervalMs?: number;
-  /** Counts the signals sent (metrics, tests). */
+  /** Called for each signal sent (tests count them). */
   onSignal?: (endpointId: string) => void;
   log?: { warn(meta: object, message: string): void };
 }
@@ -82,8 +82,10 @@ export async function startWebhookWaker(o: WebhookWakerOptions): Promise<Webhook
       const last = lastSignalAt.get(id);
       if (last !== undefined && now - last < intervalMs) {
         if (held.get(id) !== 'sweep') held.set(id, from);
-        heldTimer ??= setTimeout(() => void releaseHeld(), intervalMs);
-        heldTimer.unref();
+        if (!heldTimer) {
+          heldTimer = setTimeout(() => void releaseHeld(), intervalMs);
+          heldTimer.unref();
+        }
         continue;
       }
       lastSignalAt.set(id, now);
@@ -95,14 +97,11 @@ export async function startWebhookWaker(o: WebhookWakerOptions): Promise<Webhook
     heldTimer = undefined;
     const entries = [...held];
     held.clear();
-    await wakeAll(
-      entries.filter(([, from]) => from === 'sweep').map(([id]) => id),
-      'sweep',
-    );
-    await wakeAll(
-      entries.filter(([, from]) => from === 'notification').map(([id]) => id),
-      'notification',
-    );
+    for (const from of ['sweep', 'notification'] as const)
+      await wakeAll(
+        entries.filter(([, f]) => f === from).map(([id]) => id),
+        from,
+      );
   };
   const flushPending = async () => {
     timer = undefined;

@@ -36,7 +36,7 @@ export function parsePresence(payload: string): SenderPresence | null {
  * wake and no workflow round trip per momentary empty queue (measured at 11 to 14 s each on a
  * saturated machine, where every workflow task queues behind the agent sessions').
  *
- * It also knows the calls running in the deployment's other processes (`present`, from their
+ * It also knows the calls running in the deployment's other processes (`elsewhere`, from their
  * announcements on WEBHOOK_SENDER_CHANNEL): every worker's waker hears every notification, so the
  * process running an endpoint's call answers the endpoint's wakes itself, and the others do not
  * signal its workflow meanwhile (decision 0218: a signal per notification batch from each other
@@ -51,12 +51,12 @@ export class WebhookWakes {
   /** Calls announced by other processes: endpoint, the announcing process, and until when it may run (epoch ms). */
   private readonly elsewhere = new Map<string, { processId: string; untilMs: number }>();
 
+  private readonly now: () => number;
+
   constructor(o: { processId?: string; now?: () => number } = {}) {
     this.processId = o.processId ?? randomUUID();
     this.now = o.now ?? Date.now;
   }
-
-  private readonly now: () => number;
 
   /**
    * A call of the endpoint runs here until `leave` is called; `leave` answers whether a wake came
